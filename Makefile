@@ -1,0 +1,77 @@
+# jobscope — build, test, install.
+#
+#   make            build build/jobscope (release flags)
+#   make test       build and run every test (tests/run.sh)
+#   make demo       run a small monitored job and show its events
+#   make asan       build + tests under AddressSanitizer/UBSan (build-asan/)
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# Sources: every src/*/*.c is part of the program; src/cli/main.c holds
+# main(), everything else also goes into build/libjscore.a for unit tests.
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+OPT     ?= -O2 -g
+CFLAGS  ?= $(OPT)
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
+           -fno-strict-aliasing -pthread -Isrc -MMD -MP
+LDLIBS  += -pthread -lm -ldl
+
+# Optional libraries, found with pkg-config (Debian: see deps.sh).
+PKGS    := $(shell for p in libcurl librabbitmq jansson; do pkg-config --exists $$p && echo $$p; done)
+ifneq ($(PKGS),)
+CFLAGS  += $(shell pkg-config --cflags $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS))
+endif
+
+SRCS    := $(sort $(wildcard src/*/*.c))
+OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
+CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS))
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
+HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
+
+.PHONY: all test unit demo asan clean install bench
+all: $(BUILD)/jobscope
+
+$(BUILD)/jobscope: $(OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libjscore.a: $(CORE)
+	rm -f $@; ar rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a -lcmocka $(LDLIBS)
+
+$(BUILD)/helpers/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+unit: $(UNIT_BINS)
+
+test: all $(UNIT_BINS) $(HELPER_BINS)
+	BUILD=$(BUILD) tests/run.sh
+
+demo: all
+	./demo.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	        LDFLAGS="-fsanitize=address,undefined" test
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/jobscope $(DESTDIR)$(PREFIX)/bin/jobscope
+
+clean:
+	rm -rf build build-asan
+
+-include $(OBJS:.o=.d)

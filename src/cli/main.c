@@ -1,0 +1,55 @@
+/* main.c — jobscope's entry point: dispatches the subcommands.
+ *
+ *   jobscope run [OPTIONS] [--] CMD [ARG...]   monitor.c
+ *   jobscope attach [OPTIONS] PID              monitor.c
+ *
+ * Other subcommands (emit, flush, ...) register in the table below. */
+#include <stdio.h>
+#include <string.h>
+#include "options.h"
+#include "monitor.h"
+
+#ifndef JOBSCOPE_VERSION
+#define JOBSCOPE_VERSION "0.1.0"
+#endif
+
+static int cmd_run(int argc, char **argv)    { return monitor_main(0, argc, argv); }
+static int cmd_attach(int argc, char **argv) { return monitor_main(1, argc, argv); }
+
+static const struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    { "run",    cmd_run,    "run [OPTIONS] [--] CMD [ARG...]  run CMD and monitor its whole process tree" },
+    { "attach", cmd_attach, "attach [OPTIONS] PID             monitor a running process tree until it ends" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: jobscope COMMAND [OPTIONS] ...\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  jobscope %s\n", commands[i].help);
+    fprintf(f, "\n'jobscope COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return JS_EXIT_ERROR;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("jobscope %s\n", JOBSCOPE_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "jobscope: unknown command '%s' (try 'jobscope --help')\n", argv[1]);
+    return JS_EXIT_ERROR;
+}

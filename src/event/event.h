@@ -1,0 +1,73 @@
+/* event.h — the event model: what every producer hands to every sink.
+ *
+ * Producers (the process-tree sampler, GPU threads, the custom-metrics
+ * listener, the payload scanner) build one JSON object per event with
+ * event_begin() + json_*() calls, then emitter_send() stamps it with the
+ * per-job sequence number, closes it and hands it to every sink, in the same
+ * order for all sinks.  emitter_send() is thread-safe and never blocks on the
+ * network: sinks that talk to servers queue the bytes and deliver them from
+ * their own threads (see sink/sink.h).
+ *
+ * Every event starts with "event", "ts" and the job's annotations
+ * (workflow ids, host, job ids, tags) so that it can be understood alone. */
+#ifndef JOBSCOPE_EVENT_H
+#define JOBSCOPE_EVENT_H
+
+#include <stdint.h>
+#include <pthread.h>
+#include "json.h"
+
+struct tree_sample;          /* proc/proctree.h */
+struct sink;                 /* sink/sink.h */
+
+/* Well-known event names (kickstart-compatible where kickstart had one). */
+#define EV_SAMPLE   "kickstart.inv.online"
+#define EV_START    "jobscope.start"
+#define EV_END      "jobscope.end"
+
+typedef struct js_event {
+    const char *name;        /* event name, also the AMQP routing key */
+    const char *json;        /* the whole JSON object, no trailing newline */
+    size_t      len;
+    uint64_t    seq;         /* per-job sequence number, from 1, gap-free */
+    double      ts;          /* epoch seconds */
+    const struct tree_sample *sample;  /* for EV_SAMPLE only (CSV encoders), else NULL */
+} js_event;
+
+/* The annotations stamped on every event. Strings are owned by the emitter. */
+typedef struct annotations {
+    char *fragment;          /* pre-encoded  "key":value,...  (no braces) */
+    size_t fragment_len;
+    char *job_id;            /* --job, or a scheduler id, or generated */
+    char *hostname;
+} annotations;
+
+typedef struct emitter {
+    pthread_mutex_t lock;
+    uint64_t        seq;
+    annotations     ann;
+    struct sink   **sinks;
+    int             nsinks;
+    unsigned long   dropped;   /* events a sink refused */
+} emitter;
+
+/* Builds the annotations from the environment (PEGASUS_*, CONDOR_JOBID, MPI
+ * ranks, scheduler job ids), --job and --tag KEY=VALUE. */
+int  annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags);
+void annotations_free(annotations *a);
+
+int  emitter_init(emitter *em, const annotations *ann);  /* takes ownership of ann */
+void emitter_add_sink(emitter *em, struct sink *s);
+void emitter_close(emitter *em, double flush_timeout_s);  /* flush + close all sinks */
+
+/* Starts an event: {"event":NAME,"ts":TS,<annotations> ... */
+void event_begin(const emitter *em, jbuf *b, const char *name, double ts);
+/* Appends "seq":N}, and hands the event to every sink. Thread-safe.
+ * Returns the sequence number given. */
+uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
+                      const struct tree_sample *sample);
+
+double now_epoch(void);       /* CLOCK_REALTIME as double seconds */
+double now_mono(void);        /* CLOCK_MONOTONIC as double seconds */
+
+#endif

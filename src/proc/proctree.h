@@ -1,0 +1,86 @@
+/* proctree.h — the job's whole process tree, sampled from /proc.
+ *
+ * Membership: the root (the wrapped command, or the attached pid) and every
+ * descendant, found through /proc/PID/task/TID/children where the kernel has
+ * it (CONFIG_PROC_CHILDREN) or else through a scan of /proc; once a process
+ * is in the tree it stays there until it exits, even if it is re-parented
+ * (daemons, setsid).  In `run` mode jobscope is a child subreaper, so orphans
+ * come back to it and are reaped by it.
+ *
+ * Accounting: a reaped child's CPU is folded by the kernel into its parent's
+ * cutime/cstime and its I/O into the parent's /proc/PID/io.  So the tree's
+ * cumulative counters are
+ *     carry + sum over live members of their *inclusive* values
+ * where inclusive = own + reaped descendants, and carry holds what left the
+ * tree without being folded into a live member: processes jobscope reaped
+ * itself (exact, from wait4 and the zombie's /proc/PID/io) and, in attach
+ * mode, processes whose parent is outside the tree (last values seen).
+ * Reported cumulative counters are clamped so they never decrease. */
+#ifndef JOBSCOPE_PROCTREE_H
+#define JOBSCOPE_PROCTREE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <pthread.h>
+
+/* Cumulative counters, over every process that ever ran in the tree. */
+typedef struct tree_counters {
+    uint64_t utime_us, stime_us;     /* CPU, microseconds */
+    uint64_t rchar, wchar, syscr, syscw;
+    uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+    uint64_t minflt, majflt;
+    uint64_t iowait_us;              /* delay accounting (blkio), if enabled */
+    uint64_t nvcsw, nivcsw;          /* context switches (see docs/events.md) */
+} tree_counters;
+
+typedef struct tree_peak {
+    double value, ts;                /* ts: epoch seconds when reached */
+} tree_peak;
+
+/* One sample of the tree: what the kickstart.inv.online event carries. */
+typedef struct tree_sample {
+    double   ts;                     /* epoch seconds */
+    double   elapsed;                /* seconds since the job started */
+    tree_counters c;                 /* cumulative, monotonic */
+    double   cpu_percent;            /* since the previous sample, 100 = one core */
+    uint32_t procs, threads;         /* live now */
+    uint64_t rss_kb, vm_kb, swap_kb; /* sum over live processes */
+    uint64_t hwm_kb;                 /* max VmHWM / ru_maxrss of any process so far */
+    uint64_t total_procs;            /* processes ever seen in the tree (lower bound) */
+    int      iowait_valid;           /* delay accounting is on */
+    /* peaks so far, with the time they were reached */
+    tree_peak peak_rss_kb, peak_vm_kb, peak_cpu_percent, peak_procs, peak_threads;
+    /* root process facts, for JoReMon-style output */
+    pid_t    root_pid;
+    double   root_start;             /* epoch seconds the root started */
+} tree_sample;
+
+typedef struct proctree proctree;
+
+enum proctree_mode { PROCTREE_RUN, PROCTREE_ATTACH };
+
+/* root: the wrapped child or the attached pid. In RUN mode the tree also
+ * includes any process re-parented to jobscope. */
+proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval);
+void      proctree_free(proctree *t);
+
+/* Walks the tree and fills *out. Cheap: cached fds re-read with pread. */
+int  proctree_sample(proctree *t, tree_sample *out);
+
+/* Called for every child jobscope reaps: pid, its wait4 rusage and the I/O
+ * read from its zombie /proc/PID/io just before reaping (io may be NULL). */
+struct proc_io;
+void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru,
+                     const struct proc_io *io);
+
+/* Is pid a live member of the tree (as of the last sample)? Thread-safe:
+ * GPU and metrics threads use it to attribute their data to the job. */
+int  proctree_contains(proctree *t, pid_t pid);
+/* Copies up to max member pids (thread-safe); returns the count. */
+int  proctree_pids(proctree *t, pid_t *out, int max);
+
+/* Sends sig to every live member (used by limits and --kill). Returns count. */
+int  proctree_kill(proctree *t, int sig);
+
+#endif

@@ -1,0 +1,63 @@
+/* sink.h — where events go: one small interface, one file per destination.
+ *
+ * A destination is chosen by the URL given to -o (or KICKSTART_MON_URL).
+ * sink_open() asks each registered backend, in order, whether it handles the
+ * URL; the first that does opens it.  To add a destination, write one file
+ * that defines a `const sink_ops sink_XXX_ops` and add it to the table in
+ * sink.c (as collectd registers its write plugins).
+ *
+ * Contract of write(): called from any producer thread while the emitter
+ * lock is held, so events arrive in sequence order; it must never block on
+ * the network or for long (network sinks enqueue and publish from their own
+ * thread), must never harm the job, and returns -1 when the event could not
+ * be accepted (it is then counted as dropped). */
+#ifndef JOBSCOPE_SINK_H
+#define JOBSCOPE_SINK_H
+
+#include <stddef.h>
+#include "../event/event.h"
+
+enum sink_format {
+    FORMAT_AUTO = 0,      /* from the URL: *.csv -> CSV, else JSON Lines */
+    FORMAT_JSON,
+    FORMAT_CSV,
+    FORMAT_JOREMON_JSON,
+    FORMAT_JOREMON_CSV,
+};
+
+typedef struct sink_options {
+    enum sink_format format;
+    int    verbose;
+    double flush_timeout;     /* seconds, at job end */
+    const char *spool_dir;    /* where undeliverable events wait (network sinks) */
+    long long spool_max;      /* bytes */
+    int    insecure;          /* do not verify TLS peers */
+    const char *ca_file;
+    const struct annotations *ann;  /* job id, hostname, for encoders that need them */
+} sink_options;
+
+typedef struct sink sink;
+
+typedef struct sink_ops {
+    const char *name;                              /* "file", "csv", "amqp", ... */
+    int   (*match)(const char *url, const sink_options *o);   /* nonzero: mine */
+    sink *(*open)(const char *url, const sink_options *o, char *err, size_t errlen);
+    int   (*write)(sink *s, const js_event *ev);
+    int   (*flush)(sink *s, double timeout_s);     /* 0: all delivered */
+    void  (*close)(sink *s);                       /* frees s */
+} sink_ops;
+
+/* Every backend's struct starts with this. */
+struct sink {
+    const sink_ops *ops;
+    char *label;            /* the URL with any password removed, for messages */
+    unsigned long errors;   /* failed writes */
+    int  said_error;        /* a failure was reported once already */
+};
+
+/* Opens url with the first backend that matches it. NULL + err on failure. */
+sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen);
+/* Copies url into a freshly allocated label with "user:pass@" reduced to "user:***@". */
+char *sink_redact_url(const char *url);
+
+#endif
