@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# deps.sh — installs what jobscope needs to build and test on Debian 12, if
+# missing.  Idempotent; quiet when everything is there.
+#   ./deps.sh          build dependencies
+#   ./deps.sh --test   also what the tests use (servers, clients)
+set -e
+build_pkgs="gcc make pkg-config libcmocka-dev libcurl4-openssl-dev librabbitmq-dev libjansson-dev python3"
+test_pkgs=""
+pkgs=$build_pkgs
+[ "${1:-}" = "--test" ] && pkgs="$pkgs $test_pkgs"
+missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | awk '$NF!="installed"{print $1}')
+for p in $pkgs; do dpkg-query -W "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+missing=$(echo $missing | tr ' ' '\n' | sort -u | tr '\n' ' ')
+if [ -n "${missing// /}" ]; then
+    SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+    echo "deps.sh: installing $missing" >&2
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
