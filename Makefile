@@ -51,9 +51,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a -lcmocka $(LDLIBS)
 
-$(BUILD)/helpers/%: tests/helpers/%.c
+$(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a $(LDLIBS)
 
 unit: $(UNIT_BINS)
 

@@ -33,6 +33,7 @@ typedef struct sink_options {
     long long spool_max;      /* bytes */
     int    insecure;          /* do not verify TLS peers */
     const char *ca_file;
+    int    require_output;    /* an unreachable destination is an error at start-up */
     const struct annotations *ann;  /* job id, hostname, for encoders that need them */
 } sink_options;
 

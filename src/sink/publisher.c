@@ -1,0 +1,487 @@
+/* publisher.c — see publisher.h: queue, spool and delivery thread shared by
+ * every network destination. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "publisher.h"
+
+#define MEM_MAX_ITEMS  16384
+#define MEM_MAX_BYTES  (32u << 20)
+#define SPOOL_MAX_DEFAULT (1LL << 30)
+#define SEND_TIMEOUT   5.0
+#define BACKOFF_MIN    0.1
+#define BACKOFF_MAX    5.0
+
+typedef struct qitem {
+    uint64_t seq;
+    size_t   len;
+    char    *name;
+    char     json[];        /* json, NUL, name, NUL */
+} qitem;
+
+struct publisher {
+    const pub_backend *be;  /* = &bec */
+    pub_backend bec;
+    void    *ctx;
+    char    *label;
+    char    *spool_dir;
+    long long spool_max;
+    pthread_t th;
+    int      started;
+    pthread_mutex_t mu;
+    pthread_cond_t  work, wake, idle;
+
+    qitem  **ring;          /* memory queue */
+    int      cap, head, count;
+    size_t   mem_bytes;
+    int      inflight;      /* leading ring items being sent */
+    unsigned gen;           /* bumped when the ring moves to the spool */
+    off_t   *inflight_ends; /* where those items landed in the spool */
+
+    spool    sp;
+    int      have_spool, spool_broken;
+    int      connected, down, stop, waiting;
+    double   deadline;      /* flush in progress: retry until then */
+    unsigned long long delivered, spooled, dropped;
+    int      warned_full;
+    char     lasterr[256];
+};
+
+typedef struct pub_sink {
+    sink       base;
+    publisher *pub;
+} pub_sink;
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void abs_deadline(struct timespec *ts, double secs)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    if (secs < 0) secs = 0;
+    long long ns = ts->tv_nsec + (long long)(secs * 1e9);
+    ts->tv_sec += (time_t)(ns / 1000000000LL);
+    ts->tv_nsec = (long)(ns % 1000000000LL);
+}
+
+void publisher_warn(const char *label, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "jobscope: %s: %s\n", label, msg);
+}
+
+const char *publisher_default_spool_dir(void)
+{
+    static char dir[256];
+    const char *e = getenv("JOBSCOPE_SPOOL_DIR");
+    if (e && *e) return e;
+    snprintf(dir, sizeof dir, "/var/tmp/jobscope-spool-%u", (unsigned)getuid());
+    return dir;
+}
+
+static int spool_has(const publisher *p) { return p->have_spool && p->sp.read_off < p->sp.end_off; }
+
+static int mkdir_p(const char *dir)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *c = tmp + 1; *c; c++)
+        if (*c == '/') {
+            *c = 0;
+            mkdir(tmp, 0700);
+            *c = '/';
+        }
+    return mkdir(tmp, 0700) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* Creates the spool file on first need.  Called with mu held. */
+static int ensure_spool(publisher *p)
+{
+    static unsigned counter;
+    if (p->have_spool) return 0;
+    if (p->spool_broken) return -1;
+    char err[512], host[128] = "host", path[4096];
+    gethostname(host, sizeof host - 1);
+    for (char *c = host; *c; c++) if (*c == '/') *c = '_';
+    if (mkdir_p(p->spool_dir) < 0) {
+        publisher_warn(p->label, "cannot create spool directory %s: %s; undeliverable events are lost",
+                       p->spool_dir, strerror(errno));
+        p->spool_broken = 1;
+        return -1;
+    }
+    for (int tries = 0; tries < 100; tries++) {
+        snprintf(path, sizeof path, "%s/jobscope-%s-%d-%u.spool", p->spool_dir, host, (int)getpid(),
+                 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+        if (spool_create(&p->sp, path, p->label, err, sizeof err) == 0) {
+            p->have_spool = 1;
+            return 0;
+        }
+        if (errno != EEXIST) break;
+    }
+    publisher_warn(p->label, "%s; undeliverable events are lost", err);
+    p->spool_broken = 1;
+    return -1;
+}
+
+/* Appends one event to the spool, or counts it dropped.  mu held. */
+static void spool_put(publisher *p, uint64_t seq, const char *name, const char *json, size_t len)
+{
+    if (ensure_spool(p) < 0) {
+        p->dropped++;
+        return;
+    }
+    if (spool_pending_bytes(&p->sp) + (long long)len + 64 > p->spool_max) {
+        if (!p->warned_full)
+            publisher_warn(p->label, "spool %s is full (--spool-max %lld bytes): dropping events",
+                           p->sp.path, p->spool_max);
+        p->warned_full = 1;
+        p->dropped++;
+        return;
+    }
+    if (spool_append(&p->sp, seq, name, json, len) < 0) {
+        if (!p->warned_full)
+            publisher_warn(p->label, "cannot write spool %s: %s: dropping events", p->sp.path, strerror(errno));
+        p->warned_full = 1;
+        p->dropped++;
+        return;
+    }
+    p->spooled++;
+}
+
+/* Moves the whole memory queue to the spool, keeping order.  Items being
+ * sent stay owned by the thread; where they landed is noted.  mu held.
+ * Returns -1 (and moves nothing) when there is no spool to move to. */
+static int spill_memory(publisher *p)
+{
+    if (p->count == 0) return 0;
+    if (ensure_spool(p) < 0) return -1;
+    for (int i = 0; i < p->count; i++) {
+        qitem *it = p->ring[(p->head + i) % p->cap];
+        spool_put(p, it->seq, it->name, it->json, it->len);
+        if (i < p->inflight) p->inflight_ends[i] = p->sp.end_off;
+        else free(it);
+    }
+    p->head = p->count = 0;
+    p->mem_bytes = 0;
+    p->gen++;
+    return 0;
+}
+
+static void *pub_thread(void *arg)
+{
+    publisher *p = arg;
+    const pub_backend *be = p->be;
+    int max = be->max_batch > 0 ? be->max_batch : 1;
+    pub_item *items = calloc((size_t)max, sizeof *items);
+    off_t *ends = calloc((size_t)max, sizeof *ends);
+    qitem **batch = calloc((size_t)max, sizeof *batch);
+    char *buf = NULL, err[512];
+    size_t bufcap = 0;
+    double backoff = BACKOFF_MIN;
+
+    pthread_mutex_lock(&p->mu);
+    while (items && ends && batch) {
+        while (!p->stop && p->count == 0 && !spool_has(p)) {
+            pthread_cond_broadcast(&p->idle);
+            p->waiting = 1;
+            pthread_cond_wait(&p->work, &p->mu);
+            p->waiting = 0;
+        }
+        if (p->stop) break;
+        int from_disk = spool_has(p), n = 0;
+        unsigned gen = p->gen;
+        spool snap = p->sp;
+        if (!from_disk) {
+            n = p->count < max ? p->count : max;
+            for (int i = 0; i < n; i++) {
+                qitem *it = batch[i] = p->ring[(p->head + i) % p->cap];
+                items[i] = (pub_item){ it->seq, it->name, it->json, it->len };
+            }
+            p->inflight = n;
+        }
+        double timeout = SEND_TIMEOUT;
+        if (p->deadline > 0) {
+            double left = p->deadline - mono();
+            timeout = left < 0.5 ? 0.5 : left < timeout ? left : timeout;
+        }
+        pthread_mutex_unlock(&p->mu);
+
+        int done = 0, failed = 0;
+        err[0] = 0;
+        if (!p->connected && be->connect(p->ctx, err, sizeof err) == 0)
+            p->connected = 1;
+        if (p->connected) {
+            if (from_disk) {
+                n = spool_read(&snap, max, items, ends, &buf, &bufcap);
+                if (n < 0) snprintf(err, sizeof err, "cannot read spool %s: %s", snap.path, strerror(errno));
+            }
+            if (n > 0) done = be->send(p->ctx, items, n, timeout, err, sizeof err);
+            if (done < 0) done = 0;
+            failed = n < 0 || done < n;
+        } else {
+            failed = 1;
+        }
+
+        pthread_mutex_lock(&p->mu);
+        if (from_disk) {
+            if (done > 0) spool_consume(&p->sp, ends[done - 1], done);
+        } else if (gen == p->gen) {
+            for (int i = 0; i < done; i++) {
+                p->mem_bytes -= batch[i]->len;
+                free(batch[i]);
+            }
+            p->head = (p->head + done) % p->cap;
+            p->count -= done;
+        } else {   /* the ring went to the spool meanwhile, our batch at its front */
+            if (done > 0) spool_consume(&p->sp, p->inflight_ends[done - 1], done);
+            for (int i = 0; i < n; i++) free(batch[i]);
+        }
+        p->inflight = 0;
+        p->delivered += (unsigned long long)done;
+        pthread_cond_broadcast(&p->idle);
+        if (!failed) {
+            backoff = BACKOFF_MIN;
+            if (p->down) publisher_warn(p->label, "delivering again");
+            p->down = 0;
+            continue;
+        }
+        if (p->connected) be->disconnect(p->ctx);
+        p->connected = 0;
+        if (!p->down || strcmp(err, p->lasterr))
+            publisher_warn(p->label, "%s; events wait in the spool until it answers", err[0] ? err : "delivery failed");
+        snprintf(p->lasterr, sizeof p->lasterr, "%s", err);
+        p->down = 1;
+        spill_memory(p);
+        struct timespec ts;
+        abs_deadline(&ts, backoff);
+        if (!p->stop) pthread_cond_timedwait(&p->wake, &p->mu, &ts);
+        backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
+    }
+    pthread_cond_broadcast(&p->idle);
+    pthread_mutex_unlock(&p->mu);
+    free(items); free(ends); free(batch); free(buf);
+    return NULL;
+}
+
+static int pub_enqueue(publisher *p, uint64_t seq, const char *name, const char *json, size_t len)
+{
+    size_t nlen = strlen(name);
+    qitem *it = malloc(sizeof *it + len + nlen + 2);
+    if (!it) return -1;
+    it->seq = seq;
+    it->len = len;
+    memcpy(it->json, json, len);
+    it->json[len] = 0;
+    it->name = it->json + len + 1;
+    memcpy(it->name, name, nlen + 1);
+
+    pthread_mutex_lock(&p->mu);
+    int rc = 0;
+    if (!p->down && p->count < p->cap && p->mem_bytes + len <= MEM_MAX_BYTES) {
+        p->ring[(p->head + p->count) % p->cap] = it;
+        p->count++;
+        p->mem_bytes += len;
+        it = NULL;
+    } else if (spill_memory(p) == 0) {
+        spool_put(p, seq, name, json, len);
+    } else if (p->count < p->cap) {   /* no spool at all: keep it in memory while there is room */
+        p->ring[(p->head + p->count) % p->cap] = it;
+        p->count++;
+        p->mem_bytes += len;
+        it = NULL;
+    } else {
+        p->dropped++;
+        rc = -1;
+    }
+    if (p->waiting) pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    free(it);
+    return rc;
+}
+
+static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, const sink_options *o)
+{
+    publisher *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->bec = *be;
+    p->be = &p->bec;
+    p->ctx = ctx;
+    p->label = sink_redact_url(url);
+    p->spool_dir = strdup(o && o->spool_dir && *o->spool_dir ? o->spool_dir : publisher_default_spool_dir());
+    p->spool_max = o && o->spool_max > 0 ? o->spool_max : SPOOL_MAX_DEFAULT;
+    p->cap = MEM_MAX_ITEMS;
+    p->ring = calloc((size_t)p->cap, sizeof *p->ring);
+    p->inflight_ends = calloc((size_t)(be->max_batch > 0 ? be->max_batch : 1), sizeof *p->inflight_ends);
+    p->sp.fd = -1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->work, &ca);
+    pthread_cond_init(&p->wake, &ca);
+    pthread_cond_init(&p->idle, &ca);
+    pthread_condattr_destroy(&ca);
+    if (!p->label || !p->spool_dir || !p->ring || !p->inflight_ends) {
+        free(p->label); free(p->spool_dir); free(p->ring); free(p->inflight_ends); free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int pub_flush(publisher *p, double timeout_s)
+{
+    pthread_mutex_lock(&p->mu);
+    p->deadline = mono() + timeout_s;
+    pthread_cond_signal(&p->wake);          /* cut a backoff short */
+    while ((p->count > 0 || spool_has(p)) && p->started) {
+        double left = p->deadline - mono();
+        if (left <= 0) break;
+        struct timespec ts;
+        abs_deadline(&ts, left < 0.5 ? left : 0.5);
+        pthread_cond_timedwait(&p->idle, &p->mu, &ts);
+        pthread_cond_signal(&p->wake);
+    }
+    int rc = (p->count > 0 || spool_has(p)) ? -1 : 0;
+    p->deadline = 0;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+static void pub_free(publisher *p)
+{
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&p->work);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->th, NULL);
+    }
+    spill_memory(p);
+    for (int i = 0; i < p->count; i++) free(p->ring[(p->head + i) % p->cap]);
+    if (p->have_spool) {
+        long left = p->sp.pending;
+        char *path = strdup(p->sp.path ? p->sp.path : "");
+        if (!spool_close(&p->sp))
+            publisher_warn(p->label, "%ld event%s not delivered, kept in %s (send later: jobscope flush %s)",
+                           left, left == 1 ? "" : "s", path, path);
+        free(path);
+    }
+    if (p->dropped)
+        publisher_warn(p->label, "%llu event%s lost (spool full or unwritable)", p->dropped,
+                       p->dropped == 1 ? "" : "s");
+    if (p->connected && p->be->disconnect) p->be->disconnect(p->ctx);
+    if (p->be->destroy) p->be->destroy(p->ctx);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->idle);
+    free(p->ring); free(p->inflight_ends); free(p->label); free(p->spool_dir);
+    free(p);
+}
+
+/* ---- the sink face ---------------------------------------------------- */
+
+sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_backend *be,
+                            void *ctx, const sink_options *o, char *err, size_t errlen)
+{
+    pub_sink *s = calloc(1, sizeof *s);
+    publisher *p = s ? pub_new(be, ctx, url, o) : NULL;
+    if (!p) {
+        free(s);
+        if (be->destroy) be->destroy(ctx);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    char why[512] = "";
+    if (be->connect(ctx, why, sizeof why) == 0) {
+        p->connected = 1;
+    } else if (o && o->require_output) {
+        snprintf(err, errlen, "%s: %s", p->label, why);
+        pub_free(p);
+        free(s);
+        return NULL;
+    } else {
+        publisher_warn(p->label, "%s; events wait in the spool until it answers", why);
+        snprintf(p->lasterr, sizeof p->lasterr, "%s", why);
+        p->down = 1;
+    }
+    if (pthread_create(&p->th, NULL, pub_thread, p) != 0) {
+        snprintf(err, errlen, "%s: cannot start publisher thread", p->label);
+        pub_free(p);
+        free(s);
+        return NULL;
+    }
+    p->started = 1;
+    s->base.ops = ops;
+    s->base.label = strdup(p->label);
+    s->pub = p;
+    return &s->base;
+}
+
+int publisher_sink_write(sink *s, const js_event *ev)
+{
+    pub_sink *ps = (pub_sink *)s;
+    return pub_enqueue(ps->pub, ev->seq, ev->name ? ev->name : "", ev->json, ev->len);
+}
+
+int publisher_sink_flush(sink *s, double timeout_s)
+{
+    return pub_flush(((pub_sink *)s)->pub, timeout_s);
+}
+
+void publisher_sink_close(sink *s)
+{
+    if (!s) return;
+    pub_free(((pub_sink *)s)->pub);
+    free(s->label);
+    free(s);
+}
+
+publisher *publisher_of(sink *s)
+{
+    return s && s->ops && s->ops->flush == publisher_sink_flush ? ((pub_sink *)s)->pub : NULL;
+}
+
+int publisher_adopt_spool(publisher *p, const char *path, char *err, size_t errlen)
+{
+    spool sp;
+    if (spool_open(&sp, path, NULL, err, errlen) < 0) return -1;
+    pthread_mutex_lock(&p->mu);
+    int rc = 0;
+    if (p->have_spool && spool_has(p)) {
+        snprintf(err, errlen, "destination already has a spool");
+        rc = -1;
+    } else {
+        if (p->have_spool) spool_close(&p->sp);
+        p->sp = sp;
+        p->have_spool = 1;
+        if (p->waiting) pthread_cond_signal(&p->work);
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (rc) spool_close(&sp);
+    return rc;
+}
+
+void publisher_get_stats(publisher *p, pub_stats *st)
+{
+    pthread_mutex_lock(&p->mu);
+    st->delivered = p->delivered;
+    st->spooled = p->spooled;
+    st->dropped = p->dropped;
+    st->pending = p->count + (p->have_spool ? p->sp.pending : 0);
+    pthread_mutex_unlock(&p->mu);
+}

@@ -1,0 +1,140 @@
+/* tsconv.c — see tsconv.h. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tsconv.h"
+#include "sbuf.h"
+
+static int listed(const char *list, const char *key)
+{
+    if (!list) return 1;
+    size_t kl = strlen(key);
+    for (const char *p = list; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == kl && !strncmp(p, key, l)) return 1;
+        p += l + (p[l] ? 1 : 0);
+    }
+    return 0;
+}
+
+int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tags)
+{
+    memset(p, 0, sizeof *p);
+    json_t *d = json_loadb(json, len, 0, NULL);
+    if (!json_is_object(d) || !json_is_string(json_object_get(d, "event"))) {
+        json_decref(d);
+        return -1;
+    }
+    p->doc = d;
+    p->name = strdup(json_string_value(json_object_get(d, "event")));
+    json_t *t = json_object_get(d, "ts");
+    p->ts = json_is_number(t) ? json_number_value(t) : 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(d, k, v) {
+        if (!strcmp(k, "event") || !strcmp(k, "ts") || !strcmp(k, "seq")) continue;
+        char buf[64];
+        if (json_is_string(v)) {
+            if (!json_string_length(v) || !listed(keep_tags, k) || p->ntags >= 64) continue;
+            p->tags[p->ntags].key = k;
+            p->tags[p->ntags++].val = strdup(json_string_value(v));
+        } else if (json_is_number(v)) {
+            double x = json_number_value(v);
+            if (!strcmp(k, "rank") || !strcmp(k, "pid") || !strcmp(k, "id")) {
+                if (!listed(keep_tags, k) || p->ntags >= 64) continue;
+                if (json_is_integer(v)) snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+                else snprintf(buf, sizeof buf, "%.17g", x);
+                p->tags[p->ntags].key = k;
+                p->tags[p->ntags++].val = strdup(buf);
+            } else if (isfinite(x) && p->nfields < 256) {
+                p->fields[p->nfields].key = k;
+                p->fields[p->nfields++].val = x;
+            }
+        }
+    }
+    return 0;
+}
+
+void tsconv_free(ts_point *p)
+{
+    for (int i = 0; i < p->ntags; i++) free(p->tags[i].val);
+    free(p->name);
+    json_decref(p->doc);
+    memset(p, 0, sizeof *p);
+}
+
+/* Escapes per the line protocol: `chars` get a backslash. */
+static void lp_esc(sbuf *b, const char *s, const char *chars)
+{
+    for (; *s; s++) {
+        if (*s == '\n' || *s == '\r') { sbuf_put(b, "\\ ", 2); continue; }
+        if (strchr(chars, *s)) sbuf_putc(b, '\\');
+        sbuf_putc(b, *s);
+    }
+}
+
+/* Appends one event as a line; returns 0 if it had no numbers. */
+int tsconv_influx_line(sbuf *b, const char *json, size_t len, const char *keep_tags)
+{
+    ts_point p;
+    if (tsconv_parse(&p, json, len, keep_tags) < 0) return 0;
+    if (p.nfields == 0) { tsconv_free(&p); return 0; }
+    lp_esc(b, p.name, ", ");
+    for (int i = 0; i < p.ntags; i++) {
+        sbuf_putc(b, ',');
+        lp_esc(b, p.tags[i].key, ",= ");
+        sbuf_putc(b, '=');
+        lp_esc(b, p.tags[i].val, ",= ");
+    }
+    for (int i = 0; i < p.nfields; i++) {
+        sbuf_putc(b, i ? ',' : ' ');
+        lp_esc(b, p.fields[i].key, ",= ");
+        double v = p.fields[i].val;
+        if (v == floor(v) && fabs(v) < 1e15) sbuf_printf(b, "=%.1f", v);
+        else sbuf_printf(b, "=%.17g", v);
+    }
+    sbuf_printf(b, " %lld000\n", (long long)llround(p.ts * 1e6));
+    tsconv_free(&p);
+    return 1;
+}
+
+
+/* OpenTSDB allows [a-zA-Z0-9-_./] in names and tag values. */
+static void tsdb_name(sbuf *b, const char *s)
+{
+    for (; *s; s++) {
+        char c = *s;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || c == '.' || c == '/';
+        sbuf_putc(b, ok ? c : '_');
+    }
+}
+
+int tsconv_opentsdb_points(sbuf *b, const char *json, size_t len, const char *keep_tags)
+{
+    ts_point p;
+    if (tsconv_parse(&p, json, len, keep_tags) < 0) return 0;
+    long long ms = llround(p.ts * 1e3);
+    for (int i = 0; i < p.nfields; i++) {
+        sbuf_putc(b, b->len > 1 ? ',' : '[');
+        sbuf_puts(b, "{\"metric\":\"");
+        tsdb_name(b, p.name);
+        sbuf_putc(b, '.');
+        tsdb_name(b, p.fields[i].key);
+        sbuf_printf(b, "\",\"timestamp\":%lld,\"value\":%.17g,\"tags\":{", ms, p.fields[i].val);
+        for (int j = 0; j < p.ntags; j++) {
+            sbuf_puts(b, j ? ",\"" : "\"");
+            tsdb_name(b, p.tags[j].key);
+            sbuf_puts(b, "\":\"");
+            tsdb_name(b, p.tags[j].val);
+            sbuf_putc(b, '"');
+        }
+        if (!p.ntags) sbuf_puts(b, "\"source\":\"jobscope\"");
+        sbuf_puts(b, "}}");
+    }
+    int n = p.nfields;
+    tsconv_free(&p);
+    return n;
+}

@@ -1,0 +1,84 @@
+# publish_servers.sh — sourced by the publish tests (tests/integration/4x_publish_*.sh):
+# starts throwaway RabbitMQ and VictoriaMetrics servers on loopback inside $T and
+# stops them again (each start_* registers its stop in the EXIT trap).
+# Recipes: shared/reference/test-servers.md.
+
+_js_traps=""
+_js_on_exit() { eval "$_js_traps"; }
+_js_add_trap() { _js_traps="$1; $_js_traps"; trap _js_on_exit EXIT; }
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# rmq_start: RabbitMQ with the management plugin.  Sets RMQ_PORT (AMQP),
+# RMQ_MGMT (HTTP API), RMQ_NODE; returns 77 (skip) when not installed.
+rmq_start() {
+    need rabbitmq-server || return 77
+    need rabbitmqctl || return 77
+    RMQ_DIR=$T/rmq
+    mkdir -p "$RMQ_DIR" && chmod 777 "$RMQ_DIR"
+    RMQ_PORT=$(free_port); RMQ_MGMT=$(free_port); RMQ_DIST=$(free_port)
+    RMQ_NODE="js$RANDOM$$@localhost"
+    cat > "$RMQ_DIR/rabbit.conf" <<CONF
+listeners.tcp.default = 127.0.0.1:$RMQ_PORT
+management.tcp.port = $RMQ_MGMT
+management.tcp.ip = 127.0.0.1
+loopback_users = none
+CONF
+    echo '[rabbitmq_management].' > "$RMQ_DIR/enabled_plugins"
+    chmod 666 "$RMQ_DIR"/*
+    export RABBITMQ_NODENAME=$RMQ_NODE RABBITMQ_CONFIG_FILE=$RMQ_DIR/rabbit \
+           RABBITMQ_MNESIA_BASE=$RMQ_DIR/mnesia RABBITMQ_LOG_BASE=$RMQ_DIR/log \
+           RABBITMQ_FEATURE_FLAGS_FILE=$RMQ_DIR/feature_flags \
+           RABBITMQ_ENABLED_PLUGINS_FILE=$RMQ_DIR/enabled_plugins \
+           RABBITMQ_DIST_PORT=$RMQ_DIST HOME=$RMQ_DIR
+    rabbitmq-server >"$RMQ_DIR/server.log" 2>&1 &
+    RMQ_PID=$!
+    _js_add_trap rmq_stop
+    local i
+    for i in $(seq 1 120); do
+        curl -sf -u guest:guest "http://127.0.0.1:$RMQ_MGMT/api/overview" >/dev/null 2>&1 && return 0
+        sleep 0.5
+    done
+    echo "rabbitmq did not start:"; tail -20 "$RMQ_DIR/server.log"
+    return 1
+}
+rmq_ctl() { rabbitmqctl -q -n "$RMQ_NODE" "$@"; }
+rmq_stop() {
+    [ -n "${RMQ_PID:-}" ] || return 0
+    rmq_ctl stop >/dev/null 2>&1 || kill "$RMQ_PID" 2>/dev/null
+    RMQ_PID=
+}
+# rmq_api METHOD PATH [JSON]
+rmq_api() {
+    curl -sf -u guest:guest -X "$1" -H 'content-type: application/json' \
+         "http://127.0.0.1:$RMQ_MGMT/api$2" ${3:+-d "$3"}
+}
+# rmq_queue EXCHANGE QUEUE [KEY]: a durable topic exchange and a queue bound to it.
+rmq_queue() {
+    rmq_api PUT "/exchanges/%2f/$1" '{"type":"topic","durable":true}' >/dev/null &&
+    rmq_api PUT "/queues/%2f/$2" '{"durable":true}' >/dev/null &&
+    rmq_api POST "/bindings/%2f/e/$1/q/$2" "{\"routing_key\":\"${3:-#}\"}" >/dev/null
+}
+
+# vm_start: VictoriaMetrics with Influx (/write) and OpenTSDB (/api/put) input.
+# Sets VM_PORT, VM_TSDB.
+vm_start() {
+    need victoria-metrics || return 77
+    VM_PORT=$(free_port); VM_TSDB=$(free_port)
+    victoria-metrics -storageDataPath="$T/vm" -httpListenAddr=127.0.0.1:$VM_PORT \
+        -opentsdbHTTPListenAddr=127.0.0.1:$VM_TSDB -retentionPeriod=100y \
+        -search.latencyOffset=0s >"$T/vm.log" 2>&1 &
+    VM_PID=$!
+    _js_add_trap vm_stop
+    local i
+    for i in $(seq 1 60); do
+        [ "$(curl -sf http://127.0.0.1:$VM_PORT/health 2>/dev/null)" = OK ] && return 0
+        sleep 0.25
+    done
+    echo "victoria-metrics did not start:"; tail -20 "$T/vm.log"
+    return 1
+}
+vm_stop() { [ -n "${VM_PID:-}" ] && kill "$VM_PID" 2>/dev/null; wait "$VM_PID" 2>/dev/null; VM_PID=; }
