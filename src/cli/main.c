@@ -8,6 +8,7 @@
 #include <string.h>
 #include "options.h"
 #include "monitor.h"
+#include "flush.h"
 
 static int cmd_run(int argc, char **argv)    { return monitor_main(0, argc, argv); }
 static int cmd_attach(int argc, char **argv) { return monitor_main(1, argc, argv); }
@@ -19,6 +20,7 @@ static const struct command {
 } commands[] = {
     { "run",    cmd_run,    "run [OPTIONS] [--] CMD [ARG...]  run CMD and monitor its whole process tree" },
     { "attach", cmd_attach, "attach [OPTIONS] PID             monitor a running process tree until it ends" },
+    { "flush",  flush_main, "flush [OPTIONS] SPOOL...          re-send the events a run left in a spool" },
 };
 
 static void usage(FILE *f)

@@ -1,10 +1,12 @@
 /* options.c — parses the command line of run/attach (see options.h). */
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void options_usage(FILE *f)
 {
@@ -31,6 +33,20 @@ void options_usage(FILE *f)
 "      --wait-all          run: wait until every descendant has exited, not just\n"
 "                          CMD (daemons included)\n"
 "      --flush-timeout S   at job end, wait at most S seconds for outputs (10)\n"
+"\n"
+"Network outputs (docs/publishing.md): amqp[s]://USER:PASS@HOST[:PORT]/VHOST/EXCHANGE\n"
+"[?routing_key=K], rabbitmq[s]://USER:PASS@HOST:PORT/api/exchanges/VHOST/EX/publish,\n"
+"http[s]://...[#ndjson], elasticsearch[s]://HOST:PORT/INDEX, opentsdb[s]://HOST:PORT,\n"
+"influx[s]://HOST:PORT/DB.  Events that cannot be delivered wait in a spool file\n"
+"and are replayed in order; 'jobscope flush SPOOL' re-sends what is left at exit.\n"
+"  -o @FILE                read the destination URL from FILE (keeps passwords\n"
+"                          out of the process list)\n"
+"      --spool-dir DIR     where undeliverable events wait\n"
+"                          (default $JOBSCOPE_SPOOL_DIR or /var/tmp/jobscope-spool-UID)\n"
+"      --spool-max SIZE    cap on undelivered bytes per destination, K/M/G (1G)\n"
+"      --require-output    an unreachable or malformed destination is fatal (125)\n"
+"      --insecure          do not verify TLS certificates\n"
+"      --ca-file FILE      verify TLS peers against FILE instead of the system CAs\n"
 "  -q, --quiet             no summary, no diagnostics\n"
 "  -v, --verbose           diagnostics on stderr, prefixed 'jobscope:'\n"
 "  -h, --help              this help\n"
@@ -74,7 +90,59 @@ static int parse_format(const char *s, enum sink_format *f)
 }
 
 enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_ALL,
-       OPT_FLUSH_TIMEOUT };
+       OPT_FLUSH_TIMEOUT, OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_INSECURE, OPT_CA_FILE,
+       OPT_REQUIRE_OUTPUT };
+
+/* "123", "64K", "10M", "1G" -> bytes; -1 if bad. */
+long long options_parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0) return -1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': v *= 1024; end++; break;
+    case 'M': v *= 1024 * 1024; end++; break;
+    case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+    case 'T': v *= 1024.0 * 1024 * 1024 * 1024; end++; break;
+    }
+    if (toupper((unsigned char)*end) == 'B') end++;
+    if (*end || v < 1) return -1;
+    return (long long)v;
+}
+
+/* -o @FILE: the destination is the first non-empty line of FILE, so that
+ * passwords stay out of argv.  Returns a new string, NULL with errno. */
+char *options_read_url_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    char line[4096], *r = NULL;
+    while (!r && fgets(line, sizeof line, f)) {
+        char *b = line, *e = line + strlen(line);
+        while (*b && isspace((unsigned char)*b)) b++;
+        while (e > b && isspace((unsigned char)e[-1])) *--e = 0;
+        if (*b && *b != '#') r = strdup(b);
+    }
+    fclose(f);
+    if (!r) errno = ENODATA;
+    return r;
+}
+
+/* Overwrites the password of every URL in argv[from..to) with '*', so that
+ * ps and /proc/PID/cmdline never show it (the options keep their copies). */
+static void scrub_argv_passwords(char **argv, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        char *p = strstr(argv[i], "://");
+        if (!p) continue;
+        p += 3;
+        char *end = p + strcspn(p, "/?#"), *at = NULL, *colon;
+        for (char *c = p; c < end; c++) if (*c == '@') at = c;
+        if (at && (colon = memchr(p, ':', (size_t)(at - p))))
+            for (char *c = colon + 1; c < at; c++) *c = '*';
+    }
+}
 
 int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_now)
 {
@@ -87,6 +155,11 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         { "summary", required_argument, 0, OPT_SUMMARY },
         { "wait-all", no_argument, 0, OPT_WAIT_ALL },
         { "flush-timeout", required_argument, 0, OPT_FLUSH_TIMEOUT },
+        { "spool-dir", required_argument, 0, OPT_SPOOL_DIR },
+        { "spool-max", required_argument, 0, OPT_SPOOL_MAX },
+        { "insecure", no_argument, 0, OPT_INSECURE },
+        { "ca-file", required_argument, 0, OPT_CA_FILE },
+        { "require-output", no_argument, 0, OPT_REQUIRE_OUTPUT },
         { "quiet", no_argument, 0, 'q' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
@@ -148,6 +221,20 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
                 return bad("bad --flush-timeout '%s': seconds >= 0", optarg);
             break;
         }
+        case OPT_SPOOL_DIR:
+            if (!*optarg) return bad("empty --spool-dir%s", "");
+            o->sink.spool_dir = optarg;
+            break;
+        case OPT_SPOOL_MAX:
+            if ((o->sink.spool_max = options_parse_size(optarg)) < 0)
+                return bad("bad --spool-max '%s': bytes, with K, M or G", optarg);
+            break;
+        case OPT_INSECURE: o->sink.insecure = 1; break;
+        case OPT_CA_FILE:
+            if (access(optarg, R_OK) < 0) return bad("cannot read --ca-file '%s'", optarg);
+            o->sink.ca_file = optarg;
+            break;
+        case OPT_REQUIRE_OUTPUT: o->sink.require_output = 1; break;
         case 'q': o->quiet = 1; o->verbose = 0; break;
         case 'v': o->verbose++; o->quiet = 0; break;
         case 'h': options_usage(stdout); *exit_now = 1; return 0;
@@ -172,6 +259,17 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         const char *u = getenv("KICKSTART_MON_URL");
         if (u && *u) o->outputs[o->noutputs++] = u;
     }
+    /* Own copies of the destinations (argv gets scrubbed), -o @FILE read. */
+    for (int i = 0; i < o->noutputs; i++) {
+        char *u = o->outputs[i][0] == '@' ? options_read_url_file(o->outputs[i] + 1) : strdup(o->outputs[i]);
+        if (!u) {
+            if (o->outputs[i][0] == '@')
+                return bad("cannot read a destination URL from '%s'", o->outputs[i] + 1);
+            return bad("out of memory%s", "");
+        }
+        o->outputs[i] = u;
+    }
+    scrub_argv_passwords(argv, 1, optind);
 
     if (attach) {
         if (optind >= argc) return bad("attach needs a PID%s", "");

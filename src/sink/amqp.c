@@ -11,6 +11,7 @@
  * means the default exchange.  VHOST is percent-encoded (`%2f` is "/"; an
  * empty one means "/").  Reconnection with backoff is the publisher's. */
 #include <amqp.h>
+#include <errno.h>
 #include <amqp_ssl_socket.h>
 #include <amqp_tcp_socket.h>
 #include <stdio.h>
@@ -102,9 +103,11 @@ static int amqp_ctx_connect(void *ctx, char *err, size_t errlen)
         }
     }
     struct timeval tv = { 3, 0 };
+    errno = 0;
     int rc = amqp_socket_open_noblock(sock, a->host, a->port, &tv);
     if (rc != AMQP_STATUS_OK) {
-        snprintf(err, errlen, "cannot connect to %s:%d: %s", a->host, a->port, amqp_error_string2(rc));
+        snprintf(err, errlen, "cannot connect to %s:%d: %s", a->host, a->port,
+                 rc == AMQP_STATUS_SOCKET_ERROR && errno ? strerror(errno) : amqp_error_string2(rc));
         return -1;
     }
     amqp_rpc_reply_t r = amqp_login(a->conn, a->vhost, 0, 131072, 0, AMQP_SASL_METHOD_PLAIN,
@@ -257,7 +260,7 @@ static sink *amqp_open(const char *url, const sink_options *o, char *err, size_t
     if (net_url_parse(&u, url, why, sizeof why) < 0) {
         snprintf(err, errlen, "%s: %s", label, why);
         free(label);
-        return NULL;
+        return publisher_bad_url(&sink_amqp_ops, url, o, err, errlen);
     }
     amqp_ctx *a = calloc(1, sizeof *a);
     a->label = label;
@@ -285,11 +288,9 @@ static sink *amqp_open(const char *url, const sink_options *o, char *err, size_t
     a->insecure = o ? o->insecure : 0;
     if (o && o->ca_file) a->ca_file = strdup(o->ca_file);
     net_url_free(&u);
-    pub_backend be = amqp_backend;
-    if (getenv("JSB")) be.max_batch = atoi(getenv("JSB"));
-    return publisher_sink_create(&sink_amqp_ops, url, &be, a, o, err, errlen);
+    return publisher_sink_create(&sink_amqp_ops, url, &amqp_backend, a, o, err, errlen);
 bad:
     net_url_free(&u);
     amqp_ctx_destroy(a);
-    return NULL;
+    return publisher_bad_url(&sink_amqp_ops, url, o, err, errlen);
 }

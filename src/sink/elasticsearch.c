@@ -148,7 +148,7 @@ static sink *es_open(const char *url, const sink_options *o, char *err, size_t e
     if (net_url_parse(&u, url, why, sizeof why) < 0) {
         snprintf(err, errlen, "%s: %s", label, why);
         free(label);
-        return NULL;
+        return publisher_bad_url(&sink_elasticsearch_ops, url, o, err, errlen);
     }
     es_ctx *e = calloc(1, sizeof *e);
     e->label = label;
@@ -182,5 +182,5 @@ static sink *es_open(const char *url, const sink_options *o, char *err, size_t e
 bad:
     net_url_free(&u);
     es_destroy(e);
-    return NULL;
+    return publisher_bad_url(&sink_elasticsearch_ops, url, o, err, errlen);
 }

@@ -100,7 +100,7 @@ static sink *http_open(const char *url, const sink_options *o, char *err, size_t
         snprintf(err, errlen, "%s: %s", label, u.host ? why : "no host in URL");
         if (u.scheme) net_url_free(&u);
         free(label);
-        return NULL;
+        return publisher_bad_url(&sink_http_ops, url, o, err, errlen);
     }
     http_ctx *h = calloc(1, sizeof *h);
     int batch = 0;
@@ -130,5 +130,5 @@ bad:
     free(h->url);
     free(h);
     free(label);
-    return NULL;
+    return publisher_bad_url(&sink_http_ops, url, o, err, errlen);
 }

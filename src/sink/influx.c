@@ -78,14 +78,14 @@ static sink *influx_open(const char *url, const sink_options *o, char *err, size
     if (net_url_parse(&u, url, why, sizeof why) < 0) {
         snprintf(err, errlen, "%s: %s", label, why);
         free(label);
-        return NULL;
+        return publisher_bad_url(&sink_influx_ops, url, o, err, errlen);
     }
     const char *db = u.path[0] == '/' ? u.path + 1 : u.path;
     if (!u.host[0] || !db[0] || strchr(db, '/')) {
         snprintf(err, errlen, "%s: expected influx[s]://HOST[:PORT]/DATABASE", label);
         net_url_free(&u);
         free(label);
-        return NULL;
+        return publisher_bad_url(&sink_influx_ops, url, o, err, errlen);
     }
     influx_ctx *x = calloc(1, sizeof *x);
     int tls = !strcmp(u.scheme, "influxs");

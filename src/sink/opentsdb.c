@@ -78,7 +78,7 @@ static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t
         snprintf(err, errlen, "%s: %s", label, u.host ? why : "expected opentsdb[s]://HOST[:PORT]");
         if (u.scheme) net_url_free(&u);
         free(label);
-        return NULL;
+        return publisher_bad_url(&sink_opentsdb_ops, url, o, err, errlen);
     }
     tsdb_ctx *x = calloc(1, sizeof *x);
     int tls = !strcmp(u.scheme, "opentsdbs");

@@ -1,6 +1,7 @@
 /* publisher.c — see publisher.h: queue, spool and delivery thread shared by
  * every network destination. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,7 +261,7 @@ static void *pub_thread(void *arg)
         }
         if (p->connected) be->disconnect(p->ctx);
         p->connected = 0;
-        if (!p->down || strcmp(err, p->lasterr))
+        if ((!p->down || strcmp(err, p->lasterr)) && strcmp(be->kind, "unusable"))
             publisher_warn(p->label, "%s; events wait in the spool until it answers", err[0] ? err : "delivery failed");
         snprintf(p->lasterr, sizeof p->lasterr, "%s", err);
         p->down = 1;
@@ -414,12 +415,23 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
         pub_free(p);
         free(s);
         return NULL;
+    } else if (!strcmp(be->kind, "unusable")) {
+        publisher_warn(p->label, "%s: events go to the spool; deliver them later with "
+                       "'jobscope flush -o URL SPOOL'", why);
+        p->down = 1;
     } else {
         publisher_warn(p->label, "%s; events wait in the spool until it answers", why);
         snprintf(p->lasterr, sizeof p->lasterr, "%s", why);
         p->down = 1;
     }
-    if (pthread_create(&p->th, NULL, pub_thread, p) != 0) {
+    /* The thread takes no signals: the monitor reads its own through a
+     * signalfd, which only works while every thread blocks them. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int prc = pthread_create(&p->th, NULL, pub_thread, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (prc != 0) {
         snprintf(err, errlen, "%s: cannot start publisher thread", p->label);
         pub_free(p);
         free(s);
@@ -430,6 +442,47 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
     s->base.label = strdup(p->label);
     s->pub = p;
     return &s->base;
+}
+
+static int unusable_connect(void *ctx, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s", (const char *)ctx);
+    return -1;
+}
+static int unusable_send(void *ctx, const pub_item *it, int n, double t, char *err, size_t errlen)
+{
+    return unusable_connect(ctx, err, errlen), 0;
+}
+static void unusable_nop(void *ctx) { (void)ctx; }
+static const pub_backend unusable_backend = { "unusable", 1, unusable_connect, unusable_send, unusable_nop, free };
+static int unusable_match(const char *url, const sink_options *o) { return 0; }
+static const sink_ops sink_unusable_ops = {
+    "unusable", unusable_match, NULL, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+};
+
+sink *publisher_sink_unusable(const sink_ops *ops, const char *url, const char *why,
+                              const sink_options *o, char *err, size_t errlen)
+{
+    char *label = sink_redact_url(url);
+    if (o && o->require_output) {
+        snprintf(err, errlen, "%s: %s", label ? label : "?", why);
+        free(label);
+        return NULL;
+    }
+    char *msg = malloc(strlen(why) + 64);
+    sprintf(msg, "%s", why);
+    free(label);
+    return publisher_sink_create(ops ? ops : &sink_unusable_ops, url, &unusable_backend, msg, o, err, errlen);
+}
+
+sink *publisher_bad_url(const sink_ops *ops, const char *url, const sink_options *o, char *err, size_t errlen)
+{
+    char why[512];
+    char *label = sink_redact_url(url);
+    size_t ll = label ? strlen(label) : 0;
+    snprintf(why, sizeof why, "%s", label && !strncmp(err, label, ll) && err[ll] == ':' ? err + ll + 2 : err);
+    free(label);
+    return publisher_sink_unusable(ops, url, why, o, err, errlen);
 }
 
 int publisher_sink_write(sink *s, const js_event *ev)

@@ -49,6 +49,14 @@ typedef struct pub_stats {
  * spool) unless o->require_output, then NULL with the reason in err. */
 sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_backend *be,
                             void *ctx, const sink_options *o, char *err, size_t errlen);
+/* A destination that cannot work (malformed URL, unknown scheme; why says
+ * what is wrong).  With o->require_output: NULL and err.  Otherwise a
+ * one-line warning and a sink whose events all wait in the spool, for a
+ * later `jobscope flush -o GOOD_URL SPOOL`. */
+sink *publisher_sink_unusable(const sink_ops *ops, const char *url, const char *why,
+                              const sink_options *o, char *err, size_t errlen);
+/* The same, for an open() whose err already says "LABEL: why". */
+sink *publisher_bad_url(const sink_ops *ops, const char *url, const sink_options *o, char *err, size_t errlen);
 int   publisher_sink_write(sink *s, const js_event *ev);
 int   publisher_sink_flush(sink *s, double timeout_s);
 void  publisher_sink_close(sink *s);

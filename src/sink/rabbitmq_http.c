@@ -117,7 +117,7 @@ static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t 
     if (net_url_parse(&u, url, why, sizeof why) < 0) {
         snprintf(err, errlen, "%s: %s", label, why);
         free(label);
-        return NULL;
+        return publisher_bad_url(&sink_rabbitmq_http_ops, url, o, err, errlen);
     }
     size_t pl = strlen(u.path);
     if (!u.host[0] || strncmp(u.path, "/api/exchanges/", 15) || pl < 24 ||
@@ -125,7 +125,7 @@ static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t 
         snprintf(err, errlen, "%s: expected rabbitmq[s]://USER:PASS@HOST:PORT/api/exchanges/VHOST/EXCHANGE/publish", label);
         net_url_free(&u);
         free(label);
-        return NULL;
+        return publisher_bad_url(&sink_rabbitmq_http_ops, url, o, err, errlen);
     }
     rmq_ctx *r = calloc(1, sizeof *r);
     int tls = !strcmp(u.scheme, "rabbitmqs");

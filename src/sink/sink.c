@@ -1,5 +1,6 @@
 /* sink.c — the table of destinations and URL dispatch (see sink.h). */
 #include "sink.h"
+#include "publisher.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,9 +8,21 @@
 
 extern const sink_ops sink_csv_ops;
 extern const sink_ops sink_file_ops;
+extern const sink_ops sink_amqp_ops;
+extern const sink_ops sink_rabbitmq_http_ops;
+extern const sink_ops sink_http_ops;
+extern const sink_ops sink_elasticsearch_ops;
+extern const sink_ops sink_opentsdb_ops;
+extern const sink_ops sink_influx_ops;
 
 /* First match wins: specific schemes first, plain paths (file) last. */
 static const sink_ops *const sink_backends[] = {
+    &sink_amqp_ops,
+    &sink_rabbitmq_http_ops,
+    &sink_http_ops,
+    &sink_elasticsearch_ops,
+    &sink_opentsdb_ops,
+    &sink_influx_ops,
     &sink_csv_ops,
     &sink_file_ops,
 };
@@ -19,6 +32,8 @@ sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen
     for (size_t i = 0; i < sizeof sink_backends / sizeof sink_backends[0]; i++)
         if (sink_backends[i]->match(url, o))
             return sink_backends[i]->open(url, o, err, errlen);
+    if (strstr(url, "://"))   /* unknown scheme: events wait in the spool, unless --require-output */
+        return publisher_sink_unusable(NULL, url, "unknown destination scheme", o, err, errlen);
     char *label = sink_redact_url(url);
     snprintf(err, errlen, "%s: unknown destination", label ? label : "?");
     free(label);
