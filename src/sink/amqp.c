@@ -107,7 +107,8 @@ static int amqp_ctx_connect(void *ctx, char *err, size_t errlen)
     int rc = amqp_socket_open_noblock(sock, a->host, a->port, &tv);
     if (rc != AMQP_STATUS_OK) {
         snprintf(err, errlen, "cannot connect to %s:%d: %s", a->host, a->port,
-                 rc == AMQP_STATUS_SOCKET_ERROR && errno ? strerror(errno) : amqp_error_string2(rc));
+                 rc != AMQP_STATUS_SOCKET_ERROR ? amqp_error_string2(rc) :
+                 errno && errno != EINPROGRESS ? strerror(errno) : "connection refused or host unreachable");
         return -1;
     }
     amqp_rpc_reply_t r = amqp_login(a->conn, a->vhost, 0, 131072, 0, AMQP_SASL_METHOD_PLAIN,

@@ -18,6 +18,7 @@ rmq_start() {
     need rabbitmq-server || return 77
     need rabbitmqctl || return 77
     RMQ_DIR=$T/rmq
+    chmod o+x "$T"          # the broker runs as user rabbitmq
     mkdir -p "$RMQ_DIR" && chmod 777 "$RMQ_DIR"
     RMQ_PORT=$(free_port); RMQ_MGMT=$(free_port); RMQ_DIST=$(free_port)
     RMQ_NODE="js$RANDOM$$@localhost"
@@ -40,6 +41,7 @@ CONF
     local i
     for i in $(seq 1 120); do
         curl -sf -u guest:guest "http://127.0.0.1:$RMQ_MGMT/api/overview" >/dev/null 2>&1 && return 0
+        kill -0 "$RMQ_PID" 2>/dev/null || break
         sleep 0.5
     done
     echo "rabbitmq did not start:"; tail -20 "$RMQ_DIR/server.log"
@@ -49,7 +51,10 @@ rmq_ctl() { rabbitmqctl -q -n "$RMQ_NODE" "$@"; }
 rmq_stop() {
     [ -n "${RMQ_PID:-}" ] || return 0
     rmq_ctl stop >/dev/null 2>&1 || kill "$RMQ_PID" 2>/dev/null
+    wait "$RMQ_PID" 2>/dev/null
     RMQ_PID=
+    # the broker started epmd; end it when no other Erlang node uses it
+    epmd -names 2>/dev/null | grep -q '^name ' || epmd -kill >/dev/null 2>&1
 }
 # rmq_api METHOD PATH [JSON]
 rmq_api() {
@@ -82,3 +87,68 @@ vm_start() {
     return 1
 }
 vm_stop() { [ -n "${VM_PID:-}" ] && kill "$VM_PID" 2>/dev/null; wait "$VM_PID" 2>/dev/null; VM_PID=; }
+
+# amqp_drain QUEUE OUT: takes every message out of QUEUE (python3-pika, an
+# independent client) and writes one JSON line per message:
+# {"rk": routing key, "dm": delivery mode, "ct": content type, "ev": the event}
+# Debian's python3-pika is for /usr/bin/python3 (another python3 may come first in PATH).
+PIKA_PY=$(for p in /usr/bin/python3 python3; do $p -c 'import pika' 2>/dev/null && { echo $p; break; }; done)
+have_pika() { [ -n "$PIKA_PY" ] || { echo "    skip: python3-pika not installed" >&2; return 77; }; }
+amqp_drain() {
+    $PIKA_PY - "$RMQ_PORT" "$1" "$2" <<'PY'
+import json, sys, pika
+port, queue, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+conn = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1", port,
+                               credentials=pika.PlainCredentials("guest", "guest")))
+ch = conn.channel()
+with open(out, "w") as f:
+    while True:
+        m, props, body = ch.basic_get(queue, auto_ack=True)
+        if m is None:
+            break
+        f.write(json.dumps({"rk": m.routing_key, "dm": props.delivery_mode,
+                            "ct": props.content_type, "ev": json.loads(body)}) + "\n")
+conn.close()
+PY
+}
+
+# check_delivery GOT.jsonl SENT.jsonl [exact]: every event of SENT (the
+# local JSON Lines copy) is in GOT (amqp_drain's output or plain events) with
+# the same content; the first occurrences come in sequence order; with
+# "exact", no event came twice.  Prints what is wrong.
+check_delivery() {
+    python3 - "$@" <<'PY'
+import json, sys
+got_path, sent_path = sys.argv[1], sys.argv[2]
+exact = len(sys.argv) > 3 and sys.argv[3] == "exact"
+sent = [json.loads(l) for l in open(sent_path) if l.strip()]
+got = []
+for l in open(got_path):
+    if l.strip():
+        g = json.loads(l)
+        got.append(g["ev"] if "ev" in g and isinstance(g["ev"], dict) else g)
+bad = []
+seqs = [e["seq"] for e in sent]
+if seqs != list(range(1, len(sent) + 1)):
+    bad.append("local copy is not seq 1..N")
+by_seq = {e["seq"]: e for e in sent}
+first, seen, dups = [], set(), 0
+for e in got:
+    s = e.get("seq")
+    if s in seen:
+        dups += 1
+        continue
+    seen.add(s)
+    first.append(s)
+    if by_seq.get(s) != e:
+        bad.append("event seq %s differs from the local copy" % s)
+missing = sorted(set(by_seq) - seen)
+if missing:
+    bad.append("missing seqs %s" % missing[:20])
+if first != sorted(first):
+    bad.append("order broken: %s" % first[:50])
+if exact and dups:
+    bad.append("%d duplicates" % dups)
+print("; ".join(bad[:5]) if bad else "ok %d events, %d duplicates" % (len(sent), dups))
+PY
+}
