@@ -69,13 +69,13 @@ rmq_queue() {
 }
 
 # vm_start: VictoriaMetrics with Influx (/write) and OpenTSDB (/api/put) input.
-# Sets VM_PORT, VM_TSDB.
+# Sets VM_PORT, VM_TSDB; `vm_start again` restarts on the same ports and data.
 vm_start() {
     need victoria-metrics || return 77
-    VM_PORT=$(free_port); VM_TSDB=$(free_port)
+    [ "${1:-}" = again ] || { VM_PORT=$(free_port); VM_TSDB=$(free_port); }
     victoria-metrics -storageDataPath="$T/vm" -httpListenAddr=127.0.0.1:$VM_PORT \
         -opentsdbHTTPListenAddr=127.0.0.1:$VM_TSDB -retentionPeriod=100y \
-        -search.latencyOffset=0s >"$T/vm.log" 2>&1 &
+        -search.latencyOffset=0s >>"$T/vm.log" 2>&1 &
     VM_PID=$!
     _js_add_trap vm_stop
     local i
@@ -151,4 +151,30 @@ if exact and dups:
     bad.append("%d duplicates" % dups)
 print("; ".join(bad[:5]) if bad else "ok %d events, %d duplicates" % (len(sent), dups))
 PY
+}
+
+# recv_start [ARGS]: tests/helpers/http_receiver.py on loopback; sets RECV_PORT,
+# requests are logged to $T/requests.jsonl.
+recv_start() {
+    python3 "$ROOT/tests/helpers/http_receiver.py" "$T/recv.port" "$T/requests.jsonl" "$@" 2>"$T/recv.log" &
+    RECV_PID=$!
+    _js_add_trap recv_stop
+    local i
+    for i in $(seq 1 50); do [ -s "$T/recv.port" ] && break; sleep 0.1; done
+    RECV_PORT=$(cat "$T/recv.port" 2>/dev/null) && [ -n "$RECV_PORT" ]
+}
+recv_stop() { [ -n "${RECV_PID:-}" ] && kill "$RECV_PID" 2>/dev/null; wait "$RECV_PID" 2>/dev/null; RECV_PID=; }
+
+# vm_points METRIC: "ms value" lines of every series of METRIC, sorted.
+vm_points() {
+    curl -sf "http://127.0.0.1:$VM_PORT/internal/force_flush" >/dev/null
+    curl -sf "http://127.0.0.1:$VM_PORT/api/v1/export" --data-urlencode "match[]={__name__=\"$1\"}" |
+        python3 -c '
+import json, sys
+pts = set()
+for l in sys.stdin:
+    s = json.loads(l)
+    pts.update(zip(s["timestamps"], s["values"]))
+for t, v in sorted(pts):
+    print(t, repr(float(v)))'
 }
