@@ -81,11 +81,16 @@ static int open_channel(amqp_ctx *a, char *err, size_t errlen)
     return 0;
 }
 
-static int amqp_ctx_connect(void *ctx, char *err, size_t errlen)
+static int amqp_ctx_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
     amqp_ctx *a = ctx;
     amqp_ctx_drop(a);
     a->conn = amqp_new_connection();
+    if (timeout > 5) timeout = 5;
+    struct timeval limit = { (time_t)timeout, (suseconds_t)((timeout - (time_t)timeout) * 1e6) };
+    /* login and every RPC: never hang */
+    amqp_set_handshake_timeout(a->conn, &limit);
+    amqp_set_rpc_timeout(a->conn, &limit);
     amqp_socket_t *sock = a->tls ? amqp_ssl_socket_new(a->conn) : amqp_tcp_socket_new(a->conn);
     if (!sock) { snprintf(err, errlen, "cannot create socket"); return -1; }
     if (a->tls) {
@@ -102,7 +107,7 @@ static int amqp_ctx_connect(void *ctx, char *err, size_t errlen)
             amqp_ssl_socket_set_verify_hostname(sock, 1);
         }
     }
-    struct timeval tv = { 3, 0 };
+    struct timeval tv = limit;
     errno = 0;
     int rc = amqp_socket_open_noblock(sock, a->host, a->port, &tv);
     if (rc != AMQP_STATUS_OK) {
@@ -216,9 +221,10 @@ static int amqp_ctx_send(void *ctx, const pub_item *it, int n, double timeout, c
 static void amqp_ctx_destroy(void *ctx)
 {
     amqp_ctx *a = ctx;
-    /* No connection.close handshake: rabbitmq-c 0.11 has no RPC timeout and
-     * a hung broker must not hang jobscope's exit.  The broker logs an
-     * unexpected close; every message was confirmed or is in the spool. */
+    if (a->conn) {   /* a polite goodbye; RPCs are bounded by the rpc timeout */
+        amqp_channel_close(a->conn, AMQP_CHANNEL, AMQP_REPLY_SUCCESS);
+        amqp_connection_close(a->conn, AMQP_REPLY_SUCCESS);
+    }
     amqp_ctx_drop(a);
     if (a->pass) memset(a->pass, 0, strlen(a->pass));
     free(a->host); free(a->user); free(a->pass); free(a->vhost); free(a->exchange);

@@ -71,10 +71,10 @@ static void es_bulk_append(sbuf *b, const char *index, const char *json, size_t 
     sbuf_putc(b, '\n');
 }
 
-static int es_connect(void *ctx, char *err, size_t errlen)
+static int es_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
     es_ctx *e = ctx;
-    return httpc_probe(&e->c, e->url, 3.0, err, errlen);
+    return httpc_probe(&e->c, e->url, timeout, err, errlen);
 }
 
 static int es_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)

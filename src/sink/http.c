@@ -21,10 +21,10 @@ typedef struct http_ctx {
     char  *label;
 } http_ctx;
 
-static int http_connect(void *ctx, char *err, size_t errlen)
+static int http_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
     http_ctx *h = ctx;
-    return httpc_probe(&h->c, h->url, 3.0, err, errlen);
+    return httpc_probe(&h->c, h->url, timeout, err, errlen);
 }
 
 static void http_rejected(http_ctx *h, int n, const char *why)

@@ -23,10 +23,10 @@ typedef struct influx_ctx {
     unsigned long rejected;
 } influx_ctx;
 
-static int influx_connect(void *ctx, char *err, size_t errlen)
+static int influx_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
     influx_ctx *x = ctx;
-    return httpc_probe(&x->c, x->url, 3.0, err, errlen);
+    return httpc_probe(&x->c, x->url, timeout, err, errlen);
 }
 
 static int influx_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)

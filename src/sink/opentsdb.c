@@ -21,10 +21,10 @@ typedef struct tsdb_ctx {
     unsigned long rejected;
 } tsdb_ctx;
 
-static int tsdb_connect(void *ctx, char *err, size_t errlen)
+static int tsdb_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
     tsdb_ctx *x = ctx;
-    return httpc_probe(&x->c, x->url, 3.0, err, errlen);
+    return httpc_probe(&x->c, x->url, timeout, err, errlen);
 }
 
 static int tsdb_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)

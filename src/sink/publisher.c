@@ -222,7 +222,7 @@ static void *pub_thread(void *arg)
 
         int done = 0, failed = 0;
         err[0] = 0;
-        if (!p->connected && be->connect(p->ctx, err, sizeof err) == 0)
+        if (!p->connected && be->connect(p->ctx, timeout < 3 ? timeout : 3, err, sizeof err) == 0)
             p->connected = 1;
         if (p->connected) {
             if (from_disk) {
@@ -369,7 +369,29 @@ static void pub_free(publisher *p)
         pthread_cond_broadcast(&p->work);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mu);
-        pthread_join(p->th, NULL);
+        /* A send in progress ends within its timeout; a library call that
+         * hangs anyway (a broker that accepts TCP and never answers) must
+         * not hang the job's exit: then the thread is left behind, its
+         * events go to the spool, and the publisher is not freed. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
+        if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
+            pthread_mutex_lock(&p->mu);
+            publisher_warn(p->label, "delivery thread does not answer; leaving it");
+            spill_memory(p);
+            if (p->have_spool) {
+                long left = p->sp.pending;
+                char *path = strdup(p->sp.path ? p->sp.path : "");
+                if (!spool_close(&p->sp))
+                    publisher_warn(p->label, "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
+                                   left, path, path);
+                free(path);
+                p->have_spool = 0;
+            }
+            pthread_mutex_unlock(&p->mu);
+            return;
+        }
     }
     spill_memory(p);
     for (int i = 0; i < p->count; i++) free(p->ring[(p->head + i) % p->cap]);
@@ -384,8 +406,8 @@ static void pub_free(publisher *p)
     if (p->dropped)
         publisher_warn(p->label, "%llu event%s lost (spool full or unwritable)", p->dropped,
                        p->dropped == 1 ? "" : "s");
-    if (p->connected && p->be->disconnect) p->be->disconnect(p->ctx);
-    if (p->be->destroy) p->be->destroy(p->ctx);
+    if (!p->connected && p->be->disconnect) p->be->disconnect(p->ctx);
+    if (p->be->destroy) p->be->destroy(p->ctx);   /* closes a live connection politely */
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->wake);
@@ -407,8 +429,13 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    /* Only --require-output waits for the destination at start-up; else the
+     * thread connects at once and reports a failure itself, and the job
+     * starts without waiting on the network. */
     char why[512] = "";
-    if (be->connect(ctx, why, sizeof why) == 0) {
+    if (!(o && o->require_output) && strcmp(be->kind, "unusable")) {
+        /* connect in the thread */
+    } else if (be->connect(ctx, 3.0, why, sizeof why) == 0) {
         p->connected = 1;
     } else if (o && o->require_output) {
         snprintf(err, errlen, "%s: %s", p->label, why);
@@ -444,14 +471,14 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
     return &s->base;
 }
 
-static int unusable_connect(void *ctx, char *err, size_t errlen)
+static int unusable_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
     snprintf(err, errlen, "%s", (const char *)ctx);
     return -1;
 }
 static int unusable_send(void *ctx, const pub_item *it, int n, double t, char *err, size_t errlen)
 {
-    return unusable_connect(ctx, err, errlen), 0;
+    return unusable_connect(ctx, t, err, errlen), 0;
 }
 static void unusable_nop(void *ctx) { (void)ctx; }
 static const pub_backend unusable_backend = { "unusable", 1, unusable_connect, unusable_send, unusable_nop, free };

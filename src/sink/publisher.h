@@ -25,8 +25,9 @@
 typedef struct pub_backend {
     const char *kind;       /* "amqp", "http", ... */
     int  max_batch;         /* events per send() */
-    /* Connects (or checks reachability). 0, or -1 with a reason in err. */
-    int  (*connect)(void *ctx, char *err, size_t errlen);
+    /* Connects (or checks reachability) within about timeout_s seconds.
+     * 0, or -1 with a reason in err. */
+    int  (*connect)(void *ctx, double timeout_s, char *err, size_t errlen);
     /* Delivers items in order.  Returns how many leading items are done
      * (delivered, or rejected for good by the server, which the backend
      * reports itself); fewer than n means it[ret] failed and err says why:

@@ -47,10 +47,10 @@ static size_t b64_encode(const char *in, size_t n, char *out)
     return (size_t)(o - out);
 }
 
-static int rmq_connect(void *ctx, char *err, size_t errlen)
+static int rmq_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
     rmq_ctx *r = ctx;
-    return httpc_probe(&r->c, r->url, 3.0, err, errlen);
+    return httpc_probe(&r->c, r->url, timeout, err, errlen);
 }
 
 static int rmq_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)

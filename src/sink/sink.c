@@ -40,26 +40,73 @@ sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen
     return NULL;
 }
 
+/* Query parameters whose value is a credential (?token=..., ?api_key=...). */
+static int secret_key(const char *k, size_t n)
+{
+    static const char *const words[] = { "pass", "pwd", "token", "secret", "sig", "auth", "credential" };
+    static const char *const exact[] = { "key", "apikey", "api_key", "access_key", "private_key" };
+    char low[64];
+    if (n == 0 || n >= sizeof low) return 0;
+    for (size_t i = 0; i < n; i++) low[i] = (char)(k[i] >= 'A' && k[i] <= 'Z' ? k[i] + 32 : k[i]);
+    low[n] = 0;
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (!strcmp(low, exact[i])) return 1;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strstr(low, words[i])) return 1;
+    return 0;
+}
+
+/* "user:password@" becomes "user:***@", and the values of query parameters
+ * that hold credentials become "***". */
 char *sink_redact_url(const char *url)
 {
-    char *out = strdup(url);
-    if (!out) return NULL;
-    char *scheme = strstr(out, "://");
-    if (!scheme) return out;
-    char *auth = scheme + 3;
-    char *slash = strchr(auth, '/');
-    char *at = NULL;
-    for (char *p = auth; *p && (!slash || p < slash); p++)
-        if (*p == '@') at = p;               /* last '@' before the path */
-    if (!at) return out;
-    char *colon = memchr(auth, ':', (size_t)(at - auth));
-    if (!colon) return out;
-    size_t head = (size_t)(colon + 1 - out);
-    char *r = malloc(strlen(out) + 4);
-    if (!r) return out;
-    memcpy(r, out, head);
-    strcpy(r + head, "***");
-    strcat(r, at);
-    free(out);
+    size_t n = strlen(url);
+    char *r = malloc(n + 4 * 16 + 4);    /* each "***" may be longer than what it hides */
+    if (!r) return NULL;
+    const char *scheme = strstr(url, "://");
+    const char *p = url;
+    char *o = r;
+    if (scheme) {
+        const char *auth = scheme + 3;
+        const char *end = auth + strcspn(auth, "/?#"), *at = NULL;
+        for (const char *c = auth; c < end; c++)
+            if (*c == '@') at = c;               /* last '@' before the path */
+        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        if (colon) {
+            memcpy(o, url, (size_t)(colon + 1 - url));
+            o += colon + 1 - url;
+            memcpy(o, "***", 3);
+            o += 3;
+            p = at;
+        }
+    }
+    const char *q = strchr(p, '?');
+    const char *hash = strchr(p, '#');
+    if (hash && q && hash < q) q = NULL;
+    if (!q) {
+        strcpy(o, p);
+        return r;
+    }
+    memcpy(o, p, (size_t)(q + 1 - p));
+    o += q + 1 - p;
+    int redacted = 0;
+    for (const char *c = q + 1; *c && *c != '#';) {
+        size_t len = strcspn(c, "&;#");
+        const char *eq = memchr(c, '=', len);
+        if (eq && secret_key(c, (size_t)(eq - c)) && redacted < 16) {
+            memcpy(o, c, (size_t)(eq + 1 - c));
+            o += eq + 1 - c;
+            memcpy(o, "***", 3);
+            o += 3;
+            redacted++;
+        } else {
+            memcpy(o, c, len);
+            o += len;
+        }
+        c += len;
+        if (*c == '&' || *c == ';') *o++ = *c++;
+        else if (*c == '#') { strcpy(o, c); o += strlen(c); break; }
+    }
+    *o = 0;
     return r;
 }

@@ -1,0 +1,219 @@
+/* test_publish.c — unit tests of the publishing pieces that need no server:
+ * URL parsing, redaction of secrets, the spool file format, the time-series
+ * encoders.  (The servers are exercised by tests/integration/4x_publish_*.) */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "sink/sink.h"
+#include "sink/url.h"
+#include "sink/spool.h"
+#include "sink/sbuf.h"
+#include "sink/tsconv.h"
+
+int sink_amqp_parse_path(const char *path, char **vhost, char **exchange);
+
+static void url_full(void **st)
+{
+    net_url u;
+    char err[128];
+    assert_int_equal(net_url_parse(&u, "AMQP://us%40r:p%3Ass@broker.example:5673/%2f/monitoring?routing_key=a.b#frag",
+                                   err, sizeof err), 0);
+    assert_string_equal(u.scheme, "amqp");
+    assert_string_equal(u.user, "us@r");
+    assert_string_equal(u.pass, "p:ss");
+    assert_string_equal(u.host, "broker.example");
+    assert_int_equal(u.port, 5673);
+    assert_string_equal(u.path, "/%2f/monitoring");
+    assert_string_equal(u.query, "routing_key=a.b");
+    assert_string_equal(u.fragment, "frag");
+    char *v, *e;
+    assert_int_equal(sink_amqp_parse_path(u.path, &v, &e), 0);
+    assert_string_equal(v, "/");
+    assert_string_equal(e, "monitoring");
+    free(v); free(e);
+    net_url_free(&u);
+}
+
+static void url_ipv6_and_defaults(void **st)
+{
+    net_url u;
+    char err[128];
+    assert_int_equal(net_url_parse(&u, "influx://[::1]:8086/db", err, sizeof err), 0);
+    assert_string_equal(u.host, "::1");
+    assert_int_equal(u.port, 8086);
+    char *b = net_url_http_base(&u, 0, 80);
+    assert_string_equal(b, "http://[::1]:8086/db");
+    free(b);
+    net_url_free(&u);
+    assert_int_equal(net_url_parse(&u, "opentsdb://tsdb", err, sizeof err), 0);
+    assert_null(u.user);
+    assert_null(u.pass);
+    assert_int_equal(u.port, 0);
+    assert_string_equal(u.path, "");
+    b = net_url_http_base(&u, 1, 4242);
+    assert_string_equal(b, "https://tsdb:4242");
+    free(b);
+    net_url_free(&u);
+}
+
+static void url_errors_never_echo_the_password(void **st)
+{
+    net_url u;
+    char err[128];
+    assert_int_equal(net_url_parse(&u, "amqp://u:hunter2@host:99999/v/e", err, sizeof err), -1);
+    assert_null(strstr(err, "hunter2"));
+    assert_int_equal(net_url_parse(&u, "no-scheme-here", err, sizeof err), -1);
+    assert_int_equal(net_url_parse(&u, "amqp://u:p@host:/v/e", err, sizeof err), -1);
+    assert_int_equal(net_url_parse(&u, "amqp://[::1/v/e", err, sizeof err), -1);
+    char *v, *e;
+    assert_int_equal(sink_amqp_parse_path("/onlyvhost", &v, &e), -1);
+    assert_int_equal(sink_amqp_parse_path("/a/b/c", &v, &e), -1);
+}
+
+static void url_query(void **st)
+{
+    char *v = net_url_query_get("a=1&index.kickstart.inv=x%20y&b", "index.kickstart.inv");
+    assert_string_equal(v, "x y");
+    free(v);
+    assert_null(net_url_query_get("a=1", "b"));
+    v = net_url_query_get("a=1&b", "b");
+    assert_string_equal(v, "");
+    free(v);
+    char *enc = net_url_encode("a/b c");
+    assert_string_equal(enc, "a%2Fb%20c");
+    free(enc);
+}
+
+static void redact(void **st)
+{
+    static const char *const cases[][2] = {
+        { "amqp://user:s3cret@host/%2f/ex", "amqp://user:***@host/%2f/ex" },
+        { "amqp://user@host/%2f/ex", "amqp://user@host/%2f/ex" },
+        { "rabbitmq://u:p@ss@h:15672/api/exchanges/%2f/e/publish", "rabbitmq://u:***@h:15672/api/exchanges/%2f/e/publish" },
+        { "http://h/ingest?site=a&token=abc&api_key=k#ndjson", "http://h/ingest?site=a&token=***&api_key=***#ndjson" },
+        { "amqp://h/v/e?routing_key=a.b", "amqp://h/v/e?routing_key=a.b" },
+        { "https://u:pw@h/x?Password=1", "https://u:***@h/x?Password=***" },
+        { "events.jsonl", "events.jsonl" },
+        { "http://h/p#x?token=1", "http://h/p#x?token=1" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *r = sink_redact_url(cases[i][0]);
+        assert_string_equal(r, cases[i][1]);
+        free(r);
+    }
+}
+
+static char *tmpdir(void)
+{
+    char *d = strdup("/tmp/jobscope-unit-XXXXXX");
+    assert_non_null(mkdtemp(d));
+    return d;
+}
+
+static void spool_roundtrip_offsets_and_torn_tail(void **st)
+{
+    char *dir = tmpdir(), path[256], err[256], *label = NULL, *buf = NULL;
+    size_t cap = 0;
+    snprintf(path, sizeof path, "%s/a.spool", dir);
+    spool s;
+    assert_int_equal(spool_create(&s, path, "amqp://u:***@h/v/e", err, sizeof err), 0);
+    assert_int_equal(spool_append(&s, 1, "jobscope.start", "{\"seq\":1}", 9), 0);
+    assert_int_equal(spool_append(&s, 2, "kick\tstart\n", "{\"a\":\"x\ny\",\"seq\":2}", 20), 0);
+    assert_int_equal(spool_append(&s, 3, "jobscope.end", "{\"seq\":3}", 9), 0);
+    assert_int_equal(s.pending, 3);
+    pub_item it[4];
+    off_t ends[4];
+    assert_int_equal(spool_read(&s, 2, it, ends, &buf, &cap), 2);
+    assert_int_equal(it[0].seq, 1);
+    assert_string_equal(it[0].name, "jobscope.start");
+    assert_memory_equal(it[0].json, "{\"seq\":1}", 9);
+    assert_string_equal(it[1].name, "kick_start_");         /* no tab or newline in a name */
+    assert_memory_equal(it[1].json, "{\"a\":\"x y\",\"seq\":2}", 20);   /* nor a raw newline in JSON */
+    assert_int_equal(spool_consume(&s, ends[1], 2), 0);
+    assert_int_equal(spool_close(&s), 0);                  /* one left: kept */
+
+    /* a crash in the middle of a write leaves a line without its newline */
+    int fd = open(path, O_WRONLY | O_APPEND);
+    assert_true(write(fd, "4\tx\t{\"se", 8) == 8);
+    close(fd);
+    FILE *f = fopen(path, "r");
+    char head[64];
+    assert_non_null(fgets(head, sizeof head, f));
+    fclose(f);
+    assert_memory_equal(head, "JSSPOOL1 000000000000000", 24);   /* offset after 2 records */
+
+    assert_int_equal(spool_open(&s, path, &label, err, sizeof err), 0);
+    assert_string_equal(label, "amqp://u:***@h/v/e");
+    assert_int_equal(s.pending, 1);
+    spool other;                                            /* locked while in use */
+    assert_int_equal(spool_open(&other, path, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "in use"));
+    assert_int_equal(spool_read(&s, 4, it, ends, &buf, &cap), 1);
+    assert_int_equal(it[0].seq, 3);
+    assert_int_equal(spool_consume(&s, ends[0], 1), 0);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, s.header_len);            /* cut back to its header */
+    assert_int_equal(spool_close(&s), 1);                  /* empty: removed */
+    assert_int_equal(stat(path, &sb), -1);
+
+    assert_int_equal(spool_open(&s, "/etc/hostname", NULL, err, sizeof err), -1);
+    free(label); free(buf);
+    rmdir(dir);
+    free(dir);
+}
+
+static const char EV[] =
+    "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000.123456,\"hostname\":\"node 1\",\"site\":\"\","
+    "\"wf_uuid\":null,\"rank\":3,\"pid\":42,\"utime\":1.5,\"rss\":2048,\"ok\":true,\"list\":[1],\"seq\":7}";
+
+static void influx_line(void **st)
+{
+    sbuf b = { 0 };
+    assert_int_equal(tsconv_influx_line(&b, EV, strlen(EV), NULL), 1);
+    assert_string_equal(b.p, "kickstart.inv.online,hostname=node\\ 1,rank=3,pid=42 utime=1.5,rss=2048.0 "
+                             "1700000000123456000\n");
+    sbuf_reset(&b);
+    assert_int_equal(tsconv_influx_line(&b, EV, strlen(EV), "hostname"), 1);
+    assert_string_equal(b.p, "kickstart.inv.online,hostname=node\\ 1 utime=1.5,rss=2048.0 1700000000123456000\n");
+    sbuf_reset(&b);
+    assert_int_equal(tsconv_influx_line(&b, "{\"event\":\"x\",\"s\":\"a\"}", 22, NULL), 0);   /* no numbers */
+    assert_int_equal(tsconv_influx_line(&b, "not json", 8, NULL), 0);
+    sbuf_free(&b);
+}
+
+static void opentsdb_points(void **st)
+{
+    sbuf b = { 0 };
+    assert_int_equal(tsconv_opentsdb_points(&b, EV, strlen(EV), NULL), 2);
+    sbuf_putc(&b, ']');
+    assert_string_equal(b.p,
+        "[{\"metric\":\"kickstart.inv.online.utime\",\"timestamp\":1700000000123,\"value\":1.5,"
+        "\"tags\":{\"hostname\":\"node_1\",\"rank\":\"3\",\"pid\":\"42\"}},"
+        "{\"metric\":\"kickstart.inv.online.rss\",\"timestamp\":1700000000123,\"value\":2048,"
+        "\"tags\":{\"hostname\":\"node_1\",\"rank\":\"3\",\"pid\":\"42\"}}]");
+    sbuf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(url_full),
+        cmocka_unit_test(url_ipv6_and_defaults),
+        cmocka_unit_test(url_errors_never_echo_the_password),
+        cmocka_unit_test(url_query),
+        cmocka_unit_test(redact),
+        cmocka_unit_test(spool_roundtrip_offsets_and_torn_tail),
+        cmocka_unit_test(influx_line),
+        cmocka_unit_test(opentsdb_points),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
