@@ -250,6 +250,7 @@ static void drm_fdinfo(drm_backend *d, drm_dev *dv, const gpu_job *job, gpu_stat
         int np = job->pids(job->arg, pids, 4096);
         for (int i = 0; i < np; i++) drm_scan_pid(d, dv, pids[i], &ncur);
     }
+    s->others_known = d->cfg.all_procs;
     double dt = dv->prev ? t - dv->prev_t : 0;
     s->samples_ok = dv->prev != NULL && dt > 0;
     uint64_t ts_us = (uint64_t)time(NULL) * 1000000ULL;
@@ -447,7 +448,8 @@ gpu_backend *gpu_drm_open(const gpu_config *c, char *err, size_t errlen)
             else if (!strncmp(l, "PCI_ID=", 7)) snprintf(dv->pci_id, sizeof dv->pci_id, "%s", l + 7);
         }
         if (!dv->driver[0]) continue;
-        if (c->skip_nvidia_drm && !strcmp(dv->driver, "nvidia")) { skipped++; continue; }
+        /* the proprietary driver publishes nothing useful here: NVML's job */
+        if (!strcmp(dv->driver, "nvidia")) { skipped++; continue; }
         if (!strcmp(dv->driver, "simpledrm") || !strcmp(dv->driver, "vgem")) continue;
         d->b.ndev++;
     }
@@ -479,7 +481,7 @@ gpu_backend *gpu_drm_open(const gpu_config *c, char *err, size_t errlen)
     }
     d->b.ndev = keep;
     if (d->b.ndev == 0) {
-        if (skipped) snprintf(err, errlen, "DRM: only NVIDIA cards (left to NVML)");
+        if (skipped) snprintf(err, errlen, "DRM: only cards of the nvidia driver (NVML's)");
         else if (amd) snprintf(err, errlen, "DRM: ROCR/HIP_VISIBLE_DEVICES selects none of the AMD GPUs");
         else snprintf(err, errlen, "DRM: no GPU under %s", path);
         free(d);

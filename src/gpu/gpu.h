@@ -41,8 +41,8 @@ typedef struct gpu_config {
     const char *sysfs_root;     /* JOBSCOPE_SYSFS_ROOT, prefix of /sys ("" = real) */
     const char *proc_root;      /* JOBSCOPE_PROC_ROOT, prefix of /proc ("" = real) */
     const char *cuda_visible;   /* CUDA_VISIBLE_DEVICES, else NVIDIA_VISIBLE_DEVICES; NULL: unset */
+    int visible_is_nvidia;      /* cuda_visible came from NVIDIA_VISIBLE_DEVICES */
     const char *amd_visible;    /* ROCR_VISIBLE_DEVICES, else HIP_VISIBLE_DEVICES; NULL: unset */
-    int skip_nvidia_drm;        /* DRM backend: leave cards of the nvidia driver to NVML */
 } gpu_config;
 
 /* Static facts about one device (kickstart.inv.online.gpu.env). */
@@ -91,6 +91,7 @@ typedef struct gpu_stats {
     int      nprocs;              /* compute (and graphics) processes: the job's only,
                                      unless cfg->all_procs */
     int      other_procs;         /* processes of other jobs left out of procs[] */
+    int      others_known;        /* the backend saw every process of the device */
     gpu_proc procs[GPU_MAX_PROCS];
     int      samples_ok;          /* per-process utilisation is supported */
     int      nsamples;

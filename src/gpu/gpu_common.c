@@ -19,6 +19,7 @@ void gpu_stats_reset(gpu_stats *s)
     s->nprocs = s->nsamples = s->nengines = 0;
     s->samples_ok = 0;
     s->other_procs = 0;
+    s->others_known = 0;
 }
 
 int gpu_visible_tokens(const char *list, char tok[][96], int max)

@@ -449,6 +449,7 @@ static int nvml_stats(gpu_backend *b, int i, const gpu_job *job, gpu_stats *s)
         if (ASK(n, d, C_PCIE_RX, DeviceGetPcieThroughput, h, 1, &v)) s->pcie_rx = v;
     }
     nvml_procs(n, d, C_CPROCS, n->f.ComputeProcs, 0, job, s);
+    s->others_known = !(d->unsup & (1u << C_CPROCS));
     if (n->cfg.graphics_procs)
         nvml_procs(n, d, C_GPROCS, n->f.GraphicsProcs, 1, job, s);
     nvml_putil(n, d, job, s);
@@ -511,6 +512,12 @@ gpu_backend *gpu_nvml_open(const gpu_config *c, char *err, size_t errlen)
     } else {
         char tok[GPU_MAX_DEVICES][96], mig[96];
         int nt = gpu_visible_tokens(c->cuda_visible, tok, GPU_MAX_DEVICES);
+        /* Inside a container started with NVIDIA_VISIBLE_DEVICES=2,3 NVML
+         * already shows just those GPUs, renumbered from 0: watch them all. */
+        int indices = nt > 0;
+        for (int k = 0; k < nt; k++)
+            if (tok[k][0] < '0' || tok[k][0] > '9') indices = 0;
+        if (c->visible_is_nvidia && indices && (unsigned)nt == count) nt = -1;
         if (nt < 0)
             for (unsigned i = 0; i < count; i++) nvml_add(n, i, NULL);
         for (int k = 0; k < nt; k++) {
