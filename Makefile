@@ -61,6 +61,7 @@ $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $< -pthread
 fake-nvml: $(FAKE_NVML)
+$(BUILD)/tests/test_gpu_nvml: $(FAKE_NVML)
 
 unit: $(UNIT_BINS)
 

@@ -481,8 +481,8 @@ gpu_backend *gpu_drm_open(const gpu_config *c, char *err, size_t errlen)
     }
     d->b.ndev = keep;
     if (d->b.ndev == 0) {
-        if (skipped) snprintf(err, errlen, "DRM: only cards of the nvidia driver (NVML's)");
-        else if (amd) snprintf(err, errlen, "DRM: ROCR/HIP_VISIBLE_DEVICES selects none of the AMD GPUs");
+        if (amd) snprintf(err, errlen, "DRM: ROCR/HIP_VISIBLE_DEVICES selects none of the AMD GPUs");
+        else if (skipped) snprintf(err, errlen, "DRM: only cards of the nvidia driver (NVML's)");
         else snprintf(err, errlen, "DRM: no GPU under %s", path);
         free(d);
         return NULL;
