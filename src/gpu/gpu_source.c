@@ -433,7 +433,9 @@ static void *init_thread(void *arg)
     }
     pthread_mutex_lock(&s->lock);
     for (int k = 0; k < nb; k++) s->backends[s->nbackends++] = bs[k];
-    if (!s->stopping) {
+    /* A job shorter than nvmlInit still gets its env event and one sample
+     * per device (stop() waits for this, within its bound). */
+    if (!s->init_abandoned) {
         for (int k = 0; k < nb; k++) {
             gpu_dev *group[GPU_MAX_DEVICES * 2];
             int g = 0;
@@ -444,7 +446,7 @@ static void *init_thread(void *arg)
     }
     for (int i = 0; i < n; i++) {
         s->devs[s->ndev++] = mine[i];
-        if (!s->stopping && pthread_create(&mine[i]->thread, NULL, dev_thread, mine[i]) == 0)
+        if (!s->init_abandoned && pthread_create(&mine[i]->thread, NULL, dev_thread, mine[i]) == 0)
             mine[i]->running = 1;
     }
     s->init_done = 1;
