@@ -178,3 +178,13 @@ test_gpu_short_job_still_reported() {
     assert_ge "$(jq_py 'len([e for e in ev if e["event"].endswith("gpu.stats")])' ev.jsonl)" 2 || return 1
     assert_eq "$(jq_py 'len([e for e in ev if e["event"].endswith("gpu.stats.max")])' ev.jsonl)" 1 || return 1
 }
+
+test_gpu_attach_reads_the_jobs_visible_devices() {
+    gpu_env || return 1
+    printf 'devices 4\n' > nvml.script
+    CUDA_VISIBLE_DEVICES=2 sh -c 'sleep 1' &
+    local pid=$!
+    sleep 0.1
+    "$JS" attach -G -i 0.2 -o ev.jsonl "$pid" || return 1
+    assert_eq "$(jq_py '[d["id"] for d in [e for e in ev if e["event"].endswith("gpu.env")][0]["devices"]]' ev.jsonl)" "[2]" || return 1
+}
