@@ -34,7 +34,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 
-.PHONY: all test unit helpers deps demo asan clean install bench
+.PHONY: all test unit helpers deps demo asan clean install bench fake-nvml
 all: $(BUILD)/jobscope
 
 $(BUILD)/jobscope: $(OBJS)
@@ -55,10 +55,18 @@ $(BUILD)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+# A scripted stand-in for libnvidia-ml.so.1 (tests/fake_nvml, docs/gpu.md).
+FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
+$(FAKE_NVML): tests/fake_nvml/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $< -pthread
+fake-nvml: $(FAKE_NVML)
+$(BUILD)/tests/test_gpu_nvml: $(FAKE_NVML)
+
 unit: $(UNIT_BINS)
 
 test: deps
-	$(MAKE) all unit helpers
+	$(MAKE) all unit helpers fake-nvml
 	BUILD=$(BUILD) tests/run.sh
 
 deps:

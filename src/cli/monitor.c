@@ -39,7 +39,9 @@
 extern char **environ;
 
 /* Optional sources, in the order they are called. */
+extern const source_ops source_gpu_ops;
 static const source_ops *const source_table[] = {
+    &source_gpu_ops,
     NULL,
 };
 

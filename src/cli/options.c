@@ -31,6 +31,13 @@ void options_usage(FILE *f)
 "      --wait-all          run: wait until every descendant has exited, not just\n"
 "                          CMD (daemons included)\n"
 "      --flush-timeout S   at job end, wait at most S seconds for outputs (10)\n"
+"  -G, --gpu[=all]         GPU monitoring (docs/gpu.md): NVIDIA through NVML, AMD\n"
+"                          and other DRM drivers through sysfs and fdinfo; only\n"
+"                          the job's GPUs (CUDA_VISIBLE_DEVICES...) unless =all\n"
+"      --gpu-graphics-procs  also list graphics processes (KICKSTART_MON_GRAPHICS_PROCS)\n"
+"      --gpu-proc-util     list per-process utilisation samples (KICKSTART_MON_GRAPHICS_UTIL)\n"
+"      --gpu-pcie          PCIe throughput, ~40 ms per GPU (KICKSTART_MON_GRAPHICS_PCIE)\n"
+"      --gpu-all-procs     list other jobs' GPU processes too (default: the job's)\n"
 "  -q, --quiet             no summary, no diagnostics\n"
 "  -v, --verbose           diagnostics on stderr, prefixed 'jobscope:'\n"
 "  -h, --help              this help\n"
@@ -74,7 +81,8 @@ static int parse_format(const char *s, enum sink_format *f)
 }
 
 enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_ALL,
-       OPT_FLUSH_TIMEOUT };
+       OPT_FLUSH_TIMEOUT, OPT_GPU, OPT_GPU_GPROCS, OPT_GPU_PUTIL, OPT_GPU_PCIE,
+       OPT_GPU_ALL_PROCS };
 
 int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_now)
 {
@@ -87,6 +95,11 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         { "summary", required_argument, 0, OPT_SUMMARY },
         { "wait-all", no_argument, 0, OPT_WAIT_ALL },
         { "flush-timeout", required_argument, 0, OPT_FLUSH_TIMEOUT },
+        { "gpu", optional_argument, 0, OPT_GPU },
+        { "gpu-graphics-procs", no_argument, 0, OPT_GPU_GPROCS },
+        { "gpu-proc-util", no_argument, 0, OPT_GPU_PUTIL },
+        { "gpu-pcie", no_argument, 0, OPT_GPU_PCIE },
+        { "gpu-all-procs", no_argument, 0, OPT_GPU_ALL_PROCS },
         { "quiet", no_argument, 0, 'q' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
@@ -104,7 +117,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+i:m:o:qvh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+i:m:o:qvhG", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
             if (parse_interval(optarg, &o->interval))
@@ -148,6 +161,15 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
                 return bad("bad --flush-timeout '%s': seconds >= 0", optarg);
             break;
         }
+        case 'G': o->gpu = o->gpu ? o->gpu : 1; break;
+        case OPT_GPU:
+            if (optarg && strcmp(optarg, "all")) return bad("bad --gpu=%s: only --gpu=all", optarg);
+            o->gpu = optarg ? 2 : (o->gpu ? o->gpu : 1);
+            break;
+        case OPT_GPU_GPROCS: o->gpu_graphics_procs = 1; break;
+        case OPT_GPU_PUTIL: o->gpu_proc_util = 1; break;
+        case OPT_GPU_PCIE: o->gpu_pcie = 1; break;
+        case OPT_GPU_ALL_PROCS: o->gpu_all_procs = 1; break;
         case 'q': o->quiet = 1; o->verbose = 0; break;
         case 'v': o->verbose++; o->quiet = 0; break;
         case 'h': options_usage(stdout); *exit_now = 1; return 0;
@@ -168,6 +190,10 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         if (e && *e && parse_interval(e, &o->interval))
             return bad("bad KICKSTART_MON_INTERVAL '%s'", e);
     }
+    /* kickstart's GPU switches: their mere presence turns the part on */
+    if (getenv("KICKSTART_MON_GRAPHICS_PROCS")) o->gpu_graphics_procs = 1;
+    if (getenv("KICKSTART_MON_GRAPHICS_UTIL")) o->gpu_proc_util = 1;
+    if (getenv("KICKSTART_MON_GRAPHICS_PCIE")) o->gpu_pcie = 1;
     if (o->noutputs == 0) {
         const char *u = getenv("KICKSTART_MON_URL");
         if (u && *u) o->outputs[o->noutputs++] = u;

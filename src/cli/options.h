@@ -35,6 +35,12 @@ typedef struct js_options {
     int     wait_all;             /* run: wait for every descendant, not just the main process */
     double  flush_timeout;
     double  kill_grace;           /* seconds between SIGTERM and SIGKILL (limits) */
+    /* GPU monitoring (src/gpu, docs/gpu.md) */
+    int     gpu;                  /* -G/--gpu: 1 the job's GPUs, 2 --gpu=all (every GPU) */
+    int     gpu_graphics_procs;   /* --gpu-graphics-procs, KICKSTART_MON_GRAPHICS_PROCS */
+    int     gpu_proc_util;        /* --gpu-proc-util, KICKSTART_MON_GRAPHICS_UTIL */
+    int     gpu_pcie;             /* --gpu-pcie, KICKSTART_MON_GRAPHICS_PCIE */
+    int     gpu_all_procs;        /* --gpu-all-procs: list other jobs' GPU processes too */
     sink_options sink;            /* passed to every sink */
 } js_options;
 
