@@ -33,6 +33,10 @@ typedef struct js_options {
     int     wait_all;             /* run: wait for every descendant, not just the main process */
     double  flush_timeout;
     sink_options sink;            /* passed to every sink */
+    /* custom metrics and payload blocks (src/metrics, docs/metrics.md) */
+    int     telemetry_level;      /* --telemetry-level / JOBSCOPE_TELEMETRY_LEVEL; 0: off */
+    int     scan_output;          /* --scan-output: job's stdout/stderr through pipes */
+    int     strip_payloads;       /* --strip-payloads: remove blocks from that output */
 } js_options;
 
 /* Returns 0 on success, or an exit status (0 for --help/--version). */
