@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SERIES_SLOTS 1024
@@ -62,6 +63,11 @@ typedef struct metrics_src {
     series table[SERIES_SLOTS];
     int nseries;
     pump *pump;
+    /* No event of ours before jobscope.start: the threads wait at this gate
+     * until the first sample (which follows the start event) opens it. */
+    pthread_mutex_t gate_lock;
+    pthread_cond_t gate_cond;
+    int gate_open;
     atomic_ulong pl_blocks, pl_events, pl_errors;
     char **env;
 } metrics_src;
@@ -69,6 +75,26 @@ typedef struct metrics_src {
 static metrics_src *metrics_g;       /* the open source, for the spawn hooks */
 
 /* ---- events ---- */
+
+static void metrics_gate_wait(metrics_src *m)
+{
+    pthread_mutex_lock(&m->gate_lock);
+    if (!m->gate_open) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_sec += 5;                       /* never hang on it */
+        while (!m->gate_open && pthread_cond_timedwait(&m->gate_cond, &m->gate_lock, &t) == 0) {}
+    }
+    pthread_mutex_unlock(&m->gate_lock);
+}
+
+static void metrics_gate_open(metrics_src *m)
+{
+    pthread_mutex_lock(&m->gate_lock);
+    m->gate_open = 1;
+    pthread_cond_broadcast(&m->gate_cond);
+    pthread_mutex_unlock(&m->gate_lock);
+}
 
 static void metrics_vlog(metrics_src *m, const char *msg, const char *arg)
 {
@@ -186,6 +212,7 @@ static void metrics_block(void *ctx, const char *stream, const char *p, size_t n
 {
     metrics_src *m = ctx;
     const char *err = NULL;
+    metrics_gate_wait(m);
     atomic_fetch_add(&m->pl_blocks, 1);
     if (payload_parse(p, n, now_epoch(), metrics_payload_event, metrics_reserved, m, &err) < 0)
         metrics_payload_error(m, stream, err, n, p, n);
@@ -194,6 +221,7 @@ static void metrics_block(void *ctx, const char *stream, const char *p, size_t n
 static void metrics_block_error(void *ctx, const char *stream, const char *reason, size_t size)
 {
     metrics_src *m = ctx;
+    metrics_gate_wait(m);
     atomic_fetch_add(&m->pl_blocks, 1);
     metrics_payload_error(m, stream, reason, size, NULL, 0);
 }
@@ -287,6 +315,7 @@ static void *metrics_thread(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     struct epoll_event evs[64];
+    metrics_gate_wait(m);
     while (!atomic_load(&m->stopping)) {
         int n = epoll_wait(m->epfd, evs, 64, -1);
         if (n < 0) {
@@ -380,6 +409,8 @@ static source *metrics_open(monitor_ctx *ctx)
     m->ctx = ctx;
     m->level = level;
     m->lfd = m->epfd = m->wake[0] = m->wake[1] = -1;
+    pthread_mutex_init(&m->gate_lock, NULL);
+    pthread_cond_init(&m->gate_cond, NULL);
     if (level > 0 && metrics_socket_open(m) < 0) {
         metrics_close(&m->base);
         return NULL;
@@ -454,6 +485,7 @@ static void metrics_start(source *s, monitor_ctx *ctx)
 static void metrics_stop(source *s, monitor_ctx *ctx)
 {
     metrics_src *m = (metrics_src *)s;
+    metrics_gate_open(m);
     if (m->pump)
         pump_stop(m->pump, 1.0);
     if (m->started) {
@@ -466,7 +498,11 @@ static void metrics_stop(source *s, monitor_ctx *ctx)
 
 static void metrics_sample(source *s, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
 {
-    (void)s; (void)ctx; (void)ts; (void)ev;   /* metrics are events of their own */
+    /* metrics are events of their own; the first sample follows the start
+     * event, so from now on ours may flow */
+    metrics_src *m = (metrics_src *)s;
+    if (!m->gate_open)
+        metrics_gate_open(m);
 }
 
 static void metrics_record(source *s, monitor_ctx *ctx, jbuf *rec)
@@ -538,6 +574,8 @@ static void metrics_close(source *s)
     }
     if (metrics_g == m)
         metrics_g = NULL;
+    pthread_mutex_destroy(&m->gate_lock);
+    pthread_cond_destroy(&m->gate_cond);
     free(m);
 }
 
