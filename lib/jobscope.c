@@ -2,8 +2,8 @@
  *
  * Wire format and transport: docs/metrics.md (one SOCK_SEQPACKET message per
  * metric on the Unix socket named by JOBSCOPE_SOCKET).  The connection is
- * made on first use and shared by all threads (a message is atomic); a
- * forked child shares it too and only resets its pid.  Sends use
+ * made on first use and shared by all threads of a process (a message is
+ * atomic); a forked child makes its own.  Sends use
  * MSG_DONTWAIT: when the monitor falls behind, metrics are dropped, counted,
  * and the count rides on the next message that gets through so the monitor
  * can report it.  Self-contained: links with nothing but libc/libpthread. */
@@ -38,10 +38,17 @@ static atomic_ulong js_lost;            /* not yet reported */
 static atomic_ulong js_lost_total;
 static pthread_mutex_t js_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A forked child gets a connection of its own on first use (its own queue
+ * at the monitor); the parent's stays the parent's. */
 static void js_atfork_child(void)
 {
+    int fd = atomic_exchange(&js_fd, -1);
+    if (fd >= 0)
+        close(fd);
     atomic_store(&js_pid, (long)getpid());
     atomic_store(&js_lost, 0);
+    atomic_store(&js_lost_total, 0);
+    atomic_store(&js_next_try, 0);
     pthread_mutex_init(&js_lock, NULL);
 }
 
