@@ -201,6 +201,13 @@ void payload_flush(payload_scanner *s)
     }
 }
 
+void payload_abandon(payload_scanner *s, const char *reason)
+{
+    payload_flush(s);
+    if (s->strip && s->inside && !s->overflow)
+        payload_give_up(s, reason);
+}
+
 void payload_finish(payload_scanner *s)
 {
     payload_flush(s);

@@ -41,6 +41,9 @@ payload_scanner *payload_new(int strip, size_t cap, const payload_cbs *cb);
 void payload_feed(payload_scanner *s, const char *p, size_t n);
 void payload_flush(payload_scanner *s);    /* release held partial-marker bytes */
 void payload_finish(payload_scanner *s);   /* end of stream */
+/* strip: stop holding an open block (error reported, bytes passed on, the
+ * rest of it let through): the pump calls it when a block stays open long */
+void payload_abandon(payload_scanner *s, const char *reason);
 void payload_free(payload_scanner *s);
 size_t payload_held(const payload_scanner *s);  /* bytes currently held back (strip) */
 

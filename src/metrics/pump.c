@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #define PUMP_QUIET_MS 200   /* strip: release a held partial marker after this */
+#define PUMP_HOLD_MS  2000  /* strip: and an unfinished block after this */
 
 typedef struct pump_stream {
     int rfd, wfd;           /* pipe: we read rfd, the job writes wfd */
@@ -128,7 +129,7 @@ static void *pump_thread(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);   /* SIGPIPE from a closed stdout: EPIPE instead */
     char buf[65536];
     int open_n = 2, seen_stop = 0;
-    long quiet_since = -1, last_data = pump_now_ms();
+    long quiet_since = -1, last_data = pump_now_ms(), held_since[2] = { -1, -1 };
     while (open_n > 0) {
         struct pollfd pf[3];
         int n = 0, idx[2];
@@ -165,6 +166,16 @@ static void *pump_thread(void *arg)
                 close(s->rfd);
                 s->rfd = -1;
                 open_n--;
+            }
+        }
+        for (int i = 0; i < 2; i++) {
+            if (!payload_held(p->s[i].sc)) {
+                held_since[i] = -1;
+            } else if (held_since[i] < 0) {
+                held_since[i] = now;
+            } else if (now - held_since[i] >= PUMP_HOLD_MS) {
+                payload_abandon(p->s[i].sc, "payload block not ended within 2 s, passed on");
+                held_since[i] = -1;
             }
         }
         if (got) {

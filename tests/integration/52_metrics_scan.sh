@@ -101,3 +101,23 @@ print("%.2f %r" % (t2 - t1, first + rest))' >lat.txt || return 1
         assert_eq "$rest" "b'one\\n@@@MONtwo\\n'" || return 1
     done
 }
+
+# --strip-payloads holds an open block back, but not for long: after 2 s it is
+# passed on (and reported) even if END never comes
+test_strip_does_not_hold_an_open_block_forever() {
+    "$JS" run -q -o ev.jsonl --strip-payloads -- sh -c "printf 'a $START {\"payload\": ['; sleep 3.5; echo b" | python3 -c '
+import os, time
+chunks = []
+while True:
+    d = os.read(0, 65536)
+    if not d: break
+    chunks.append((time.time(), d))
+t_start = next(t for t, d in chunks if b"START" in d)
+t_b = next(t for t, d in chunks if b"b\n" in d)
+print("%.2f %r" % (t_b - t_start, b"".join(d for t, d in chunks)))' >lat.txt || return 1
+    read -r gap rest <lat.txt
+    assert_ge "$gap" 0.7 "open block held until the end" || return 1
+    assert_eq "$rest" "b'a $START {\"payload\": [b\\n'" || return 1
+    assert_eq "$(jq_py '[e["reason"] for e in ev if e["event"]=="jobscope.payload.error"]' ev.jsonl)" \
+        '["payload block not ended within 2 s, passed on"]' || return 1
+}

@@ -25,9 +25,11 @@ int main(void)
     return 0;
 }
 C
+    # under `make asan` the library is instrumented: so must the program be
+    san=; nm root/opt/js/lib/libjobscope.a | grep -q __asan_init && san="-fsanitize=address,undefined"
     export PKG_CONFIG_SYSROOT_DIR="$T/root" PKG_CONFIG_PATH="$T/root/opt/js/lib/pkgconfig"
-    cc -o app-shared app.c $(pkg-config --cflags --libs jobscope) || return 1
-    cc -o app-static app.c $(pkg-config --cflags jobscope) "$T/root/opt/js/lib/libjobscope.a" -pthread || return 1
+    cc $san -o app-shared app.c $(pkg-config --cflags --libs jobscope) || return 1
+    cc $san -o app-static app.c $(pkg-config --cflags jobscope) "$T/root/opt/js/lib/libjobscope.a" -pthread || return 1
     LD_LIBRARY_PATH="$T/root/opt/js/lib" "$JS" run -q -o ev.jsonl -- ./app-shared >out.txt || return 1
     assert_eq "$(cat out.txt)" "5 1" "calls that reached the monitor (level 2 is filtered)" || return 1
     assert_eq "$(jq_py '[e["name"] for e in ev if e["event"]=="jobscope.metric"]' ev.jsonl)" \

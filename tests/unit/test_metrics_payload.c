@@ -211,6 +211,27 @@ static void test_flush_releases_partial_marker(void **state)
     free(r.out);
 }
 
+static void test_abandon_open_block(void **state)
+{
+    rec r;
+    payload_scanner *sc = mk(&r, 1, 0);
+    const char *a = "x" PAYLOAD_START "{\"payload\":";
+    payload_feed(sc, a, strlen(a));
+    assert_int_equal(r.olen, 1);
+    payload_abandon(sc, "too long");
+    assert_int_equal(r.nerrors, 1);
+    assert_int_equal(r.olen, strlen(a));          /* given back */
+    assert_int_equal(payload_held(sc), 0);
+    const char *b = "[]}" PAYLOAD_END "y";        /* the rest passes through too */
+    payload_feed(sc, b, strlen(b));
+    payload_finish(sc);
+    assert_int_equal(r.nblocks, 0);
+    assert_int_equal(r.olen, strlen(a) + strlen(b));
+    assert_int_equal(r.nerrors, 1);
+    payload_free(sc);
+    free(r.out);
+}
+
 /* ---- block parsing ---- */
 
 typedef struct evrec { int n; char name[8][64]; double ts[8]; char fields[8][256]; } evrec;
@@ -285,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_no_end),
         cmocka_unit_test(test_huge_block_capped),
         cmocka_unit_test(test_flush_releases_partial_marker),
+        cmocka_unit_test(test_abandon_open_block),
         cmocka_unit_test(test_parse_block),
         cmocka_unit_test(test_parse_defaults_and_errors),
     };
