@@ -43,6 +43,16 @@ except ValueError:
     _maxlevel = 1 << 30
 
 
+def _after_fork_in_child():
+    global _lock, _lost, _lost_total
+    _lock = threading.Lock()        # another thread may have held it at fork
+    _lost = _lost_total = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _conn():
     global _sock, _sock_pid, _dead
     pid = os.getpid()

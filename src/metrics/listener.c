@@ -268,8 +268,9 @@ static void metrics_close_conn(metrics_src *m, int fd)
         }
 }
 
-/* Reads what is queued on one connection; closes it at EOF. */
-static void metrics_drain(metrics_src *m, int fd)
+/* Reads what is queued on one connection; closes it at EOF.  Returns 1 if
+ * it stopped with messages left (to let other connections have a turn). */
+static int metrics_drain(metrics_src *m, int fd)
 {
     for (int k = 0; k < 4096; k++) {      /* bounded: let others have a turn */
         ssize_t n = recv(fd, m->rx, RXBUF, MSG_DONTWAIT | MSG_TRUNC);
@@ -283,10 +284,11 @@ static void metrics_drain(metrics_src *m, int fd)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+            return 0;
         metrics_close_conn(m, fd);       /* EOF or error */
-        return;
+        return 0;
     }
+    return 1;
 }
 
 static void metrics_accept(metrics_src *m)
@@ -351,8 +353,7 @@ static void *metrics_thread(void *arg)
     for (int pass = 0; pass < 2; pass++) {
         metrics_accept(m);
         for (int i = m->nconns - 1; i >= 0; i--)
-            if (i < m->nconns)
-                metrics_drain(m, m->conns[i]);
+            while (i < m->nconns && metrics_drain(m, m->conns[i])) {}
     }
     return NULL;
 }
