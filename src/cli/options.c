@@ -38,6 +38,12 @@ void options_usage(FILE *f)
 "      --gpu-proc-util     list per-process utilisation samples (KICKSTART_MON_GRAPHICS_UTIL)\n"
 "      --gpu-pcie          PCIe throughput, ~40 ms per GPU (KICKSTART_MON_GRAPHICS_PCIE)\n"
 "      --gpu-all-procs     list other jobs' GPU processes too (default: the job's)\n"
+"      --telemetry-level N run: custom metrics from the job (libjobscope,\n"
+"                          jobscope.py, 'jobscope emit') with a level above N\n"
+"                          are dropped; 0 turns them off (default 1)\n"
+"      --scan-output       run: read CMD's stdout/stderr through pipes, pass every\n"
+"                          byte on, and turn MONITORING_PAYLOAD blocks into events\n"
+"      --strip-payloads    with --scan-output: remove the blocks from the output\n"
 "  -q, --quiet             no summary, no diagnostics\n"
 "  -v, --verbose           diagnostics on stderr, prefixed 'jobscope:'\n"
 "  -h, --help              this help\n"
@@ -47,7 +53,8 @@ void options_usage(FILE *f)
 "KICKSTART_MON_INTERVAL (interval when no -i/-m), PEGASUS_WF_UUID, PEGASUS_WF_LABEL,\n"
 "PEGASUS_DAG_JOB_ID, CONDOR_JOBID, PEGASUS_XFORMATION, PEGASUS_TASK_ID, PEGASUS_SITE\n"
 "and MPI rank variables (annotations), SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, JOB_ID\n"
-"(SGE), COBALT_JOBID, FLUX_JOB_ID (job ids). Fields: docs/events.md.\n",
+"(SGE), COBALT_JOBID, FLUX_JOB_ID (job ids), JOBSCOPE_TELEMETRY_LEVEL.\n"
+"Fields: docs/events.md; custom metrics: docs/metrics.md.\n",
     f);
 }
 
@@ -82,7 +89,17 @@ static int parse_format(const char *s, enum sink_format *f)
 
 enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_ALL,
        OPT_FLUSH_TIMEOUT, OPT_GPU, OPT_GPU_GPROCS, OPT_GPU_PUTIL, OPT_GPU_PCIE,
-       OPT_GPU_ALL_PROCS };
+       OPT_GPU_ALL_PROCS, OPT_TELEMETRY_LEVEL, OPT_SCAN_OUTPUT, OPT_STRIP_PAYLOADS };
+
+static int parse_level(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > 255) return -1;
+    *out = (int)v;
+    return 0;
+}
 
 int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_now)
 {
@@ -100,6 +117,9 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         { "gpu-proc-util", no_argument, 0, OPT_GPU_PUTIL },
         { "gpu-pcie", no_argument, 0, OPT_GPU_PCIE },
         { "gpu-all-procs", no_argument, 0, OPT_GPU_ALL_PROCS },
+        { "telemetry-level", required_argument, 0, OPT_TELEMETRY_LEVEL },
+        { "scan-output", no_argument, 0, OPT_SCAN_OUTPUT },
+        { "strip-payloads", no_argument, 0, OPT_STRIP_PAYLOADS },
         { "quiet", no_argument, 0, 'q' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
@@ -111,6 +131,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
     o->interval = 1.0;
     o->flush_timeout = 10.0;
     o->kill_grace = 10.0;
+    o->telemetry_level = -1;
     *exit_now = 0;
     int have_interval = 0;
 
@@ -170,6 +191,12 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         case OPT_GPU_PUTIL: o->gpu_proc_util = 1; break;
         case OPT_GPU_PCIE: o->gpu_pcie = 1; break;
         case OPT_GPU_ALL_PROCS: o->gpu_all_procs = 1; break;
+        case OPT_TELEMETRY_LEVEL:
+            if (parse_level(optarg, &o->telemetry_level))
+                return bad("bad --telemetry-level '%s': an integer 0 to 255", optarg);
+            break;
+        case OPT_SCAN_OUTPUT: o->scan_output = 1; break;
+        case OPT_STRIP_PAYLOADS: o->scan_output = o->strip_payloads = 1; break;
         case 'q': o->quiet = 1; o->verbose = 0; break;
         case 'v': o->verbose++; o->quiet = 0; break;
         case 'h': options_usage(stdout); *exit_now = 1; return 0;
@@ -194,6 +221,12 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
     if (getenv("KICKSTART_MON_GRAPHICS_PROCS")) o->gpu_graphics_procs = 1;
     if (getenv("KICKSTART_MON_GRAPHICS_UTIL")) o->gpu_proc_util = 1;
     if (getenv("KICKSTART_MON_GRAPHICS_PCIE")) o->gpu_pcie = 1;
+    if (o->telemetry_level < 0) {
+        const char *e = getenv("JOBSCOPE_TELEMETRY_LEVEL");
+        o->telemetry_level = 1;
+        if (e && *e && parse_level(e, &o->telemetry_level))
+            return bad("bad JOBSCOPE_TELEMETRY_LEVEL '%s': an integer 0 to 255", e);
+    }
     if (o->noutputs == 0) {
         const char *u = getenv("KICKSTART_MON_URL");
         if (u && *u) o->outputs[o->noutputs++] = u;

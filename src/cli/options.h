@@ -42,6 +42,10 @@ typedef struct js_options {
     int     gpu_pcie;             /* --gpu-pcie, KICKSTART_MON_GRAPHICS_PCIE */
     int     gpu_all_procs;        /* --gpu-all-procs: list other jobs' GPU processes too */
     sink_options sink;            /* passed to every sink */
+    /* custom metrics and payload blocks (src/metrics, docs/metrics.md) */
+    int     telemetry_level;      /* --telemetry-level / JOBSCOPE_TELEMETRY_LEVEL; 0: off */
+    int     scan_output;          /* --scan-output: job's stdout/stderr through pipes */
+    int     strip_payloads;       /* --strip-payloads: remove blocks from that output */
 } js_options;
 
 /* Returns 0 on success, or an exit status (0 for --help/--version). */

@@ -39,9 +39,13 @@ test_stderr_passes_through_and_nothing_is_added_in_batch_use() {
 }
 
 test_environment_reaches_the_job_unchanged() {
+    # custom metrics add JOBSCOPE_SOCKET/JOBSCOPE_TELEMETRY_LEVEL (docs/metrics.md);
+    # with them off (--telemetry-level 0) nothing at all changes
     env | grep -v '^_=' | sort > bare.txt
-    "$JS" run -o ev.jsonl -- env | grep -v '^_=' | sort > wrapped.txt
-    diff bare.txt wrapped.txt || fail "environment differs"
+    "$JS" run -o ev.jsonl --telemetry-level 0 -- env | grep -v '^_=' | sort > wrapped.txt
+    diff bare.txt wrapped.txt || fail "environment differs" || return 1
+    "$JS" run -o ev.jsonl -- env | grep -v '^_=' | grep -v '^JOBSCOPE_\(SOCKET\|TELEMETRY_LEVEL\)=' | sort > wrapped.txt
+    grep -v '^JOBSCOPE_\(SOCKET\|TELEMETRY_LEVEL\)=' bare.txt | diff - wrapped.txt || fail "environment differs"
 }
 
 test_signals_sent_to_jobscope_are_forwarded() {
