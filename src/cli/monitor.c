@@ -352,11 +352,12 @@ static void print_summary(const monitor *m, const char *events_path)
     fprintf(stderr,
             "jobscope: %s %s after %.2f s\n"
             "jobscope:   CPU %.2f s user+sys, efficiency %.0f%% of %d core%s\n"
-            "jobscope:   peak memory %s RSS, %u processes at most, %llu seen\n"
+            "jobscope:   peak memory %s RSS, at most %u process%s at once, %llu seen\n"
             "jobscope:   disk read %s, written %s\n",
             m->opt.attach ? "process" : "job", how, dur, cpu,
             dur > 0 ? 100.0 * cpu / (dur * cores) : 0.0, cores, cores > 1 ? "s" : "",
-            rss, (unsigned)s->peak_procs.value, (unsigned long long)s->total_procs, rd, wr);
+            rss, (unsigned)s->peak_procs.value, s->peak_procs.value == 1 ? "" : "es",
+            (unsigned long long)s->total_procs, rd, wr);
     if (events_path) fprintf(stderr, "jobscope:   events in %s\n", events_path);
 }
 
