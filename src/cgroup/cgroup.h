@@ -168,4 +168,15 @@ uint64_t  procconn_total(procconn *pc);          /* processes ever in the job */
 uint64_t  procconn_lost(procconn *pc);           /* events lost (socket overrun) */
 void      procconn_close(procconn *pc);
 
+/* The "cgroup" source (cgroup_source.c) and what it shares with the
+ * limits source, which runs after it on the same sampler thread. */
+struct source_ops;
+extern const struct source_ops cgroup_source_ops;
+cgroup         *cgroup_source_cgroup(int *owned);   /* the job's cgroup, or NULL; owned: jobscope made it */
+const cg_stats *cgroup_source_stats(void);          /* this sample's figures, or NULL */
+/* Signals everything in the job's cgroup (only one jobscope made) and
+ * notes that a limit asked for the kill: stop() then SIGKILLs what is left
+ * after --kill-grace. */
+void            cgroup_source_kill(int sig);
+
 #endif

@@ -19,6 +19,8 @@
 #include "../proc/proctree.h"
 #include "../sink/sink.h"
 #include "../source.h"
+#include "../cgroup/cgroup.h"
+#include "../limits/limits.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +42,8 @@ extern char **environ;
 
 /* Optional sources, in the order they are called. */
 static const source_ops *const source_table[] = {
+    &cgroup_source_ops,
+    &limits_source_ops,
     NULL,
 };
 

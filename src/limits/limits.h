@@ -31,4 +31,8 @@ const char *limits_unit(enum limit_kind k);      /* "bytes", "seconds", "process
 int limits_parse_bytes(const char *s, double *out);
 int limits_parse_seconds(const char *s, double *out);
 
+/* The "limits" source (limits_source.c), listed in cli/monitor.c. */
+struct source_ops;
+extern const struct source_ops limits_source_ops;
+
 #endif
