@@ -105,8 +105,11 @@ static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k,
     json_str(b, "action", s->measure_only ? "report" : "kill");
     emitter_send(ctx->em, b, "jobscope.limit", ts->ts, NULL);
     if (s->verbose || !s->measure_only)
-        fprintf(stderr, "jobscope: limit %s exceeded: %.17g %s > %.17g%s\n", limits_name(k), v,
-                limits_unit(k), s->lim.max[k], s->measure_only ? " (measure only)" : "; stopping the job");
+        fprintf(stderr, "jobscope: limit %s=%.10g (%s) exceeded after %.1f s: %.10g (%s)%s\n", limits_name(k),
+                s->lim.max[k], limits_unit(k), ts->elapsed, v,
+                !strcmp(how, "sample") ? "sampled" : !strcmp(how, "oom_kill") ? "the kernel's OOM killer hit the cgroup limit"
+                                                    : "the kernel refused a fork at the cgroup limit",
+                s->measure_only ? "; measure only" : "; stopping the job");
     if (!s->measure_only && !s->killed) {
         s->killed = 1;
         s->kill_mono = now_mono();
