@@ -34,7 +34,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 
-.PHONY: all test unit demo asan clean install bench
+.PHONY: all test unit helpers deps demo asan clean install bench
 all: $(BUILD)/jobscope
 
 $(BUILD)/jobscope: $(OBJS)
@@ -57,15 +57,22 @@ $(BUILD)/helpers/%: tests/helpers/%.c
 
 unit: $(UNIT_BINS)
 
-test: all $(UNIT_BINS) $(HELPER_BINS)
+test: deps
+	$(MAKE) all unit helpers
 	BUILD=$(BUILD) tests/run.sh
+
+deps:
+	./deps.sh --test
+
+helpers: $(HELPER_BINS)
 
 demo: all
 	./demo.sh
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	        LDFLAGS="-fsanitize=address,undefined" test
+	        LDFLAGS="-fsanitize=address,undefined" all unit helpers
+	ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan tests/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
