@@ -7,7 +7,9 @@
  * cpu controller (pure v2, or a hybrid that moved them there), else the v1
  * hierarchies when memory or cpuacct is mounted (hybrid/legacy, like this
  * project's development machine whose v2 mount is nearly empty). */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +261,30 @@ out:
     return cg;
 }
 
+/* Cgroups of earlier jobscopes whose job left a daemon behind could not be
+ * removed at the end: remove those that are empty now, when their jobscope
+ * (the pid in the name) is gone.  rmdir refuses a cgroup still in use. */
+static void sweep_stale(const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid;
+        int n = 0;
+        if (sscanf(e->d_name, "jobscope-%ld%n", &pid, &n) != 1 || pid <= 0 ||
+            (e->d_name[n] && strcmp(e->d_name + n, ".self")))
+            continue;
+        if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < (int)sizeof path)
+            rmdir(path);
+    }
+    closedir(d);
+}
+
 static const char *const v2_ctl[] = { "memory", "cpu", "io", "pids" };
 #define V2_NCTL 4
 
@@ -295,6 +321,7 @@ static int create_v2(const cg_mounts *m, const cg_procpath *p, const char *name,
     }
     char buf[512];
     int need = !(cg_read_file(own, "cgroup.subtree_control", buf, sizeof buf) >= 0 && has_token(buf, "memory"));
+    sweep_stale(own);
     if (mkdir(dir, 0755) < 0)
         return -1;
     out->cg = cgroup_v2_open(dir);
@@ -334,6 +361,7 @@ static int create_v1(const cg_mounts *m, const cg_procpath *p, const char *name,
         if (!m->v1[i] || !p->v1[i] || join(own[i], sizeof own[i], m->v1[i], m->v1_root[i], p->v1[i]) < 0 ||
             snprintf(dir[i], sizeof dir[i], "%s/%s", own[i], name) >= (int)sizeof dir[i])
             continue;
+        sweep_stale(own[i]);
         if (mkdir(dir[i], 0755) < 0 && errno != EEXIST) {
             if (i == CG_V1_MEMORY || i == CG_V1_CPUACCT)
                 goto fail;               /* without these it is not worth it */
