@@ -40,16 +40,21 @@ static void nap(double s)
 
 static int mode_mem(long mb, long step, long ms, double hold)
 {
-    for (long done = 0; done < mb; done += step) {
+    static char *blocks[4096];
+    int n = 0;
+    for (long done = 0; done < mb && n < 4096; done += step) {
         char *p = malloc((size_t)step << 20);
         if (!p)
             return 1;
         memset(p, 1, (size_t)step << 20);
+        blocks[n++] = p;
         nap(ms / 1000.0);
     }
     printf("allocated %ld MB\n", mb);
     fflush(stdout);
     nap(hold > 30 ? 30 : hold);
+    while (n > 0)
+        free(blocks[--n]);
     return 0;
 }
 
