@@ -163,6 +163,7 @@ int  cg_kill_procs(const char *dir, int sig);
 typedef struct procconn procconn;
 procconn *procconn_open(void);                   /* NULL + errno when unavailable */
 void      procconn_start(procconn *pc, const pid_t *seed, int nseed);  /* starts its thread */
+void      procconn_add(procconn *pc, const pid_t *pids, int n);  /* counts pids not yet known */
 void      procconn_stop(procconn *pc);           /* reads what is queued, ends the thread */
 uint64_t  procconn_total(procconn *pc);          /* processes ever in the job */
 uint64_t  procconn_lost(procconn *pc);           /* events lost (socket overrun) */

@@ -36,7 +36,6 @@ typedef struct cgsrc {
     int       have;              /* st is valid */
     int       removed;           /* stop() removed it */
     procconn *pc;
-    int       seeded_tree;
     double    kill_at;           /* monotonic time a limit asked for the kill; 0 = none */
     double    kill_grace;
     int       version;
@@ -140,7 +139,7 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, j
         if (!s->run_mode || procconn_lost(s->pc)) {
             pid_t pids[4096];
             int n = proctree_pids(ctx->tree, pids, 4096);
-            procconn_start(s->pc, pids, n);
+            procconn_add(s->pc, pids, n);
         }
         uint64_t t = procconn_total(s->pc);
         if (t < ts->total_procs)

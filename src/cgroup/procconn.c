@@ -209,16 +209,21 @@ static void *procconn_thread(void *arg)
     return NULL;
 }
 
-void procconn_start(procconn *pc, const pid_t *seed, int nseed)
+void procconn_add(procconn *pc, const pid_t *pids, int n)
 {
     pthread_mutex_lock(&pc->lock);
-    for (int i = 0; i < nseed; i++)
-        if (seed[i] > 0 && !set_has(pc, seed[i])) {
-            set_put(pc, seed[i]);
+    for (int i = 0; i < n; i++)
+        if (pids[i] > 0 && !set_has(pc, pids[i])) {
+            set_put(pc, pids[i]);
             pc->total++;
         }
     pthread_mutex_unlock(&pc->lock);
-    if (pthread_create(&pc->th, NULL, procconn_thread, pc) == 0)
+}
+
+void procconn_start(procconn *pc, const pid_t *seed, int nseed)
+{
+    procconn_add(pc, seed, nseed);
+    if (!pc->started && pthread_create(&pc->th, NULL, procconn_thread, pc) == 0)
         pc->started = 1;
 }
 
