@@ -341,6 +341,8 @@ static void cgsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
 static void cgsrc_close(source *src)
 {
     cgsrc *s = (cgsrc *)src;
+    if (s->inside)               /* the spawn failed: start() never ran */
+        cgroup_leave(&s->child);
     if (s->owned && s->child.cg)
         cgroup_child_destroy(&s->child, 0);
     else if (!s->owned && s->cg)
