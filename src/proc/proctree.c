@@ -79,6 +79,9 @@ struct proctree {
     thr    *self_thr;
     int     nself_thr;
 
+    pid_t  *found;              /* children read from one process's files */
+    int     nfound, cap_found;
+
     int    *queue;              /* BFS order */
     int     nqueue, cap_queue;
 
@@ -171,38 +174,69 @@ static int open_proc_file(pid_t pid, pid_t tid, const char *name)
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* Reads a whole small file through a cached fd.  Returns bytes, 0 if the
- * process is gone, -1 if the file cannot be read (permission). */
-static ssize_t read_cached(proctree *t, int *fd, pid_t pid, pid_t tid, const char *name,
-                           char *buf, size_t cap)
+#define GONE (-2)
+
+/* Kept-open descriptors, and how many we allow ourselves: past the budget
+ * files are opened, read and closed each time (slower, still correct). */
+static int open_fds, fd_budget = 900;
+
+/* Reads a whole small file through a cached fd (from offset off).  Returns
+ * the bytes read (0: empty), GONE if the process or thread has exited, -1 if
+ * the file cannot be read (permission, no fd left). */
+static ssize_t read_at(int *fd, pid_t pid, pid_t tid, const char *name, char *buf, size_t cap,
+                       off_t off)
 {
     if (*fd == FD_UNAVAILABLE) return -1;
-    int tmp = 0;
-    if (*fd == NO_FD) {
-        int f = open_proc_file(pid, tid, name);
+    int f = *fd;
+    if (f == NO_FD) {
+        f = open_proc_file(pid, tid, name);
         if (f < 0) {
-            if (errno == ENOENT || errno == ESRCH) return 0;
+            if (errno == ENOENT || errno == ESRCH) return GONE;
             if (errno == EMFILE || errno == ENFILE) return -1;
             *fd = FD_UNAVAILABLE;
             return -1;
         }
-        *fd = f;
-        tmp = 0;
+        if (open_fds < fd_budget) { *fd = f; open_fds++; }
     }
     ssize_t n;
-    do n = pread(*fd, buf, cap - 1, 0); while (n < 0 && errno == EINTR);
-    (void)tmp;
-    if (n < 0) {
-        if (errno == ESRCH || errno == ENOENT) return 0;
-        return -1;
-    }
+    do n = pread(f, buf, cap - 1, off); while (n < 0 && errno == EINTR);
+    if (*fd != f) close(f);
+    if (n < 0) return errno == ESRCH || errno == ENOENT ? GONE : -1;
     buf[n] = 0;
     return n;
 }
 
+static ssize_t read_cached(proctree *t, int *fd, pid_t pid, pid_t tid, const char *name,
+                           char *buf, size_t cap)
+{
+    (void)t;
+    return read_at(fd, pid, tid, name, buf, cap, 0);
+}
+
+/* A children file can be longer than the buffer: read it in chunks, never
+ * splitting a pid.  Returns GONE if the thread has exited. */
+static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid,
+                              void (*fn)(void *, pid_t))
+{
+    off_t off = 0;
+    for (;;) {
+        ssize_t r = read_at(fd, pid, tid, "children", t->buf, sizeof t->buf, off);
+        if (r == GONE) return GONE;
+        if (r <= 0) return 0;
+        size_t use = (size_t)r;
+        if (r == (ssize_t)sizeof t->buf - 1) {          /* maybe more: stop at a space */
+            while (use > 0 && t->buf[use - 1] != ' ') use--;
+            if (use == 0) return 0;
+        }
+        procread_pids(t->buf, use, fn, t);
+        if (r < (ssize_t)sizeof t->buf - 1) return 0;
+        off += (off_t)use;
+    }
+}
+
 static void close_fd(int *fd)
 {
-    if (*fd >= 0) close(*fd);
+    if (*fd >= 0) { close(*fd); open_fds--; }
     *fd = NO_FD;
 }
 
@@ -323,6 +357,20 @@ static void child_found(void *arg, pid_t pid)
     }
 }
 
+/* Collects pids without touching procs[] (which child_found may move). */
+static void child_collect(void *arg, pid_t pid)
+{
+    proctree *t = arg;
+    if (t->nfound == t->cap_found) {
+        int ncap = t->cap_found ? t->cap_found * 2 : 64;
+        pid_t *n = realloc(t->found, sizeof *n * (size_t)ncap);
+        if (!n) return;
+        t->found = n;
+        t->cap_found = ncap;
+    }
+    t->found[t->nfound++] = pid;
+}
+
 /* Lists /proc/PID/task into *thr (keeping open fds of known tids). */
 static void thr_relist(pid_t pid, thr **tv, int *n, int *cap)
 {
@@ -371,9 +419,7 @@ static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap,
         int stale = 0;
         for (int i = 0; i < *n; i++) {
             thr *th = &(*tv)[i];
-            ssize_t r = read_cached(t, &th->fd, pid, th->tid, "children", t->buf, sizeof t->buf);
-            if (r == 0 && th->fd != FD_UNAVAILABLE) { stale = 1; continue; }
-            if (r > 0) procread_pids(t->buf, (size_t)r, child_found, t);
+            if (read_children_file(t, &th->fd, pid, th->tid, child_collect) == GONE) stale = 1;
         }
         if (!stale) break;
         thr_relist(pid, tv, n, cap);
@@ -462,8 +508,7 @@ static void self_children(proctree *t)
     }
     for (int i = 0; i < t->nself_thr; i++) {
         thr *th = &t->self_thr[i];
-        ssize_t r = read_cached(t, &th->fd, t->self, th->tid, "children", t->buf, sizeof t->buf);
-        if (r > 0) procread_pids(t->buf, (size_t)r, child_found, t);
+        read_children_file(t, &th->fd, t->self, th->tid, child_found);
     }
 }
 
@@ -547,8 +592,13 @@ int proctree_sample(proctree *t, tree_sample *out)
             p->gen = t->gen - 1;          /* not alive in this sample */
             continue;
         }
-        if (t->children_mode)
+        if (t->children_mode) {
+            int idx = t->queue[qi];
+            t->nfound = 0;
             read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads, &p->thr_count);
+            for (int k = 0; k < t->nfound; k++) child_found(t, t->found[k]);
+            p = &t->procs[idx];                   /* procs[] may have moved */
+        }
         live.utime_us += p->cpu_u * tick_us;
         live.stime_us += p->cpu_s * tick_us;
         live.minflt += p->minflt;
@@ -665,6 +715,9 @@ proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
     t->pagesize_kb = sysconf(_SC_PAGESIZE) / 1024;
     if (t->pagesize_kb <= 0) t->pagesize_kb = 4;
     t->ncpus = hostinfo_cpus_available();
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        fd_budget = rl.rlim_cur > 256 ? (int)rl.rlim_cur - 128 : (int)rl.rlim_cur / 2;
     t->status_every = interval >= 1.0 ? 1 : (uint32_t)(1.0 / interval + 0.5);
     if (t->status_every < 1) t->status_every = 1;
     t->start_ts = now_epoch();
@@ -699,6 +752,7 @@ void proctree_free(proctree *t)
     free(t->procs);
     free(t->free_list);
     free(t->queue);
+    free(t->found);
     free(t->members);
     pthread_mutex_destroy(&t->lock);
     free(t);

@@ -221,3 +221,16 @@ test_full_disk_never_leaves_a_truncated_line() {
     assert_eq $rc 5 "job status kept" || return 1
     assert_eq $ok 0 "every line is whole JSON"
 }
+
+test_a_process_with_2000_children_is_seen_whole() {
+    # its children file is longer than one read buffer
+    "$JS" run -i 0.2 -o ev.jsonl -- bash -c 'for i in $(seq 2000); do sleep 3 & done; wait'
+    assert_ge "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 2001
+}
+
+test_scan_discovery_finds_the_same_tree() {
+    JOBSCOPE_DISCOVERY=scan "$JS" run -i 0.05 -o ev.jsonl -- "$W" chain 20 0.5 threadfork 300
+    assert_eq "$(jq_py 'ev[0]["discovery"]' ev.jsonl)" scan || return 1
+    assert_ge "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 21 || return 1
+    assert_ge "$(jq_py 'end["utime"]+end["stime"]' ev.jsonl)" 0.29
+}
