@@ -15,6 +15,7 @@
 #include "monitor.h"
 #include "options.h"
 #include "../event/event.h"
+#include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
 #include "../proc/proctree.h"
 #include "../sink/sink.h"
@@ -41,9 +42,15 @@
 extern char **environ;
 
 /* Optional sources, in the order they are called. */
+extern const source_ops source_gpu_ops;
 static const source_ops *const source_table[] = {
+    /* cgroup first: its start() moves jobscope out of the job's cgroup
+     * before other sources start threads that allocate (NVML init); limits
+     * right after it: it reads the cgroup figures of the same sample. */
     &cgroup_source_ops,
     &limits_source_ops,
+    &source_gpu_ops,
+    &metrics_source_ops,
     NULL,
 };
 
@@ -432,7 +439,14 @@ static int spawn_job(monitor *m)
     /* only reset what we changed: blocked-ness; dispositions were untouched */
     posix_spawnattr_setsigmask(&attr, &m->orig_mask);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_USEVFORK);
-    int rc = posix_spawnp(&m->root, m->opt.argv[0], NULL, &attr, m->opt.argv, environ);
+    /* custom metrics: JOBSCOPE_SOCKET in the job's environment and, with
+     * --scan-output, pipes on its stdout/stderr; both unchanged otherwise */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    metrics_spawn_actions(&fa);
+    int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv,
+                          metrics_child_env(environ));
+    posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc == 0) return 0;
     fprintf(stderr, "jobscope: %s: %s\n", m->opt.argv[0],

@@ -213,8 +213,11 @@ static ssize_t read_cached(proctree *t, int *fd, pid_t pid, pid_t tid, const cha
     return read_at(fd, pid, tid, name, buf, cap, 0);
 }
 
-/* A children file can be longer than the buffer: read it in chunks, never
- * splitting a pid.  Returns GONE if the thread has exited. */
+/* A children file can be longer than one read: seq_file hands out at most a
+ * page of whole records per read, so a read that came back nearly a page
+ * long (or filled the buffer) may have more behind it.  Pids are never split
+ * because we continue from the end of the last whole pid.  Returns GONE if
+ * the thread has exited. */
 static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid,
                               void (*fn)(void *, pid_t))
 {
@@ -224,12 +227,13 @@ static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid,
         if (r == GONE) return GONE;
         if (r <= 0) return 0;
         size_t use = (size_t)r;
-        if (r == (ssize_t)sizeof t->buf - 1) {          /* maybe more: stop at a space */
+        int more = r >= 4096 - 24 || r == (ssize_t)sizeof t->buf - 1;
+        if (more) {                                   /* stop at the last space */
             while (use > 0 && t->buf[use - 1] != ' ') use--;
             if (use == 0) return 0;
         }
         procread_pids(t->buf, use, fn, t);
-        if (r < (ssize_t)sizeof t->buf - 1) return 0;
+        if (!more) return 0;
         off += (off_t)use;
     }
 }

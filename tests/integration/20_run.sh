@@ -39,9 +39,13 @@ test_stderr_passes_through_and_nothing_is_added_in_batch_use() {
 }
 
 test_environment_reaches_the_job_unchanged() {
+    # custom metrics add JOBSCOPE_SOCKET/JOBSCOPE_TELEMETRY_LEVEL (docs/metrics.md);
+    # with them off (--telemetry-level 0) nothing at all changes
     env | grep -v '^_=' | sort > bare.txt
-    "$JS" run -o ev.jsonl -- env | grep -v '^_=' | sort > wrapped.txt
-    diff bare.txt wrapped.txt || fail "environment differs"
+    "$JS" run -o ev.jsonl --telemetry-level 0 -- env | grep -v '^_=' | sort > wrapped.txt
+    diff bare.txt wrapped.txt || fail "environment differs" || return 1
+    "$JS" run -o ev.jsonl -- env | grep -v '^_=' | grep -v '^JOBSCOPE_\(SOCKET\|TELEMETRY_LEVEL\)=' | sort > wrapped.txt
+    grep -v '^JOBSCOPE_\(SOCKET\|TELEMETRY_LEVEL\)=' bare.txt | diff - wrapped.txt || fail "environment differs"
 }
 
 test_signals_sent_to_jobscope_are_forwarded() {
@@ -224,12 +228,12 @@ test_full_disk_never_leaves_a_truncated_line() {
 
 test_a_process_with_2000_children_is_seen_whole() {
     # its children file is longer than one read buffer
-    "$JS" run -i 0.2 -o ev.jsonl -- bash -c 'for i in $(seq 2000); do sleep 3 & done; wait'
+    "$JS" run -i 0.2 -o ev.jsonl -- "$W" fanout 2000 1.5
     assert_ge "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 2001
 }
 
 test_scan_discovery_finds_the_same_tree() {
-    JOBSCOPE_DISCOVERY=scan "$JS" run -i 0.05 -o ev.jsonl -- "$W" chain 20 0.5 threadfork 300
+    JOBSCOPE_DISCOVERY=scan "$JS" run -i 0.05 -o ev.jsonl -- "$W" threadfork 300 chain 20 0.5
     assert_eq "$(jq_py 'ev[0]["discovery"]' ev.jsonl)" scan || return 1
     assert_ge "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 21 || return 1
     assert_ge "$(jq_py 'end["utime"]+end["stime"]' ev.jsonl)" 0.29
