@@ -20,6 +20,8 @@
 #include "../proc/proctree.h"
 #include "../sink/sink.h"
 #include "../source.h"
+#include "../cgroup/cgroup.h"
+#include "../limits/limits.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +44,11 @@ extern char **environ;
 /* Optional sources, in the order they are called. */
 extern const source_ops source_gpu_ops;
 static const source_ops *const source_table[] = {
+    /* cgroup first: its start() moves jobscope out of the job's cgroup
+     * before other sources start threads that allocate (NVML init); limits
+     * right after it: it reads the cgroup figures of the same sample. */
+    &cgroup_source_ops,
+    &limits_source_ops,
     &source_gpu_ops,
     &metrics_source_ops,
     NULL,

@@ -1,5 +1,6 @@
 /* options.c — parses the command line of run/attach (see options.h). */
 #include "options.h"
+#include "../limits/limits.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -44,6 +45,15 @@ void options_usage(FILE *f)
 "      --scan-output       run: read CMD's stdout/stderr through pipes, pass every\n"
 "                          byte on, and turn MONITORING_PAYLOAD blocks into events\n"
 "      --strip-payloads    with --scan-output: remove the blocks from the output\n"
+"      --cgroup[=auto|PATH|off]  run: put the job in a cgroup of its own and\n"
+"                          report its totals (the default when possible, e.g. as\n"
+"                          root; --cgroup warns when it cannot); attach: watch the\n"
+"                          PID's cgroup (auto) or PATH. --no-cgroup = --cgroup=off\n"
+"      --limit NAME=VALUE[,...]  stop the job past a limit (repeatable): memory=4G,\n"
+"                          rss=2G, wall=2h, cpu=30m (CPU seconds), procs=100,\n"
+"                          disk-write=10G; sizes K/M/G/T, durations s/m/h/d\n"
+"      --kill-grace S      seconds between SIGTERM and SIGKILL (default 10)\n"
+"      --measure-only      limits: only report violations, never kill\n"
 "  -q, --quiet             no summary, no diagnostics\n"
 "  -v, --verbose           diagnostics on stderr, prefixed 'jobscope:'\n"
 "  -h, --help              this help\n"
@@ -54,7 +64,8 @@ void options_usage(FILE *f)
 "PEGASUS_DAG_JOB_ID, CONDOR_JOBID, PEGASUS_XFORMATION, PEGASUS_TASK_ID, PEGASUS_SITE\n"
 "and MPI rank variables (annotations), SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, JOB_ID\n"
 "(SGE), COBALT_JOBID, FLUX_JOB_ID (job ids), JOBSCOPE_TELEMETRY_LEVEL.\n"
-"Fields: docs/events.md; custom metrics: docs/metrics.md.\n",
+"Fields: docs/events.md; custom metrics: docs/metrics.md; cgroups and\n"
+"limits: docs/cgroups.md.\n",
     f);
 }
 
@@ -89,7 +100,8 @@ static int parse_format(const char *s, enum sink_format *f)
 
 enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_ALL,
        OPT_FLUSH_TIMEOUT, OPT_GPU, OPT_GPU_GPROCS, OPT_GPU_PUTIL, OPT_GPU_PCIE,
-       OPT_GPU_ALL_PROCS, OPT_TELEMETRY_LEVEL, OPT_SCAN_OUTPUT, OPT_STRIP_PAYLOADS };
+       OPT_GPU_ALL_PROCS, OPT_TELEMETRY_LEVEL, OPT_SCAN_OUTPUT, OPT_STRIP_PAYLOADS,
+       OPT_CGROUP, OPT_NO_CGROUP, OPT_LIMIT, OPT_KILL_GRACE, OPT_MEASURE_ONLY };
 
 static int parse_level(const char *s, int *out)
 {
@@ -120,6 +132,11 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         { "telemetry-level", required_argument, 0, OPT_TELEMETRY_LEVEL },
         { "scan-output", no_argument, 0, OPT_SCAN_OUTPUT },
         { "strip-payloads", no_argument, 0, OPT_STRIP_PAYLOADS },
+        { "cgroup", optional_argument, 0, OPT_CGROUP },
+        { "no-cgroup", no_argument, 0, OPT_NO_CGROUP },
+        { "limit", required_argument, 0, OPT_LIMIT },
+        { "kill-grace", required_argument, 0, OPT_KILL_GRACE },
+        { "measure-only", no_argument, 0, OPT_MEASURE_ONLY },
         { "quiet", no_argument, 0, 'q' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
@@ -197,6 +214,41 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             break;
         case OPT_SCAN_OUTPUT: o->scan_output = 1; break;
         case OPT_STRIP_PAYLOADS: o->scan_output = o->strip_payloads = 1; break;
+        case OPT_CGROUP: {
+            const char *a = optarg;
+            /* attach: "--cgroup auto" / "--cgroup /path" as two words, when a PID follows */
+            if (!a && attach && optind + 1 < argc &&
+                (!strcmp(argv[optind], "auto") || !strcmp(argv[optind], "off") || argv[optind][0] == '/'))
+                a = argv[optind++];
+            if (!a || !strcmp(a, "auto") || !strcmp(a, "on")) o->cgroup_mode = JS_CGROUP_ON;
+            else if (!strcmp(a, "off") || !strcmp(a, "no")) o->cgroup_mode = JS_CGROUP_OFF;
+            else if (!*a) return bad("empty --cgroup path%s", "");
+            else if (!attach)
+                return bad("--cgroup=%s: run makes a cgroup of its own (--cgroup); a PATH is for attach", a);
+            else { o->cgroup_mode = JS_CGROUP_PATH; o->cgroup_path = a; }
+            break;
+        }
+        case OPT_NO_CGROUP: o->cgroup_mode = JS_CGROUP_OFF; break;
+        case OPT_LIMIT: {
+            js_limits tmp = { 0, { 0 } };
+            char err[256];
+            if (limits_parse(optarg, &tmp, err, sizeof err) < 0) {
+                fprintf(stderr, "jobscope: %s\n", err);
+                return JS_EXIT_ERROR;
+            }
+            if (o->nlimits == JS_MAX_LIMITS) return bad("too many --limit options (at most %s)", "32");
+            o->limits[o->nlimits++] = optarg;
+            break;
+        }
+        case OPT_KILL_GRACE: {
+            char *end;
+            errno = 0;
+            o->kill_grace = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(o->kill_grace >= 0) || o->kill_grace > 86400)
+                return bad("bad --kill-grace '%s': seconds, 0 to 86400", optarg);
+            break;
+        }
+        case OPT_MEASURE_ONLY: o->measure_only = 1; break;
         case 'q': o->quiet = 1; o->verbose = 0; break;
         case 'v': o->verbose++; o->quiet = 0; break;
         case 'h': options_usage(stdout); *exit_now = 1; return 0;
