@@ -42,14 +42,14 @@
 extern char **environ;
 
 /* Optional sources, in the order they are called. */
-extern const source_ops source_gpu_ops;
+extern const source_ops gpu_source_ops;
 static const source_ops *const source_table[] = {
     /* cgroup first: its start() moves jobscope out of the job's cgroup
      * before other sources start threads that allocate (NVML init); limits
      * right after it: it reads the cgroup figures of the same sample. */
     &cgroup_source_ops,
     &limits_source_ops,
-    &source_gpu_ops,
+    &gpu_source_ops,
     &metrics_source_ops,
     NULL,
 };

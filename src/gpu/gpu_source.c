@@ -464,7 +464,7 @@ static void gpu_stop(source *base, monitor_ctx *ctx);
 static void gpu_record(source *base, monitor_ctx *ctx, jbuf *rec);
 static void gpu_close(source *base);
 
-const source_ops source_gpu_ops = {
+const source_ops gpu_source_ops = {
     .name = "gpu",
     .open = gpu_open,
     .start = gpu_start,
@@ -486,7 +486,7 @@ static source *gpu_open(monitor_ctx *ctx)
     if (!o->gpu) return NULL;
     gpu_src *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    s->base.ops = &source_gpu_ops;
+    s->base.ops = &gpu_source_ops;
     s->ctx = ctx;
     s->quiet = o->quiet;
     gpu_config *c = &s->cfg;
