@@ -26,7 +26,7 @@
 #define NO_FD (-1)
 #define FD_UNAVAILABLE (-2)     /* cannot be opened (EACCES): don't retry */
 
-typedef struct thr { pid_t tid; int fd; } thr;
+typedef struct thr { pid_t tid; int fd, fd_sched; } thr;   /* children, schedstat */
 
 typedef struct proc {
     pid_t    pid, ppid;
@@ -49,6 +49,9 @@ typedef struct proc {
     thr     *thr;
     int      nthr, cap_thr;
     uint32_t thr_count;         /* num_threads when thr[] was listed */
+    /* high resolution (interval < 0.1 s): own CPU in ns from schedstat */
+    int      fd_sched;
+    uint64_t self_ticks;        /* utime+stime, own threads only */
 } proc;
 
 /* open-addressing hash: pid -> index+1 into procs[] (0 = empty) */
@@ -59,6 +62,7 @@ struct proctree {
     pid_t   root, self;
     double  interval;
     int     children_mode;      /* 1: /proc/PID/task/TID/children, 0: scan /proc */
+    int     hires;              /* refine CPU percent with schedstat (ns) */
     long    ticks, pagesize_kb;
     int     ncpus;              /* CPUs the job may use (affinity) */
     uint32_t gen;
@@ -272,7 +276,7 @@ static proc *proc_add(proctree *t, pid_t pid)
     proc *p = &t->procs[idx];
     memset(p, 0, sizeof *p);
     p->pid = pid;
-    p->fd_stat = p->fd_io = p->fd_status = NO_FD;
+    p->fd_stat = p->fd_io = p->fd_status = p->fd_sched = NO_FD;
     p->status_phase = t->gen;
     pm_put(&t->map, pid, idx + 1);
     t->total_procs++;
@@ -284,7 +288,8 @@ static void proc_remove(proctree *t, proc *p)
     close_fd(&p->fd_stat);
     close_fd(&p->fd_io);
     close_fd(&p->fd_status);
-    for (int i = 0; i < p->nthr; i++) close_fd(&p->thr[i].fd);
+    close_fd(&p->fd_sched);
+    for (int i = 0; i < p->nthr; i++) { close_fd(&p->thr[i].fd); close_fd(&p->thr[i].fd_sched); }
     free(p->thr);
     pm_del(&t->map, p->pid);
     p->pid = 0;
@@ -397,13 +402,18 @@ static void thr_relist(pid_t pid, thr **tv, int *n, int *cap)
             nv = g;
         }
         nv[nn].tid = tid;
-        nv[nn].fd = NO_FD;
+        nv[nn].fd = nv[nn].fd_sched = NO_FD;
         for (int i = 0; i < nold; i++)
-            if (old[i].tid == tid) { nv[nn].fd = old[i].fd; old[i].fd = NO_FD; break; }
+            if (old[i].tid == tid) {
+                nv[nn].fd = old[i].fd;
+                nv[nn].fd_sched = old[i].fd_sched;
+                old[i].fd = old[i].fd_sched = NO_FD;
+                break;
+            }
         nn++;
     }
     closedir(d);
-    for (int i = 0; i < nold; i++) close_fd(&old[i].fd);
+    for (int i = 0; i < nold; i++) { close_fd(&old[i].fd); close_fd(&old[i].fd_sched); }
     free(old);
     *tv = nv;
     *n = nn;
@@ -516,6 +526,29 @@ static void self_children(proctree *t)
     }
 }
 
+/* First field of a schedstat file: time on CPU in ns (0 if unreadable). */
+static uint64_t sched_ns(proctree *t, int *fd, pid_t pid, pid_t tid)
+{
+    char b[128];
+    ssize_t n = read_at(fd, pid, tid, "schedstat", b, sizeof b, 0);
+    uint64_t v = 0;
+    for (ssize_t i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++) v = v * 10 + (uint64_t)(b[i] - '0');
+    (void)t;
+    return v;
+}
+
+/* The process's own CPU in ns, to refine its tick-based utime+stime when
+ * sampling faster than the 10 ms ticks allow.  Threads that exited are only
+ * in the tick count, so the result is never below it. */
+static uint64_t proc_self_ns(proctree *t, proc *p, uint64_t tick_ns)
+{
+    uint64_t ticks_ns = p->self_ticks * tick_ns, ns = 0;
+    if (p->nthreads <= 1) ns = sched_ns(t, &p->fd_sched, p->pid, 0);
+    else if (p->thr && (uint32_t)p->nthr == p->nthreads)
+        for (int i = 0; i < p->nthr; i++) ns += sched_ns(t, &p->thr[i].fd_sched, p->pid, p->thr[i].tid);
+    return ns > ticks_ns ? ns : ticks_ns;
+}
+
 /* Reads one member; returns 0 if it is gone. */
 static int read_member(proctree *t, proc *p, int want_status)
 {
@@ -527,6 +560,7 @@ static int read_member(proctree *t, proc *p, int want_status)
     p->ppid = st.ppid;
     p->cpu_u = st.utime + st.cutime;
     p->cpu_s = st.stime + st.cstime;
+    p->self_ticks = st.utime + st.stime;
     p->minflt = st.minflt + st.cminflt;
     p->majflt = st.majflt + st.cmajflt;
     p->blkio = st.blkio_ticks;
@@ -588,6 +622,7 @@ int proctree_sample(proctree *t, tree_sample *out)
     uint64_t live_blkio = 0, rss = 0, vm = 0, swap = 0;
     uint32_t procs = 0, threads = 0;
     uint64_t tick_us = 1000000 / (uint64_t)t->ticks;
+    int64_t hires_adj_us = 0;          /* precise own CPU minus its tick value */
     for (int qi = 0; qi < t->nqueue; qi++) {
         proc *p = &t->procs[t->queue[qi]];
         if (!p->pid) continue;
@@ -605,6 +640,9 @@ int proctree_sample(proctree *t, tree_sample *out)
         }
         live.utime_us += p->cpu_u * tick_us;
         live.stime_us += p->cpu_s * tick_us;
+        if (t->hires)
+            hires_adj_us += (int64_t)(proc_self_ns(t, p, tick_us * 1000) / 1000) -
+                            (int64_t)(p->self_ticks * tick_us);
         live.minflt += p->minflt;
         live.majflt += p->majflt;
         live.rchar += p->io.rchar;
@@ -667,7 +705,9 @@ int proctree_sample(proctree *t, tree_sample *out)
     o->swap_kb = swap;
     o->hwm_kb = t->hwm_kb;
     o->total_procs = t->total_procs;
-    double cpu_s = (double)(c->utime_us + c->stime_us) / 1e6;
+    /* the rate uses the unclamped total, refined to ns at high rates */
+    double cpu_s = ((double)(C->utime_us + C->stime_us + live.utime_us + live.stime_us) +
+                    (double)hires_adj_us) / 1e6;
     if (t->have_last && ts > t->last_ts) {
         /* CPU of processes that lived and died between two samples becomes
          * visible at once when they are reaped; over a short interval that
@@ -675,6 +715,7 @@ int proctree_sample(proctree *t, tree_sample *out)
          * upper bound. */
         o->cpu_percent = 100.0 * (cpu_s - t->last_cpu_s) / (ts - t->last_ts);
         if (o->cpu_percent > 100.0 * t->ncpus) o->cpu_percent = 100.0 * t->ncpus;
+        if (o->cpu_percent < 0) o->cpu_percent = 0;
     }
     t->last_ts = ts;
     t->last_cpu_s = cpu_s;
@@ -719,6 +760,7 @@ proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
     t->pagesize_kb = sysconf(_SC_PAGESIZE) / 1024;
     if (t->pagesize_kb <= 0) t->pagesize_kb = 4;
     t->ncpus = hostinfo_cpus_available();
+    t->hires = interval < 0.1 && !getenv("JOBSCOPE_NO_SCHEDSTAT");
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         fd_budget = rl.rlim_cur > 256 ? (int)rl.rlim_cur - 128 : (int)rl.rlim_cur / 2;

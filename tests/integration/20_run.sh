@@ -238,3 +238,12 @@ test_scan_discovery_finds_the_same_tree() {
     assert_ge "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 21 || return 1
     assert_ge "$(jq_py 'end["utime"]+end["stime"]' ev.jsonl)" 0.29
 }
+
+test_cpu_percent_at_50_hz_agrees_with_the_cpu_time() {
+    # schedstat (ns) refines the 10 ms ticks: the mean rate must match the total
+    "$JS" run -i 0.02 -o ev.jsonl -- "$W" burn 800
+    mean=$(jq_py 'sum(s["cpu_percent"] for s in samples[1:]) / len(samples[1:])' ev.jsonl)
+    expect=$(jq_py '100 * (end["utime"] + end["stime"]) / (samples[-1]["elapsed"] - samples[0]["elapsed"])' ev.jsonl)
+    assert_close "$mean" "$expect" 0.15 "mean cpu_percent" || return 1
+    assert_le "$(jq_py 'max(s["cpu_percent"] for s in samples)' ev.jsonl)" "$(($(nproc) * 100))"
+}
