@@ -5,6 +5,7 @@
 #   make demo       run a small monitored job and show its events
 #   make asan       build + tests under AddressSanitizer/UBSan (build-asan/)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make bench      optimised build in build-bench/ + bench/run (BENCH_ARGS=--quick)
 #
 # Sources: every src/*/*.c is part of the program; src/cli/main.c holds
 # main(), everything else also goes into build/libjscore.a for unit tests.
@@ -33,8 +34,10 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
+BENCH_SRCS  := $(sort $(wildcard bench/*.c))
+BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit demo asan clean install bench
+.PHONY: all test unit demo asan clean install bench bench-bins
 all: $(BUILD)/jobscope
 
 $(BUILD)/jobscope: $(OBJS)
@@ -55,7 +58,18 @@ $(BUILD)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+$(BUILD)/bench/%: bench/%.c bench/bench.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
 unit: $(UNIT_BINS)
+
+# The benchmark (bench/README.md): its own optimised build, then the harness.
+bench-bins: $(BUILD)/jobscope $(BENCH_BINS)
+
+bench:
+	$(MAKE) BUILD=build-bench OPT="-O2 -DNDEBUG -g" bench-bins
+	bench/run --build build-bench $(BENCH_ARGS)
 
 test: all $(UNIT_BINS) $(HELPER_BINS)
 	BUILD=$(BUILD) tests/run.sh
@@ -72,6 +86,6 @@ install: all
 	install -m 755 $(BUILD)/jobscope $(DESTDIR)$(PREFIX)/bin/jobscope
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-bench
 
 -include $(OBJS:.o=.d)
