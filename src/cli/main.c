@@ -9,10 +9,6 @@
 #include "options.h"
 #include "monitor.h"
 
-#ifndef JOBSCOPE_VERSION
-#define JOBSCOPE_VERSION "0.1.0"
-#endif
-
 static int cmd_run(int argc, char **argv)    { return monitor_main(0, argc, argv); }
 static int cmd_attach(int argc, char **argv) { return monitor_main(1, argc, argv); }
 
@@ -44,7 +40,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("jobscope %s\n", JOBSCOPE_VERSION);
+        printf("jobscope %s\n", JOBSCOPE_VERSION_STR);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

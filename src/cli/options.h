@@ -10,6 +10,8 @@
 #include <sys/types.h>
 #include "../sink/sink.h"
 
+#define JOBSCOPE_VERSION_STR "0.1.0"
+
 #define JS_EXIT_ERROR    125   /* jobscope's own failure */
 #define JS_EXIT_NOEXEC   126   /* command found but not executable */
 #define JS_EXIT_NOTFOUND 127   /* command not found */
@@ -32,6 +34,7 @@ typedef struct js_options {
     int     quiet, verbose;
     int     wait_all;             /* run: wait for every descendant, not just the main process */
     double  flush_timeout;
+    double  kill_grace;           /* seconds between SIGTERM and SIGKILL (limits) */
     sink_options sink;            /* passed to every sink */
 } js_options;
 

@@ -54,6 +54,7 @@ typedef struct tree_sample {
     /* root process facts, for JoReMon-style output */
     pid_t    root_pid;
     double   root_start;             /* epoch seconds the root started */
+    const char *root_cmd, *root_cwd, *user;  /* set once by the monitor; may be NULL */
 } tree_sample;
 
 typedef struct proctree proctree;
@@ -70,9 +71,14 @@ int  proctree_sample(proctree *t, tree_sample *out);
 
 /* Called for every child jobscope reaps: pid, its wait4 rusage and the I/O
  * read from its zombie /proc/PID/io just before reaping (io may be NULL). */
-struct proc_io;
+#include "procread.h"
 void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru,
                      const struct proc_io *io);
+
+/* The next sample reads every file (status too): use for the final one. */
+void proctree_full_next(proctree *t);
+/* 1 if members are found through /proc/PID/task/TID/children, 0: /proc scan. */
+int  proctree_discovery_children(const proctree *t);
 
 /* Is pid a live member of the tree (as of the last sample)? Thread-safe:
  * GPU and metrics threads use it to attribute their data to the job. */

@@ -1,0 +1,624 @@
+/* monitor.c — the life of a monitored job (see monitor.h).
+ *
+ *   run:    block the signals we handle, become a child subreaper, spawn the
+ *           command with posix_spawn (vfork-like: the job's ru_maxrss is its
+ *           own), then loop: sample every interval, reap children as SIGCHLD
+ *           arrives (reading each zombie's /proc/PID/io first so its I/O is
+ *           exact), forward signals to the job.
+ *   attach: the same loop around a process that is not our child.
+ *
+ * Events: jobscope.start, kickstart.inv.online (first sample at once, one per
+ * interval, a final one at exit), source events (GPU, metrics...), and the
+ * end-of-job record jobscope.end.  Nothing here can change what the job sees:
+ * stdin/stdout/stderr and the environment are passed untouched, and every
+ * failure of jobscope itself leaves the job running. */
+#include "monitor.h"
+#include "options.h"
+#include "../event/event.h"
+#include "../proc/hostinfo.h"
+#include "../proc/proctree.h"
+#include "../sink/sink.h"
+#include "../source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Optional sources, in the order they are called. */
+static const source_ops *const source_table[] = {
+    NULL,
+};
+
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+typedef struct monitor {
+    js_options  opt;
+    emitter     em;
+    proctree   *tree;
+    monitor_ctx ctx;
+    source     *sources[sizeof source_table / sizeof source_table[0]];
+    int         nsources;
+    int         sigfd;
+    sigset_t    orig_mask;
+    pid_t       root;
+    int         root_done;        /* main process reaped (run) or gone (attach) */
+    int         status;           /* wait status of the main process */
+    struct rusage root_ru;
+    double      start_ts, end_ts, start_mono;
+    tree_sample last;
+    uint64_t    nsamples;
+    char       *cmd, *cwd, *user, *exe;
+    int         stop_signal;      /* attach: interrupted by this signal */
+    /* limits */
+    char        kill_reason[128];
+    double      kill_deadline;    /* monotonic; 0 = none */
+    int         killed_hard;
+    int         summary_fd;
+    jbuf        evbuf;
+    int         said_sample_error;
+} monitor;
+
+static int verbose_level;
+
+static void diag(const char *fmt, ...)
+{
+    if (!verbose_level) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("jobscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static int error_exit(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("jobscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return JS_EXIT_ERROR;
+}
+
+/* ---- outputs ----------------------------------------------------------- */
+
+static char *default_output(const char *job_id)
+{
+    size_t n = strlen(job_id);
+    char *p = malloc(n + 16);
+    if (!p) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = job_id[i];
+        p[k++] = (c == '/' || c == ' ' || (unsigned char)c < 0x20) ? '_' : c;
+    }
+    strcpy(p + k, ".jsonl");
+    if (p[0] == '.') p[0] = '_';
+    return p;
+}
+
+static int open_outputs(monitor *m, char **default_path)
+{
+    js_options *o = &m->opt;
+    *default_path = NULL;
+    if (o->noutputs == 0) {
+        *default_path = default_output(m->em.ann.job_id);
+        if (!*default_path) return error_exit("out of memory");
+        o->outputs[o->noutputs++] = *default_path;
+    }
+    for (int i = 0; i < o->noutputs; i++) {
+        char err[512];
+        sink *s = sink_open(o->outputs[i], &o->sink, err, sizeof err);
+        if (!s) return error_exit("cannot write events to %s", err);
+        emitter_add_sink(&m->em, s);
+    }
+    if (o->summary_path) {
+        m->summary_fd = open(o->summary_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (m->summary_fd < 0)
+            return error_exit("cannot write summary %s: %s", o->summary_path, strerror(errno));
+    }
+    return 0;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static void emit_start(monitor *m)
+{
+    jbuf *b = &m->evbuf;
+    event_begin(&m->em, b, EV_START, m->start_ts);
+    json_str(b, "version", JOBSCOPE_VERSION_STR);
+    json_str(b, "mode", m->opt.attach ? "attach" : "run");
+    json_i64(b, "pid", m->root);
+    json_i64(b, "monitor_pid", getpid());
+    json_str(b, "exe", m->exe);
+    if (m->opt.argv) {
+        json_arr_open(b, "argv");
+        for (char **a = m->opt.argv; *a; a++) json_str(b, NULL, *a);
+        json_arr_close(b);
+    }
+    json_str(b, "cmd", m->cmd);
+    json_str(b, "cwd", m->cwd);
+    json_str(b, "user", m->user);
+    json_i64(b, "uid", getuid());
+    json_fixed(b, "interval", m->opt.interval, 3);
+    json_str(b, "discovery", proctree_discovery_children(m->tree) ? "children" : "scan");
+    hostinfo_write(b);
+    hostinfo_rlimits(b);
+    emitter_send(&m->em, b, EV_START, m->start_ts, NULL);
+}
+
+static void put_counters(jbuf *b, const tree_sample *s)
+{
+    json_fixed(b, "utime", (double)s->c.utime_us / 1e6, 3);
+    json_fixed(b, "stime", (double)s->c.stime_us / 1e6, 3);
+    if (s->iowait_valid) json_fixed(b, "iowait", (double)s->c.iowait_us / 1e6, 3);
+    else json_null(b, "iowait");
+    json_u64(b, "bread", s->c.read_bytes);
+    json_u64(b, "bwrite", s->c.write_bytes);
+    json_u64(b, "rchar", s->c.rchar);
+    json_u64(b, "wchar", s->c.wchar);
+    json_u64(b, "syscr", s->c.syscr);
+    json_u64(b, "syscw", s->c.syscw);
+    json_u64(b, "read_bytes", s->c.read_bytes);
+    json_u64(b, "write_bytes", s->c.write_bytes);
+    json_u64(b, "cancelled_write_bytes", s->c.cancelled_write_bytes);
+    json_u64(b, "minflt", s->c.minflt);
+    json_u64(b, "majflt", s->c.majflt);
+    json_u64(b, "nvcsw", s->c.nvcsw);
+    json_u64(b, "nivcsw", s->c.nivcsw);
+}
+
+static void sample_and_emit(monitor *m)
+{
+    tree_sample *s = &m->last;
+    if (proctree_sample(m->tree, s) != 0) {
+        if (!m->said_sample_error++) diag("sampling failed; will retry");
+        return;
+    }
+    s->root_start = m->start_ts;
+    s->root_cmd = m->cmd;
+    s->root_cwd = m->cwd;
+    s->user = m->user;
+    m->nsamples++;
+    jbuf *b = &m->evbuf;
+    event_begin(&m->em, b, EV_SAMPLE, s->ts);
+    json_i64(b, "pid", m->root);
+    json_str(b, "exe", m->exe);
+    json_fixed(b, "elapsed", s->elapsed, 3);
+    put_counters(b, s);
+    json_u64(b, "vm", s->vm_kb);
+    json_u64(b, "rss", s->rss_kb);
+    json_u64(b, "swap", s->swap_kb);
+    json_u64(b, "procs", s->procs);
+    json_u64(b, "threads", s->threads);
+    json_fixed(b, "cpu_percent", s->cpu_percent, 2);
+    json_u64(b, "max_hwm", s->hwm_kb);
+    json_u64(b, "total_procs", s->total_procs);
+    json_u64(b, "bsend", 0);
+    json_u64(b, "brecv", 0);
+    for (int i = 0; i < m->nsources; i++)
+        if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, b);
+    emitter_send(&m->em, b, EV_SAMPLE, s->ts, s);
+}
+
+static void put_peak(jbuf *b, const char *key, const tree_peak *p, int decimals)
+{
+    json_obj_open(b, key);
+    json_fixed(b, "value", p->value, decimals);
+    json_fixed(b, "ts", p->ts, 6);
+    json_obj_close(b);
+}
+
+static void put_rusage(jbuf *b, const char *key, const struct rusage *r)
+{
+    json_obj_open(b, key);
+    json_fixed(b, "utime", (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6, 6);
+    json_fixed(b, "stime", (double)r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6, 6);
+    json_i64(b, "maxrss", r->ru_maxrss);
+    json_i64(b, "minflt", r->ru_minflt);
+    json_i64(b, "majflt", r->ru_majflt);
+    json_i64(b, "inblock", r->ru_inblock);
+    json_i64(b, "oublock", r->ru_oublock);
+    json_i64(b, "nvcsw", r->ru_nvcsw);
+    json_i64(b, "nivcsw", r->ru_nivcsw);
+    json_obj_close(b);
+}
+
+static int exit_status(const monitor *m)
+{
+    if (m->opt.attach) return m->stop_signal ? 128 + m->stop_signal : 0;
+    if (WIFEXITED(m->status)) return WEXITSTATUS(m->status);
+    if (WIFSIGNALED(m->status)) return 128 + WTERMSIG(m->status);
+    return JS_EXIT_ERROR;
+}
+
+static void emit_record(monitor *m)
+{
+    const tree_sample *s = &m->last;
+    jbuf *b = &m->evbuf;
+    double duration = m->end_ts - m->start_ts;
+    double ts = now_epoch();
+    event_begin(&m->em, b, EV_END, ts);
+    json_i64(b, "pid", m->root);
+    json_str(b, "exe", m->exe);
+    json_str(b, "cmd", m->cmd);
+    if (m->opt.attach) {
+        json_str(b, "exit_type", m->stop_signal ? "detached" : "ended");
+        json_null(b, "exit_code");
+        json_null(b, "signal");
+    } else if (m->kill_reason[0]) {
+        json_str(b, "exit_type", "limit");
+    } else {
+        json_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
+    }
+    if (!m->opt.attach) {
+        if (WIFEXITED(m->status)) json_i64(b, "exit_code", WEXITSTATUS(m->status));
+        else json_null(b, "exit_code");
+        if (WIFSIGNALED(m->status)) {
+            json_i64(b, "signal", WTERMSIG(m->status));
+            const char *abbrev = sigabbrev_np(WTERMSIG(m->status));
+            char name[32];
+            snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+            json_str(b, "signal_name", name);
+            json_bool(b, "core_dumped", WCOREDUMP(m->status));
+        } else {
+            json_null(b, "signal");
+        }
+        if (m->kill_reason[0]) json_str(b, "limit", m->kill_reason);
+    }
+    json_i64(b, "status", exit_status(m));
+    json_fixed(b, "start", m->start_ts, 6);
+    json_fixed(b, "end", m->end_ts, 6);
+    json_fixed(b, "duration", duration, 6);
+    put_counters(b, s);
+    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6;
+    int cores = hostinfo_cpus_available();
+    json_fixed(b, "cpu_time", cpu, 6);
+    json_i64(b, "cores", cores);
+    json_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
+    json_u64(b, "samples", m->nsamples);
+    json_u64(b, "total_procs", s->total_procs);
+    json_obj_open(b, "peaks");
+    put_peak(b, "rss", &s->peak_rss_kb, 0);
+    put_peak(b, "vm", &s->peak_vm_kb, 0);
+    put_peak(b, "cpu_percent", &s->peak_cpu_percent, 2);
+    put_peak(b, "procs", &s->peak_procs, 0);
+    put_peak(b, "threads", &s->peak_threads, 0);
+    json_u64(b, "max_process_hwm", s->hwm_kb);
+    json_obj_close(b);
+    if (!m->opt.attach) {
+        put_rusage(b, "rusage", &m->root_ru);
+        struct rusage all;
+        getrusage(RUSAGE_CHILDREN, &all);
+        put_rusage(b, "rusage_children", &all);
+    }
+    for (int i = 0; i < m->nsources; i++)
+        if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
+    json_u64(b, "events_dropped", m->em.dropped);
+    emitter_send(&m->em, b, EV_END, ts, NULL);
+    if (m->summary_fd >= 0) {
+        /* the same document, alone in its file */
+        size_t n = b->len;
+        if (write(m->summary_fd, b->p, n) != (ssize_t)n || write(m->summary_fd, "\n", 1) != 1)
+            diag("cannot write the summary file: %s", strerror(errno));
+        close(m->summary_fd);
+        m->summary_fd = -1;
+    }
+}
+
+static void human_size(char *out, size_t n, double bytes)
+{
+    static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int i = 0;
+    while (bytes >= 1024 && i < 4) bytes /= 1024, i++;
+    snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
+}
+
+static void print_summary(const monitor *m, const char *events_path)
+{
+    const tree_sample *s = &m->last;
+    double dur = m->end_ts - m->start_ts;
+    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6;
+    int cores = hostinfo_cpus_available();
+    char rss[32], rd[32], wr[32], how[64];
+    human_size(rss, sizeof rss, s->peak_rss_kb.value * 1024);
+    human_size(rd, sizeof rd, (double)s->c.read_bytes);
+    human_size(wr, sizeof wr, (double)s->c.write_bytes);
+    if (m->opt.attach) snprintf(how, sizeof how, "ended");
+    else if (WIFSIGNALED(m->status))
+        snprintf(how, sizeof how, "killed by SIG%s%s", sigabbrev_np(WTERMSIG(m->status)) ?: "?",
+                 m->kill_reason[0] ? " (limit)" : "");
+    else snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(m->status));
+    fprintf(stderr,
+            "jobscope: %s %s after %.2f s\n"
+            "jobscope:   CPU %.2f s user+sys, efficiency %.0f%% of %d core%s\n"
+            "jobscope:   peak memory %s RSS, %u processes at most, %llu seen\n"
+            "jobscope:   disk read %s, written %s\n",
+            m->opt.attach ? "process" : "job", how, dur, cpu,
+            dur > 0 ? 100.0 * cpu / (dur * cores) : 0.0, cores, cores > 1 ? "s" : "",
+            rss, (unsigned)s->peak_procs.value, (unsigned long long)s->total_procs, rd, wr);
+    if (events_path) fprintf(stderr, "jobscope:   events in %s\n", events_path);
+}
+
+/* ---- children and signals ---------------------------------------------- */
+
+static void reap_children(monitor *m)
+{
+    for (;;) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) break;
+        pid_t pid = si.si_pid;
+        /* the zombie still shows its final I/O, its reaped children's included */
+        proc_io io;
+        int have_io = 0;
+        char path[48], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            ssize_t n = read(fd, buf, sizeof buf - 1);
+            if (n > 0) { buf[n] = 0; have_io = procread_io(buf, (size_t)n, &io) == 0; }
+            close(fd);
+        }
+        int status;
+        struct rusage ru;
+        pid_t r = wait4(pid, &status, WNOHANG, &ru);
+        if (r != pid) break;
+        proctree_reaped(m->tree, pid, &ru, have_io ? &io : NULL);
+        if (pid == m->root) {
+            m->status = status;
+            m->root_ru = ru;
+            m->root_done = 1;
+            m->end_ts = now_epoch();
+        }
+    }
+}
+
+static void handle_signal(monitor *m, const struct signalfd_siginfo *si)
+{
+    int sig = (int)si->ssi_signo;
+    if (sig == SIGCHLD) { if (!m->opt.attach) reap_children(m); return; }
+    if (m->opt.attach) {                 /* attach: a signal ends the watch */
+        m->stop_signal = sig;
+        return;
+    }
+    /* A signal from the terminal (^C, ^\, hangup) already reached the job when
+     * it shares our process group: forwarding it would deliver it twice. */
+    if (si->ssi_code == SI_KERNEL && getpgid(m->root) == getpgrp()) return;
+    if (!m->root_done) kill(m->root, sig);
+}
+
+static void monitor_request_kill(monitor_ctx *ctx, const char *reason)
+{
+    monitor *m = ctx->monitor;
+    if (m->kill_reason[0]) return;
+    snprintf(m->kill_reason, sizeof m->kill_reason, "%s", reason ? reason : "limit");
+    diag("stopping the job: %s", m->kill_reason);
+    if (!m->root_done) kill(m->root, SIGTERM);
+    proctree_kill(m->tree, SIGTERM);
+    m->kill_deadline = now_mono() + m->opt.kill_grace;
+}
+
+static int spawn_job(monitor *m)
+{
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t dflt;
+    sigemptyset(&dflt);
+    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
+        sigaddset(&dflt, forwarded_signals[i]);
+    sigaddset(&dflt, SIGCHLD);
+    sigaddset(&dflt, SIGPIPE);
+    /* only reset what we changed: blocked-ness; dispositions were untouched */
+    posix_spawnattr_setsigmask(&attr, &m->orig_mask);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_USEVFORK);
+    int rc = posix_spawnp(&m->root, m->opt.argv[0], NULL, &attr, m->opt.argv, environ);
+    posix_spawnattr_destroy(&attr);
+    if (rc == 0) return 0;
+    fprintf(stderr, "jobscope: %s: %s\n", m->opt.argv[0],
+            rc == ENOENT ? "command not found" : strerror(rc));
+    return rc == ENOENT ? JS_EXIT_NOTFOUND : JS_EXIT_NOEXEC;
+}
+
+static void raise_fd_limit(void)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max > 65536 ? 65536 : r.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &r);
+    }
+}
+
+/* ---- main loop ----------------------------------------------------------- */
+
+static int tree_finished(monitor *m)
+{
+    if (!m->root_done) return 0;
+    if (!m->opt.wait_all) return 1;
+    if (m->last.procs > 0) return 0;
+    if (m->opt.attach) return 1;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
+}
+
+static void loop(monitor *m)
+{
+    double interval = m->opt.interval;
+    double next = m->start_mono + interval;
+    for (;;) {
+        double now = now_mono();
+        if (m->kill_deadline > 0 && now >= m->kill_deadline && !m->killed_hard) {
+            if (!m->root_done) kill(m->root, SIGKILL);
+            proctree_kill(m->tree, SIGKILL);
+            m->killed_hard = 1;
+        }
+        if (now >= next) {
+            if (m->opt.attach && !m->root_done && kill(m->root, 0) != 0 && errno == ESRCH) {
+                m->root_done = 1;
+                m->end_ts = now_epoch();
+            }
+            if (tree_finished(m) || m->stop_signal) break;
+            sample_and_emit(m);
+            if (m->opt.attach && !m->root_done && m->last.procs == 0) {
+                m->root_done = 1;
+                m->end_ts = now_epoch();
+            }
+            while (next <= now) next += interval;     /* skip missed ticks */
+            if (tree_finished(m) || m->stop_signal) break;
+        }
+        double wait = next - now_mono();
+        if (m->kill_deadline > 0 && !m->killed_hard && m->kill_deadline - now_mono() < wait)
+            wait = m->kill_deadline - now_mono();
+        int timeout = wait > 0 ? (int)(wait * 1000.0 + 0.999) : 0;
+        struct pollfd pfd = { m->sigfd, POLLIN, 0 };
+        int r = poll(&pfd, 1, timeout);
+        if (r > 0) {
+            struct signalfd_siginfo si[8];
+            ssize_t n = read(m->sigfd, si, sizeof si);
+            for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof si[0]; i++)
+                handle_signal(m, &si[i]);
+            if (m->root_done && tree_finished(m)) break;
+            if (m->stop_signal) break;
+        }
+    }
+}
+
+int monitor_main(int attach, int argc, char **argv)
+{
+    monitor mon, *m = &mon;
+    memset(m, 0, sizeof *m);
+    m->summary_fd = -1;
+    m->sigfd = -1;
+    int exit_now = 0;
+    int rc = options_parse(&m->opt, attach, argc, argv, &exit_now);
+    if (rc || exit_now) return rc;
+    verbose_level = m->opt.verbose;
+
+    annotations ann;
+    if (annotations_init(&ann, m->opt.job_id, m->opt.tags, m->opt.ntags) != 0)
+        return error_exit("out of memory");
+    emitter_init(&m->em, &ann);
+    m->opt.sink.ann = &m->em.ann;
+    char *default_path = NULL;
+    if ((rc = open_outputs(m, &default_path)) != 0) {
+        emitter_close(&m->em, 0);
+        free(default_path);
+        return rc;
+    }
+    jbuf_init(&m->evbuf, 2048);
+
+    if (attach) {
+        m->root = m->opt.pid;
+        if (kill(m->root, 0) != 0 && errno == ESRCH) {
+            emitter_close(&m->em, 0);
+            free(default_path);
+            jbuf_free(&m->evbuf);
+            return error_exit("no process %d", (int)m->root);
+        }
+    }
+
+    /* Signals we handle arrive through a signalfd; block them before the
+     * spawn so none is lost, and give the job the original mask back. */
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
+        sigaddset(&mask, forwarded_signals[i]);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGPIPE);                /* a closed output is an error, not death */
+    pthread_sigmask(SIG_BLOCK, &mask, &m->orig_mask);
+    sigdelset(&mask, SIGPIPE);
+    m->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+    m->ctx.opt = &m->opt;
+    m->ctx.em = &m->em;
+    m->ctx.run_mode = !attach;
+    m->ctx.interval = m->opt.interval;
+    m->ctx.request_kill = monitor_request_kill;
+    m->ctx.monitor = m;
+    for (size_t i = 0; source_table[i]; i++) {
+        source *s = source_table[i]->open(&m->ctx);
+        if (s) m->sources[m->nsources++] = s;
+    }
+
+    m->start_ts = now_epoch();
+    m->start_mono = now_mono();
+    if (!attach) {
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        if ((rc = spawn_job(m)) != 0) {
+            for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
+            emitter_close(&m->em, 0);
+            jbuf_free(&m->evbuf);
+            if (default_path) unlink(default_path);
+            free(default_path);
+            return rc;
+        }
+    }
+    raise_fd_limit();
+    m->tree = proctree_new(attach ? PROCTREE_ATTACH : PROCTREE_RUN, m->root, m->opt.interval);
+    m->ctx.tree = m->tree;
+    m->ctx.root = m->root;
+    m->ctx.start_ts = m->start_ts;
+    m->cmd = hostinfo_cmdline(m->root);
+    m->cwd = hostinfo_cwd(m->root);
+    m->exe = NULL;
+    {
+        char path[48], buf[4096];
+        snprintf(path, sizeof path, "/proc/%d/exe", (int)m->root);
+        ssize_t n = readlink(path, buf, sizeof buf - 1);
+        if (n > 0) { buf[n] = 0; m->exe = strdup(buf); }
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%d", (int)m->root);
+        m->user = hostinfo_user(stat(path, &st) == 0 ? st.st_uid : getuid());
+    }
+    if (!m->cmd && m->opt.argv) m->cmd = strdup(m->opt.argv[0]);
+    for (int i = 0; i < m->nsources; i++)
+        if (m->sources[i]->ops->start) m->sources[i]->ops->start(m->sources[i], &m->ctx);
+
+    emit_start(m);
+    sample_and_emit(m);
+    if (!attach) reap_children(m);
+    loop(m);
+
+    if (!attach && !m->root_done) {        /* unreachable in practice: be safe */
+        int status;
+        struct rusage ru;
+        if (wait4(m->root, &status, 0, &ru) == m->root) {
+            m->status = status; m->root_ru = ru; m->root_done = 1;
+        }
+    }
+    if (!attach) reap_children(m);
+    if (m->end_ts == 0) m->end_ts = now_epoch();
+    proctree_full_next(m->tree);
+    sample_and_emit(m);
+    for (int i = 0; i < m->nsources; i++)
+        if (m->sources[i]->ops->stop) m->sources[i]->ops->stop(m->sources[i], &m->ctx);
+    emit_record(m);
+    int status = exit_status(m);
+    if (!m->opt.quiet && isatty(STDERR_FILENO))
+        print_summary(m, default_path);
+    for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
+    emitter_close(&m->em, m->opt.flush_timeout);
+    proctree_free(m->tree);
+    jbuf_free(&m->evbuf);
+    free(m->cmd); free(m->cwd); free(m->user); free(m->exe);
+    free(default_path);
+    if (m->sigfd >= 0) close(m->sigfd);
+    return status;
+}

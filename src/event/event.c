@@ -1,0 +1,204 @@
+/* event.c — annotations stamped on every event, and the emitter that
+ * sequences events and fans them out to the sinks (see event.h). */
+#include "event.h"
+#include "../sink/sink.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+double now_epoch(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+double now_mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- annotations ------------------------------------------------------ */
+
+/* Workflow annotations, as pegasus-kickstart reads them. */
+static const struct { const char *field, *var; } wf_vars[] = {
+    { "site",          "PEGASUS_SITE" },
+    { "wf_uuid",       "PEGASUS_WF_UUID" },
+    { "wf_label",      "PEGASUS_WF_LABEL" },
+    { "dag_job_id",    "PEGASUS_DAG_JOB_ID" },
+    { "condor_job_id", "CONDOR_JOBID" },
+    { "xformation",    "PEGASUS_XFORMATION" },
+    { "task_id",       "PEGASUS_TASK_ID" },
+};
+
+/* MPI rank: kickstart's order first, then newer launchers. */
+static const char *const rank_vars[] = {
+    "OMPI_COMM_WORLD_RANK", "ALPS_APP_PE", "PMI_RANK", "PMI_ID", "MPIRUN_RANK",
+    "PMIX_RANK", "SLURM_PROCID",
+};
+
+/* Batch systems, in order of precedence. */
+static const struct { const char *system, *var; } batch_vars[] = {
+    { "slurm",  "SLURM_JOB_ID" }, { "slurm", "SLURM_JOBID" },
+    { "pbs",    "PBS_JOBID" },    { "lsf",   "LSB_JOBID" },
+    { "sge",    "JOB_ID" },       { "condor", "CONDOR_JOBID" },
+    { "cobalt", "COBALT_JOBID" }, { "flux",  "FLUX_JOB_ID" },
+};
+
+static const char *env_nonempty(const char *var)
+{
+    const char *v = getenv(var);
+    return v && *v ? v : NULL;
+}
+
+int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags)
+{
+    memset(a, 0, sizeof *a);
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0) strcpy(host, "unknown");
+    a->hostname = strdup(host);
+
+    const char *bsys = NULL, *bid = NULL;
+    for (size_t i = 0; i < sizeof batch_vars / sizeof batch_vars[0] && !bid; i++)
+        if ((bid = env_nonempty(batch_vars[i].var))) bsys = batch_vars[i].system;
+
+    char gen[320];
+    if (job_id && *job_id) {
+        a->job_id = strdup(job_id);
+    } else if (bid) {
+        const char *task = env_nonempty("SLURM_ARRAY_TASK_ID");
+        if (!task) task = env_nonempty("PBS_ARRAYID");
+        if (!task) task = env_nonempty("LSB_JOBINDEX");
+        if (!task) task = env_nonempty("SGE_TASK_ID");
+        if (task && strcmp(task, "undefined") && strcmp(task, "0"))
+            snprintf(gen, sizeof gen, "%s_%s", bid, task), a->job_id = strdup(gen);
+        else
+            a->job_id = strdup(bid);
+    } else if (env_nonempty("PEGASUS_DAG_JOB_ID")) {
+        a->job_id = strdup(getenv("PEGASUS_DAG_JOB_ID"));
+    } else {
+        snprintf(gen, sizeof gen, "%s-%ld-%ld", host, (long)getpid(), (long)time(NULL));
+        a->job_id = strdup(gen);
+    }
+
+    jbuf b;
+    jbuf_init(&b, 512);
+    json_str(&b, "hostname", host);
+    for (size_t i = 0; i < sizeof wf_vars / sizeof wf_vars[0]; i++)
+        json_str(&b, wf_vars[i].field, env_nonempty(wf_vars[i].var));
+    long rank = 0;
+    for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
+        const char *v = env_nonempty(rank_vars[i]);
+        char *end;
+        if (v) {
+            long r = strtol(v, &end, 10);
+            if (!*end) { rank = r; break; }
+        }
+    }
+    json_i64(&b, "rank", rank);
+    json_str(&b, "job_id", a->job_id);
+    if (bid) {
+        json_obj_open(&b, "batch");
+        json_str(&b, "system", bsys);
+        json_str(&b, "job_id", bid);
+        json_obj_close(&b);
+    }
+    if (ntags > 0) {
+        json_obj_open(&b, "tags");
+        for (int i = 0; i < ntags; i++) {
+            const char *eq = strchr(tags[i], '=');
+            if (!eq) continue;
+            char key[256];
+            size_t kl = (size_t)(eq - tags[i]);
+            if (kl >= sizeof key) kl = sizeof key - 1;
+            memcpy(key, tags[i], kl);
+            key[kl] = 0;
+            json_str(&b, key, eq + 1);
+        }
+        json_obj_close(&b);
+    }
+    if (b.oom || !a->hostname || !a->job_id) { jbuf_free(&b); return -1; }
+    a->fragment = b.p;
+    a->fragment_len = b.len;
+    return 0;
+}
+
+void annotations_free(annotations *a)
+{
+    free(a->fragment);
+    free(a->job_id);
+    free(a->hostname);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- emitter ---------------------------------------------------------- */
+
+int emitter_init(emitter *em, const annotations *ann)
+{
+    memset(em, 0, sizeof *em);
+    pthread_mutex_init(&em->lock, NULL);
+    em->ann = *ann;
+    return 0;
+}
+
+void emitter_add_sink(emitter *em, sink *s)
+{
+    sink **n = realloc(em->sinks, sizeof *n * (size_t)(em->nsinks + 1));
+    if (!n) return;
+    em->sinks = n;
+    em->sinks[em->nsinks++] = s;
+}
+
+void event_begin(const emitter *em, jbuf *b, const char *name, double ts)
+{
+    jbuf_reset(b);
+    jbuf_putc(b, '{');
+    b->comma = 0;
+    json_str(b, "event", name);
+    json_fixed(b, "ts", ts, 6);
+    if (em->ann.fragment_len) {
+        jbuf_putc(b, ',');
+        jbuf_put(b, em->ann.fragment, em->ann.fragment_len);
+    }
+}
+
+uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
+                      const struct tree_sample *sample)
+{
+    pthread_mutex_lock(&em->lock);
+    uint64_t seq = ++em->seq;
+    json_u64(b, "seq", seq);
+    json_obj_close(b);
+    if (!b->oom) {
+        js_event ev = { name, b->p, b->len, seq, ts, sample };
+        for (int i = 0; i < em->nsinks; i++)
+            if (em->sinks[i]->ops->write(em->sinks[i], &ev) != 0) {
+                em->sinks[i]->errors++;
+                em->dropped++;
+            }
+    } else {
+        em->dropped++;
+    }
+    pthread_mutex_unlock(&em->lock);
+    return seq;
+}
+
+void emitter_close(emitter *em, double flush_timeout_s)
+{
+    pthread_mutex_lock(&em->lock);
+    for (int i = 0; i < em->nsinks; i++) {
+        sink *s = em->sinks[i];
+        if (s->ops->flush) s->ops->flush(s, flush_timeout_s);
+        s->ops->close(s);
+    }
+    free(em->sinks);
+    em->sinks = NULL;
+    em->nsinks = 0;
+    pthread_mutex_unlock(&em->lock);
+    annotations_free(&em->ann);
+}

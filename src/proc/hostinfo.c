@@ -1,0 +1,126 @@
+/* hostinfo.c — facts about the machine and the job for the start event. */
+#include "hostinfo.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+int hostinfo_cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static char *read_small(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    for (ssize_t r; b; ) {
+        if (n + 1 >= cap) { char *g = realloc(b, cap *= 2); if (!g) { free(b); b = NULL; break; } b = g; }
+        r = read(fd, b + n, cap - n - 1);
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (b) b[n] = 0;
+    if (len) *len = n;
+    return b;
+}
+
+void hostinfo_write(jbuf *b)
+{
+    struct utsname u;
+    if (uname(&u) == 0) {
+        json_str(b, "kernel", u.release);
+        json_str(b, "machine", u.machine);
+    }
+    char *cpuinfo = read_small("/proc/cpuinfo", NULL);
+    const char *model = NULL;
+    size_t mlen = 0;
+    if (cpuinfo) {
+        char *m = strstr(cpuinfo, "model name");
+        if (m && (m = strchr(m, ':'))) {
+            m += 2;
+            model = m;
+            mlen = strcspn(m, "\n");
+        }
+    }
+    if (model) json_strn(b, "cpu_model", model, mlen); else json_null(b, "cpu_model");
+    free(cpuinfo);
+    json_i64(b, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
+    json_i64(b, "cpus_available", hostinfo_cpus_available());
+    char *mem = read_small("/proc/meminfo", NULL);
+    if (mem) {
+        char *m = strstr(mem, "MemTotal:");
+        if (m) json_u64(b, "mem_total_kb", strtoull(m + 9, NULL, 10));
+        free(mem);
+    }
+    json_i64(b, "clock_ticks", sysconf(_SC_CLK_TCK));
+    json_i64(b, "page_size", sysconf(_SC_PAGESIZE));
+}
+
+void hostinfo_rlimits(jbuf *b)
+{
+    static const struct { const char *name; int res; } lim[] = {
+        { "as", RLIMIT_AS }, { "core", RLIMIT_CORE }, { "cpu", RLIMIT_CPU },
+        { "data", RLIMIT_DATA }, { "fsize", RLIMIT_FSIZE }, { "memlock", RLIMIT_MEMLOCK },
+        { "nofile", RLIMIT_NOFILE }, { "nproc", RLIMIT_NPROC }, { "rss", RLIMIT_RSS },
+        { "stack", RLIMIT_STACK },
+    };
+    json_obj_open(b, "rlimits");
+    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+        struct rlimit r;
+        if (getrlimit(lim[i].res, &r) != 0) continue;
+        json_obj_open(b, lim[i].name);
+        if (r.rlim_cur == RLIM_INFINITY) json_null(b, "soft"); else json_u64(b, "soft", r.rlim_cur);
+        if (r.rlim_max == RLIM_INFINITY) json_null(b, "hard"); else json_u64(b, "hard", r.rlim_max);
+        json_obj_close(b);
+    }
+    json_obj_close(b);
+}
+
+char *hostinfo_cmdline(pid_t pid)
+{
+    char path[48];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    size_t n = 0;
+    char *s = read_small(path, &n);
+    if (!s) return NULL;
+    while (n > 0 && s[n - 1] == 0) n--;
+    for (size_t i = 0; i < n; i++) if (!s[i]) s[i] = ' ';
+    s[n] = 0;
+    return s;
+}
+
+char *hostinfo_cwd(pid_t pid)
+{
+    char path[48], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n < 0) return NULL;
+    buf[n] = 0;
+    return strdup(buf);
+}
+
+char *hostinfo_user(uid_t uid)
+{
+    struct passwd pw, *res = NULL;
+    char buf[2048];
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return strdup(pw.pw_name);
+    char num[24];
+    snprintf(num, sizeof num, "%u", (unsigned)uid);
+    return strdup(num);
+}

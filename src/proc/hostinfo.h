@@ -1,0 +1,22 @@
+/* hostinfo.h — the invocation context of the start event: host, kernel,
+ * CPU model and count, memory, user, cwd, command line, rlimits. */
+#ifndef JOBSCOPE_HOSTINFO_H
+#define JOBSCOPE_HOSTINFO_H
+
+#include <sys/types.h>
+#include "../event/json.h"
+
+/* CPUs this process may run on (affinity), at least 1. */
+int  hostinfo_cpus_available(void);
+/* Adds the host/kernel/cpu/memory/user fields to an open event object. */
+void hostinfo_write(jbuf *b);
+/* Adds the rlimits as an object "rlimits" ("unlimited" -> null). */
+void hostinfo_rlimits(jbuf *b);
+/* Command line of pid as one string (args joined by spaces), or NULL. Caller frees. */
+char *hostinfo_cmdline(pid_t pid);
+/* cwd of pid, or NULL. Caller frees. */
+char *hostinfo_cwd(pid_t pid);
+/* Name of the user uid, or its number as text. Caller frees. */
+char *hostinfo_user(uid_t uid);
+
+#endif

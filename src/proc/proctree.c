@@ -1,0 +1,754 @@
+/* proctree.c — discovery and exact accounting of the job's process tree
+ * (the rules are in proctree.h).
+ *
+ * Per member we keep /proc/PID/{stat,io,status} open and re-read them with
+ * pread; status (the costliest file, only needed for swap, VmHWM and context
+ * switches) is read about once a second and at the final sample.  New
+ * members are found either through /proc/PID/task/TID/children (kernels with
+ * CONFIG_PROC_CHILDREN) or through a scan of /proc that reads the stat of
+ * pids it has not classified yet; pids known to be outside the tree are
+ * cached by (pid, inode) so steady state costs one getdents pass. */
+#include "proctree.h"
+#include "procread.h"
+#include "../event/event.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NO_FD (-1)
+#define FD_UNAVAILABLE (-2)     /* cannot be opened (EACCES): don't retry */
+
+typedef struct thr { pid_t tid; int fd; } thr;
+
+typedef struct proc {
+    pid_t    pid, ppid;
+    int      fd_stat, fd_io, fd_status;
+    uint32_t gen;               /* last sample this record was read alive */
+    uint8_t  reaped;            /* jobscope reaped it: carry already done */
+    uint8_t  have_io, have_status, read_ok, folded;
+    uint64_t starttime;
+    /* last values read: inclusive of reaped descendants */
+    uint64_t cpu_u, cpu_s;      /* ticks: utime+cutime, stime+cstime */
+    uint64_t minflt, majflt;
+    proc_io  io;
+    /* self only */
+    uint64_t blkio;             /* ticks */
+    uint64_t nvcsw, nivcsw;
+    uint64_t rss_pages, vsize, swap_kb, hwm_kb;
+    uint32_t nthreads;
+    uint32_t status_phase;
+    /* children mode */
+    thr     *thr;
+    int      nthr, cap_thr;
+    uint32_t thr_count;         /* num_threads when thr[] was listed */
+} proc;
+
+/* open-addressing hash: pid -> index+1 into procs[] (0 = empty) */
+typedef struct pidmap { pid_t *keys; int *vals; size_t cap, used; } pidmap;
+
+struct proctree {
+    enum proctree_mode mode;
+    pid_t   root, self;
+    double  interval;
+    int     children_mode;      /* 1: /proc/PID/task/TID/children, 0: scan /proc */
+    long    ticks, pagesize_kb;
+    uint32_t gen;
+    uint32_t status_every;
+    int     full_next;
+
+    proc   *procs;
+    int     nprocs, cap;
+    int    *free_list;          /* indices of unused slots */
+    int     nfree;
+    pidmap  map;
+
+    /* scan mode: pids known NOT to be in the tree, keyed by (pid, inode) */
+    pidmap  outside;            /* vals: low bits of inode */
+    DIR    *procdir;
+
+    /* self children files (run mode, children mode) */
+    thr    *self_thr;
+    int     nself_thr;
+
+    int    *queue;              /* BFS order */
+    int     nqueue, cap_queue;
+
+    tree_counters carry;        /* left the tree, not folded into a live member */
+    tree_counters last;         /* last reported (for clamping) */
+    uint64_t carry_blkio_ticks;
+    uint64_t hwm_kb;
+    uint64_t total_procs;
+    double  last_ts, last_cpu_s, start_ts;
+    int     have_last;
+    tree_sample peaks;          /* only the peak fields are used */
+    int     delayacct;
+
+    pthread_mutex_t lock;       /* guards members[] */
+    pid_t  *members;
+    int     nmembers, cap_members;
+
+    char    buf[8192];
+};
+
+/* ---- pid map ----------------------------------------------------------- */
+
+static size_t pm_slot(const pidmap *m, pid_t pid)
+{
+    return ((uint32_t)pid * 2654435761u) & (m->cap - 1);
+}
+
+static int pm_get(const pidmap *m, pid_t pid)
+{
+    if (!m->cap) return 0;
+    for (size_t i = pm_slot(m, pid);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == pid) return m->vals[i];
+        if (m->keys[i] == 0) return 0;
+    }
+}
+
+static int pm_grow(pidmap *m);
+
+static void pm_put(pidmap *m, pid_t pid, int val)
+{
+    if ((m->used + 1) * 2 > m->cap && pm_grow(m) != 0) return;
+    for (size_t i = pm_slot(m, pid);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == pid) { m->vals[i] = val; return; }
+        if (m->keys[i] == 0) { m->keys[i] = pid; m->vals[i] = val; m->used++; return; }
+    }
+}
+
+static void pm_del(pidmap *m, pid_t pid)
+{
+    if (!m->cap) return;
+    size_t i = pm_slot(m, pid);
+    for (;; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == 0) return;
+        if (m->keys[i] == pid) break;
+    }
+    m->keys[i] = 0;
+    m->used--;
+    /* re-insert the rest of the cluster */
+    for (size_t j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
+        pid_t k = m->keys[j];
+        int v = m->vals[j];
+        m->keys[j] = 0;
+        m->used--;
+        pm_put(m, k, v);
+    }
+}
+
+static int pm_grow(pidmap *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 64;
+    pidmap n = { calloc(ncap, sizeof(pid_t)), calloc(ncap, sizeof(int)), ncap, 0 };
+    if (!n.keys || !n.vals) { free(n.keys); free(n.vals); return -1; }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i]) pm_put(&n, m->keys[i], m->vals[i]);
+    free(m->keys);
+    free(m->vals);
+    *m = n;
+    return 0;
+}
+
+static void pm_free(pidmap *m) { free(m->keys); free(m->vals); memset(m, 0, sizeof *m); }
+
+/* ---- reading ----------------------------------------------------------- */
+
+static int open_proc_file(pid_t pid, pid_t tid, const char *name)
+{
+    char path[64];
+    if (tid) snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
+    else snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Reads a whole small file through a cached fd.  Returns bytes, 0 if the
+ * process is gone, -1 if the file cannot be read (permission). */
+static ssize_t read_cached(proctree *t, int *fd, pid_t pid, pid_t tid, const char *name,
+                           char *buf, size_t cap)
+{
+    if (*fd == FD_UNAVAILABLE) return -1;
+    int tmp = 0;
+    if (*fd == NO_FD) {
+        int f = open_proc_file(pid, tid, name);
+        if (f < 0) {
+            if (errno == ENOENT || errno == ESRCH) return 0;
+            if (errno == EMFILE || errno == ENFILE) return -1;
+            *fd = FD_UNAVAILABLE;
+            return -1;
+        }
+        *fd = f;
+        tmp = 0;
+    }
+    ssize_t n;
+    do n = pread(*fd, buf, cap - 1, 0); while (n < 0 && errno == EINTR);
+    (void)tmp;
+    if (n < 0) {
+        if (errno == ESRCH || errno == ENOENT) return 0;
+        return -1;
+    }
+    buf[n] = 0;
+    return n;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) close(*fd);
+    *fd = NO_FD;
+}
+
+/* ---- records ----------------------------------------------------------- */
+
+static proc *proc_get(proctree *t, pid_t pid)
+{
+    int v = pm_get(&t->map, pid);
+    return v ? &t->procs[v - 1] : NULL;
+}
+
+static proc *proc_add(proctree *t, pid_t pid)
+{
+    int idx;
+    if (t->nfree) {
+        idx = t->free_list[--t->nfree];
+    } else {
+        if (t->nprocs == t->cap) {
+            int ncap = t->cap ? t->cap * 2 : 64;
+            proc *np = realloc(t->procs, sizeof *np * (size_t)ncap);
+            int *nf = realloc(t->free_list, sizeof *nf * (size_t)ncap);
+            if (!np || !nf) { if (np) t->procs = np; if (nf) t->free_list = nf; return NULL; }
+            t->procs = np;
+            t->free_list = nf;
+            t->cap = ncap;
+        }
+        idx = t->nprocs++;
+    }
+    proc *p = &t->procs[idx];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->fd_stat = p->fd_io = p->fd_status = NO_FD;
+    p->status_phase = t->gen;
+    pm_put(&t->map, pid, idx + 1);
+    t->total_procs++;
+    return p;
+}
+
+static void proc_remove(proctree *t, proc *p)
+{
+    close_fd(&p->fd_stat);
+    close_fd(&p->fd_io);
+    close_fd(&p->fd_status);
+    for (int i = 0; i < p->nthr; i++) close_fd(&p->thr[i].fd);
+    free(p->thr);
+    pm_del(&t->map, p->pid);
+    p->pid = 0;
+    t->free_list[t->nfree++] = (int)(p - t->procs);
+}
+
+/* Did the kernel fold a vanished member's totals into something we count?
+ * Yes if its parent is alive in the tree, if jobscope is its parent (it will
+ * be or was reaped by us, exactly), or if its parent vanished too but was
+ * itself folded (P reaped X, then G reaped P: G's cutime holds both). */
+static int proc_folded(proctree *t, const proc *p, int depth)
+{
+    if (t->mode == PROCTREE_RUN && p->ppid == t->self) return 1;
+    const proc *parent = proc_get(t, p->ppid);
+    if (!parent || !parent->pid) return 0;
+    if (parent->gen == t->gen) return 1;
+    if (parent->reaped) return 1;
+    return depth < 256 && proc_folded(t, parent, depth + 1);
+}
+
+/* A member is gone: carry what the kernel did not fold into a live member. */
+static void proc_vanished(proctree *t, proc *p, int folded)
+{
+    if (!p->reaped && p->read_ok) {
+        uint64_t tick_us = 1000000 / (uint64_t)t->ticks;
+        if (!folded) {
+            t->carry.utime_us += p->cpu_u * tick_us;
+            t->carry.stime_us += p->cpu_s * tick_us;
+            t->carry.minflt += p->minflt;
+            t->carry.majflt += p->majflt;
+            t->carry.rchar += p->io.rchar;
+            t->carry.wchar += p->io.wchar;
+            t->carry.syscr += p->io.syscr;
+            t->carry.syscw += p->io.syscw;
+            t->carry.read_bytes += p->io.read_bytes;
+            t->carry.write_bytes += p->io.write_bytes;
+            t->carry.cancelled_write_bytes += p->io.cancelled_write_bytes;
+            t->carry.nvcsw += p->nvcsw;
+            t->carry.nivcsw += p->nivcsw;
+        }
+    }
+    if (p->read_ok) {
+        /* self-only counters are never folded into a parent */
+        t->carry_blkio_ticks += p->blkio;
+        if (p->hwm_kb > t->hwm_kb) t->hwm_kb = p->hwm_kb;
+    }
+    proc_remove(t, p);
+}
+
+/* ---- discovery: children files ----------------------------------------- */
+
+struct add_ctx { proctree *t; };
+
+static void queue_push(proctree *t, int idx)
+{
+    if (t->nqueue == t->cap_queue) {
+        int ncap = t->cap_queue ? t->cap_queue * 2 : 128;
+        int *nq = realloc(t->queue, sizeof *nq * (size_t)ncap);
+        if (!nq) return;
+        t->queue = nq;
+        t->cap_queue = ncap;
+    }
+    t->queue[t->nqueue++] = idx;
+}
+
+static void child_found(void *arg, pid_t pid)
+{
+    proctree *t = arg;
+    proc *p = proc_get(t, pid);
+    if (!p) p = proc_add(t, pid);
+    if (p && p->gen != t->gen) {
+        p->gen = t->gen;               /* queued this round */
+        queue_push(t, (int)(p - t->procs));
+    }
+}
+
+/* Lists /proc/PID/task into *thr (keeping open fds of known tids). */
+static void thr_relist(pid_t pid, thr **tv, int *n, int *cap)
+{
+    char path[48];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return;
+    thr *old = *tv;
+    int nold = *n;
+    thr *nv = NULL;
+    int nn = 0, ncap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+        pid_t tid = (pid_t)atoi(de->d_name);
+        if (nn == ncap) {
+            ncap = ncap ? ncap * 2 : 4;
+            thr *g = realloc(nv, sizeof *g * (size_t)ncap);
+            if (!g) break;
+            nv = g;
+        }
+        nv[nn].tid = tid;
+        nv[nn].fd = NO_FD;
+        for (int i = 0; i < nold; i++)
+            if (old[i].tid == tid) { nv[nn].fd = old[i].fd; old[i].fd = NO_FD; break; }
+        nn++;
+    }
+    closedir(d);
+    for (int i = 0; i < nold; i++) close_fd(&old[i].fd);
+    free(old);
+    *tv = nv;
+    *n = nn;
+    *cap = ncap;
+}
+
+/* Reads every thread's children file; relists threads when their number
+ * changed or one vanished. */
+static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap,
+                          uint32_t nthreads, uint32_t *listed)
+{
+    if (!*tv || *listed != nthreads) {
+        thr_relist(pid, tv, n, cap);
+        *listed = nthreads;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int stale = 0;
+        for (int i = 0; i < *n; i++) {
+            thr *th = &(*tv)[i];
+            ssize_t r = read_cached(t, &th->fd, pid, th->tid, "children", t->buf, sizeof t->buf);
+            if (r == 0 && th->fd != FD_UNAVAILABLE) { stale = 1; continue; }
+            if (r > 0) procread_pids(t->buf, (size_t)r, child_found, t);
+        }
+        if (!stale) break;
+        thr_relist(pid, tv, n, cap);
+    }
+}
+
+/* ---- discovery: /proc scan --------------------------------------------- */
+
+static void scan_proc(proctree *t)
+{
+    if (!t->procdir) t->procdir = opendir("/proc");
+    if (!t->procdir) return;
+    rewinddir(t->procdir);
+    struct dirent *de;
+    /* pending: new pids whose parent is not yet known to be a member */
+    pid_t *pend = NULL, *pend_pp = NULL;
+    int npend = 0, cappend = 0;
+    while ((de = readdir(t->procdir))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9') continue;
+        pid_t pid = (pid_t)atoi(de->d_name);
+        if (pid == t->self) continue;
+        proc *p = proc_get(t, pid);
+        if (p) {                                    /* already a member */
+            if (p->gen != t->gen) { p->gen = t->gen; queue_push(t, (int)(p - t->procs)); }
+            continue;
+        }
+        int ino = (int)(de->d_ino & 0x7fffffff) | 1;
+        if (pm_get(&t->outside, pid) == ino) continue;
+        int fd = open_proc_file(pid, 0, "stat");
+        if (fd < 0) continue;
+        ssize_t r = pread(fd, t->buf, sizeof t->buf - 1, 0);
+        close(fd);
+        proc_stat st;
+        if (r <= 0 || procread_stat(t->buf, (size_t)r, &st) != 0) continue;
+        proc *parent = proc_get(t, st.ppid);
+        int member = (parent && parent->pid) ||
+                     (t->mode == PROCTREE_RUN && st.ppid == t->self) ||
+                     (pid == t->root);
+        if (member) {
+            child_found(t, pid);
+            continue;
+        }
+        if (npend == cappend) {
+            cappend = cappend ? cappend * 2 : 64;
+            pid_t *a = realloc(pend, sizeof *a * (size_t)cappend);
+            pid_t *b = realloc(pend_pp, sizeof *b * (size_t)cappend);
+            if (!a || !b) { free(a ? a : pend); free(b ? b : pend_pp); return; }
+            pend = a; pend_pp = b;
+        }
+        pend[npend] = pid;
+        pend_pp[npend] = (pid_t)ino;          /* remember inode; ppid stored below */
+        npend++;
+        pm_put(&t->outside, pid, -(int)st.ppid);   /* provisional: negative = ppid */
+    }
+    /* resolve pids whose parent was itself new this round */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < npend; i++) {
+            if (!pend[i]) continue;
+            pid_t ppid = (pid_t)-pm_get(&t->outside, pend[i]);
+            proc *parent = proc_get(t, ppid);
+            if (parent && parent->pid) {
+                pm_del(&t->outside, pend[i]);
+                child_found(t, pend[i]);
+                pend[i] = 0;
+                changed = 1;
+            }
+        }
+    }
+    for (int i = 0; i < npend; i++)
+        if (pend[i]) pm_put(&t->outside, pend[i], pend_pp[i]);
+    free(pend);
+    free(pend_pp);
+    /* keep the outside cache from growing without bound */
+    if (t->outside.used > 65536) pm_free(&t->outside);
+}
+
+/* ---- sampling ---------------------------------------------------------- */
+
+static void self_children(proctree *t)
+{
+    if (!t->self_thr || (t->gen & 63) == 1) {
+        int n = t->nself_thr, cap = n;
+        thr_relist(t->self, &t->self_thr, &n, &cap);
+        t->nself_thr = n;
+    }
+    for (int i = 0; i < t->nself_thr; i++) {
+        thr *th = &t->self_thr[i];
+        ssize_t r = read_cached(t, &th->fd, t->self, th->tid, "children", t->buf, sizeof t->buf);
+        if (r > 0) procread_pids(t->buf, (size_t)r, child_found, t);
+    }
+}
+
+/* Reads one member; returns 0 if it is gone. */
+static int read_member(proctree *t, proc *p, int want_status)
+{
+    ssize_t n = read_cached(t, &p->fd_stat, p->pid, 0, "stat", t->buf, sizeof t->buf);
+    proc_stat st;
+    if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
+    if (p->read_ok && st.starttime != p->starttime) return 0;    /* pid reused */
+    p->starttime = st.starttime;
+    p->ppid = st.ppid;
+    p->cpu_u = st.utime + st.cutime;
+    p->cpu_s = st.stime + st.cstime;
+    p->minflt = st.minflt + st.cminflt;
+    p->majflt = st.majflt + st.cmajflt;
+    p->blkio = st.blkio_ticks;
+    p->nthreads = (uint32_t)st.num_threads;
+    p->rss_pages = st.rss;
+    p->vsize = st.vsize;
+    n = read_cached(t, &p->fd_io, p->pid, 0, "io", t->buf, sizeof t->buf);
+    proc_io io;
+    if (n > 0 && procread_io(t->buf, (size_t)n, &io) == 0) { p->io = io; p->have_io = 1; }
+    if (want_status || !p->have_status) {
+        n = read_cached(t, &p->fd_status, p->pid, 0, "status", t->buf, sizeof t->buf);
+        proc_status ps;
+        if (n > 0 && procread_status(t->buf, (size_t)n, &ps) == 0) {
+            p->swap_kb = ps.vmswap_kb;
+            if (ps.vmhwm_kb > p->hwm_kb) p->hwm_kb = ps.vmhwm_kb;
+            p->nvcsw = ps.nvcsw;
+            p->nivcsw = ps.nivcsw;
+            p->have_status = 1;
+        }
+    }
+    p->read_ok = 1;
+    return 1;
+}
+
+static void peak(tree_peak *pk, double v, double ts)
+{
+    if (v > pk->value || pk->ts == 0) { pk->value = v; pk->ts = ts; }
+}
+
+static uint64_t clamp(uint64_t *last, uint64_t now)
+{
+    if (now > *last) *last = now;
+    return *last;
+}
+
+int proctree_sample(proctree *t, tree_sample *out)
+{
+    double ts = now_epoch();
+    t->gen++;
+    t->nqueue = 0;
+    int full = t->full_next || (t->gen % t->status_every) == 0;
+    t->full_next = 0;
+
+    /* 1. roots, then the members already known, then discovery */
+    if (t->mode == PROCTREE_ATTACH) {
+        proc *r = proc_get(t, t->root);
+        if (!r && t->gen == 1) child_found(t, t->root);
+    } else if (t->children_mode) {
+        self_children(t);
+    }
+    for (int i = 0; i < t->nprocs; i++) {
+        proc *p = &t->procs[i];
+        if (p->pid && p->gen != t->gen) { p->gen = t->gen; queue_push(t, i); }
+    }
+    if (!t->children_mode) scan_proc(t);
+
+    /* 2. read members in queue order; children mode discovers as it goes */
+    tree_counters live = { 0 };
+    uint64_t live_blkio = 0, rss = 0, vm = 0, swap = 0;
+    uint32_t procs = 0, threads = 0;
+    uint64_t tick_us = 1000000 / (uint64_t)t->ticks;
+    for (int qi = 0; qi < t->nqueue; qi++) {
+        proc *p = &t->procs[t->queue[qi]];
+        if (!p->pid) continue;
+        int want_status = full || ((p->status_phase + t->gen) % t->status_every) == 0;
+        if (!read_member(t, p, want_status)) {
+            p->gen = t->gen - 1;          /* not alive in this sample */
+            continue;
+        }
+        if (t->children_mode)
+            read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads, &p->thr_count);
+        live.utime_us += p->cpu_u * tick_us;
+        live.stime_us += p->cpu_s * tick_us;
+        live.minflt += p->minflt;
+        live.majflt += p->majflt;
+        live.rchar += p->io.rchar;
+        live.wchar += p->io.wchar;
+        live.syscr += p->io.syscr;
+        live.syscw += p->io.syscw;
+        live.read_bytes += p->io.read_bytes;
+        live.write_bytes += p->io.write_bytes;
+        live.cancelled_write_bytes += p->io.cancelled_write_bytes;
+        live.nvcsw += p->nvcsw;
+        live.nivcsw += p->nivcsw;
+        live_blkio += p->blkio;
+        rss += p->rss_pages * (uint64_t)t->pagesize_kb;
+        vm += p->vsize / 1024;
+        swap += p->swap_kb;
+        if (p->hwm_kb > t->hwm_kb) t->hwm_kb = p->hwm_kb;
+        procs++;
+        threads += p->nthreads;
+    }
+    /* 3. members that did not answer are gone: decide first, then remove */
+    int nvan = 0;
+    for (int i = 0; i < t->nprocs; i++) {
+        proc *p = &t->procs[i];
+        if (p->pid && p->gen != t->gen) {
+            p->folded = (uint8_t)proc_folded(t, p, 0);
+            nvan++;
+        }
+    }
+    for (int i = 0; nvan && i < t->nprocs; i++) {
+        proc *p = &t->procs[i];
+        if (p->pid && p->gen != t->gen) { proc_vanished(t, p, p->folded); nvan--; }
+    }
+
+    /* 4. totals = carry + live, never decreasing */
+    tree_sample *o = out;
+    memset(o, 0, sizeof *o);
+    o->ts = ts;
+    o->elapsed = ts - t->start_ts;
+    tree_counters *c = &o->c, *L = &t->last, *C = &t->carry;
+    c->utime_us = clamp(&L->utime_us, C->utime_us + live.utime_us);
+    c->stime_us = clamp(&L->stime_us, C->stime_us + live.stime_us);
+    c->rchar = clamp(&L->rchar, C->rchar + live.rchar);
+    c->wchar = clamp(&L->wchar, C->wchar + live.wchar);
+    c->syscr = clamp(&L->syscr, C->syscr + live.syscr);
+    c->syscw = clamp(&L->syscw, C->syscw + live.syscw);
+    c->read_bytes = clamp(&L->read_bytes, C->read_bytes + live.read_bytes);
+    c->write_bytes = clamp(&L->write_bytes, C->write_bytes + live.write_bytes);
+    c->cancelled_write_bytes = clamp(&L->cancelled_write_bytes,
+                                     C->cancelled_write_bytes + live.cancelled_write_bytes);
+    c->minflt = clamp(&L->minflt, C->minflt + live.minflt);
+    c->majflt = clamp(&L->majflt, C->majflt + live.majflt);
+    c->nvcsw = clamp(&L->nvcsw, C->nvcsw + live.nvcsw);
+    c->nivcsw = clamp(&L->nivcsw, C->nivcsw + live.nivcsw);
+    c->iowait_us = clamp(&L->iowait_us, (t->carry_blkio_ticks + live_blkio) * tick_us);
+    o->iowait_valid = t->delayacct;
+    o->procs = procs;
+    o->threads = threads;
+    o->rss_kb = rss;
+    o->vm_kb = vm;
+    o->swap_kb = swap;
+    o->hwm_kb = t->hwm_kb;
+    o->total_procs = t->total_procs;
+    double cpu_s = (double)(c->utime_us + c->stime_us) / 1e6;
+    if (t->have_last && ts > t->last_ts)
+        o->cpu_percent = 100.0 * (cpu_s - t->last_cpu_s) / (ts - t->last_ts);
+    t->last_ts = ts;
+    t->last_cpu_s = cpu_s;
+    t->have_last = 1;
+    peak(&t->peaks.peak_rss_kb, (double)rss, ts);
+    peak(&t->peaks.peak_vm_kb, (double)vm, ts);
+    peak(&t->peaks.peak_cpu_percent, o->cpu_percent, ts);
+    peak(&t->peaks.peak_procs, procs, ts);
+    peak(&t->peaks.peak_threads, threads, ts);
+    o->peak_rss_kb = t->peaks.peak_rss_kb;
+    o->peak_vm_kb = t->peaks.peak_vm_kb;
+    o->peak_cpu_percent = t->peaks.peak_cpu_percent;
+    o->peak_procs = t->peaks.peak_procs;
+    o->peak_threads = t->peaks.peak_threads;
+    o->root_pid = t->root;
+
+    /* 5. publish the member list for other threads */
+    pthread_mutex_lock(&t->lock);
+    if (t->cap_members < t->nprocs) {
+        pid_t *m = realloc(t->members, sizeof *m * (size_t)t->nprocs);
+        if (m) { t->members = m; t->cap_members = t->nprocs; }
+    }
+    t->nmembers = 0;
+    for (int i = 0; i < t->nprocs && t->nmembers < t->cap_members; i++)
+        if (t->procs[i].pid) t->members[t->nmembers++] = t->procs[i].pid;
+    pthread_mutex_unlock(&t->lock);
+    return 0;
+}
+
+/* ---- life cycle and queries -------------------------------------------- */
+
+proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
+{
+    proctree *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->mode = mode;
+    t->root = root;
+    t->self = getpid();
+    t->interval = interval;
+    t->ticks = sysconf(_SC_CLK_TCK);
+    if (t->ticks <= 0) t->ticks = 100;
+    t->pagesize_kb = sysconf(_SC_PAGESIZE) / 1024;
+    if (t->pagesize_kb <= 0) t->pagesize_kb = 4;
+    t->status_every = interval >= 1.0 ? 1 : (uint32_t)(1.0 / interval + 0.5);
+    if (t->status_every < 1) t->status_every = 1;
+    t->start_ts = now_epoch();
+    pthread_mutex_init(&t->lock, NULL);
+
+    const char *force = getenv("JOBSCOPE_DISCOVERY");
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)t->self);
+    t->children_mode = access(path, R_OK) == 0;
+    if (force && !strcmp(force, "scan")) t->children_mode = 0;
+
+    t->delayacct = 1;
+    int fd = open("/proc/sys/kernel/task_delayacct", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char c = '1';
+        if (read(fd, &c, 1) == 1) t->delayacct = c != '0';
+        close(fd);
+    }
+    return t;
+}
+
+void proctree_free(proctree *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->nprocs; i++)
+        if (t->procs[i].pid) proc_remove(t, &t->procs[i]);
+    for (int i = 0; i < t->nself_thr; i++) close_fd(&t->self_thr[i].fd);
+    free(t->self_thr);
+    if (t->procdir) closedir(t->procdir);
+    pm_free(&t->map);
+    pm_free(&t->outside);
+    free(t->procs);
+    free(t->free_list);
+    free(t->queue);
+    free(t->members);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+void proctree_full_next(proctree *t) { t->full_next = 1; }
+
+int proctree_discovery_children(const proctree *t) { return t->children_mode; }
+
+void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const proc_io *io)
+{
+    proc *p = proc_get(t, pid);
+    tree_counters *C = &t->carry;
+    C->utime_us += (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec;
+    C->stime_us += (uint64_t)ru->ru_stime.tv_sec * 1000000u + (uint64_t)ru->ru_stime.tv_usec;
+    C->minflt += (uint64_t)ru->ru_minflt;
+    C->majflt += (uint64_t)ru->ru_majflt;
+    C->nvcsw += (uint64_t)ru->ru_nvcsw;
+    C->nivcsw += (uint64_t)ru->ru_nivcsw;
+    const proc_io *src = io ? io : (p && p->have_io ? &p->io : NULL);
+    if (src) {
+        C->rchar += src->rchar;
+        C->wchar += src->wchar;
+        C->syscr += src->syscr;
+        C->syscw += src->syscw;
+        C->read_bytes += src->read_bytes;
+        C->write_bytes += src->write_bytes;
+        C->cancelled_write_bytes += src->cancelled_write_bytes;
+    }
+    if ((uint64_t)ru->ru_maxrss > t->hwm_kb) t->hwm_kb = (uint64_t)ru->ru_maxrss;
+    if (p) p->reaped = 1;
+    else t->total_procs++;
+}
+
+int proctree_contains(proctree *t, pid_t pid)
+{
+    int found = 0;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->nmembers; i++)
+        if (t->members[i] == pid) { found = 1; break; }
+    pthread_mutex_unlock(&t->lock);
+    return found;
+}
+
+int proctree_pids(proctree *t, pid_t *out, int max)
+{
+    pthread_mutex_lock(&t->lock);
+    int n = t->nmembers < max ? t->nmembers : max;
+    memcpy(out, t->members, sizeof *out * (size_t)n);
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+int proctree_kill(proctree *t, int sig)
+{
+    int n = 0;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->nmembers; i++)
+        if (kill(t->members[i], sig) == 0) n++;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}

@@ -1,0 +1,124 @@
+/* csv.c — samples as CSV rows: `PATH.csv`, or any file with --format csv or
+ * joremon-csv.  Only kickstart.inv.online samples are rows; the other events
+ * (start, end record, GPU, metrics) belong to the JSON outputs.  A header is
+ * written when the file is empty. Numbers are cumulative as in the events. */
+#include "sink.h"
+#include "joremon.h"
+#include "../proc/proctree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int sink_file_open_fd(const char *url, int *own, char *err, size_t errlen);
+int sink_file_write_line(int fd, int regular, const char *p, size_t n, int newline);
+
+extern const sink_ops sink_csv_ops;
+
+typedef struct csv_sink {
+    sink  base;
+    int   fd, own_fd, regular, joremon, header_done;
+    jbuf  buf;
+    const sink_options *opt;
+} csv_sink;
+
+static const char csv_header[] =
+    "ts,job_id,hostname,elapsed,utime,stime,cpu_percent,procs,threads,rss,vm,swap,"
+    "rchar,wchar,read_bytes,write_bytes,cancelled_write_bytes,syscr,syscw,iowait,"
+    "minflt,majflt,nvcsw,nivcsw";
+
+static int csv_match(const char *url, const sink_options *o)
+{
+    if (o->format == FORMAT_CSV || o->format == FORMAT_JOREMON_CSV)
+        return strcmp(url, "-") == 0 || !strncmp(url, "file://", 7) || !strstr(url, "://");
+    if (o->format != FORMAT_AUTO) return 0;
+    size_t n = strlen(url);
+    return n > 4 && !strcmp(url + n - 4, ".csv") && (!strstr(url, "://") || !strncmp(url, "file://", 7));
+}
+
+static sink *csv_open(const char *url, const sink_options *o, char *err, size_t errlen)
+{
+    csv_sink *s = calloc(1, sizeof *s);
+    if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
+    s->fd = sink_file_open_fd(url, &s->own_fd, err, errlen);
+    if (s->fd < 0) { free(s); return NULL; }
+    struct stat st;
+    s->regular = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
+    s->header_done = s->regular && st.st_size > 0;
+    s->joremon = o->format == FORMAT_JOREMON_CSV;
+    s->opt = o;
+    s->base.ops = &sink_csv_ops;
+    s->base.label = sink_redact_url(url);
+    jbuf_init(&s->buf, 512);
+    return &s->base;
+}
+
+static void csv_u64(jbuf *b, uint64_t v) { char t[24]; jbuf_putc(b, ','); jbuf_put(b, t, fmt_u64(t, v)); }
+static void csv_fix(jbuf *b, double v, int d) { char t[64]; jbuf_putc(b, ','); jbuf_put(b, t, fmt_fixed(t, v, d)); }
+static void csv_str(jbuf *b, const char *v)
+{
+    jbuf_putc(b, ',');
+    if (!v) return;
+    if (!strpbrk(v, ",\"\n\r")) { jbuf_puts(b, v); return; }
+    jbuf_putc(b, '"');
+    for (; *v; v++) { if (*v == '"') jbuf_putc(b, '"'); jbuf_putc(b, *v); }
+    jbuf_putc(b, '"');
+}
+
+static int csv_write(sink *base, const js_event *ev)
+{
+    csv_sink *s = (csv_sink *)base;
+    const tree_sample *t = ev->sample;
+    if (!t) return 0;
+    int rc = 0;
+    if (!s->header_done) {
+        jbuf_reset(&s->buf);
+        if (s->joremon) joremon_csv_header(&s->buf); else jbuf_puts(&s->buf, csv_header);
+        rc |= sink_file_write_line(s->fd, s->regular, s->buf.p, s->buf.len, 1);
+        s->header_done = 1;
+    }
+    if (s->joremon) {
+        for (int type = 0; type < JOREMON_NTYPES; type++) {
+            jbuf_reset(&s->buf);
+            joremon_csv_row(&s->buf, t, s->opt->ann, type);
+            rc |= sink_file_write_line(s->fd, s->regular, s->buf.p, s->buf.len, 1);
+        }
+        return rc;
+    }
+    const annotations *a = s->opt->ann;
+    jbuf *b = &s->buf;
+    char num[64];
+    jbuf_reset(b);
+    jbuf_put(b, num, fmt_fixed(num, t->ts, 6));
+    csv_str(b, a ? a->job_id : NULL);
+    csv_str(b, a ? a->hostname : NULL);
+    csv_fix(b, t->elapsed, 3);
+    csv_fix(b, (double)t->c.utime_us / 1e6, 3);
+    csv_fix(b, (double)t->c.stime_us / 1e6, 3);
+    csv_fix(b, t->cpu_percent, 2);
+    csv_u64(b, t->procs); csv_u64(b, t->threads);
+    csv_u64(b, t->rss_kb); csv_u64(b, t->vm_kb); csv_u64(b, t->swap_kb);
+    csv_u64(b, t->c.rchar); csv_u64(b, t->c.wchar);
+    csv_u64(b, t->c.read_bytes); csv_u64(b, t->c.write_bytes); csv_u64(b, t->c.cancelled_write_bytes);
+    csv_u64(b, t->c.syscr); csv_u64(b, t->c.syscw);
+    if (t->iowait_valid) csv_fix(b, (double)t->c.iowait_us / 1e6, 3); else jbuf_putc(b, ',');
+    csv_u64(b, t->c.minflt); csv_u64(b, t->c.majflt);
+    csv_u64(b, t->c.nvcsw); csv_u64(b, t->c.nivcsw);
+    return rc | sink_file_write_line(s->fd, s->regular, b->p, b->len, 1);
+}
+
+static void csv_close(sink *base)
+{
+    csv_sink *s = (csv_sink *)base;
+    if (s->own_fd) close(s->fd);
+    jbuf_free(&s->buf);
+    free(s->base.label);
+    free(s);
+}
+
+const sink_ops sink_csv_ops = {
+    .name = "csv", .match = csv_match, .open = csv_open,
+    .write = csv_write, .flush = NULL, .close = csv_close,
+};

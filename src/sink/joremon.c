@@ -1,0 +1,142 @@
+/* joremon.c — JoReMon-compatible rows (see joremon.h).
+ *
+ * Semantics follow JoReMon: CPUTime is cumulative CPU seconds of the job,
+ * ClockTime seconds since the watched process started, CPUPercent the usage
+ * over the last interval (100 = one core), byte counters cumulative, RSS and
+ * VMS in bytes.  Values cover the whole tree (JoReMon watched one pid). */
+#include "joremon.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const type_names[JOREMON_NTYPES] = {
+    "joremon.CPUInfo", "joremon.IOInfo", "joremon.MemInfo",
+};
+
+size_t joremon_timestamp(char *out, size_t n, double ts)
+{
+    time_t sec = (time_t)ts;
+    long nsec = (long)((ts - (double)sec) * 1e9);
+    if (nsec < 0) nsec = 0;
+    if (nsec > 999999999) nsec = 999999999;
+    struct tm tm;
+    localtime_r(&sec, &tm);
+    char base[32], zone[8];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    strftime(zone, sizeof zone, "%z", &tm);          /* +0100 -> +01:00 */
+    if (!strcmp(zone, "+0000"))
+        return (size_t)snprintf(out, n, "%s.%09ldZ", base, nsec);
+    return (size_t)snprintf(out, n, "%s.%09ld%.3s:%.2s", base, nsec, zone, zone + 3);
+}
+
+/* The columns, in JoReMon's CSV order (sorted by name). */
+enum col { C_CMD, C_CPUPCT, C_CPUTIME, C_CWD, C_CLOCK, C_HOST, C_JOBID, C_PID, C_PEAKCPU,
+           C_PEAKRSS, C_RBDISK, C_RBTOTAL, C_RSS, C_TS, C_TYPE, C_USER, C_VMS, C_WBDISK,
+           C_WBTOTAL, NCOLS };
+static const char *const col_names[NCOLS] = {
+    "CMD", "CPUPercent", "CPUTime", "CWD", "ClockTime", "Hostname", "JobID", "PID",
+    "PeakCPUPercent", "PeakRSS", "RBytesFromDisk", "RBytesTotal", "RSS", "Timestamp", "Type",
+    "User", "VMS", "WBytesFromDisk", "WBytesTotal",
+};
+
+static int col_in_type(enum col c, int type)
+{
+    switch (c) {
+    case C_CPUTIME: case C_CLOCK: case C_CPUPCT: case C_PEAKCPU: return type == JOREMON_CPU;
+    case C_RBDISK: case C_WBDISK: case C_RBTOTAL: case C_WBTOTAL: return type == JOREMON_IO;
+    case C_RSS: case C_PEAKRSS: case C_VMS:                       return type == JOREMON_MEM;
+    default: return 1;
+    }
+}
+
+/* Numeric value of a column (NaN for strings). */
+static double col_num(enum col c, const tree_sample *s)
+{
+    switch (c) {
+    case C_PID:     return s->root_pid;
+    case C_CPUTIME: return (double)(s->c.utime_us + s->c.stime_us) / 1e6;
+    case C_CLOCK:   return s->root_start > 0 ? s->ts - s->root_start : s->elapsed;
+    case C_CPUPCT:  return s->cpu_percent;
+    case C_PEAKCPU: return s->peak_cpu_percent.value;
+    case C_RBDISK:  return (double)s->c.read_bytes;
+    case C_WBDISK:  return (double)s->c.write_bytes;
+    case C_RBTOTAL: return (double)s->c.rchar;
+    case C_WBTOTAL: return (double)s->c.wchar;
+    case C_RSS:     return (double)s->rss_kb * 1024.0;
+    case C_PEAKRSS: return s->peak_rss_kb.value * 1024.0;
+    case C_VMS:     return (double)s->vm_kb * 1024.0;
+    default:        return 0;
+    }
+}
+
+static const char *col_str(enum col c, const tree_sample *s, const annotations *ann, int type,
+                           char *tsbuf, size_t tsn)
+{
+    switch (c) {
+    case C_CMD:   return s->root_cmd ? s->root_cmd : "";
+    case C_CWD:   return s->root_cwd ? s->root_cwd : "";
+    case C_HOST:  return ann && ann->hostname ? ann->hostname : "";
+    case C_JOBID: return ann && ann->job_id ? ann->job_id : "";
+    case C_USER:  return s->user ? s->user : "";
+    case C_TYPE:  return type_names[type];
+    case C_TS:    joremon_timestamp(tsbuf, tsn, s->ts); return tsbuf;
+    default:      return NULL;
+    }
+}
+
+/* JSON field order of JoReMon's structs. */
+static const enum col json_order[] = {
+    C_JOBID, C_TYPE, C_PID, C_CWD, C_CMD, C_HOST, C_USER, C_TS,
+    C_CPUTIME, C_CLOCK, C_CPUPCT, C_PEAKCPU,
+    C_RBDISK, C_WBDISK, C_RBTOTAL, C_WBTOTAL,
+    C_RSS, C_PEAKRSS, C_VMS,
+};
+
+void joremon_json(jbuf *out, const tree_sample *s, const annotations *ann, int type)
+{
+    char tsbuf[64];
+    json_obj_open(out, NULL);
+    for (size_t i = 0; i < sizeof json_order / sizeof json_order[0]; i++) {
+        enum col c = json_order[i];
+        if (!col_in_type(c, type)) continue;
+        const char *str = col_str(c, s, ann, type, tsbuf, sizeof tsbuf);
+        if (str) json_str(out, col_names[c], str);
+        else if (c == C_PID || c == C_RBDISK || c == C_WBDISK || c == C_RBTOTAL ||
+                 c == C_WBTOTAL || c == C_RSS || c == C_PEAKRSS || c == C_VMS)
+            json_u64(out, col_names[c], (uint64_t)col_num(c, s));
+        else json_num(out, col_names[c], col_num(c, s));
+    }
+    json_obj_close(out);
+}
+
+static void csv_cell(jbuf *out, const char *v)
+{
+    if (!strpbrk(v, ",\"\n\r")) { jbuf_puts(out, v); return; }
+    jbuf_putc(out, '"');
+    for (; *v; v++) {
+        if (*v == '"') jbuf_putc(out, '"');
+        jbuf_putc(out, *v);
+    }
+    jbuf_putc(out, '"');
+}
+
+void joremon_csv_header(jbuf *out)
+{
+    for (int c = 0; c < NCOLS; c++) {
+        if (c) jbuf_putc(out, ',');
+        jbuf_puts(out, col_names[c]);
+    }
+}
+
+void joremon_csv_row(jbuf *out, const tree_sample *s, const annotations *ann, int type)
+{
+    char tsbuf[64], num[64];
+    for (int c = 0; c < NCOLS; c++) {
+        if (c) jbuf_putc(out, ',');
+        if (!col_in_type((enum col)c, type)) continue;
+        const char *str = col_str((enum col)c, s, ann, type, tsbuf, sizeof tsbuf);
+        if (str) csv_cell(out, str);
+        else jbuf_put(out, num, fmt_fixed(num, col_num((enum col)c, s), 6)); /* Go's %f */
+    }
+}
