@@ -37,7 +37,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit demo asan clean install bench bench-bins
+.PHONY: all test unit helpers deps demo asan clean install bench bench-bins
 all: $(BUILD)/jobscope
 
 $(BUILD)/jobscope: $(OBJS)
@@ -71,15 +71,22 @@ bench:
 	$(MAKE) BUILD=build-bench OPT="-O2 -DNDEBUG -g" bench-bins
 	bench/run --build build-bench $(BENCH_ARGS)
 
-test: all $(UNIT_BINS) $(HELPER_BINS)
+test: deps
+	$(MAKE) all unit helpers
 	BUILD=$(BUILD) tests/run.sh
+
+deps:
+	./deps.sh --test
+
+helpers: $(HELPER_BINS)
 
 demo: all
 	./demo.sh
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	        LDFLAGS="-fsanitize=address,undefined" test
+	        LDFLAGS="-fsanitize=address,undefined" all unit helpers
+	ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan tests/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -604,7 +604,7 @@ int monitor_main(int attach, int argc, char **argv)
         }
     }
     if (!attach) reap_children(m);
-    if (m->end_ts == 0) m->end_ts = now_epoch();
+    if (m->end_ts == 0 || m->opt.wait_all) m->end_ts = now_epoch();
     proctree_full_next(m->tree);
     sample_and_emit(m);
     for (int i = 0; i < m->nsources; i++)

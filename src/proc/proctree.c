@@ -10,6 +10,7 @@
  * cached by (pid, inode) so steady state costs one getdents pass. */
 #include "proctree.h"
 #include "procread.h"
+#include "hostinfo.h"
 #include "../event/event.h"
 
 #include <dirent.h>
@@ -59,6 +60,7 @@ struct proctree {
     double  interval;
     int     children_mode;      /* 1: /proc/PID/task/TID/children, 0: scan /proc */
     long    ticks, pagesize_kb;
+    int     ncpus;              /* CPUs the job may use (affinity) */
     uint32_t gen;
     uint32_t status_every;
     int     full_next;
@@ -612,8 +614,14 @@ int proctree_sample(proctree *t, tree_sample *out)
     o->hwm_kb = t->hwm_kb;
     o->total_procs = t->total_procs;
     double cpu_s = (double)(c->utime_us + c->stime_us) / 1e6;
-    if (t->have_last && ts > t->last_ts)
+    if (t->have_last && ts > t->last_ts) {
+        /* CPU of processes that lived and died between two samples becomes
+         * visible at once when they are reaped; over a short interval that
+         * would read as more cores than the job can use: cap at the truth's
+         * upper bound. */
         o->cpu_percent = 100.0 * (cpu_s - t->last_cpu_s) / (ts - t->last_ts);
+        if (o->cpu_percent > 100.0 * t->ncpus) o->cpu_percent = 100.0 * t->ncpus;
+    }
     t->last_ts = ts;
     t->last_cpu_s = cpu_s;
     t->have_last = 1;
@@ -656,6 +664,7 @@ proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
     if (t->ticks <= 0) t->ticks = 100;
     t->pagesize_kb = sysconf(_SC_PAGESIZE) / 1024;
     if (t->pagesize_kb <= 0) t->pagesize_kb = 4;
+    t->ncpus = hostinfo_cpus_available();
     t->status_every = interval >= 1.0 ? 1 : (uint32_t)(1.0 / interval + 0.5);
     if (t->status_every < 1) t->status_every = 1;
     t->start_ts = now_epoch();
