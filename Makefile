@@ -5,6 +5,7 @@
 #   make demo       run a small monitored job and show its events
 #   make asan       build + tests under AddressSanitizer/UBSan (build-asan/)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make bench      optimised build in build-bench/ + bench/run (BENCH_ARGS=--quick)
 #
 # Sources: every src/*/*.c is part of the program; src/cli/main.c holds
 # main(), everything else also goes into build/libjscore.a for unit tests.
@@ -33,8 +34,10 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
+BENCH_SRCS  := $(sort $(wildcard bench/*.c))
+BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit helpers deps demo asan clean install bench fake-nvml lib
+.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib
 all: $(BUILD)/jobscope lib
 
 $(BUILD)/jobscope: $(OBJS)
@@ -52,6 +55,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjscore.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a -lcmocka $(LDLIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
@@ -90,6 +97,13 @@ $(BUILD)/helpers/js_%: tests/helpers/js_%.c $(BUILD)/libjobscope.a
 
 unit: $(UNIT_BINS)
 
+# The benchmark (bench/README.md): its own optimised build, then the harness.
+bench-bins: $(BUILD)/jobscope $(BENCH_BINS)
+
+bench:
+	$(MAKE) BUILD=build-bench OPT="-O2 -DNDEBUG -g" bench-bins
+	bench/run --build build-bench $(BENCH_ARGS)
+
 test: deps
 	$(MAKE) all unit helpers fake-nvml
 	BUILD=$(BUILD) tests/run.sh
@@ -120,6 +134,6 @@ install: all
 	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-bench
 
 -include $(OBJS:.o=.d) $(BUILD)/lib/jobscope.d
