@@ -270,9 +270,12 @@ static void cgsrc_stop(source *src, monitor_ctx *ctx)
         if (s->inside)
             cgroup_leave(&s->child);
         reap_some(s);
+        char *path = strdup(s->cg->path);       /* destroy frees s->cg */
         s->removed = cgroup_child_destroy(&s->child, 0.5) == 0;
         if (!s->removed)
-            diag(s, "cgroup %s left behind: processes still inside (try --wait-all)", s->cg->path);
+            diag(s, "cgroup %s left behind: processes still inside (try --wait-all)",
+                 path ? path : "?");
+        free(path);
         s->cg = NULL;       /* freed by cgroup_child_destroy */
     }
 }

@@ -3,7 +3,7 @@
  *
  * Per member we keep /proc/PID/{stat,io,status} open and re-read them with
  * pread; status (the costliest file, only needed for swap, VmHWM and context
- * switches) is read about once a second and at the final sample.  New
+ * switches) is read about every 5 s per process and at the final sample.  New
  * members are found either through /proc/PID/task/TID/children (kernels with
  * CONFIG_PROC_CHILDREN) or through a scan of /proc that reads the stat of
  * pids it has not classified yet; pids known to be outside the tree are
@@ -277,7 +277,7 @@ static proc *proc_add(proctree *t, pid_t pid)
     memset(p, 0, sizeof *p);
     p->pid = pid;
     p->fd_stat = p->fd_io = p->fd_status = p->fd_sched = NO_FD;
-    p->status_phase = t->gen;
+    p->status_phase = (uint32_t)pid;      /* staggers status reads across samples */
     pm_put(&t->map, pid, idx + 1);
     t->total_procs++;
     return p;
@@ -764,7 +764,9 @@ proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         fd_budget = rl.rlim_cur > 256 ? (int)rl.rlim_cur - 128 : (int)rl.rlim_cur / 2;
-    t->status_every = interval >= 1.0 ? 1 : (uint32_t)(1.0 / interval + 0.5);
+    /* status (swap, VmHWM, context switches) is the costliest file: about
+     * every 5 s per process, staggered, and always at the final sample */
+    t->status_every = interval >= 5.0 ? 1 : (uint32_t)(5.0 / interval + 0.5);
     if (t->status_every < 1) t->status_every = 1;
     t->start_ts = now_epoch();
     pthread_mutex_init(&t->lock, NULL);
