@@ -5,6 +5,7 @@
 #   make demo       run a small monitored job and show its events
 #   make asan       build + tests under AddressSanitizer/UBSan (build-asan/)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make bench      optimised build in build-bench/ + bench/run (BENCH_ARGS=--quick)
 #
 # Sources: every src/*/*.c is part of the program; src/cli/main.c holds
 # main(), everything else also goes into build/libjscore.a for unit tests.
@@ -33,9 +34,11 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
+BENCH_SRCS  := $(sort $(wildcard bench/*.c))
+BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit demo asan clean install bench
-all: $(BUILD)/jobscope
+.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib
+all: $(BUILD)/jobscope lib
 
 $(BUILD)/jobscope: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -55,23 +58,82 @@ $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a $(LDLIBS)
 
+$(BUILD)/bench/%: bench/%.c bench/bench.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+# A scripted stand-in for libnvidia-ml.so.1 (tests/fake_nvml, docs/gpu.md).
+FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
+$(FAKE_NVML): tests/fake_nvml/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $< -pthread
+fake-nvml: $(FAKE_NVML)
+$(BUILD)/tests/test_gpu_nvml: $(FAKE_NVML)
+
+# libjobscope: what jobs link to send custom metrics (lib/, docs/metrics.md).
+# Self-contained (libc + pthread), built position-independent for the .so.
+LIB_VERSION := 0.1.0
+LIB_CFLAGS  := $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -fPIC -pthread \
+               -fvisibility=hidden -MMD -MP
+PYTHONDIR    = $(shell python3 -c "import sysconfig; print(sysconfig.get_path('purelib', \
+               vars={'base': '$(PREFIX)', 'platbase': '$(PREFIX)'}))" 2>/dev/null || \
+               echo $(PREFIX)/lib/python3/dist-packages)
+lib: $(BUILD)/libjobscope.so $(BUILD)/libjobscope.a
+
+$(BUILD)/lib/jobscope.o: lib/jobscope.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -Ilib -c -o $@ $<
+
+$(BUILD)/libjobscope.so: $(BUILD)/lib/jobscope.o
+	$(CC) -shared -pthread $(LDFLAGS) -Wl,-soname,libjobscope.so.0 -o $@ $^
+
+$(BUILD)/libjobscope.a: $(BUILD)/lib/jobscope.o
+	rm -f $@; ar rcs $@ $^
+
+# Test helpers named js_* are clients of the library.
+$(BUILD)/helpers/js_%: tests/helpers/js_%.c $(BUILD)/libjobscope.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ilib -o $@ $< $(BUILD)/libjobscope.a $(LDLIBS)
+
 unit: $(UNIT_BINS)
 
-test: all $(UNIT_BINS) $(HELPER_BINS)
+# The benchmark (bench/README.md): its own optimised build, then the harness.
+bench-bins: $(BUILD)/jobscope $(BENCH_BINS)
+
+bench:
+	$(MAKE) BUILD=build-bench OPT="-O2 -DNDEBUG -g" bench-bins
+	bench/run --build build-bench $(BENCH_ARGS)
+
+test: deps
+	$(MAKE) all unit helpers fake-nvml
 	BUILD=$(BUILD) tests/run.sh
+
+deps:
+	./deps.sh --test
+
+helpers: $(HELPER_BINS)
 
 demo: all
 	./demo.sh
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	        LDFLAGS="-fsanitize=address,undefined" test
+	        LDFLAGS="-fsanitize=address,undefined" all unit helpers
+	ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan tests/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/jobscope $(DESTDIR)$(PREFIX)/bin/jobscope
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHONDIR)
+	install -m 644 lib/jobscope.h $(DESTDIR)$(PREFIX)/include/jobscope.h
+	install -m 755 $(BUILD)/libjobscope.so $(DESTDIR)$(PREFIX)/lib/libjobscope.so.0
+	ln -sf libjobscope.so.0 $(DESTDIR)$(PREFIX)/lib/libjobscope.so
+	install -m 644 $(BUILD)/libjobscope.a $(DESTDIR)$(PREFIX)/lib/libjobscope.a
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' lib/jobscope.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
+	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-bench
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(BUILD)/lib/jobscope.d

@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
-export JS="$ROOT/$BUILD/jobscope" HELPERS="$ROOT/$BUILD/helpers" ROOT BUILD
+export JS="${JS:-$ROOT/$BUILD/jobscope}" HELPERS="$ROOT/$BUILD/helpers" ROOT BUILD
 pattern=${1:-}
 pass=0 failn=0 skip=0 failed=()
 

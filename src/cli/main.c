@@ -8,6 +8,7 @@
 #include <string.h>
 #include "options.h"
 #include "monitor.h"
+#include "emit.h"
 #include "flush.h"
 
 static int cmd_run(int argc, char **argv)    { return monitor_main(0, argc, argv); }
@@ -20,7 +21,9 @@ static const struct command {
 } commands[] = {
     { "run",    cmd_run,    "run [OPTIONS] [--] CMD [ARG...]  run CMD and monitor its whole process tree" },
     { "attach", cmd_attach, "attach [OPTIONS] PID             monitor a running process tree until it ends" },
-    { "flush",  flush_main, "flush [OPTIONS] SPOOL...          re-send the events a run left in a spool" },
+    { "emit",   emit_main,  "emit NAME VALUE [--tag K=V]... [--level N]\n"
+      "                  emit --payload FILE|-        send a custom metric / payload from inside a job" },
+    { "flush",  flush_main, "flush [OPTIONS] SPOOL...         re-send the events a run left in a spool" },
 };
 
 static void usage(FILE *f)

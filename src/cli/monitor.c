@@ -15,10 +15,13 @@
 #include "monitor.h"
 #include "options.h"
 #include "../event/event.h"
+#include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
 #include "../proc/proctree.h"
 #include "../sink/sink.h"
 #include "../source.h"
+#include "../cgroup/cgroup.h"
+#include "../limits/limits.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +42,15 @@
 extern char **environ;
 
 /* Optional sources, in the order they are called. */
+extern const source_ops gpu_source_ops;
 static const source_ops *const source_table[] = {
+    /* cgroup first: its start() moves jobscope out of the job's cgroup
+     * before other sources start threads that allocate (NVML init); limits
+     * right after it: it reads the cgroup figures of the same sample. */
+    &cgroup_source_ops,
+    &limits_source_ops,
+    &gpu_source_ops,
+    &metrics_source_ops,
     NULL,
 };
 
@@ -348,11 +359,12 @@ static void print_summary(const monitor *m, const char *events_path)
     fprintf(stderr,
             "jobscope: %s %s after %.2f s\n"
             "jobscope:   CPU %.2f s user+sys, efficiency %.0f%% of %d core%s\n"
-            "jobscope:   peak memory %s RSS, %u processes at most, %llu seen\n"
+            "jobscope:   peak memory %s RSS, at most %u process%s at once, %llu seen\n"
             "jobscope:   disk read %s, written %s\n",
             m->opt.attach ? "process" : "job", how, dur, cpu,
             dur > 0 ? 100.0 * cpu / (dur * cores) : 0.0, cores, cores > 1 ? "s" : "",
-            rss, (unsigned)s->peak_procs.value, (unsigned long long)s->total_procs, rd, wr);
+            rss, (unsigned)s->peak_procs.value, s->peak_procs.value == 1 ? "" : "es",
+            (unsigned long long)s->total_procs, rd, wr);
     if (events_path) fprintf(stderr, "jobscope:   events in %s\n", events_path);
 }
 
@@ -428,7 +440,14 @@ static int spawn_job(monitor *m)
     /* only reset what we changed: blocked-ness; dispositions were untouched */
     posix_spawnattr_setsigmask(&attr, &m->orig_mask);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_USEVFORK);
-    int rc = posix_spawnp(&m->root, m->opt.argv[0], NULL, &attr, m->opt.argv, environ);
+    /* custom metrics: JOBSCOPE_SOCKET in the job's environment and, with
+     * --scan-output, pipes on its stdout/stderr; both unchanged otherwise */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    metrics_spawn_actions(&fa);
+    int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv,
+                          metrics_child_env(environ));
+    posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc == 0) return 0;
     fprintf(stderr, "jobscope: %s: %s\n", m->opt.argv[0],

@@ -1,5 +1,6 @@
 /* options.c — parses the command line of run/attach (see options.h). */
 #include "options.h"
+#include "../limits/limits.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -33,6 +34,28 @@ void options_usage(FILE *f)
 "      --wait-all          run: wait until every descendant has exited, not just\n"
 "                          CMD (daemons included)\n"
 "      --flush-timeout S   at job end, wait at most S seconds for outputs (10)\n"
+"  -G, --gpu[=all]         GPU monitoring (docs/gpu.md): NVIDIA through NVML, AMD\n"
+"                          and other DRM drivers through sysfs and fdinfo; only\n"
+"                          the job's GPUs (CUDA_VISIBLE_DEVICES...) unless =all\n"
+"      --gpu-graphics-procs  also list graphics processes (KICKSTART_MON_GRAPHICS_PROCS)\n"
+"      --gpu-proc-util     list per-process utilisation samples (KICKSTART_MON_GRAPHICS_UTIL)\n"
+"      --gpu-pcie          PCIe throughput, ~40 ms per GPU (KICKSTART_MON_GRAPHICS_PCIE)\n"
+"      --gpu-all-procs     list other jobs' GPU processes too (default: the job's)\n"
+"      --telemetry-level N run: custom metrics from the job (libjobscope,\n"
+"                          jobscope.py, 'jobscope emit') with a level above N\n"
+"                          are dropped; 0 turns them off (default 1)\n"
+"      --scan-output       run: read CMD's stdout/stderr through pipes, pass every\n"
+"                          byte on, and turn MONITORING_PAYLOAD blocks into events\n"
+"      --strip-payloads    with --scan-output: remove the blocks from the output\n"
+"      --cgroup[=auto|PATH|off]  run: put the job in a cgroup of its own and\n"
+"                          report its totals (the default when possible, e.g. as\n"
+"                          root; --cgroup warns when it cannot); attach: watch the\n"
+"                          PID's cgroup (auto) or PATH. --no-cgroup = --cgroup=off\n"
+"      --limit NAME=VALUE[,...]  stop the job past a limit (repeatable): memory=4G,\n"
+"                          rss=2G, wall=2h, cpu=30m (CPU seconds), procs=100,\n"
+"                          disk-write=10G; sizes K/M/G/T, durations s/m/h/d\n"
+"      --kill-grace S      seconds between SIGTERM and SIGKILL (default 10)\n"
+"      --measure-only      limits: only report violations, never kill\n"
 "\n"
 "Network outputs (docs/publishing.md): amqp[s]://USER:PASS@HOST[:PORT]/VHOST/EXCHANGE\n"
 "[?routing_key=K], rabbitmq[s]://USER:PASS@HOST:PORT/api/exchanges/VHOST/EX/publish,\n"
@@ -56,7 +79,9 @@ void options_usage(FILE *f)
 "KICKSTART_MON_INTERVAL (interval when no -i/-m), PEGASUS_WF_UUID, PEGASUS_WF_LABEL,\n"
 "PEGASUS_DAG_JOB_ID, CONDOR_JOBID, PEGASUS_XFORMATION, PEGASUS_TASK_ID, PEGASUS_SITE\n"
 "and MPI rank variables (annotations), SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, JOB_ID\n"
-"(SGE), COBALT_JOBID, FLUX_JOB_ID (job ids). Fields: docs/events.md.\n",
+"(SGE), COBALT_JOBID, FLUX_JOB_ID (job ids), JOBSCOPE_TELEMETRY_LEVEL.\n"
+"Fields: docs/events.md; custom metrics: docs/metrics.md; cgroups and\n"
+"limits: docs/cgroups.md.\n",
     f);
 }
 
@@ -90,8 +115,10 @@ static int parse_format(const char *s, enum sink_format *f)
 }
 
 enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_ALL,
-       OPT_FLUSH_TIMEOUT, OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_INSECURE, OPT_CA_FILE,
-       OPT_REQUIRE_OUTPUT };
+       OPT_FLUSH_TIMEOUT, OPT_GPU, OPT_GPU_GPROCS, OPT_GPU_PUTIL, OPT_GPU_PCIE,
+       OPT_GPU_ALL_PROCS, OPT_TELEMETRY_LEVEL, OPT_SCAN_OUTPUT, OPT_STRIP_PAYLOADS,
+       OPT_CGROUP, OPT_NO_CGROUP, OPT_LIMIT, OPT_KILL_GRACE, OPT_MEASURE_ONLY,
+       OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_INSECURE, OPT_CA_FILE, OPT_REQUIRE_OUTPUT };
 
 /* "123", "64K", "10M", "1G" -> bytes; -1 if bad. */
 long long options_parse_size(const char *s)
@@ -144,6 +171,16 @@ static void scrub_argv_passwords(char **argv, int from, int to)
     }
 }
 
+static int parse_level(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > 255) return -1;
+    *out = (int)v;
+    return 0;
+}
+
 int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_now)
 {
     static const struct option longopts[] = {
@@ -160,6 +197,19 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         { "insecure", no_argument, 0, OPT_INSECURE },
         { "ca-file", required_argument, 0, OPT_CA_FILE },
         { "require-output", no_argument, 0, OPT_REQUIRE_OUTPUT },
+        { "gpu", optional_argument, 0, OPT_GPU },
+        { "gpu-graphics-procs", no_argument, 0, OPT_GPU_GPROCS },
+        { "gpu-proc-util", no_argument, 0, OPT_GPU_PUTIL },
+        { "gpu-pcie", no_argument, 0, OPT_GPU_PCIE },
+        { "gpu-all-procs", no_argument, 0, OPT_GPU_ALL_PROCS },
+        { "telemetry-level", required_argument, 0, OPT_TELEMETRY_LEVEL },
+        { "scan-output", no_argument, 0, OPT_SCAN_OUTPUT },
+        { "strip-payloads", no_argument, 0, OPT_STRIP_PAYLOADS },
+        { "cgroup", optional_argument, 0, OPT_CGROUP },
+        { "no-cgroup", no_argument, 0, OPT_NO_CGROUP },
+        { "limit", required_argument, 0, OPT_LIMIT },
+        { "kill-grace", required_argument, 0, OPT_KILL_GRACE },
+        { "measure-only", no_argument, 0, OPT_MEASURE_ONLY },
         { "quiet", no_argument, 0, 'q' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
@@ -171,13 +221,14 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
     o->interval = 1.0;
     o->flush_timeout = 10.0;
     o->kill_grace = 10.0;
+    o->telemetry_level = -1;
     *exit_now = 0;
     int have_interval = 0;
 
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+i:m:o:qvh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+i:m:o:qvhG", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
             if (parse_interval(optarg, &o->interval))
@@ -235,6 +286,56 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             o->sink.ca_file = optarg;
             break;
         case OPT_REQUIRE_OUTPUT: o->sink.require_output = 1; break;
+        case 'G': o->gpu = o->gpu ? o->gpu : 1; break;
+        case OPT_GPU:
+            if (optarg && strcmp(optarg, "all")) return bad("bad --gpu=%s: only --gpu=all", optarg);
+            o->gpu = optarg ? 2 : (o->gpu ? o->gpu : 1);
+            break;
+        case OPT_GPU_GPROCS: o->gpu_graphics_procs = 1; break;
+        case OPT_GPU_PUTIL: o->gpu_proc_util = 1; break;
+        case OPT_GPU_PCIE: o->gpu_pcie = 1; break;
+        case OPT_GPU_ALL_PROCS: o->gpu_all_procs = 1; break;
+        case OPT_TELEMETRY_LEVEL:
+            if (parse_level(optarg, &o->telemetry_level))
+                return bad("bad --telemetry-level '%s': an integer 0 to 255", optarg);
+            break;
+        case OPT_SCAN_OUTPUT: o->scan_output = 1; break;
+        case OPT_STRIP_PAYLOADS: o->scan_output = o->strip_payloads = 1; break;
+        case OPT_CGROUP: {
+            const char *a = optarg;
+            /* attach: "--cgroup auto" / "--cgroup /path" as two words, when a PID follows */
+            if (!a && attach && optind + 1 < argc &&
+                (!strcmp(argv[optind], "auto") || !strcmp(argv[optind], "off") || argv[optind][0] == '/'))
+                a = argv[optind++];
+            if (!a || !strcmp(a, "auto") || !strcmp(a, "on")) o->cgroup_mode = JS_CGROUP_ON;
+            else if (!strcmp(a, "off") || !strcmp(a, "no")) o->cgroup_mode = JS_CGROUP_OFF;
+            else if (!*a) return bad("empty --cgroup path%s", "");
+            else if (!attach)
+                return bad("--cgroup=%s: run makes a cgroup of its own (--cgroup); a PATH is for attach", a);
+            else { o->cgroup_mode = JS_CGROUP_PATH; o->cgroup_path = a; }
+            break;
+        }
+        case OPT_NO_CGROUP: o->cgroup_mode = JS_CGROUP_OFF; break;
+        case OPT_LIMIT: {
+            js_limits tmp = { 0, { 0 } };
+            char err[256];
+            if (limits_parse(optarg, &tmp, err, sizeof err) < 0) {
+                fprintf(stderr, "jobscope: %s\n", err);
+                return JS_EXIT_ERROR;
+            }
+            if (o->nlimits == JS_MAX_LIMITS) return bad("too many --limit options (at most %s)", "32");
+            o->limits[o->nlimits++] = optarg;
+            break;
+        }
+        case OPT_KILL_GRACE: {
+            char *end;
+            errno = 0;
+            o->kill_grace = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(o->kill_grace >= 0) || o->kill_grace > 86400)
+                return bad("bad --kill-grace '%s': seconds, 0 to 86400", optarg);
+            break;
+        }
+        case OPT_MEASURE_ONLY: o->measure_only = 1; break;
         case 'q': o->quiet = 1; o->verbose = 0; break;
         case 'v': o->verbose++; o->quiet = 0; break;
         case 'h': options_usage(stdout); *exit_now = 1; return 0;
@@ -254,6 +355,16 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         const char *e = getenv("KICKSTART_MON_INTERVAL");
         if (e && *e && parse_interval(e, &o->interval))
             return bad("bad KICKSTART_MON_INTERVAL '%s'", e);
+    }
+    /* kickstart's GPU switches: their mere presence turns the part on */
+    if (getenv("KICKSTART_MON_GRAPHICS_PROCS")) o->gpu_graphics_procs = 1;
+    if (getenv("KICKSTART_MON_GRAPHICS_UTIL")) o->gpu_proc_util = 1;
+    if (getenv("KICKSTART_MON_GRAPHICS_PCIE")) o->gpu_pcie = 1;
+    if (o->telemetry_level < 0) {
+        const char *e = getenv("JOBSCOPE_TELEMETRY_LEVEL");
+        o->telemetry_level = 1;
+        if (e && *e && parse_level(e, &o->telemetry_level))
+            return bad("bad JOBSCOPE_TELEMETRY_LEVEL '%s': an integer 0 to 255", e);
     }
     if (o->noutputs == 0) {
         const char *u = getenv("KICKSTART_MON_URL");

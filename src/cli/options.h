@@ -18,6 +18,15 @@
 
 #define JS_MAX_OUTPUTS 16
 #define JS_MAX_TAGS    64
+#define JS_MAX_LIMITS  32
+
+/* --cgroup (src/cgroup/, docs/cgroups.md) */
+enum js_cgroup_mode {
+    JS_CGROUP_DEFAULT = 0,        /* run: own cgroup when possible, quietly; attach: none */
+    JS_CGROUP_ON,                 /* --cgroup / --cgroup=auto: run: own cgroup; attach: the pid's */
+    JS_CGROUP_PATH,               /* --cgroup=PATH (attach): watch that cgroup */
+    JS_CGROUP_OFF,                /* --cgroup=off, --no-cgroup */
+};
 
 typedef struct js_options {
     int     attach;               /* 0: run, 1: attach */
@@ -35,7 +44,22 @@ typedef struct js_options {
     int     wait_all;             /* run: wait for every descendant, not just the main process */
     double  flush_timeout;
     double  kill_grace;           /* seconds between SIGTERM and SIGKILL (limits) */
+    /* GPU monitoring (src/gpu, docs/gpu.md) */
+    int     gpu;                  /* -G/--gpu: 1 the job's GPUs, 2 --gpu=all (every GPU) */
+    int     gpu_graphics_procs;   /* --gpu-graphics-procs, KICKSTART_MON_GRAPHICS_PROCS */
+    int     gpu_proc_util;        /* --gpu-proc-util, KICKSTART_MON_GRAPHICS_UTIL */
+    int     gpu_pcie;             /* --gpu-pcie, KICKSTART_MON_GRAPHICS_PCIE */
+    int     gpu_all_procs;        /* --gpu-all-procs: list other jobs' GPU processes too */
+    enum js_cgroup_mode cgroup_mode;
+    const char *cgroup_path;      /* JS_CGROUP_PATH */
+    const char *limits[JS_MAX_LIMITS];  /* --limit specs, each checked by limits_parse() */
+    int     nlimits;
+    int     measure_only;         /* limits: report, never kill */
     sink_options sink;            /* passed to every sink */
+    /* custom metrics and payload blocks (src/metrics, docs/metrics.md) */
+    int     telemetry_level;      /* --telemetry-level / JOBSCOPE_TELEMETRY_LEVEL; 0: off */
+    int     scan_output;          /* --scan-output: job's stdout/stderr through pipes */
+    int     strip_payloads;       /* --strip-payloads: remove blocks from that output */
 } js_options;
 
 /* Returns 0 on success, or an exit status (0 for --help/--version). */

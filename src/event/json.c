@@ -94,8 +94,8 @@ size_t fmt_fixed(char *out, double v, int decimals)
     if (decimals > 9) decimals = 9;
     double av = fabs(v);
     uint64_t scale = pow10_tab[decimals];
-    if (!(av * (double)scale < 9.0e18))     /* huge (or NaN): let libc do it */
-        return (size_t)snprintf(out, 48, "%.*f", decimals, v);
+    if (!(av * (double)scale < 9.0e18))     /* huge (or NaN): exponent form */
+        return (size_t)snprintf(out, 48, "%.17g", v);
     uint64_t x = (uint64_t)llround(av * (double)scale);
     size_t n = 0;
     if (v < 0 && x) out[n++] = '-';
@@ -225,9 +225,11 @@ void json_num(jbuf *b, const char *key, double v)
 {
     if (!isfinite(v)) { json_null(b, key); return; }
     char t[40];
-    int n = snprintf(t, sizeof t, "%.15g", v);
-    if (strtod(t, NULL) != v)
-        n = snprintf(t, sizeof t, "%.17g", v);
+    int n = 0;
+    for (int prec = 15; prec <= 17; prec++) {       /* shortest that round-trips */
+        n = snprintf(t, sizeof t, "%.*g", prec, v);
+        if (strtod(t, NULL) == v) break;
+    }
     json_key(b, key);
     jbuf_put(b, t, (size_t)n);
 }

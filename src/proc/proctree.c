@@ -3,7 +3,7 @@
  *
  * Per member we keep /proc/PID/{stat,io,status} open and re-read them with
  * pread; status (the costliest file, only needed for swap, VmHWM and context
- * switches) is read about once a second and at the final sample.  New
+ * switches) is read about every 5 s per process and at the final sample.  New
  * members are found either through /proc/PID/task/TID/children (kernels with
  * CONFIG_PROC_CHILDREN) or through a scan of /proc that reads the stat of
  * pids it has not classified yet; pids known to be outside the tree are
@@ -26,7 +26,7 @@
 #define NO_FD (-1)
 #define FD_UNAVAILABLE (-2)     /* cannot be opened (EACCES): don't retry */
 
-typedef struct thr { pid_t tid; int fd; } thr;
+typedef struct thr { pid_t tid; int fd, fd_sched; } thr;   /* children, schedstat */
 
 typedef struct proc {
     pid_t    pid, ppid;
@@ -49,6 +49,9 @@ typedef struct proc {
     thr     *thr;
     int      nthr, cap_thr;
     uint32_t thr_count;         /* num_threads when thr[] was listed */
+    /* high resolution (interval < 0.1 s): own CPU in ns from schedstat */
+    int      fd_sched;
+    uint64_t self_ticks;        /* utime+stime, own threads only */
 } proc;
 
 /* open-addressing hash: pid -> index+1 into procs[] (0 = empty) */
@@ -59,6 +62,7 @@ struct proctree {
     pid_t   root, self;
     double  interval;
     int     children_mode;      /* 1: /proc/PID/task/TID/children, 0: scan /proc */
+    int     hires;              /* refine CPU percent with schedstat (ns) */
     long    ticks, pagesize_kb;
     int     ncpus;              /* CPUs the job may use (affinity) */
     uint32_t gen;
@@ -78,6 +82,9 @@ struct proctree {
     /* self children files (run mode, children mode) */
     thr    *self_thr;
     int     nself_thr;
+
+    pid_t  *found;              /* children read from one process's files */
+    int     nfound, cap_found;
 
     int    *queue;              /* BFS order */
     int     nqueue, cap_queue;
@@ -171,38 +178,73 @@ static int open_proc_file(pid_t pid, pid_t tid, const char *name)
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* Reads a whole small file through a cached fd.  Returns bytes, 0 if the
- * process is gone, -1 if the file cannot be read (permission). */
-static ssize_t read_cached(proctree *t, int *fd, pid_t pid, pid_t tid, const char *name,
-                           char *buf, size_t cap)
+#define GONE (-2)
+
+/* Kept-open descriptors, and how many we allow ourselves: past the budget
+ * files are opened, read and closed each time (slower, still correct). */
+static int open_fds, fd_budget = 900;
+
+/* Reads a whole small file through a cached fd (from offset off).  Returns
+ * the bytes read (0: empty), GONE if the process or thread has exited, -1 if
+ * the file cannot be read (permission, no fd left). */
+static ssize_t read_at(int *fd, pid_t pid, pid_t tid, const char *name, char *buf, size_t cap,
+                       off_t off)
 {
     if (*fd == FD_UNAVAILABLE) return -1;
-    int tmp = 0;
-    if (*fd == NO_FD) {
-        int f = open_proc_file(pid, tid, name);
+    int f = *fd;
+    if (f == NO_FD) {
+        f = open_proc_file(pid, tid, name);
         if (f < 0) {
-            if (errno == ENOENT || errno == ESRCH) return 0;
+            if (errno == ENOENT || errno == ESRCH) return GONE;
             if (errno == EMFILE || errno == ENFILE) return -1;
             *fd = FD_UNAVAILABLE;
             return -1;
         }
-        *fd = f;
-        tmp = 0;
+        if (open_fds < fd_budget) { *fd = f; open_fds++; }
     }
     ssize_t n;
-    do n = pread(*fd, buf, cap - 1, 0); while (n < 0 && errno == EINTR);
-    (void)tmp;
-    if (n < 0) {
-        if (errno == ESRCH || errno == ENOENT) return 0;
-        return -1;
-    }
+    do n = pread(f, buf, cap - 1, off); while (n < 0 && errno == EINTR);
+    if (*fd != f) close(f);
+    if (n < 0) return errno == ESRCH || errno == ENOENT ? GONE : -1;
     buf[n] = 0;
     return n;
 }
 
+static ssize_t read_cached(proctree *t, int *fd, pid_t pid, pid_t tid, const char *name,
+                           char *buf, size_t cap)
+{
+    (void)t;
+    return read_at(fd, pid, tid, name, buf, cap, 0);
+}
+
+/* A children file can be longer than one read: seq_file hands out at most a
+ * page of whole records per read, so a read that came back nearly a page
+ * long (or filled the buffer) may have more behind it.  Pids are never split
+ * because we continue from the end of the last whole pid.  Returns GONE if
+ * the thread has exited. */
+static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid,
+                              void (*fn)(void *, pid_t))
+{
+    off_t off = 0;
+    for (;;) {
+        ssize_t r = read_at(fd, pid, tid, "children", t->buf, sizeof t->buf, off);
+        if (r == GONE) return GONE;
+        if (r <= 0) return 0;
+        size_t use = (size_t)r;
+        int more = r >= 4096 - 24 || r == (ssize_t)sizeof t->buf - 1;
+        if (more) {                                   /* stop at the last space */
+            while (use > 0 && t->buf[use - 1] != ' ') use--;
+            if (use == 0) return 0;
+        }
+        procread_pids(t->buf, use, fn, t);
+        if (!more) return 0;
+        off += (off_t)use;
+    }
+}
+
 static void close_fd(int *fd)
 {
-    if (*fd >= 0) close(*fd);
+    if (*fd >= 0) { close(*fd); open_fds--; }
     *fd = NO_FD;
 }
 
@@ -234,8 +276,8 @@ static proc *proc_add(proctree *t, pid_t pid)
     proc *p = &t->procs[idx];
     memset(p, 0, sizeof *p);
     p->pid = pid;
-    p->fd_stat = p->fd_io = p->fd_status = NO_FD;
-    p->status_phase = t->gen;
+    p->fd_stat = p->fd_io = p->fd_status = p->fd_sched = NO_FD;
+    p->status_phase = (uint32_t)pid;      /* staggers status reads across samples */
     pm_put(&t->map, pid, idx + 1);
     t->total_procs++;
     return p;
@@ -246,7 +288,8 @@ static void proc_remove(proctree *t, proc *p)
     close_fd(&p->fd_stat);
     close_fd(&p->fd_io);
     close_fd(&p->fd_status);
-    for (int i = 0; i < p->nthr; i++) close_fd(&p->thr[i].fd);
+    close_fd(&p->fd_sched);
+    for (int i = 0; i < p->nthr; i++) { close_fd(&p->thr[i].fd); close_fd(&p->thr[i].fd_sched); }
     free(p->thr);
     pm_del(&t->map, p->pid);
     p->pid = 0;
@@ -323,6 +366,20 @@ static void child_found(void *arg, pid_t pid)
     }
 }
 
+/* Collects pids without touching procs[] (which child_found may move). */
+static void child_collect(void *arg, pid_t pid)
+{
+    proctree *t = arg;
+    if (t->nfound == t->cap_found) {
+        int ncap = t->cap_found ? t->cap_found * 2 : 64;
+        pid_t *n = realloc(t->found, sizeof *n * (size_t)ncap);
+        if (!n) return;
+        t->found = n;
+        t->cap_found = ncap;
+    }
+    t->found[t->nfound++] = pid;
+}
+
 /* Lists /proc/PID/task into *thr (keeping open fds of known tids). */
 static void thr_relist(pid_t pid, thr **tv, int *n, int *cap)
 {
@@ -345,13 +402,18 @@ static void thr_relist(pid_t pid, thr **tv, int *n, int *cap)
             nv = g;
         }
         nv[nn].tid = tid;
-        nv[nn].fd = NO_FD;
+        nv[nn].fd = nv[nn].fd_sched = NO_FD;
         for (int i = 0; i < nold; i++)
-            if (old[i].tid == tid) { nv[nn].fd = old[i].fd; old[i].fd = NO_FD; break; }
+            if (old[i].tid == tid) {
+                nv[nn].fd = old[i].fd;
+                nv[nn].fd_sched = old[i].fd_sched;
+                old[i].fd = old[i].fd_sched = NO_FD;
+                break;
+            }
         nn++;
     }
     closedir(d);
-    for (int i = 0; i < nold; i++) close_fd(&old[i].fd);
+    for (int i = 0; i < nold; i++) { close_fd(&old[i].fd); close_fd(&old[i].fd_sched); }
     free(old);
     *tv = nv;
     *n = nn;
@@ -371,9 +433,7 @@ static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap,
         int stale = 0;
         for (int i = 0; i < *n; i++) {
             thr *th = &(*tv)[i];
-            ssize_t r = read_cached(t, &th->fd, pid, th->tid, "children", t->buf, sizeof t->buf);
-            if (r == 0 && th->fd != FD_UNAVAILABLE) { stale = 1; continue; }
-            if (r > 0) procread_pids(t->buf, (size_t)r, child_found, t);
+            if (read_children_file(t, &th->fd, pid, th->tid, child_collect) == GONE) stale = 1;
         }
         if (!stale) break;
         thr_relist(pid, tv, n, cap);
@@ -462,9 +522,31 @@ static void self_children(proctree *t)
     }
     for (int i = 0; i < t->nself_thr; i++) {
         thr *th = &t->self_thr[i];
-        ssize_t r = read_cached(t, &th->fd, t->self, th->tid, "children", t->buf, sizeof t->buf);
-        if (r > 0) procread_pids(t->buf, (size_t)r, child_found, t);
+        read_children_file(t, &th->fd, t->self, th->tid, child_found);
     }
+}
+
+/* First field of a schedstat file: time on CPU in ns (0 if unreadable). */
+static uint64_t sched_ns(proctree *t, int *fd, pid_t pid, pid_t tid)
+{
+    char b[128];
+    ssize_t n = read_at(fd, pid, tid, "schedstat", b, sizeof b, 0);
+    uint64_t v = 0;
+    for (ssize_t i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++) v = v * 10 + (uint64_t)(b[i] - '0');
+    (void)t;
+    return v;
+}
+
+/* The process's own CPU in ns, to refine its tick-based utime+stime when
+ * sampling faster than the 10 ms ticks allow.  Threads that exited are only
+ * in the tick count, so the result is never below it. */
+static uint64_t proc_self_ns(proctree *t, proc *p, uint64_t tick_ns)
+{
+    uint64_t ticks_ns = p->self_ticks * tick_ns, ns = 0;
+    if (p->nthreads <= 1) ns = sched_ns(t, &p->fd_sched, p->pid, 0);
+    else if (p->thr && (uint32_t)p->nthr == p->nthreads)
+        for (int i = 0; i < p->nthr; i++) ns += sched_ns(t, &p->thr[i].fd_sched, p->pid, p->thr[i].tid);
+    return ns > ticks_ns ? ns : ticks_ns;
 }
 
 /* Reads one member; returns 0 if it is gone. */
@@ -478,6 +560,7 @@ static int read_member(proctree *t, proc *p, int want_status)
     p->ppid = st.ppid;
     p->cpu_u = st.utime + st.cutime;
     p->cpu_s = st.stime + st.cstime;
+    p->self_ticks = st.utime + st.stime;
     p->minflt = st.minflt + st.cminflt;
     p->majflt = st.majflt + st.cmajflt;
     p->blkio = st.blkio_ticks;
@@ -539,6 +622,7 @@ int proctree_sample(proctree *t, tree_sample *out)
     uint64_t live_blkio = 0, rss = 0, vm = 0, swap = 0;
     uint32_t procs = 0, threads = 0;
     uint64_t tick_us = 1000000 / (uint64_t)t->ticks;
+    int64_t hires_adj_us = 0;          /* precise own CPU minus its tick value */
     for (int qi = 0; qi < t->nqueue; qi++) {
         proc *p = &t->procs[t->queue[qi]];
         if (!p->pid) continue;
@@ -547,10 +631,18 @@ int proctree_sample(proctree *t, tree_sample *out)
             p->gen = t->gen - 1;          /* not alive in this sample */
             continue;
         }
-        if (t->children_mode)
+        if (t->children_mode) {
+            int idx = t->queue[qi];
+            t->nfound = 0;
             read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads, &p->thr_count);
+            for (int k = 0; k < t->nfound; k++) child_found(t, t->found[k]);
+            p = &t->procs[idx];                   /* procs[] may have moved */
+        }
         live.utime_us += p->cpu_u * tick_us;
         live.stime_us += p->cpu_s * tick_us;
+        if (t->hires)
+            hires_adj_us += (int64_t)(proc_self_ns(t, p, tick_us * 1000) / 1000) -
+                            (int64_t)(p->self_ticks * tick_us);
         live.minflt += p->minflt;
         live.majflt += p->majflt;
         live.rchar += p->io.rchar;
@@ -613,7 +705,9 @@ int proctree_sample(proctree *t, tree_sample *out)
     o->swap_kb = swap;
     o->hwm_kb = t->hwm_kb;
     o->total_procs = t->total_procs;
-    double cpu_s = (double)(c->utime_us + c->stime_us) / 1e6;
+    /* the rate uses the unclamped total, refined to ns at high rates */
+    double cpu_s = ((double)(C->utime_us + C->stime_us + live.utime_us + live.stime_us) +
+                    (double)hires_adj_us) / 1e6;
     if (t->have_last && ts > t->last_ts) {
         /* CPU of processes that lived and died between two samples becomes
          * visible at once when they are reaped; over a short interval that
@@ -621,6 +715,7 @@ int proctree_sample(proctree *t, tree_sample *out)
          * upper bound. */
         o->cpu_percent = 100.0 * (cpu_s - t->last_cpu_s) / (ts - t->last_ts);
         if (o->cpu_percent > 100.0 * t->ncpus) o->cpu_percent = 100.0 * t->ncpus;
+        if (o->cpu_percent < 0) o->cpu_percent = 0;
     }
     t->last_ts = ts;
     t->last_cpu_s = cpu_s;
@@ -665,7 +760,13 @@ proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
     t->pagesize_kb = sysconf(_SC_PAGESIZE) / 1024;
     if (t->pagesize_kb <= 0) t->pagesize_kb = 4;
     t->ncpus = hostinfo_cpus_available();
-    t->status_every = interval >= 1.0 ? 1 : (uint32_t)(1.0 / interval + 0.5);
+    t->hires = interval < 0.1 && !getenv("JOBSCOPE_NO_SCHEDSTAT");
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        fd_budget = rl.rlim_cur > 256 ? (int)rl.rlim_cur - 128 : (int)rl.rlim_cur / 2;
+    /* status (swap, VmHWM, context switches) is the costliest file: about
+     * every 5 s per process, staggered, and always at the final sample */
+    t->status_every = interval >= 5.0 ? 1 : (uint32_t)(5.0 / interval + 0.5);
     if (t->status_every < 1) t->status_every = 1;
     t->start_ts = now_epoch();
     pthread_mutex_init(&t->lock, NULL);
@@ -699,6 +800,7 @@ void proctree_free(proctree *t)
     free(t->procs);
     free(t->free_list);
     free(t->queue);
+    free(t->found);
     free(t->members);
     pthread_mutex_destroy(&t->lock);
     free(t);

@@ -7,6 +7,7 @@
  *   workload threadfork MS               a non-main thread forks a child that burns MS
  *   workload daemon MS BYTES PATH        double-fork + setsid a daemon that burns MS,
  *                                        writes BYTES to PATH, then the parent exits
+ *   workload fanout N SECONDS            N children that sleep SECONDS, then wait
  *   workload chain DEPTH SECONDS         a chain of DEPTH nested processes that sleep
  *   workload catch FILE                  catch INT TERM HUP QUIT USR1 USR2 for 0.5 s after
  *                                        the first; write "SIGNO COUNT", exit 100+SIGNO
@@ -118,6 +119,13 @@ int main(int argc, char **argv)
                 _exit(0);
             }
             waitpid(p, NULL, 0);
+        } else if (!strcmp(c, "fanout") && i + 2 < argc) {
+            int n = atoi(argv[i + 1]);
+            double secs = atof(argv[i + 2]);
+            i += 2;
+            for (int k = 0; k < n; k++)
+                if (fork() == 0) { usleep((useconds_t)(secs * 1e6)); _exit(0); }
+            while (waitpid(-1, NULL, 0) > 0) {}
         } else if (!strcmp(c, "chain") && i + 2 < argc) {
             int depth = atoi(argv[i + 1]);
             double secs = atof(argv[i + 2]);

@@ -39,9 +39,13 @@ test_stderr_passes_through_and_nothing_is_added_in_batch_use() {
 }
 
 test_environment_reaches_the_job_unchanged() {
+    # custom metrics add JOBSCOPE_SOCKET/JOBSCOPE_TELEMETRY_LEVEL (docs/metrics.md);
+    # with them off (--telemetry-level 0) nothing at all changes
     env | grep -v '^_=' | sort > bare.txt
-    "$JS" run -o ev.jsonl -- env | grep -v '^_=' | sort > wrapped.txt
-    diff bare.txt wrapped.txt || fail "environment differs"
+    "$JS" run -o ev.jsonl --telemetry-level 0 -- env | grep -v '^_=' | sort > wrapped.txt
+    diff bare.txt wrapped.txt || fail "environment differs" || return 1
+    "$JS" run -o ev.jsonl -- env | grep -v '^_=' | grep -v '^JOBSCOPE_\(SOCKET\|TELEMETRY_LEVEL\)=' | sort > wrapped.txt
+    grep -v '^JOBSCOPE_\(SOCKET\|TELEMETRY_LEVEL\)=' bare.txt | diff - wrapped.txt || fail "environment differs"
 }
 
 test_signals_sent_to_jobscope_are_forwarded() {
@@ -220,4 +224,26 @@ test_full_disk_never_leaves_a_truncated_line() {
     umount mnt
     assert_eq $rc 5 "job status kept" || return 1
     assert_eq $ok 0 "every line is whole JSON"
+}
+
+test_a_process_with_2000_children_is_seen_whole() {
+    # its children file is longer than one read buffer
+    "$JS" run -i 0.2 -o ev.jsonl -- "$W" fanout 2000 1.5
+    assert_ge "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 2001
+}
+
+test_scan_discovery_finds_the_same_tree() {
+    JOBSCOPE_DISCOVERY=scan "$JS" run -i 0.05 -o ev.jsonl -- "$W" threadfork 300 chain 20 0.5
+    assert_eq "$(jq_py 'ev[0]["discovery"]' ev.jsonl)" scan || return 1
+    assert_ge "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 21 || return 1
+    assert_ge "$(jq_py 'end["utime"]+end["stime"]' ev.jsonl)" 0.29
+}
+
+test_cpu_percent_at_50_hz_agrees_with_the_cpu_time() {
+    # schedstat (ns) refines the 10 ms ticks: the mean rate must match the total
+    "$JS" run -i 0.02 -o ev.jsonl -- "$W" burn 800
+    mean=$(jq_py 'sum(s["cpu_percent"] for s in samples[1:]) / len(samples[1:])' ev.jsonl)
+    expect=$(jq_py '100 * (end["utime"] + end["stime"]) / (samples[-1]["elapsed"] - samples[0]["elapsed"])' ev.jsonl)
+    assert_close "$mean" "$expect" 0.15 "mean cpu_percent" || return 1
+    assert_le "$(jq_py 'max(s["cpu_percent"] for s in samples)' ev.jsonl)" "$(($(nproc) * 100))"
 }

@@ -54,3 +54,20 @@ test_attach_stops_cleanly_on_sigint_without_touching_the_process() {
     kill $pid
     assert_eq "$(jq_py 'end["exit_type"]' ev.jsonl)" detached
 }
+
+test_ctrl_c_in_a_terminal_reaches_the_job_once_and_a_summary_is_printed() {
+    need tmux || return $?
+    W=$HELPERS/workload
+    s=js$$
+    tmux new-session -d -s $s -x 200 -y 50 "cd $T && '$JS' run -o ev.jsonl -- '$W' catch got.txt; echo rc=\$? > rc.txt; sleep 5"
+    sleep 0.5
+    tmux send-keys -t $s C-c
+    for i in $(seq 50); do [ -s rc.txt ] && break; sleep 0.1; done
+    sleep 0.2
+    screen=$(tmux capture-pane -p -t $s)
+    tmux kill-session -t $s
+    assert_eq "$(cat got.txt)" "2 1" "SIGINT delivered exactly once" || return 1
+    assert_eq "$(cat rc.txt)" "rc=102" || return 1
+    assert_match "$screen" "jobscope: job exited with status 102 after" || return 1
+    assert_match "$screen" "events in ev.jsonl|CPU" 
+}

@@ -1,0 +1,247 @@
+/* cgroup_v1.c — reader for a cgroup of the legacy hierarchies: one
+ * directory per controller.
+ *   memory:  memory.usage_in_bytes (current), memory.max_usage_in_bytes
+ *            (peak), memory.limit_in_bytes, memory.stat total_rss /
+ *            total_cache / total_shmem, memory.kmem.usage_in_bytes,
+ *            memory.oom_control oom_kill, memory.failcnt
+ *   cpuacct: cpuacct.usage (ns), cpuacct.usage_user/_sys (ns) or
+ *            cpuacct.stat (USER_HZ ticks)
+ *   blkio:   blkio.throttle.io_service_bytes_recursive / io_serviced_recursive
+ *   pids:    pids.current, pids.peak, pids.max, pids.events
+ * v1 has no PSI per cgroup and no "oom" event count (only oom_kill). */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cgroup.h"
+
+const char *const cg_v1_names[CG_V1_N] = { "memory", "cpuacct", "blkio", "pids" };
+
+typedef struct cg1 {
+    cgroup base;
+    char  *dir[CG_V1_N];
+    char  *rel;
+} cg1;
+
+/* blkio.throttle.* : "MAJ:MIN Read N" ... lines; adds to dev[] by device. */
+static void v1_blkio(const char *text, cg_stats *st, int ios)
+{
+    for (const char *line = text; line && *line; ) {
+        unsigned ma, mi;
+        char op[16];
+        unsigned long long v;
+        if (sscanf(line, "%u:%u %15s %llu", &ma, &mi, op, &v) == 4 &&
+            (!strcmp(op, "Read") || !strcmp(op, "Write"))) {
+            int i;
+            for (i = 0; i < st->nio; i++)
+                if (st->io[i].major == ma && st->io[i].minor == mi)
+                    break;
+            if (i == st->nio && st->nio < CG_MAX_IO_DEVS) {
+                memset(&st->io[i], 0, sizeof st->io[i]);
+                st->io[i].major = ma;
+                st->io[i].minor = mi;
+                st->nio++;
+            }
+            int rd = op[0] == 'R';
+            uint64_t *tot = ios ? (rd ? &st->io_rios : &st->io_wios) : (rd ? &st->io_rbytes : &st->io_wbytes);
+            *tot += v;
+            if (i < st->nio) {
+                cg_io_dev *d = &st->io[i];
+                *(ios ? (rd ? &d->rios : &d->wios) : (rd ? &d->rbytes : &d->wbytes)) += v;
+            }
+        }
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+}
+
+static int v1_read(cgroup *c, cg_stats *st)
+{
+    cg1 *g = (cg1 *)c;
+    char buf[8192];
+    uint64_t v;
+    const char *mem = g->dir[CG_V1_MEMORY], *cpu = g->dir[CG_V1_CPUACCT];
+    const char *blk = g->dir[CG_V1_BLKIO], *pids = g->dir[CG_V1_PIDS];
+    memset(st, 0, sizeof *st);
+    st->mem_max = st->pids_max = CG_NOLIMIT;
+
+    if (cpu && !cg_read_u64(cpu, "cpuacct.usage", &v)) {
+        st->cpu_usage_us = v / 1000;
+        st->have |= CG_HAVE_CPU;
+        uint64_t u, s;
+        if (!cg_read_u64(cpu, "cpuacct.usage_user", &u) && !cg_read_u64(cpu, "cpuacct.usage_sys", &s)) {
+            st->cpu_user_us = u / 1000;
+            st->cpu_system_us = s / 1000;
+            st->have |= CG_HAVE_CPU_SPLIT;
+        } else if (cg_read_file(cpu, "cpuacct.stat", buf, sizeof buf) > 0 &&
+                   !cg_keyval(buf, "user", &u) && !cg_keyval(buf, "system", &s)) {
+            long hz = sysconf(_SC_CLK_TCK);
+            if (hz <= 0)
+                hz = 100;
+            st->cpu_user_us = u * 1000000 / (uint64_t)hz;
+            st->cpu_system_us = s * 1000000 / (uint64_t)hz;
+            st->have |= CG_HAVE_CPU_SPLIT;
+        }
+    }
+
+    if (mem && !cg_read_u64(mem, "memory.usage_in_bytes", &st->mem_current)) {
+        st->have |= CG_HAVE_MEM;
+        /* "unlimited" is PAGE_COUNTER_MAX pages, a huge number: say no limit */
+        if (cg_read_u64(mem, "memory.limit_in_bytes", &st->mem_max) || st->mem_max >= (UINT64_C(1) << 62))
+            st->mem_max = CG_NOLIMIT;
+        if (!cg_read_u64(mem, "memory.max_usage_in_bytes", &st->mem_peak))
+            st->have |= CG_HAVE_MEM_PEAK;
+        if (cg_read_file(mem, "memory.stat", buf, sizeof buf) > 0 &&
+            !cg_keyval(buf, "total_rss", &st->mem_anon) && !cg_keyval(buf, "total_cache", &st->mem_file)) {
+            st->have |= CG_HAVE_MEM_STAT;
+            cg_keyval(buf, "total_shmem", &st->mem_shmem);
+            /* v1 counts shmem in cache; v2 counts it in file as well */
+        }
+        if (!cg_read_u64(mem, "memory.kmem.usage_in_bytes", &st->mem_kernel))
+            st->have |= CG_HAVE_MEM_KERNEL;
+        if (cg_read_file(mem, "memory.oom_control", buf, sizeof buf) > 0 &&
+            !cg_keyval(buf, "oom_kill", &st->mem_oom_kill))
+            st->have |= CG_HAVE_OOM_KILL;
+        cg_read_u64(mem, "memory.failcnt", &st->mem_max_events);
+    }
+
+    if (pids && !cg_read_u64(pids, "pids.current", &st->pids_current)) {
+        st->have |= CG_HAVE_PIDS;
+        if (cg_read_u64(pids, "pids.max", &st->pids_max))
+            st->pids_max = CG_NOLIMIT;
+        if (!cg_read_u64(pids, "pids.peak", &st->pids_peak))
+            st->have |= CG_HAVE_PIDS_PEAK;
+        if (cg_read_file(pids, "pids.events", buf, sizeof buf) > 0)
+            cg_keyval(buf, "max", &st->pids_max_events);
+    }
+
+    if (blk && cg_read_file(blk, "blkio.throttle.io_service_bytes_recursive", buf, sizeof buf) >= 0) {
+        st->have |= CG_HAVE_IO;
+        v1_blkio(buf, st, 0);
+        if (cg_read_file(blk, "blkio.throttle.io_serviced_recursive", buf, sizeof buf) >= 0)
+            v1_blkio(buf, st, 1);
+    }
+    return st->have ? 0 : -1;
+}
+
+static int v1_attach(cgroup *c, pid_t pid)
+{
+    cg1 *g = (cg1 *)c;
+    char s[32];
+    int rc = 0, any = 0;
+    snprintf(s, sizeof s, "%ld", (long)pid);
+    for (int i = 0; i < CG_V1_N; i++) {
+        if (!g->dir[i])
+            continue;
+        any = 1;
+        if (cg_write_str(g->dir[i], "cgroup.procs", s) < 0)
+            rc = -1;
+    }
+    if (!any) {
+        errno = ENOENT;
+        return -1;
+    }
+    return rc;
+}
+
+/* The first mounted controller holds the same processes as the others
+ * for a cgroup jobscope created; for a foreign one prefer memory. */
+static const char *v1_any(cg1 *g)
+{
+    for (int i = 0; i < CG_V1_N; i++)
+        if (g->dir[i])
+            return g->dir[i];
+    return NULL;
+}
+
+static int v1_nprocs(cgroup *c)
+{
+    const char *d = v1_any((cg1 *)c);
+    return d ? cg_count_procs(d) : -1;
+}
+
+/* v1 has no cgroup.kill: signal the listed processes; the caller repeats
+ * until none is left (a fork in flight is caught by the next round, and
+ * the pids controller stops a fork bomb from outrunning it). */
+static int v1_kill(cgroup *c, int sig)
+{
+    const char *d = v1_any((cg1 *)c);
+    return d ? cg_kill_procs(d, sig) : -1;
+}
+
+static int v1_set_memory_max(cgroup *c, uint64_t b)
+{
+    cg1 *g = (cg1 *)c;
+    char s[32];
+    if (!g->dir[CG_V1_MEMORY]) {
+        errno = ENOENT;
+        return -1;
+    }
+    snprintf(s, sizeof s, "%lld", b == CG_NOLIMIT ? -1LL : (long long)b);
+    return cg_write_str(g->dir[CG_V1_MEMORY], "memory.limit_in_bytes", s);
+}
+
+static int v1_set_pids_max(cgroup *c, uint64_t n)
+{
+    cg1 *g = (cg1 *)c;
+    char s[32];
+    if (!g->dir[CG_V1_PIDS]) {
+        errno = ENOENT;
+        return -1;
+    }
+    if (n == CG_NOLIMIT)
+        strcpy(s, "max");
+    else
+        snprintf(s, sizeof s, "%llu", (unsigned long long)n);
+    return cg_write_str(g->dir[CG_V1_PIDS], "pids.max", s);
+}
+
+static int v1_remove(cgroup *c)
+{
+    cg1 *g = (cg1 *)c;
+    int rc = 0;
+    for (int i = 0; i < CG_V1_N; i++)
+        if (g->dir[i] && rmdir(g->dir[i]) < 0 && errno != ENOENT)
+            rc = -1;
+    return rc;
+}
+
+static void v1_free(cgroup *c)
+{
+    cg1 *g = (cg1 *)c;
+    if (!g)
+        return;
+    for (int i = 0; i < CG_V1_N; i++)
+        free(g->dir[i]);
+    free(g->rel);
+    free(g);
+}
+
+static const cgroup_ops v1_ops = {
+    .version = 1, .read = v1_read, .attach = v1_attach, .nprocs = v1_nprocs,
+    .kill = v1_kill, .set_memory_max = v1_set_memory_max, .set_pids_max = v1_set_pids_max,
+    .remove = v1_remove, .free = v1_free,
+};
+
+cgroup *cgroup_v1_open(const char *const dirs[CG_V1_N], const char *rel)
+{
+    cg1 *g = calloc(1, sizeof *g);
+    if (!g)
+        goto nomem;
+    for (int i = 0; i < CG_V1_N; i++)
+        if (dirs[i] && !(g->dir[i] = strdup(dirs[i])))
+            goto nomem;
+    if (!(g->rel = strdup(rel ? rel : "")))
+        goto nomem;
+    g->base.ops = &v1_ops;
+    g->base.path = g->rel;
+    return &g->base;
+nomem:
+    v1_free(&g->base);
+    errno = ENOMEM;
+    return NULL;
+}

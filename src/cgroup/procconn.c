@@ -1,0 +1,267 @@
+/* procconn.c — counts every process the job ever started through the
+ * netlink process connector (CN_IDX_PROC), including processes that lived
+ * and died between two samples, which /proc polling cannot see.
+ *
+ * The socket is opened and subscribed before the job is spawned, so the
+ * kernel queues the job's first fork events until the thread starts; the
+ * thread keeps the set of live job processes (seeded with the root, or the
+ * attached tree) and adds the child of every fork whose parent is in the
+ * set (threads, CLONE_THREAD, are not processes and are skipped).
+ * Needs CAP_NET_ADMIN and the initial namespaces; otherwise open fails and
+ * the count is simply absent. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include "cgroup.h"
+
+struct procconn {
+    int       fd;
+    int       wake[2];           /* stop pipe */
+    pthread_t th;
+    int       started;
+    pthread_mutex_t lock;
+    uint64_t  total, lost;
+    /* open-addressing set of live job pids: 0 empty, -1 deleted */
+    pid_t    *set;
+    size_t    cap, used;         /* used counts deleted slots too */
+};
+
+static size_t slot(pid_t p, size_t cap) { return ((uint32_t)p * 2654435761u) & (cap - 1); }
+
+static int set_has(procconn *pc, pid_t p)
+{
+    for (size_t i = slot(p, pc->cap), n = 0; n < pc->cap; i = (i + 1) & (pc->cap - 1), n++) {
+        if (pc->set[i] == p)
+            return 1;
+        if (pc->set[i] == 0)
+            return 0;
+    }
+    return 0;
+}
+
+static void set_put(procconn *pc, pid_t p);
+
+static void set_grow(procconn *pc)
+{
+    pid_t *old = pc->set;
+    size_t oc = pc->cap, nc = oc * 2;
+    pid_t *ns = calloc(nc, sizeof *ns);
+    if (!ns)
+        return;                  /* keep going in the old table */
+    pc->set = ns;
+    pc->cap = nc;
+    pc->used = 0;
+    for (size_t i = 0; i < oc; i++)
+        if (old[i] > 0)
+            set_put(pc, old[i]);
+    free(old);
+}
+
+static void set_put(procconn *pc, pid_t p)
+{
+    if ((pc->used + 1) * 2 > pc->cap)
+        set_grow(pc);
+    size_t i = slot(p, pc->cap);
+    while (pc->set[i] > 0 && pc->set[i] != p)
+        i = (i + 1) & (pc->cap - 1);
+    if (pc->set[i] == p)
+        return;
+    if (pc->set[i] == 0)
+        pc->used++;
+    pc->set[i] = p;
+}
+
+static void set_del(procconn *pc, pid_t p)
+{
+    for (size_t i = slot(p, pc->cap), n = 0; n < pc->cap; i = (i + 1) & (pc->cap - 1), n++) {
+        if (pc->set[i] == p) {
+            pc->set[i] = -1;
+            return;
+        }
+        if (pc->set[i] == 0)
+            return;
+    }
+}
+
+static int send_op(int fd, enum proc_cn_mcast_op op)
+{
+    struct __attribute__((aligned(NLMSG_ALIGNTO))) {
+        struct nlmsghdr nl;
+        struct __attribute__((packed)) {
+            struct cn_msg cn;
+            enum proc_cn_mcast_op op;
+        } body;
+    } msg;
+    memset(&msg, 0, sizeof msg);
+    msg.nl.nlmsg_len = sizeof msg;
+    msg.nl.nlmsg_pid = 0;
+    msg.nl.nlmsg_type = NLMSG_DONE;
+    msg.body.cn.id.idx = CN_IDX_PROC;
+    msg.body.cn.id.val = CN_VAL_PROC;
+    msg.body.cn.len = sizeof(enum proc_cn_mcast_op);
+    msg.body.op = op;
+    return send(fd, &msg, sizeof msg, 0) == (ssize_t)sizeof msg ? 0 : -1;
+}
+
+procconn *procconn_open(void)
+{
+    int fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+    if (fd < 0)
+        return NULL;
+    int sz = 4 << 20;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) < 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = 0 };
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || send_op(fd, PROC_CN_MCAST_LISTEN) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    procconn *pc = calloc(1, sizeof *pc);
+    if (!pc || pipe2(pc->wake, O_CLOEXEC) < 0 || !(pc->set = calloc(1024, sizeof(pid_t)))) {
+        if (pc) {
+            free(pc->set);
+            free(pc);
+        }
+        close(fd);
+        errno = ENOMEM;
+        return NULL;
+    }
+    pc->cap = 1024;
+    pc->fd = fd;
+    pthread_mutex_init(&pc->lock, NULL);
+    return pc;
+}
+
+static void handle(procconn *pc, const struct proc_event *ev)
+{
+    switch (ev->what) {
+    case PROC_EVENT_FORK: {
+        pid_t parent = ev->event_data.fork.parent_tgid;
+        pid_t child = ev->event_data.fork.child_pid, tgid = ev->event_data.fork.child_tgid;
+        if (child != tgid)
+            break;               /* a new thread */
+        pthread_mutex_lock(&pc->lock);
+        if (set_has(pc, parent)) {
+            set_put(pc, child);
+            pc->total++;
+        }
+        pthread_mutex_unlock(&pc->lock);
+        break;
+    }
+    case PROC_EVENT_EXIT:
+        if (ev->event_data.exit.process_pid == ev->event_data.exit.process_tgid) {
+            pthread_mutex_lock(&pc->lock);
+            set_del(pc, ev->event_data.exit.process_pid);
+            pthread_mutex_unlock(&pc->lock);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void *procconn_thread(void *arg)
+{
+    procconn *pc = arg;
+    char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+    struct pollfd pf[2] = { { pc->fd, POLLIN, 0 }, { pc->wake[0], POLLIN, 0 } };
+    for (;;) {
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        int draining = pf[1].revents != 0;   /* stop: read what is queued, then end */
+        ssize_t n = recv(pc->fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && draining && errno != ENOBUFS && errno != EINTR)
+            break;
+        if (n < 0) {
+            if (errno == ENOBUFS) {      /* the socket overran: some events are gone */
+                pthread_mutex_lock(&pc->lock);
+                pc->lost++;
+                pthread_mutex_unlock(&pc->lock);
+            }
+            if (errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
+                continue;
+            break;
+        }
+        for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+            if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP)
+                continue;
+            struct cn_msg *cn = NLMSG_DATA(nh);
+            if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
+                cn->len < sizeof(struct proc_event) - sizeof(((struct proc_event *)0)->event_data))
+                continue;
+            handle(pc, (const struct proc_event *)cn->data);
+        }
+    }
+    return NULL;
+}
+
+void procconn_add(procconn *pc, const pid_t *pids, int n)
+{
+    pthread_mutex_lock(&pc->lock);
+    for (int i = 0; i < n; i++)
+        if (pids[i] > 0 && !set_has(pc, pids[i])) {
+            set_put(pc, pids[i]);
+            pc->total++;
+        }
+    pthread_mutex_unlock(&pc->lock);
+}
+
+void procconn_start(procconn *pc, const pid_t *seed, int nseed)
+{
+    procconn_add(pc, seed, nseed);
+    if (!pc->started && pthread_create(&pc->th, NULL, procconn_thread, pc) == 0)
+        pc->started = 1;
+}
+
+uint64_t procconn_total(procconn *pc)
+{
+    pthread_mutex_lock(&pc->lock);
+    uint64_t t = pc->total;
+    pthread_mutex_unlock(&pc->lock);
+    return t;
+}
+
+uint64_t procconn_lost(procconn *pc)
+{
+    pthread_mutex_lock(&pc->lock);
+    uint64_t t = pc->lost;
+    pthread_mutex_unlock(&pc->lock);
+    return t;
+}
+
+void procconn_stop(procconn *pc)
+{
+    if (pc && pc->started) {
+        if (write(pc->wake[1], "x", 1) < 0) { /* cannot happen: a fresh pipe */ }
+        pthread_join(pc->th, NULL);
+        pc->started = 0;
+    }
+}
+
+void procconn_close(procconn *pc)
+{
+    if (!pc)
+        return;
+    procconn_stop(pc);
+    send_op(pc->fd, PROC_CN_MCAST_IGNORE);
+    close(pc->fd);
+    close(pc->wake[0]);
+    close(pc->wake[1]);
+    pthread_mutex_destroy(&pc->lock);
+    free(pc->set);
+    free(pc);
+}

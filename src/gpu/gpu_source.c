@@ -1,0 +1,719 @@
+/* gpu_source.c — the "gpu" source (source.h): GPU monitoring for -G/--gpu.
+ *
+ * start() launches one init thread, so that a slow nvmlInit (a second or more
+ * without persistence mode) never delays the job or its first sample.  It
+ * opens the backends (gpu.h: NVML, then DRM), emits one
+ * kickstart.inv.online.gpu.env per backend and starts one polling thread per
+ * device at the monitor's interval; slow NVML calls (PCIe: ~20 ms per
+ * direction) thus overlap across GPUs, and the process sampler never waits
+ * for a GPU: sample() and record() only read the latest numbers under a
+ * mutex.  Each device thread emits kickstart.inv.online.gpu.stats and works
+ * out the job's share: GPU memory of the job's processes (proctree_contains)
+ * and their utilisation from the per-process samples.  stop() asks each
+ * thread for a final sample, waits a bounded time, abandons a thread stuck
+ * in a driver call (the library then stays loaded), and emits
+ * kickstart.inv.online.gpu.stats.max.  No GPU, no driver, a broken library:
+ * one diagnostic line and no GPU events; the job never notices. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "source.h"
+#include "cli/options.h"
+#include "gpu/gpu.h"
+
+#define EV_GPU_ENV   "kickstart.inv.online.gpu.env"
+#define EV_GPU_STATS "kickstart.inv.online.gpu.stats"
+#define EV_GPU_MAX   "kickstart.inv.online.gpu.stats.max"
+
+typedef struct gpu_src gpu_src;
+
+typedef struct gpu_dev {
+    gpu_src     *src;
+    gpu_backend *b;
+    int          i;               /* index within the backend */
+    gpu_dev_info info;
+    pthread_t    thread;
+    int          running, done, abandoned;
+    gpu_stats    st;              /* the thread's own */
+    jbuf         buf;
+    /* below: under src->lock */
+    int      have;
+    uint64_t job_mem;
+    double   job_util;            /* percent, 100 = this GPU fully used by the job */
+    int      job_util_ok;
+    double   last_t;              /* monotonic time of the previous sample */
+    double   gpu_seconds;
+    unsigned long samples;
+    uint64_t max_temp, max_power, max_mem, max_bar1, max_util, max_job_mem;
+    double   max_job_util;
+} gpu_dev;
+
+struct gpu_src {
+    source       base;
+    gpu_config   cfg;
+    monitor_ctx *ctx;
+    int          quiet;
+    char         visible_buf[512];   /* CUDA_VISIBLE_DEVICES read from an attached job */
+    pthread_mutex_t lock;
+    pthread_cond_t  cond;            /* CLOCK_MONOTONIC */
+    int          stopping;
+    int          detached;           /* a thread was left behind: stop touching the job */
+    /* pids seen in the job's tree: the final sample, taken after the job
+     * ended, still attributes their last per-process samples to the job */
+    pthread_mutex_t known_lock;
+    pid_t        known[1024];
+    int          nknown;
+    int          init_running, init_done, init_abandoned;
+    pthread_t    init_thread;
+    gpu_backend *backends[2];
+    int          nbackends;
+    gpu_dev     *devs[GPU_MAX_DEVICES * 2];
+    int          ndev;
+    double       start_mono;
+    uint64_t     peak_mem;
+    double       peak_mem_ts;
+};
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void abs_time(struct timespec *ts, double mono_s)
+{
+    ts->tv_sec = (time_t)mono_s;
+    ts->tv_nsec = (long)((mono_s - (double)ts->tv_sec) * 1e9);
+    if (ts->tv_nsec >= 1000000000L) { ts->tv_sec++; ts->tv_nsec -= 1000000000L; }
+}
+
+static int job_contains(void *arg, pid_t pid)
+{
+    gpu_src *s = arg;
+    if (__atomic_load_n(&s->detached, __ATOMIC_ACQUIRE)) return 0;
+    int live = s->ctx->tree && proctree_contains(s->ctx->tree, pid);
+    int found = 0;
+    pthread_mutex_lock(&s->known_lock);
+    for (int k = 0; k < s->nknown && !found; k++)
+        if (s->known[k] == pid) found = 1;
+    if (live && !found && s->nknown < (int)(sizeof s->known / sizeof s->known[0]))
+        s->known[s->nknown++] = pid;
+    pthread_mutex_unlock(&s->known_lock);
+    if (live) return 1;
+    return found && __atomic_load_n(&s->stopping, __ATOMIC_ACQUIRE);
+}
+
+static int job_pids(void *arg, pid_t *out, int max)
+{
+    gpu_src *s = arg;
+    if (__atomic_load_n(&s->detached, __ATOMIC_ACQUIRE)) return 0;
+    return s->ctx->tree ? proctree_pids(s->ctx->tree, out, max) : 0;
+}
+
+static void put_u64(jbuf *b, const char *key, uint64_t v)
+{
+    if (v != GPU_NA) json_u64(b, key, v);
+}
+
+/* ---- events ---- */
+
+static void emit_env(gpu_src *s, gpu_backend *b, gpu_dev **devs, int n)
+{
+    jbuf buf;
+    jbuf_init(&buf, 4096);
+    double ts = now_epoch();
+    event_begin(s->ctx->em, &buf, EV_GPU_ENV, ts);
+    const char *vendor = n ? devs[0]->info.vendor : "";
+    for (int k = 1; k < n; k++)
+        if (strcmp(devs[k]->info.vendor, vendor)) vendor = "mixed";
+    json_str(&buf, "vendor", vendor);
+    json_str(&buf, "backend", b->name);
+    if (!strcmp(b->name, "nvml")) {
+        json_str(&buf, "nvidia_driver_version", b->driver_version[0] ? b->driver_version : NULL);
+        if (b->cuda_version >= 0) json_fixed(&buf, "cuda_version", b->cuda_version, 1);
+        else json_null(&buf, "cuda_version");
+    } else {
+        json_str(&buf, "driver_version", b->driver_version[0] ? b->driver_version : NULL);
+    }
+    json_i64(&buf, "device_count", n);
+    json_arr_open(&buf, "devices");
+    for (int k = 0; k < n; k++) {
+        const gpu_dev_info *d = &devs[k]->info;
+        json_obj_open(&buf, NULL);
+        json_i64(&buf, "id", d->id);
+        json_str(&buf, "vendor", d->vendor);
+        if (d->driver[0]) json_str(&buf, "driver", d->driver);
+        json_str(&buf, "name", d->name);
+        if (d->uuid[0]) json_str(&buf, "uuid", d->uuid);
+        json_str(&buf, "pci_bus_id", d->pci_bus_id);
+        if (d->compute_mode[0]) json_str(&buf, "compute_mode", d->compute_mode);
+        json_bool(&buf, "is_cuda_capable", d->cuda_major >= 0);
+        if (d->cuda_major >= 0)
+            json_fixed(&buf, "cuda_capability", d->cuda_major + d->cuda_minor / 10.0, 1);
+        put_u64(&buf, "power_limit", d->power_limit_mw);
+        put_u64(&buf, "total_memory", d->total_mem);
+        put_u64(&buf, "total_bar1_memory", d->total_bar1);
+        put_u64(&buf, "max_gpu_clock", d->max_gpu_clock);
+        put_u64(&buf, "max_sm_clock", d->max_sm_clock);
+        put_u64(&buf, "max_mem_clock", d->max_mem_clock);
+        put_u64(&buf, "max_video_clock", d->max_video_clock);
+        if (d->mig_mode >= 0) json_bool(&buf, "mig_mode", d->mig_mode);
+        if (d->mig_uuid[0]) json_str(&buf, "mig_uuid", d->mig_uuid);
+        json_obj_close(&buf);
+    }
+    json_arr_close(&buf);
+    emitter_send(s->ctx->em, &buf, EV_GPU_ENV, ts, NULL);
+    jbuf_free(&buf);
+}
+
+/* The job's share of one interval; returns the job's utilisation source. */
+static const char *job_share(gpu_src *s, const gpu_stats *st, uint64_t *mem, int *nprocs,
+                             double util[4], int *util_ok)
+{
+    const gpu_job job = { job_contains, job_pids, s };
+    *mem = 0;
+    *nprocs = 0;
+    for (int k = 0; k < st->nprocs; k++) {
+        const gpu_proc *p = &st->procs[k];
+        if (!job.contains(job.arg, p->pid)) continue;
+        int dup = 0;                      /* one process in both lists: count it once */
+        for (int j = 0; j < k; j++)
+            if (st->procs[j].pid == p->pid) dup = 1;
+        if (dup) continue;
+        (*nprocs)++;
+        uint64_t m = p->mem == GPU_NA ? 0 : p->mem;
+        for (int j = k + 1; j < st->nprocs; j++)
+            if (st->procs[j].pid == p->pid && st->procs[j].mem != GPU_NA && st->procs[j].mem > m)
+                m = st->procs[j].mem;
+        *mem += m;
+    }
+    for (int c = 0; c < 4; c++) util[c] = -1;
+    *util_ok = 0;
+    if (st->samples_ok) {
+        /* per pid: mean of its samples; then summed over the job's pids */
+        double sum[4] = { 0, 0, 0, 0 };
+        int any[4] = { 0, 0, 0, 0 };
+        for (int k = 0; k < st->nsamples; k++) {
+            pid_t pid = st->samples[k].pid;
+            int first = 1;
+            for (int j = 0; j < k; j++)
+                if (st->samples[j].pid == pid) first = 0;
+            if (!first || !job.contains(job.arg, pid)) continue;
+            double acc[4] = { 0, 0, 0, 0 };
+            int cnt[4] = { 0, 0, 0, 0 };
+            for (int j = k; j < st->nsamples; j++) {
+                if (st->samples[j].pid != pid) continue;
+                const int v[4] = { st->samples[j].sm, st->samples[j].mem, st->samples[j].enc,
+                                   st->samples[j].dec };
+                for (int c = 0; c < 4; c++)
+                    if (v[c] >= 0) { acc[c] += v[c]; cnt[c]++; }
+            }
+            for (int c = 0; c < 4; c++)
+                if (cnt[c]) { sum[c] += acc[c] / cnt[c]; any[c] = 1; }
+        }
+        for (int c = 0; c < 4; c++) {
+            util[c] = sum[c] > 100 ? 100 : sum[c];
+            if (!any[c] && c > 0 && st->nsamples) util[c] = -1;
+        }
+        if (util[0] < 0) util[0] = 0;
+        *util_ok = 1;
+        return "process";
+    }
+    /* No per-process samples: the device's utilisation is the job's only when
+     * the job is the device's only user. */
+    if (*nprocs > 0 && st->others_known && st->other_procs == 0 && st->gpu_util != GPU_NA) {
+        int others = 0;
+        for (int k = 0; k < st->nprocs; k++)
+            if (!job.contains(job.arg, st->procs[k].pid)) others = 1;
+        if (!others) {
+            util[0] = (double)st->gpu_util;
+            if (st->mem_util != GPU_NA) util[1] = (double)st->mem_util;
+            *util_ok = 1;
+            return "device";
+        }
+    }
+    return NULL;
+}
+
+static void put_procs(jbuf *b, const char *key, const gpu_stats *st, int graphics)
+{
+    json_arr_open(b, key);
+    for (int k = 0; k < st->nprocs; k++) {
+        if (st->procs[k].graphics != graphics) continue;
+        json_obj_open(b, NULL);
+        json_i64(b, "pid", st->procs[k].pid);
+        if (st->procs[k].mem != GPU_NA) json_u64(b, "mem_usage", st->procs[k].mem);
+        else json_null(b, "mem_usage");
+        json_obj_close(b);
+    }
+    json_arr_close(b);
+}
+
+static void put_pct(jbuf *b, const char *key, int v)
+{
+    if (v >= 0) json_i64(b, key, v);
+    else json_null(b, key);
+}
+
+/* One interval of one device: query, emit, aggregate. */
+static void dev_sample(gpu_dev *d)
+{
+    gpu_src *s = d->src;
+    const gpu_job job = { job_contains, job_pids, s };
+    gpu_stats *st = &d->st;
+    double ts = now_epoch();
+    double t0 = mono();
+    d->b->stats(d->b, d->i, &job, st);
+    double t1 = mono();
+
+    pthread_mutex_lock(&s->lock);
+    if (d->abandoned || s->detached) {       /* the monitor has moved on */
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    uint64_t jmem;
+    int jprocs, util_ok;
+    double util[4];
+    const char *how = job_share(s, st, &jmem, &jprocs, util, &util_ok);
+
+    jbuf *b = &d->buf;
+    jbuf_reset(b);
+    event_begin(s->ctx->em, b, EV_GPU_STATS, ts);
+    json_str(b, "vendor", d->info.vendor);
+    json_i64(b, "id", d->info.id);
+    json_str(b, "name", d->info.name);
+    if (d->info.uuid[0]) json_str(b, "uuid", d->info.uuid);
+    json_str(b, "pci_bus_id", d->info.pci_bus_id);
+    if (d->info.compute_mode[0]) json_str(b, "compute_mode", d->info.compute_mode);
+    if (d->info.mig_uuid[0]) json_str(b, "mig_uuid", d->info.mig_uuid);
+    json_fixed(b, "sampling_duration", t1 - t0, 6);
+    put_u64(b, "temp", st->temp);
+    put_u64(b, "power_usage", st->power_mw);
+    put_u64(b, "mem_usage", st->mem_used);
+    put_u64(b, "bar1_mem_usage", st->bar1_used);
+    put_u64(b, "gpu_utilization", st->gpu_util);
+    put_u64(b, "mem_utilization", st->mem_util);
+    put_u64(b, "gpu_clock", st->gpu_clock);
+    put_u64(b, "sm_clock", st->sm_clock);
+    put_u64(b, "mem_clock", st->mem_clock);
+    put_u64(b, "video_clock", st->video_clock);
+    if (s->cfg.pcie) {
+        put_u64(b, "pcie_tx", st->pcie_tx);
+        put_u64(b, "pcie_rx", st->pcie_rx);
+    }
+    put_procs(b, "compute_procs", st, 0);
+    if (s->cfg.graphics_procs) put_procs(b, "graphics_procs", st, 1);
+    if (st->others_known && !s->cfg.all_procs) json_i64(b, "other_procs", st->other_procs);
+    if (s->cfg.proc_util) {
+        json_arr_open(b, "proc_samples");
+        for (int k = 0; k < st->nsamples; k++) {
+            const gpu_psample *p = &st->samples[k];
+            json_obj_open(b, NULL);
+            json_i64(b, "pid", p->pid);
+            json_u64(b, "sample_ts", p->ts_us);
+            put_pct(b, "sm_util", p->sm);
+            put_pct(b, "mem_util", p->mem);
+            put_pct(b, "enc_util", p->enc);
+            put_pct(b, "dec_util", p->dec);
+            json_obj_close(b);
+        }
+        json_arr_close(b);
+    }
+    json_i64(b, "job_procs", jprocs);
+    json_u64(b, "job_mem_usage", jmem);
+    static const char *const ukeys[4] = { "job_sm_util", "job_mem_util", "job_enc_util", "job_dec_util" };
+    for (int c = 0; c < 4; c++) {
+        if (util_ok && util[c] >= 0) json_fixed(b, ukeys[c], util[c], 1);
+        else json_null(b, ukeys[c]);
+    }
+    json_str(b, "job_util_source", how);
+    if (st->nengines) {
+        json_obj_open(b, "job_engine_util");
+        for (int k = 0; k < st->nengines; k++)
+            json_fixed(b, st->engines[k].name, st->engines[k].job_util, 1);
+        json_obj_close(b);
+    }
+
+    {
+        emitter_send(s->ctx->em, b, EV_GPU_STATS, ts, NULL);
+        double dt = t1 - (d->have ? d->last_t : s->start_mono);
+        if (dt < 0) dt = 0;
+        d->have = 1;
+        d->last_t = t1;
+        d->samples++;
+        d->job_mem = jmem;
+        d->job_util_ok = util_ok;
+        d->job_util = util_ok ? util[0] : 0;
+        if (util_ok) d->gpu_seconds += util[0] / 100.0 * dt;
+#define UPMAX(field, v) if ((v) != GPU_NA && (d->field == GPU_NA || (v) > d->field)) d->field = (v)
+        UPMAX(max_temp, st->temp);
+        UPMAX(max_power, st->power_mw);
+        UPMAX(max_mem, st->mem_used);
+        UPMAX(max_bar1, st->bar1_used);
+        UPMAX(max_util, st->gpu_util);
+        UPMAX(max_job_mem, jmem);
+#undef UPMAX
+        if (util_ok && util[0] > d->max_job_util) d->max_job_util = util[0];
+        uint64_t total = 0;
+        for (int k = 0; k < s->ndev; k++)
+            if (s->devs[k]->have) total += s->devs[k]->job_mem;
+        if (total > s->peak_mem) {
+            s->peak_mem = total;
+            s->peak_mem_ts = ts;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *dev_thread(void *arg)
+{
+    gpu_dev *d = arg;
+    gpu_src *s = d->src;
+    double interval = s->ctx->interval > 0 ? s->ctx->interval : 1.0;
+    double next = mono();
+    int final = 0;
+    for (;;) {
+        dev_sample(d);
+        pthread_mutex_lock(&s->lock);
+        if (final || s->stopping || d->abandoned) break;
+        next += interval;
+        double now = mono();
+        while (next <= now) next += interval;   /* a slow call: skip the missed ticks */
+        struct timespec until;
+        abs_time(&until, next);
+        while (!s->stopping && mono() < next)
+            if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT) break;
+        final = s->stopping;               /* woken by stop(): one last sample */
+        pthread_mutex_unlock(&s->lock);
+    }
+    d->done = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static void *init_thread(void *arg)
+{
+    gpu_src *s = arg;
+    char err_nvml[256] = "", err_drm[256] = "";
+    gpu_backend *bs[2];
+    int nb = 0;
+    bs[nb] = gpu_nvml_open(&s->cfg, err_nvml, sizeof err_nvml);
+    if (bs[nb]) nb++;
+    bs[nb] = gpu_drm_open(&s->cfg, err_drm, sizeof err_drm);
+    if (bs[nb]) nb++;
+    if (nb == 0 && !s->quiet)
+        fprintf(stderr, "jobscope: gpu: no GPU monitored (%s; %s)\n", err_nvml, err_drm);
+    else if (s->cfg.verbose && (err_nvml[0] || err_drm[0]))
+        fprintf(stderr, "jobscope: gpu: %s%s%s\n", err_nvml, err_nvml[0] && err_drm[0] ? "; " : "",
+                err_drm);
+
+    gpu_dev *mine[GPU_MAX_DEVICES * 2];
+    int n = 0;
+    for (int k = 0; k < nb; k++) {
+        int first = n;
+        for (int i = 0; i < bs[k]->ndev && n < GPU_MAX_DEVICES * 2; i++) {
+            gpu_dev *d = calloc(1, sizeof *d);
+            if (!d) break;
+            d->src = s;
+            d->b = bs[k];
+            d->i = i;
+            bs[k]->info(bs[k], i, &d->info);
+            d->max_temp = d->max_power = d->max_mem = d->max_bar1 = d->max_util = GPU_NA;
+            d->max_job_mem = GPU_NA;
+            jbuf_init(&d->buf, 4096);
+            mine[n++] = d;
+        }
+        if (s->cfg.verbose)
+            fprintf(stderr, "jobscope: gpu: %s: %d device(s)\n", bs[k]->name, n - first);
+    }
+    pthread_mutex_lock(&s->lock);
+    for (int k = 0; k < nb; k++) s->backends[s->nbackends++] = bs[k];
+    /* A job shorter than nvmlInit still gets its env event and one sample
+     * per device (stop() waits for this, within its bound). */
+    if (!s->init_abandoned) {
+        for (int k = 0; k < nb; k++) {
+            gpu_dev *group[GPU_MAX_DEVICES * 2];
+            int g = 0;
+            for (int i = 0; i < n; i++)
+                if (mine[i]->b == bs[k]) group[g++] = mine[i];
+            emit_env(s, bs[k], group, g);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        s->devs[s->ndev++] = mine[i];
+        if (!s->init_abandoned && pthread_create(&mine[i]->thread, NULL, dev_thread, mine[i]) == 0)
+            mine[i]->running = 1;
+    }
+    s->init_done = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* ---- source ops ---- */
+
+static source *gpu_open(monitor_ctx *ctx);
+static void gpu_start(source *base, monitor_ctx *ctx);
+static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev);
+static void gpu_stop(source *base, monitor_ctx *ctx);
+static void gpu_record(source *base, monitor_ctx *ctx, jbuf *rec);
+static void gpu_close(source *base);
+
+const source_ops gpu_source_ops = {
+    .name = "gpu",
+    .open = gpu_open,
+    .start = gpu_start,
+    .sample = gpu_sample_hook,
+    .stop = gpu_stop,
+    .record = gpu_record,
+    .close = gpu_close,
+};
+
+static const char *env_or(const char *a, const char *b)
+{
+    const char *v = getenv(a);
+    return v ? v : b ? getenv(b) : NULL;
+}
+
+static source *gpu_open(monitor_ctx *ctx)
+{
+    const js_options *o = ctx->opt;
+    if (!o->gpu) return NULL;
+    gpu_src *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->base.ops = &gpu_source_ops;
+    s->ctx = ctx;
+    s->quiet = o->quiet;
+    gpu_config *c = &s->cfg;
+    c->all_devices = o->gpu == 2;
+    c->graphics_procs = o->gpu_graphics_procs;
+    c->proc_util = o->gpu_proc_util;
+    c->pcie = o->gpu_pcie;
+    c->all_procs = o->gpu_all_procs;
+    c->verbose = o->verbose;
+    c->nvml_library = getenv("JOBSCOPE_NVML_LIBRARY");
+    c->sysfs_root = env_or("JOBSCOPE_SYSFS_ROOT", NULL);
+    c->proc_root = env_or("JOBSCOPE_PROC_ROOT", NULL);
+    if (!c->sysfs_root) c->sysfs_root = "";
+    if (!c->proc_root) c->proc_root = "";
+    c->cuda_visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (!c->cuda_visible && (c->cuda_visible = getenv("NVIDIA_VISIBLE_DEVICES")))
+        c->visible_is_nvidia = 1;
+    c->amd_visible = env_or("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES");
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->known_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    return &s->base;
+}
+
+/* attach: the job's GPUs are those of its own environment. */
+static void gpu_attach_visible(gpu_src *s, pid_t pid)
+{
+    char path[64], env[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    ssize_t n = gpu_read_file("", path, env, sizeof env);
+    if (n <= 0) return;
+    const char *nv = NULL;
+    for (char *p = env; p < env + n; p += strlen(p) + 1) {
+        if (!strncmp(p, "CUDA_VISIBLE_DEVICES=", 21)) {
+            snprintf(s->visible_buf, sizeof s->visible_buf, "%s", p + 21);
+            s->cfg.cuda_visible = s->visible_buf;
+            s->cfg.visible_is_nvidia = 0;
+            return;
+        }
+        if (!strncmp(p, "NVIDIA_VISIBLE_DEVICES=", 23)) nv = p + 23;
+    }
+    if (nv && !getenv("CUDA_VISIBLE_DEVICES")) {
+        snprintf(s->visible_buf, sizeof s->visible_buf, "%s", nv);
+        s->cfg.cuda_visible = s->visible_buf;
+        s->cfg.visible_is_nvidia = 1;
+    }
+}
+
+static void gpu_start(source *base, monitor_ctx *ctx)
+{
+    gpu_src *s = (gpu_src *)base;
+    s->start_mono = mono();
+    if (!ctx->run_mode && !getenv("CUDA_VISIBLE_DEVICES")) gpu_attach_visible(s, ctx->root);
+    if (pthread_create(&s->init_thread, NULL, init_thread, s) == 0) s->init_running = 1;
+}
+
+static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+{
+    gpu_src *s = (gpu_src *)base;
+    uint64_t mem = 0;
+    double util = 0;
+    int have = 0, util_ok = 0;
+    pthread_mutex_lock(&s->lock);
+    for (int k = 0; k < s->ndev; k++) {
+        gpu_dev *d = s->devs[k];
+        if (!d->have) continue;
+        have = 1;
+        mem += d->job_mem;
+        if (d->job_util_ok) { util += d->job_util; util_ok = 1; }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!have) return;                  /* nothing measured yet (or no GPU) */
+    json_u64(ev, "gpu_mem", mem);
+    if (util_ok) json_fixed(ev, "gpu_util", util, 1);
+    else json_null(ev, "gpu_util");
+}
+
+static void gpu_stop(source *base, monitor_ctx *ctx)
+{
+    gpu_src *s = (gpu_src *)base;
+    /* How long the end of the job may wait for a GPU: a final sample normally
+     * takes milliseconds; a driver stuck in a call is left behind. */
+    double wait = ctx->interval > 2 ? 2 : ctx->interval;
+    if (wait < 1) wait = 1;
+    double deadline = mono() + wait;
+    struct timespec until;
+    abs_time(&until, deadline);
+    pthread_mutex_lock(&s->lock);
+    __atomic_store_n(&s->stopping, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&s->cond);
+    while (s->init_running && !s->init_done)
+        if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT) break;
+    if (s->init_running && !s->init_done) {
+        s->init_abandoned = 1;
+        if (!s->quiet)
+            fprintf(stderr, "jobscope: gpu: the GPU library did not answer; giving up on it\n");
+    }
+    for (;;) {
+        int pending = 0;
+        for (int k = 0; k < s->ndev; k++)
+            if (s->devs[k]->running && !s->devs[k]->done) pending = 1;
+        if (!pending) break;
+        if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT) break;
+    }
+    int stuck = 0;
+    for (int k = 0; k < s->ndev; k++) {
+        gpu_dev *d = s->devs[k];
+        if (d->running && !d->done) {
+            d->abandoned = 1;
+            stuck++;
+        }
+    }
+    if (stuck || s->init_abandoned) __atomic_store_n(&s->detached, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&s->lock);
+    if (s->init_running) {
+        if (s->init_abandoned) pthread_detach(s->init_thread);
+        else pthread_join(s->init_thread, NULL);
+    }
+    for (int k = 0; k < s->ndev; k++) {
+        gpu_dev *d = s->devs[k];
+        if (!d->running) continue;
+        if (d->abandoned) pthread_detach(d->thread);
+        else pthread_join(d->thread, NULL);
+    }
+    if (stuck && !s->quiet)
+        fprintf(stderr, "jobscope: gpu: %d device(s) stuck in a driver call at the end: left behind\n",
+                stuck);
+    if (s->init_abandoned) return;
+
+    /* kickstart.inv.online.gpu.stats.max, one per backend */
+    pthread_mutex_lock(&s->lock);
+    for (int k = 0; k < s->nbackends; k++) {
+        jbuf buf;
+        jbuf_init(&buf, 2048);
+        double ts = now_epoch();
+        event_begin(ctx->em, &buf, EV_GPU_MAX, ts);
+        const char *vendor = NULL;
+        for (int i = 0; i < s->ndev; i++)
+            if (s->devs[i]->b == s->backends[k])
+                vendor = !vendor || !strcmp(vendor, s->devs[i]->info.vendor) ? s->devs[i]->info.vendor
+                                                                             : "mixed";
+        json_str(&buf, "vendor", vendor ? vendor : "");
+        json_str(&buf, "backend", s->backends[k]->name);
+        json_arr_open(&buf, "devices");
+        for (int i = 0; i < s->ndev; i++) {
+            gpu_dev *d = s->devs[i];
+            if (d->b != s->backends[k]) continue;
+            json_obj_open(&buf, NULL);
+            json_i64(&buf, "id", d->info.id);
+            json_str(&buf, "vendor", d->info.vendor);
+            json_str(&buf, "name", d->info.name);
+            if (d->info.uuid[0]) json_str(&buf, "uuid", d->info.uuid);
+            json_str(&buf, "pci_bus_id", d->info.pci_bus_id);
+            put_u64(&buf, "max_temp", d->max_temp);
+            put_u64(&buf, "max_power_usage", d->max_power);
+            put_u64(&buf, "max_mem_usage", d->max_mem);
+            put_u64(&buf, "max_bar1_mem_usage", d->max_bar1);
+            put_u64(&buf, "max_gpu_utilization", d->max_util);
+            put_u64(&buf, "max_job_mem_usage", d->max_job_mem);
+            json_fixed(&buf, "max_job_sm_util", d->max_job_util, 1);
+            json_fixed(&buf, "job_gpu_seconds", d->gpu_seconds, 3);
+            json_u64(&buf, "samples", d->samples);
+            json_obj_close(&buf);
+        }
+        json_arr_close(&buf);
+        emitter_send(ctx->em, &buf, EV_GPU_MAX, ts, NULL);
+        jbuf_free(&buf);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void gpu_record(source *base, monitor_ctx *ctx, jbuf *rec)
+{
+    gpu_src *s = (gpu_src *)base;
+    pthread_mutex_lock(&s->lock);
+    json_obj_open(rec, "gpu");
+    json_i64(rec, "devices", s->ndev);
+    double secs = 0, last = s->start_mono;
+    unsigned long samples = 0;
+    for (int k = 0; k < s->ndev; k++) {
+        secs += s->devs[k]->gpu_seconds;
+        samples += s->devs[k]->samples;
+        if (s->devs[k]->have && s->devs[k]->last_t > last) last = s->devs[k]->last_t;
+    }
+    json_u64(rec, "samples", samples);
+    json_u64(rec, "peak_mem", s->peak_mem);
+    if (s->peak_mem_ts > 0) json_fixed(rec, "peak_mem_ts", s->peak_mem_ts, 6);
+    else json_null(rec, "peak_mem_ts");
+    double span = last - s->start_mono;
+    if (samples && span > 0) json_fixed(rec, "mean_util", 100.0 * secs / span, 2);
+    else json_null(rec, "mean_util");
+    json_fixed(rec, "gpu_seconds", secs, 3);
+    json_arr_open(rec, "per_device");
+    for (int k = 0; k < s->ndev; k++) {
+        gpu_dev *d = s->devs[k];
+        json_obj_open(rec, NULL);
+        json_str(rec, "vendor", d->info.vendor);
+        json_i64(rec, "id", d->info.id);
+        if (d->info.uuid[0]) json_str(rec, "uuid", d->info.uuid);
+        json_u64(rec, "peak_mem", d->max_job_mem == GPU_NA ? 0 : d->max_job_mem);
+        json_fixed(rec, "gpu_seconds", d->gpu_seconds, 3);
+        json_obj_close(rec);
+    }
+    json_arr_close(rec);
+    json_obj_close(rec);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void gpu_close(source *base)
+{
+    gpu_src *s = (gpu_src *)base;
+    if (s->init_abandoned) return;    /* the init thread still owns the backends: leave all */
+    int forget = 0;
+    for (int k = 0; k < s->ndev; k++)
+        if (s->devs[k]->abandoned) forget = 1;
+    for (int k = 0; k < s->nbackends; k++) s->backends[k]->close(s->backends[k], forget);
+    if (forget) return;      /* a thread still holds pointers into s: leave it (we exit soon) */
+    for (int k = 0; k < s->ndev; k++) {
+        jbuf_free(&s->devs[k]->buf);
+        free(s->devs[k]);
+    }
+    pthread_cond_destroy(&s->cond);
+    pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->known_lock);
+    free(s);
+}

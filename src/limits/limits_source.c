@@ -1,0 +1,279 @@
+/* limits_source.c — the "limits" source (source.h): enforces --limit.
+ *
+ * Every sample is checked against the tree (proc/proctree.h) and, where the
+ * cgroup source has one, the cgroup figures.  In a cgroup jobscope made,
+ * the kernel also enforces: memory.max / memory.limit_in_bytes for
+ * `memory` (a spike between samples ends in the cgroup's OOM killer, seen
+ * at the next sample through oom_kill) and pids.max for `procs` (a fork
+ * bomb is refused by fork(), seen through pids.events).  A limit exceeded
+ * gives one "jobscope.limit" event; unless --measure-only, the monitor is
+ * asked to SIGTERM the whole tree (ctx->request_kill), the cgroup's
+ * processes are signalled too, and SIGKILL follows after --kill-grace. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "limits.h"
+#include "../source.h"
+#include "../cli/options.h"
+
+extern const source_ops limits_source_ops;
+#include "../cgroup/cgroup.h"
+
+typedef struct limsrc {
+    source    base;
+    js_limits lim;
+    int       measure_only, verbose, run_mode;
+    double    grace;
+    unsigned  exceeded;                  /* bit per limit */
+    double    value[LIM_N], ts[LIM_N], elapsed[LIM_N];
+    const char *how[LIM_N];              /* "sample", "oom_kill", "fork_refused" */
+    int       enforced_mem, enforced_pids;
+    uint64_t  oom_base, pids_base;
+    int       killed;
+    double    kill_mono;
+    jbuf      b;
+} limsrc;
+
+static source *limsrc_open(monitor_ctx *ctx)
+{
+    const js_options *o = ctx->opt;
+    if (!o->nlimits)
+        return NULL;
+    limsrc *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    for (int i = 0; i < o->nlimits; i++) {
+        char err[256];
+        if (limits_parse(o->limits[i], &s->lim, err, sizeof err) < 0) {   /* options.c checked */
+            fprintf(stderr, "jobscope: %s\n", err);
+            free(s);
+            return NULL;
+        }
+    }
+    s->measure_only = o->measure_only;
+    s->verbose = o->verbose;
+    s->run_mode = ctx->run_mode;
+    s->grace = o->kill_grace;
+    jbuf_init(&s->b, 1024);
+    s->base.ops = &limits_source_ops;
+    return &s->base;
+}
+
+/* After the spawn (jobscope has left the job's cgroup, so its own threads
+ * do not count against pids.max): let the kernel enforce what it can. */
+static void limsrc_start(source *src, monitor_ctx *ctx)
+{
+    limsrc *s = (limsrc *)src;
+    int owned = 0;
+    cgroup *cg = cgroup_source_cgroup(&owned);
+    if (!cg || !owned || s->measure_only)
+        return;
+    cg_stats st;
+    if (cg->ops->read(cg, &st) == 0) {
+        s->oom_base = st.mem_oom_kill;
+        s->pids_base = st.pids_max_events;
+    }
+    if ((s->lim.set & (1u << LIM_MEMORY)) && cg->ops->set_memory_max(cg, (uint64_t)s->lim.max[LIM_MEMORY]) == 0)
+        s->enforced_mem = 1;
+    if ((s->lim.set & (1u << LIM_PROCS)) && cg->ops->set_pids_max(cg, (uint64_t)s->lim.max[LIM_PROCS]) == 0)
+        s->enforced_pids = 1;
+    if (s->verbose)
+        fprintf(stderr, "jobscope: limits: kernel enforces%s%s in cgroup %s\n",
+                s->enforced_mem ? " memory" : "", s->enforced_pids ? " procs" : "", cg->path);
+}
+
+static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k, double v, const char *how)
+{
+    s->exceeded |= 1u << k;
+    s->value[k] = v;
+    s->ts[k] = ts->ts;
+    s->elapsed[k] = ts->elapsed;
+    s->how[k] = how;
+    jbuf *b = &s->b;
+    event_begin(ctx->em, b, "jobscope.limit", ts->ts);
+    json_i64(b, "pid", ctx->root);
+    json_str(b, "limit", limits_name(k));
+    json_num(b, "max", s->lim.max[k]);
+    json_num(b, "value", v);
+    json_str(b, "unit", limits_unit(k));
+    json_fixed(b, "elapsed", ts->elapsed, 3);
+    json_str(b, "detected_by", how);
+    json_str(b, "action", s->measure_only ? "report" : "kill");
+    emitter_send(ctx->em, b, "jobscope.limit", ts->ts, NULL);
+    if (s->verbose || !s->measure_only)
+        fprintf(stderr, "jobscope: limit %s=%.10g (%s) exceeded after %.1f s: %.10g (%s)%s\n", limits_name(k),
+                s->lim.max[k], limits_unit(k), ts->elapsed, v,
+                !strcmp(how, "sample") ? "sampled" : !strcmp(how, "oom_kill") ? "the kernel's OOM killer hit the cgroup limit"
+                                                    : "the kernel refused a fork at the cgroup limit",
+                s->measure_only ? "; measure only" : "; stopping the job");
+    if (!s->measure_only && !s->killed) {
+        s->killed = 1;
+        s->kill_mono = now_mono();
+        ctx->request_kill(ctx, limits_name(k));
+        cgroup_source_kill(SIGTERM);
+    }
+}
+
+static double maxd(double a, double b) { return a > b ? a : b; }
+
+static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+{
+    limsrc *s = (limsrc *)src;
+    const cg_stats *st = cgroup_source_stats();
+    for (int k = 0; k < LIM_N; k++) {
+        if (!(s->lim.set & (1u << k)) || (s->exceeded & (1u << k)))
+            continue;
+        double v = 0, max = s->lim.max[k];
+        const char *how = "sample";
+        int hit = 0;
+        switch (k) {
+        case LIM_MEMORY:
+            if (st && (st->have & CG_HAVE_MEM)) {
+                /* what the kernel charges, less the page cache it can drop */
+                double file = (st->have & CG_HAVE_MEM_STAT) ? (double)st->mem_file - (double)st->mem_shmem : 0;
+                v = maxd((double)st->mem_current - maxd(file, 0), 0);
+                if (s->enforced_mem && (st->have & CG_HAVE_OOM_KILL) && st->mem_oom_kill > s->oom_base) {
+                    hit = 1;
+                    how = "oom_kill";
+                    if (st->have & CG_HAVE_MEM_PEAK)
+                        v = maxd(v, (double)st->mem_peak);
+                }
+            } else {
+                v = (double)(ts->rss_kb + ts->swap_kb) * 1024;
+            }
+            break;
+        case LIM_RSS:
+            v = (double)ts->rss_kb * 1024;
+            break;
+        case LIM_WALL:
+            v = ts->elapsed;
+            break;
+        case LIM_CPU:
+            v = (double)(ts->c.utime_us + ts->c.stime_us) / 1e6;
+            if (st && (st->have & CG_HAVE_CPU))
+                v = maxd(v, (double)st->cpu_usage_us / 1e6);
+            break;
+        case LIM_PROCS:
+            v = ts->procs;
+            if (s->enforced_pids && st && (st->have & CG_HAVE_PIDS) && st->pids_max_events > s->pids_base) {
+                hit = 1;          /* the kernel refused a fork: the job wanted more */
+                how = "fork_refused";
+                v = maxd(v, max + 1);
+            }
+            break;
+        case LIM_DISK_WRITE:
+            v = (double)ts->c.write_bytes;
+            if (st && (st->have & CG_HAVE_IO))
+                v = maxd(v, (double)st->io_wbytes);
+            break;
+        }
+        if (hit || v > max)
+            violation(s, ctx, ts, k, v, how);
+    }
+    if (s->killed && now_mono() >= s->kill_mono + s->grace)
+        cgroup_source_kill(SIGKILL);
+    (void)ev;
+}
+
+static int alive(pid_t p)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)p);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* Without a cgroup of its own: the tree members of the last sample that
+ * outlived the main process (daemons ignoring SIGTERM) get SIGKILL after
+ * the grace period.  (With one, the cgroup source sweeps the cgroup.) */
+static void limsrc_stop(source *src, monitor_ctx *ctx)
+{
+    limsrc *s = (limsrc *)src;
+    int owned = 0;
+    if (!s->killed || (cgroup_source_cgroup(&owned) && owned))
+        return;
+    pid_t pids[4096];
+    int n = proctree_pids(ctx->tree, pids, 4096);
+    for (;;) {
+        int left = 0;
+        for (int i = 0; i < n; i++)
+            if (alive(pids[i])) left++;
+        if (!left)
+            break;
+        if (now_mono() >= s->kill_mono + s->grace) {
+            for (int i = 0; i < n; i++)
+                if (alive(pids[i])) kill(pids[i], SIGKILL);
+            break;
+        }
+        if (s->run_mode)
+            while (waitpid(-1, NULL, WNOHANG) > 0) {}
+        usleep(20000);
+    }
+    if (s->run_mode) {
+        usleep(10000);
+        while (waitpid(-1, NULL, WNOHANG) > 0) {}
+    }
+}
+
+static void limsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
+{
+    limsrc *s = (limsrc *)src;
+    json_arr_open(rec, "limits_exceeded");
+    for (int k = 0; k < LIM_N; k++)
+        if (s->exceeded & (1u << k)) json_str(rec, NULL, limits_name(k));
+    json_arr_close(rec);
+    json_obj_open(rec, "limits");
+    json_bool(rec, "measure_only", s->measure_only);
+    json_fixed(rec, "kill_grace", s->grace, 3);
+    json_obj_open(rec, "max");
+    for (int k = 0; k < LIM_N; k++)
+        if (s->lim.set & (1u << k)) json_num(rec, limits_name(k), s->lim.max[k]);
+    json_obj_close(rec);
+    json_arr_open(rec, "enforced_by_kernel");
+    if (s->enforced_mem) json_str(rec, NULL, "memory");
+    if (s->enforced_pids) json_str(rec, NULL, "procs");
+    json_arr_close(rec);
+    json_arr_open(rec, "violations");
+    for (int k = 0; k < LIM_N; k++) {
+        if (!(s->exceeded & (1u << k)))
+            continue;
+        json_obj_open(rec, NULL);
+        json_str(rec, "limit", limits_name(k));
+        json_num(rec, "value", s->value[k]);
+        json_num(rec, "max", s->lim.max[k]);
+        json_str(rec, "unit", limits_unit(k));
+        json_fixed(rec, "ts", s->ts[k], 6);
+        json_fixed(rec, "elapsed", s->elapsed[k], 3);
+        json_str(rec, "detected_by", s->how[k]);
+        json_obj_close(rec);
+    }
+    json_arr_close(rec);
+    json_obj_close(rec);
+}
+
+static void limsrc_close(source *src)
+{
+    limsrc *s = (limsrc *)src;
+    jbuf_free(&s->b);
+    free(s);
+}
+
+const source_ops limits_source_ops = {
+    .name = "limits",
+    .open = limsrc_open,
+    .start = limsrc_start,
+    .sample = limsrc_sample,
+    .stop = limsrc_stop,
+    .record = limsrc_record,
+    .close = limsrc_close,
+};

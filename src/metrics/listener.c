@@ -1,0 +1,607 @@
+/* listener.c — the "metrics" source (see listener.h, docs/metrics.md).
+ *
+ * One thread accepts connections on the socket and reads messages with
+ * epoll; every valid metric is turned into a jobscope.metric event at once
+ * and folded into per-name statistics.  Nothing a client sends can stop it:
+ * bad messages are counted by kind, a name table that is full only stops
+ * the statistics, not the events. */
+#include "metrics/listener.h"
+#include "metrics/payload.h"
+#include "metrics/pump.h"
+#include "metrics/wire.h"
+#include "cli/options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SERIES_SLOTS 1024
+#define SERIES_MAX   512
+#define MAX_CONNS    4096
+#define RXBUF        (PAYLOAD_CAP + 64)
+#define POLL_MS      1          /* while metrics flow, look every millisecond */
+#define POLL_IDLE_ROUNDS 100    /* then block again after ~100 ms without any */
+
+typedef struct series {
+    char *name;
+    uint64_t count;
+    double min, max, sum, last;
+} series;
+
+enum { C_MALFORMED, C_BAD_NAME, C_BAD_VALUE, C_BAD_LEVEL, C_BAD_TAG, C_ABOVE_LEVEL,
+       C_CLIENT_LOST, C_TOO_LARGE, C_SERIES_FULL, C_N };
+static const char *const counter_names[C_N] = {
+    "malformed", "bad_name", "bad_value", "bad_level", "bad_tag", "above_level",
+    "client_lost", "too_large", "series_overflow",
+};
+
+typedef struct metrics_src {
+    source base;
+    monitor_ctx *ctx;
+    int level;
+    char dir[80], path[108];
+    int lfd, epfd, wake[2];
+    pthread_t th;
+    int started;
+    atomic_int stopping;
+    int conns[MAX_CONNS];
+    int nconns;
+    char *rx;
+    jbuf ev;
+    uint64_t received, connections;
+    uint64_t counters[C_N];
+    series table[SERIES_SLOTS];
+    int nseries;
+    pump *pump;
+    /* No event of ours before jobscope.start: the threads wait at this gate
+     * until the first sample (which follows the start event) opens it. */
+    pthread_mutex_t gate_lock;
+    pthread_cond_t gate_cond;
+    int gate_open;
+    atomic_ulong pl_blocks, pl_events, pl_errors;
+    char **env;
+} metrics_src;
+
+static metrics_src *metrics_g;       /* the open source, for the spawn hooks */
+
+/* ---- events ---- */
+
+static void metrics_gate_wait(metrics_src *m)
+{
+    pthread_mutex_lock(&m->gate_lock);
+    if (!m->gate_open) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_sec += 5;                       /* never hang on it */
+        while (!m->gate_open && pthread_cond_timedwait(&m->gate_cond, &m->gate_lock, &t) == 0) {}
+    }
+    pthread_mutex_unlock(&m->gate_lock);
+}
+
+static void metrics_gate_open(metrics_src *m)
+{
+    pthread_mutex_lock(&m->gate_lock);
+    m->gate_open = 1;
+    pthread_cond_broadcast(&m->gate_cond);
+    pthread_mutex_unlock(&m->gate_lock);
+}
+
+static void metrics_vlog(metrics_src *m, const char *msg, const char *arg)
+{
+    if (m->ctx->opt && m->ctx->opt->verbose)
+        fprintf(stderr, "jobscope: metrics: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+}
+
+static series *metrics_series(metrics_src *m, const char *name, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)name[i]) * 16777619u;
+    for (uint32_t i = 0; i < SERIES_SLOTS; i++) {
+        series *s = &m->table[(h + i) % SERIES_SLOTS];
+        if (!s->name) {
+            if (m->nseries >= SERIES_MAX || !(s->name = strndup(name, n)))
+                return NULL;
+            m->nseries++;
+            return s;
+        }
+        if (!strncmp(s->name, name, n) && !s->name[n])
+            return s;
+    }
+    return NULL;
+}
+
+static void metrics_emit(metrics_src *m, const wire_metric *w)
+{
+    double ts = w->ts > 0 ? w->ts : now_epoch();
+    jbuf *b = &m->ev;
+    jbuf_reset(b);
+    event_begin(m->ctx->em, b, EV_METRIC, ts);
+    json_strn(b, "name", w->name, w->name_len);
+    json_num(b, "value", w->value);
+    json_obj_open(b, "tags");
+    for (int i = 0; i < w->ntags; i++) {
+        char key[WIRE_MAX_TAGKEY + 1];
+        memcpy(key, w->tags[i].k, w->tags[i].klen);
+        key[w->tags[i].klen] = 0;
+        json_strn(b, key, w->tags[i].v, w->tags[i].vlen);
+    }
+    json_obj_close(b);
+    json_i64(b, "level", w->level);
+    json_i64(b, "pid", w->pid);
+    emitter_send(m->ctx->em, b, EV_METRIC, ts, NULL);
+
+    series *s = metrics_series(m, w->name, w->name_len);
+    if (!s) {
+        m->counters[C_SERIES_FULL]++;
+        return;
+    }
+    if (!s->count || w->value < s->min) s->min = w->value;
+    if (!s->count || w->value > s->max) s->max = w->value;
+    s->count++;
+    s->sum += w->value;
+    s->last = w->value;
+}
+
+/* Keys of payload items that would clash with our annotations are dropped. */
+static int metrics_reserved(void *ctx, const char *key, size_t klen)
+{
+    metrics_src *m = ctx;
+    const annotations *a = &m->ctx->em->ann;
+    if (!a->fragment || klen + 3 > 128)
+        return 0;
+    char pat[132];
+    pat[0] = '"';
+    memcpy(pat + 1, key, klen);
+    pat[klen + 1] = '"';
+    pat[klen + 2] = ':';
+    const char *f = a->fragment;
+    size_t fl = a->fragment_len, pl = klen + 3;
+    for (const char *p = f; (p = memmem(p, fl - (size_t)(p - f), pat, pl)); p++)
+        if (p == f || p[-1] == ',' || p[-1] == '{')
+            return 1;
+    return 0;
+}
+
+static void metrics_payload_event(void *ctx, const char *name, double ts, const char *fields,
+                                  size_t n)
+{
+    metrics_src *m = ctx;
+    jbuf b;
+    jbuf_init(&b, n + 512);
+    event_begin(m->ctx->em, &b, name, ts);
+    if (n) {
+        jbuf_putc(&b, ',');
+        jbuf_put(&b, fields, n);
+        b.comma = 1;
+    }
+    emitter_send(m->ctx->em, &b, name, ts, NULL);
+    jbuf_free(&b);
+    atomic_fetch_add(&m->pl_events, 1);
+}
+
+static void metrics_payload_error(metrics_src *m, const char *stream, const char *reason,
+                                  size_t size, const char *text, size_t tlen)
+{
+    double ts = now_epoch();
+    jbuf b;
+    jbuf_init(&b, 1024);
+    event_begin(m->ctx->em, &b, EV_PAYLOAD_ERROR, ts);
+    json_str(&b, "stream", stream);
+    json_str(&b, "reason", reason);
+    json_u64(&b, "size", size);
+    if (text)
+        json_strn(&b, "excerpt", text, tlen > 160 ? 160 : tlen);
+    emitter_send(m->ctx->em, &b, EV_PAYLOAD_ERROR, ts, NULL);
+    jbuf_free(&b);
+    atomic_fetch_add(&m->pl_errors, 1);
+    metrics_vlog(m, reason, stream);
+}
+
+static void metrics_block(void *ctx, const char *stream, const char *p, size_t n)
+{
+    metrics_src *m = ctx;
+    const char *err = NULL;
+    metrics_gate_wait(m);
+    atomic_fetch_add(&m->pl_blocks, 1);
+    if (payload_parse(p, n, now_epoch(), metrics_payload_event, metrics_reserved, m, &err) < 0)
+        metrics_payload_error(m, stream, err, n, p, n);
+}
+
+static void metrics_block_error(void *ctx, const char *stream, const char *reason, size_t size)
+{
+    metrics_src *m = ctx;
+    metrics_gate_wait(m);
+    atomic_fetch_add(&m->pl_blocks, 1);
+    metrics_payload_error(m, stream, reason, size, NULL, 0);
+}
+
+/* ---- the socket ---- */
+
+static void metrics_message(metrics_src *m, const char *p, size_t n)
+{
+    wire_metric w;
+    const char *pl;
+    size_t pll;
+    int r = wire_parse(p, n, &w, &pl, &pll);
+    switch (r) {
+    case WIRE_METRIC:
+        m->counters[C_CLIENT_LOST] += w.lost;
+        if (w.level > m->level) {
+            m->counters[C_ABOVE_LEVEL]++;
+            return;
+        }
+        m->received++;
+        metrics_emit(m, &w);
+        return;
+    case WIRE_PAYLOAD:
+        metrics_block(m, "socket", pl, pll);
+        return;
+    case WIRE_BAD_NAME:  m->counters[C_BAD_NAME]++;  break;
+    case WIRE_BAD_VALUE: m->counters[C_BAD_VALUE]++; break;
+    case WIRE_BAD_LEVEL: m->counters[C_BAD_LEVEL]++; break;
+    case WIRE_BAD_TAG:   m->counters[C_BAD_TAG]++;   break;
+    default:             m->counters[C_MALFORMED]++; break;
+    }
+}
+
+static void metrics_close_conn(metrics_src *m, int fd)
+{
+    epoll_ctl(m->epfd, EPOLL_CTL_DEL, fd, NULL);
+    close(fd);
+    for (int i = 0; i < m->nconns; i++)
+        if (m->conns[i] == fd) {
+            m->conns[i] = m->conns[--m->nconns];
+            break;
+        }
+}
+
+/* Reads what is queued on one connection; closes it at EOF.  Returns 1 if
+ * it stopped with messages left (to let other connections have a turn). */
+static int metrics_drain(metrics_src *m, int fd)
+{
+    for (int k = 0; k < 4096; k++) {      /* bounded: let others have a turn */
+        ssize_t n = recv(fd, m->rx, RXBUF, MSG_DONTWAIT | MSG_TRUNC);
+        if (n > 0) {
+            if ((size_t)n > RXBUF)
+                m->counters[C_TOO_LARGE]++;
+            else
+                metrics_message(m, m->rx, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        metrics_close_conn(m, fd);       /* EOF or error */
+        return 0;
+    }
+    return 1;
+}
+
+static void metrics_accept(metrics_src *m)
+{
+    for (;;) {
+        int fd = accept4(m->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (m->nconns >= MAX_CONNS) {
+            close(fd);
+            m->counters[C_CLIENT_LOST]++;
+            continue;
+        }
+        struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+        if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
+            close(fd);
+            continue;
+        }
+        m->conns[m->nconns++] = fd;
+        m->connections++;
+    }
+}
+
+static void *metrics_thread(void *arg)
+{
+    metrics_src *m = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    struct epoll_event evs[64];
+    metrics_gate_wait(m);
+    int idle_rounds = POLL_IDLE_ROUNDS;
+    while (!atomic_load(&m->stopping)) {
+        /* Blocked in epoll_wait, every message a client sends has to wake
+         * us: several microseconds on the client's side.  So while metrics
+         * flow we poll every POLL_MS instead, and only block after a quiet
+         * spell: the clients' sends then just queue the message. */
+        int polling = idle_rounds < POLL_IDLE_ROUNDS;
+        if (polling) {
+            struct timespec d = { 0, POLL_MS * 1000000L };
+            nanosleep(&d, NULL);
+        }
+        int n = epoll_wait(m->epfd, evs, 64, polling ? 0 : -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        int data = 0;
+        for (int i = 0; i < n; i++) {
+            int fd = evs[i].data.fd;
+            if (fd == m->lfd) {
+                metrics_accept(m);
+            } else if (fd != m->wake[0]) {
+                metrics_drain(m, fd);
+                data = 1;
+            }
+        }
+        idle_rounds = data ? 0 : idle_rounds + 1;
+    }
+    /* the job is over: take what was sent before it ended */
+    for (int pass = 0; pass < 2; pass++) {
+        metrics_accept(m);
+        for (int i = m->nconns - 1; i >= 0; i--)
+            while (i < m->nconns && metrics_drain(m, m->conns[i])) {}
+    }
+    return NULL;
+}
+
+/* ---- the source ---- */
+
+static int metrics_resolve_level(const js_options *o)
+{
+    if (o && o->telemetry_level >= 0)
+        return o->telemetry_level;
+    const char *e = getenv(METRICS_ENV_LEVEL);
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (!*end && v >= 0 && v <= WIRE_MAX_LEVEL)
+            return (int)v;
+    }
+    return METRICS_DEFAULT_LEVEL;
+}
+
+static int metrics_socket_open(metrics_src *m)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp || strlen(tmp) > 60)
+        tmp = "/tmp";
+    snprintf(m->dir, sizeof m->dir, "%s/jobscope.XXXXXX", tmp);
+    if (!mkdtemp(m->dir)) {                 /* mkdtemp makes it 0700 */
+        metrics_vlog(m, "cannot create the socket directory", strerror(errno));
+        m->dir[0] = 0;
+        return -1;
+    }
+    snprintf(m->path, sizeof m->path, "%s/metrics.sock", m->dir);
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    memcpy(a.sun_path, m->path, strlen(m->path) + 1);
+    m->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (m->lfd < 0 || bind(m->lfd, (struct sockaddr *)&a, sizeof a) < 0 ||
+        listen(m->lfd, 4096) < 0) {
+        metrics_vlog(m, "cannot listen", strerror(errno));
+        return -1;
+    }
+    m->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (m->epfd < 0 || pipe2(m->wake, O_NONBLOCK | O_CLOEXEC) < 0)
+        return -1;
+    struct epoll_event e = { .events = EPOLLIN, .data.fd = m->lfd };
+    struct epoll_event w = { .events = EPOLLIN, .data.fd = m->wake[0] };
+    if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->lfd, &e) < 0 ||
+        epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->wake[0], &w) < 0)
+        return -1;
+    if (!(m->rx = malloc(RXBUF + 1)))
+        return -1;
+    jbuf_init(&m->ev, 1024);
+    return 0;
+}
+
+static void metrics_close(source *s);
+
+static source *metrics_open(monitor_ctx *ctx)
+{
+    const js_options *o = ctx->opt;
+    if (!ctx->run_mode)
+        return NULL;                        /* attach: no way to reach the job */
+    int level = metrics_resolve_level(o);
+    int scan = o && o->scan_output;
+    if (level <= 0 && !scan)
+        return NULL;
+    metrics_src *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->base.ops = &metrics_source_ops;
+    m->ctx = ctx;
+    m->level = level;
+    m->lfd = m->epfd = m->wake[0] = m->wake[1] = -1;
+    pthread_mutex_init(&m->gate_lock, NULL);
+    pthread_cond_init(&m->gate_cond, NULL);
+    if (level > 0 && metrics_socket_open(m) < 0) {
+        metrics_close(&m->base);
+        return NULL;
+    }
+    if (scan) {
+        pump_cbs cb = { metrics_block, metrics_block_error, m };
+        if (!(m->pump = pump_open(o->strip_payloads, 1, 2, &cb))) {
+            metrics_vlog(m, "cannot create the output pipes", strerror(errno));
+            metrics_close(&m->base);
+            return NULL;
+        }
+    }
+    metrics_g = m;
+    return &m->base;
+}
+
+char **metrics_child_env(char **env)
+{
+    metrics_src *m = metrics_g;
+    if (!m || m->lfd < 0)
+        return env;
+    if (m->env)
+        return m->env;
+    size_t n = 0;
+    while (env && env[n])
+        n++;
+    char **e = calloc(n + 3, sizeof *e);
+    if (!e)
+        return env;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(env[i], METRICS_ENV_SOCKET "=", sizeof METRICS_ENV_SOCKET) &&
+            strncmp(env[i], METRICS_ENV_LEVEL "=", sizeof METRICS_ENV_LEVEL))
+            e[k++] = env[i];
+    char lv[64];
+    snprintf(lv, sizeof lv, METRICS_ENV_LEVEL "=%d", m->level);
+    size_t sl = sizeof METRICS_ENV_SOCKET + strlen(m->path) + 1;
+    e[k] = malloc(sl);
+    e[k + 1] = strdup(lv);
+    if (!e[k] || !e[k + 1]) {
+        free(e[k]);
+        free(e[k + 1]);
+        free(e);
+        return env;
+    }
+    snprintf(e[k], sl, METRICS_ENV_SOCKET "=%s", m->path);
+    m->env = e;
+    return e;
+}
+
+int metrics_spawn_actions(posix_spawn_file_actions_t *fa)
+{
+    metrics_src *m = metrics_g;
+    if (!m || !m->pump)
+        return 0;
+    return pump_spawn_actions(m->pump, fa);
+}
+
+static void metrics_start(source *s, monitor_ctx *ctx)
+{
+    metrics_src *m = (metrics_src *)s;
+    if (m->pump && pump_start(m->pump) < 0)
+        metrics_vlog(m, "cannot start the output pump", NULL);
+    if (m->lfd >= 0) {
+        if (pthread_create(&m->th, NULL, metrics_thread, m) == 0)
+            m->started = 1;
+        else
+            metrics_vlog(m, "cannot start the listener thread", NULL);
+    }
+}
+
+static void metrics_stop(source *s, monitor_ctx *ctx)
+{
+    metrics_src *m = (metrics_src *)s;
+    metrics_gate_open(m);
+    if (m->pump)
+        pump_stop(m->pump, 1.0);
+    if (m->started) {
+        atomic_store(&m->stopping, 1);
+        if (write(m->wake[1], "x", 1) < 0) {}
+        pthread_join(m->th, NULL);
+        m->started = 0;
+    }
+}
+
+static void metrics_sample(source *s, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+{
+    /* metrics are events of their own; the first sample follows the start
+     * event, so from now on ours may flow */
+    metrics_src *m = (metrics_src *)s;
+    if (!m->gate_open)
+        metrics_gate_open(m);
+}
+
+static void metrics_record(source *s, monitor_ctx *ctx, jbuf *rec)
+{
+    metrics_src *m = (metrics_src *)s;
+    json_obj_open(rec, "metrics");
+    json_i64(rec, "telemetry_level", m->level);
+    if (m->lfd >= 0) {
+        json_u64(rec, "received", m->received);
+        json_u64(rec, "connections", m->connections);
+        json_obj_open(rec, "dropped");
+        for (int i = 0; i < C_N; i++)
+            json_u64(rec, counter_names[i], m->counters[i]);
+        json_obj_close(rec);
+        json_obj_open(rec, "series");
+        for (int i = 0; i < SERIES_SLOTS; i++) {
+            series *se = &m->table[i];
+            if (!se->name)
+                continue;
+            json_obj_open(rec, se->name);
+            json_u64(rec, "count", se->count);
+            json_num(rec, "min", se->min);
+            json_num(rec, "max", se->max);
+            json_num(rec, "mean", se->sum / (double)se->count);
+            json_num(rec, "last", se->last);
+            json_obj_close(rec);
+        }
+        json_obj_close(rec);
+    }
+    json_obj_open(rec, "payload");
+    json_u64(rec, "blocks", atomic_load(&m->pl_blocks));
+    json_u64(rec, "events", atomic_load(&m->pl_events));
+    json_u64(rec, "errors", atomic_load(&m->pl_errors));
+    if (m->pump) {
+        json_u64(rec, "stdout_bytes", pump_bytes(m->pump, 0));
+        json_u64(rec, "stderr_bytes", pump_bytes(m->pump, 1));
+    }
+    json_obj_close(rec);
+    json_obj_close(rec);
+}
+
+static void metrics_close(source *s)
+{
+    metrics_src *m = (metrics_src *)s;
+    if (!m)
+        return;
+    metrics_stop(s, m->ctx);
+    pump_free(m->pump);
+    for (int i = 0; i < m->nconns; i++)
+        close(m->conns[i]);
+    if (m->lfd >= 0) close(m->lfd);
+    if (m->epfd >= 0) close(m->epfd);
+    if (m->wake[0] >= 0) close(m->wake[0]);
+    if (m->wake[1] >= 0) close(m->wake[1]);
+    if (m->path[0]) unlink(m->path);
+    if (m->dir[0]) rmdir(m->dir);
+    for (int i = 0; i < SERIES_SLOTS; i++)
+        free(m->table[i].name);
+    if (m->env) {
+        size_t n = 0;
+        while (m->env[n]) n++;
+        free(m->env[n - 1]);
+        free(m->env[n - 2]);
+        free(m->env);
+    }
+    if (m->rx) {
+        free(m->rx);
+        jbuf_free(&m->ev);
+    }
+    if (metrics_g == m)
+        metrics_g = NULL;
+    pthread_mutex_destroy(&m->gate_lock);
+    pthread_cond_destroy(&m->gate_cond);
+    free(m);
+}
+
+const source_ops metrics_source_ops = {
+    .name   = "metrics",
+    .open   = metrics_open,
+    .start  = metrics_start,
+    .sample = metrics_sample,
+    .stop   = metrics_stop,
+    .record = metrics_record,
+    .close  = metrics_close,
+};

@@ -1,0 +1,338 @@
+/* payload.c — the payload-block scanner and parser (see payload.h).
+ *
+ * The scanner is a byte-level state machine: outside a block it matches the
+ * START marker (KMP, so "@@@@MONITORING..." still matches), inside it
+ * buffers the content while matching the END marker.  Runs of bytes without
+ * an '@' are handled with memchr and passed on in one piece. */
+#include "metrics/payload.h"
+#include "metrics/jsonscan.h"
+#include "metrics/wire.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SL (sizeof PAYLOAD_START - 1)
+#define EL (sizeof PAYLOAD_END - 1)
+
+struct payload_scanner {
+    int strip;
+    size_t cap;
+    payload_cbs cb;
+    int inside, overflow, eat_nl;
+    size_t m;                       /* marker bytes matched so far */
+    char *buf;                      /* block content (+ a partial END) */
+    size_t blen, bcap;
+    unsigned char fs[SL], fe[EL];   /* KMP failure tables */
+};
+
+static void payload_kmp(const char *pat, size_t n, unsigned char *f)
+{
+    f[0] = 0;
+    for (size_t i = 1, k = 0; i < n; i++) {
+        while (k > 0 && pat[i] != pat[k])
+            k = f[k - 1];
+        if (pat[i] == pat[k])
+            k++;
+        f[i] = (unsigned char)k;
+    }
+}
+
+static size_t payload_step(const char *pat, const unsigned char *f, size_t m, char c)
+{
+    while (m > 0 && pat[m] != c)
+        m = f[m - 1];
+    if (pat[m] == c)
+        m++;
+    return m;
+}
+
+payload_scanner *payload_new(int strip, size_t cap, const payload_cbs *cb)
+{
+    payload_scanner *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->strip = strip;
+    s->cap = cap ? cap : PAYLOAD_CAP;
+    s->cb = *cb;
+    payload_kmp(PAYLOAD_START, SL, s->fs);
+    payload_kmp(PAYLOAD_END, EL, s->fe);
+    return s;
+}
+
+void payload_free(payload_scanner *s)
+{
+    if (s) {
+        free(s->buf);
+        free(s);
+    }
+}
+
+size_t payload_held(const payload_scanner *s)
+{
+    if (!s->strip)
+        return 0;
+    if (!s->inside)
+        return s->m;
+    return s->overflow ? 0 : SL + s->blen;
+}
+
+/* Bytes passed on: in strip mode from here, otherwise the whole chunk was
+ * already passed on by payload_feed(). */
+static void payload_out(payload_scanner *s, const char *p, size_t n)
+{
+    if (s->strip && n && s->cb.out)
+        s->cb.out(s->cb.ctx, p, n);
+}
+
+static int payload_append(payload_scanner *s, const char *p, size_t n)
+{
+    if (s->blen + n > s->bcap) {
+        size_t nc = s->bcap ? s->bcap : 4096;
+        while (nc < s->blen + n)
+            nc *= 2;
+        char *nb = realloc(s->buf, nc);
+        if (!nb)
+            return -1;
+        s->buf = nb;
+        s->bcap = nc;
+    }
+    memcpy(s->buf + s->blen, p, n);
+    s->blen += n;
+    return 0;
+}
+
+/* The block is too big (or memory ran out): report it, pass on what was held
+ * and let the rest of it through until END. */
+static void payload_give_up(payload_scanner *s, const char *reason)
+{
+    if (s->cb.error)
+        s->cb.error(s->cb.ctx, reason, s->blen);
+    payload_out(s, PAYLOAD_START, SL);
+    payload_out(s, s->buf, s->blen);
+    s->overflow = 1;
+    s->blen = 0;
+    if (s->bcap > 65536) {          /* give the memory back */
+        free(s->buf);
+        s->buf = NULL;
+        s->bcap = 0;
+    }
+}
+
+void payload_feed(payload_scanner *s, const char *p, size_t n)
+{
+    if (!s->strip && n && s->cb.out)
+        s->cb.out(s->cb.ctx, p, n);
+    size_t i = 0;
+    while (i < n) {
+        if (s->eat_nl) {
+            s->eat_nl = 0;
+            if (p[i] == '\n') {
+                i++;
+                continue;
+            }
+        }
+        if (s->m == 0) {                /* fast path: up to the next '@' */
+            const char *at = memchr(p + i, '@', n - i);
+            size_t j = at ? (size_t)(at - p) : n;
+            if (j > i) {
+                if (!s->inside || s->overflow) {
+                    payload_out(s, p + i, j - i);
+                } else if (s->blen + (j - i) > s->cap) {
+                    payload_give_up(s, "payload block too large");
+                    payload_out(s, p + i, j - i);
+                } else if (payload_append(s, p + i, j - i) < 0) {
+                    payload_give_up(s, "out of memory");
+                    payload_out(s, p + i, j - i);
+                }
+                i = j;
+                continue;
+            }
+        }
+        char c = p[i++];
+        if (!s->inside) {
+            size_t k = payload_step(PAYLOAD_START, s->fs, s->m, c);
+            size_t rel = s->m + 1 - k;  /* bytes that can no longer start a marker */
+            if (rel > s->m) {
+                payload_out(s, PAYLOAD_START, s->m);
+                payload_out(s, &c, 1);
+            } else {
+                payload_out(s, PAYLOAD_START, rel);
+            }
+            s->m = k;
+            if (k == SL) {
+                s->inside = 1;
+                s->overflow = 0;
+                s->m = 0;
+                s->blen = 0;
+            }
+        } else if (s->overflow) {
+            payload_out(s, &c, 1);
+            s->m = payload_step(PAYLOAD_END, s->fe, s->m, c);
+            if (s->m == EL) {
+                s->inside = s->overflow = 0;
+                s->m = 0;
+            }
+        } else {
+            s->m = payload_step(PAYLOAD_END, s->fe, s->m, c);
+            if (s->m == EL) {
+                if (s->cb.block)
+                    s->cb.block(s->cb.ctx, s->buf ? s->buf : "", s->blen + 1 - EL);
+                s->inside = 0;
+                s->m = 0;
+                s->blen = 0;
+                s->eat_nl = s->strip;
+            } else if (s->blen + 1 - s->m > s->cap) {
+                payload_give_up(s, "payload block too large");
+                payload_out(s, &c, 1);
+            } else if (payload_append(s, &c, 1) < 0) {
+                payload_give_up(s, "out of memory");
+                payload_out(s, &c, 1);
+            }
+        }
+    }
+}
+
+void payload_flush(payload_scanner *s)
+{
+    s->eat_nl = 0;
+    if (!s->inside && s->m) {
+        payload_out(s, PAYLOAD_START, s->m);
+        s->m = 0;
+    }
+}
+
+void payload_abandon(payload_scanner *s, const char *reason)
+{
+    payload_flush(s);
+    if (s->strip && s->inside && !s->overflow)
+        payload_give_up(s, reason);
+}
+
+void payload_finish(payload_scanner *s)
+{
+    payload_flush(s);
+    if (s->inside && !s->overflow) {
+        if (s->cb.error)
+            s->cb.error(s->cb.ctx, "payload block without END marker", s->blen);
+        payload_out(s, PAYLOAD_START, SL);
+        payload_out(s, s->buf, s->blen);
+    }
+    s->inside = s->overflow = 0;
+    s->m = 0;
+    s->blen = 0;
+}
+
+/* ---- block → events ---- */
+
+static int payload_key(const jscan_item *it, const char *k)
+{
+    size_t n = strlen(k);
+    return it->klen == n && !memcmp(it->key, k, n);
+}
+
+static int payload_number(const char *p, size_t n, double *v)
+{
+    char tmp[64], *end;
+    if (n == 0 || n >= sizeof tmp || !(*p == '-' || (*p >= '0' && *p <= '9')))
+        return -1;
+    memcpy(tmp, p, n);
+    tmp[n] = 0;
+    *v = strtod(tmp, &end);
+    return *end ? -1 : 0;
+}
+
+int payload_parse(const char *json, size_t n, double now, payload_event_fn fn,
+                  payload_reserved_fn reserved, void *ctx, const char **err)
+{
+    const char *end = json + n;
+    const char *ve = jscan_skip(json, end);
+    if (!ve) {
+        *err = "payload block is not valid JSON";
+        return -1;
+    }
+    if (jscan_ws(ve, end) != end) {
+        *err = "payload block has text after the JSON object";
+        return -1;
+    }
+    jscan_iter it;
+    if (!jscan_begin(&it, json, ve, '{')) {
+        *err = "payload block is not a JSON object";
+        return -1;
+    }
+    char name[WIRE_MAX_NAME + 1] = PAYLOAD_DEFAULT_EVENT;
+    double block_ts = now;
+    const char *pl = NULL;
+    size_t pllen = 0;
+    jscan_item m;
+    while (jscan_next(&it, &m, 1)) {
+        if (payload_key(&m, "monitoring_event")) {
+            if (m.vlen < 2 || m.val[0] != '"' ||
+                !wire_name_ok(m.val + 1, m.vlen - 2, WIRE_MAX_NAME)) {
+                *err = "monitoring_event is not a name (A-Z a-z 0-9 _ . : / -)";
+                return -1;
+            }
+            memcpy(name, m.val + 1, m.vlen - 2);
+            name[m.vlen - 2] = 0;
+        } else if (payload_key(&m, "ts")) {
+            if (payload_number(m.val, m.vlen, &block_ts) < 0 || block_ts <= 0) {
+                *err = "ts is not a positive number";
+                return -1;
+            }
+        } else if (payload_key(&m, "payload")) {
+            pl = m.val;
+            pllen = m.vlen;
+        }
+    }
+    if (!pl) {
+        *err = "payload block has no \"payload\" list";
+        return -1;
+    }
+    jscan_iter ai;
+    if (!jscan_begin(&ai, pl, pl + pllen, '[')) {
+        *err = "\"payload\" is not a list";
+        return -1;
+    }
+    jscan_item item;
+    int count = 0;
+    while (jscan_next(&ai, &item, 0)) {           /* check first: all or nothing */
+        if (item.val[0] != '{') {
+            *err = "\"payload\" has an item that is not an object";
+            return -1;
+        }
+        count++;
+    }
+    char *out = malloc(pllen + 1);
+    if (!out) {
+        *err = "out of memory";
+        return -1;
+    }
+    jscan_begin(&ai, pl, pl + pllen, '[');
+    while (jscan_next(&ai, &item, 0)) {
+        jscan_iter oi;
+        jscan_begin(&oi, item.val, item.val + item.vlen, '{');
+        double ts = block_ts;
+        size_t o = 0;
+        while (jscan_next(&oi, &m, 1)) {
+            if (payload_key(&m, "ts")) {
+                double t;
+                if (payload_number(m.val, m.vlen, &t) == 0 && t > 0)
+                    ts = t;
+                continue;
+            }
+            if (payload_key(&m, "event") || payload_key(&m, "seq") ||
+                (reserved && reserved(ctx, m.key, m.klen)))
+                continue;
+            if (o)
+                out[o++] = ',';
+            out[o++] = '"';
+            memcpy(out + o, m.key, m.klen);
+            o += m.klen;
+            out[o++] = '"';
+            out[o++] = ':';
+            o += jscan_minify(m.val, m.vlen, out + o);
+        }
+        fn(ctx, name, ts, out, o);
+    }
+    free(out);
+    return count;
+}

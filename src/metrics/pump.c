@@ -1,0 +1,249 @@
+/* pump.c — see pump.h.  One thread polls both pipes; every read is written
+ * on before the scanner sees it (no strip), so the job's output is delayed
+ * by one read/write, not by the scanner. */
+#include "metrics/pump.h"
+#include "metrics/payload.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PUMP_QUIET_MS 200   /* strip: release a held partial marker after this */
+#define PUMP_HOLD_MS  2000  /* strip: and an unfinished block after this */
+
+typedef struct pump_stream {
+    int rfd, wfd;           /* pipe: we read rfd, the job writes wfd */
+    int out;                /* where bytes go */
+    int out_broken;
+    const char *name;
+    payload_scanner *sc;
+    unsigned long long bytes;
+    struct pump *p;
+} pump_stream;
+
+struct pump {
+    pump_stream s[2];
+    pump_cbs cb;
+    pthread_t th;
+    int started;
+    atomic_int stopping;
+    atomic_long grace_ms;
+    int wake[2];
+};
+
+static void pump_write(void *ctx, const char *p, size_t n)
+{
+    pump_stream *s = ctx;
+    while (n && !s->out_broken) {
+        ssize_t w = write(s->out, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN) {          /* our stdout is non-blocking: wait */
+                struct pollfd pf = { .fd = s->out, .events = POLLOUT };
+                poll(&pf, 1, 100);
+                continue;
+            }
+            s->out_broken = 1;              /* keep reading, drop the bytes */
+            return;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void pump_block(void *ctx, const char *p, size_t n)
+{
+    pump_stream *s = ctx;
+    if (s->p->cb.block)
+        s->p->cb.block(s->p->cb.ctx, s->name, p, n);
+}
+
+static void pump_error(void *ctx, const char *reason, size_t size)
+{
+    pump_stream *s = ctx;
+    if (s->p->cb.error)
+        s->p->cb.error(s->p->cb.ctx, s->name, reason, size);
+}
+
+pump *pump_open(int strip, int out_fd, int err_fd, const pump_cbs *cb)
+{
+    pump *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->cb = *cb;
+    p->wake[0] = p->wake[1] = -1;
+    int outs[2] = { out_fd, err_fd };
+    const char *names[2] = { "stdout", "stderr" };
+    for (int i = 0; i < 2; i++) {
+        pump_stream *s = &p->s[i];
+        int fds[2];
+        s->rfd = s->wfd = -1;
+        if (pipe2(fds, O_CLOEXEC) < 0)
+            goto fail;
+        s->rfd = fds[0];
+        s->wfd = fds[1];
+        s->out = outs[i];
+        s->name = names[i];
+        s->p = p;
+        payload_cbs pc = { pump_write, pump_block, pump_error, s };
+        if (!(s->sc = payload_new(strip, PAYLOAD_CAP, &pc)))
+            goto fail;
+    }
+    if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) < 0)
+        goto fail;
+    return p;
+fail:
+    pump_free(p);
+    return NULL;
+}
+
+int pump_spawn_actions(pump *p, posix_spawn_file_actions_t *fa)
+{
+    /* dup2 clears FD_CLOEXEC on the copy; the originals close at exec */
+    if (posix_spawn_file_actions_adddup2(fa, p->s[0].wfd, 1) ||
+        posix_spawn_file_actions_adddup2(fa, p->s[1].wfd, 2))
+        return -1;
+    return 0;
+}
+
+static long pump_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+static void *pump_thread(void *arg)
+{
+    pump *p = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);   /* SIGPIPE from a closed stdout: EPIPE instead */
+    char buf[65536];
+    int open_n = 2, seen_stop = 0;
+    long quiet_since = -1, last_data = pump_now_ms(), held_since[2] = { -1, -1 };
+    while (open_n > 0) {
+        struct pollfd pf[3];
+        int n = 0, idx[2];
+        for (int i = 0; i < 2; i++)
+            if (p->s[i].rfd >= 0) {
+                pf[n].fd = p->s[i].rfd;
+                pf[n].events = POLLIN;
+                idx[n++] = i;
+            }
+        pf[n].fd = p->wake[0];
+        pf[n].events = POLLIN;
+        int held = payload_held(p->s[0].sc) || payload_held(p->s[1].sc);
+        int timeout = held ? PUMP_QUIET_MS : (atomic_load(&p->stopping) ? 50 : -1);
+        int r = poll(pf, (nfds_t)n + 1, timeout);
+        if (r < 0 && errno != EINTR)
+            break;
+        long now = pump_now_ms();
+        if (pf[n].revents) {
+            char junk[64];
+            while (read(p->wake[0], junk, sizeof junk) > 0) {}
+        }
+        int got = 0;
+        for (int k = 0; k < n && r > 0; k++) {
+            if (!pf[k].revents)
+                continue;
+            pump_stream *s = &p->s[idx[k]];
+            ssize_t m = read(s->rfd, buf, sizeof buf);
+            if (m > 0) {
+                s->bytes += (unsigned long long)m;
+                payload_feed(s->sc, buf, (size_t)m);
+                got = 1;
+            } else if (m == 0 || (errno != EINTR && errno != EAGAIN)) {
+                payload_finish(s->sc);
+                close(s->rfd);
+                s->rfd = -1;
+                open_n--;
+            }
+        }
+        for (int i = 0; i < 2; i++) {
+            if (!payload_held(p->s[i].sc)) {
+                held_since[i] = -1;
+            } else if (held_since[i] < 0) {
+                held_since[i] = now;
+            } else if (now - held_since[i] >= PUMP_HOLD_MS) {
+                payload_abandon(p->s[i].sc, "payload block not ended within 2 s, passed on");
+                held_since[i] = -1;
+            }
+        }
+        if (got) {
+            last_data = now;
+            quiet_since = -1;
+        } else if (held) {
+            if (quiet_since < 0)
+                quiet_since = now;
+            if (now - quiet_since >= PUMP_QUIET_MS) {
+                payload_flush(p->s[0].sc);
+                payload_flush(p->s[1].sc);
+            }
+        }
+        if (atomic_load(&p->stopping) && !seen_stop) {
+            seen_stop = 1;
+            last_data = now;
+        }
+        if (seen_stop && now - last_data >= atomic_load(&p->grace_ms))
+            break;              /* a background process keeps the pipe open */
+    }
+    for (int i = 0; i < 2; i++)
+        if (p->s[i].rfd >= 0) {
+            payload_finish(p->s[i].sc);
+            close(p->s[i].rfd);
+            p->s[i].rfd = -1;
+        }
+    return NULL;
+}
+
+int pump_start(pump *p)
+{
+    for (int i = 0; i < 2; i++) {
+        close(p->s[i].wfd);
+        p->s[i].wfd = -1;
+    }
+    if (pthread_create(&p->th, NULL, pump_thread, p))
+        return -1;
+    p->started = 1;
+    return 0;
+}
+
+void pump_stop(pump *p, double grace_s)
+{
+    if (!p || !p->started)
+        return;
+    atomic_store(&p->grace_ms, (long)(grace_s * 1000));
+    atomic_store(&p->stopping, 1);
+    if (write(p->wake[1], "x", 1) < 0) {}
+    pthread_join(p->th, NULL);
+    p->started = 0;
+}
+
+unsigned long long pump_bytes(const pump *p, int stream)
+{
+    return p->s[stream & 1].bytes;
+}
+
+void pump_free(pump *p)
+{
+    if (!p)
+        return;
+    pump_stop(p, 0);
+    for (int i = 0; i < 2; i++) {
+        if (p->s[i].rfd >= 0) close(p->s[i].rfd);
+        if (p->s[i].wfd >= 0) close(p->s[i].wfd);
+        payload_free(p->s[i].sc);
+    }
+    if (p->wake[0] >= 0) close(p->wake[0]);
+    if (p->wake[1] >= 0) close(p->wake[1]);
+    free(p);
+}

@@ -1,0 +1,38 @@
+# 30_bench_quick.sh — smoke test of the benchmark (bench/run --quick): every
+# workload runs, results.json is written with the machine and jobscope's
+# figures, and jobscope's exact totals are right.  No timing assertions: the
+# figures themselves depend on the machine (see bench/README.md).
+
+test_bench_quick() {
+    make -s -C "$ROOT" BUILD="$BUILD" bench-bins >/dev/null || fail "make bench-bins" || return 1
+    "$ROOT/bench/run" --quick --no-install --build "$BUILD" --out "$T/results.json" \
+        --table "$T/table.md" >"$T/out.txt" 2>"$T/err.txt" || { cat "$T/err.txt"; fail "bench/run --quick"; return 1; }
+    assert_file "$T/results.json" || return 1
+    assert_file "$T/table.md" || return 1
+    grep -q '^| figure' "$T/out.txt" || fail "no table on stdout" || return 1
+    local r
+    r=$(python3 - "$T/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+m, W, F = r["machine"], r["workloads"], r["figures"]
+assert m["cores"] >= 1 and m["kernel"], "machine not recorded"
+for w in ("tree", "cpu", "forkstorm", "orphans"):
+    assert w in W, "workload %s missing" % w
+t = W["tree"]["tree-1000@1s"]["runs"]
+assert t["floor"] and t["jobscope"], "tree-1000: no floor or jobscope run"
+js = t["jobscope"][0]
+assert js["alive"], "jobscope attach died while watching tree-1000"
+assert js["procs_seen"] == 1000, "jobscope saw %s of 1000 processes" % js["procs_seen"]
+assert js["us_per_sample"] > 0 and js["hwm_kb"] > 0, "no CPU/RSS measured for jobscope"
+f = W["forkstorm"]["runs"]["jobscope"][0]
+assert f["rc"] == 0 and f["reported"], "forkstorm under jobscope failed"
+assert abs(f["reported"]["wbytes"] / f["truth"]["wbytes"] - 1) < 0.01, "forkstorm bytes %s vs %s" % (f["reported"]["wbytes"], f["truth"]["wbytes"])
+assert abs(f["reported"]["cpu"] / f["truth"]["cpu"] - 1) < 0.05, "forkstorm cpu %s vs %s" % (f["reported"]["cpu"], f["truth"]["cpu"])
+o = W["orphans"]["runs"]["jobscope"][0]
+assert o["reported"]["wbytes"] >= 0.99 * o["truth"]["wbytes"], "orphans: bytes not attributed"
+assert len(r["targets"]) >= 8 and any(x["met"] is not None for x in r["targets"]), "targets missing"
+print("ok")
+PY
+) || { echo "$r"; fail "results.json checks"; return 1; }
+    assert_eq "$r" ok
+}

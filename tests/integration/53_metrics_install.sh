@@ -1,0 +1,56 @@
+# 53_metrics_install.sh — `make install` puts libjobscope (shared, static,
+# header, pkg-config file) and jobscope.py where PREFIX and DESTDIR say, and
+# a program built against the installed copy reports to `jobscope run`.
+
+test_install_and_link_with_pkg_config() {
+    need cc || return 77
+    need pkg-config || return 77
+    make -s -C "$ROOT" BUILD="$BUILD" install DESTDIR="$T/root" PREFIX=/opt/js >make.log 2>&1 || { cat make.log; return 1; }
+    for f in bin/jobscope include/jobscope.h lib/libjobscope.so.0 lib/libjobscope.so \
+             lib/libjobscope.a lib/pkgconfig/jobscope.pc; do
+        [ -e "root/opt/js/$f" ] || fail "not installed: $f" || return 1
+    done
+    assert_eq "$(find root -name jobscope.py | wc -l)" 1 "jobscope.py installed" || return 1
+    assert_match "$(cat root/opt/js/lib/pkgconfig/jobscope.pc)" "prefix=/opt/js" || return 1
+    cat >app.c <<'C'
+#include <jobscope.h>
+#include <stdio.h>
+int main(void)
+{
+    const char *tags[] = { "unit", "s", NULL };
+    int n = js_metric("app.loss", 0.25) + js_metric_at("app.at", 1, 1700000000.5) +
+            js_metric_level("app.l2", 2, 2) + js_metric_tags("app.tag", 3, tags) +
+            js_metric_full("app.full", 4, 0, 1, NULL) + js_payload("{\"payload\":[{\"k\":1}]}");
+    printf("%d %d\n", n, js_enabled(1));
+    return 0;
+}
+C
+    # under `make asan` the library is instrumented: so must the program be
+    san=; nm root/opt/js/lib/libjobscope.a | grep -q __asan_init && san="-fsanitize=address,undefined"
+    export PKG_CONFIG_SYSROOT_DIR="$T/root" PKG_CONFIG_PATH="$T/root/opt/js/lib/pkgconfig"
+    cc $san -o app-shared app.c $(pkg-config --cflags --libs jobscope) || return 1
+    cc $san -o app-static app.c $(pkg-config --cflags jobscope) "$T/root/opt/js/lib/libjobscope.a" -pthread || return 1
+    LD_LIBRARY_PATH="$T/root/opt/js/lib" "$JS" run -q -o ev.jsonl -- ./app-shared >out.txt || return 1
+    assert_eq "$(cat out.txt)" "5 1" "calls that reached the monitor (level 2 is filtered)" || return 1
+    assert_eq "$(jq_py '[e["name"] for e in ev if e["event"]=="jobscope.metric"]' ev.jsonl)" \
+        '["app.loss", "app.at", "app.tag", "app.full"]' || return 1
+    assert_eq "$(jq_py '[e["k"] for e in ev if e["event"]=="monitoring.additional"]' ev.jsonl)" '[1]' || return 1
+    "$JS" run -q -o ev2.jsonl -- ./app-static >out.txt || return 1
+    assert_eq "$(cat out.txt)" "5 1" || return 1
+    # without a monitor: no-op, 0 sent
+    env -u JOBSCOPE_SOCKET LD_LIBRARY_PATH="$T/root/opt/js/lib" ./app-shared >out.txt || return 1
+    assert_eq "$(cat out.txt)" "0 0" || return 1
+    # only the js_ API is exported from the shared library
+    assert_eq "$(nm -D --defined-only root/opt/js/lib/libjobscope.so.0 | awk '$2=="T"{print $3}' | grep -vc '^js_')" 0 || return 1
+}
+
+# microbenchmark: what a call costs the caller (figures in docs/metrics.md)
+test_bench_calls_per_second() {
+    "$HELPERS/js_bench" 200000 >off.txt || return 1
+    "$JS" run -q -o /dev/null -- "$HELPERS/js_bench" 200000 >on.txt || return 1
+    cat off.txt on.txt >&2
+    off=$(awk '$1=="plain"{print $5}' off.txt)
+    on=$(awk '$1=="plain"{print $5}' on.txt)
+    assert_le "$off" 50 "no monitor: a call should cost nanoseconds" || return 1
+    assert_le "$on" 20000 "with a monitor: a call should cost microseconds" || return 1
+}

@@ -1,0 +1,122 @@
+# cgroups on the machine's real hierarchy: the job in a cgroup of its own
+# (v1 here, v2 through the unified mount), its page cache and exact peak,
+# removal at the end, attach --cgroup auto, the process connector.
+# Needs root and a cgroup fs; skips (77) otherwise.
+H=$HELPERS/cghog
+
+need_root_cgroup() {
+    [ "$(id -u)" = 0 ] || { echo "    skip: not root" >&2; return 77; }
+    grep -q ' - cgroup2\? ' /proc/self/mountinfo || { echo "    skip: no cgroup fs" >&2; return 77; }
+}
+
+# the record must show a cgroup jobscope made; else this machine cannot
+need_cgroup_record() {
+    [ "$(jq_py 'bool(end and end.get("cgroup", {}).get("created"))' "$1")" = true ] \
+        || { echo "    skip: no cgroup could be made here" >&2; return 77; }
+}
+
+test_cgroup_job_page_cache_and_exact_peak() {
+    need_root_cgroup || return
+    # 40 MB of page cache (the file stays), then 60 MB of anonymous memory
+    "$JS" run -q -i 0.1 -o ev.jsonl -- sh -c "$H cache 40 $T/f && $H mem 60 10 10 0.5"
+    assert_eq $? 0 || return 1
+    need_cgroup_record ev.jsonl || return
+    # the samples carry the cgroup figures beside the /proc ones
+    assert_eq "$(jq_py 'all("cg_memory_current" in s and "cg_cpu_usage" in s and "rss" in s for s in samples)' ev.jsonl)" true || return 1
+    # page cache charged to the job: seen in a sample while the job ran
+    assert_ge "$(jq_py 'max(s.get("cg_memory_file", 0) for s in samples)' ev.jsonl)" $((38 << 20)) "page cache" || return 1
+    # exact peak: cache + anon at once, which no /proc RSS sum shows
+    peak=$(jq_py 'end["cgroup"]["memory_peak"]' ev.jsonl)
+    assert_ge "$peak" $((95 << 20)) "cgroup peak" || return 1
+    assert_le "$peak" $((200 << 20)) "cgroup peak" || return 1
+    rsspeak=$(jq_py 'end["peaks"]["rss"]["value"] * 1024' ev.jsonl)
+    assert_ge "$peak" "$rsspeak" "cgroup peak vs RSS peak" || return 1
+    assert_eq "$(jq_py 'end["cgroup"]["oom_kill"]' ev.jsonl)" 0 || return 1
+    # the cgroup is gone, from every hierarchy
+    assert_eq "$(jq_py 'end["cgroup"]["removed"]' ev.jsonl)" true || return 1
+    name=$(basename "$(jq_py 'end["cgroup"]["path"]' ev.jsonl)")
+    left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$name" 2>/dev/null | head -3)
+    assert_eq "$left" "" "cgroup directories left behind" || return 1
+}
+
+test_cgroup_cpu_matches_proc() {
+    need_root_cgroup || return
+    "$JS" run -q -i 0.2 -o ev.jsonl -- "$H" spin 0.6
+    need_cgroup_record ev.jsonl || return
+    cg=$(jq_py 'end["cgroup"]["cpu_usage"]' ev.jsonl)
+    pr=$(jq_py 'end["cpu_time"]' ev.jsonl)
+    assert_ge "$cg" 0.4 "cgroup CPU" || return 1
+    assert_close "$cg" "$pr" 0.15 "cgroup CPU vs /proc CPU" || return 1
+}
+
+test_cgroup_process_connector_counts_short_lived() {
+    need_root_cgroup || return
+    # 30 processes that live far less than one interval
+    "$JS" run -q -i 2 -o ev.jsonl -- sh -c 'for i in $(seq 30); do /bin/true; done'
+    assert_eq $? 0 || return 1
+    has=$(jq_py '"total_processes" in end' ev.jsonl)
+    [ "$has" = true ] || { echo "    skip: no process connector here" >&2; return 77; }
+    # sh, seq and the 30 /bin/true (+1 subshell for $(...) in some shells)
+    tp=$(jq_py 'end["total_processes"]' ev.jsonl)
+    assert_ge "$tp" 32 "total_processes" || return 1
+    assert_le "$tp" 34 "total_processes" || return 1
+}
+
+test_no_cgroup_option() {
+    need_root_cgroup || return
+    "$JS" run -q --no-cgroup -i 0.1 -o ev.jsonl -- sleep 0.2
+    assert_eq $? 0 || return 1
+    assert_eq "$(jq_py 'any(k.startswith("cg_") for s in samples for k in s) or "cgroup" in end' ev.jsonl)" false
+}
+
+test_cgroup_attach_auto_watches_the_pids_cgroup() {
+    need_root_cgroup || return
+    "$H" spin 1.5 &
+    pid=$!
+    "$JS" attach -q -i 0.2 --cgroup auto -o ev.jsonl "$pid"
+    rc=$?
+    wait $pid
+    assert_eq $rc 0 || return 1
+    assert_eq "$(jq_py 'end["cgroup"]["created"]' ev.jsonl)" false || return 1
+    want=$(awk -F: '$2=="memory"{print $3}' /proc/self/cgroup)
+    [ -n "$want" ] || want=$(awk -F: '$1=="0"{print $3}' /proc/self/cgroup)
+    got=$(jq_py 'end["cgroup"]["path"]' ev.jsonl)
+    case $got in *"$want") ;; *) fail "cgroup path $got is not the pid's ($want)"; return 1;; esac
+    assert_ge "$(jq_py 'len([s for s in samples if "cg_cpu_usage" in s])' ev.jsonl)" 3 || return 1
+}
+
+test_cgroup_attach_path() {
+    need_root_cgroup || return
+    "$H" sleep 0.6 &
+    pid=$!
+    path=$(awk -F: '$2=="memory"{print $3}' /proc/$pid/cgroup)
+    [ -n "$path" ] || path=$(awk -F: '$1=="0"{print $3}' /proc/$pid/cgroup)
+    "$JS" attach -q -i 0.2 --cgroup "$path" -o ev.jsonl "$pid"
+    assert_eq $? 0 || return 1
+    wait $pid
+    assert_eq "$(jq_py 'end["cgroup"]["path"].endswith("'"$path"'")' ev.jsonl)" true
+}
+
+test_cgroup_v2_unified_hierarchy() {
+    need_root_cgroup || return
+    grep -q ' - cgroup2 ' /proc/self/mountinfo || { echo "    skip: no cgroup2 mount" >&2; return 77; }
+    JOBSCOPE_CGROUP_LAYOUT=v2 "$JS" run -q -i 0.2 -o ev.jsonl -- "$H" spin 0.5
+    assert_eq $? 0 || return 1
+    need_cgroup_record ev.jsonl || return
+    assert_eq "$(jq_py 'end["cgroup"]["version"]' ev.jsonl)" 2 || return 1
+    assert_ge "$(jq_py 'end["cgroup"]["cpu_usage"]' ev.jsonl)" 0.3 || return 1
+    assert_eq "$(jq_py 'end["cgroup"]["removed"]' ev.jsonl)" true || return 1
+    # PSI exists in every v2 cgroup when the kernel has it
+    if [ -e /sys/fs/cgroup/unified/cpu.pressure ] || [ -e /sys/fs/cgroup/cpu.pressure ]; then
+        assert_eq "$(jq_py '"cg_psi_cpu_some_total" in samples[-1]' ev.jsonl)" true || return 1
+    fi
+    d=$(jq_py 'end["cgroup"]["path"]' ev.jsonl)
+    [ ! -e "$d" ] || fail "$d left behind"
+}
+
+test_cgroup_path_on_run_is_an_error() {
+    "$JS" run -q --cgroup=/sys/fs/cgroup/x -o ev.jsonl -- touch started 2> err.txt
+    assert_eq $? 125 || return 1
+    [ ! -e started ] || fail "the job ran" || return 1
+    assert_match "$(cat err.txt)" '^jobscope: .*attach'
+}

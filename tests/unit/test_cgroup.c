@@ -1,0 +1,256 @@
+/* test_cgroup.c — the cgroup readers on the fixture trees of both layouts
+ * (tests/fixtures/cgroup/{v1,v2}), the mountinfo and /proc/PID/cgroup
+ * parsers, and a read of the machine's own cgroup. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "cgroup/cgroup.h"
+
+static char fx[1024];
+
+static const char *fixture(const char *rel)
+{
+    static char buf[4][1200];
+    static int k;
+    char *b = buf[k++ % 4];
+    snprintf(b, sizeof buf[0], "%s/%s", fx, rel);
+    return b;
+}
+
+static void test_v2_fixture(void **state)
+{
+    (void)state;
+    cgroup *cg = cgroup_v2_open(fixture("v2/job"));
+    assert_non_null(cg);
+    assert_int_equal(cg->ops->version, 2);
+    cg_stats st;
+    assert_int_equal(cg->ops->read(cg, &st), 0);
+    assert_true(st.have & CG_HAVE_CPU);
+    assert_true(st.have & CG_HAVE_CPU_SPLIT);
+    assert_int_equal(st.cpu_usage_us, 3500000);
+    assert_int_equal(st.cpu_user_us, 3000000);
+    assert_int_equal(st.cpu_system_us, 500000);
+    assert_int_equal(st.cpu_nr_throttled, 4);
+    assert_int_equal(st.cpu_throttled_us, 120000);
+    assert_int_equal(st.mem_current, 209715200);
+    assert_true(st.have & CG_HAVE_MEM_PEAK);
+    assert_int_equal(st.mem_peak, 314572800);
+    assert_int_equal(st.mem_max, 536870912);
+    assert_int_equal(st.mem_anon, 125829120);
+    assert_int_equal(st.mem_file, 73400320);
+    assert_int_equal(st.mem_shmem, 2097152);
+    assert_int_equal(st.mem_kernel, 8388608);
+    assert_true(st.have & CG_HAVE_OOM);
+    assert_int_equal(st.mem_oom, 1);
+    assert_int_equal(st.mem_oom_kill, 1);
+    assert_int_equal(st.mem_max_events, 11);
+    assert_int_equal(st.pids_current, 6);
+    assert_int_equal(st.pids_peak, 15);
+    assert_true(st.pids_max == CG_NOLIMIT);
+    assert_int_equal(st.pids_max_events, 0);
+    assert_true(st.have & CG_HAVE_IO);
+    assert_int_equal(st.nio, 2);
+    assert_int_equal(st.io[0].major, 254);
+    assert_int_equal(st.io[0].minor, 0);
+    assert_int_equal(st.io[0].wbytes, 8192000);
+    assert_int_equal(st.io[1].major, 253);
+    assert_int_equal(st.io_rbytes, 4097000);
+    assert_int_equal(st.io_wbytes, 8194000);
+    assert_int_equal(st.io_rios, 101);
+    assert_int_equal(st.io_wios, 202);
+    assert_true(st.have & CG_HAVE_PSI);
+    assert_true(st.psi[CG_PSI_MEM_SOME].valid);
+    assert_true(st.psi[CG_PSI_MEM_SOME].avg10 > 12.24 && st.psi[CG_PSI_MEM_SOME].avg10 < 12.26);
+    assert_int_equal(st.psi[CG_PSI_MEM_FULL].total_us, 6543210);
+    assert_int_equal(st.psi[CG_PSI_CPU_SOME].total_us, 1234567);
+    assert_int_equal(st.psi[CG_PSI_IO_FULL].total_us, 111);
+    assert_int_equal(cg->ops->nprocs(cg), 1);
+    cg->ops->free(cg);
+}
+
+static void test_v2_missing_files(void **state)
+{
+    (void)state;
+    /* a directory with no controller files: nothing to read */
+    cgroup *cg = cgroup_v2_open(fixture("v1/pids"));
+    cg_stats st;
+    assert_int_equal(cg->ops->read(cg, &st), -1);
+    assert_int_equal(st.have, 0);
+    cg->ops->free(cg);
+}
+
+static void test_v1_fixture(void **state)
+{
+    (void)state;
+    const char *dirs[CG_V1_N] = {
+        [CG_V1_MEMORY] = fixture("v1/memory/job"), [CG_V1_CPUACCT] = fixture("v1/cpuacct/job"),
+        [CG_V1_BLKIO] = fixture("v1/blkio/job"), [CG_V1_PIDS] = fixture("v1/pids/job"),
+    };
+    cgroup *cg = cgroup_v1_open(dirs, "/job");
+    assert_non_null(cg);
+    assert_int_equal(cg->ops->version, 1);
+    assert_string_equal(cg->path, "/job");
+    cg_stats st;
+    assert_int_equal(cg->ops->read(cg, &st), 0);
+    assert_int_equal(st.cpu_usage_us, 2500000);
+    assert_true(st.have & CG_HAVE_CPU_SPLIT);
+    assert_int_equal(st.cpu_user_us, 2000000);     /* usage_user, ns -> us */
+    assert_int_equal(st.cpu_system_us, 500000);
+    assert_int_equal(st.mem_current, 104857600);
+    assert_int_equal(st.mem_peak, 157286400);
+    assert_int_equal(st.mem_max, 268435456);
+    assert_int_equal(st.mem_anon, 39845888);
+    assert_int_equal(st.mem_file, 62914560);
+    assert_int_equal(st.mem_shmem, 1048576);
+    assert_int_equal(st.mem_kernel, 2097152);
+    assert_false(st.have & CG_HAVE_OOM);          /* v1 has no oom count */
+    assert_true(st.have & CG_HAVE_OOM_KILL);
+    assert_int_equal(st.mem_oom_kill, 2);
+    assert_int_equal(st.mem_max_events, 3);
+    assert_int_equal(st.pids_current, 5);
+    assert_int_equal(st.pids_peak, 12);
+    assert_int_equal(st.pids_max, 64);
+    assert_int_equal(st.pids_max_events, 7);
+    assert_int_equal(st.nio, 2);
+    assert_int_equal(st.io_rbytes, 4097000);
+    assert_int_equal(st.io_wbytes, 8194000);
+    assert_int_equal(st.io_rios, 101);
+    assert_int_equal(st.io_wios, 202);
+    assert_int_equal(st.io[0].rios, 100);
+    assert_false(st.have & CG_HAVE_PSI);
+    assert_int_equal(cg->ops->nprocs(cg), 1);
+    cg->ops->free(cg);
+}
+
+static void test_v1_partial(void **state)
+{
+    (void)state;
+    /* only cpuacct mounted; cpuacct.stat ticks when usage_user is missing */
+    char tmp[] = "/tmp/jscg.XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    FILE *f;
+    char p[256];
+    snprintf(p, sizeof p, "%s/cpuacct.usage", tmp);
+    f = fopen(p, "w"); fputs("1000000000\n", f); fclose(f);
+    snprintf(p, sizeof p, "%s/cpuacct.stat", tmp);
+    f = fopen(p, "w"); fputs("user 30\nsystem 20\n", f); fclose(f);
+    const char *dirs[CG_V1_N] = { [CG_V1_CPUACCT] = tmp };
+    cgroup *cg = cgroup_v1_open(dirs, "/x");
+    cg_stats st;
+    assert_int_equal(cg->ops->read(cg, &st), 0);
+    long hz = sysconf(_SC_CLK_TCK);
+    assert_int_equal(st.cpu_usage_us, 1000000);
+    assert_int_equal(st.cpu_user_us, 30 * 1000000 / hz);
+    assert_int_equal(st.cpu_system_us, 20 * 1000000 / hz);
+    assert_false(st.have & CG_HAVE_MEM);
+    assert_true(st.mem_max == CG_NOLIMIT);
+    cg->ops->free(cg);
+    snprintf(p, sizeof p, "rm -rf %s", tmp);
+    assert_int_equal(system(p), 0);
+}
+
+static void test_mounts_hybrid(void **state)
+{
+    (void)state;
+    cg_mounts m;
+    assert_int_equal(cgroup_mounts_parse(fixture("mountinfo.hybrid"), &m), 0);
+    assert_string_equal(m.v2, "/sys/fs/cgroup/unified");
+    assert_string_equal(m.v1[CG_V1_MEMORY], "/sys/fs/cgroup/memory");
+    assert_string_equal(m.v1[CG_V1_CPUACCT], "/sys/fs/cgroup/cpu,cpuacct");
+    assert_string_equal(m.v1[CG_V1_BLKIO], "/sys/fs/cgroup/blkio");
+    assert_string_equal(m.v1[CG_V1_PIDS], "/sys/fs/cgroup/pids");
+    /* "cpuset" must not be taken for "cpu..." nor "cpu" for "cpuacct" */
+    m.v2_controllers = 0;
+    assert_int_equal(cgroup_layout_version(&m), 1);
+    cgroup_mounts_free(&m);
+
+    cg_procpath p;
+    assert_int_equal(cgroup_procpath_parse(fixture("cgroup.hybrid"), &p), 0);
+    assert_string_equal(p.v2, "/");
+    assert_string_equal(p.v1[CG_V1_MEMORY], "/slurm/job_7/step_0");
+    assert_string_equal(p.v1[CG_V1_CPUACCT], "/slurm/job_7");
+    assert_string_equal(p.v1[CG_V1_PIDS], "/slurm/job_7");
+    cgroup_procpath_free(&p);
+}
+
+static void test_mounts_v2(void **state)
+{
+    (void)state;
+    cg_mounts m;
+    assert_int_equal(cgroup_mounts_parse(fixture("mountinfo.v2"), &m), 0);
+    assert_string_equal(m.v2, "/sys/fs/cgroup");
+    for (int i = 0; i < CG_V1_N; i++)
+        assert_null(m.v1[i]);
+    m.v2_controllers = 1;      /* as the real root's cgroup.controllers would say */
+    assert_int_equal(cgroup_layout_version(&m), 2);
+    m.v2_controllers = 0;
+    assert_int_equal(cgroup_layout_version(&m), 0);
+    cgroup_mounts_free(&m);
+    cg_procpath p;
+    assert_int_equal(cgroup_procpath_parse(fixture("cgroup.v2"), &p), 0);
+    assert_string_equal(p.v2, "/system.slice/condor.service/job_42");
+    assert_null(p.v1[CG_V1_MEMORY]);
+    cgroup_procpath_free(&p);
+}
+
+static void test_helpers(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_int_equal(cg_keyval("anon 5\nanon_thp 7\nfile 9\n", "anon_thp", &v), 0);
+    assert_int_equal(v, 7);
+    assert_int_equal(cg_keyval("anon_thp 7\nanon 5\n", "anon", &v), 0);
+    assert_int_equal(v, 5);
+    assert_int_equal(cg_keyval("anon 5\n", "file", &v), -1);
+    assert_int_equal(cg_keyval("max max\n", "max", &v), 0);
+    assert_true(v == CG_NOLIMIT);
+    cg_psi s, f;
+    assert_int_equal(cg_parse_psi("some avg10=0.10 avg60=0.20 avg300=0.30 total=42\n", &s, &f), 0);
+    assert_true(s.valid && !f.valid);
+    assert_int_equal(s.total_us, 42);
+    assert_int_equal(cg_parse_psi("garbage\n", &s, &f), -1);
+}
+
+/* The machine's own cgroup, whatever its layout: the figures must be there
+ * and plausible (skipped where no cgroup fs is mounted). */
+static void test_real_self(void **state)
+{
+    (void)state;
+    cgroup *cg = cgroup_of_pid(0);
+    if (!cg) {
+        print_message("no cgroup fs here: skipped\n");
+        skip();
+    }
+    cg_stats st;
+    int rc = cg->ops->read(cg, &st);
+    print_message("own cgroup v%d %s: have=%#x mem=%llu cpu=%llu us\n", cg->ops->version, cg->path,
+                  st.have, (unsigned long long)st.mem_current, (unsigned long long)st.cpu_usage_us);
+    assert_int_equal(rc, 0);
+    if (st.have & CG_HAVE_CPU)
+        assert_true(st.cpu_usage_us > 0);
+    assert_true(cg->ops->nprocs(cg) >= 1 || cg->ops->nprocs(cg) == -1);
+    cg->ops->free(cg);
+}
+
+int main(void)
+{
+    const char *root = getenv("ROOT");
+    snprintf(fx, sizeof fx, "%s/tests/fixtures/cgroup", root ? root : ".");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_v2_fixture),
+        cmocka_unit_test(test_v2_missing_files),
+        cmocka_unit_test(test_v1_fixture),
+        cmocka_unit_test(test_v1_partial),
+        cmocka_unit_test(test_mounts_hybrid),
+        cmocka_unit_test(test_mounts_v2),
+        cmocka_unit_test(test_helpers),
+        cmocka_unit_test(test_real_self),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
