@@ -31,7 +31,7 @@ static void flush_usage(FILE *f)
           "\n"
           "  -o, --output URL|@FILE  the destination (needed when the recorded one had\n"
           "                          a password, which spool files never keep)\n"
-          "      --flush-timeout S   give up on a file after S seconds (default 60)\n"
+          "      --flush-timeout S   give up after S seconds in all (default 60)\n"
           "      --insecure          do not verify TLS certificates\n"
           "      --ca-file FILE      CA certificates to verify TLS peers with\n"
           "  -q, --quiet             no report\n"

@@ -1,6 +1,5 @@
 /* sink.c — the table of destinations and URL dispatch (see sink.h). */
 #include "sink.h"
-#include "publisher.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +31,6 @@ sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen
     for (size_t i = 0; i < sizeof sink_backends / sizeof sink_backends[0]; i++)
         if (sink_backends[i]->match(url, o))
             return sink_backends[i]->open(url, o, err, errlen);
-    if (strstr(url, "://"))   /* unknown scheme: events wait in the spool, unless --require-output */
-        return publisher_sink_unusable(NULL, url, "unknown destination scheme", o, err, errlen);
     char *label = sink_redact_url(url);
     snprintf(err, errlen, "%s: unknown destination", label ? label : "?");
     free(label);
