@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """http_receiver.py — a small HTTP receiver for the publish tests.
 
-  http_receiver.py PORTFILE LOGFILE [--fail-first N] [--bulk-item-429 K]
+  http_receiver.py PORTFILE LOGFILE [--fail-first N] [--bulk-item-429 K] [--tls CERT KEY]
 
 Listens on 127.0.0.1 (a free port, written to PORTFILE once ready) and
 appends one JSON line per request to LOGFILE:
@@ -88,6 +88,12 @@ class H(BaseHTTPRequestHandler):
 
 
 srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+if "--tls" in args:          # --tls CERT KEY: HTTPS
+    import ssl
+    i = args.index("--tls")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(args[i + 1], args[i + 2])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 import os

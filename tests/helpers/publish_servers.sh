@@ -12,6 +12,14 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# make_cert DIR: DIR/cert.pem + DIR/key.pem, self-signed for localhost and 127.0.0.1.
+make_cert() {
+    need openssl || return 77
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1/key.pem" -out "$1/cert.pem" -days 2 \
+        -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" >/dev/null 2>&1 &&
+    chmod 644 "$1/key.pem" "$1/cert.pem"
+}
+
 # rmq_start: RabbitMQ with the management plugin.  Sets RMQ_PORT (AMQP),
 # RMQ_MGMT (HTTP API), RMQ_NODE; returns 77 (skip) when not installed.
 rmq_start() {
@@ -20,7 +28,7 @@ rmq_start() {
     RMQ_DIR=$T/rmq
     chmod o+x "$T"          # the broker runs as user rabbitmq
     mkdir -p "$RMQ_DIR" && chmod 777 "$RMQ_DIR"
-    RMQ_PORT=$(free_port); RMQ_MGMT=$(free_port); RMQ_DIST=$(free_port)
+    RMQ_PORT=$(free_port); RMQ_MGMT=$(free_port); RMQ_DIST=$(free_port); RMQ_TLS=$(free_port)
     RMQ_NODE="js$RANDOM$$@localhost"
     cat > "$RMQ_DIR/rabbit.conf" <<CONF
 listeners.tcp.default = 127.0.0.1:$RMQ_PORT
@@ -28,6 +36,17 @@ management.tcp.port = $RMQ_MGMT
 management.tcp.ip = 127.0.0.1
 loopback_users = none
 CONF
+    if [ "${RMQ_WITH_TLS:-}" = 1 ]; then    # amqps on $RMQ_TLS with a self-signed cert for localhost
+        make_cert "$RMQ_DIR" || return 1
+        cat >> "$RMQ_DIR/rabbit.conf" <<CONF
+listeners.ssl.default = 127.0.0.1:$RMQ_TLS
+ssl_options.cacertfile = $RMQ_DIR/cert.pem
+ssl_options.certfile = $RMQ_DIR/cert.pem
+ssl_options.keyfile = $RMQ_DIR/key.pem
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+CONF
+    fi
     echo '[rabbitmq_management].' > "$RMQ_DIR/enabled_plugins"
     chmod 666 "$RMQ_DIR"/*
     export RABBITMQ_NODENAME=$RMQ_NODE RABBITMQ_CONFIG_FILE=$RMQ_DIR/rabbit \

@@ -78,3 +78,29 @@ test_spool_left_at_exit_is_resent_by_jobscope_flush() {
     amqp_drain q_all all.jsonl || return 1
     assert_match "$(check_delivery all.jsonl ev.jsonl exact)" "^ok " "flushed" || return 1
 }
+
+test_amqps_verifies_the_broker_certificate() {
+    have_pika || return 77
+    RMQ_WITH_TLS=1 rmq_start || return $?
+    rmq_queue monitoring q_all '#' || return 1
+    local url="amqps://guest:guest@localhost:$RMQ_TLS/%2f/monitoring"
+    # trusted through --ca-file
+    "$JS" run -i 0.1 --spool-dir sp1 --ca-file rmq/cert.pem -o "$url" -o ev1.jsonl -- sleep 0.3 2> err1.txt
+    assert_eq $? 0 || return 1
+    assert_eq "$(cat err1.txt)" "" "$(cat err1.txt)" || return 1
+    amqp_drain q_all got1.jsonl || return 1
+    assert_match "$(check_delivery got1.jsonl ev1.jsonl exact)" "^ok " "amqps with --ca-file" || return 1
+    # a self-signed certificate the system does not trust: refused, events kept
+    "$JS" run -i 0.1 --spool-dir sp2 --flush-timeout 1 -o "$url" -o ev2.jsonl -- sleep 0.3 2> err2.txt
+    assert_eq $? 0 || return 1
+    assert_eq "$(ls sp2/*.spool | wc -l)" 1 "spooled" || { cat err2.txt; return 1; }
+    grep -q "events wait in the spool" err2.txt || fail "$(cat err2.txt)" || return 1
+    grep -Eiq "ssl|certif|verif" err2.txt || fail "not a certificate error: $(cat err2.txt)" || return 1
+    amqp_drain q_all got2.jsonl || return 1
+    assert_eq "$(wc -l < got2.jsonl)" 0 "nothing went to an unverified broker" || return 1
+    # --insecure: accepted without verification
+    "$JS" run -i 0.1 --spool-dir sp3 --insecure -o "$url" -o ev3.jsonl -- sleep 0.3 2> err3.txt
+    assert_eq $? 0 || return 1
+    amqp_drain q_all got3.jsonl || return 1
+    assert_match "$(check_delivery got3.jsonl ev3.jsonl exact)" "^ok " "amqps --insecure" || return 1
+}

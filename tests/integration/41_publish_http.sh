@@ -69,3 +69,68 @@ for l in open(sys.argv[1]):
 assert len(set(ids.values())) == len(ids), "two events share an _id"
 PY
 }
+
+test_https_verifies_the_peer_unless_insecure() {
+    make_cert "$T" || return $?
+    recv_start --tls "$T/cert.pem" "$T/key.pem" || return 1
+    local url="https://127.0.0.1:$RECV_PORT/in#ndjson"
+    "$JS" run -i 0.1 --spool-dir sp1 --ca-file cert.pem -o ev1.jsonl -o "$url" -- sleep 0.3 2> err1.txt
+    assert_eq $? 0 || return 1
+    assert_eq "$(cat err1.txt)" "" || return 1
+    "$JS" run -i 0.1 --spool-dir sp2 --flush-timeout 1 -o ev2.jsonl -o "$url" -- sleep 0.3 2> err2.txt
+    assert_eq $? 0 || return 1
+    grep -q "certificate" err2.txt || fail "no certificate error: $(cat err2.txt)" || return 1
+    assert_eq "$(ls sp2/*.spool | wc -l)" 1 "spooled" || return 1
+    "$JS" run -i 0.1 --spool-dir sp3 --insecure -o ev3.jsonl -o "$url" -- sleep 0.3 2> err3.txt
+    assert_eq $? 0 || return 1
+    accepted_events got.jsonl
+    cat ev1.jsonl ev3.jsonl > want.jsonl
+    assert_eq "$(wc -l < got.jsonl)" "$(wc -l < want.jsonl)" "received = sent with --ca-file and --insecure" || return 1
+    assert_eq "$(grep -c "$(head -1 ev2.jsonl | cut -c1-60)" got.jsonl)" 0 "nothing went to an unverified peer"
+}
+
+test_require_output_makes_an_unreachable_destination_fatal_before_the_job_starts() {
+    local port; port=$(free_port)
+    "$JS" run --require-output -o ev.jsonl -o "http://user:pw9@127.0.0.1:$port/x" -- touch ran 2> err.txt
+    assert_eq $? 125 || return 1
+    [ ! -e ran ] || fail "the job was started" || return 1
+    assert_eq "$(wc -l < err.txt)" 1 "one line" || return 1
+    assert_match "$(cat err.txt)" "^jobscope: .*http://user:\*\*\*@127\.0\.0\.1:$port/x" || return 1
+    "$JS" run --require-output -o "amqp://u:pw9@127.0.0.1:$port/onlyvhost" -- touch ran 2> err2.txt
+    assert_eq $? 125 || return 1
+    [ ! -e ran ] || fail "the job was started" || return 1
+    assert_match "$(cat err2.txt)" "expected amqp" || return 1
+    ! grep -q pw9 err.txt err2.txt || fail "password printed"
+}
+
+test_without_require_output_the_job_runs_and_events_wait_in_the_spool() {
+    local port; port=$(free_port)
+    "$JS" run -i 0.1 --spool-dir sp --flush-timeout 0.5 -o ev.jsonl \
+        -o "opentsdb://127.0.0.1:$port" -o "amqp://u:pw9@127.0.0.1:$port/onlyvhost" -- sh -c 'exit 7' 2> err.txt
+    assert_eq $? 7 "the job's own status" || return 1
+    assert_eq "$(ls sp/*.spool | wc -l)" 2 "one spool per destination" || return 1
+    grep -q "expected amqp" err.txt && grep -q "jobscope flush" err.txt || fail "$(cat err.txt)" || return 1
+    ! grep -q pw9 err.txt sp/*.spool || fail "password printed or spooled" || return 1
+    # the malformed destination's spool goes to a good URL later
+    recv_start || return 1
+    local f; f=$(grep -l onlyvhost sp/*.spool)
+    "$JS" flush -o "http://127.0.0.1:$RECV_PORT/late" "$f" 2> flush.txt
+    assert_eq $? 0 "$(cat flush.txt)" || return 1
+    accepted_events got.jsonl
+    assert_match "$(check_delivery got.jsonl ev.jsonl exact)" "^ok " || return 1
+}
+
+test_passwords_stay_out_of_the_process_list() {
+    recv_start || return 1
+    echo "http://file:pwfile1@127.0.0.1:$RECV_PORT/a" > url.txt
+    "$JS" run -i 0.1 --spool-dir sp -o @url.txt -o "http://argv:pwargv2@127.0.0.1:$RECV_PORT/b" -- sleep 1 2> err.txt &
+    local js=$!
+    sleep 0.5
+    tr '\0' ' ' < /proc/$js/cmdline > cmdline.txt
+    wait $js
+    assert_eq $? 0 || return 1
+    assert_match "$(cat cmdline.txt)" "http://argv:\*+@127" "password hidden in argv" || return 1
+    ! grep -q "pwargv2\|pwfile1" cmdline.txt err.txt || fail "password visible: $(cat cmdline.txt)" || return 1
+    assert_eq "$(jq_py 'sorted(set((e["path"], e["auth"]) for e in ev))' requests.jsonl)" \
+        '[["/a", "Basic ZmlsZTpwd2ZpbGUx"], ["/b", "Basic YXJndjpwd2FyZ3Yy"]]' "both credentials used" || return 1
+}
