@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sink/sink.h"
+#include "sink/publisher.h"
 
 static double now(void)
 {
@@ -74,9 +75,12 @@ int main(int argc, char **argv)
     double t1 = now();
     int rc = s->ops->flush(s, flush_timeout);
     double t2 = now();
-    printf("written %.0f ev/s, delivered %.0f ev/s (%ld events, %.3f s + flush %.3f s)%s\n",
+    pub_stats st = { 0 };
+    if (publisher_of(s)) publisher_get_stats(publisher_of(s), &st);
+    printf("written %.0f ev/s, delivered %.0f ev/s (%ld events, %.3f s + flush %.3f s; "
+           "%llu went through the spool)%s\n",
            n / (t1 - t0 > 1e-9 ? t1 - t0 : 1e-9), rc == 0 ? n / (t2 - t0) : 0.0, n, t1 - t0, t2 - t1,
-           rc == 0 ? "" : ", NOT all delivered");
+           st.spooled, rc == 0 ? "" : ", NOT all delivered");
     fflush(stdout);
     s->ops->close(s);
     free(json);
