@@ -112,7 +112,7 @@ int flush_main(int argc, char **argv)
     };
     sink_options so;
     memset(&so, 0, sizeof so);
-    const char *url = NULL;
+    char *url = NULL;
     double timeout = 60;
     int quiet = 0, c;
     optind = 1;
@@ -120,6 +120,7 @@ int flush_main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
+            free(url);
             if (optarg[0] == '@') {
                 if (!(url = options_read_url_file(optarg + 1))) {
                     fprintf(stderr, "jobscope: cannot read a destination URL from '%s'\n", optarg + 1);
@@ -183,5 +184,7 @@ int flush_main(int argc, char **argv)
         free(names);
     }
     if (!files && !quiet) fprintf(stderr, "jobscope: no spool files found\n");
+    if (url) memset(url, 0, strlen(url));
+    free(url);
     return left ? 1 : 0;
 }

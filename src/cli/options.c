@@ -156,6 +156,16 @@ char *options_read_url_file(const char *path)
     return r;
 }
 
+/* The copies of the destinations, kept until exit. */
+static char *owned_outputs[JS_MAX_OUTPUTS];
+static void free_owned_outputs(void)
+{
+    for (int i = 0; i < JS_MAX_OUTPUTS; i++) {
+        free(owned_outputs[i]);
+        owned_outputs[i] = NULL;
+    }
+}
+
 /* Overwrites the password of every URL in argv[from..to) with '*', so that
  * ps and /proc/PID/cmdline never show it (the options keep their copies). */
 static void scrub_argv_passwords(char **argv, int from, int to)
@@ -378,8 +388,9 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
                 return bad("cannot read a destination URL from '%s'", o->outputs[i] + 1);
             return bad("out of memory%s", "");
         }
-        o->outputs[i] = u;
+        o->outputs[i] = owned_outputs[i] = u;
     }
+    atexit(free_owned_outputs);
     scrub_argv_passwords(argv, 1, optind);
 
     if (attach) {
