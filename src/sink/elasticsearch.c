@@ -6,9 +6,9 @@
  * `?index.kickstart.inv.online.gpu=panorama_gpu`.
  * The document _id is a 128-bit hash of the event's bytes, so an event
  * replayed after an outage overwrites itself instead of doubling: at-least-
- * once delivery becomes exactly-once storage.  Per-item answers 429 and 5xx
- * are retried from the first such item; other item errors are reported once
- * and skipped. */
+ * once delivery becomes exactly-once storage.  An item refused for its
+ * content (400, 409, 413, 415, 422) is reported once and skipped; any other
+ * item failure is retried from that item on. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * URL fragment `#ndjson` (or `#batch=N`), batches of up to N events as
  * newline-delimited JSON (application/x-ndjson).  The fragment is jobscope's:
  * it is never sent; the query string is the receiver's and is kept.
- * A 2xx answer is delivery; 408, 429, 5xx and network errors are retried;
- * other answers reject the event for good (counted and reported once). */
+ * A 2xx answer is delivery; 400, 409, 413, 415 and 422 reject the event for
+ * good (counted, reported once); anything else is retried (httpc.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -126,9 +126,14 @@ long httpc_post(httpc *c, const char *url, const char *content_type, const char 
     return status;
 }
 
+/* Only answers that say "this request's content is wrong" reject events for
+ * good; everything else (401/403 credentials, 404 missing exchange or
+ * index, 408/429, 5xx, redirects) concerns the destination as a whole and
+ * is retried, with the events waiting in the spool: a misconfiguration
+ * costs disk space, not events. */
 int httpc_status_class(long st)
 {
     if (st >= 200 && st < 300) return 0;
-    if (st < 0 || st >= 500 || st == 408 || st == 429 || st == 0) return 1;
-    return 2;
+    if (st == 400 || st == 409 || st == 413 || st == 415 || st == 422) return 2;
+    return 1;
 }

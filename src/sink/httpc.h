@@ -32,7 +32,8 @@ int  httpc_probe(httpc *c, const char *url, double timeout_s, char *err, size_t 
 long httpc_post(httpc *c, const char *url, const char *content_type, const char *body,
                 size_t len, double timeout_s, char *err, size_t errlen);
 
-/* What to do with a status: 0 delivered, 1 retry later, 2 rejected for good. */
+/* What to do with a status: 0 delivered, 1 retry later, 2 rejected for good
+ * (only 400, 409, 413, 415, 422: the request's content is wrong). */
 int  httpc_status_class(long status);
 
 #endif

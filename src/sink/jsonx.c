@@ -36,7 +36,7 @@ int jsonx_bulk_result(const char *resp, int n, int *rejected, long *retry_status
             json_object_foreach(it, k, v) { a = v; break; }   /* "index", "create", ... */
             long s = (long)json_integer_value(json_object_get(a, "status"));
             if (s >= 200 && s < 300) continue;
-            if (s == 429 || s >= 500 || s == 0) {
+            if (s != 400 && s != 409 && s != 413 && s != 415 && s != 422) {   /* as httpc_status_class */
                 *retry_status = s;
                 done = i;
                 break;

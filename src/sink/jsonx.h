@@ -11,8 +11,9 @@ char *jsonx_rabbitmq_body(const char *routing_key, const char *b64, size_t b64le
 
 /* Reads an Elasticsearch _bulk answer for n items.  Returns -1 if it is not
  * JSON; else the number of leading items done (delivered or rejected for
- * good; *rejected counts the latter, *reason gets the first rejection); an
- * item answered 429 or 5xx stops the count there, *retry_status says which. */
+ * good (400, 409, 413, 415, 422); *rejected counts them, *reason gets the
+ * first); any other failed item stops the count there, *retry_status says
+ * which. */
 int   jsonx_bulk_result(const char *resp, int n, int *rejected, long *retry_status,
                         char *reason, size_t reasonlen);
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """http_receiver.py — a small HTTP receiver for the publish tests.
 
-  http_receiver.py PORTFILE LOGFILE [--fail-first N] [--bulk-item-429 K] [--tls CERT KEY]
+  http_receiver.py PORTFILE LOGFILE [--fail-first N [--fail-status S]] [--bulk-item-429 K] [--tls CERT KEY]
 
 Listens on 127.0.0.1 (a free port, written to PORTFILE once ready) and
 appends one JSON line per request to LOGFILE:
   {"path": ..., "ct": content type, "body": text, "status": answered}.
-The first N requests are answered 503 (to exercise retries).  POST .../_bulk
+The first N requests are answered 503 (or S) to exercise retries.  POST .../_bulk
 is a fake Elasticsearch bulk endpoint: the NDJSON framing is checked strictly
 (a body ending in a newline, action and document lines alternating, every
 action an {"index": {"_index": ..., "_id": ...}}, every document a JSON
@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 portfile, logfile = sys.argv[1], sys.argv[2]
 args = sys.argv[3:]
 fail_first = int(args[args.index("--fail-first") + 1]) if "--fail-first" in args else 0
+fail_status = int(args[args.index("--fail-status") + 1]) if "--fail-status" in args else 503
 item_429 = int(args[args.index("--bulk-item-429") + 1]) if "--bulk-item-429" in args else -1
 lock = threading.Lock()
 count = {"n": 0, "bulk": 0}
@@ -67,7 +68,7 @@ class H(BaseHTTPRequestHandler):
             n = count["n"]
         status, reply = 200, {"ok": True}
         if n <= fail_first:
-            status, reply = 503, {"error": "warming up"}
+            status, reply = fail_status, {"error": "not now"}
         elif self.path.split("?")[0].endswith("/_bulk"):
             docs = check_bulk(body)
             if isinstance(docs, str):

@@ -134,3 +134,13 @@ test_passwords_stay_out_of_the_process_list() {
     assert_eq "$(jq_py 'sorted(set((e["path"], e["auth"]) for e in ev))' requests.jsonl)" \
         '[["/a", "Basic ZmlsZTpwd2ZpbGUx"], ["/b", "Basic YXJndjpwd2FyZ3Yy"]]' "both credentials used" || return 1
 }
+
+test_wrong_credentials_keep_events_in_the_spool_instead_of_dropping_them() {
+    recv_start --fail-first 100000 --fail-status 401 || return 1
+    "$JS" run -i 0.1 --spool-dir sp --flush-timeout 1 -o ev.jsonl \
+        -o "http://u:wrong@127.0.0.1:$RECV_PORT/in" -- sleep 0.3 2> err.txt
+    assert_eq $? 0 || return 1
+    grep -q "HTTP 401" err.txt || fail "$(cat err.txt)" || return 1
+    local f; f=$(ls sp/*.spool) || return 1
+    assert_eq "$(grep -c '^[0-9]*	' "$f")" "$(wc -l < ev.jsonl)" "every event kept" || return 1
+}
