@@ -178,9 +178,10 @@ static int amqp_ctx_send(void *ctx, const pub_item *it, int n, double timeout, c
     int sent = 0;
     for (; sent < n; sent++) {
         amqp_bytes_t body = { it[sent].len, (void *)it[sent].json };
-        const char *rk = a->routing_key ? a->routing_key : it[sent].name;
+        amqp_bytes_t rk = amqp_cstring_bytes(a->routing_key ? a->routing_key : it[sent].name);
+        if (rk.len > 255) rk.len = 255;     /* a short string in AMQP: never fail on a long name */
         int rc = amqp_basic_publish(a->conn, AMQP_CHANNEL, amqp_cstring_bytes(a->exchange),
-                                    amqp_cstring_bytes(rk), 0, 0, &props, body);
+                                    rk, 0, 0, &props, body);
         if (rc != AMQP_STATUS_OK) {
             snprintf(err, errlen, "publish: %s", amqp_error_string2(rc));
             break;
