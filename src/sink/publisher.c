@@ -177,6 +177,7 @@ static int spill_memory(publisher *p)
     }
     p->head = p->count = 0;
     p->mem_bytes = 0;
+    p->inflight = 0;     /* the batch's landing places are noted: a later spill moves only new items */
     p->gen++;
     return 0;
 }

@@ -1,0 +1,206 @@
+/* test_publisher.c — the publisher's state machine (sink/publisher.h) under
+ * pressure, with a fake backend: a producer much faster than delivery (the
+ * memory queue overflows into the spool while batches are in flight),
+ * injected failures in the middle of batches, a destination down for a
+ * while, and an exit with a flush timeout.  Checks that the first
+ * occurrences of the delivered events are exactly 1..N in order (at-least-
+ * once: repeats allowed), and what is left is in the spool, in order. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sink/publisher.h"
+
+typedef struct fake {
+    pthread_mutex_t mu;
+    uint64_t *got;
+    size_t ngot, cap;
+    int calls, fail_every, down_connects;
+    useconds_t delay, first_delay;
+} fake;
+
+static int fake_connect(void *ctx, double t, char *err, size_t errlen)
+{
+    fake *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    int down = f->down_connects > 0 ? f->down_connects-- : 0;
+    pthread_mutex_unlock(&f->mu);
+    if (down) { snprintf(err, errlen, "fake: down"); return -1; }
+    return 0;
+}
+
+static int fake_send(void *ctx, const pub_item *it, int n, double t, char *err, size_t errlen)
+{
+    fake *f = ctx;
+    if (f->first_delay) {
+        usleep(f->first_delay);
+        f->first_delay = 0;
+    } else if (f->delay) {
+        usleep(f->delay);
+    }
+    pthread_mutex_lock(&f->mu);
+    int upto = n;
+    if (f->fail_every && ++f->calls % f->fail_every == 0) upto = n / 2;
+    for (int i = 0; i < upto; i++) {
+        if (f->ngot == f->cap) {
+            f->cap = f->cap ? f->cap * 2 : 1024;
+            f->got = realloc(f->got, f->cap * sizeof *f->got);
+        }
+        char want[32];
+        snprintf(want, sizeof want, "{\"seq\":%llu}", (unsigned long long)it[i].seq);
+        assert_int_equal(it[i].len, strlen(want));
+        assert_memory_equal(it[i].json, want, it[i].len);
+        assert_string_equal(it[i].name, "ev.test");
+        f->got[f->ngot++] = it[i].seq;
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (upto < n) snprintf(err, errlen, "fake: injected failure");
+    return upto;
+}
+
+static void fake_nop(void *ctx) { (void)ctx; }
+static int no_match(const char *u, const sink_options *o) { return 0; }
+static const sink_ops fake_ops = { "fake", no_match, NULL, publisher_sink_write, publisher_sink_flush,
+                                   publisher_sink_close };
+
+/* first occurrences == 1..n */
+static void check_order(const fake *f, uint64_t n)
+{
+    uint64_t next = 1;
+    for (size_t i = 0; i < f->ngot; i++) {
+        if (f->got[i] == next) next++;
+        else assert_true(f->got[i] < next);      /* a repeat of something already seen */
+    }
+    assert_int_equal(next, n + 1);
+}
+
+static sink *make(fake *f, const pub_backend *be, const char *dir)
+{
+    sink_options o;
+    memset(&o, 0, sizeof o);
+    o.spool_dir = dir;
+    char err[256];
+    sink *s = publisher_sink_create(&fake_ops, "fake://u:pw@x/y", be, f, &o, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+static void produce(sink *s, uint64_t from, uint64_t to, useconds_t pause)
+{
+    char json[32];
+    for (uint64_t i = from; i <= to; i++) {
+        int len = snprintf(json, sizeof json, "{\"seq\":%llu}", (unsigned long long)i);
+        js_event ev = { "ev.test", json, (size_t)len, i, 0, NULL };
+        assert_int_equal(s->ops->write(s, &ev), 0);
+        if (pause && i % 1000 == 0) usleep(pause);
+    }
+}
+
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return n;
+}
+
+static void overflow_and_failures_keep_order(void **st)
+{
+    char dir[] = "/tmp/jobscope-pub-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    fake f = { .mu = PTHREAD_MUTEX_INITIALIZER, .fail_every = 5, .delay = 300, .down_connects = 3 };
+    pub_backend be = { "fake", 256, fake_connect, fake_send, fake_nop, fake_nop };
+    sink *s = make(&f, &be, dir);
+    const uint64_t N = 120000;      /* ~7 memory queues' worth */
+    produce(s, 1, N, 0);
+    publisher *p = publisher_of(s);
+    assert_non_null(p);
+    assert_int_equal(s->ops->flush(s, 60), 0);
+    pub_stats ps;
+    publisher_get_stats(p, &ps);
+    assert_true(ps.spooled > 0);                  /* the overflow path was taken */
+    assert_int_equal(ps.dropped, 0);
+    assert_int_equal(ps.pending, 0);
+    s->ops->close(s);
+    check_order(&f, N);
+    assert_int_equal(count_files(dir), 0);        /* spool removed once delivered */
+    rmdir(dir);
+    free(f.got);
+}
+
+/* One slow send while the producer overflows the memory queue several
+ * times: every spill must leave the in-flight batch's bookkeeping alone. */
+static void several_spills_during_one_send(void **st)
+{
+    char dir[] = "/tmp/jobscope-pub-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    fake f = { .mu = PTHREAD_MUTEX_INITIALIZER, .first_delay = 200000 };
+    pub_backend be = { "fake", 64, fake_connect, fake_send, fake_nop, fake_nop };
+    sink *s = make(&f, &be, dir);
+    const uint64_t N = 80000;
+    produce(s, 1, 1, 0);
+    usleep(20000);                   /* the thread is now sending event 1, for 200 ms */
+    produce(s, 2, N, 0);
+    assert_int_equal(s->ops->flush(s, 60), 0);
+    s->ops->close(s);
+    check_order(&f, N);
+    assert_int_equal(count_files(dir), 0);
+    rmdir(dir);
+    free(f.got);
+}
+
+static void exit_with_timeout_leaves_the_rest_in_order(void **st)
+{
+    char dir[] = "/tmp/jobscope-pub-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    fake f = { .mu = PTHREAD_MUTEX_INITIALIZER, .delay = 20000 };
+    pub_backend be = { "fake", 100, fake_connect, fake_send, fake_nop, fake_nop };
+    sink *s = make(&f, &be, dir);
+    const uint64_t N = 30000;
+    produce(s, 1, N, 0);
+    assert_int_equal(s->ops->flush(s, 0.2), -1);  /* far too slow to finish */
+    s->ops->close(s);
+    assert_int_equal(count_files(dir), 1);
+    /* the spool holds exactly what was not confirmed, in order */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[512] = "";
+    while ((e = readdir(d))) if (e->d_name[0] != '.') snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    closedir(d);
+    spool sp;
+    char err[256], *label = NULL, *buf = NULL;
+    size_t cap = 0;
+    assert_int_equal(spool_open(&sp, path, &label, err, sizeof err), 0);
+    assert_string_equal(label, "fake://u:***@x/y");
+    uint64_t next = f.ngot ? f.got[f.ngot - 1] + 1 : 1;
+    pub_item it[500];
+    off_t ends[500];
+    int n;
+    while ((n = spool_read(&sp, 500, it, ends, &buf, &cap)) > 0) {
+        for (int i = 0; i < n; i++) assert_int_equal(it[i].seq, next++);
+        spool_consume(&sp, ends[n - 1], n);
+    }
+    assert_int_equal(next, N + 1);
+    assert_int_equal(spool_close(&sp), 1);
+    free(label); free(buf); free(f.got);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(overflow_and_failures_keep_order),
+        cmocka_unit_test(several_spills_during_one_send),
+        cmocka_unit_test(exit_with_timeout_leaves_the_rest_in_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
