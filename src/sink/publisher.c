@@ -50,7 +50,7 @@ struct publisher {
     double   deadline;      /* flush in progress: retry until then */
     unsigned long long delivered, spooled, dropped;
     int      warned_full;
-    char     lasterr[256];
+    char     lasterr[512];
 };
 
 typedef struct pub_sink {
