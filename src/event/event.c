@@ -56,6 +56,25 @@ static const char *env_nonempty(const char *var)
     return v && *v ? v : NULL;
 }
 
+/* HTCondor gives a job its ClassAd in $_CONDOR_JOB_AD: the job id is
+ * ClusterId.ProcId there (CONDOR_JOBID is Pegasus's own variable). */
+static int condor_job_id(char *out, size_t n)
+{
+    const char *path = env_nonempty("_CONDOR_JOB_AD");
+    FILE *f = path ? fopen(path, "re") : NULL;
+    if (!f) return 0;
+    long cluster = -1, proc = -1;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "ClusterId = ", 12)) cluster = strtol(line + 12, NULL, 10);
+        else if (!strncmp(line, "ProcId = ", 9)) proc = strtol(line + 9, NULL, 10);
+    }
+    fclose(f);
+    if (cluster < 0 || proc < 0) return 0;
+    snprintf(out, n, "%ld.%ld", cluster, proc);
+    return 1;
+}
+
 int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags)
 {
     memset(a, 0, sizeof *a);
@@ -66,6 +85,8 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     const char *bsys = NULL, *bid = NULL;
     for (size_t i = 0; i < sizeof batch_vars / sizeof batch_vars[0] && !bid; i++)
         if ((bid = env_nonempty(batch_vars[i].var))) bsys = batch_vars[i].system;
+    char condor[64];
+    if (!bid && condor_job_id(condor, sizeof condor)) bid = condor, bsys = "condor";
 
     char gen[320];
     if (job_id && *job_id) {

@@ -247,3 +247,9 @@ test_cpu_percent_at_50_hz_agrees_with_the_cpu_time() {
     assert_close "$mean" "$expect" 0.15 "mean cpu_percent" || return 1
     assert_le "$(jq_py 'max(s["cpu_percent"] for s in samples)' ev.jsonl)" "$(($(nproc) * 100))"
 }
+
+test_htcondor_job_ad_gives_the_job_id() {
+    printf 'MyType = "Job"\nClusterId = 4242\nProcId = 7\nOwner = "me"\n' > job.ad
+    _CONDOR_JOB_AD=$T/job.ad "$JS" run -o ev.jsonl -- true
+    assert_eq "$(jq_py 'end["job_id"], end["batch"]' ev.jsonl)" '["4242.7", {"system": "condor", "job_id": "4242.7"}]'
+}
