@@ -239,7 +239,7 @@ static int amqp_match(const char *url, const sink_options *o)
 }
 
 static const pub_backend amqp_backend = {
-    "amqp", 500, amqp_ctx_connect, amqp_ctx_send, amqp_ctx_drop, amqp_ctx_destroy,
+    "amqp", 2000, amqp_ctx_connect, amqp_ctx_send, amqp_ctx_drop, amqp_ctx_destroy,
 };
 static sink *amqp_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
