@@ -203,7 +203,12 @@ static void *procconn_thread(void *arg)
             if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
                 cn->len < sizeof(struct proc_event) - sizeof(((struct proc_event *)0)->event_data))
                 continue;
-            handle(pc, (const struct proc_event *)cn->data);
+            /* cn->data is only 4-byte aligned: copy before reading 8-byte fields */
+            struct proc_event ev;
+            size_t evlen = cn->len < sizeof ev ? cn->len : sizeof ev;
+            memset(&ev, 0, sizeof ev);
+            memcpy(&ev, cn->data, evlen);
+            handle(pc, &ev);
         }
     }
     return NULL;

@@ -493,6 +493,9 @@ static void loop(monitor *m)
                 m->root_done = 1;
                 m->end_ts = now_epoch();
             }
+            /* reap here too, not only on SIGCHLD: a library thread that left
+             * SIGCHLD unblocked would otherwise keep us waiting forever */
+            if (!m->opt.attach) reap_children(m);
             if (tree_finished(m) || m->stop_signal) break;
             sample_and_emit(m);
             if (m->opt.attach && !m->root_done && m->last.procs == 0) {

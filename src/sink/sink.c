@@ -1,5 +1,6 @@
 /* sink.c — the table of destinations and URL dispatch (see sink.h). */
 #include "sink.h"
+#include "publisher.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +27,22 @@ static const sink_ops *const sink_backends[] = {
     &sink_file_ops,
 };
 
+/* A SCHEME:// that no backend knows: like any unusable network destination,
+ * a warning and a spool for a later `jobscope flush -o GOOD_URL SPOOL`, or
+ * fatal with --require-output. */
+static int unknown_match(const char *url, const sink_options *o) { (void)url; (void)o; return 0; }
+static const sink_ops sink_unknown_ops = {
+    "unknown", unknown_match, NULL, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+};
+
 sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     for (size_t i = 0; i < sizeof sink_backends / sizeof sink_backends[0]; i++)
         if (sink_backends[i]->match(url, o))
             return sink_backends[i]->open(url, o, err, errlen);
+    size_t scheme = strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+    if (scheme > 0 && !strncmp(url + scheme, "://", 3))
+        return publisher_sink_unusable(&sink_unknown_ops, url, "unknown scheme", o, err, errlen);
     char *label = sink_redact_url(url);
     snprintf(err, errlen, "%s: unknown destination", label ? label : "?");
     free(label);
