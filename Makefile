@@ -19,16 +19,22 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
            -fno-strict-aliasing -pthread -Isrc -MMD -MP
 LDLIBS  += -pthread -lm -ldl
 
-# Optional libraries, found with pkg-config (Debian: see deps.sh).
-PKGS    := $(shell for p in libcurl librabbitmq jansson; do pkg-config --exists $$p && echo $$p; done)
-ifneq ($(PKGS),)
+# The network destinations need libcurl, rabbitmq-c and jansson (Debian: see
+# deps.sh).  They live in a plugin, build/jobscope-net.so, that jobscope
+# dlopens only when an output URL needs it: loading those libraries (and
+# their TLS stacks) would otherwise triple the monitor's RSS for every job.
+PKGS    := libcurl librabbitmq jansson
 CFLAGS  += $(shell pkg-config --cflags $(PKGS))
-LDLIBS  += $(shell pkg-config --libs $(PKGS))
-endif
+NETLIBS := $(shell pkg-config --libs $(PKGS))
 
 SRCS    := $(sort $(wildcard src/*/*.c))
-OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
-CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS))
+NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
+              opentsdb.c influx.c jsonx.c tsconv.c)
+OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
+NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/%.o)
+CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS)) $(NET_OBJS)
+$(NET_OBJS): CFLAGS += -fPIC
+$(BUILD)/src/sink/sink.o: CFLAGS += -DJOBSCOPE_LIBDIR='"$(PREFIX)/lib/jobscope"'
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -40,8 +46,12 @@ BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 .PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib
 all: $(BUILD)/jobscope lib
 
-$(BUILD)/jobscope: $(OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
+$(BUILD)/jobscope: $(OBJS) $(BUILD)/jobscope-net.so
+	$(CC) $(CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(OBJS) $(LDLIBS)
+
+$(BUILD)/jobscope-net.so: $(NET_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $^ $(NETLIBS)
 
 $(BUILD)/libjscore.a: $(CORE)
 	rm -f $@; ar rcs $@ $^
@@ -52,11 +62,11 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/src/sink/net.o $(BUILD)/libjscore.a -lcmocka $(NETLIBS) $(LDLIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/src/sink/net.o $(BUILD)/libjscore.a $(NETLIBS) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
@@ -124,6 +134,8 @@ asan:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/jobscope $(DESTDIR)$(PREFIX)/bin/jobscope
+	install -d $(DESTDIR)$(PREFIX)/lib/jobscope
+	install -m 644 $(BUILD)/jobscope-net.so $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-net.so
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHONDIR)
 	install -m 644 lib/jobscope.h $(DESTDIR)$(PREFIX)/include/jobscope.h
 	install -m 755 $(BUILD)/libjobscope.so $(DESTDIR)$(PREFIX)/lib/libjobscope.so.0
@@ -136,4 +148,4 @@ install: all
 clean:
 	rm -rf build build-asan build-bench
 
--include $(OBJS:.o=.d) $(BUILD)/lib/jobscope.d
+-include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(BUILD)/lib/jobscope.d

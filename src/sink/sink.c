@@ -5,29 +5,71 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
+#include <unistd.h>
 
 extern const sink_ops sink_csv_ops;
 extern const sink_ops sink_file_ops;
-extern const sink_ops sink_amqp_ops;
-extern const sink_ops sink_rabbitmq_http_ops;
-extern const sink_ops sink_http_ops;
-extern const sink_ops sink_elasticsearch_ops;
-extern const sink_ops sink_opentsdb_ops;
-extern const sink_ops sink_influx_ops;
 
-/* First match wins: specific schemes first, plain paths (file) last. */
+/* Built into jobscope: plain paths (file) last. */
 static const sink_ops *const sink_backends[] = {
-    &sink_amqp_ops,
-    &sink_rabbitmq_http_ops,
-    &sink_http_ops,
-    &sink_elasticsearch_ops,
-    &sink_opentsdb_ops,
-    &sink_influx_ops,
     &sink_csv_ops,
     &sink_file_ops,
 };
 
-/* A SCHEME:// that no backend knows: like any unusable network destination,
+/* ---- the network plugin ------------------------------------------------- */
+
+/* Programs that link the backends in (tests) have the table itself. */
+extern const sink_ops *const sink_net_backends[] __attribute__((weak));
+
+static const sink_ops *const *net_backends;   /* from jobscope-net.so */
+static char net_error[256];
+
+#ifndef JOBSCOPE_LIBDIR
+#define JOBSCOPE_LIBDIR "/usr/local/lib/jobscope"
+#endif
+
+static int net_try(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/jobscope-net.so", dir);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        if (access(path, F_OK) == 0) snprintf(net_error, sizeof net_error, "%s", dlerror());
+        return 0;
+    }
+    net_backends = dlsym(h, "sink_net_backends");
+    return net_backends != NULL;
+}
+
+/* $JOBSCOPE_PLUGIN_DIR, then beside the executable (the build tree), then
+ * ../lib/jobscope beside it and the configured library directory. */
+static const sink_ops *const *net_load(void)
+{
+    static int tried;
+    if (tried) return net_backends;
+    tried = 1;
+    if (sink_net_backends) return net_backends = sink_net_backends;
+    snprintf(net_error, sizeof net_error, "jobscope-net.so not found");
+    const char *env = getenv("JOBSCOPE_PLUGIN_DIR");
+    if (env && *env && net_try(env)) return net_backends;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 32);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            if (net_try(exe)) return net_backends;
+            strcat(exe, "/../lib/jobscope");
+            if (net_try(exe)) return net_backends;
+        }
+    }
+    net_try(JOBSCOPE_LIBDIR);
+    return net_backends;
+}
+
+/* A destination no backend can serve: like any unusable network destination,
  * a warning and a spool for a later `jobscope flush -o GOOD_URL SPOOL`, or
  * fatal with --require-output. */
 static int unknown_match(const char *url, const sink_options *o) { (void)url; (void)o; return 0; }
@@ -37,12 +79,20 @@ static const sink_ops sink_unknown_ops = {
 
 sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
+    size_t scheme = strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+    int remote = scheme > 0 && !strncmp(url + scheme, "://", 3) && strncmp(url, "file://", 7);
+    if (remote) {
+        const sink_ops *const *net = net_load();
+        for (size_t i = 0; net && net[i]; i++)
+            if (net[i]->match(url, o))
+                return net[i]->open(url, o, err, errlen);
+        char why[320];
+        snprintf(why, sizeof why, "%s", net ? "unknown scheme" : net_error);
+        return publisher_sink_unusable(&sink_unknown_ops, url, why, o, err, errlen);
+    }
     for (size_t i = 0; i < sizeof sink_backends / sizeof sink_backends[0]; i++)
         if (sink_backends[i]->match(url, o))
             return sink_backends[i]->open(url, o, err, errlen);
-    size_t scheme = strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
-    if (scheme > 0 && !strncmp(url + scheme, "://", 3))
-        return publisher_sink_unusable(&sink_unknown_ops, url, "unknown scheme", o, err, errlen);
     char *label = sink_redact_url(url);
     snprintf(err, errlen, "%s: unknown destination", label ? label : "?");
     free(label);

@@ -253,3 +253,15 @@ test_htcondor_job_ad_gives_the_job_id() {
     _CONDOR_JOB_AD=$T/job.ad "$JS" run -o ev.jsonl -- true
     assert_eq "$(jq_py 'end["job_id"], end["batch"]' ev.jsonl)" '["4242.7", {"system": "condor", "job_id": "4242.7"}]'
 }
+
+test_file_outputs_do_not_load_the_network_libraries() {
+    # the network destinations live in jobscope-net.so, loaded only when needed
+    "$JS" run -o ev.jsonl -- "$W" sleep 1 &
+    sleep 0.5
+    js=$(pgrep -n -f "jobscope run -o ev.jsonl")
+    maps=$(cat /proc/$js/maps)
+    wait
+    if printf '%s' "$maps" | grep -qE 'libcurl|librabbitmq|libjansson|libssl|libgnutls'; then
+        fail "network libraries mapped: $(printf '%s' "$maps" | grep -oE 'lib(curl|rabbitmq|jansson|ssl|gnutls)[^ ]*' | sort -u | tr '\n' ' ')"
+    fi
+}
