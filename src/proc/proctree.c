@@ -3,7 +3,7 @@
  *
  * Per member we keep /proc/PID/{stat,io,status} open and re-read them with
  * pread; status (the costliest file, only needed for swap, VmHWM and context
- * switches) is read about every 5 s per process and at the final sample.  New
+ * switches) is read about every 10 s per process and at the final sample.  New
  * members are found either through /proc/PID/task/TID/children (kernels with
  * CONFIG_PROC_CHILDREN) or through a scan of /proc that reads the stat of
  * pids it has not classified yet; pids known to be outside the tree are
@@ -765,8 +765,8 @@ proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         fd_budget = rl.rlim_cur > 256 ? (int)rl.rlim_cur - 128 : (int)rl.rlim_cur / 2;
     /* status (swap, VmHWM, context switches) is the costliest file: about
-     * every 5 s per process, staggered, and always at the final sample */
-    t->status_every = interval >= 5.0 ? 1 : (uint32_t)(5.0 / interval + 0.5);
+     * every 10 s per process, staggered, and always at the final sample */
+    t->status_every = interval >= 10.0 ? 1 : (uint32_t)(10.0 / interval + 0.5);
     if (t->status_every < 1) t->status_every = 1;
     t->start_ts = now_epoch();
     pthread_mutex_init(&t->lock, NULL);
