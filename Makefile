@@ -31,9 +31,8 @@ SRCS    := $(sort $(wildcard src/*/*.c))
 NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
               opentsdb.c influx.c jsonx.c tsconv.c)
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
-NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/%.o)
+NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/pic/%.o)
 CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS)) $(NET_OBJS)
-$(NET_OBJS): CFLAGS += -fPIC
 $(BUILD)/src/sink/sink.o: CFLAGS += -DJOBSCOPE_LIBDIR='"$(PREFIX)/lib/jobscope"'
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -56,17 +55,21 @@ $(BUILD)/jobscope-net.so: $(NET_OBJS)
 $(BUILD)/libjscore.a: $(CORE)
 	rm -f $@; ar rcs $@ $^
 
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/src/sink/net.o $(BUILD)/libjscore.a -lcmocka $(NETLIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a -lcmocka $(NETLIBS) $(LDLIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/src/sink/net.o $(BUILD)/libjscore.a $(NETLIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a $(NETLIBS) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
