@@ -228,7 +228,7 @@ test_full_disk_never_leaves_a_truncated_line() {
 
 test_a_process_with_2000_children_is_seen_whole() {
     # its children file is longer than one read buffer
-    "$JS" run -i 0.2 -o ev.jsonl -- "$W" fanout 2000 1.5
+    "$JS" run -i 0.2 -o ev.jsonl -- "$W" fanout 2000 4
     assert_ge "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 2001
 }
 
