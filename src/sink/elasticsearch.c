@@ -87,8 +87,7 @@ static int es_send(void *ctx, const pub_item *it, int n, double timeout, char *e
     int cls = httpc_status_class(st);
     if (cls == 1) return 0;
     if (cls == 2) {
-        if (!e->rejected) publisher_warn(e->label, "rejected by the server (%s); such events are skipped", err);
-        e->rejected += (unsigned long)n;
+        httpc_rejected(&e->rejected, (unsigned long)n, e->label, err);
         return n;
     }
     int rejected;

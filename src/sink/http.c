@@ -27,13 +27,6 @@ static int http_connect(void *ctx, double timeout, char *err, size_t errlen)
     return httpc_probe(&h->c, h->url, timeout, err, errlen);
 }
 
-static void http_rejected(http_ctx *h, int n, const char *why)
-{
-    if (h->rejected == 0)
-        publisher_warn(h->label, "rejected by the server (%s); such events are skipped", why);
-    h->rejected += (unsigned long)n;
-}
-
 static int http_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)
 {
     http_ctx *h = ctx;
@@ -42,7 +35,7 @@ static int http_send(void *ctx, const pub_item *it, int n, double timeout, char 
             long st = httpc_post(&h->c, h->url, "application/json", it[i].json, it[i].len, timeout, err, errlen);
             int cls = httpc_status_class(st);
             if (cls == 1) return i;
-            if (cls == 2) http_rejected(h, 1, err);
+            if (cls == 2) httpc_rejected(&h->rejected, 1, h->label, err);
         }
         return n;
     }
@@ -60,11 +53,8 @@ static int http_send(void *ctx, const pub_item *it, int n, double timeout, char 
         off += it[i].len;
         h->body[off++] = '\n';
     }
-    long st = httpc_post(&h->c, h->url, "application/x-ndjson", h->body, off, timeout, err, errlen);
-    int cls = httpc_status_class(st);
-    if (cls == 1) return 0;
-    if (cls == 2) http_rejected(h, n, err);
-    return n;
+    return httpc_deliver(&h->c, h->url, "application/x-ndjson", h->body, off, n, &h->rejected,
+                         h->label, timeout, err, errlen);
 }
 
 static void http_disconnect(void *ctx) { (void)ctx; }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "httpc.h"
+#include "publisher.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_global(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -136,4 +137,22 @@ int httpc_status_class(long st)
     if (st >= 200 && st < 300) return 0;
     if (st == 400 || st == 409 || st == 413 || st == 415 || st == 422) return 2;
     return 1;
+}
+
+void httpc_rejected(unsigned long *rejected, unsigned long n, const char *label, const char *why)
+{
+    if (*rejected == 0)
+        publisher_warn(label, "rejected by the server (%s); such events are skipped", why);
+    *rejected += n;
+}
+
+int httpc_deliver(httpc *c, const char *url, const char *content_type, const char *body,
+                  size_t len, int n, unsigned long *rejected, const char *label,
+                  double timeout_s, char *err, size_t errlen)
+{
+    long st = httpc_post(c, url, content_type, body, len, timeout_s, err, errlen);
+    int cls = httpc_status_class(st);
+    if (cls == 1) return 0;
+    if (cls == 2) httpc_rejected(rejected, (unsigned long)n, label, err);
+    return n;
 }

@@ -36,4 +36,13 @@ long httpc_post(httpc *c, const char *url, const char *content_type, const char 
  * (only 400, 409, 413, 415, 422: the request's content is wrong). */
 int  httpc_status_class(long status);
 
+/* POSTs a batch of n events and turns the answer into a pub_backend send()
+ * result: 0 (retry all later) or n (delivered, or rejected for good: then
+ * counted in *rejected and warned about once under label). */
+int  httpc_deliver(httpc *c, const char *url, const char *content_type, const char *body,
+                   size_t len, int n, unsigned long *rejected, const char *label,
+                   double timeout_s, char *err, size_t errlen);
+/* Counts n events the server refused for good, warning the first time. */
+void httpc_rejected(unsigned long *rejected, unsigned long n, const char *label, const char *why);
+
 #endif

@@ -37,14 +37,8 @@ static int influx_send(void *ctx, const pub_item *it, int n, double timeout, cha
     for (int i = 0; i < n; i++) lines += tsconv_influx_line(&x->body, it[i].json, it[i].len, x->keep_tags);
     if (x->body.oom) { snprintf(err, errlen, "out of memory"); return 0; }
     if (!lines) return n;
-    long st = httpc_post(&x->c, x->url, "text/plain; charset=utf-8", x->body.p, x->body.len, timeout, err, errlen);
-    int cls = httpc_status_class(st);
-    if (cls == 1) return 0;
-    if (cls == 2) {
-        if (!x->rejected) publisher_warn(x->label, "rejected by the server (%s); such events are skipped", err);
-        x->rejected += (unsigned long)n;
-    }
-    return n;
+    return httpc_deliver(&x->c, x->url, "text/plain; charset=utf-8", x->body.p, x->body.len, n,
+                         &x->rejected, x->label, timeout, err, errlen);
 }
 
 static void influx_disconnect(void *ctx) { (void)ctx; }

@@ -36,14 +36,8 @@ static int tsdb_send(void *ctx, const pub_item *it, int n, double timeout, char 
     if (!points) return n;
     sbuf_putc(&x->body, ']');
     if (x->body.oom) { snprintf(err, errlen, "out of memory"); return 0; }
-    long st = httpc_post(&x->c, x->url, "application/json", x->body.p, x->body.len, timeout, err, errlen);
-    int cls = httpc_status_class(st);
-    if (cls == 1) return 0;
-    if (cls == 2) {
-        if (!x->rejected) publisher_warn(x->label, "rejected by the server (%s); such events are skipped", err);
-        x->rejected += (unsigned long)n;
-    }
-    return n;
+    return httpc_deliver(&x->c, x->url, "application/json", x->body.p, x->body.len, n,
+                         &x->rejected, x->label, timeout, err, errlen);
 }
 
 static void tsdb_disconnect(void *ctx) { (void)ctx; }
