@@ -53,7 +53,8 @@ test_signals_sent_to_jobscope_are_forwarded() {
     for sig in TERM INT HUP QUIT USR1 USR2; do
         "$JS" run -o ev.jsonl -- "$W" catch got.txt &
         js=$!
-        sleep 0.3
+        for i in $(seq 100); do pgrep -P $js >/dev/null && break; sleep 0.05; done
+        sleep 0.1                                   # the job installs its handlers
         kill -$sig $js
         wait $js
         rc=$?
@@ -65,7 +66,7 @@ test_signals_sent_to_jobscope_are_forwarded() {
 test_a_job_killed_through_jobscope_reports_the_signal() {
     "$JS" run -o ev.jsonl -- "$W" sleep 20 &
     js=$!
-    sleep 0.3
+    for i in $(seq 100); do pgrep -P $js >/dev/null && break; sleep 0.05; done
     kill -TERM $js
     wait $js
     assert_eq $? 143 || return 1
