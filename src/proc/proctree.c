@@ -210,13 +210,6 @@ static ssize_t read_at(int *fd, pid_t pid, pid_t tid, const char *name, char *bu
     return n;
 }
 
-static ssize_t read_cached(proctree *t, int *fd, pid_t pid, pid_t tid, const char *name,
-                           char *buf, size_t cap)
-{
-    (void)t;
-    return read_at(fd, pid, tid, name, buf, cap, 0);
-}
-
 /* A children file can be longer than one read: seq_file hands out at most a
  * page of whole records per read, so a read that came back nearly a page
  * long (or filled the buffer) may have more behind it.  Pids are never split
@@ -340,8 +333,6 @@ static void proc_vanished(proctree *t, proc *p, int folded)
 }
 
 /* ---- discovery: children files ----------------------------------------- */
-
-struct add_ctx { proctree *t; };
 
 static void queue_push(proctree *t, int idx)
 {
@@ -527,32 +518,31 @@ static void self_children(proctree *t)
 }
 
 /* First field of a schedstat file: time on CPU in ns (0 if unreadable). */
-static uint64_t sched_ns(proctree *t, int *fd, pid_t pid, pid_t tid)
+static uint64_t sched_ns(int *fd, pid_t pid, pid_t tid)
 {
     char b[128];
     ssize_t n = read_at(fd, pid, tid, "schedstat", b, sizeof b, 0);
     uint64_t v = 0;
     for (ssize_t i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++) v = v * 10 + (uint64_t)(b[i] - '0');
-    (void)t;
     return v;
 }
 
 /* The process's own CPU in ns, to refine its tick-based utime+stime when
  * sampling faster than the 10 ms ticks allow.  Threads that exited are only
  * in the tick count, so the result is never below it. */
-static uint64_t proc_self_ns(proctree *t, proc *p, uint64_t tick_ns)
+static uint64_t proc_self_ns(proc *p, uint64_t tick_ns)
 {
     uint64_t ticks_ns = p->self_ticks * tick_ns, ns = 0;
-    if (p->nthreads <= 1) ns = sched_ns(t, &p->fd_sched, p->pid, 0);
+    if (p->nthreads <= 1) ns = sched_ns(&p->fd_sched, p->pid, 0);
     else if (p->thr && (uint32_t)p->nthr == p->nthreads)
-        for (int i = 0; i < p->nthr; i++) ns += sched_ns(t, &p->thr[i].fd_sched, p->pid, p->thr[i].tid);
+        for (int i = 0; i < p->nthr; i++) ns += sched_ns(&p->thr[i].fd_sched, p->pid, p->thr[i].tid);
     return ns > ticks_ns ? ns : ticks_ns;
 }
 
 /* Reads one member; returns 0 if it is gone. */
 static int read_member(proctree *t, proc *p, int want_status)
 {
-    ssize_t n = read_cached(t, &p->fd_stat, p->pid, 0, "stat", t->buf, sizeof t->buf);
+    ssize_t n = read_at(&p->fd_stat, p->pid, 0, "stat", t->buf, sizeof t->buf, 0);
     proc_stat st;
     if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
     if (p->read_ok && st.starttime != p->starttime) return 0;    /* pid reused */
@@ -567,11 +557,11 @@ static int read_member(proctree *t, proc *p, int want_status)
     p->nthreads = (uint32_t)st.num_threads;
     p->rss_pages = st.rss;
     p->vsize = st.vsize;
-    n = read_cached(t, &p->fd_io, p->pid, 0, "io", t->buf, sizeof t->buf);
+    n = read_at(&p->fd_io, p->pid, 0, "io", t->buf, sizeof t->buf, 0);
     proc_io io;
     if (n > 0 && procread_io(t->buf, (size_t)n, &io) == 0) { p->io = io; p->have_io = 1; }
     if (want_status || !p->have_status) {
-        n = read_cached(t, &p->fd_status, p->pid, 0, "status", t->buf, sizeof t->buf);
+        n = read_at(&p->fd_status, p->pid, 0, "status", t->buf, sizeof t->buf, 0);
         proc_status ps;
         if (n > 0 && procread_status(t->buf, (size_t)n, &ps) == 0) {
             p->swap_kb = ps.vmswap_kb;
@@ -641,7 +631,7 @@ int proctree_sample(proctree *t, tree_sample *out)
         live.utime_us += p->cpu_u * tick_us;
         live.stime_us += p->cpu_s * tick_us;
         if (t->hires)
-            hires_adj_us += (int64_t)(proc_self_ns(t, p, tick_us * 1000) / 1000) -
+            hires_adj_us += (int64_t)(proc_self_ns(p, tick_us * 1000) / 1000) -
                             (int64_t)(p->self_ticks * tick_us);
         live.minflt += p->minflt;
         live.majflt += p->majflt;

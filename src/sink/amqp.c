@@ -263,13 +263,9 @@ int sink_amqp_parse_path(const char *path, char **vhost, char **exchange)
 static sink *amqp_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     net_url u;
-    char why[256];
-    char *label = sink_redact_url(url);
-    if (net_url_parse(&u, url, why, sizeof why) < 0) {
-        snprintf(err, errlen, "%s: %s", label, why);
-        free(label);
+    char *label;
+    if (net_url_open(&u, url, NULL, &label, err, errlen) < 0)
         return publisher_bad_url(&sink_amqp_ops, url, o, err, errlen);
-    }
     amqp_ctx *a = calloc(1, sizeof *a);
     a->label = label;
     if (!u.host[0] || sink_amqp_parse_path(u.path, &a->vhost, &a->exchange) < 0) {

@@ -142,13 +142,9 @@ static int es_index_ok(const char *s)
 static sink *es_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     net_url u;
-    char why[256];
-    char *label = sink_redact_url(url);
-    if (net_url_parse(&u, url, why, sizeof why) < 0) {
-        snprintf(err, errlen, "%s: %s", label, why);
-        free(label);
+    char *label;
+    if (net_url_open(&u, url, NULL, &label, err, errlen) < 0)
         return publisher_bad_url(&sink_elasticsearch_ops, url, o, err, errlen);
-    }
     es_ctx *e = calloc(1, sizeof *e);
     e->label = label;
     const char *idx = u.path[0] == '/' ? u.path + 1 : u.path;

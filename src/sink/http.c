@@ -84,14 +84,9 @@ const sink_ops sink_http_ops = {
 static sink *http_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     net_url u;
-    char why[256];
-    char *label = sink_redact_url(url);
-    if (net_url_parse(&u, url, why, sizeof why) < 0 || !u.host[0]) {
-        snprintf(err, errlen, "%s: %s", label, u.host ? why : "no host in URL");
-        if (u.scheme) net_url_free(&u);
-        free(label);
+    char *label;
+    if (net_url_open(&u, url, "no host in URL", &label, err, errlen) < 0)
         return publisher_bad_url(&sink_http_ops, url, o, err, errlen);
-    }
     http_ctx *h = calloc(1, sizeof *h);
     int batch = 0;
     if (u.fragment) {

@@ -67,13 +67,9 @@ const sink_ops sink_influx_ops = {
 static sink *influx_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     net_url u;
-    char why[256];
-    char *label = sink_redact_url(url);
-    if (net_url_parse(&u, url, why, sizeof why) < 0) {
-        snprintf(err, errlen, "%s: %s", label, why);
-        free(label);
+    char *label;
+    if (net_url_open(&u, url, NULL, &label, err, errlen) < 0)
         return publisher_bad_url(&sink_influx_ops, url, o, err, errlen);
-    }
     const char *db = u.path[0] == '/' ? u.path + 1 : u.path;
     if (!u.host[0] || !db[0] || strchr(db, '/')) {
         snprintf(err, errlen, "%s: expected influx[s]://HOST[:PORT]/DATABASE", label);

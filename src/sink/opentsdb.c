@@ -66,14 +66,9 @@ const sink_ops sink_opentsdb_ops = {
 static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     net_url u;
-    char why[256];
-    char *label = sink_redact_url(url);
-    if (net_url_parse(&u, url, why, sizeof why) < 0 || !u.host[0]) {
-        snprintf(err, errlen, "%s: %s", label, u.host ? why : "expected opentsdb[s]://HOST[:PORT]");
-        if (u.scheme) net_url_free(&u);
-        free(label);
+    char *label;
+    if (net_url_open(&u, url, "expected opentsdb[s]://HOST[:PORT]", &label, err, errlen) < 0)
         return publisher_bad_url(&sink_opentsdb_ops, url, o, err, errlen);
-    }
     tsdb_ctx *x = calloc(1, sizeof *x);
     int tls = !strcmp(u.scheme, "opentsdbs");
     size_t pl = strlen(u.path);

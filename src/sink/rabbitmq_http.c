@@ -112,13 +112,9 @@ const sink_ops sink_rabbitmq_http_ops = {
 static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     net_url u;
-    char why[256];
-    char *label = sink_redact_url(url);
-    if (net_url_parse(&u, url, why, sizeof why) < 0) {
-        snprintf(err, errlen, "%s: %s", label, why);
-        free(label);
+    char *label;
+    if (net_url_open(&u, url, NULL, &label, err, errlen) < 0)
         return publisher_bad_url(&sink_rabbitmq_http_ops, url, o, err, errlen);
-    }
     size_t pl = strlen(u.path);
     if (!u.host[0] || strncmp(u.path, "/api/exchanges/", 15) || pl < 24 ||
         strcmp(u.path + pl - 8, "/publish")) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "url.h"
+#include "sink.h"
 
 static char *dupn(const char *s, size_t n)
 {
@@ -178,4 +179,22 @@ char *net_url_http_base(const net_url *u, int tls, int default_port)
     snprintf(r, n, "%s://%s%s%s:%d%s", tls ? "https" : "http", v6 ? "[" : "", u->host,
              v6 ? "]" : "", u->port ? u->port : default_port, u->path);
     return r;
+}
+
+int net_url_open(net_url *u, const char *url, const char *why_no_host, char **label,
+                 char *err, size_t errlen)
+{
+    char why[256];
+    *label = sink_redact_url(url);
+    int rc = net_url_parse(u, url, why, sizeof why);
+    if (rc == 0 && why_no_host && !u->host[0]) {
+        snprintf(why, sizeof why, "%s", why_no_host);
+        net_url_free(u);
+        rc = -1;
+    }
+    if (rc == 0) return 0;
+    snprintf(err, errlen, "%s: %s", *label ? *label : "?", why);
+    free(*label);
+    *label = NULL;
+    return -1;
 }

@@ -37,6 +37,13 @@ int   net_url_query_next(const char *query, size_t *pos, char **key, char **val)
 
 /* The URL to talk HTTP to: "http(s)://HOST[:PORT]PATH" with no user info,
  * query or fragment (those are jobscope's, or credentials).  New string. */
+/* The start of a network backend's open(): parses url and makes its label
+ * (the URL without its password, caller frees).  When why_no_host is given a
+ * host is required.  On failure: -1, err says "LABEL: why", nothing is left
+ * allocated. */
+int   net_url_open(net_url *u, const char *url, const char *why_no_host, char **label,
+                   char *err, size_t errlen);
+
 char *net_url_http_base(const net_url *u, int tls, int default_port);
 
 #endif
