@@ -27,13 +27,24 @@ PKGS    := libcurl librabbitmq jansson
 CFLAGS  += $(shell pkg-config --cflags $(PKGS))
 NETLIBS := $(shell pkg-config --libs $(PKGS))
 
-SRCS    := $(sort $(wildcard src/*/*.c))
+# The server side (`jobscope serve`, import, report, stats) is its own program,
+# build/jobscope-serve, which `jobscope SUBCOMMAND` executes: the monitor's
+# size, RSS and start-up never pay for the store, the HTTP server or the
+# dashboard.  Its folders are listed here; every .c in them is part of it.
+SERVE_DIRS := src/store src/query src/server src/repo src/report
+SERVE_PKGS := libmicrohttpd sqlite3 libzstd
+SERVE_SRCS := $(sort $(foreach d,$(SERVE_DIRS),$(wildcard $(d)/*.c)))
+SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
+SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
+$(SERVE_OBJS): CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS))
+
+SRCS    := $(filter-out $(SERVE_SRCS),$(sort $(wildcard src/*/*.c)))
 NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
               opentsdb.c influx.c jsonx.c tsconv.c)
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
 NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/pic/%.o)
 CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS)) $(NET_OBJS)
-$(BUILD)/src/sink/sink.o: CFLAGS += -DJOBSCOPE_LIBDIR='"$(PREFIX)/lib/jobscope"'
+$(BUILD)/src/sink/sink.o $(BUILD)/src/cli/main.o: CFLAGS += -DJOBSCOPE_LIBDIR='"$(PREFIX)/lib/jobscope"'
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -43,7 +54,7 @@ BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib
-all: $(BUILD)/jobscope lib
+all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib
 
 # -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
 $(BUILD)/jobscope: $(OBJS) $(BUILD)/jobscope-net.so
@@ -51,6 +62,15 @@ $(BUILD)/jobscope: $(OBJS) $(BUILD)/jobscope-net.so
 
 $(BUILD)/jobscope-net.so: $(NET_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $^ $(NETLIBS)
+
+$(BUILD)/jobscope-serve: $(SERVE_OBJS) $(BUILD)/libjscore.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a \
+	    $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+
+# Everything of the server side but its main(), for unit tests of the store,
+# the query engine and the server.
+$(BUILD)/libjsserve.a: $(filter-out $(BUILD)/src/server/main.o,$(SERVE_OBJS))
+	rm -f $@; ar rcs $@ $^
 
 $(BUILD)/libjscore.a: $(CORE)
 	rm -f $@; ar rcs $@ $^
@@ -63,9 +83,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjscore.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjscore.a $(BUILD)/libjsserve.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a -lcmocka $(NETLIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(shell pkg-config --cflags $(SERVE_PKGS)) -o $@ $< $(BUILD)/libjsserve.a \
+	    $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a -lcmocka $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
@@ -138,6 +159,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/jobscope $(DESTDIR)$(PREFIX)/bin/jobscope
 	install -d $(DESTDIR)$(PREFIX)/lib/jobscope
+	install -m 755 $(BUILD)/jobscope-serve $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-serve
+	install -d $(DESTDIR)$(PREFIX)/lib/jobscope
 	install -m 644 $(BUILD)/jobscope-net.so $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-net.so
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHONDIR)
 	install -m 644 lib/jobscope.h $(DESTDIR)$(PREFIX)/include/jobscope.h
@@ -151,4 +174,4 @@ install: all
 clean:
 	rm -rf build build-asan build-bench
 
--include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(BUILD)/lib/jobscope.d
+-include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(SERVE_OBJS:.o=.d) $(BUILD)/lib/jobscope.d

@@ -4,8 +4,12 @@
  *   jobscope attach [OPTIONS] PID              monitor.c
  *
  * Other subcommands (emit, flush, ...) register in the table below. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "options.h"
 #include "monitor.h"
 #include "emit.h"
@@ -26,11 +30,45 @@ static const struct command {
     { "flush",  flush_main, "flush [OPTIONS] SPOOL...         re-send the events a run left in a spool" },
 };
 
+/* The server side lives in its own program, jobscope-serve (server/main.c):
+ * found beside this executable (the build tree), in ../lib/jobscope beside
+ * it, or in the configured library directory; $JOBSCOPE_SERVE overrides. */
+#ifndef JOBSCOPE_LIBDIR
+#define JOBSCOPE_LIBDIR "/usr/local/lib/jobscope"
+#endif
+static const struct server_command { const char *name, *help; } server_commands[] = {
+    { "serve",  "serve [OPTIONS]                  the per-node telemetry service (store, OpenTSDB API, dashboard)" },
+};
+
+static int exec_server(char **argv)
+{
+    const char *env = getenv("JOBSCOPE_SERVE");
+    if (env && *env) execv(env, argv);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 64);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            strcpy(slash, "/jobscope-serve");
+            execv(exe, argv);
+            strcpy(slash, "/../lib/jobscope/jobscope-serve");
+            execv(exe, argv);
+        }
+    }
+    execv(JOBSCOPE_LIBDIR "/jobscope-serve", argv);
+    fprintf(stderr, "jobscope: %s: jobscope-serve not found (%s); is jobscope fully installed?\n",
+            argv[1], strerror(errno));
+    return JS_EXIT_ERROR;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: jobscope COMMAND [OPTIONS] ...\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  jobscope %s\n", commands[i].help);
+    for (size_t i = 0; i < sizeof server_commands / sizeof server_commands[0]; i++)
+        fprintf(f, "  jobscope %s\n", server_commands[i].help);
     fprintf(f, "\n'jobscope COMMAND --help' describes a command's options.\n");
 }
 
@@ -51,6 +89,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof server_commands / sizeof server_commands[0]; i++)
+        if (!strcmp(argv[1], server_commands[i].name))
+            return exec_server(argv);
     fprintf(stderr, "jobscope: unknown command '%s' (try 'jobscope --help')\n", argv[1]);
     return JS_EXIT_ERROR;
 }

@@ -1,0 +1,10 @@
+/* server_main.h — the subcommands of build/jobscope-serve (main.c).
+ * To add one: declare its entry point here and add it to SERVER_COMMANDS;
+ * cli/main.c lists the names it hands over (server_subcommands). */
+#ifndef JOBSCOPE_SERVER_MAIN_H
+#define JOBSCOPE_SERVER_MAIN_H
+
+#define SERVER_COMMANDS \
+    { NULL, NULL },
+
+#endif

@@ -1,0 +1,92 @@
+/* store.h — the embedded time-series store of `jobscope serve` (docs/store.md).
+ *
+ * One store is one directory.  Points arrive in batches from the ingest
+ * paths (OpenTSDB /api/put, Influx /write, Dragon /api/metrics, events from
+ * local jobscope runs, AMQP); store_put() returns only once the batch is
+ * durable, so the caller may acknowledge it (HTTP 2xx, AMQP ack): a kill -9
+ * of the server after that loses nothing.  Series are (metric, sorted tags);
+ * their points are kept in time-partitioned, compressed chunks.  Reads give
+ * the raw points of one series; filtering, grouping, downsampling and
+ * aggregation are the query engine's (src/query/tsq.h), so that the same
+ * engine can merge raw series fetched from peer nodes.
+ *
+ * Thread-safety: every function may be called from any thread (ingest and
+ * queries run concurrently; one writer at a time inside). */
+#ifndef JOBSCOPE_STORE_H
+#define JOBSCOPE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct store store;
+
+typedef struct store_tag {
+    const char *key;
+    const char *value;
+} store_tag;
+
+typedef struct store_config {
+    const char *dir;          /* created (0700) if missing */
+    double      retention_s;  /* points older than this are dropped; 0 = keep forever */
+    long long   max_bytes;    /* the oldest chunks are dropped beyond this size; 0 = no limit */
+} store_config;
+
+/* NULL with a one-line reason in err when the directory cannot be used. */
+store *store_open(const store_config *c, char *err, size_t errlen);
+void   store_close(store *s);     /* flushes; safe with NULL */
+
+typedef struct store_point {
+    const char      *metric;
+    const store_tag *tags;        /* any order; keys unique */
+    int              ntags;
+    int64_t          ts_ms;       /* epoch milliseconds */
+    double           value;       /* finite */
+} store_point;
+
+/* Appends a batch (many series, any order).  0 once every point is durable;
+ * -1 and err when nothing of the batch was stored. */
+int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errlen);
+
+/* One series as the index knows it; valid only during the callback. */
+typedef struct store_series {
+    uint64_t         id;
+    const char      *metric;
+    const store_tag *tags;        /* sorted by key */
+    int              ntags;
+} store_series;
+
+/* Calls cb for every series of `metric` (exact name); a nonzero return stops
+ * the walk and is returned.  Tag filtering is the caller's. */
+typedef int (*store_series_cb)(void *arg, const store_series *se);
+int store_series_of(store *s, const char *metric, store_series_cb cb, void *arg);
+
+/* Sorted distinct names starting with prefix (case-sensitive), at most max:
+ * metric names, tag keys or tag values (of any series).  *out is a
+ * malloc'ed array of malloc'ed strings; returns the count or -1. */
+enum store_name_kind { STORE_METRICS, STORE_TAGKS, STORE_TAGVS };
+int store_names(store *s, enum store_name_kind kind, const char *prefix, int max, char ***out);
+
+/* The points of one series with from_ms <= ts <= to_ms, in time order
+ * (a timestamp written twice keeps the last value).  Appends to *out. */
+typedef struct store_points {
+    int64_t *ts;
+    double  *val;
+    size_t   n, cap;
+} store_points;
+int  store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out);
+/* The newest point of a series: 1 found, 0 none, -1 error. */
+int  store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value);
+void store_points_free(store_points *p);
+
+/* Applies retention and size limits now (the server calls it periodically). */
+int store_maintain(store *s);
+
+typedef struct store_stats {
+    uint64_t  series;
+    uint64_t  points;         /* stored points, all series */
+    uint64_t  chunks;
+    long long disk_bytes;     /* everything under the directory */
+} store_stats;
+void store_stats_get(store *s, store_stats *st);
+
+#endif
