@@ -195,6 +195,24 @@ static void put_counters(jbuf *b, const tree_sample *s)
     json_u64(b, "nivcsw", s->c.nivcsw);
 }
 
+void monitor_sample_fields(jbuf *b, pid_t root, const char *exe, const tree_sample *s)
+{
+    json_i64(b, "pid", root);
+    json_str(b, "exe", exe);
+    json_fixed(b, "elapsed", s->elapsed, 3);
+    put_counters(b, s);
+    json_u64(b, "vm", s->vm_kb);
+    json_u64(b, "rss", s->rss_kb);
+    json_u64(b, "swap", s->swap_kb);
+    json_u64(b, "procs", s->procs);
+    json_u64(b, "threads", s->threads);
+    json_fixed(b, "cpu_percent", s->cpu_percent, 2);
+    json_u64(b, "max_hwm", s->hwm_kb);
+    json_u64(b, "total_procs", s->total_procs);
+    json_u64(b, "bsend", 0);
+    json_u64(b, "brecv", 0);
+}
+
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
@@ -209,20 +227,7 @@ static void sample_and_emit(monitor *m)
     m->nsamples++;
     jbuf *b = &m->evbuf;
     event_begin(&m->em, b, EV_SAMPLE, s->ts);
-    json_i64(b, "pid", m->root);
-    json_str(b, "exe", m->exe);
-    json_fixed(b, "elapsed", s->elapsed, 3);
-    put_counters(b, s);
-    json_u64(b, "vm", s->vm_kb);
-    json_u64(b, "rss", s->rss_kb);
-    json_u64(b, "swap", s->swap_kb);
-    json_u64(b, "procs", s->procs);
-    json_u64(b, "threads", s->threads);
-    json_fixed(b, "cpu_percent", s->cpu_percent, 2);
-    json_u64(b, "max_hwm", s->hwm_kb);
-    json_u64(b, "total_procs", s->total_procs);
-    json_u64(b, "bsend", 0);
-    json_u64(b, "brecv", 0);
+    monitor_sample_fields(b, m->root, m->exe, s);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, b);
     emitter_send(&m->em, b, EV_SAMPLE, s->ts, s);

@@ -7,4 +7,11 @@
 
 int monitor_main(int attach, int argc, char **argv);
 
+/* The process-tree fields of a kickstart.inv.online event (pid ... brecv),
+ * appended to b; the golden-output test drives it with fixed samples. */
+#include <sys/types.h>
+#include "../event/json.h"
+#include "../proc/proctree.h"
+void monitor_sample_fields(jbuf *b, pid_t root, const char *exe, const tree_sample *s);
+
 #endif

@@ -1,0 +1,204 @@
+/* golden.c — writes every encoding of a fixed set of events into a folder,
+ * for tests/integration/22_golden_output.sh, which compares the files byte
+ * for byte with tests/golden/.  Used to prove that a refactoring of the
+ * metric model or of the sinks changes no output.
+ *
+ *   golden DIR
+ *
+ * The events: three kickstart.inv.online samples built by the monitor's own
+ * code (monitor_sample_fields) from fixed tree_samples, with annotations from
+ * a fixed environment, plus fixed source events (a custom metric, a GPU
+ * sample, an end record) for the time-series encoders.  Outputs: ev.jsonl
+ * and ev.csv (file sinks), jr.jsonl and jr.csv (JoReMon), influx.txt (line
+ * protocol) and opentsdb.json (one /api/put body per event). */
+#include "cli/monitor.h"
+#include "event/event.h"
+#include "proc/proctree.h"
+#include "sink/sink.h"
+#include "sink/sbuf.h"
+#include "sink/tsconv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const cleared_env[] = {
+    "PEGASUS_SITE", "PEGASUS_WF_UUID", "PEGASUS_WF_LABEL", "PEGASUS_DAG_JOB_ID", "CONDOR_JOBID",
+    "PEGASUS_XFORMATION", "PEGASUS_TASK_ID", "OMPI_COMM_WORLD_RANK", "ALPS_APP_PE", "PMI_RANK",
+    "PMI_ID", "MPIRUN_RANK", "PMIX_RANK", "SLURM_PROCID", "SLURM_JOB_ID", "SLURM_JOBID",
+    "PBS_JOBID", "LSB_JOBID", "JOB_ID", "COBALT_JOBID", "FLUX_JOB_ID", "_CONDOR_JOB_AD",
+    "SLURM_ARRAY_TASK_ID", "PBS_ARRAYID", "LSB_JOBINDEX", "SGE_TASK_ID",
+};
+
+/* The annotations with the real hostname replaced by "node1". */
+static int fixed_annotations(annotations *a)
+{
+    for (size_t i = 0; i < sizeof cleared_env / sizeof cleared_env[0]; i++) unsetenv(cleared_env[i]);
+    setenv("PEGASUS_WF_UUID", "9c3a7e2e-golden", 1);
+    setenv("PEGASUS_WF_LABEL", "diamond", 1);
+    setenv("PEGASUS_SITE", "local", 1);
+    setenv("PMI_RANK", "3", 1);
+    char *tags[] = { "site=test", "comment=a, \"quoted\" value" };
+    if (annotations_init(a, "golden-1", tags, 2) != 0) return -1;
+    jbuf b;
+    jbuf_init(&b, 512);
+    json_str(&b, "hostname", a->hostname);
+    if (a->fragment_len < b.len || memcmp(a->fragment, b.p, b.len)) { jbuf_free(&b); return -1; }
+    jbuf f;
+    jbuf_init(&f, 512);
+    json_str(&f, "hostname", "node1");
+    jbuf_put(&f, a->fragment + b.len, a->fragment_len - b.len);
+    jbuf_free(&b);
+    free(a->fragment);
+    free(a->hostname);
+    a->fragment = f.p;
+    a->fragment_len = f.len;
+    a->hostname = strdup("node1");
+    return 0;
+}
+
+static void fixed_sample(tree_sample *s, int i)
+{
+    memset(s, 0, sizeof *s);
+    s->ts = 1700000000.123456 + i * 1.5;
+    s->elapsed = 0.25 + i * 1.5;
+    s->c.utime_us = 1234567ULL * (uint64_t)(i + 1);
+    s->c.stime_us = 4321ULL * (uint64_t)(i + 1) + 499;
+    s->c.rchar = 100000 + 7 * (uint64_t)i;
+    s->c.wchar = 2048ULL << i;
+    s->c.syscr = 11 + (uint64_t)i;
+    s->c.syscw = 5;
+    s->c.read_bytes = 4096ULL * (uint64_t)(i + 1);
+    s->c.write_bytes = 8192;
+    s->c.cancelled_write_bytes = (uint64_t)i;
+    s->c.minflt = 300 + (uint64_t)i;
+    s->c.majflt = 2;
+    s->c.iowait_us = 12345ULL * (uint64_t)i + 5;
+    s->c.nvcsw = 40;
+    s->c.nivcsw = 3 + (uint64_t)i;
+    s->iowait_valid = i != 1;
+    s->cpu_percent = i == 2 ? 199.995 : 87.654;
+    s->procs = 3 - (uint32_t)i;
+    s->threads = 7;
+    s->rss_kb = 10240 + 512 * (uint64_t)i;
+    s->vm_kb = 204800;
+    s->swap_kb = (uint64_t)i;
+    s->hwm_kb = 11264;
+    s->total_procs = 4;
+    s->peak_rss_kb = (tree_peak){ 11264, 1700000001.623456 };
+    s->peak_vm_kb = (tree_peak){ 204800, 1700000000.123456 };
+    s->peak_cpu_percent = (tree_peak){ 199.995, 1700000003.123456 };
+    s->peak_procs = (tree_peak){ 3, 1700000000.123456 };
+    s->peak_threads = (tree_peak){ 7, 1700000000.123456 };
+    s->root_pid = 4242;
+    s->root_start = 1700000000.0;
+    s->root_cmd = i == 0 ? "/bin/sh -c 'sort a,b > \"out\"'" : "/bin/sh";
+    s->root_cwd = "/scratch/job 1";
+    s->user = "alice";
+}
+
+/* Fixed events from the sources, as their JSON lines (after annotations). */
+static const char *const source_events[] = {
+    "\"name\":\"loss\",\"value\":0.125,\"level\":1,\"rank\":3,\"pid\":4243,\"tags\":{\"phase\":\"train\"}",
+    "\"id\":0,\"uuid\":\"GPU-1234\",\"name\":\"NVIDIA A100\",\"util\":87,\"mem_used\":1073741824,"
+    "\"power_w\":250.5,\"temp_c\":64,\"throttled\":false,\"procs\":[{\"pid\":4243,\"mem\":1024}]",
+    "\"exit_type\":\"exited\",\"exit_code\":0,\"status\":0,\"duration\":4.75,\"cpu_efficiency\":0.6174",
+};
+static const char *const source_names[] = { "jobscope.metric", "gpu.sample", "jobscope.end" };
+
+static int write_file(const char *dir, const char *name, const char *p, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) { perror(path); return -1; }
+    fwrite(p, 1, n, f);
+    return fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) { fprintf(stderr, "usage: golden DIR\n"); return 2; }
+    const char *dir = argv[1];
+    setenv("TZ", "UTC", 1);
+    tzset();
+
+    annotations ann;
+    if (fixed_annotations(&ann) != 0) { fprintf(stderr, "golden: annotations\n"); return 1; }
+    emitter em;
+    emitter_init(&em, &ann);
+    static const struct { const char *file; enum sink_format fmt; } outs[] = {
+        { "ev.jsonl", FORMAT_AUTO }, { "ev.csv", FORMAT_AUTO },
+        { "jr.jsonl", FORMAT_JOREMON_JSON }, { "jr.csv", FORMAT_JOREMON_CSV },
+    };
+    sink_options so[4];
+    for (int i = 0; i < 4; i++) {
+        char path[4096], err[512];
+        snprintf(path, sizeof path, "%s/%s", dir, outs[i].file);
+        remove(path);
+        memset(&so[i], 0, sizeof so[i]);
+        so[i].format = outs[i].fmt;
+        so[i].ann = &em.ann;
+        sink *s = sink_open(path, &so[i], err, sizeof err);
+        if (!s) { fprintf(stderr, "golden: %s\n", err); return 1; }
+        emitter_add_sink(&em, s);
+    }
+
+    jbuf b;
+    jbuf_init(&b, 2048);
+    tree_sample smp[3];
+    for (int i = 0; i < 3; i++) {
+        fixed_sample(&smp[i], i);
+        event_begin(&em, &b, EV_SAMPLE, smp[i].ts);
+        monitor_sample_fields(&b, 4242, i ? "/usr/bin/python3" : NULL, &smp[i]);
+        emitter_send(&em, &b, EV_SAMPLE, smp[i].ts, &smp[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        double ts = 1700000005.5 + i;
+        event_begin(&em, &b, source_names[i], ts);
+        jbuf_putc(&b, ',');
+        jbuf_puts(&b, source_events[i]);
+        emitter_send(&em, &b, source_names[i], ts, NULL);
+    }
+    jbuf_free(&b);
+    emitter_close(&em, 1);
+
+    /* the time-series encodings of every JSON line */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ev.jsonl", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); return 1; }
+    sbuf influx = { 0 }, tsdb = { 0 }, tsdb_some = { 0 };
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] == '\n') line[--n] = 0;
+        tsconv_influx_line(&influx, line, (size_t)n, NULL);
+        tsconv_influx_line(&influx, line, (size_t)n, "job_id,pid");
+        sbuf body = { 0 };
+        if (tsconv_opentsdb_points(&body, line, (size_t)n, NULL)) {
+            sbuf_putc(&body, ']');
+            sbuf_put(&tsdb, body.p, body.len);
+            sbuf_putc(&tsdb, '\n');
+        }
+        sbuf_free(&body);
+        sbuf some = { 0 };
+        if (tsconv_opentsdb_points(&some, line, (size_t)n, "hostname,id")) {
+            sbuf_putc(&some, ']');
+            sbuf_put(&tsdb_some, some.p, some.len);
+            sbuf_putc(&tsdb_some, '\n');
+        }
+        sbuf_free(&some);
+    }
+    free(line);
+    fclose(f);
+    sbuf_put(&tsdb, tsdb_some.p ? tsdb_some.p : "", tsdb_some.len);
+    int rc = write_file(dir, "influx.txt", influx.p ? influx.p : "", influx.len) |
+             write_file(dir, "opentsdb.json", tsdb.p ? tsdb.p : "", tsdb.len);
+    sbuf_free(&influx);
+    sbuf_free(&tsdb);
+    sbuf_free(&tsdb_some);
+    return rc ? 1 : 0;
+}
