@@ -18,6 +18,7 @@
 #include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
 #include "../proc/proctree.h"
+#include "../proc/tree_metrics.h"
 #include "../sink/sink.h"
 #include "../source.h"
 #include "../cgroup/cgroup.h"
@@ -71,6 +72,7 @@ typedef struct monitor {
     struct rusage root_ru;
     double      start_ts, end_ts, start_mono;
     tree_sample last;
+    mset        sample_set;       /* the last sample in the metric model */
     uint64_t    nsamples;
     char       *cmd, *cwd, *user, *exe;
     int         stop_signal;      /* attach: interrupted by this signal */
@@ -174,43 +176,18 @@ static void emit_start(monitor *m)
     emitter_send(&m->em, b, EV_START, m->start_ts, NULL);
 }
 
+/* The cumulative counters (utime ... nivcsw), as in the samples. */
 static void put_counters(jbuf *b, const tree_sample *s)
 {
-    json_fixed(b, "utime", (double)s->c.utime_us / 1e6, 3);
-    json_fixed(b, "stime", (double)s->c.stime_us / 1e6, 3);
-    if (s->iowait_valid) json_fixed(b, "iowait", (double)s->c.iowait_us / 1e6, 3);
-    else json_null(b, "iowait");
-    json_u64(b, "bread", s->c.read_bytes);
-    json_u64(b, "bwrite", s->c.write_bytes);
-    json_u64(b, "rchar", s->c.rchar);
-    json_u64(b, "wchar", s->c.wchar);
-    json_u64(b, "syscr", s->c.syscr);
-    json_u64(b, "syscw", s->c.syscw);
-    json_u64(b, "read_bytes", s->c.read_bytes);
-    json_u64(b, "write_bytes", s->c.write_bytes);
-    json_u64(b, "cancelled_write_bytes", s->c.cancelled_write_bytes);
-    json_u64(b, "minflt", s->c.minflt);
-    json_u64(b, "majflt", s->c.majflt);
-    json_u64(b, "nvcsw", s->c.nvcsw);
-    json_u64(b, "nivcsw", s->c.nivcsw);
+    mset set;
+    tree_metrics_fill(&set, s, 0, NULL);
+    mset_write_json_range(b, &set, M_UTIME, M_NIVCSW);
 }
 
-void monitor_sample_fields(jbuf *b, pid_t root, const char *exe, const tree_sample *s)
+void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s)
 {
-    json_i64(b, "pid", root);
-    json_str(b, "exe", exe);
-    json_fixed(b, "elapsed", s->elapsed, 3);
-    put_counters(b, s);
-    json_u64(b, "vm", s->vm_kb);
-    json_u64(b, "rss", s->rss_kb);
-    json_u64(b, "swap", s->swap_kb);
-    json_u64(b, "procs", s->procs);
-    json_u64(b, "threads", s->threads);
-    json_fixed(b, "cpu_percent", s->cpu_percent, 2);
-    json_u64(b, "max_hwm", s->hwm_kb);
-    json_u64(b, "total_procs", s->total_procs);
-    json_u64(b, "bsend", 0);
-    json_u64(b, "brecv", 0);
+    tree_metrics_fill(set, s, root, exe);
+    mset_write_json(b, set);
 }
 
 static void sample_and_emit(monitor *m)
@@ -227,10 +204,10 @@ static void sample_and_emit(monitor *m)
     m->nsamples++;
     jbuf *b = &m->evbuf;
     event_begin(&m->em, b, EV_SAMPLE, s->ts);
-    monitor_sample_fields(b, m->root, m->exe, s);
+    monitor_sample_fields(b, &m->sample_set, m->root, m->exe, s);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, b);
-    emitter_send(&m->em, b, EV_SAMPLE, s->ts, s);
+    emitter_send(&m->em, b, EV_SAMPLE, s->ts, &m->sample_set);
 }
 
 static void put_peak(jbuf *b, const char *key, const tree_peak *p, int decimals)

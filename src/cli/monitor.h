@@ -7,11 +7,13 @@
 
 int monitor_main(int attach, int argc, char **argv);
 
-/* The process-tree fields of a kickstart.inv.online event (pid ... brecv),
- * appended to b; the golden-output test drives it with fixed samples. */
+/* The process-tree fields of a kickstart.inv.online event (pid ... brecv):
+ * fills *set from s and appends its JSON members to b.  The golden-output
+ * test drives it with fixed samples. */
 #include <sys/types.h>
 #include "../event/json.h"
+#include "../model/metric.h"
 #include "../proc/proctree.h"
-void monitor_sample_fields(jbuf *b, pid_t root, const char *exe, const tree_sample *s);
+void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s);
 
 #endif

@@ -189,14 +189,14 @@ void event_begin(const emitter *em, jbuf *b, const char *name, double ts)
 }
 
 uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
-                      const struct tree_sample *sample)
+                      const struct mset *metrics)
 {
     pthread_mutex_lock(&em->lock);
     uint64_t seq = ++em->seq;
     json_u64(b, "seq", seq);
     json_obj_close(b);
     if (!b->oom) {
-        js_event ev = { name, b->p, b->len, seq, ts, sample };
+        js_event ev = { name, b->p, b->len, seq, ts, metrics };
         for (int i = 0; i < em->nsinks; i++)
             if (em->sinks[i]->ops->write(em->sinks[i], &ev) != 0) {
                 em->sinks[i]->errors++;

@@ -17,7 +17,7 @@
 #include <pthread.h>
 #include "json.h"
 
-struct tree_sample;          /* proc/proctree.h */
+struct mset;                 /* model/metric.h */
 struct sink;                 /* sink/sink.h */
 
 /* Well-known event names (kickstart-compatible where kickstart had one). */
@@ -31,7 +31,7 @@ typedef struct js_event {
     size_t      len;
     uint64_t    seq;         /* per-job sequence number, from 1, gap-free */
     double      ts;          /* epoch seconds */
-    const struct tree_sample *sample;  /* for EV_SAMPLE only (CSV encoders), else NULL */
+    const struct mset *metrics;  /* EV_SAMPLE: its values, for the CSV and JoReMon encoders; else NULL */
 } js_event;
 
 /* The annotations stamped on every event. Strings are owned by the emitter. */
@@ -65,7 +65,7 @@ void event_begin(const emitter *em, jbuf *b, const char *name, double ts);
 /* Appends "seq":N}, and hands the event to every sink. Thread-safe.
  * Returns the sequence number given. */
 uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
-                      const struct tree_sample *sample);
+                      const struct mset *metrics);
 
 double now_epoch(void);       /* CLOCK_REALTIME as double seconds */
 double now_mono(void);        /* CLOCK_MONOTONIC as double seconds */

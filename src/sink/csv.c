@@ -4,7 +4,7 @@
  * written when the file is empty. Numbers are cumulative as in the events. */
 #include "sink.h"
 #include "joremon.h"
-#include "../proc/proctree.h"
+#include "../model/metric.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +24,23 @@ typedef struct csv_sink {
     const sink_options *opt;
 } csv_sink;
 
-static const char csv_header[] =
-    "ts,job_id,hostname,elapsed,utime,stime,cpu_percent,procs,threads,rss,vm,swap,"
-    "rchar,wchar,read_bytes,write_bytes,cancelled_write_bytes,syscr,syscw,iowait,"
-    "minflt,majflt,nvcsw,nivcsw";
+/* The columns after ts,job_id,hostname: fields of the metric model, named
+ * and formatted as the catalogue says (an unknown iowait is an empty cell). */
+static const metric_id csv_columns[] = {
+    M_ELAPSED, M_UTIME, M_STIME, M_CPU_PERCENT, M_PROCS, M_THREADS, M_RSS, M_VM, M_SWAP,
+    M_RCHAR, M_WCHAR, M_READ_BYTES, M_WRITE_BYTES, M_CANCELLED_WRITE_BYTES, M_SYSCR, M_SYSCW,
+    M_IOWAIT, M_MINFLT, M_MAJFLT, M_NVCSW, M_NIVCSW,
+};
+#define NCOLUMNS (sizeof csv_columns / sizeof csv_columns[0])
+
+static void csv_header(jbuf *b)
+{
+    jbuf_puts(b, "ts,job_id,hostname");
+    for (size_t i = 0; i < NCOLUMNS; i++) {
+        jbuf_putc(b, ',');
+        jbuf_puts(b, metric_catalogue[csv_columns[i]].name);
+    }
+}
 
 static int csv_match(const char *url, const sink_options *o)
 {
@@ -55,8 +68,6 @@ static sink *csv_open(const char *url, const sink_options *o, char *err, size_t 
     return &s->base;
 }
 
-static void csv_u64(jbuf *b, uint64_t v) { char t[24]; jbuf_putc(b, ','); jbuf_put(b, t, fmt_u64(t, v)); }
-static void csv_fix(jbuf *b, double v, int d) { char t[64]; jbuf_putc(b, ','); jbuf_put(b, t, fmt_fixed(t, v, d)); }
 static void csv_str(jbuf *b, const char *v)
 {
     jbuf_putc(b, ',');
@@ -70,12 +81,12 @@ static void csv_str(jbuf *b, const char *v)
 static int csv_write(sink *base, const js_event *ev)
 {
     csv_sink *s = (csv_sink *)base;
-    const tree_sample *t = ev->sample;
+    const mset *t = ev->metrics;
     if (!t) return 0;
     int rc = 0;
     if (!s->header_done) {
         jbuf_reset(&s->buf);
-        if (s->joremon) joremon_csv_header(&s->buf); else jbuf_puts(&s->buf, csv_header);
+        if (s->joremon) joremon_csv_header(&s->buf); else csv_header(&s->buf);
         rc |= sink_file_write_line(s->fd, s->regular, s->buf.p, s->buf.len, 1);
         s->header_done = 1;
     }
@@ -94,18 +105,10 @@ static int csv_write(sink *base, const js_event *ev)
     jbuf_put(b, num, fmt_fixed(num, t->ts, 6));
     csv_str(b, a ? a->job_id : NULL);
     csv_str(b, a ? a->hostname : NULL);
-    csv_fix(b, t->elapsed, 3);
-    csv_fix(b, (double)t->c.utime_us / 1e6, 3);
-    csv_fix(b, (double)t->c.stime_us / 1e6, 3);
-    csv_fix(b, t->cpu_percent, 2);
-    csv_u64(b, t->procs); csv_u64(b, t->threads);
-    csv_u64(b, t->rss_kb); csv_u64(b, t->vm_kb); csv_u64(b, t->swap_kb);
-    csv_u64(b, t->c.rchar); csv_u64(b, t->c.wchar);
-    csv_u64(b, t->c.read_bytes); csv_u64(b, t->c.write_bytes); csv_u64(b, t->c.cancelled_write_bytes);
-    csv_u64(b, t->c.syscr); csv_u64(b, t->c.syscw);
-    if (t->iowait_valid) csv_fix(b, (double)t->c.iowait_us / 1e6, 3); else jbuf_putc(b, ',');
-    csv_u64(b, t->c.minflt); csv_u64(b, t->c.majflt);
-    csv_u64(b, t->c.nvcsw); csv_u64(b, t->c.nivcsw);
+    for (size_t i = 0; i < NCOLUMNS; i++) {
+        jbuf_putc(b, ',');
+        mset_write_cell(b, t, csv_columns[i]);
+    }
     return rc | sink_file_write_line(s->fd, s->regular, b->p, b->len, 1);
 }
 

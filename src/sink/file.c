@@ -96,11 +96,11 @@ static int file_write(sink *base, const js_event *ev)
 {
     file_sink *s = (file_sink *)base;
     if (s->format == FORMAT_JOREMON_JSON) {
-        if (!ev->sample) return 0;                 /* JoReMon has samples only */
+        if (!ev->metrics) return 0;                /* JoReMon has samples only */
         int rc = 0;
         for (int type = 0; type < JOREMON_NTYPES; type++) {
             jbuf_reset(&s->buf);
-            joremon_json(&s->buf, ev->sample, s->opt->ann, type);
+            joremon_json(&s->buf, ev->metrics, s->opt->ann, type);
             rc |= sink_file_write_line(s->fd, s->regular, s->buf.p, s->buf.len, 1);
         }
         return rc;

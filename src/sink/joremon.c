@@ -51,34 +51,35 @@ static int col_in_type(enum col c, int type)
 }
 
 /* Numeric value of a column (NaN for strings). */
-static double col_num(enum col c, const tree_sample *s)
+static double col_num(enum col c, const mset *s)
 {
     switch (c) {
-    case C_PID:     return s->root_pid;
-    case C_CPUTIME: return (double)(s->c.utime_us + s->c.stime_us) / 1e6;
-    case C_CLOCK:   return s->root_start > 0 ? s->ts - s->root_start : s->elapsed;
-    case C_CPUPCT:  return s->cpu_percent;
-    case C_PEAKCPU: return s->peak_cpu_percent.value;
-    case C_RBDISK:  return (double)s->c.read_bytes;
-    case C_WBDISK:  return (double)s->c.write_bytes;
-    case C_RBTOTAL: return (double)s->c.rchar;
-    case C_WBTOTAL: return (double)s->c.wchar;
-    case C_RSS:     return (double)s->rss_kb * 1024.0;
-    case C_PEAKRSS: return s->peak_rss_kb.value * 1024.0;
-    case C_VMS:     return (double)s->vm_kb * 1024.0;
+    case C_PID:     return (double)mset_label_num_get(s, "pid");
+    case C_CPUTIME: return (double)(mset_raw(s, M_UTIME) + mset_raw(s, M_STIME)) / 1e6;
+    case C_CLOCK:   return mset_get(s, M_ROOT_START) > 0 ? s->ts - mset_get(s, M_ROOT_START)
+                                                         : mset_get(s, M_ELAPSED);
+    case C_CPUPCT:  return mset_get(s, M_CPU_PERCENT);
+    case C_PEAKCPU: return mset_get(s, M_PEAK_CPU_PERCENT);
+    case C_RBDISK:  return mset_get(s, M_READ_BYTES);
+    case C_WBDISK:  return mset_get(s, M_WRITE_BYTES);
+    case C_RBTOTAL: return mset_get(s, M_RCHAR);
+    case C_WBTOTAL: return mset_get(s, M_WCHAR);
+    case C_RSS:     return mset_get(s, M_RSS) * 1024.0;
+    case C_PEAKRSS: return mset_get(s, M_PEAK_RSS) * 1024.0;
+    case C_VMS:     return mset_get(s, M_VM) * 1024.0;
     default:        return 0;
     }
 }
 
-static const char *col_str(enum col c, const tree_sample *s, const annotations *ann, int type,
+static const char *col_str(enum col c, const mset *s, const annotations *ann, int type,
                            char *tsbuf, size_t tsn)
 {
     switch (c) {
-    case C_CMD:   return s->root_cmd ? s->root_cmd : "";
-    case C_CWD:   return s->root_cwd ? s->root_cwd : "";
+    case C_CMD:   return mset_label(s, "cmd") ? mset_label(s, "cmd") : "";
+    case C_CWD:   return mset_label(s, "cwd") ? mset_label(s, "cwd") : "";
     case C_HOST:  return ann && ann->hostname ? ann->hostname : "";
     case C_JOBID: return ann && ann->job_id ? ann->job_id : "";
-    case C_USER:  return s->user ? s->user : "";
+    case C_USER:  return mset_label(s, "user") ? mset_label(s, "user") : "";
     case C_TYPE:  return type_names[type];
     case C_TS:    joremon_timestamp(tsbuf, tsn, s->ts); return tsbuf;
     default:      return NULL;
@@ -93,7 +94,7 @@ static const enum col json_order[] = {
     C_RSS, C_PEAKRSS, C_VMS,
 };
 
-void joremon_json(jbuf *out, const tree_sample *s, const annotations *ann, int type)
+void joremon_json(jbuf *out, const mset *s, const annotations *ann, int type)
 {
     char tsbuf[64];
     json_obj_open(out, NULL);
@@ -129,7 +130,7 @@ void joremon_csv_header(jbuf *out)
     }
 }
 
-void joremon_csv_row(jbuf *out, const tree_sample *s, const annotations *ann, int type)
+void joremon_csv_row(jbuf *out, const mset *s, const annotations *ann, int type)
 {
     char tsbuf[64], num[64];
     for (int c = 0; c < NCOLS; c++) {

@@ -148,11 +148,12 @@ int main(int argc, char **argv)
     jbuf b;
     jbuf_init(&b, 2048);
     tree_sample smp[3];
+    mset set[3];
     for (int i = 0; i < 3; i++) {
         fixed_sample(&smp[i], i);
         event_begin(&em, &b, EV_SAMPLE, smp[i].ts);
-        monitor_sample_fields(&b, 4242, i ? "/usr/bin/python3" : NULL, &smp[i]);
-        emitter_send(&em, &b, EV_SAMPLE, smp[i].ts, &smp[i]);
+        monitor_sample_fields(&b, &set[i], 4242, i ? "/usr/bin/python3" : NULL, &smp[i]);
+        emitter_send(&em, &b, EV_SAMPLE, smp[i].ts, &set[i]);
     }
     for (int i = 0; i < 3; i++) {
         double ts = 1700000005.5 + i;

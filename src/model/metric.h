@@ -1,0 +1,116 @@
+/* metric.h — the metric model: every number jobscope measures, described
+ * once, and the set of values one sample carries.
+ *
+ * The catalogue (catalogue.c) describes each field of the process-tree
+ * sample: its name in the events, unit, counter or gauge, how many decimals
+ * the text encodings print, and a help line (Prometheus' HELP/TYPE, the
+ * server's API and docs/events.md come from it).  A source fills an `mset`
+ * (metric id, value; labels beside), and every encoder walks that set:
+ * the JSON Lines writer (mset_write_json), CSV (mset_write_cell), JoReMon
+ * (sink/formats/joremon.c).  A new field is one catalogue line plus the line
+ * of the source that sets it.
+ *
+ * Layer: depends on util and the JSON writer only; never on a source, the
+ * monitor or an output (see docs/hacking.md). */
+#ifndef JOBSCOPE_METRIC_H
+#define JOBSCOPE_METRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../event/json.h"
+
+/* The fields of kickstart.inv.online, in the order of the JSON event. */
+typedef enum metric_id {
+    M_ELAPSED, M_UTIME, M_STIME, M_IOWAIT, M_BREAD, M_BWRITE, M_RCHAR, M_WCHAR,
+    M_SYSCR, M_SYSCW, M_READ_BYTES, M_WRITE_BYTES, M_CANCELLED_WRITE_BYTES,
+    M_MINFLT, M_MAJFLT, M_NVCSW, M_NIVCSW, M_VM, M_RSS, M_SWAP, M_PROCS, M_THREADS,
+    M_CPU_PERCENT, M_MAX_HWM, M_TOTAL_PROCS, M_BSEND, M_BRECV,
+    /* carried by the sample but not written in its JSON event: for the
+     * encoders that need them (JoReMon) */
+    M_ROOT_START, M_PEAK_CPU_PERCENT, M_PEAK_RSS,
+    M_COUNT
+} metric_id;
+
+enum metric_kind { METRIC_GAUGE, METRIC_COUNTER };
+
+/* How a value is held: an exact integer (scaled by `divisor` when printed
+ * with decimals: microseconds -> seconds) or a double. */
+enum metric_store { MS_U64, MS_F64 };
+
+enum metric_flags {
+    MF_NULLABLE = 1,     /* may be unknown: null in JSON, an empty CSV cell */
+    MF_HIDDEN   = 2,     /* not written in the JSON event */
+};
+
+typedef struct metric_def {
+    const char *name;        /* field name in the event */
+    const char *event;       /* the event that carries it */
+    const char *unit;        /* "seconds", "bytes", "kB", "percent", "count", ... */
+    enum metric_kind kind;
+    enum metric_store store;
+    double      divisor;     /* MS_U64 printed with decimals: value / divisor */
+    int         decimals;    /* -1: an integer */
+    unsigned    flags;
+    const char *help;
+} metric_def;
+
+extern const metric_def metric_catalogue[M_COUNT];
+
+/* The definition of a field, by name ("rss") or by series name
+ * ("kickstart.inv.online.rss", "kickstart.inv.online_rss"); NULL if
+ * unknown.  For the server: Prometheus HELP/TYPE, units in the API. */
+const metric_def *metric_lookup(const char *name);
+/* "counter" or "gauge" (Prometheus TYPE). */
+const char *metric_kind_name(enum metric_kind k);
+
+/* ---- a sample: values and labels ------------------------------------- */
+
+typedef struct mvalue {
+    uint64_t u;              /* MS_U64 */
+    double   d;              /* MS_F64 */
+    uint8_t  set, null;      /* null: known to be unknown (MF_NULLABLE) */
+} mvalue;
+
+/* A label: a string (NULL: JSON null) or an integer. */
+typedef struct mlabel {
+    const char *key;
+    const char *str;
+    long long   num;
+    uint8_t     is_num, hidden;
+} mlabel;
+
+#define MSET_MAX_LABELS 8
+
+typedef struct mset {
+    double  ts;                        /* epoch seconds */
+    mlabel  labels[MSET_MAX_LABELS];   /* written first, in order */
+    int     nlabels;
+    mvalue  v[M_COUNT];                /* by metric id */
+} mset;
+
+void mset_clear(mset *s, double ts);
+void mset_u64(mset *s, metric_id id, uint64_t v);
+void mset_f64(mset *s, metric_id id, double v);
+void mset_null(mset *s, metric_id id);
+void mset_label_num(mset *s, const char *key, long long v);
+void mset_label_str(mset *s, const char *key, const char *v, int hidden);
+/* The label's string (NULL if absent or null) / number (0 if absent). */
+const char *mset_label(const mset *s, const char *key);
+long long   mset_label_num_get(const mset *s, const char *key);
+
+/* The value as a double (raw: no divisor); 0 when unset or null. */
+double   mset_get(const mset *s, metric_id id);
+/* The value in its unit (MS_U64 divided by the divisor). */
+double   mset_value(const mset *s, metric_id id);
+uint64_t mset_raw(const mset *s, metric_id id);
+int      mset_has(const mset *s, metric_id id);      /* set and not null */
+
+/* Appends the visible labels then every set, visible value, in catalogue
+ * order, as JSON members with the catalogue's decimals. */
+void mset_write_json(jbuf *b, const mset *s);
+/* Appends the members for ids [from, to] only (the end record's counters). */
+void mset_write_json_range(jbuf *b, const mset *s, metric_id from, metric_id to);
+/* Appends one value as text (CSV cell); nothing for null/unset. */
+void mset_write_cell(jbuf *b, const mset *s, metric_id id);
+
+#endif

@@ -1,0 +1,116 @@
+/* The metric model: the catalogue describes every sample field once (unit,
+ * counter/gauge, decimals, help), lookups by name serve the server's
+ * HELP/TYPE, sets encode as the events do, and docs/events.md documents
+ * every field of the catalogue. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "model/metric.h"
+
+static void every_field_has_a_name_unit_help_and_event(void **state)
+{
+    for (int i = 0; i < M_COUNT; i++) {
+        const metric_def *d = &metric_catalogue[i];
+        assert_non_null(d->name);
+        assert_non_null(d->unit);
+        assert_non_null(d->help);
+        assert_true(strlen(d->help) > 10);
+        assert_string_equal(d->event, "kickstart.inv.online");
+        assert_true(d->divisor > 0);
+        for (int j = 0; j < i; j++) assert_string_not_equal(metric_catalogue[j].name, d->name);
+    }
+}
+
+static void lookup_by_field_or_series_name_gives_help_and_type(void **state)
+{
+    const metric_def *d = metric_lookup("rss");
+    assert_non_null(d);
+    assert_string_equal(d->unit, "kB");
+    assert_string_equal(metric_kind_name(d->kind), "gauge");
+    assert_ptr_equal(metric_lookup("kickstart.inv.online.rss"), d);
+    assert_ptr_equal(metric_lookup("kickstart.inv.online_rss"), d);
+    d = metric_lookup("kickstart.inv.online.utime");
+    assert_non_null(d);
+    assert_string_equal(metric_kind_name(d->kind), "counter");
+    assert_string_equal(d->unit, "seconds");
+    assert_int_equal(d->decimals, 3);
+    assert_null(metric_lookup("no_such_field"));
+    assert_null(metric_lookup("kickstart.inv.online.nope"));
+    assert_null(metric_lookup(NULL));
+}
+
+static void a_set_writes_labels_then_values_with_the_catalogues_decimals(void **state)
+{
+    mset s;
+    mset_clear(&s, 1700000000.5);
+    mset_label_num(&s, "pid", 42);
+    mset_label_str(&s, "exe", NULL, 0);
+    mset_label_str(&s, "cmd", "secret", 1);
+    mset_f64(&s, M_ELAPSED, 1.23456);
+    mset_u64(&s, M_UTIME, 1234567);
+    mset_null(&s, M_IOWAIT);
+    mset_u64(&s, M_RSS, 1024);
+    mset_f64(&s, M_CPU_PERCENT, 99.999);
+    mset_f64(&s, M_PEAK_RSS, 2048);
+    jbuf b;
+    jbuf_init(&b, 64);
+    jbuf_putc(&b, '{');
+    mset_write_json(&b, &s);
+    jbuf_putc(&b, '}');
+    jbuf_putc(&b, 0);
+    assert_string_equal(b.p, "{\"pid\":42,\"exe\":null,\"elapsed\":1.235,\"utime\":1.235,"
+                             "\"iowait\":null,\"rss\":1024,\"cpu_percent\":100.00}");
+    jbuf_reset(&b);
+    mset_write_cell(&b, &s, M_IOWAIT);
+    assert_int_equal(b.len, 0);
+    mset_write_cell(&b, &s, M_UTIME);
+    jbuf_putc(&b, 0);
+    assert_string_equal(b.p, "1.235");
+    assert_true(mset_value(&s, M_UTIME) == 1234567 / 1e6);
+    assert_true(mset_get(&s, M_PEAK_RSS) == 2048);
+    assert_string_equal(mset_label(&s, "cmd"), "secret");
+    assert_int_equal(mset_label_num_get(&s, "pid"), 42);
+    assert_false(mset_has(&s, M_IOWAIT));
+    assert_false(mset_has(&s, M_VM));
+    jbuf_free(&b);
+}
+
+/* docs/events.md names every visible field in backquotes. */
+static void docs_events_md_documents_every_catalogue_field(void **state)
+{
+    FILE *f = fopen("docs/events.md", "r");
+    assert_non_null(f);
+    static char doc[1 << 20];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    doc[n] = 0;
+    fclose(f);
+    int missing = 0;
+    for (int i = 0; i < M_COUNT; i++) {
+        const metric_def *d = &metric_catalogue[i];
+        if (d->flags & MF_HIDDEN) continue;
+        char want[96];
+        snprintf(want, sizeof want, "`%s`", d->name);
+        if (!strstr(doc, want)) {
+            fprintf(stderr, "docs/events.md does not document %s\n", d->name);
+            missing++;
+        }
+    }
+    assert_int_equal(missing, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_field_has_a_name_unit_help_and_event),
+        cmocka_unit_test(lookup_by_field_or_series_name_gives_help_and_type),
+        cmocka_unit_test(a_set_writes_labels_then_values_with_the_catalogues_decimals),
+        cmocka_unit_test(docs_events_md_documents_every_catalogue_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
