@@ -169,15 +169,33 @@ uint64_t  procconn_total(procconn *pc);          /* processes ever in the job */
 uint64_t  procconn_lost(procconn *pc);           /* events lost (socket overrun) */
 void      procconn_close(procconn *pc);
 
+/* --cgroup (docs/cgroups.md) */
+enum js_cgroup_mode {
+    JS_CGROUP_DEFAULT = 0,        /* run: own cgroup when possible, quietly; attach: none */
+    JS_CGROUP_ON,                 /* --cgroup / --cgroup=auto: run: own cgroup; attach: the pid's */
+    JS_CGROUP_PATH,               /* --cgroup=PATH (attach): watch that cgroup */
+    JS_CGROUP_OFF,                /* --cgroup=off, --no-cgroup */
+};
+
+/* The cgroup source's config (its part of monitor_config). */
+typedef struct cgroup_config {
+    enum js_cgroup_mode mode;
+    const char *path;             /* JS_CGROUP_PATH */
+} cgroup_config;
+
 /* The "cgroup" source (cgroup_source.c) and what it shares with the
- * limits source, which runs after it on the same sampler thread. */
+ * limits source, which runs after it on the same sampler thread.  The
+ * state is the monitor's (ctx->cgroup), not global. */
 struct source_ops;
+struct monitor_ctx;
 extern const struct source_ops cgroup_source_ops;
-cgroup         *cgroup_source_cgroup(int *owned);   /* the job's cgroup, or NULL; owned: jobscope made it */
-const cg_stats *cgroup_source_stats(void);          /* this sample's figures, or NULL */
+/* the job's cgroup, or NULL; owned: jobscope made it */
+cgroup         *cgroup_source_cgroup(const struct monitor_ctx *ctx, int *owned);
+/* this sample's figures, or NULL */
+const cg_stats *cgroup_source_stats(const struct monitor_ctx *ctx);
 /* Signals everything in the job's cgroup (only one jobscope made) and
  * notes that a limit asked for the kill: stop() then SIGKILLs what is left
  * after --kill-grace. */
-void            cgroup_source_kill(int sig);
+void            cgroup_source_kill(const struct monitor_ctx *ctx, int sig);
 
 #endif

@@ -11,7 +11,7 @@
  * "cgroup" object with the exact memory peak and the OOM kills.  With root,
  * the netlink process connector adds total_processes.
  * The limits source reads the figures and the cgroup through
- * cgroup_source_*() (same sampler thread, called after this source). */
+ * cgroup_source_*(ctx) (same sampler thread, called after this source). */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,7 +22,6 @@
 #include <unistd.h>
 #include "cgroup.h"
 #include "../source.h"
-#include "../cli/options.h"
 
 extern const source_ops cgroup_source_ops;
 
@@ -42,8 +41,6 @@ typedef struct cgsrc {
     char      path[512];
 } cgsrc;
 
-static cgsrc *active;            /* for the limits source */
-
 static void diag(const cgsrc *s, const char *fmt, ...)
 {
     if (!s->verbose)
@@ -56,18 +53,18 @@ static void diag(const cgsrc *s, const char *fmt, ...)
     va_end(ap);
 }
 
-static source *cgsrc_open(monitor_ctx *ctx)
+static source *cgsrc_open(monitor_ctx *ctx, const void *config)
 {
-    const js_options *o = ctx->opt;
+    const cgroup_config *o = config;
     cgsrc *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->verbose = o->verbose;
+    s->verbose = ctx->verbose;
     s->run_mode = ctx->run_mode;
-    s->kill_grace = o->kill_grace;
-    int explicit = o->cgroup_mode == JS_CGROUP_ON || o->cgroup_mode == JS_CGROUP_PATH;
+    s->kill_grace = ctx->kill_grace;
+    int explicit = o->mode == JS_CGROUP_ON || o->mode == JS_CGROUP_PATH;
 
-    if (ctx->run_mode && o->cgroup_mode != JS_CGROUP_OFF) {
+    if (ctx->run_mode && o->mode != JS_CGROUP_OFF) {
         char name[64];
         snprintf(name, sizeof name, "jobscope-%ld", (long)getpid());
         if (cgroup_create_child(name, &s->child) == 0) {
@@ -81,17 +78,17 @@ static source *cgsrc_open(monitor_ctx *ctx)
             }
         }
         if (!s->cg) {
-            if (explicit && !o->quiet)
+            if (explicit && !ctx->quiet)
                 fprintf(stderr, "jobscope: --cgroup: cannot make a cgroup for the job (%s); going on without\n",
                         strerror(errno));
             else
                 diag(s, "no cgroup of its own for the job: %s", strerror(errno));
         }
     } else if (!ctx->run_mode && explicit) {
-        s->cg = o->cgroup_mode == JS_CGROUP_PATH ? cgroup_open_path(o->cgroup_path) : cgroup_of_pid(o->pid);
-        if (!s->cg && !o->quiet)
+        s->cg = o->mode == JS_CGROUP_PATH ? cgroup_open_path(o->path) : cgroup_of_pid(ctx->attach_pid);
+        if (!s->cg && !ctx->quiet)
             fprintf(stderr, "jobscope: --cgroup: cannot open the cgroup of %s: %s; going on without\n",
-                    o->cgroup_mode == JS_CGROUP_PATH ? o->cgroup_path : "the process", strerror(errno));
+                    o->mode == JS_CGROUP_PATH ? o->path : "the process", strerror(errno));
     }
     if (s->cg) {
         s->version = s->cg->ops->version;
@@ -100,7 +97,7 @@ static source *cgsrc_open(monitor_ctx *ctx)
     if (s->cg)
         diag(s, "using v%d cgroup %s%s", s->cg->ops->version, s->cg->path, s->owned ? " (made for the job)" : "");
 
-    if (geteuid() == 0 && o->cgroup_mode != JS_CGROUP_OFF) {
+    if (geteuid() == 0 && o->mode != JS_CGROUP_OFF) {
         s->pc = procconn_open();
         if (!s->pc)
             diag(s, "no process connector: %s", strerror(errno));
@@ -110,7 +107,7 @@ static source *cgsrc_open(monitor_ctx *ctx)
         return NULL;
     }
     s->base.ops = &cgroup_source_ops;
-    active = s;
+    ctx->cgroup = s;
     return &s->base;
 }
 
@@ -351,8 +348,6 @@ static void cgsrc_close(source *src)
     else if (!s->owned && s->cg)
         s->cg->ops->free(s->cg);
     procconn_close(s->pc);
-    if (active == s)
-        active = NULL;
     free(s);
 }
 
@@ -366,20 +361,23 @@ const source_ops cgroup_source_ops = {
     .close = cgsrc_close,
 };
 
-cgroup *cgroup_source_cgroup(int *owned)
+cgroup *cgroup_source_cgroup(const monitor_ctx *ctx, int *owned)
 {
+    const cgsrc *active = ctx->cgroup;
     if (owned)
         *owned = active && active->owned;
     return active ? active->cg : NULL;
 }
 
-const cg_stats *cgroup_source_stats(void)
+const cg_stats *cgroup_source_stats(const monitor_ctx *ctx)
 {
+    const cgsrc *active = ctx->cgroup;
     return active && active->cg && active->have ? &active->st : NULL;
 }
 
-void cgroup_source_kill(int sig)
+void cgroup_source_kill(const monitor_ctx *ctx, int sig)
 {
+    cgsrc *active = ctx->cgroup;
     if (!active || !active->owned || !active->cg)
         return;
     if (!active->kill_at)

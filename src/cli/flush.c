@@ -40,7 +40,7 @@ static void flush_usage(FILE *f)
 }
 
 static int flush_one(const char *path, const char *url_opt, const sink_options *so,
-                     double timeout, int quiet)
+                     double *deadline, double timeout, int quiet)
 {
     char err[512], *label = NULL;
     spool sp;
@@ -80,7 +80,7 @@ static int flush_one(const char *path, const char *url_opt, const sink_options *
     } else if (publisher_adopt_spool(p, path, err, sizeof err) < 0) {
         fprintf(stderr, "jobscope: %s: %s\n", path, err);
     } else {
-        rc = s->ops->flush(s, timeout) == 0 ? 0 : 1;
+        rc = s->ops->flush(s, flush_time_left(deadline, timeout)) == 0 ? 0 : 1;
         pub_stats st;
         publisher_get_stats(p, &st);
         if (!quiet)
@@ -113,7 +113,7 @@ int flush_main(int argc, char **argv)
     sink_options so;
     memset(&so, 0, sizeof so);
     char *url = NULL;
-    double timeout = 60;
+    double timeout = 60, deadline = 0;   /* one deadline for every spool */
     int quiet = 0, c;
     optind = 1;
     opterr = 0;
@@ -166,7 +166,7 @@ int flush_main(int argc, char **argv)
         if (!S_ISDIR(st.st_mode)) {
             so.spool_dir = NULL;
             files++;
-            left |= flush_one(argv[i], url, &so, timeout, quiet);
+            left |= flush_one(argv[i], url, &so, &deadline, timeout, quiet);
             continue;
         }
         struct dirent **names;
@@ -177,7 +177,7 @@ int flush_main(int argc, char **argv)
                 snprintf(path, sizeof path, "%s/%s", argv[i], names[k]->d_name);
                 so.spool_dir = argv[i];
                 files++;
-                left |= flush_one(path, url, &so, timeout, quiet);
+                left |= flush_one(path, url, &so, &deadline, timeout, quiet);
             }
             free(names[k]);
         }

@@ -1,7 +1,7 @@
 /* main.c — jobscope's entry point: dispatches the subcommands.
  *
- *   jobscope run [OPTIONS] [--] CMD [ARG...]   monitor.c
- *   jobscope attach [OPTIONS] PID              monitor.c
+ *   jobscope run [OPTIONS] [--] CMD [ARG...]   run.c, src/monitor/
+ *   jobscope attach [OPTIONS] PID              run.c, src/monitor/
  *
  * Other subcommands (emit, flush, ...) register in the table below. */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "options.h"
-#include "monitor.h"
+#include "run.h"
 #include "emit.h"
 #include "flush.h"
 

@@ -9,24 +9,12 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "../sink/sink.h"
-
-#define JOBSCOPE_VERSION_STR "0.1.0"
-
-#define JS_EXIT_ERROR    125   /* jobscope's own failure */
-#define JS_EXIT_NOEXEC   126   /* command found but not executable */
-#define JS_EXIT_NOTFOUND 127   /* command not found */
+#include "../util/common.h"
+#include "../cgroup/cgroup.h"
 
 #define JS_MAX_OUTPUTS 16
 #define JS_MAX_TAGS    64
 #define JS_MAX_LIMITS  32
-
-/* --cgroup (src/cgroup/, docs/cgroups.md) */
-enum js_cgroup_mode {
-    JS_CGROUP_DEFAULT = 0,        /* run: own cgroup when possible, quietly; attach: none */
-    JS_CGROUP_ON,                 /* --cgroup / --cgroup=auto: run: own cgroup; attach: the pid's */
-    JS_CGROUP_PATH,               /* --cgroup=PATH (attach): watch that cgroup */
-    JS_CGROUP_OFF,                /* --cgroup=off, --no-cgroup */
-};
 
 typedef struct js_options {
     int     attach;               /* 0: run, 1: attach */

@@ -23,6 +23,14 @@ double now_mono(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+double flush_time_left(double *deadline, double timeout_s)
+{
+    double now = now_mono();
+    if (*deadline == 0) *deadline = now + timeout_s;
+    double left = *deadline - now;
+    return left > 0 ? left : 0;
+}
+
 /* ---- annotations ------------------------------------------------------ */
 
 /* Workflow annotations, as pegasus-kickstart reads them. */
@@ -212,9 +220,10 @@ uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
 void emitter_close(emitter *em, double flush_timeout_s)
 {
     pthread_mutex_lock(&em->lock);
+    double deadline = 0;          /* the first flush fixes it for all */
     for (int i = 0; i < em->nsinks; i++) {
         sink *s = em->sinks[i];
-        if (s->ops->flush) s->ops->flush(s, flush_timeout_s);
+        if (s->ops->flush) s->ops->flush(s, flush_time_left(&deadline, flush_timeout_s));
         s->ops->close(s);
     }
     free(em->sinks);

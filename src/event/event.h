@@ -69,5 +69,8 @@ uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
 
 double now_epoch(void);       /* CLOCK_REALTIME as double seconds */
 double now_mono(void);        /* CLOCK_MONOTONIC as double seconds */
+/* Flushing several sinks within one timeout: the first call fixes
+ * *deadline (0 = not yet) at now + timeout_s; returns the seconds left. */
+double flush_time_left(double *deadline, double timeout_s);
 
 #endif

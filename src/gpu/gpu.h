@@ -29,6 +29,16 @@
 #define GPU_MAX_PROCS   256      /* processes listed per device per interval */
 #define GPU_MAX_ENGINES 12       /* DRM engine classes kept per device */
 
+/* The GPU source's config (its part of monitor_config): what the user
+ * asked for on the command line. */
+typedef struct gpu_source_config {
+    int mode;                /* 0 off, 1 the job's GPUs (-G), 2 every GPU (--gpu=all) */
+    int graphics_procs;      /* --gpu-graphics-procs, KICKSTART_MON_GRAPHICS_PROCS */
+    int proc_util;           /* --gpu-proc-util, KICKSTART_MON_GRAPHICS_UTIL */
+    int pcie;                /* --gpu-pcie, KICKSTART_MON_GRAPHICS_PCIE */
+    int all_procs;           /* --gpu-all-procs */
+} gpu_source_config;
+
 /* What the user asked for (options + environment), see gpu_config_init(). */
 typedef struct gpu_config {
     int all_devices;         /* --gpu=all: every device of the node */

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <time.h>
 #include "source.h"
-#include "cli/options.h"
 #include "gpu/gpu.h"
 
 #define EV_GPU_ENV   "kickstart.inv.online.gpu.env"
@@ -457,7 +456,7 @@ static void *init_thread(void *arg)
 
 /* ---- source ops ---- */
 
-static source *gpu_open(monitor_ctx *ctx);
+static source *gpu_open(monitor_ctx *ctx, const void *config);
 static void gpu_start(source *base, monitor_ctx *ctx);
 static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev);
 static void gpu_stop(source *base, monitor_ctx *ctx);
@@ -480,22 +479,22 @@ static const char *env_or(const char *a, const char *b)
     return v ? v : b ? getenv(b) : NULL;
 }
 
-static source *gpu_open(monitor_ctx *ctx)
+static source *gpu_open(monitor_ctx *ctx, const void *config)
 {
-    const js_options *o = ctx->opt;
-    if (!o->gpu) return NULL;
+    const gpu_source_config *o = config;
+    if (!o->mode) return NULL;
     gpu_src *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->base.ops = &gpu_source_ops;
     s->ctx = ctx;
-    s->quiet = o->quiet;
+    s->quiet = ctx->quiet;
     gpu_config *c = &s->cfg;
-    c->all_devices = o->gpu == 2;
-    c->graphics_procs = o->gpu_graphics_procs;
-    c->proc_util = o->gpu_proc_util;
-    c->pcie = o->gpu_pcie;
-    c->all_procs = o->gpu_all_procs;
-    c->verbose = o->verbose;
+    c->all_devices = o->mode == 2;
+    c->graphics_procs = o->graphics_procs;
+    c->proc_util = o->proc_util;
+    c->pcie = o->pcie;
+    c->all_procs = o->all_procs;
+    c->verbose = ctx->verbose;
     c->nvml_library = getenv("JOBSCOPE_NVML_LIBRARY");
     c->sysfs_root = env_or("JOBSCOPE_SYSFS_ROOT", NULL);
     c->proc_root = env_or("JOBSCOPE_PROC_ROOT", NULL);

@@ -31,7 +31,15 @@ const char *limits_unit(enum limit_kind k);      /* "bytes", "seconds", "process
 int limits_parse_bytes(const char *s, double *out);
 int limits_parse_seconds(const char *s, double *out);
 
-/* The "limits" source (limits_source.c), listed in cli/monitor.c. */
+/* The limits source's config (its part of monitor_config): the --limit
+ * specs, each already checked by limits_parse(). */
+typedef struct limits_config {
+    const char *const *specs;
+    int  nspecs;
+    int  measure_only;            /* report, never kill */
+} limits_config;
+
+/* The "limits" source (limits_source.c), listed in src/monitor/monitor.c. */
 struct source_ops;
 extern const struct source_ops limits_source_ops;
 

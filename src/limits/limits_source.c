@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include "limits.h"
 #include "../source.h"
-#include "../cli/options.h"
 
 extern const source_ops limits_source_ops;
 #include "../cgroup/cgroup.h"
@@ -38,26 +37,26 @@ typedef struct limsrc {
     jbuf      b;
 } limsrc;
 
-static source *limsrc_open(monitor_ctx *ctx)
+static source *limsrc_open(monitor_ctx *ctx, const void *config)
 {
-    const js_options *o = ctx->opt;
-    if (!o->nlimits)
+    const limits_config *o = config;
+    if (!o->nspecs)
         return NULL;
     limsrc *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    for (int i = 0; i < o->nlimits; i++) {
+    for (int i = 0; i < o->nspecs; i++) {
         char err[256];
-        if (limits_parse(o->limits[i], &s->lim, err, sizeof err) < 0) {   /* options.c checked */
+        if (limits_parse(o->specs[i], &s->lim, err, sizeof err) < 0) {   /* options.c checked */
             fprintf(stderr, "jobscope: %s\n", err);
             free(s);
             return NULL;
         }
     }
     s->measure_only = o->measure_only;
-    s->verbose = o->verbose;
+    s->verbose = ctx->verbose;
     s->run_mode = ctx->run_mode;
-    s->grace = o->kill_grace;
+    s->grace = ctx->kill_grace;
     jbuf_init(&s->b, 1024);
     s->base.ops = &limits_source_ops;
     return &s->base;
@@ -69,7 +68,7 @@ static void limsrc_start(source *src, monitor_ctx *ctx)
 {
     limsrc *s = (limsrc *)src;
     int owned = 0;
-    cgroup *cg = cgroup_source_cgroup(&owned);
+    cgroup *cg = cgroup_source_cgroup(ctx, &owned);
     if (!cg || !owned || s->measure_only)
         return;
     cg_stats st;
@@ -114,7 +113,7 @@ static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k,
         s->killed = 1;
         s->kill_mono = now_mono();
         ctx->request_kill(ctx, limits_name(k));
-        cgroup_source_kill(SIGTERM);
+        cgroup_source_kill(ctx, SIGTERM);
     }
 }
 
@@ -123,7 +122,7 @@ static double maxd(double a, double b) { return a > b ? a : b; }
 static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
 {
     limsrc *s = (limsrc *)src;
-    const cg_stats *st = cgroup_source_stats();
+    const cg_stats *st = cgroup_source_stats(ctx);
     for (int k = 0; k < LIM_N; k++) {
         if (!(s->lim.set & (1u << k)) || (s->exceeded & (1u << k)))
             continue;
@@ -175,7 +174,7 @@ static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, 
             violation(s, ctx, ts, k, v, how);
     }
     if (s->killed && now_mono() >= s->kill_mono + s->grace)
-        cgroup_source_kill(SIGKILL);
+        cgroup_source_kill(ctx, SIGKILL);
     (void)ev;
 }
 
@@ -200,7 +199,7 @@ static void limsrc_stop(source *src, monitor_ctx *ctx)
 {
     limsrc *s = (limsrc *)src;
     int owned = 0;
-    if (!s->killed || (cgroup_source_cgroup(&owned) && owned))
+    if (!s->killed || (cgroup_source_cgroup(ctx, &owned) && owned))
         return;
     pid_t pids[4096];
     int n = proctree_pids(ctx->tree, pids, 4096);

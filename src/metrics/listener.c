@@ -9,7 +9,6 @@
 #include "metrics/payload.h"
 #include "metrics/pump.h"
 #include "metrics/wire.h"
-#include "cli/options.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +73,6 @@ typedef struct metrics_src {
     char **env;
 } metrics_src;
 
-static metrics_src *metrics_g;       /* the open source, for the spawn hooks */
 
 /* ---- events ---- */
 
@@ -100,7 +98,7 @@ static void metrics_gate_open(metrics_src *m)
 
 static void metrics_vlog(metrics_src *m, const char *msg, const char *arg)
 {
-    if (m->ctx->opt && m->ctx->opt->verbose)
+    if (m->ctx->verbose)
         fprintf(stderr, "jobscope: metrics: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
 }
 
@@ -360,7 +358,7 @@ static void *metrics_thread(void *arg)
 
 /* ---- the source ---- */
 
-static int metrics_resolve_level(const js_options *o)
+static int metrics_resolve_level(const metrics_config *o)
 {
     if (o && o->telemetry_level >= 0)
         return o->telemetry_level;
@@ -410,9 +408,9 @@ static int metrics_socket_open(metrics_src *m)
 
 static void metrics_close(source *s);
 
-static source *metrics_open(monitor_ctx *ctx)
+static source *metrics_open(monitor_ctx *ctx, const void *config)
 {
-    const js_options *o = ctx->opt;
+    const metrics_config *o = config;
     if (!ctx->run_mode)
         return NULL;                        /* attach: no way to reach the job */
     int level = metrics_resolve_level(o);
@@ -440,13 +438,13 @@ static source *metrics_open(monitor_ctx *ctx)
             return NULL;
         }
     }
-    metrics_g = m;
     return &m->base;
 }
 
-char **metrics_child_env(char **env)
+/* The environment for the job: env itself when the listener is not open,
+ * else a copy (owned by the source) with our two variables set. */
+static char **metrics_child_env(metrics_src *m, char **env)
 {
-    metrics_src *m = metrics_g;
     if (!m || m->lfd < 0)
         return env;
     if (m->env)
@@ -478,12 +476,13 @@ char **metrics_child_env(char **env)
     return e;
 }
 
-int metrics_spawn_actions(posix_spawn_file_actions_t *fa)
+/* The spawn hook: the pump's dup2s (--scan-output) and the environment. */
+static char **metrics_spawn(source *s, monitor_ctx *ctx, posix_spawn_file_actions_t *fa, char **env)
 {
-    metrics_src *m = metrics_g;
-    if (!m || !m->pump)
-        return 0;
-    return pump_spawn_actions(m->pump, fa);
+    metrics_src *m = (metrics_src *)s;
+    if (m->pump)
+        pump_spawn_actions(m->pump, fa);
+    return metrics_child_env(m, env);
 }
 
 static void metrics_start(source *s, monitor_ctx *ctx)
@@ -589,8 +588,6 @@ static void metrics_close(source *s)
         free(m->rx);
         jbuf_free(&m->ev);
     }
-    if (metrics_g == m)
-        metrics_g = NULL;
     pthread_mutex_destroy(&m->gate_lock);
     pthread_cond_destroy(&m->gate_cond);
     free(m);
@@ -599,6 +596,7 @@ static void metrics_close(source *s)
 const source_ops metrics_source_ops = {
     .name   = "metrics",
     .open   = metrics_open,
+    .spawn = metrics_spawn,
     .start  = metrics_start,
     .sample = metrics_sample,
     .stop   = metrics_stop,

@@ -4,10 +4,10 @@
  *
  * open() (before the spawn) creates a private 0700 directory holding a Unix
  * SOCK_SEQPACKET socket, and with --scan-output the pipes of the pump.  The
- * monitor's spawn then asks this module for the child's environment
- * (JOBSCOPE_SOCKET, JOBSCOPE_TELEMETRY_LEVEL added) and its file actions
- * (pipes on 1 and 2); both are no-ops when the source is not open, so
- * nothing about the job changes when metrics are off.  Every metric becomes
+ * monitor's spawn then calls the source's spawn hook for the child's
+ * environment (JOBSCOPE_SOCKET, JOBSCOPE_TELEMETRY_LEVEL added) and its file
+ * actions (pipes on 1 and 2); when the source is not open there is no hook
+ * to call, so nothing about the job changes when metrics are off.  Every metric becomes
  * a jobscope.metric event; record() adds per-metric count/min/max/mean/last
  * and the counts of everything dropped. */
 #ifndef JOBSCOPE_METRICS_LISTENER_H
@@ -22,12 +22,13 @@
 #define METRICS_ENV_LEVEL  "JOBSCOPE_TELEMETRY_LEVEL"
 #define METRICS_DEFAULT_LEVEL 1
 
-extern const source_ops metrics_source_ops;
+/* The metrics source's config (its part of monitor_config). */
+typedef struct metrics_config {
+    int telemetry_level;          /* --telemetry-level; -1: JOBSCOPE_TELEMETRY_LEVEL or 1; 0: off */
+    int scan_output;              /* --scan-output: the job's stdout/stderr through pipes */
+    int strip_payloads;           /* --strip-payloads: remove the blocks from that output */
+} metrics_config;
 
-/* The environment for the job: env itself when the listener is not open,
- * else a copy (owned by this module) with our two variables set. */
-char **metrics_child_env(char **env);
-/* Adds the pump's dup2s to fa when --scan-output is on; 0 on success. */
-int metrics_spawn_actions(posix_spawn_file_actions_t *fa);
+extern const source_ops metrics_source_ops;
 
 #endif

@@ -11,9 +11,12 @@
  * interval, a final one at exit), source events (GPU, metrics...), and the
  * end-of-job record jobscope.end.  Nothing here can change what the job sees:
  * stdin/stdout/stderr and the environment are passed untouched, and every
- * failure of jobscope itself leaves the job running. */
+ * failure of jobscope itself leaves the job running.
+ *
+ * All state is in struct monitor (no globals): several monitors could run
+ * in one process.  Sources are listed below with their part of the config. */
 #include "monitor.h"
-#include "options.h"
+#include "../util/common.h"
 #include "../event/event.h"
 #include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
@@ -26,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -42,23 +46,27 @@
 
 extern char **environ;
 
-/* Optional sources, in the order they are called. */
+/* Optional sources, in the order they are called, each with its own part
+ * of monitor_config. */
 extern const source_ops gpu_source_ops;
-static const source_ops *const source_table[] = {
+static const struct source_entry {
+    const source_ops *ops;
+    size_t config;                /* offset of its config in monitor_config */
+} source_table[] = {
     /* cgroup first: its start() moves jobscope out of the job's cgroup
      * before other sources start threads that allocate (NVML init); limits
      * right after it: it reads the cgroup figures of the same sample. */
-    &cgroup_source_ops,
-    &limits_source_ops,
-    &gpu_source_ops,
-    &metrics_source_ops,
-    NULL,
+    { &cgroup_source_ops, offsetof(monitor_config, cgroup) },
+    { &limits_source_ops, offsetof(monitor_config, limits) },
+    { &gpu_source_ops, offsetof(monitor_config, gpu) },
+    { &metrics_source_ops, offsetof(monitor_config, metrics) },
+    { NULL, 0 },
 };
 
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
-typedef struct monitor {
-    js_options  opt;
+struct monitor {
+    monitor_config opt;
     emitter     em;
     proctree   *tree;
     monitor_ctx ctx;
@@ -83,13 +91,12 @@ typedef struct monitor {
     int         summary_fd;
     jbuf        evbuf;
     int         said_sample_error;
-} monitor;
+    char       *default_path;     /* JOB_ID.jsonl when no output was given */
+};
 
-static int verbose_level;
-
-static void diag(const char *fmt, ...)
+static void diag(const monitor *m, const char *fmt, ...)
 {
-    if (!verbose_level) return;
+    if (!m->opt.verbose) return;
     va_list ap;
     va_start(ap, fmt);
     fputs("jobscope: ", stderr);
@@ -128,7 +135,7 @@ static char *default_output(const char *job_id)
 
 static int open_outputs(monitor *m, char **default_path)
 {
-    js_options *o = &m->opt;
+    monitor_config *o = &m->opt;
     *default_path = NULL;
     if (o->noutputs == 0) {
         *default_path = default_output(m->em.ann.job_id);
@@ -162,7 +169,7 @@ static void emit_start(monitor *m)
     json_str(b, "exe", m->exe);
     if (m->opt.argv) {
         json_arr_open(b, "argv");
-        for (char **a = m->opt.argv; *a; a++) json_str(b, NULL, *a);
+        for (char *const *a = m->opt.argv; *a; a++) json_str(b, NULL, *a);
         json_arr_close(b);
     }
     json_str(b, "cmd", m->cmd);
@@ -194,7 +201,7 @@ static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
     if (proctree_sample(m->tree, s) != 0) {
-        if (!m->said_sample_error++) diag("sampling failed; will retry");
+        if (!m->said_sample_error++) diag(m, "sampling failed; will retry");
         return;
     }
     s->root_start = m->start_ts;
@@ -309,7 +316,7 @@ static void emit_record(monitor *m)
         /* the same document, alone in its file */
         size_t n = b->len;
         if (write(m->summary_fd, b->p, n) != (ssize_t)n || write(m->summary_fd, "\n", 1) != 1)
-            diag("cannot write the summary file: %s", strerror(errno));
+            diag(m, "cannot write the summary file: %s", strerror(errno));
         close(m->summary_fd);
         m->summary_fd = -1;
     }
@@ -403,7 +410,7 @@ static void monitor_request_kill(monitor_ctx *ctx, const char *reason)
     monitor *m = ctx->monitor;
     if (m->kill_reason[0]) return;
     snprintf(m->kill_reason, sizeof m->kill_reason, "%s", reason ? reason : "limit");
-    diag("stopping the job: %s", m->kill_reason);
+    diag(m, "stopping the job: %s", m->kill_reason);
     if (!m->root_done) kill(m->root, SIGTERM);
     proctree_kill(m->tree, SIGTERM);
     m->kill_deadline = now_mono() + m->opt.kill_grace;
@@ -426,9 +433,11 @@ static int spawn_job(monitor *m)
      * --scan-output, pipes on its stdout/stderr; both unchanged otherwise */
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    metrics_spawn_actions(&fa);
-    int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv,
-                          metrics_child_env(environ));
+    char **env = environ;
+    for (int i = 0; i < m->nsources; i++)
+        if (m->sources[i]->ops->spawn)
+            env = m->sources[i]->ops->spawn(m->sources[i], &m->ctx, &fa, env);
+    int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc == 0) return 0;
@@ -504,39 +513,56 @@ static void loop(monitor *m)
     }
 }
 
-int monitor_main(int attach, int argc, char **argv)
+monitor *monitor_new(const monitor_config *cfg)
 {
-    monitor mon, *m = &mon;
-    memset(m, 0, sizeof *m);
+    monitor *m = calloc(1, sizeof *m);
+    if (!m) { error_exit("out of memory"); return NULL; }
+    m->opt = *cfg;
     m->summary_fd = -1;
     m->sigfd = -1;
-    int exit_now = 0;
-    int rc = options_parse(&m->opt, attach, argc, argv, &exit_now);
-    if (rc || exit_now) return rc;
-    verbose_level = m->opt.verbose;
 
     annotations ann;
-    if (annotations_init(&ann, m->opt.job_id, m->opt.tags, m->opt.ntags) != 0)
-        return error_exit("out of memory");
+    if (annotations_init(&ann, m->opt.job_id, m->opt.tags, m->opt.ntags) != 0) {
+        error_exit("out of memory");
+        free(m);
+        return NULL;
+    }
     emitter_init(&m->em, &ann);
     m->opt.sink.ann = &m->em.ann;
-    char *default_path = NULL;
-    if ((rc = open_outputs(m, &default_path)) != 0) {
+    if (open_outputs(m, &m->default_path) != 0) {
         emitter_close(&m->em, 0);
-        free(default_path);
-        return rc;
+        free(m->default_path);
+        free(m);
+        return NULL;
     }
     jbuf_init(&m->evbuf, 2048);
 
-    if (attach) {
+    if (m->opt.attach) {
         m->root = m->opt.pid;
         if (kill(m->root, 0) != 0 && errno == ESRCH) {
             emitter_close(&m->em, 0);
-            free(default_path);
+            free(m->default_path);
             jbuf_free(&m->evbuf);
-            return error_exit("no process %d", (int)m->root);
+            error_exit("no process %d", (int)m->root);
+            free(m);
+            return NULL;
         }
     }
+    return m;
+}
+
+static void monitor_free(monitor *m)
+{
+    jbuf_free(&m->evbuf);
+    free(m->cmd); free(m->cwd); free(m->user); free(m->exe);
+    free(m->default_path);
+    if (m->sigfd >= 0) close(m->sigfd);
+    free(m);
+}
+
+int monitor_run(monitor *m)
+{
+    int attach = m->opt.attach, rc;
 
     /* Signals we handle arrive through a signalfd; block them before the
      * spawn so none is lost, and give the job the original mask back. */
@@ -550,14 +576,17 @@ int monitor_main(int attach, int argc, char **argv)
     sigdelset(&mask, SIGPIPE);
     m->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
-    m->ctx.opt = &m->opt;
     m->ctx.em = &m->em;
     m->ctx.run_mode = !attach;
     m->ctx.interval = m->opt.interval;
+    m->ctx.verbose = m->opt.verbose;
+    m->ctx.quiet = m->opt.quiet;
+    m->ctx.kill_grace = m->opt.kill_grace;
+    m->ctx.attach_pid = attach ? m->opt.pid : 0;
     m->ctx.request_kill = monitor_request_kill;
     m->ctx.monitor = m;
-    for (size_t i = 0; source_table[i]; i++) {
-        source *s = source_table[i]->open(&m->ctx);
+    for (size_t i = 0; source_table[i].ops; i++) {
+        source *s = source_table[i].ops->open(&m->ctx, (const char *)&m->opt + source_table[i].config);
         if (s) m->sources[m->nsources++] = s;
     }
 
@@ -568,9 +597,8 @@ int monitor_main(int attach, int argc, char **argv)
         if ((rc = spawn_job(m)) != 0) {
             for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
             emitter_close(&m->em, 0);
-            jbuf_free(&m->evbuf);
-            if (default_path) unlink(default_path);
-            free(default_path);
+            if (m->default_path) unlink(m->default_path);
+            monitor_free(m);
             return rc;
         }
     }
@@ -616,13 +644,10 @@ int monitor_main(int attach, int argc, char **argv)
     emit_record(m);
     int status = exit_status(m);
     if (!m->opt.quiet && isatty(STDERR_FILENO))
-        print_summary(m, default_path);
+        print_summary(m, m->default_path);
     for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
     emitter_close(&m->em, m->opt.flush_timeout);
     proctree_free(m->tree);
-    jbuf_free(&m->evbuf);
-    free(m->cmd); free(m->cwd); free(m->user); free(m->exe);
-    free(default_path);
-    if (m->sigfd >= 0) close(m->sigfd);
+    monitor_free(m);
     return status;
 }

@@ -1,19 +1,64 @@
-/* monitor.h — `jobscope run` and `jobscope attach`: spawn or find the job,
- * sample it every interval, forward signals, reap, and write the
- * end-of-job record.  Returns the job's exit status (128+N if killed by
- * signal N) or 125/126/127 for jobscope's own errors. */
+/* monitor.h — the engine: spawn or find the job, sample it every interval,
+ * forward signals, reap, and write the end-of-job record.
+ *
+ * No command line here: cli/run.c turns `jobscope run/attach` options into
+ * a monitor_config; any other front end (a test, the server's agent) can do
+ * the same.  Each source gets only its own part of the config.
+ *
+ *   monitor *m = monitor_new(&cfg);     NULL: one line said why (exit 125)
+ *   int status = monitor_run(m);        the job's exit status; frees m
+ *
+ * The status is the job's (128+N if killed by signal N) or 125/126/127 for
+ * jobscope's own errors (util/common.h). */
 #ifndef JOBSCOPE_MONITOR_H
 #define JOBSCOPE_MONITOR_H
 
-int monitor_main(int attach, int argc, char **argv);
-
-/* The process-tree fields of a kickstart.inv.online event (pid ... brecv):
- * fills *set from s and appends its JSON members to b.  The golden-output
- * test drives it with fixed samples. */
 #include <sys/types.h>
 #include "../event/json.h"
 #include "../model/metric.h"
 #include "../proc/proctree.h"
+#include "../sink/sink.h"
+#include "../cgroup/cgroup.h"
+#include "../gpu/gpu.h"
+#include "../limits/limits.h"
+#include "../metrics/listener.h"
+
+#define MONITOR_MAX_OUTPUTS 16
+
+typedef struct monitor_config {
+    int     attach;               /* 0: run, 1: attach */
+    pid_t   pid;                  /* attach: the pid to watch */
+    char  **argv;                 /* run: the command and its arguments */
+    double  interval;             /* seconds */
+    const char *outputs[MONITOR_MAX_OUTPUTS];   /* none: JOB_ID.jsonl */
+    int     noutputs;
+    sink_options sink;            /* passed to every sink */
+    const char *job_id;           /* NULL: from the environment */
+    char *const *tags;            /* "KEY=VALUE" */
+    int     ntags;
+    const char *summary_path;
+    int     quiet, verbose;
+    int     wait_all;             /* run: wait for every descendant */
+    double  flush_timeout;        /* seconds, at the end */
+    double  kill_grace;           /* seconds between SIGTERM and SIGKILL */
+    /* each source's own config */
+    cgroup_config     cgroup;
+    limits_config     limits;
+    gpu_source_config gpu;
+    metrics_config    metrics;
+} monitor_config;
+
+typedef struct monitor monitor;
+
+/* Opens the outputs (and checks the attached pid): NULL after one line on
+ * stderr when that fails.  cfg is copied; its strings must outlive m. */
+monitor *monitor_new(const monitor_config *cfg);
+/* Runs the job to its end; returns its exit status and frees m. */
+int      monitor_run(monitor *m);
+
+/* The process-tree fields of a kickstart.inv.online event (pid ... brecv):
+ * fills *set from s and appends its JSON members to b.  The golden-output
+ * test drives it with fixed samples. */
 void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s);
 
 #endif

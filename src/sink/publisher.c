@@ -343,20 +343,14 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
     return p;
 }
 
-/* The emitter flushes its sinks one after the other; the publishers deliver
- * concurrently all along, so the first flush of the process fixes one
- * deadline for all of them: --flush-timeout bounds the whole exit, not each
- * destination's share of it. */
-static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
-static double flush_deadline;
-
+/* Waits at most timeout_s.  The emitter flushes its sinks one after the
+ * other while the publishers deliver concurrently all along, so its caller
+ * (emitter_close, `jobscope flush`) gives each the time left of one
+ * deadline: --flush-timeout bounds the whole exit, not each destination's
+ * share of it. */
 static int pub_flush(publisher *p, double timeout_s)
 {
     double mine = mono() + timeout_s;
-    pthread_mutex_lock(&flush_mu);
-    if (flush_deadline == 0) flush_deadline = mine;
-    if (flush_deadline < mine) mine = flush_deadline;
-    pthread_mutex_unlock(&flush_mu);
     pthread_mutex_lock(&p->mu);
     p->deadline = mine;
     pthread_cond_signal(&p->wake);          /* cut a backoff short */

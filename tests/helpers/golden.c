@@ -11,7 +11,7 @@
  * sample, an end record) for the time-series encoders.  Outputs: ev.jsonl
  * and ev.csv (file sinks), jr.jsonl and jr.csv (JoReMon), influx.txt (line
  * protocol) and opentsdb.json (one /api/put body per event). */
-#include "cli/monitor.h"
+#include "monitor/monitor.h"
 #include "event/event.h"
 #include "proc/proctree.h"
 #include "sink/sink.h"
