@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "cgroup.h"
 #include "../source.h"
+#include "../util/log.h"
 
 extern const source_ops cgroup_source_ops;
 
@@ -40,18 +41,6 @@ typedef struct cgsrc {
     int       version;
     char      path[512];
 } cgsrc;
-
-static void diag(const cgsrc *s, const char *fmt, ...)
-{
-    if (!s->verbose)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("jobscope: cgroup: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
 
 static source *cgsrc_open(monitor_ctx *ctx, const void *config)
 {
@@ -82,7 +71,7 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
                 fprintf(stderr, "jobscope: --cgroup: cannot make a cgroup for the job (%s); going on without\n",
                         strerror(errno));
             else
-                diag(s, "no cgroup of its own for the job: %s", strerror(errno));
+                js_log(s->verbose, "cgroup", "no cgroup of its own for the job: %s", strerror(errno));
         }
     } else if (!ctx->run_mode && explicit) {
         s->cg = o->mode == JS_CGROUP_PATH ? cgroup_open_path(o->path) : cgroup_of_pid(ctx->attach_pid);
@@ -95,12 +84,12 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
         snprintf(s->path, sizeof s->path, "%s", s->cg->path);
     }
     if (s->cg)
-        diag(s, "using v%d cgroup %s%s", s->cg->ops->version, s->cg->path, s->owned ? " (made for the job)" : "");
+        js_log(s->verbose, "cgroup", "using v%d cgroup %s%s", s->cg->ops->version, s->cg->path, s->owned ? " (made for the job)" : "");
 
     if (geteuid() == 0 && o->mode != JS_CGROUP_OFF) {
         s->pc = procconn_open();
         if (!s->pc)
-            diag(s, "no process connector: %s", strerror(errno));
+            js_log(s->verbose, "cgroup", "no process connector: %s", strerror(errno));
     }
     if (!s->cg && !s->pc) {
         free(s);
@@ -118,7 +107,7 @@ static void cgsrc_start(source *src, monitor_ctx *ctx)
         if (cgroup_leave(&s->child) == 0)
             s->inside = 0;
         else
-            diag(s, "cannot move jobscope back out of the job's cgroup: %s", strerror(errno));
+            js_log(s->verbose, "cgroup", "cannot move jobscope back out of the job's cgroup: %s", strerror(errno));
     }
     if (s->pc) {
         pid_t root = ctx->root;
@@ -270,7 +259,7 @@ static void cgsrc_stop(source *src, monitor_ctx *ctx)
         char *path = strdup(s->cg->path);       /* destroy frees s->cg */
         s->removed = cgroup_child_destroy(&s->child, 0.5) == 0;
         if (!s->removed)
-            diag(s, "cgroup %s left behind: processes still inside (try --wait-all)",
+            js_log(s->verbose, "cgroup", "cgroup %s left behind: processes still inside (try --wait-all)",
                  path ? path : "?");
         free(path);
         s->cg = NULL;       /* freed by cgroup_child_destroy */

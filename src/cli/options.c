@@ -1,6 +1,8 @@
 /* options.c — parses the command line of run/attach (see options.h). */
 #include "options.h"
 #include "../limits/limits.h"
+#include "../util/size.h"
+#include "../util/userinfo.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -120,22 +122,11 @@ enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_A
        OPT_CGROUP, OPT_NO_CGROUP, OPT_LIMIT, OPT_KILL_GRACE, OPT_MEASURE_ONLY,
        OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_INSECURE, OPT_CA_FILE, OPT_REQUIRE_OUTPUT };
 
-/* "123", "64K", "10M", "1G" -> bytes; -1 if bad. */
+/* "123", "64K", "10M", "1G", "4GiB" -> bytes (util/size.h); -1 if bad. */
 long long options_parse_size(const char *s)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0) return -1;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': v *= 1024; end++; break;
-    case 'M': v *= 1024 * 1024; end++; break;
-    case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-    case 'T': v *= 1024.0 * 1024 * 1024 * 1024; end++; break;
-    }
-    if (toupper((unsigned char)*end) == 'B') end++;
-    if (*end || v < 1) return -1;
-    return (long long)v;
+    double v;
+    return size_parse(s, &v) == 0 ? (long long)v : -1;
 }
 
 /* -o @FILE: the destination is the first non-empty line of FILE, so that
@@ -171,13 +162,10 @@ static void free_owned_outputs(void)
 static void scrub_argv_passwords(char **argv, int from, int to)
 {
     for (int i = from; i < to; i++) {
-        char *p = strstr(argv[i], "://");
-        if (!p) continue;
-        p += 3;
-        char *end = p + strcspn(p, "/?#"), *at = NULL, *colon;
-        for (char *c = p; c < end; c++) if (*c == '@') at = c;
-        if (at && (colon = memchr(p, ':', (size_t)(at - p))))
-            for (char *c = colon + 1; c < at; c++) *c = '*';
+        url_userinfo u;
+        if (url_scan_userinfo(argv[i], &u) == 0 && u.colon)
+            for (char *c = argv[i] + (u.colon + 1 - argv[i]); c < argv[i] + (u.at - argv[i]); c++)
+                *c = '*';
     }
 }
 

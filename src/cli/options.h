@@ -55,7 +55,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
 
 void options_usage(FILE *f);
 
-/* "64K", "10M", "1G" -> bytes, -1 if bad (--spool-max). */
+/* "64K", "10M", "1G", "4GiB" -> bytes, -1 if bad (--spool-max): util/size.h. */
 long long options_parse_size(const char *s);
 /* The destination URL in FILE (-o @FILE), a new string; NULL + errno. */
 char *options_read_url_file(const char *path);

@@ -9,20 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-double now_epoch(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-double now_mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 double flush_time_left(double *deadline, double timeout_s)
 {
     double now = now_mono();

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include "json.h"
+#include "../util/clock.h"
 
 struct mset;                 /* model/metric.h */
 struct sink;                 /* sink/sink.h */
@@ -67,8 +68,7 @@ void event_begin(const emitter *em, jbuf *b, const char *name, double ts);
 uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
                       const struct mset *metrics);
 
-double now_epoch(void);       /* CLOCK_REALTIME as double seconds */
-double now_mono(void);        /* CLOCK_MONOTONIC as double seconds */
+/* now_epoch(), now_mono(): util/clock.h */
 /* Flushing several sinks within one timeout: the first call fixes
  * *deadline (0 = not yet) at now + timeout_s; returns the seconds left. */
 double flush_time_left(double *deadline, double timeout_s);

@@ -19,16 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "gpu/gpu.h"
+#include "util/clock.h"
 
 #define DRM_MAX_CLIENTS 256
 
-static double drm_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-double (*gpu_drm_clock)(void) = drm_mono;
+double (*gpu_drm_clock)(void) = now_mono;
 
 typedef struct drm_client {
     unsigned long long id;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include "source.h"
 #include "gpu/gpu.h"
+#include "util/log.h"
 
 #define EV_GPU_ENV   "kickstart.inv.online.gpu.env"
 #define EV_GPU_STATS "kickstart.inv.online.gpu.stats"
@@ -75,13 +76,6 @@ struct gpu_src {
     uint64_t     peak_mem;
     double       peak_mem_ts;
 };
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void abs_time(struct timespec *ts, double mono_s)
 {
@@ -265,9 +259,9 @@ static void dev_sample(gpu_dev *d)
     const gpu_job job = { job_contains, job_pids, s };
     gpu_stats *st = &d->st;
     double ts = now_epoch();
-    double t0 = mono();
+    double t0 = now_mono();
     d->b->stats(d->b, d->i, &job, st);
-    double t1 = mono();
+    double t1 = now_mono();
 
     pthread_mutex_lock(&s->lock);
     if (d->abandoned || s->detached) {       /* the monitor has moved on */
@@ -373,18 +367,18 @@ static void *dev_thread(void *arg)
     gpu_dev *d = arg;
     gpu_src *s = d->src;
     double interval = s->ctx->interval > 0 ? s->ctx->interval : 1.0;
-    double next = mono();
+    double next = now_mono();
     int final = 0;
     for (;;) {
         dev_sample(d);
         pthread_mutex_lock(&s->lock);
         if (final || s->stopping || d->abandoned) break;
         next += interval;
-        double now = mono();
+        double now = now_mono();
         while (next <= now) next += interval;   /* a slow call: skip the missed ticks */
         struct timespec until;
         abs_time(&until, next);
-        while (!s->stopping && mono() < next)
+        while (!s->stopping && now_mono() < next)
             if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT) break;
         final = s->stopping;               /* woken by stop(): one last sample */
         pthread_mutex_unlock(&s->lock);
@@ -407,9 +401,8 @@ static void *init_thread(void *arg)
     if (bs[nb]) nb++;
     if (nb == 0 && !s->quiet)
         fprintf(stderr, "jobscope: gpu: no GPU monitored (%s; %s)\n", err_nvml, err_drm);
-    else if (s->cfg.verbose && (err_nvml[0] || err_drm[0]))
-        fprintf(stderr, "jobscope: gpu: %s%s%s\n", err_nvml, err_nvml[0] && err_drm[0] ? "; " : "",
-                err_drm);
+    else if (err_nvml[0] || err_drm[0])
+        js_log(s->cfg.verbose, "gpu", "%s%s%s", err_nvml, err_nvml[0] && err_drm[0] ? "; " : "", err_drm);
 
     gpu_dev *mine[GPU_MAX_DEVICES * 2];
     int n = 0;
@@ -427,8 +420,7 @@ static void *init_thread(void *arg)
             jbuf_init(&d->buf, 4096);
             mine[n++] = d;
         }
-        if (s->cfg.verbose)
-            fprintf(stderr, "jobscope: gpu: %s: %d device(s)\n", bs[k]->name, n - first);
+        js_log(s->cfg.verbose, "gpu", "%s: %d device(s)", bs[k]->name, n - first);
     }
     pthread_mutex_lock(&s->lock);
     for (int k = 0; k < nb; k++) s->backends[s->nbackends++] = bs[k];
@@ -541,7 +533,7 @@ static void gpu_attach_visible(gpu_src *s, pid_t pid)
 static void gpu_start(source *base, monitor_ctx *ctx)
 {
     gpu_src *s = (gpu_src *)base;
-    s->start_mono = mono();
+    s->start_mono = now_mono();
     if (!ctx->run_mode && !getenv("CUDA_VISIBLE_DEVICES")) gpu_attach_visible(s, ctx->root);
     if (pthread_create(&s->init_thread, NULL, init_thread, s) == 0) s->init_running = 1;
 }
@@ -574,7 +566,7 @@ static void gpu_stop(source *base, monitor_ctx *ctx)
      * takes milliseconds; a driver stuck in a call is left behind. */
     double wait = ctx->interval > 2 ? 2 : ctx->interval;
     if (wait < 1) wait = 1;
-    double deadline = mono() + wait;
+    double deadline = now_mono() + wait;
     struct timespec until;
     abs_time(&until, deadline);
     pthread_mutex_lock(&s->lock);

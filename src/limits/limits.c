@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include "limits.h"
+#include "../util/size.h"
 
 static const char *const names[LIM_N] = { "memory", "rss", "wall", "cpu", "procs", "disk-write" };
 
@@ -25,47 +26,9 @@ const char *limits_unit(enum limit_kind k)
     }
 }
 
-/* A plain decimal number (no sign, no exponent, no hex); *end after it. */
-static int number(const char *s, double *v, const char **end)
-{
-    const char *p = s;
-    while (isdigit((unsigned char)*p))
-        p++;
-    if (*p == '.') {
-        p++;
-        while (isdigit((unsigned char)*p))
-            p++;
-    }
-    if (p == s || (p == s + 1 && *s == '.'))
-        return -1;
-    *v = strtod(s, NULL);
-    *end = p;
-    return 0;
-}
-
 int limits_parse_bytes(const char *s, double *out)
 {
-    double v;
-    const char *u;
-    if (number(s, &v, &u) < 0)
-        return -1;
-    double mul = 1;
-    const char *k = strchr("KMGTP", toupper((unsigned char)*u));
-    if (*u && k) {
-        mul = ldexp(1.0, 10 * (int)(k - "KMGTP" + 1));
-        u++;
-        if (!strcasecmp(u, "iB") || !strcasecmp(u, "B"))
-            u += strlen(u);
-    } else if (*u == 'B' || *u == 'b') {
-        u++;
-    }
-    if (*u)
-        return -1;
-    v = floor(v * mul);
-    if (!(v >= 1) || v > 9.2e18)
-        return -1;
-    *out = v;
-    return 0;
+    return size_parse(s, out);
 }
 
 int limits_parse_seconds(const char *s, double *out)
@@ -78,7 +41,7 @@ int limits_parse_seconds(const char *s, double *out)
     while (*p) {
         double v;
         const char *u;
-        if (number(p, &v, &u) < 0)
+        if (size_number(p, &v, &u) < 0)
             return -1;
         double mul;
         switch (*u) {

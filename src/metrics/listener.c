@@ -6,6 +6,7 @@
  * bad messages are counted by kind, a name table that is full only stops
  * the statistics, not the events. */
 #include "metrics/listener.h"
+#include "util/log.h"
 #include "metrics/payload.h"
 #include "metrics/pump.h"
 #include "metrics/wire.h"
@@ -98,8 +99,7 @@ static void metrics_gate_open(metrics_src *m)
 
 static void metrics_vlog(metrics_src *m, const char *msg, const char *arg)
 {
-    if (m->ctx->verbose)
-        fprintf(stderr, "jobscope: metrics: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    js_log(m->ctx->verbose, "metrics", "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
 }
 
 static series *metrics_series(metrics_src *m, const char *name, size_t n)

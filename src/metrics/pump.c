@@ -3,6 +3,7 @@
  * by one read/write, not by the scanner. */
 #include "metrics/pump.h"
 #include "metrics/payload.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,13 +115,6 @@ int pump_spawn_actions(pump *p, posix_spawn_file_actions_t *fa)
     return 0;
 }
 
-static long pump_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
-
 static void *pump_thread(void *arg)
 {
     pump *p = arg;
@@ -129,7 +123,7 @@ static void *pump_thread(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);   /* SIGPIPE from a closed stdout: EPIPE instead */
     char buf[65536];
     int open_n = 2, seen_stop = 0;
-    long quiet_since = -1, last_data = pump_now_ms(), held_since[2] = { -1, -1 };
+    long quiet_since = -1, last_data = now_mono_ms(), held_since[2] = { -1, -1 };
     while (open_n > 0) {
         struct pollfd pf[3];
         int n = 0, idx[2];
@@ -146,7 +140,7 @@ static void *pump_thread(void *arg)
         int r = poll(pf, (nfds_t)n + 1, timeout);
         if (r < 0 && errno != EINTR)
             break;
-        long now = pump_now_ms();
+        long now = now_mono_ms();
         if (pf[n].revents) {
             char junk[64];
             while (read(p->wake[0], junk, sizeof junk) > 0) {}

@@ -17,6 +17,7 @@
  * in one process.  Sources are listed below with their part of the config. */
 #include "monitor.h"
 #include "../util/common.h"
+#include "../util/log.h"
 #include "../event/event.h"
 #include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
@@ -90,20 +91,9 @@ struct monitor {
     int         killed_hard;
     int         summary_fd;
     jbuf        evbuf;
-    int         said_sample_error;
+    log_once    sample_error;     /* sampling failures, reported once */
     char       *default_path;     /* JOB_ID.jsonl when no output was given */
 };
-
-static void diag(const monitor *m, const char *fmt, ...)
-{
-    if (!m->opt.verbose) return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("jobscope: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
 
 static int error_exit(const char *fmt, ...)
 {
@@ -201,7 +191,7 @@ static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
     if (proctree_sample(m->tree, s) != 0) {
-        if (!m->said_sample_error++) diag(m, "sampling failed; will retry");
+        js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
         return;
     }
     s->root_start = m->start_ts;
@@ -316,7 +306,7 @@ static void emit_record(monitor *m)
         /* the same document, alone in its file */
         size_t n = b->len;
         if (write(m->summary_fd, b->p, n) != (ssize_t)n || write(m->summary_fd, "\n", 1) != 1)
-            diag(m, "cannot write the summary file: %s", strerror(errno));
+            js_log(m->opt.verbose, NULL, "cannot write the summary file: %s", strerror(errno));
         close(m->summary_fd);
         m->summary_fd = -1;
     }
@@ -410,7 +400,7 @@ static void monitor_request_kill(monitor_ctx *ctx, const char *reason)
     monitor *m = ctx->monitor;
     if (m->kill_reason[0]) return;
     snprintf(m->kill_reason, sizeof m->kill_reason, "%s", reason ? reason : "limit");
-    diag(m, "stopping the job: %s", m->kill_reason);
+    js_log(m->opt.verbose, NULL, "stopping the job: %s", m->kill_reason);
     if (!m->root_done) kill(m->root, SIGTERM);
     proctree_kill(m->tree, SIGTERM);
     m->kill_deadline = now_mono() + m->opt.kill_grace;

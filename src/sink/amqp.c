@@ -150,13 +150,6 @@ static int amqp_ctx_connect(void *ctx, double timeout, char *err, size_t errlen)
     return 0;
 }
 
-static double mono_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 static int amqp_ctx_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)
 {
     amqp_ctx *a = ctx;
@@ -189,10 +182,10 @@ static int amqp_ctx_send(void *ctx, const pub_item *it, int n, double timeout, c
         a->next_tag++;
     }
     /* Wait for the confirms of what went out. */
-    double deadline = mono_now() + timeout;
+    double deadline = now_mono() + timeout;
     int done = 0;
     while (done < sent) {
-        double left = deadline - mono_now();
+        double left = deadline - now_mono();
         if (left <= 0) { snprintf(err, errlen, "no confirm from the broker within %.0f s", timeout); break; }
         struct timeval tv = { (time_t)left, (suseconds_t)((left - (time_t)left) * 1e6) };
         amqp_frame_t f;

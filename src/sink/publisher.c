@@ -58,22 +58,6 @@ typedef struct pub_sink {
     publisher *pub;
 } pub_sink;
 
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static void abs_deadline(struct timespec *ts, double secs)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    if (secs < 0) secs = 0;
-    long long ns = ts->tv_nsec + (long long)(secs * 1e9);
-    ts->tv_sec += (time_t)(ns / 1000000000LL);
-    ts->tv_nsec = (long)(ns % 1000000000LL);
-}
-
 void publisher_warn(const char *label, const char *fmt, ...)
 {
     char msg[768];
@@ -216,7 +200,7 @@ static void *pub_thread(void *arg)
         }
         double timeout = SEND_TIMEOUT;
         if (p->deadline > 0) {
-            double left = p->deadline - mono();
+            double left = p->deadline - now_mono();
             timeout = left < 0.5 ? 0.5 : left < timeout ? left : timeout;
         }
         pthread_mutex_unlock(&p->mu);
@@ -268,7 +252,7 @@ static void *pub_thread(void *arg)
         p->down = 1;
         spill_memory(p);
         struct timespec ts;
-        abs_deadline(&ts, backoff);
+        mono_deadline(&ts, backoff);
         if (!p->stop) pthread_cond_timedwait(&p->wake, &p->mu, &ts);
         backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
     }
@@ -350,15 +334,15 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
  * share of it. */
 static int pub_flush(publisher *p, double timeout_s)
 {
-    double mine = mono() + timeout_s;
+    double mine = now_mono() + timeout_s;
     pthread_mutex_lock(&p->mu);
     p->deadline = mine;
     pthread_cond_signal(&p->wake);          /* cut a backoff short */
     while ((p->count > 0 || spool_has(p)) && p->started) {
-        double left = p->deadline - mono();
+        double left = p->deadline - now_mono();
         if (left <= 0) break;
         struct timespec ts;
-        abs_deadline(&ts, left < 0.5 ? left : 0.5);
+        mono_deadline(&ts, left < 0.5 ? left : 0.5);
         pthread_cond_timedwait(&p->idle, &p->mu, &ts);
         pthread_cond_signal(&p->wake);
     }

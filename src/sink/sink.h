@@ -58,7 +58,8 @@ struct sink {
 
 /* Opens url with the first backend that matches it. NULL + err on failure. */
 sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen);
-/* Copies url into a freshly allocated label with "user:pass@" reduced to "user:***@". */
+/* Copies url into a freshly allocated label with "user:pass@" reduced to
+ * "user:***@" and credential query values to "***" (url.c). */
 char *sink_redact_url(const char *url);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "url.h"
 #include "sink.h"
+#include "../util/userinfo.h"
 
 static char *dupn(const char *s, size_t n)
 {
@@ -80,15 +81,15 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
         }
     u->scheme = dupn(url, (size_t)(p - url));
     for (char *c = u->scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
-    const char *a = p + 3;
-    size_t alen = strcspn(a, "/?#");               /* authority */
+    url_userinfo ui;
+    url_scan_userinfo(url, &ui);
+    const char *a = ui.auth;
+    size_t alen = (size_t)(ui.end - a);            /* authority */
     const char *rest = a + alen;
-    const char *at = NULL;
-    for (const char *c = a; c < a + alen; c++)      /* the last '@' ends userinfo */
-        if (*c == '@') at = c;
+    const char *at = ui.at;                         /* the last '@' ends userinfo */
     const char *h = a;
     if (at) {
-        const char *colon = memchr(a, ':', (size_t)(at - a));
+        const char *colon = ui.colon;
         if (colon) {
             u->user = net_url_decode(a, (size_t)(colon - a));
             u->pass = net_url_decode(colon + 1, (size_t)(at - colon - 1));
@@ -197,4 +198,68 @@ int net_url_open(net_url *u, const char *url, const char *why_no_host, char **la
     free(*label);
     *label = NULL;
     return -1;
+}
+
+/* Query parameters whose value is a credential (?token=..., ?api_key=...). */
+static int secret_key(const char *k, size_t n)
+{
+    static const char *const words[] = { "pass", "pwd", "token", "secret", "sig", "auth", "credential" };
+    static const char *const exact[] = { "key", "apikey", "api_key", "access_key", "private_key" };
+    char low[64];
+    if (n == 0 || n >= sizeof low) return 0;
+    for (size_t i = 0; i < n; i++) low[i] = (char)(k[i] >= 'A' && k[i] <= 'Z' ? k[i] + 32 : k[i]);
+    low[n] = 0;
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (!strcmp(low, exact[i])) return 1;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strstr(low, words[i])) return 1;
+    return 0;
+}
+
+/* "user:password@" becomes "user:***@", and the values of query parameters
+ * that hold credentials become "***". */
+char *sink_redact_url(const char *url)
+{
+    size_t n = strlen(url);
+    char *r = malloc(n + 4 * 16 + 4);    /* each "***" may be longer than what it hides */
+    if (!r) return NULL;
+    const char *p = url;
+    char *o = r;
+    url_userinfo ui;
+    if (url_scan_userinfo(url, &ui) == 0 && ui.colon) {
+        memcpy(o, url, (size_t)(ui.colon + 1 - url));
+        o += ui.colon + 1 - url;
+        memcpy(o, "***", 3);
+        o += 3;
+        p = ui.at;
+    }
+    const char *q = strchr(p, '?');
+    const char *hash = strchr(p, '#');
+    if (hash && q && hash < q) q = NULL;
+    if (!q) {
+        strcpy(o, p);
+        return r;
+    }
+    memcpy(o, p, (size_t)(q + 1 - p));
+    o += q + 1 - p;
+    int redacted = 0;
+    for (const char *c = q + 1; *c && *c != '#';) {
+        size_t len = strcspn(c, "&;#");
+        const char *eq = memchr(c, '=', len);
+        if (eq && secret_key(c, (size_t)(eq - c)) && redacted < 16) {
+            memcpy(o, c, (size_t)(eq + 1 - c));
+            o += eq + 1 - c;
+            memcpy(o, "***", 3);
+            o += 3;
+            redacted++;
+        } else {
+            memcpy(o, c, len);
+            o += len;
+        }
+        c += len;
+        if (*c == '&' || *c == ';') *o++ = *c++;
+        else if (*c == '#') { strcpy(o, c); o += strlen(c); break; }
+    }
+    *o = 0;
+    return r;
 }

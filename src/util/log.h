@@ -1,0 +1,23 @@
+/* log.h — jobscope's diagnostics on stderr: one line, "jobscope: " then an
+ * optional topic ("cgroup: ") then the message.  Diagnostics are for -v
+ * (enabled = verbose); a failure that repeats every sample is reported once
+ * with log_once, as collectd's c_complain_once does, and again after
+ * log_release (it recovered, then failed anew). */
+#ifndef JOBSCOPE_LOG_H
+#define JOBSCOPE_LOG_H
+
+typedef struct log_once {
+    unsigned long count;          /* failures since the last release */
+} log_once;
+
+/* Writes the line when enabled. */
+__attribute__((format(printf, 3, 4)))
+void js_log(int enabled, const char *topic, const char *fmt, ...);
+/* Counts a failure; writes the line (when enabled) only for the first one
+ * since the last release.  Returns 1 if this was the first. */
+__attribute__((format(printf, 4, 5)))
+int  js_log_once(log_once *c, int enabled, const char *topic, const char *fmt, ...);
+/* The condition is over: the next failure is reported again. */
+void js_log_release(log_once *c);
+
+#endif

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""check_layers.py — rejects an #include that goes up jobscope's layers.
+
+  check_layers.py [SRC_DIR]      (default: src)
+
+The monitor side, lowest first (docs/hacking.md):
+  0 util     src/util, the JSON writer src/event/json.[ch]
+  1 model    src/model
+  2 sources  src/event, src/source.h, src/proc, src/cgroup, src/gpu,
+             src/limits, src/metrics, and the output interface src/sink/sink.h
+  3 monitor  src/monitor
+  4 outputs  src/sink (formats, delivery, network backends)
+  5 cli      src/cli
+A file may include its own layer and those below, never one above.  The
+server side (src/store, src/query, src/server, src/repo, src/report) may
+include anything but src/cli and src/monitor, and nothing on the monitor
+side may include the server side.  Prints one line per violation; exit 1
+if any."""
+import os, re, sys
+
+SERVER = ("store", "query", "server", "repo", "report")
+
+
+def layer(rel):
+    """rel: path under src/ -> layer number, 'S' (server side) or None."""
+    parts = rel.split("/")
+    top = parts[0]
+    if top == "util" or rel in ("event/json.h", "event/json.c"):
+        return 0
+    if top == "model":
+        return 1
+    if rel == "sink/sink.h":
+        return 2
+    if top in ("event", "proc", "cgroup", "gpu", "limits", "metrics") or rel == "source.h":
+        return 2
+    if top == "monitor":
+        return 3
+    if top == "sink":
+        return 4
+    if top == "cli":
+        return 5
+    if top in SERVER:
+        return "S"
+    return None
+
+
+NAMES = {0: "util", 1: "model", 2: "sources", 3: "monitor", 4: "outputs", 5: "cli", "S": "server side"}
+
+
+def main():
+    src = os.path.normpath(sys.argv[1] if len(sys.argv) > 1 else "src")
+    bad = 0
+    for d, _, files in os.walk(src):
+        for f in sorted(files):
+            if not f.endswith((".c", ".h")):
+                continue
+            path = os.path.join(d, f)
+            rel = os.path.relpath(path, src)
+            mine = layer(rel)
+            if mine is None:
+                continue
+            for n, line in enumerate(open(path, errors="replace"), 1):
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                if not m:
+                    continue
+                inc = m.group(1)
+                cand = os.path.normpath(os.path.join(d, inc))
+                if not os.path.exists(cand):
+                    cand = os.path.normpath(os.path.join(src, inc))
+                if not os.path.exists(cand):
+                    continue
+                target = os.path.relpath(cand, src)
+                theirs = layer(target)
+                if theirs is None:
+                    continue
+                why = None
+                if mine == "S":
+                    if theirs in (3, 5):
+                        why = "the server side must not include %s" % NAMES[theirs]
+                elif theirs == "S":
+                    why = "the monitor side must not include the server side"
+                elif theirs > mine:
+                    why = "%s (layer %d) includes %s (layer %d)" % (NAMES[mine], mine, NAMES[theirs], theirs)
+                if why:
+                    print("%s:%d: includes %s: %s" % (path, n, target, why))
+                    bad += 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+# Layers: no #include goes up util -> model -> sources -> monitor -> outputs
+# -> cli, the server side includes nothing of cli/ or monitor/, and the
+# monitor side nothing of the server side (tests/check_layers.py,
+# docs/hacking.md).
+
+test_no_include_goes_up_the_layers() {
+    python3 "$ROOT/tests/check_layers.py" "$ROOT/src"
+}
+
+# a tree with one violation of each kind: each is reported
+test_the_layer_check_rejects_upward_includes() {
+    mkdir -p s/util s/proc s/monitor s/cli s/store s/model
+    echo '#include "../monitor/monitor.h"' > s/proc/proctree.c
+    echo '#include "cli/options.h"' > s/store/store.c
+    echo '#include "../store/store.h"' > s/monitor/monitor.c
+    echo '#include "../model/metric.h"' > s/util/clock.c
+    touch s/monitor/monitor.h s/cli/options.h s/store/store.h s/model/metric.h
+    echo '#include "../util/clock.h"' > s/cli/main.c; touch s/util/clock.h
+    python3 "$ROOT/tests/check_layers.py" s > out.txt
+    assert_eq $? 1 || return 1
+    assert_eq "$(wc -l < out.txt)" 4 || { cat out.txt; return 1; }
+    assert_match "$(cat out.txt)" "proctree.c:1: includes monitor/monitor.h" || return 1
+    assert_match "$(cat out.txt)" "server side must not include cli" || return 1
+    assert_match "$(cat out.txt)" "monitor side must not include the server side" || return 1
+    assert_match "$(cat out.txt)" "util \(layer 0\) includes model"
+}

@@ -1,0 +1,141 @@
+/* util/: one size parser for every option (4G and 4GiB alike), one
+ * user:pass@ scanner, one monotonic clock, one logger that reports a
+ * repeated failure once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "util/size.h"
+#include "util/userinfo.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "cli/options.h"
+#include "limits/limits.h"
+
+static double sz(const char *s)
+{
+    double v;
+    return size_parse(s, &v) == 0 ? v : -1;
+}
+
+static void sizes_accept_binary_units_with_or_without_ib(void **state)
+{
+    assert_true(sz("512") == 512);
+    assert_true(sz("64K") == 65536);
+    assert_true(sz("4G") == 4294967296.0);
+    assert_true(sz("4GiB") == 4294967296.0);
+    assert_true(sz("4gib") == 4294967296.0);
+    assert_true(sz("4GB") == 4294967296.0);
+    assert_true(sz("1.5M") == 1572864);
+    assert_true(sz("10B") == 10);
+    assert_true(sz("") == -1);
+    assert_true(sz("G") == -1);
+    assert_true(sz("-1G") == -1);
+    assert_true(sz("1e3") == -1);
+    assert_true(sz("4Gx") == -1);
+    assert_true(sz("0") == -1);
+    assert_true(sz(NULL) == -1);
+}
+
+/* --spool-max and --limit memory= read sizes the same way */
+static void spool_max_and_limits_agree(void **state)
+{
+    const char *const cases[] = { "4G", "4GiB", "10M", "1.5K", "123", "4GiBx", "x", "0.1" };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double lim;
+        long long spool = options_parse_size(cases[i]);
+        int rc = limits_parse_bytes(cases[i], &lim);
+        if (rc == 0) assert_int_equal(spool, (long long)lim);
+        else assert_int_equal(spool, -1);
+    }
+    assert_int_equal(options_parse_size("4GiB"), 4294967296LL);
+}
+
+static void userinfo_is_found_up_to_the_last_at_before_the_path(void **state)
+{
+    url_userinfo u;
+    const char *url = "amqps://user:p@ss@host:5671/vhost/ex?k=a@b";
+    assert_int_equal(url_scan_userinfo(url, &u), 0);
+    assert_ptr_equal(u.auth, url + 8);
+    assert_ptr_equal(u.at, url + 17);
+    assert_ptr_equal(u.colon, url + 12);
+    assert_int_equal(*u.end, '/');
+    assert_int_equal(url_scan_userinfo("http://host/a@b", &u), 0);
+    assert_null(u.at);
+    assert_null(u.colon);
+    assert_int_equal(url_scan_userinfo("http://bob@host", &u), 0);
+    assert_non_null(u.at);
+    assert_null(u.colon);
+    assert_int_equal(url_scan_userinfo("/no/scheme", &u), -1);
+}
+
+static void the_monotonic_clock_does_not_go_back(void **state)
+{
+    double a = now_mono();
+    long ams = now_mono_ms();
+    usleep(20000);
+    double b = now_mono();
+    assert_true(b - a >= 0.015);
+    assert_true(now_mono_ms() - ams >= 15);
+    struct timespec ts;
+    mono_deadline(&ts, 1.5);
+    double d = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    assert_true(d - b >= 1.49 && d - b < 1.6);
+    assert_true(now_epoch() > 1.6e9);
+}
+
+/* stderr into a pipe while f runs; returns what was written */
+static char *capture(void (*f)(void))
+{
+    static char buf[4096];
+    int p[2], saved = dup(2);
+    assert_int_equal(pipe(p), 0);
+    dup2(p[1], 2);
+    f();
+    dup2(saved, 2);
+    close(saved);
+    close(p[1]);
+    ssize_t n = read(p[0], buf, sizeof buf - 1);
+    close(p[0]);
+    buf[n > 0 ? n : 0] = 0;
+    return buf;
+}
+
+static void log_some(void)
+{
+    log_once c = { 0 };
+    js_log(0, "x", "hidden %d", 1);
+    js_log(1, NULL, "plain %d", 2);
+    js_log(1, "cgroup", "topic %s", "three");
+    for (int i = 0; i < 5; i++) js_log_once(&c, 1, "gpu", "failed %d", i);
+    js_log_release(&c);
+    js_log_once(&c, 1, "gpu", "failed again");
+    js_log_once(&c, 1, "gpu", "and again");
+}
+
+static void a_repeated_failure_is_reported_once_until_released(void **state)
+{
+    assert_string_equal(capture(log_some),
+                        "jobscope: plain 2\n"
+                        "jobscope: cgroup: topic three\n"
+                        "jobscope: gpu: failed 0\n"
+                        "jobscope: gpu: failed again\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sizes_accept_binary_units_with_or_without_ib),
+        cmocka_unit_test(spool_max_and_limits_agree),
+        cmocka_unit_test(userinfo_is_found_up_to_the_last_at_before_the_path),
+        cmocka_unit_test(the_monotonic_clock_does_not_go_back),
+        cmocka_unit_test(a_repeated_failure_is_reported_once_until_released),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
