@@ -38,9 +38,12 @@ SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
 $(SERVE_OBJS): CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS))
 
-SRCS    := $(filter-out $(SERVE_SRCS),$(sort $(wildcard src/*/*.c)))
-NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
-              opentsdb.c influx.c jsonx.c tsconv.c)
+# src/sink/ is split by role (docs/hacking.md): its subfolders are built too;
+# every network backend in src/sink/net/ goes into the plugin, with the
+# time-series encoder it alone uses (jansson).
+SRCS    := $(filter-out $(SERVE_SRCS),$(sort $(wildcard src/*/*.c src/sink/*/*.c)))
+NET_SRCS := $(sort $(wildcard src/sink/net/*.c)) src/sink/formats/tsconv.c
+NET_REG := $(BUILD)/pic/src/sink/net/net.o
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
 NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/pic/%.o)
 CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS)) $(NET_OBJS)
@@ -64,7 +67,7 @@ $(BUILD)/jobscope-net.so: $(NET_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $^ $(NETLIBS)
 
 $(BUILD)/jobscope-serve: $(SERVE_OBJS) $(BUILD)/libjscore.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(NET_REG) $(BUILD)/libjscore.a \
 	    $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
 
 # Everything of the server side but its main(), for unit tests of the store,
@@ -86,11 +89,11 @@ $(BUILD)/%.o: %.c
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjscore.a $(BUILD)/libjsserve.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(shell pkg-config --cflags $(SERVE_PKGS)) -o $@ $< $(BUILD)/libjsserve.a \
-	    $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a -lcmocka $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+	    $(NET_REG) $(BUILD)/libjscore.a -lcmocka $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a $(NETLIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(NET_REG) $(BUILD)/libjscore.a $(NETLIBS) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)

@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include "flush.h"
 #include "options.h"
-#include "../sink/publisher.h"
-#include "../sink/spool.h"
+#include "../sink/delivery/publisher.h"
+#include "../sink/delivery/spool.h"
 
 static void flush_usage(FILE *f)
 {

@@ -3,7 +3,7 @@
  * (start, end record, GPU, metrics) belong to the JSON outputs.  A header is
  * written when the file is empty. Numbers are cumulative as in the events. */
 #include "sink.h"
-#include "joremon.h"
+#include "formats/joremon.h"
 #include "../model/metric.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * never sees a truncated line.  With --format joremon-json each sample
  * becomes JoReMon's three rows instead (joremon.c). */
 #include "sink.h"
-#include "joremon.h"
+#include "formats/joremon.h"
 
 #include <errno.h>
 #include <fcntl.h>

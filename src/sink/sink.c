@@ -1,6 +1,6 @@
 /* sink.c — the table of destinations and URL dispatch (see sink.h). */
 #include "sink.h"
-#include "publisher.h"
+#include "delivery/publisher.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,8 +15,8 @@
 #include "event/event.h"
 #include "proc/proctree.h"
 #include "sink/sink.h"
-#include "sink/sbuf.h"
-#include "sink/tsconv.h"
+#include "sink/formats/sbuf.h"
+#include "sink/formats/tsconv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

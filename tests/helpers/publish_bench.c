@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sink/sink.h"
-#include "sink/publisher.h"
+#include "sink/delivery/publisher.h"
 
 static double now(void)
 {

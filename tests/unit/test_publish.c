@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include "sink/sink.h"
 #include "sink/url.h"
-#include "sink/spool.h"
-#include "sink/sbuf.h"
-#include "sink/tsconv.h"
+#include "sink/delivery/spool.h"
+#include "sink/formats/sbuf.h"
+#include "sink/formats/tsconv.h"
 
 int sink_amqp_parse_path(const char *path, char **vhost, char **exchange);
 

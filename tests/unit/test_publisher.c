@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "sink/publisher.h"
+#include "sink/delivery/publisher.h"
 
 typedef struct fake {
     pthread_mutex_t mu;

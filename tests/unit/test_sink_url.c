@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "sink/sink.h"
-#include "sink/joremon.h"
+#include "sink/formats/joremon.h"
 
 static void check_redact(const char *url, const char *want)
 {

@@ -19,7 +19,7 @@
 #ifndef JOBSCOPE_PUBLISHER_H
 #define JOBSCOPE_PUBLISHER_H
 
-#include "sink.h"
+#include "../sink.h"
 #include "spool.h"
 
 typedef struct pub_backend {

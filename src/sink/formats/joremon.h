@@ -5,8 +5,8 @@
 #ifndef JOBSCOPE_JOREMON_H
 #define JOBSCOPE_JOREMON_H
 
-#include "../event/event.h"
-#include "../model/metric.h"
+#include "../../event/event.h"
+#include "../../model/metric.h"
 
 enum { JOREMON_CPU, JOREMON_IO, JOREMON_MEM, JOREMON_NTYPES };
 

@@ -20,8 +20,8 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-#include "publisher.h"
-#include "url.h"
+#include "../delivery/publisher.h"
+#include "../url.h"
 
 #define AMQP_CHANNEL 1
 

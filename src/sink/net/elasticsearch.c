@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "publisher.h"
+#include "../delivery/publisher.h"
 #include "httpc.h"
-#include "sbuf.h"
+#include "../formats/sbuf.h"
 #include "jsonx.h"
 
 typedef struct es_route { char *prefix; char *index; } es_route;

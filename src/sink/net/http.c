@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "publisher.h"
+#include "../delivery/publisher.h"
 #include "httpc.h"
 
 typedef struct http_ctx {

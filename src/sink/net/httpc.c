@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "httpc.h"
-#include "publisher.h"
+#include "../delivery/publisher.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_global(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }

@@ -10,8 +10,8 @@
 #define JOBSCOPE_HTTPC_H
 
 #include <stddef.h>
-#include "sink.h"
-#include "url.h"
+#include "../sink.h"
+#include "../url.h"
 
 typedef struct httpc {
     void  *curl;            /* CURL * */

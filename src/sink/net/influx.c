@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "publisher.h"
+#include "../delivery/publisher.h"
 #include "httpc.h"
-#include "sbuf.h"
-#include "tsconv.h"
+#include "../formats/sbuf.h"
+#include "../formats/tsconv.h"
 
 typedef struct influx_ctx {
     httpc  c;

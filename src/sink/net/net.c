@@ -4,7 +4,7 @@
  * a shared object of their own, loaded by sink.c only when an output URL
  * needs one, so that a job written to files never pays for those libraries
  * in memory.  A new network destination is one file plus one line here. */
-#include "sink.h"
+#include "../sink.h"
 
 extern const sink_ops sink_amqp_ops;
 extern const sink_ops sink_rabbitmq_http_ops;

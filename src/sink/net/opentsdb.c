@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "publisher.h"
+#include "../delivery/publisher.h"
 #include "httpc.h"
-#include "sbuf.h"
-#include "tsconv.h"
+#include "../formats/sbuf.h"
+#include "../formats/tsconv.h"
 
 typedef struct tsdb_ctx {
     httpc  c;

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "publisher.h"
+#include "../delivery/publisher.h"
 #include "httpc.h"
 #include "jsonx.h"
 
