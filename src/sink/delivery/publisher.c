@@ -244,7 +244,7 @@ static void *pub_thread(void *arg)
             p->down = 0;
             continue;
         }
-        if (p->connected) be->disconnect(p->ctx);
+        if (p->connected && be->disconnect) be->disconnect(p->ctx);
         p->connected = 0;
         if ((!p->down || strcmp(err, p->lasterr)) && strcmp(be->kind, "unusable"))
             publisher_warn(p->label, "%s; events wait in the spool until it answers", err[0] ? err : "delivery failed");
@@ -471,8 +471,7 @@ static int unusable_send(void *ctx, const pub_item *it, int n, double t, char *e
 {
     return unusable_connect(ctx, t, err, errlen), 0;
 }
-static void unusable_nop(void *ctx) { (void)ctx; }
-static const pub_backend unusable_backend = { "unusable", 1, unusable_connect, unusable_send, unusable_nop, free };
+static const pub_backend unusable_backend = { "unusable", 1, unusable_connect, unusable_send, NULL, free };
 static int unusable_match(const char *url, const sink_options *o) { return 0; }
 static const sink_ops sink_unusable_ops = {
     "unusable", unusable_match, NULL, publisher_sink_write, publisher_sink_flush, publisher_sink_close,

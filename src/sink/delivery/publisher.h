@@ -33,7 +33,7 @@ typedef struct pub_backend {
      * reports itself); fewer than n means it[ret] failed and err says why:
      * the publisher reconnects and retries from there. */
     int  (*send)(void *ctx, const pub_item *it, int n, double timeout_s, char *err, size_t errlen);
-    void (*disconnect)(void *ctx);
+    void (*disconnect)(void *ctx);          /* NULL: nothing to close (HTTP) */
     void (*destroy)(void *ctx);
 } pub_backend;
 

@@ -106,8 +106,6 @@ static int es_send(void *ctx, const pub_item *it, int n, double timeout, char *e
     return done;
 }
 
-static void es_disconnect(void *ctx) { (void)ctx; }
-
 static void es_destroy(void *ctx)
 {
     es_ctx *e = ctx;
@@ -123,7 +121,7 @@ static int es_match(const char *url, const sink_options *o)
     return !strncasecmp(url, "elasticsearch://", 16) || !strncasecmp(url, "elasticsearchs://", 17);
 }
 
-static const pub_backend es_backend = { "elasticsearch", 500, es_connect, es_send, es_disconnect, es_destroy };
+static const pub_backend es_backend = { "elasticsearch", 500, es_connect, es_send, NULL, es_destroy };
 static sink *es_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_elasticsearch_ops = {

@@ -57,8 +57,6 @@ static int http_send(void *ctx, const pub_item *it, int n, double timeout, char 
                          h->label, timeout, err, errlen);
 }
 
-static void http_disconnect(void *ctx) { (void)ctx; }
-
 static void http_destroy(void *ctx)
 {
     http_ctx *h = ctx;
@@ -72,8 +70,8 @@ static int http_match(const char *url, const sink_options *o)
     return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
 }
 
-static const pub_backend http_single = { "http", 64, http_connect, http_send, http_disconnect, http_destroy };
-static const pub_backend http_batched = { "http", 500, http_connect, http_send, http_disconnect, http_destroy };
+static const pub_backend http_single = { "http", 64, http_connect, http_send, NULL, http_destroy };
+static const pub_backend http_batched = { "http", 500, http_connect, http_send, NULL, http_destroy };
 
 static sink *http_open(const char *url, const sink_options *o, char *err, size_t errlen);
 

@@ -87,8 +87,6 @@ static int rmq_send(void *ctx, const pub_item *it, int n, double timeout, char *
     return n;
 }
 
-static void rmq_disconnect(void *ctx) { (void)ctx; }
-
 static void rmq_destroy(void *ctx)
 {
     rmq_ctx *r = ctx;
@@ -102,7 +100,7 @@ static int rmq_match(const char *url, const sink_options *o)
     return !strncasecmp(url, "rabbitmq://", 11) || !strncasecmp(url, "rabbitmqs://", 12);
 }
 
-static const pub_backend rmq_backend = { "rabbitmq", 64, rmq_connect, rmq_send, rmq_disconnect, rmq_destroy };
+static const pub_backend rmq_backend = { "rabbitmq", 64, rmq_connect, rmq_send, NULL, rmq_destroy };
 static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_rabbitmq_http_ops = {

@@ -1,11 +1,21 @@
-/* influx.c — `influx://[USER:PASS@]HOST[:PORT]/DB` (`influxs://` for TLS):
- * InfluxDB 1.x line protocol, POSTed in batches to /write?db=DB&precision=ns.
- * VictoriaMetrics accepts the same requests.  Each event is one line:
- *   <event>,<tag>=<v>,... <field>=<number>,... <ts in ns>
- * (tsconv.h says which parts of an event become tags and fields; numbers are
- * always written as floats so a field never changes type).  `?tags=a,b`
- * keeps only those tags.  Events without any number are skipped. */
-#include <math.h>
+/* tsdb.c — the time-series databases, one backend with an encoder table:
+ *
+ *   influx://[USER:PASS@]HOST[:PORT]/DB    (influxs:// for TLS)
+ *       InfluxDB 1.x line protocol, POSTed in batches to
+ *       /write?db=DB&precision=ns; VictoriaMetrics accepts the same.  Each
+ *       event is one line  <event>,<tag>=<v>,... <field>=<number>,... <ns>
+ *       (numbers always written as floats so a field never changes type);
+ *       events without any number are skipped.
+ *   opentsdb://[USER:PASS@]HOST[:PORT]     (opentsdbs:// for TLS)
+ *       batches of data points POSTed to /api/put, which OpenTSDB 2.x and
+ *       VictoriaMetrics (-opentsdbHTTPListenAddr) accept: each number of an
+ *       event becomes metric "<event>.<field>" with the event's annotations
+ *       as tags; timestamps in milliseconds.
+ *
+ * Which parts of an event become tags and fields: formats/tsconv.h.  Both
+ * take `?tags=a,b` to keep only those tags (OpenTSDB refuses more than 8 by
+ * default).  The formats differ only in what the table below says: scheme,
+ * default port, request path, batch size, content type and encoder. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,86 +24,159 @@
 #include "../formats/sbuf.h"
 #include "../formats/tsconv.h"
 
-typedef struct influx_ctx {
+typedef struct tsdb_format tsdb_format;
+
+typedef struct tsdb_ctx {
+    const tsdb_format *f;
     httpc  c;
     char  *url;
     char  *keep_tags;
     char  *label;
     sbuf   body;
     unsigned long rejected;
-} influx_ctx;
+} tsdb_ctx;
 
-static int influx_connect(void *ctx, double timeout, char *err, size_t errlen)
+struct tsdb_format {
+    const char *scheme;          /* plain; TLS is scheme + "s" */
+    const sink_ops *ops;
+    pub_backend backend;         /* kind, batch size, callbacks */
+    int   default_port;
+    const char *why_no_host;     /* for net_url_open (NULL: checked by request_url) */
+    const char *content_type;
+    /* Appends one event; returns the lines/points added. */
+    int (*encode)(sbuf *b, const char *json, size_t len, const char *keep_tags);
+    int   json_array;            /* the body is a JSON array: close it with ']' */
+    /* Sets u->path (and x->url) for this format; -1 + err when u is wrong. */
+    int (*request_url)(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen);
+};
+
+static int tsdb_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
-    influx_ctx *x = ctx;
+    tsdb_ctx *x = ctx;
     return httpc_probe(&x->c, x->url, timeout, err, errlen);
 }
 
-static int influx_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)
+static int tsdb_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)
 {
-    influx_ctx *x = ctx;
+    tsdb_ctx *x = ctx;
     sbuf_reset(&x->body);
-    int lines = 0;
-    for (int i = 0; i < n; i++) lines += tsconv_influx_line(&x->body, it[i].json, it[i].len, x->keep_tags);
+    int added = 0;
+    for (int i = 0; i < n; i++) added += x->f->encode(&x->body, it[i].json, it[i].len, x->keep_tags);
+    if (!added) return n;
+    if (x->f->json_array) sbuf_putc(&x->body, ']');
     if (x->body.oom) { snprintf(err, errlen, "out of memory"); return 0; }
-    if (!lines) return n;
-    return httpc_deliver(&x->c, x->url, "text/plain; charset=utf-8", x->body.p, x->body.len, n,
+    return httpc_deliver(&x->c, x->url, x->f->content_type, x->body.p, x->body.len, n,
                          &x->rejected, x->label, timeout, err, errlen);
 }
 
-static void influx_disconnect(void *ctx) { (void)ctx; }
-
-static void influx_destroy(void *ctx)
+static void tsdb_destroy(void *ctx)
 {
-    influx_ctx *x = ctx;
+    tsdb_ctx *x = ctx;
     httpc_free(&x->c);
     sbuf_free(&x->body);
     free(x->url); free(x->keep_tags); free(x->label);
     free(x);
 }
 
-static int influx_match(const char *url, const sink_options *o)
+/* influx: /write?db=DB&precision=ns */
+static int influx_url(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen)
 {
-    return !strncasecmp(url, "influx://", 9) || !strncasecmp(url, "influxs://", 10);
-}
-
-static const pub_backend influx_backend = { "influx", 1000, influx_connect, influx_send, influx_disconnect, influx_destroy };
-static sink *influx_open(const char *url, const sink_options *o, char *err, size_t errlen);
-
-const sink_ops sink_influx_ops = {
-    "influx", influx_match, influx_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
-};
-
-static sink *influx_open(const char *url, const sink_options *o, char *err, size_t errlen)
-{
-    net_url u;
-    char *label;
-    if (net_url_open(&u, url, NULL, &label, err, errlen) < 0)
-        return publisher_bad_url(&sink_influx_ops, url, o, err, errlen);
-    const char *db = u.path[0] == '/' ? u.path + 1 : u.path;
-    if (!u.host[0] || !db[0] || strchr(db, '/')) {
-        snprintf(err, errlen, "%s: expected influx[s]://HOST[:PORT]/DATABASE", label);
-        net_url_free(&u);
-        free(label);
-        return publisher_bad_url(&sink_influx_ops, url, o, err, errlen);
+    const char *db = u->path[0] == '/' ? u->path + 1 : u->path;
+    if (!u->host[0] || !db[0] || strchr(db, '/')) {
+        snprintf(err, errlen, "%s: expected influx[s]://HOST[:PORT]/DATABASE", x->label);
+        return -1;
     }
-    influx_ctx *x = calloc(1, sizeof *x);
-    int tls = !strcmp(u.scheme, "influxs");
     char *dbdec = net_url_decode(db, strlen(db)), *dbenc = net_url_encode(dbdec);
-    free(u.path);
-    u.path = strdup("/write");
-    char *base = net_url_http_base(&u, tls, 8086);
+    free(u->path);
+    u->path = strdup("/write");
+    char *base = net_url_http_base(u, tls, x->f->default_port);
     size_t n = strlen(base) + strlen(dbenc) + 32;
     x->url = malloc(n);
     snprintf(x->url, n, "%s?db=%s&precision=ns", base, dbenc);
     free(base); free(dbdec); free(dbenc);
-    x->keep_tags = net_url_query_get(u.query, "tags");
+    return 0;
+}
+
+/* opentsdb: PATH/api/put */
+static int opentsdb_url(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen)
+{
+    size_t pl = strlen(u->path);
+    while (pl && u->path[pl - 1] == '/') u->path[--pl] = 0;
+    char *path = malloc(pl + 16);
+    snprintf(path, pl + 16, "%s/api/put", u->path);
+    free(u->path);
+    u->path = path;
+    x->url = net_url_http_base(u, tls, x->f->default_port);
+    return 0;
+}
+
+extern const sink_ops sink_influx_ops, sink_opentsdb_ops;
+
+static const tsdb_format formats[] = {
+    { "influx", &sink_influx_ops,
+      { "influx", 1000, tsdb_connect, tsdb_send, NULL, tsdb_destroy },
+      8086, NULL, "text/plain; charset=utf-8", tsconv_influx_line, 0, influx_url },
+    { "opentsdb", &sink_opentsdb_ops,
+      { "opentsdb", 200, tsdb_connect, tsdb_send, NULL, tsdb_destroy },
+      4242, "expected opentsdb[s]://HOST[:PORT]", "application/json", tsconv_opentsdb_points, 1,
+      opentsdb_url },
+};
+
+static const tsdb_format *format_of_url(const char *url, int *tls)
+{
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        size_t n = strlen(formats[i].scheme);
+        if (strncasecmp(url, formats[i].scheme, n)) continue;
+        if (!strncmp(url + n, "://", 3)) { *tls = 0; return &formats[i]; }
+        if ((url[n] == 's' || url[n] == 'S') && !strncmp(url + n + 1, "://", 3)) { *tls = 1; return &formats[i]; }
+    }
+    return NULL;
+}
+
+static int tsdb_match_influx(const char *url, const sink_options *o)
+{
+    int tls;
+    return format_of_url(url, &tls) == &formats[0];
+}
+
+static int tsdb_match_opentsdb(const char *url, const sink_options *o)
+{
+    int tls;
+    return format_of_url(url, &tls) == &formats[1];
+}
+
+static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t errlen)
+{
+    int tls = 0;
+    const tsdb_format *f = format_of_url(url, &tls);
+    net_url u;
+    char *label;
+    if (net_url_open(&u, url, f->why_no_host, &label, err, errlen) < 0)
+        return publisher_bad_url(f->ops, url, o, err, errlen);
+    tsdb_ctx *x = calloc(1, sizeof *x);
+    x->f = f;
     x->label = label;
+    if (f->request_url(x, &u, tls, err, errlen) < 0) {
+        net_url_free(&u);
+        x->label = NULL;
+        tsdb_destroy(x);
+        free(label);
+        return publisher_bad_url(f->ops, url, o, err, errlen);
+    }
+    x->keep_tags = net_url_query_get(u.query, "tags");
     if (httpc_init(&x->c, &u, o, err, errlen) < 0) {
         net_url_free(&u);
-        influx_destroy(x);
+        tsdb_destroy(x);
         return NULL;
     }
     net_url_free(&u);
-    return publisher_sink_create(&sink_influx_ops, url, &influx_backend, x, o, err, errlen);
+    return publisher_sink_create(f->ops, url, &f->backend, x, o, err, errlen);
 }
+
+const sink_ops sink_influx_ops = {
+    "influx", tsdb_match_influx, tsdb_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+};
+
+const sink_ops sink_opentsdb_ops = {
+    "opentsdb", tsdb_match_opentsdb, tsdb_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+};
