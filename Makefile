@@ -53,7 +53,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib
+.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins
 all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib
 
 # -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
@@ -171,7 +171,30 @@ install: all
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
 	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
 
+# Fuzzing (docs/testing.md): one libFuzzer target per parser of outside input
+# (tests/fuzz/fuzz_*.c), built with clang and ASan+UBSan in build-fuzz/, each
+# run for FUZZ_SECONDS on its seed corpus (tests/fuzz/corpus/NAME, copied so
+# the committed seeds stay small).  CI runs them for 20 s each.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SRCS    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/fuzz/%)
+
+fuzz-bins:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" \
+	        LDFLAGS="-fsanitize=address,undefined" build-fuzz/libjscore.a build-fuzz/libjsserve.a
+	$(MAKE) BUILD=build-fuzz CC=clang $(FUZZ_BINS)
+
+build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libjscore.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Isrc \
+	    $(shell pkg-config --cflags $(PKGS) $(SERVE_PKGS)) -o $@ $< build-fuzz/libjsserve.a \
+	    build-fuzz/pic/src/sink/net.o build-fuzz/libjscore.a $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+
+fuzz: fuzz-bins
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
 clean:
-	rm -rf build build-asan build-bench
+	rm -rf build build-asan build-bench build-fuzz
 
 -include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(SERVE_OBJS:.o=.d) $(BUILD)/lib/jobscope.d
