@@ -53,8 +53,8 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins
-all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib
+.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man
+all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib man
 
 # -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
 $(BUILD)/jobscope: $(OBJS) $(BUILD)/jobscope-net.so
@@ -129,6 +129,14 @@ $(BUILD)/helpers/js_%: tests/helpers/js_%.c $(BUILD)/libjobscope.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ilib -o $@ $< $(BUILD)/libjobscope.a $(LDLIBS)
 
+# Man pages (man/*.scd, scdoc): jobscope(1), jobscope-run(1), ... libjobscope(3).
+MAN_SRCS := $(sort $(wildcard man/*.scd))
+MAN_PAGES := $(MAN_SRCS:man/%.scd=$(BUILD)/man/%)
+man: $(MAN_PAGES)
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc < $< > $@
+
 unit: $(UNIT_BINS)
 
 # The benchmark (bench/README.md): its own optimised build, then the harness.
@@ -170,6 +178,9 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' lib/jobscope.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
 	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man3/
 
 # Fuzzing (docs/testing.md): one libFuzzer target per parser of outside input
 # (tests/fuzz/fuzz_*.c), built with clang and ASan+UBSan in build-fuzz/, each
