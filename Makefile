@@ -53,7 +53,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man
+.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man valgrind
 all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib man
 
 # -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
@@ -158,10 +158,22 @@ helpers: $(HELPER_BINS)
 demo: all
 	./demo.sh
 
+# ASAN_TESTS: name patterns of the tests to run (default: all); CI runs the
+# unit tests and the core integration tests (.ci/run).
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	        LDFLAGS="-fsanitize=address,undefined" all unit helpers
-	ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan tests/run.sh
+	        LDFLAGS="-fsanitize=address,undefined" all unit helpers fake-nvml
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	        BUILD=build-asan tests/run.sh $(ASAN_TESTS)
+
+# Every unit test under valgrind's memcheck: invalid accesses, uninitialised
+# reads and definite leaks fail it.
+valgrind: unit fake-nvml
+	@fail=0; for t in $(UNIT_BINS); do \
+	    if valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+	           $$t > $(BUILD)/$$(basename $$t).valgrind 2>&1; then echo "ok    valgrind/$$(basename $$t)"; \
+	    else fail=1; echo "FAIL  valgrind/$$(basename $$t)"; tail -30 $(BUILD)/$$(basename $$t).valgrind; fi; \
+	done; exit $$fail
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
