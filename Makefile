@@ -215,7 +215,7 @@ build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libjscore.a
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Isrc \
 	    $(shell pkg-config --cflags $(PKGS) $(SERVE_PKGS)) -o $@ $< build-fuzz/libjsserve.a \
-	    build-fuzz/pic/src/sink/net.o build-fuzz/libjscore.a $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+	    build-fuzz/pic/src/sink/net/net.o build-fuzz/libjscore.a $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
 
 fuzz: fuzz-bins
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)

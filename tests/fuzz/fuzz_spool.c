@@ -4,7 +4,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include "fuzz.h"
-#include "sink/spool.h"
+#include "sink/delivery/spool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
