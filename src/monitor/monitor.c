@@ -593,7 +593,7 @@ int monitor_run(monitor *m)
         }
     }
     raise_fd_limit();
-    m->tree = proctree_new(attach ? PROCTREE_ATTACH : PROCTREE_RUN, m->root, m->opt.interval);
+    m->tree = proctree_new(NULL, attach ? PROCTREE_ATTACH : PROCTREE_RUN, m->root, m->opt.interval);
     m->ctx.tree = m->tree;
     m->ctx.root = m->root;
     m->ctx.start_ts = m->start_ts;

@@ -58,6 +58,7 @@ typedef struct proc {
 typedef struct pidmap { pid_t *keys; int *vals; size_t cap, used; } pidmap;
 
 struct proctree {
+    char    proc[200];          /* the proc filesystem: "/proc", or a fixture */
     enum proctree_mode mode;
     pid_t   root, self;
     double  interval;
@@ -170,11 +171,11 @@ static void pm_free(pidmap *m) { free(m->keys); free(m->vals); memset(m, 0, size
 
 /* ---- reading ----------------------------------------------------------- */
 
-static int open_proc_file(pid_t pid, pid_t tid, const char *name)
+static int open_proc_file(const proctree *t, pid_t pid, pid_t tid, const char *name)
 {
-    char path[64];
-    if (tid) snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
-    else snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    char path[280];
+    if (tid) snprintf(path, sizeof path, "%s/%d/task/%d/%s", t->proc, (int)pid, (int)tid, name);
+    else snprintf(path, sizeof path, "%s/%d/%s", t->proc, (int)pid, name);
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
@@ -187,13 +188,13 @@ static int open_fds, fd_budget = 900;
 /* Reads a whole small file through a cached fd (from offset off).  Returns
  * the bytes read (0: empty), GONE if the process or thread has exited, -1 if
  * the file cannot be read (permission, no fd left). */
-static ssize_t read_at(int *fd, pid_t pid, pid_t tid, const char *name, char *buf, size_t cap,
-                       off_t off)
+static ssize_t read_at(const proctree *t, int *fd, pid_t pid, pid_t tid, const char *name,
+                       char *buf, size_t cap, off_t off)
 {
     if (*fd == FD_UNAVAILABLE) return -1;
     int f = *fd;
     if (f == NO_FD) {
-        f = open_proc_file(pid, tid, name);
+        f = open_proc_file(t, pid, tid, name);
         if (f < 0) {
             if (errno == ENOENT || errno == ESRCH) return GONE;
             if (errno == EMFILE || errno == ENFILE) return -1;
@@ -220,7 +221,7 @@ static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid,
 {
     off_t off = 0;
     for (;;) {
-        ssize_t r = read_at(fd, pid, tid, "children", t->buf, sizeof t->buf, off);
+        ssize_t r = read_at(t, fd, pid, tid, "children", t->buf, sizeof t->buf, off);
         if (r == GONE) return GONE;
         if (r <= 0) return 0;
         size_t use = (size_t)r;
@@ -372,10 +373,10 @@ static void child_collect(void *arg, pid_t pid)
 }
 
 /* Lists /proc/PID/task into *thr (keeping open fds of known tids). */
-static void thr_relist(pid_t pid, thr **tv, int *n, int *cap)
+static void thr_relist(const proctree *t, pid_t pid, thr **tv, int *n, int *cap)
 {
-    char path[48];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    char path[260];
+    snprintf(path, sizeof path, "%s/%d/task", t->proc, (int)pid);
     DIR *d = opendir(path);
     if (!d) return;
     thr *old = *tv;
@@ -417,7 +418,7 @@ static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap,
                           uint32_t nthreads, uint32_t *listed)
 {
     if (!*tv || *listed != nthreads) {
-        thr_relist(pid, tv, n, cap);
+        thr_relist(t, pid, tv, n, cap);
         *listed = nthreads;
     }
     for (int pass = 0; pass < 2; pass++) {
@@ -427,7 +428,7 @@ static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap,
             if (read_children_file(t, &th->fd, pid, th->tid, child_collect) == GONE) stale = 1;
         }
         if (!stale) break;
-        thr_relist(pid, tv, n, cap);
+        thr_relist(t, pid, tv, n, cap);
     }
 }
 
@@ -435,7 +436,7 @@ static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap,
 
 static void scan_proc(proctree *t)
 {
-    if (!t->procdir) t->procdir = opendir("/proc");
+    if (!t->procdir) t->procdir = opendir(t->proc);
     if (!t->procdir) return;
     rewinddir(t->procdir);
     struct dirent *de;
@@ -453,7 +454,7 @@ static void scan_proc(proctree *t)
         }
         int ino = (int)(de->d_ino & 0x7fffffff) | 1;
         if (pm_get(&t->outside, pid) == ino) continue;
-        int fd = open_proc_file(pid, 0, "stat");
+        int fd = open_proc_file(t, pid, 0, "stat");
         if (fd < 0) continue;
         ssize_t r = pread(fd, t->buf, sizeof t->buf - 1, 0);
         close(fd);
@@ -508,7 +509,7 @@ static void self_children(proctree *t)
 {
     if (!t->self_thr || (t->gen & 63) == 1) {
         int n = t->nself_thr, cap = n;
-        thr_relist(t->self, &t->self_thr, &n, &cap);
+        thr_relist(t, t->self, &t->self_thr, &n, &cap);
         t->nself_thr = n;
     }
     for (int i = 0; i < t->nself_thr; i++) {
@@ -518,10 +519,10 @@ static void self_children(proctree *t)
 }
 
 /* First field of a schedstat file: time on CPU in ns (0 if unreadable). */
-static uint64_t sched_ns(int *fd, pid_t pid, pid_t tid)
+static uint64_t sched_ns(const proctree *t, int *fd, pid_t pid, pid_t tid)
 {
     char b[128];
-    ssize_t n = read_at(fd, pid, tid, "schedstat", b, sizeof b, 0);
+    ssize_t n = read_at(t, fd, pid, tid, "schedstat", b, sizeof b, 0);
     uint64_t v = 0;
     for (ssize_t i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++) v = v * 10 + (uint64_t)(b[i] - '0');
     return v;
@@ -530,19 +531,19 @@ static uint64_t sched_ns(int *fd, pid_t pid, pid_t tid)
 /* The process's own CPU in ns, to refine its tick-based utime+stime when
  * sampling faster than the 10 ms ticks allow.  Threads that exited are only
  * in the tick count, so the result is never below it. */
-static uint64_t proc_self_ns(proc *p, uint64_t tick_ns)
+static uint64_t proc_self_ns(const proctree *t, proc *p, uint64_t tick_ns)
 {
     uint64_t ticks_ns = p->self_ticks * tick_ns, ns = 0;
-    if (p->nthreads <= 1) ns = sched_ns(&p->fd_sched, p->pid, 0);
+    if (p->nthreads <= 1) ns = sched_ns(t, &p->fd_sched, p->pid, 0);
     else if (p->thr && (uint32_t)p->nthr == p->nthreads)
-        for (int i = 0; i < p->nthr; i++) ns += sched_ns(&p->thr[i].fd_sched, p->pid, p->thr[i].tid);
+        for (int i = 0; i < p->nthr; i++) ns += sched_ns(t, &p->thr[i].fd_sched, p->pid, p->thr[i].tid);
     return ns > ticks_ns ? ns : ticks_ns;
 }
 
 /* Reads one member; returns 0 if it is gone. */
 static int read_member(proctree *t, proc *p, int want_status)
 {
-    ssize_t n = read_at(&p->fd_stat, p->pid, 0, "stat", t->buf, sizeof t->buf, 0);
+    ssize_t n = read_at(t, &p->fd_stat, p->pid, 0, "stat", t->buf, sizeof t->buf, 0);
     proc_stat st;
     if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
     if (p->read_ok && st.starttime != p->starttime) return 0;    /* pid reused */
@@ -557,11 +558,11 @@ static int read_member(proctree *t, proc *p, int want_status)
     p->nthreads = (uint32_t)st.num_threads;
     p->rss_pages = st.rss;
     p->vsize = st.vsize;
-    n = read_at(&p->fd_io, p->pid, 0, "io", t->buf, sizeof t->buf, 0);
+    n = read_at(t, &p->fd_io, p->pid, 0, "io", t->buf, sizeof t->buf, 0);
     proc_io io;
     if (n > 0 && procread_io(t->buf, (size_t)n, &io) == 0) { p->io = io; p->have_io = 1; }
     if (want_status || !p->have_status) {
-        n = read_at(&p->fd_status, p->pid, 0, "status", t->buf, sizeof t->buf, 0);
+        n = read_at(t, &p->fd_status, p->pid, 0, "status", t->buf, sizeof t->buf, 0);
         proc_status ps;
         if (n > 0 && procread_status(t->buf, (size_t)n, &ps) == 0) {
             p->swap_kb = ps.vmswap_kb;
@@ -631,7 +632,7 @@ int proctree_sample(proctree *t, tree_sample *out)
         live.utime_us += p->cpu_u * tick_us;
         live.stime_us += p->cpu_s * tick_us;
         if (t->hires)
-            hires_adj_us += (int64_t)(proc_self_ns(p, tick_us * 1000) / 1000) -
+            hires_adj_us += (int64_t)(proc_self_ns(t, p, tick_us * 1000) / 1000) -
                             (int64_t)(p->self_ticks * tick_us);
         live.minflt += p->minflt;
         live.majflt += p->majflt;
@@ -737,10 +738,13 @@ int proctree_sample(proctree *t, tree_sample *out)
 
 /* ---- life cycle and queries -------------------------------------------- */
 
-proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
+proctree *proctree_new(const char *proc_root, enum proctree_mode mode, pid_t root, double interval)
 {
     proctree *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    if (!proc_root || !*proc_root) proc_root = "/proc";
+    if (strlen(proc_root) >= sizeof t->proc) { free(t); errno = ENAMETOOLONG; return NULL; }
+    strcpy(t->proc, proc_root);
     t->mode = mode;
     t->root = root;
     t->self = getpid();
@@ -762,13 +766,14 @@ proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval)
     pthread_mutex_init(&t->lock, NULL);
 
     const char *force = getenv("JOBSCOPE_DISCOVERY");
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)t->self);
+    char path[280];
+    snprintf(path, sizeof path, "%s/self/task/%d/children", t->proc, (int)t->self);
     t->children_mode = access(path, R_OK) == 0;
     if (force && !strcmp(force, "scan")) t->children_mode = 0;
 
     t->delayacct = 1;
-    int fd = open("/proc/sys/kernel/task_delayacct", O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof path, "%s/sys/kernel/task_delayacct", t->proc);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         char c = '1';
         if (read(fd, &c, 1) == 1) t->delayacct = c != '0';

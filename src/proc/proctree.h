@@ -62,8 +62,10 @@ typedef struct proctree proctree;
 enum proctree_mode { PROCTREE_RUN, PROCTREE_ATTACH };
 
 /* root: the wrapped child or the attached pid. In RUN mode the tree also
- * includes any process re-parented to jobscope. */
-proctree *proctree_new(enum proctree_mode mode, pid_t root, double interval);
+ * includes any process re-parented to jobscope.  proc_root: the proc
+ * filesystem to read (NULL: "/proc"); tests point it at a fixture folder
+ * of PID/stat, PID/io, PID/status files (tests/unit/test_proctree.c). */
+proctree *proctree_new(const char *proc_root, enum proctree_mode mode, pid_t root, double interval);
 void      proctree_free(proctree *t);
 
 /* Walks the tree and fills *out. Cheap: cached fds re-read with pread. */
