@@ -10,6 +10,7 @@
 # Sources: every src/*/*.c is part of the program; src/cli/main.c holds
 # main(), everything else also goes into build/libjscore.a for unit tests.
 
+.DEFAULT_GOAL := all
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -38,7 +39,28 @@ SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
 $(SERVE_OBJS): CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS))
 
-SRCS    := $(filter-out $(SERVE_SRCS),$(sort $(wildcard src/*/*.c)))
+SRCS    := $(filter-out $(SERVE_SRCS) %.bpf.c,$(sort $(wildcard src/*/*.c)))
+
+# The BPF sampler (src/bpf, docs/bpf.md) is built when clang, bpftool, libbpf
+# and the kernel's BTF are here: tree.bpf.c is compiled with clang -target bpf
+# against a vmlinux.h dumped from /sys/kernel/btf/vmlinux (CO-RE), and its
+# libbpf skeleton is generated into $(BUILD)/bpf.  Without them the build
+# still succeeds and `jobscope --version` says the BPF path is absent.
+BPF_OK  := $(shell command -v clang >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1 && \
+             pkg-config --exists libbpf 2>/dev/null && [ -r /sys/kernel/btf/vmlinux ] && echo 1)
+BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(shell uname -m)))
+ifeq ($(BPF_OK),1)
+$(BUILD)/src/bpf/bpfsample.o: CFLAGS += -DJOBSCOPE_BPF -I$(BUILD)/bpf -Isrc/bpf
+$(BUILD)/src/bpf/bpfsample.o: $(BUILD)/bpf/tree.skel.h
+LDLIBS  += -lbpf
+endif
+$(BUILD)/bpf/vmlinux.h:
+	@mkdir -p $(dir $@)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+$(BUILD)/bpf/tree.bpf.o: src/bpf/tree.bpf.c src/bpf/bpf_rec.h $(BUILD)/bpf/vmlinux.h
+	clang -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -Isrc/bpf -c $< -o $@
+$(BUILD)/bpf/tree.skel.h: $(BUILD)/bpf/tree.bpf.o
+	bpftool gen skeleton $< name tree_bpf > $@.tmp && mv $@.tmp $@
 NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
               opentsdb.c influx.c jsonx.c tsconv.c)
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
