@@ -26,7 +26,10 @@ struct bpfsample {
     struct bpfrec   *rec;
     size_t           nrec, caprec;
     bpf_proc        *procs;
+    struct acc      *acc;
     size_t           nprocs, capprocs;
+    long            *hash;          /* tgid -> index in procs, -1 empty */
+    size_t           caphash;
     long             page_kb;
 };
 
@@ -68,6 +71,8 @@ void bpfsample_close(bpfsample *b)
     if (b->skel) tree_bpf__destroy(b->skel);
     free(b->rec);
     free(b->procs);
+    free(b->acc);
+    free(b->hash);
     free(b);
 }
 
@@ -97,14 +102,6 @@ static int read_records(bpfsample *b)
     return 0;
 }
 
-static int by_tgid(const void *a, const void *b)
-{
-    const struct bpfrec *x = a, *y = b;
-    if (x->tgid != y->tgid) return x->tgid < y->tgid ? -1 : 1;
-    int lx = x->pid == x->tgid, ly = y->pid == y->tgid;   /* leader first */
-    return ly - lx;
-}
-
 /* The kernel's cputime_adjust(): rtime split in the ratio of the sampled
  * ticks, never below what it reported before (prev). */
 static void cputime_adjust(uint64_t rtime, uint64_t utime, uint64_t stime,
@@ -124,44 +121,65 @@ static void cputime_adjust(uint64_t rtime, uint64_t utime, uint64_t stime,
     *st = stime;
 }
 
-/* One process from its records [r, r+n), leader first. */
-static void fold(bpfsample *b, const struct bpfrec *r, size_t n, bpf_proc *p)
+/* Per-process sums while the records of one read are folded. */
+typedef struct acc {
+    uint64_t ut, st, rt, minflt, majflt, nvcsw, nivcsw, io[BPFREC_NIO];
+    const struct bpfrec *leader;
+    uint32_t nthreads;
+} acc;
+
+/* Open addressing, tgid -> slot in b->procs / b->acc (cap a power of two). */
+static size_t slot_of(const bpfsample *b, pid_t pid)
 {
-    const struct bpfrec *l = &r[0];
-    memset(p, 0, sizeof *p);
-    p->pid = (pid_t)l->tgid;
-    memcpy(p->comm, l->comm, sizeof p->comm);
-    p->comm[sizeof p->comm - 1] = 0;
-    uint64_t ut = l->sig_utime, st = l->sig_stime, rt = l->sig_sum_sched_runtime;
-    uint64_t minflt = l->sig_min_flt, majflt = l->sig_maj_flt, nvcsw = l->sig_nvcsw, nivcsw = l->sig_nivcsw;
-    uint64_t io[BPFREC_NIO];
-    memcpy(io, l->sig_io, sizeof io);
-    for (size_t i = 0; i < n; i++) {
-        ut += r[i].utime;
-        st += r[i].stime;
-        rt += r[i].sum_exec_runtime;
-        minflt += r[i].min_flt;
-        majflt += r[i].maj_flt;
-        nvcsw += r[i].nvcsw;
-        nivcsw += r[i].nivcsw;
-        for (int k = 0; k < BPFREC_NIO; k++) io[k] += r[i].io[k];
-    }
+    size_t mask = b->caphash - 1, i = ((uint32_t)pid * 2654435761u) & mask;
+    while (b->hash[i] >= 0 && b->procs[b->hash[i]].pid != pid) i = (i + 1) & mask;
+    return i;
+}
+
+static int grow(bpfsample *b, size_t need)
+{
+    if (need <= b->capprocs && need * 2 <= b->caphash) return 0;
+    size_t cap = b->capprocs ? b->capprocs : 256;
+    while (cap < need) cap *= 2;
+    bpf_proc *p = realloc(b->procs, cap * sizeof *p);
+    if (!p) return -1;
+    b->procs = p;
+    acc *a = realloc(b->acc, cap * sizeof *a);
+    if (!a) return -1;
+    b->acc = a;
+    b->capprocs = cap;
+    free(b->hash);
+    b->caphash = cap * 2;
+    b->hash = malloc(b->caphash * sizeof *b->hash);
+    return b->hash ? 0 : -1;
+}
+
+/* The /proc figures of one process from its sums and its leader's record. */
+static void fold(const bpfsample *b, const acc *a, bpf_proc *p)
+{
+    const struct bpfrec *l = a->leader;
+    uint64_t ut = a->ut + l->sig_utime, st = a->st + l->sig_stime, rt = a->rt + l->sig_sum_sched_runtime;
     uint64_t aut, ast;
     cputime_adjust(rt, ut, st, l->prev_utime, l->prev_stime, &aut, &ast);
+    memcpy(p->comm, l->comm, sizeof p->comm);
+    p->comm[sizeof p->comm - 1] = 0;
+    memset(&p->st, 0, sizeof p->st);
     p->st.ppid = (pid_t)l->ppid;
     p->st.state = 'S';
     p->st.utime = aut / NS_PER_TICK;
     p->st.stime = ast / NS_PER_TICK;
     p->st.cutime = l->sig_cutime / NS_PER_TICK;
     p->st.cstime = l->sig_cstime / NS_PER_TICK;
-    p->st.minflt = minflt;
-    p->st.majflt = majflt;
+    p->st.minflt = a->minflt + l->sig_min_flt;
+    p->st.majflt = a->majflt + l->sig_maj_flt;
     p->st.cminflt = l->sig_cmin_flt;
     p->st.cmajflt = l->sig_cmaj_flt;
     p->st.num_threads = l->nr_threads;
     p->st.starttime = l->start_boottime / NS_PER_TICK;
     p->st.vsize = l->total_vm * (uint64_t)b->page_kb * 1024;
     p->st.rss = l->rss_pages;
+    uint64_t io[BPFREC_NIO];
+    for (int k = 0; k < BPFREC_NIO; k++) io[k] = a->io[k] + l->sig_io[k];
     p->io.rchar = io[0];
     p->io.wchar = io[1];
     p->io.syscr = io[2];
@@ -169,50 +187,63 @@ static void fold(bpfsample *b, const struct bpfrec *r, size_t n, bpf_proc *p)
     p->io.read_bytes = io[4];
     p->io.write_bytes = io[5];
     p->io.cancelled_write_bytes = io[6];
+    memset(&p->ps, 0, sizeof p->ps);
     p->ps.vmsize_kb = l->total_vm * (uint64_t)b->page_kb;
     p->ps.vmrss_kb = l->rss_pages * (uint64_t)b->page_kb;
     p->ps.vmswap_kb = l->swap_pages * (uint64_t)b->page_kb;
     p->ps.vmhwm_kb = (l->hiwater_rss > l->rss_pages ? l->hiwater_rss : l->rss_pages) * (uint64_t)b->page_kb;
-    p->ps.nvcsw = nvcsw;
-    p->ps.nivcsw = nivcsw;
+    p->ps.nvcsw = a->nvcsw + l->sig_nvcsw;
+    p->ps.nivcsw = a->nivcsw + l->sig_nivcsw;
     p->cpu_ns = rt;
-    p->nthreads_seen = (uint32_t)n;
+    p->nthreads_seen = a->nthreads;
 }
 
 int bpfsample_read(bpfsample *b, const bpf_proc **out)
 {
     if (read_records(b) < 0) return -1;
-    qsort(b->rec, b->nrec, sizeof *b->rec, by_tgid);
-    b->nprocs = 0;
-    for (size_t i = 0; i < b->nrec;) {
-        size_t j = i + 1;
-        while (j < b->nrec && b->rec[j].tgid == b->rec[i].tgid) j++;
-        if (b->rec[i].pid == b->rec[i].tgid) {          /* a group without its leader record is skipped */
-            if (b->nprocs == b->capprocs) {
-                size_t ncap = b->capprocs ? b->capprocs * 2 : 256;
-                bpf_proc *n = realloc(b->procs, ncap * sizeof *n);
-                if (!n) return -1;
-                b->procs = n;
-                b->capprocs = ncap;
-            }
-            fold(b, &b->rec[i], j - i, &b->procs[b->nprocs++]);
+    if (grow(b, b->nrec + 1) < 0) return -1;
+    memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
+    size_t n = 0;
+    for (size_t i = 0; i < b->nrec; i++) {          /* sum the threads of each process */
+        const struct bpfrec *r = &b->rec[i];
+        size_t h = slot_of(b, (pid_t)r->tgid);
+        if (b->hash[h] < 0) {
+            b->hash[h] = (long)n;
+            b->procs[n].pid = (pid_t)r->tgid;
+            memset(&b->acc[n], 0, sizeof b->acc[n]);
+            n++;
         }
-        i = j;
+        acc *a = &b->acc[b->hash[h]];
+        a->ut += r->utime;
+        a->st += r->stime;
+        a->rt += r->sum_exec_runtime;
+        a->minflt += r->min_flt;
+        a->majflt += r->maj_flt;
+        a->nvcsw += r->nvcsw;
+        a->nivcsw += r->nivcsw;
+        for (int k = 0; k < BPFREC_NIO; k++) a->io[k] += r->io[k];
+        a->nthreads++;
+        if (r->flags & BPFREC_LEADER) a->leader = r;
     }
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {                /* a group seen without its leader is skipped */
+        if (!b->acc[i].leader) continue;
+        fold(b, &b->acc[i], &b->procs[i]);
+        if (kept != i) { b->procs[kept] = b->procs[i]; b->acc[kept] = b->acc[i]; }
+        kept++;
+    }
+    b->nprocs = kept;
+    memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
+    for (size_t i = 0; i < kept; i++) b->hash[slot_of(b, b->procs[i].pid)] = (long)i;
     *out = b->procs;
-    return (int)b->nprocs;
+    return (int)kept;
 }
 
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
 {
-    size_t lo = 0, hi = b->nprocs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (b->procs[mid].pid == pid) return &b->procs[mid];
-        if (b->procs[mid].pid < pid) lo = mid + 1;
-        else hi = mid;
-    }
-    return NULL;
+    if (!b->caphash) return NULL;
+    long i = b->hash[slot_of(b, pid)];
+    return i >= 0 ? &b->procs[i] : NULL;
 }
 
 #else  /* built without clang/bpftool/libbpf/BTF */

@@ -37,8 +37,8 @@ int bpfsample_built(void);
  * one-line reason when BPF cannot be used here. */
 bpfsample *bpfsample_open(pid_t root, pid_t anchor, char *err, size_t errlen);
 
-/* Reads the tree now: *out gets one entry per process, sorted by pid, valid
- * until the next call.  Returns the number of processes, or -1. */
+/* Reads the tree now: *out gets one entry per process, in no particular
+ * order, valid until the next call.  Returns the number of processes, or -1. */
 int  bpfsample_read(bpfsample *b, const bpf_proc **out);
 /* The entry of pid in the last read, or NULL. */
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid);

@@ -27,14 +27,14 @@ struct mm_struct___old { struct mm_rss_stat___old rss_stat; };
 
 static __always_inline int in_tree(struct task_struct *t)
 {
-    __u32 tgid = BPF_CORE_READ(t, tgid);
+    __u32 tgid = t->tgid;
     if (tgid == root_tgid) return 1;
     if (anchor_tgid && tgid == anchor_tgid) return 0;
     struct task_struct *p = t;
     for (int i = 0; i < MAX_DEPTH; i++) {
-        struct task_struct *pp = BPF_CORE_READ(p, real_parent);
+        struct task_struct *pp = p->real_parent;
         if (!pp || pp == p) return 0;
-        __u32 pt = BPF_CORE_READ(pp, tgid);
+        __u32 pt = pp->tgid;
         if (pt == root_tgid || (anchor_tgid && pt == anchor_tgid)) return 1;
         if (pt <= 1) return 0;
         p = pp;
@@ -44,13 +44,13 @@ static __always_inline int in_tree(struct task_struct *t)
 
 static __always_inline void read_io(__u64 *out, struct task_io_accounting *a)
 {
-    out[0] = BPF_CORE_READ(a, rchar);
-    out[1] = BPF_CORE_READ(a, wchar);
-    out[2] = BPF_CORE_READ(a, syscr);
-    out[3] = BPF_CORE_READ(a, syscw);
-    out[4] = BPF_CORE_READ(a, read_bytes);
-    out[5] = BPF_CORE_READ(a, write_bytes);
-    out[6] = BPF_CORE_READ(a, cancelled_write_bytes);
+    out[0] = a->rchar;
+    out[1] = a->wchar;
+    out[2] = a->syscr;
+    out[3] = a->syscw;
+    out[4] = a->read_bytes;
+    out[5] = a->write_bytes;
+    out[6] = a->cancelled_write_bytes;
 }
 
 static __always_inline __s64 rss_counter(struct mm_struct *mm, int i)
@@ -59,7 +59,7 @@ static __always_inline __s64 rss_counter(struct mm_struct *mm, int i)
         struct mm_struct___old *o = (void *)mm;
         return BPF_CORE_READ(o, rss_stat.count[i].counter);
     }
-    return BPF_CORE_READ(mm, rss_stat[i].count);
+    return mm->rss_stat[i].count;
 }
 
 static __always_inline __u64 pos(__s64 v) { return v > 0 ? (__u64)v : 0; }
@@ -72,45 +72,45 @@ int jobscope_tree(struct bpf_iter__task *ctx)
     if (!t || !in_tree(t)) return 0;
 
     struct bpfrec r = {};
-    r.tgid = BPF_CORE_READ(t, tgid);
-    r.pid = BPF_CORE_READ(t, pid);
-    r.ppid = BPF_CORE_READ(t, real_parent, tgid);
-    r.utime = BPF_CORE_READ(t, utime);
-    r.stime = BPF_CORE_READ(t, stime);
-    r.sum_exec_runtime = BPF_CORE_READ(t, se.sum_exec_runtime);
-    r.min_flt = BPF_CORE_READ(t, min_flt);
-    r.maj_flt = BPF_CORE_READ(t, maj_flt);
-    r.nvcsw = BPF_CORE_READ(t, nvcsw);
-    r.nivcsw = BPF_CORE_READ(t, nivcsw);
+    r.tgid = t->tgid;
+    r.pid = t->pid;
+    r.ppid = t->real_parent->tgid;
+    r.utime = t->utime;
+    r.stime = t->stime;
+    r.sum_exec_runtime = t->se.sum_exec_runtime;
+    r.min_flt = t->min_flt;
+    r.maj_flt = t->maj_flt;
+    r.nvcsw = t->nvcsw;
+    r.nivcsw = t->nivcsw;
     read_io(r.io, &t->ioac);
-    BPF_CORE_READ_STR_INTO(&r.comm, t, comm);
+    bpf_probe_read_kernel_str(r.comm, sizeof r.comm, t->comm);
 
     if (r.pid == r.tgid) {
         r.flags |= BPFREC_LEADER;
-        struct signal_struct *sig = BPF_CORE_READ(t, signal);
-        r.start_boottime = BPF_CORE_READ(t, start_boottime);
-        r.sig_utime = BPF_CORE_READ(sig, utime);
-        r.sig_stime = BPF_CORE_READ(sig, stime);
-        r.sig_sum_sched_runtime = BPF_CORE_READ(sig, sum_sched_runtime);
-        r.sig_cutime = BPF_CORE_READ(sig, cutime);
-        r.sig_cstime = BPF_CORE_READ(sig, cstime);
-        r.sig_min_flt = BPF_CORE_READ(sig, min_flt);
-        r.sig_maj_flt = BPF_CORE_READ(sig, maj_flt);
-        r.sig_cmin_flt = BPF_CORE_READ(sig, cmin_flt);
-        r.sig_cmaj_flt = BPF_CORE_READ(sig, cmaj_flt);
-        r.sig_nvcsw = BPF_CORE_READ(sig, nvcsw);
-        r.sig_nivcsw = BPF_CORE_READ(sig, nivcsw);
+        struct signal_struct *sig = t->signal;
+        r.start_boottime = t->start_boottime;
+        r.sig_utime = sig->utime;
+        r.sig_stime = sig->stime;
+        r.sig_sum_sched_runtime = sig->sum_sched_runtime;
+        r.sig_cutime = sig->cutime;
+        r.sig_cstime = sig->cstime;
+        r.sig_min_flt = sig->min_flt;
+        r.sig_maj_flt = sig->maj_flt;
+        r.sig_cmin_flt = sig->cmin_flt;
+        r.sig_cmaj_flt = sig->cmaj_flt;
+        r.sig_nvcsw = sig->nvcsw;
+        r.sig_nivcsw = sig->nivcsw;
         read_io(r.sig_io, &sig->ioac);
-        r.prev_utime = BPF_CORE_READ(sig, prev_cputime.utime);
-        r.prev_stime = BPF_CORE_READ(sig, prev_cputime.stime);
-        r.nr_threads = BPF_CORE_READ(sig, nr_threads);
-        struct mm_struct *mm = BPF_CORE_READ(t, mm);
+        r.prev_utime = sig->prev_cputime.utime;
+        r.prev_stime = sig->prev_cputime.stime;
+        r.nr_threads = sig->nr_threads;
+        struct mm_struct *mm = t->mm;
         if (mm) {
             /* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */
             r.rss_pages = pos(rss_counter(mm, 0)) + pos(rss_counter(mm, 1)) + pos(rss_counter(mm, 3));
             r.swap_pages = pos(rss_counter(mm, 2));
-            r.total_vm = BPF_CORE_READ(mm, total_vm);
-            r.hiwater_rss = BPF_CORE_READ(mm, hiwater_rss);
+            r.total_vm = mm->total_vm;
+            r.hiwater_rss = mm->hiwater_rss;
             r.flags |= BPFREC_HAVE_RSS;
         }
     }
