@@ -6,7 +6,7 @@
 The monitor side, lowest first (docs/hacking.md):
   0 util     src/util, the JSON writer src/event/json.[ch]
   1 model    src/model
-  2 sources  src/event, src/source.h, src/proc, src/cgroup, src/gpu,
+  2 sources  src/event, src/source.h, src/proc, src/bpf, src/cgroup, src/gpu,
              src/limits, src/metrics, and the output interface src/sink/sink.h
   3 monitor  src/monitor
   4 outputs  src/sink (formats, delivery, network backends)
@@ -31,7 +31,7 @@ def layer(rel):
         return 1
     if rel == "sink/sink.h":
         return 2
-    if top in ("event", "proc", "cgroup", "gpu", "limits", "metrics") or rel == "source.h":
+    if top in ("event", "proc", "bpf", "cgroup", "gpu", "limits", "metrics") or rel == "source.h":
         return 2
     if top == "monitor":
         return 3
