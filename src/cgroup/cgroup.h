@@ -169,6 +169,10 @@ uint64_t  procconn_total(procconn *pc);          /* processes ever in the job */
 uint64_t  procconn_lost(procconn *pc);           /* events lost (socket overrun) */
 void      procconn_close(procconn *pc);
 
+/* Appends the cg_* fields of a kickstart.inv.online sample (docs/cgroups.md). */
+struct jbuf;
+void cgroup_sample_fields(struct jbuf *ev, const cg_stats *st);
+
 /* --cgroup (docs/cgroups.md) */
 enum js_cgroup_mode {
     JS_CGROUP_DEFAULT = 0,        /* run: own cgroup when possible, quietly; attach: none */

@@ -117,27 +117,10 @@ static void cgsrc_start(source *src, monitor_ctx *ctx)
 
 static void put_secs(jbuf *b, const char *k, uint64_t us) { json_fixed(b, k, (double)us / 1e6, 6); }
 
-static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+/* The cg_* fields of a sample from the cgroup's figures (also driven by the
+ * golden-output test on the fixtures). */
+void cgroup_sample_fields(jbuf *ev, const cg_stats *st)
 {
-    cgsrc *s = (cgsrc *)src;
-    if (s->pc) {
-        /* attach: the processes that were there before we listened count too */
-        if (!s->run_mode || procconn_lost(s->pc)) {
-            pid_t pids[4096];
-            int n = proctree_pids(ctx->tree, pids, 4096);
-            procconn_add(s->pc, pids, n);
-        }
-        uint64_t t = procconn_total(s->pc);
-        if (t < ts->total_procs)
-            t = ts->total_procs;     /* events lost: never below what /proc saw */
-        json_u64(ev, "total_processes", t);
-    }
-    if (!s->cg)
-        return;
-    s->have = s->cg->ops->read(s->cg, &s->st) == 0;
-    if (!s->have)
-        return;
-    const cg_stats *st = &s->st;
     if (st->have & CG_HAVE_CPU)
         put_secs(ev, "cg_cpu_usage", st->cpu_usage_us);
     if (st->have & CG_HAVE_CPU_SPLIT) {
@@ -210,6 +193,29 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, j
                 put_secs(ev, names[i][1], st->psi[i].total_us);
             }
     }
+}
+
+static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+{
+    cgsrc *s = (cgsrc *)src;
+    if (s->pc) {
+        /* attach: the processes that were there before we listened count too */
+        if (!s->run_mode || procconn_lost(s->pc)) {
+            pid_t pids[4096];
+            int n = proctree_pids(ctx->tree, pids, 4096);
+            procconn_add(s->pc, pids, n);
+        }
+        uint64_t t = procconn_total(s->pc);
+        if (t < ts->total_procs)
+            t = ts->total_procs;     /* events lost: never below what /proc saw */
+        json_u64(ev, "total_processes", t);
+    }
+    if (!s->cg)
+        return;
+    s->have = s->cg->ops->read(s->cg, &s->st) == 0;
+    if (!s->have)
+        return;
+    cgroup_sample_fields(ev, &s->st);
 }
 
 /* run: reap what jobscope (a subreaper) inherited, so it leaves the cgroup */

@@ -10,10 +10,13 @@
  * a fixed environment, plus fixed source events (a custom metric, a GPU
  * sample, an end record) for the time-series encoders.  Outputs: ev.jsonl
  * and ev.csv (file sinks), jr.jsonl and jr.csv (JoReMon), influx.txt (line
- * protocol) and opentsdb.json (one /api/put body per event). */
+ * protocol), opentsdb.json (one /api/put body per event) and cgroup.jsonl
+ * (the cg_* fields the cgroup source adds to a sample, from the v2 and v1
+ * fixtures of tests/fixtures/cgroup; $ROOT is the repository, default "."). */
 #include "monitor/monitor.h"
 #include "event/event.h"
 #include "proc/proctree.h"
+#include "cgroup/cgroup.h"
 #include "sink/sink.h"
 #include "sink/formats/sbuf.h"
 #include "sink/formats/tsconv.h"
@@ -117,6 +120,40 @@ static int write_file(const char *dir, const char *name, const char *p, size_t n
     return fclose(f);
 }
 
+/* One JSON object per fixture: the cg_* fields of a sample. */
+static int cgroup_fields(const char *dir)
+{
+    const char *root = getenv("ROOT");
+    char fx[4][1024], v2[1024];
+    if (!root || !*root) root = ".";
+    snprintf(v2, sizeof v2, "%s/tests/fixtures/cgroup/v2/job", root);
+    static const char *const v1[4] = { "memory", "cpuacct", "blkio", "pids" };
+    for (int i = 0; i < 4; i++)
+        snprintf(fx[i], sizeof fx[i], "%s/tests/fixtures/cgroup/v1/%s/job", root, v1[i]);
+    const char *dirs[CG_V1_N] = {
+        [CG_V1_MEMORY] = fx[0], [CG_V1_CPUACCT] = fx[1], [CG_V1_BLKIO] = fx[2], [CG_V1_PIDS] = fx[3],
+    };
+    cgroup *cgs[2] = { cgroup_v2_open(v2), cgroup_v1_open(dirs, "/job") };
+    jbuf b;
+    jbuf_init(&b, 4096);
+    for (int i = 0; i < 2; i++) {
+        cg_stats st;
+        if (!cgs[i] || cgs[i]->ops->read(cgs[i], &st) != 0) {
+            fprintf(stderr, "golden: cannot read the cgroup fixture (ROOT=%s)\n", root);
+            return -1;
+        }
+        json_obj_open(&b, NULL);
+        cgroup_sample_fields(&b, &st);
+        json_obj_close(&b);
+        jbuf_putc(&b, '\n');
+        b.comma = 0;
+        cgs[i]->ops->free(cgs[i]);
+    }
+    int rc = write_file(dir, "cgroup.jsonl", b.p, b.len);
+    jbuf_free(&b);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) { fprintf(stderr, "usage: golden DIR\n"); return 2; }
@@ -201,5 +238,6 @@ int main(int argc, char **argv)
     sbuf_free(&influx);
     sbuf_free(&tsdb);
     sbuf_free(&tsdb_some);
+    if (cgroup_fields(dir) != 0) rc = 1;
     return rc ? 1 : 0;
 }

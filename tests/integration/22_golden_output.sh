@@ -9,7 +9,7 @@ G=$ROOT/tests/golden
 test_every_encoding_of_fixed_samples_is_byte_identical_to_the_golden_files() {
     "$HELPERS/golden" "$T" || return 1
     local f bad=0
-    for f in ev.jsonl ev.csv jr.jsonl jr.csv influx.txt opentsdb.json; do
+    for f in ev.jsonl ev.csv jr.jsonl jr.csv influx.txt opentsdb.json cgroup.jsonl; do
         cmp "$T/$f" "$G/$f" || { diff "$G/$f" "$T/$f" | head -5; bad=1; }
     done
     return $bad
