@@ -21,6 +21,7 @@
 #include "proc/proctree.h"
 
 struct cgsrc;
+struct mset;
 
 typedef struct monitor_ctx {
     emitter  *em;
@@ -34,6 +35,7 @@ typedef struct monitor_ctx {
     double    kill_grace;    /* seconds between SIGTERM and SIGKILL */
     pid_t     attach_pid;    /* attach: the watched pid (known before open) */
     struct cgsrc *cgroup;    /* this monitor's cgroup source, or NULL (cgroup/cgroup.h) */
+    struct mset *sample;     /* the sample being built: sources' hooks add their values */
     /* A source that must stop the job (limits) calls this: the monitor sends
      * SIGTERM to the whole tree, SIGKILL after the grace period. */
     void    (*request_kill)(struct monitor_ctx *ctx, const char *reason);

@@ -23,6 +23,7 @@
 #include "cgroup.h"
 #include "../source.h"
 #include "../util/log.h"
+#include "../model/metric.h"
 
 extern const source_ops cgroup_source_ops;
 
@@ -117,53 +118,63 @@ static void cgsrc_start(source *src, monitor_ctx *ctx)
 
 static void put_secs(jbuf *b, const char *k, uint64_t us) { json_fixed(b, k, (double)us / 1e6, 6); }
 
-/* The cg_* fields of a sample from the cgroup's figures (also driven by the
- * golden-output test on the fixtures). */
-void cgroup_sample_fields(jbuf *ev, const cg_stats *st)
+/* The cg_* fields of a sample from the cgroup's figures, into the metric
+ * model (names, units, decimals: src/model/catalogue.c) and the event.
+ * Also driven by the golden-output test on the fixtures. */
+void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
 {
     if (st->have & CG_HAVE_CPU)
-        put_secs(ev, "cg_cpu_usage", st->cpu_usage_us);
+        mset_u64(set, M_CG_CPU_USAGE, st->cpu_usage_us);
     if (st->have & CG_HAVE_CPU_SPLIT) {
-        put_secs(ev, "cg_cpu_user", st->cpu_user_us);
-        put_secs(ev, "cg_cpu_system", st->cpu_system_us);
+        mset_u64(set, M_CG_CPU_USER, st->cpu_user_us);
+        mset_u64(set, M_CG_CPU_SYSTEM, st->cpu_system_us);
     }
     if (st->have & CG_HAVE_THROTTLE) {
-        json_u64(ev, "cg_cpu_nr_throttled", st->cpu_nr_throttled);
-        put_secs(ev, "cg_cpu_throttled", st->cpu_throttled_us);
+        mset_u64(set, M_CG_CPU_NR_THROTTLED, st->cpu_nr_throttled);
+        mset_u64(set, M_CG_CPU_THROTTLED, st->cpu_throttled_us);
     }
     if (st->have & CG_HAVE_MEM) {
-        json_u64(ev, "cg_memory_current", st->mem_current);
+        mset_u64(set, M_CG_MEMORY_CURRENT, st->mem_current);
         if (st->have & CG_HAVE_MEM_PEAK)
-            json_u64(ev, "cg_memory_peak", st->mem_peak);
+            mset_u64(set, M_CG_MEMORY_PEAK, st->mem_peak);
         if (st->mem_max != CG_NOLIMIT)
-            json_u64(ev, "cg_memory_max", st->mem_max);
+            mset_u64(set, M_CG_MEMORY_MAX, st->mem_max);
     }
     if (st->have & CG_HAVE_MEM_STAT) {
-        json_u64(ev, "cg_memory_anon", st->mem_anon);
-        json_u64(ev, "cg_memory_file", st->mem_file);
-        json_u64(ev, "cg_memory_shmem", st->mem_shmem);
+        mset_u64(set, M_CG_MEMORY_ANON, st->mem_anon);
+        mset_u64(set, M_CG_MEMORY_FILE, st->mem_file);
+        mset_u64(set, M_CG_MEMORY_SHMEM, st->mem_shmem);
     }
     if (st->have & CG_HAVE_MEM_KERNEL)
-        json_u64(ev, "cg_memory_kernel", st->mem_kernel);
+        mset_u64(set, M_CG_MEMORY_KERNEL, st->mem_kernel);
     if (st->have & CG_HAVE_OOM)
-        json_u64(ev, "cg_memory_oom", st->mem_oom);
+        mset_u64(set, M_CG_MEMORY_OOM, st->mem_oom);
     if (st->have & CG_HAVE_OOM_KILL) {
-        json_u64(ev, "cg_memory_oom_kill", st->mem_oom_kill);
-        json_u64(ev, "cg_memory_max_events", st->mem_max_events);
+        mset_u64(set, M_CG_MEMORY_OOM_KILL, st->mem_oom_kill);
+        mset_u64(set, M_CG_MEMORY_MAX_EVENTS, st->mem_max_events);
     }
     if (st->have & CG_HAVE_PIDS) {
-        json_u64(ev, "cg_pids_current", st->pids_current);
+        mset_u64(set, M_CG_PIDS_CURRENT, st->pids_current);
         if (st->have & CG_HAVE_PIDS_PEAK)
-            json_u64(ev, "cg_pids_peak", st->pids_peak);
+            mset_u64(set, M_CG_PIDS_PEAK, st->pids_peak);
         if (st->pids_max != CG_NOLIMIT)
-            json_u64(ev, "cg_pids_max", st->pids_max);
-        json_u64(ev, "cg_pids_max_events", st->pids_max_events);
+            mset_u64(set, M_CG_PIDS_MAX, st->pids_max);
+        mset_u64(set, M_CG_PIDS_MAX_EVENTS, st->pids_max_events);
     }
     if (st->have & CG_HAVE_IO) {
-        json_u64(ev, "cg_io_rbytes", st->io_rbytes);
-        json_u64(ev, "cg_io_wbytes", st->io_wbytes);
-        json_u64(ev, "cg_io_rios", st->io_rios);
-        json_u64(ev, "cg_io_wios", st->io_wios);
+        mset_u64(set, M_CG_IO_RBYTES, st->io_rbytes);
+        mset_u64(set, M_CG_IO_WBYTES, st->io_wbytes);
+        mset_u64(set, M_CG_IO_RIOS, st->io_rios);
+        mset_u64(set, M_CG_IO_WIOS, st->io_wios);
+    }
+    if (st->have & CG_HAVE_PSI)
+        for (int i = 0; i < CG_PSI_N; i++)
+            if (st->psi[i].valid) {
+                mset_f64(set, (metric_id)(M_CG_PSI_CPU_SOME_AVG10 + 2 * i), st->psi[i].avg10);
+                mset_u64(set, (metric_id)(M_CG_PSI_CPU_SOME_TOTAL + 2 * i), st->psi[i].total_us);
+            }
+    mset_write_json_range(ev, set, M_CG_CPU_USAGE, M_CG_IO_WIOS);
+    if (st->have & CG_HAVE_IO) {
         json_arr_open(ev, "cg_io");
         for (int i = 0; i < st->nio; i++) {
             char dev[32];
@@ -178,21 +189,7 @@ void cgroup_sample_fields(jbuf *ev, const cg_stats *st)
         }
         json_arr_close(ev);
     }
-    if (st->have & CG_HAVE_PSI) {
-        static const char *const names[CG_PSI_N][2] = {
-            { "cg_psi_cpu_some_avg10", "cg_psi_cpu_some_total" },
-            { "cg_psi_cpu_full_avg10", "cg_psi_cpu_full_total" },
-            { "cg_psi_memory_some_avg10", "cg_psi_memory_some_total" },
-            { "cg_psi_memory_full_avg10", "cg_psi_memory_full_total" },
-            { "cg_psi_io_some_avg10", "cg_psi_io_some_total" },
-            { "cg_psi_io_full_avg10", "cg_psi_io_full_total" },
-        };
-        for (int i = 0; i < CG_PSI_N; i++)
-            if (st->psi[i].valid) {
-                json_fixed(ev, names[i][0], st->psi[i].avg10, 2);
-                put_secs(ev, names[i][1], st->psi[i].total_us);
-            }
-    }
+    mset_write_json_range(ev, set, M_CG_PSI_CPU_SOME_AVG10, M_CG_PSI_IO_FULL_TOTAL);
 }
 
 static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
@@ -208,14 +205,15 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, j
         uint64_t t = procconn_total(s->pc);
         if (t < ts->total_procs)
             t = ts->total_procs;     /* events lost: never below what /proc saw */
-        json_u64(ev, "total_processes", t);
+        mset_u64(ctx->sample, M_TOTAL_PROCESSES, t);
+        mset_write_json_range(ev, ctx->sample, M_TOTAL_PROCESSES, M_TOTAL_PROCESSES);
     }
     if (!s->cg)
         return;
     s->have = s->cg->ops->read(s->cg, &s->st) == 0;
     if (!s->have)
         return;
-    cgroup_sample_fields(ev, &s->st);
+    cgroup_sample_fields(ev, ctx->sample, &s->st);
 }
 
 /* run: reap what jobscope (a subreaper) inherited, so it leaves the cgroup */

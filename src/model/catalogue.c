@@ -1,6 +1,7 @@
 /* catalogue.c — the one description of every field of the process-tree
- * sample (see metric.h).  docs/events.md is checked against this table by
- * tests/unit/test_model.c: a field added here must be documented there. */
+ * sample and of the cgroup source's scalar fields (see metric.h).  The docs
+ * are checked against this table by tests/unit/test_model.c: a field added
+ * here must be documented in docs/events.md or docs/cgroups.md. */
 #include "metric.h"
 
 #include <string.h>
@@ -8,7 +9,17 @@
 #define S  "kickstart.inv.online"
 #define U(n, unit, kind, help)          { n, S, unit, kind, MS_U64, 1, -1, 0, help }
 #define SEC(n, kind, flags, help)       { n, S, "seconds", kind, MS_U64, 1e6, 3, flags, help }
+#define CGB(n, kind, help)   { n, S, "bytes", kind, MS_U64, 1, -1, 0, help }
+#define CGN(n, unit, kind, help)  { n, S, unit, kind, MS_U64, 1, -1, 0, help }
+#define CGS(n, help)         { n, S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, help }
+#define PSI(n, what)         { n "_avg10", S, "percent", METRIC_GAUGE, MS_F64, 1, 2, 0, \
+                               "Pressure: percent of the last 10 s " what " stalled (cgroup v2)." }, \
+                             { n "_total", S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, \
+                               "Pressure: seconds " what " stalled in all (cgroup v2)." }
 
+
+/* Designated for the tree's fields; the cgroup's follow in order from
+ * M_TOTAL_PROCESSES (each PSI(...) is two entries). */
 const metric_def metric_catalogue[M_COUNT] = {
     [M_ELAPSED] = { "elapsed", S, "seconds", METRIC_GAUGE, MS_F64, 1, 3, 0,
                     "Seconds since the job started." },
@@ -55,6 +66,38 @@ const metric_def metric_catalogue[M_COUNT] = {
                              MF_HIDDEN, "Largest cpu_percent so far." },
     [M_PEAK_RSS] = { "peak_rss", S, "kB", METRIC_GAUGE, MS_F64, 1, 0, MF_HIDDEN,
                      "Largest rss so far." },
+    /* the cgroup source's fields (docs/cgroups.md), in its order */
+    [M_TOTAL_PROCESSES] = CGN("total_processes", "count", METRIC_COUNTER,
+        "Processes the job ever started, short-lived ones included (process connector)."),
+    CGS("cg_cpu_usage", "CPU seconds of everything that ever ran in the cgroup."),
+    CGS("cg_cpu_user", "User CPU seconds of the cgroup."),
+    CGS("cg_cpu_system", "System CPU seconds of the cgroup."),
+    CGN("cg_cpu_nr_throttled", "periods", METRIC_COUNTER, "CFS periods the cgroup was throttled."),
+    CGS("cg_cpu_throttled", "Seconds the cgroup was throttled."),
+    CGB("cg_memory_current", METRIC_GAUGE, "Memory charged to the cgroup now."),
+    CGB("cg_memory_peak", METRIC_GAUGE, "The cgroup's exact memory peak."),
+    CGB("cg_memory_max", METRIC_GAUGE, "The cgroup's memory limit."),
+    CGB("cg_memory_anon", METRIC_GAUGE, "Anonymous memory of the cgroup."),
+    CGB("cg_memory_file", METRIC_GAUGE, "Page cache of the cgroup (shmem included)."),
+    CGB("cg_memory_shmem", METRIC_GAUGE, "Shared memory of the cgroup."),
+    CGB("cg_memory_kernel", METRIC_GAUGE, "Kernel memory of the cgroup."),
+    CGN("cg_memory_oom", "events", METRIC_COUNTER,
+        "Times the cgroup hit its limit and the OOM killer was invoked (v2)."),
+    CGN("cg_memory_oom_kill", "processes", METRIC_COUNTER,
+        "Processes the OOM killer killed in the cgroup."),
+    CGN("cg_memory_max_events", "events", METRIC_COUNTER,
+        "Times the cgroup's memory usage hit its limit."),
+    CGN("cg_pids_current", "tasks", METRIC_GAUGE, "Tasks (processes and threads) in the cgroup now."),
+    CGN("cg_pids_peak", "tasks", METRIC_GAUGE, "Most tasks in the cgroup at once."),
+    CGN("cg_pids_max", "tasks", METRIC_GAUGE, "The cgroup's pids limit."),
+    CGN("cg_pids_max_events", "forks", METRIC_COUNTER, "Forks the cgroup's pids limit refused."),
+    CGB("cg_io_rbytes", METRIC_COUNTER, "Bytes the cgroup read from block devices."),
+    CGB("cg_io_wbytes", METRIC_COUNTER, "Bytes the cgroup wrote to block devices."),
+    CGN("cg_io_rios", "operations", METRIC_COUNTER, "Block read operations of the cgroup."),
+    CGN("cg_io_wios", "operations", METRIC_COUNTER, "Block write operations of the cgroup."),
+    PSI("cg_psi_cpu_some", "some task was"), PSI("cg_psi_cpu_full", "all tasks were"),
+    PSI("cg_psi_memory_some", "some task was"), PSI("cg_psi_memory_full", "all tasks were"),
+    PSI("cg_psi_io_some", "some task was"), PSI("cg_psi_io_full", "all tasks were"),
 };
 
 const char *metric_kind_name(enum metric_kind k)

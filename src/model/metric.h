@@ -2,7 +2,7 @@
  * once, and the set of values one sample carries.
  *
  * The catalogue (catalogue.c) describes each field of the process-tree
- * sample: its name in the events, unit, counter or gauge, how many decimals
+ * sample (and the scalar fields the cgroup source adds to it): its name in the events, unit, counter or gauge, how many decimals
  * the text encodings print, and a help line (Prometheus' HELP/TYPE, the
  * server's API and docs/events.md come from it).  A source fills an `mset`
  * (metric id, value; labels beside), and every encoder walks that set:
@@ -28,6 +28,19 @@ typedef enum metric_id {
     /* carried by the sample but not written in its JSON event: for the
      * encoders that need them (JoReMon) */
     M_ROOT_START, M_PEAK_CPU_PERCENT, M_PEAK_RSS,
+    /* the cgroup source's fields (cgroup/cgroup_source.c), in the order it
+     * writes them; it writes them itself, between its non-scalar parts */
+    M_TOTAL_PROCESSES,
+    M_CG_CPU_USAGE, M_CG_CPU_USER, M_CG_CPU_SYSTEM, M_CG_CPU_NR_THROTTLED, M_CG_CPU_THROTTLED,
+    M_CG_MEMORY_CURRENT, M_CG_MEMORY_PEAK, M_CG_MEMORY_MAX, M_CG_MEMORY_ANON, M_CG_MEMORY_FILE,
+    M_CG_MEMORY_SHMEM, M_CG_MEMORY_KERNEL, M_CG_MEMORY_OOM, M_CG_MEMORY_OOM_KILL,
+    M_CG_MEMORY_MAX_EVENTS, M_CG_PIDS_CURRENT, M_CG_PIDS_PEAK, M_CG_PIDS_MAX, M_CG_PIDS_MAX_EVENTS,
+    M_CG_IO_RBYTES, M_CG_IO_WBYTES, M_CG_IO_RIOS, M_CG_IO_WIOS,
+    /* pressure, two per cgroup/cgroup.h CG_PSI_* in that order: avg10, total */
+    M_CG_PSI_CPU_SOME_AVG10, M_CG_PSI_CPU_SOME_TOTAL, M_CG_PSI_CPU_FULL_AVG10, M_CG_PSI_CPU_FULL_TOTAL,
+    M_CG_PSI_MEMORY_SOME_AVG10, M_CG_PSI_MEMORY_SOME_TOTAL,
+    M_CG_PSI_MEMORY_FULL_AVG10, M_CG_PSI_MEMORY_FULL_TOTAL,
+    M_CG_PSI_IO_SOME_AVG10, M_CG_PSI_IO_SOME_TOTAL, M_CG_PSI_IO_FULL_AVG10, M_CG_PSI_IO_FULL_TOTAL,
     M_COUNT
 } metric_id;
 
@@ -106,7 +119,10 @@ uint64_t mset_raw(const mset *s, metric_id id);
 int      mset_has(const mset *s, metric_id id);      /* set and not null */
 
 /* Appends the visible labels then every set, visible value, in catalogue
- * order, as JSON members with the catalogue's decimals. */
+ * order, as JSON members with the catalogue's decimals.  The monitor calls
+ * it for the tree's fields before the sources' sample hooks run; a source
+ * writes its own fields with mset_write_json_range where they belong
+ * among its non-scalar parts (cgroup: cg_io). */
 void mset_write_json(jbuf *b, const mset *s);
 /* Appends the members for ids [from, to] only (the end record's counters). */
 void mset_write_json_range(jbuf *b, const mset *s, metric_id from, metric_id to);

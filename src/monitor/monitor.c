@@ -567,6 +567,7 @@ int monitor_run(monitor *m)
     m->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
     m->ctx.em = &m->em;
+    m->ctx.sample = &m->sample_set;
     m->ctx.run_mode = !attach;
     m->ctx.interval = m->opt.interval;
     m->ctx.verbose = m->opt.verbose;

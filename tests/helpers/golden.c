@@ -143,7 +143,9 @@ static int cgroup_fields(const char *dir)
             return -1;
         }
         json_obj_open(&b, NULL);
-        cgroup_sample_fields(&b, &st);
+        mset set;
+        mset_clear(&set, 0);
+        cgroup_sample_fields(&b, &set, &st);
         json_obj_close(&b);
         jbuf_putc(&b, '\n');
         b.comma = 0;
