@@ -74,8 +74,14 @@ static void abs_deadline(struct timespec *ts, double secs)
     ts->tv_nsec = (long)(ns % 1000000000LL);
 }
 
+/* -q: warnings about destinations and spools are silenced (errors that end
+ * the run, such as --require-output, are printed elsewhere). */
+static int publisher_quiet;
+void publisher_set_quiet(int on) { publisher_quiet = on; }
+
 void publisher_warn(const char *label, const char *fmt, ...)
 {
+    if (publisher_quiet) return;
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
