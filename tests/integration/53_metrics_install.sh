@@ -63,8 +63,10 @@ test_make_install_puts_the_python_package_on_pythons_own_path() {
     local py=/usr/bin/python3
     [ -x $py ] || py=$(command -v python3)
     make -s -C "$ROOT" BUILD="$BUILD" install DESTDIR="$T/root" PREFIX=/usr/local PYTHON=$py >make.log 2>&1 || { cat make.log; return 1; }
-    init=$(cd root && find . -path '*/jobscope/__init__.py' | sed 's|^\.||')
+    init=$(cd root && find . -path '*/jobscope/__init__.py' -o -name jobscope.py | head -1 | sed 's|^\.||')
+    [ -n "$init" ] || fail "no python module installed" || return 1
     dir=${init%/jobscope/__init__.py}
+    dir=${dir%/jobscope.py}
     $py -c 'import sys; sys.exit(0 if sys.argv[1] in sys.path else 1)' "$dir" \
         || fail "$dir is not on $py's sys.path: $($py -c 'import sys; print(sys.path)')" || return 1
     cat > job.py <<'PY'
