@@ -276,6 +276,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             if (parse_interval(optarg, &o->interval))
                 return bad("bad interval '%s': a number of seconds >= 0.01", optarg);
             have_interval = 1;
+            o->online_off = 0;
             break;
         case 'm': {
             char *end;
