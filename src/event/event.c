@@ -79,9 +79,11 @@ static const char *override_of(const char *field)
     return NULL;
 }
 
-/* The ranks of one MPI launch outside a batch system share a job id made
- * from the launcher's own id of the launch: PMIx namespace (Open MPI 4+,
- * PRRTE, Slurm's pmix), Open MPI's jobid, MPICH Hydra's KVS name. */
+/* The launcher's own id of an MPI launch, the same for all its ranks: PMIx
+ * namespace (Open MPI 4+, PRRTE, Slurm's pmix), Open MPI's jobid, MPICH
+ * Hydra's KVS name, else Slurm's JOB.STEP.  It is the "launch" annotation
+ * (two launches in one batch job are told apart) and, outside a batch
+ * system, the job id "mpi-LAUNCH". */
 static int mpi_launch_id(char *out, size_t n)
 {
     static const char *const vars[] = {
@@ -89,8 +91,12 @@ static int mpi_launch_id(char *out, size_t n)
     };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = env_nonempty(vars[i]);
-        if (v) { snprintf(out, n, "mpi-%s", v); return 1; }
+        if (v) { snprintf(out, n, "%s", v); return 1; }
     }
+    const char *job = env_nonempty("SLURM_JOB_ID"), *step = env_nonempty("SLURM_STEP_ID");
+    if (!job) job = env_nonempty("SLURM_JOBID");
+    if (!step) step = env_nonempty("SLURM_STEPID");
+    if (job && step) { snprintf(out, n, "%s.%s", job, step); return 1; }
     return 0;
 }
 
@@ -141,7 +147,9 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     } else if (override_of("dag_job_id") || env_nonempty("PEGASUS_DAG_JOB_ID")) {
         a->job_id = strdup(override_of("dag_job_id") ? override_of("dag_job_id") : getenv("PEGASUS_DAG_JOB_ID"));
     } else if (mpi_launch_id(gen, sizeof gen)) {
-        a->job_id = strdup(gen);
+        char mpi[sizeof gen + 8];
+        snprintf(mpi, sizeof mpi, "mpi-%s", gen);
+        a->job_id = strdup(mpi);
     } else {
         snprintf(gen, sizeof gen, "%s-%ld-%ld", host, (long)getpid(), (long)time(NULL));
         a->job_id = strdup(gen);
@@ -167,6 +175,8 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     }
     json_i64(&b, "rank", rank);
     a->rank = rank;
+    char launch[256];
+    if (mpi_launch_id(launch, sizeof launch)) json_str(&b, "launch", launch);
     json_str(&b, "job_id", a->job_id);
     if (bid) {
         json_obj_open(&b, "batch");

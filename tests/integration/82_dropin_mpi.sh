@@ -19,6 +19,7 @@ test_mpi_ranks_write_one_file_each_and_share_the_launch_job_id() {
     done
     jobs=$(cat ev-*.jsonl > all.jsonl; jq_py 'sorted(set(e["job_id"] for e in ev))' all.jsonl)
     assert_match "$jobs" '^\["mpi-[^"]+"\]$' "one job id for the launch, from the launcher" || return 1
+    assert_eq "$(jq_py 'sorted(set("mpi-" + e["launch"] for e in ev))' all.jsonl)" "$jobs" "the launch annotation" || return 1
     # a second launch is another job
     _no_batch $MPIRUN "$JS" monitor -i 0.1 -o "$T/second-%r.jsonl" -- true 2>/dev/null || return 1
     assert_ne "$(jq_py 'ev[0]["job_id"]' second-0.jsonl)" "$(jq_py 'ev[0]["job_id"]' ev-0.jsonl)"
@@ -46,4 +47,14 @@ test_output_names_expand_rank_host_job_and_pid() {
     assert_file "e-5-$(hostname)-j_1-%.jsonl" || return 1
     assert_eq "$(ls p-*.jsonl | grep -cE '^p-[0-9]+\.jsonl$')" 1 || return 1
     assert_ne "$(ls p-*.jsonl)" "p-%p.jsonl"
+}
+
+# Under a batch system the job id is the batch's; two launches (srun steps,
+# two mpiruns) in one batch job are told apart by "launch".
+test_mpi_launch_tells_steps_of_one_batch_job_apart() {
+    SLURM_JOB_ID=77 SLURM_STEP_ID=2 SLURM_PROCID=3 "$JS" run -o ev.jsonl -- true || return 1
+    assert_eq "$(jq_py 'sorted(set((e["job_id"], e["launch"], e["rank"]) for e in ev))' ev.jsonl)" '[["77", "77.2", 3]]' || return 1
+    env -u SLURM_STEP_ID -u SLURM_STEPID -u PMIX_NAMESPACE -u OMPI_MCA_ess_base_jobid -u PMI_KVSNAME \
+        SLURM_JOB_ID=77 "$JS" run -o ev2.jsonl -- true || return 1
+    assert_eq "$(jq_py 'any("launch" in e for e in ev)' ev2.jsonl)" false "no launcher, no launch field"
 }
