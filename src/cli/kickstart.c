@@ -81,7 +81,7 @@ static char **ks_read_args(const char *path)
     FILE *f = fopen(path, "re");
     if (!f) return NULL;
     char **v = NULL, *line = NULL;
-    size_t n = 0, cap = 0;
+    size_t cap = 0;
     int count = 0;
     ssize_t len;
     while ((len = getline(&line, &cap, f)) >= 0) {
@@ -93,7 +93,6 @@ static char **ks_read_args(const char *path)
         v[count++] = strdup(line);
         v[count] = NULL;
     }
-    (void)n;
     free(line);
     fclose(f);
     return v;
