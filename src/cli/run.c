@@ -5,6 +5,8 @@
 #include "run.h"
 #include "options.h"
 #include "../monitor/monitor.h"
+#include "../event/event.h"
+#include "../sink/delivery/publisher.h"
 
 #include <string.h>
 
@@ -27,6 +29,8 @@ static void to_config(const js_options *o, monitor_config *c)
     c->wait_all = o->wait_all;
     c->flush_timeout = o->flush_timeout;
     c->kill_grace = o->kill_grace;
+    c->online_off = o->online_off;
+    c->null_missing = o->null_missing;
     c->cgroup.mode = o->cgroup_mode;
     c->cgroup.path = o->cgroup_path;
     c->limits.specs = o->limits;
@@ -40,6 +44,7 @@ static void to_config(const js_options *o, monitor_config *c)
     c->metrics.telemetry_level = o->telemetry_level;
     c->metrics.scan_output = o->scan_output;
     c->metrics.strip_payloads = o->strip_payloads;
+    c->metrics.payload_panorama = o->payload_panorama;
 }
 
 int monitor_main(int attach, int argc, char **argv)
@@ -50,6 +55,9 @@ int monitor_main(int attach, int argc, char **argv)
     if (rc || exit_now) return rc;
     monitor_config cfg;
     to_config(&opt, &cfg);
+    /* process-wide switches of the layers below */
+    annotations_null_missing(opt.null_missing);
+    publisher_set_quiet(opt.quiet);
     monitor *m = monitor_new(&cfg);
     if (!m) return JS_EXIT_ERROR;
     return monitor_run(m);

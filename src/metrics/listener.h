@@ -27,6 +27,7 @@ typedef struct metrics_config {
     int telemetry_level;          /* --telemetry-level; -1: JOBSCOPE_TELEMETRY_LEVEL or 1; 0: off */
     int scan_output;              /* --scan-output: the job's stdout/stderr through pipes */
     int strip_payloads;           /* --strip-payloads: remove the blocks from that output */
+    int payload_panorama;         /* --payload-shape panorama */
 } metrics_config;
 
 extern const source_ops metrics_source_ops;

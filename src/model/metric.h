@@ -82,6 +82,8 @@ typedef struct mvalue {
     uint64_t u;              /* MS_U64 */
     double   d;              /* MS_F64 */
     uint8_t  set, null;      /* null: known to be unknown (MF_NULLABLE) */
+    uint8_t  missing;        /* not measured, written 0 in JSON (kickstart's
+                              * convention) but an empty CSV cell */
 } mvalue;
 
 /* A label: a string (NULL: JSON null) or an integer. */
@@ -105,6 +107,7 @@ void mset_clear(mset *s, double ts);
 void mset_u64(mset *s, metric_id id, uint64_t v);
 void mset_f64(mset *s, metric_id id, double v);
 void mset_null(mset *s, metric_id id);
+void mset_missing(mset *s, metric_id id);   /* not measured: 0 in JSON, empty in CSV */
 void mset_label_num(mset *s, const char *key, long long v);
 void mset_label_str(mset *s, const char *key, const char *v, int hidden);
 /* The label's string (NULL if absent or null) / number (0 if absent). */
@@ -126,7 +129,7 @@ int      mset_has(const mset *s, metric_id id);      /* set and not null */
 void mset_write_json(jbuf *b, const mset *s);
 /* Appends the members for ids [from, to] only (the end record's counters). */
 void mset_write_json_range(jbuf *b, const mset *s, metric_id from, metric_id to);
-/* Appends one value as text (CSV cell); nothing for null/unset. */
+/* Appends one value as text (CSV cell); nothing for null, missing or unset. */
 void mset_write_cell(jbuf *b, const mset *s, metric_id id);
 
 #endif

@@ -14,6 +14,7 @@ void mset_clear(mset *s, double ts)
 void mset_u64(mset *s, metric_id id, uint64_t v) { s->v[id] = (mvalue){ .u = v, .d = (double)v, .set = 1 }; }
 void mset_f64(mset *s, metric_id id, double v)   { s->v[id] = (mvalue){ .d = v, .set = 1 }; }
 void mset_null(mset *s, metric_id id)            { s->v[id] = (mvalue){ .set = 1, .null = 1 }; }
+void mset_missing(mset *s, metric_id id)         { s->v[id] = (mvalue){ .set = 1, .missing = 1 }; }
 
 static void add_label(mset *s, mlabel l)
 {
@@ -99,7 +100,7 @@ void mset_write_cell(jbuf *b, const mset *s, metric_id id)
 {
     const metric_def *d = &metric_catalogue[id];
     char t[64];
-    if (!mset_has(s, id)) return;
+    if (!mset_has(s, id) || s->v[id].missing) return;
     if (d->decimals < 0) jbuf_put(b, t, fmt_u64(t, s->v[id].u));
     else jbuf_put(b, t, fmt_fixed(t, mset_value(s, id), d->decimals));
 }

@@ -27,6 +27,7 @@
 #include "../source.h"
 #include "../cgroup/cgroup.h"
 #include "../limits/limits.h"
+#include "../util/outpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +44,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -84,6 +86,7 @@ struct monitor {
     mset        sample_set;       /* the last sample in the metric model */
     uint64_t    nsamples;
     char       *cmd, *cwd, *user, *exe;
+    double      proc_start;       /* epoch seconds the main process started (JoReMon's ClockTime) */
     int         stop_signal;      /* attach: interrupted by this signal */
     /* limits */
     char        kill_reason[128];
@@ -134,7 +137,12 @@ static int open_outputs(monitor *m, char **default_path)
     }
     for (int i = 0; i < o->noutputs; i++) {
         char err[512];
-        sink *s = sink_open(o->outputs[i], &o->sink, err, sizeof err);
+        /* events-%r.jsonl: one file per MPI rank, host, job or monitor pid */
+        char *path = outpath_expand(o->outputs[i], m->em.ann.rank, m->em.ann.hostname,
+                                    m->em.ann.job_id, getpid());
+        if (!path) return error_exit("out of memory");
+        sink *s = sink_open(path, &o->sink, err, sizeof err);
+        free(path);
         if (!s) return error_exit("cannot write events to %s", err);
         emitter_add_sink(&m->em, s);
     }
@@ -174,37 +182,75 @@ static void emit_start(monitor *m)
 }
 
 /* The cumulative counters (utime ... nivcsw), as in the samples. */
-static void put_counters(jbuf *b, const tree_sample *s)
+static void put_counters(jbuf *b, const tree_sample *s, int null_missing)
 {
     mset set;
-    tree_metrics_fill(&set, s, 0, NULL);
+    tree_metrics_fill(&set, s, 0, NULL, null_missing);
     mset_write_json_range(b, &set, M_UTIME, M_NIVCSW);
 }
 
-void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s)
+void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s,
+                           int null_missing)
 {
-    tree_metrics_fill(set, s, root, exe);
+    tree_metrics_fill(set, s, root, exe, null_missing);
     mset_write_json(b, set);
+}
+
+/* The main process may exec (a shell script's last command): name what runs
+ * now, not what was started.  One readlink per sample. */
+static void refresh_exe(monitor *m)
+{
+    if (m->root_done) return;
+    char path[48], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)m->root);
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n <= 0) return;
+    buf[n] = 0;
+    if (m->exe && !strcmp(m->exe, buf)) return;
+    char *e = strdup(buf), *c = hostinfo_cmdline(m->root);
+    if (!e) { free(c); return; }
+    free(m->exe);
+    m->exe = e;
+    if (c) { free(m->cmd); m->cmd = c; }
+}
+
+/* When PID started, in epoch seconds: stat's starttime counts clock ticks
+ * of CLOCK_BOOTTIME.  0 if unknown. */
+static double process_start_epoch(pid_t pid)
+{
+    char path[48], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    proc_stat st;
+    if (n <= 0 || procread_stat(buf, (size_t)n, &st) != 0) return 0;
+    struct timespec bt;
+    clock_gettime(CLOCK_BOOTTIME, &bt);
+    double up = (double)bt.tv_sec + bt.tv_nsec / 1e9;
+    return now_epoch() - (up - (double)st.starttime / (double)sysconf(_SC_CLK_TCK));
 }
 
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
+    refresh_exe(m);
     if (proctree_sample(m->tree, s) != 0) {
         js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
         return;
     }
-    s->root_start = m->start_ts;
+    s->root_start = m->proc_start > 0 ? m->proc_start : m->start_ts;
     s->root_cmd = m->cmd;
     s->root_cwd = m->cwd;
     s->user = m->user;
     m->nsamples++;
     jbuf *b = &m->evbuf;
     event_begin(&m->em, b, EV_SAMPLE, s->ts);
-    monitor_sample_fields(b, &m->sample_set, m->root, m->exe, s);
+    monitor_sample_fields(b, &m->sample_set, m->root, m->exe, s, m->opt.null_missing);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, b);
-    emitter_send(&m->em, b, EV_SAMPLE, s->ts, &m->sample_set);
+    if (!m->opt.online_off) emitter_send(&m->em, b, EV_SAMPLE, s->ts, &m->sample_set);
 }
 
 static void put_peak(jbuf *b, const char *key, const tree_peak *p, int decimals)
@@ -276,7 +322,7 @@ static void emit_record(monitor *m)
     json_fixed(b, "start", m->start_ts, 6);
     json_fixed(b, "end", m->end_ts, 6);
     json_fixed(b, "duration", duration, 6);
-    put_counters(b, s);
+    put_counters(b, s, m->opt.null_missing);
     double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6;
     int cores = hostinfo_cpus_available();
     json_fixed(b, "cpu_time", cpu, 6);
@@ -606,6 +652,7 @@ int monitor_run(monitor *m)
         snprintf(path, sizeof path, "/proc/%d/exe", (int)m->root);
         ssize_t n = readlink(path, buf, sizeof buf - 1);
         if (n > 0) { buf[n] = 0; m->exe = strdup(buf); }
+        m->proc_start = process_start_epoch(m->root);
         struct stat st;
         snprintf(path, sizeof path, "/proc/%d", (int)m->root);
         m->user = hostinfo_user(stat(path, &st) == 0 ? st.st_uid : getuid());

@@ -41,6 +41,8 @@ typedef struct monitor_config {
     int     wait_all;             /* run: wait for every descendant */
     double  flush_timeout;        /* seconds, at the end */
     double  kill_grace;           /* seconds between SIGTERM and SIGKILL */
+    int     online_off;           /* -m 0: no online samples (the record still comes) */
+    int     null_missing;         /* --null-missing: iowait null when not measured */
     /* each source's own config */
     cgroup_config     cgroup;
     limits_config     limits;
@@ -59,6 +61,7 @@ int      monitor_run(monitor *m);
 /* The process-tree fields of a kickstart.inv.online event (pid ... brecv):
  * fills *set from s and appends its JSON members to b.  The golden-output
  * test drives it with fixed samples. */
-void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s);
+void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s,
+                           int null_missing);
 
 #endif

@@ -1,7 +1,7 @@
 /* tree_metrics.c — see tree_metrics.h. */
 #include "tree_metrics.h"
 
-void tree_metrics_fill(mset *m, const tree_sample *s, pid_t root, const char *exe)
+void tree_metrics_fill(mset *m, const tree_sample *s, pid_t root, const char *exe, int null_missing)
 {
     mset_clear(m, s->ts);
     mset_label_num(m, "pid", root);
@@ -13,7 +13,8 @@ void tree_metrics_fill(mset *m, const tree_sample *s, pid_t root, const char *ex
     mset_u64(m, M_UTIME, s->c.utime_us);
     mset_u64(m, M_STIME, s->c.stime_us);
     if (s->iowait_valid) mset_u64(m, M_IOWAIT, s->c.iowait_us);
-    else mset_null(m, M_IOWAIT);
+    else if (null_missing) mset_null(m, M_IOWAIT);
+    else mset_missing(m, M_IOWAIT);         /* kickstart: a number, 0 when not measured */
     mset_u64(m, M_BREAD, s->c.read_bytes);
     mset_u64(m, M_BWRITE, s->c.write_bytes);
     mset_u64(m, M_RCHAR, s->c.rchar);

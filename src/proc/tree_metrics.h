@@ -9,7 +9,9 @@
 #include "proctree.h"
 
 /* Fills out from s: labels pid and exe (visible), cmd, cwd and user
- * (hidden: JoReMon's), every field of the catalogue. */
-void tree_metrics_fill(mset *out, const tree_sample *s, pid_t root, const char *exe);
+ * (hidden: JoReMon's), every field of the tree in the catalogue.  iowait
+ * without delay accounting is 0, as kickstart wrote it, or null with
+ * null_missing (--null-missing). */
+void tree_metrics_fill(mset *out, const tree_sample *s, pid_t root, const char *exe, int null_missing);
 
 #endif

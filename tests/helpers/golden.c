@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++) {
         fixed_sample(&smp[i], i);
         event_begin(&em, &b, EV_SAMPLE, smp[i].ts);
-        monitor_sample_fields(&b, &set[i], 4242, i ? "/usr/bin/python3" : NULL, &smp[i]);
+        monitor_sample_fields(&b, &set[i], 4242, i ? "/usr/bin/python3" : NULL, &smp[i], 0);
         emitter_send(&em, &b, EV_SAMPLE, smp[i].ts, &set[i]);
     }
     for (int i = 0; i < 3; i++) {
