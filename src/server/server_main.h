@@ -4,7 +4,10 @@
 #ifndef JOBSCOPE_SERVER_MAIN_H
 #define JOBSCOPE_SERVER_MAIN_H
 
+#include "report/stats.h"
+
 #define SERVER_COMMANDS \
+    { "stats", stats_main }, \
     { NULL, NULL },
 
 #endif
