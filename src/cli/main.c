@@ -39,6 +39,7 @@ static const struct command {
 static const struct server_command { const char *name, *help; } server_commands[] = {
     { "serve",  "serve [OPTIONS]                  the per-node telemetry service (store, OpenTSDB API, dashboard)" },
     { "stats",  "stats DIR|FILE...|--server URL   statistics over many jobs, right-sizing advice" },
+    { "report", "report EVENTS... [-o FILE.html]  a self-contained HTML report of jobs, --svg plots" },
 };
 
 static int exec_server(char **argv)

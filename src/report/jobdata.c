@@ -382,6 +382,16 @@ static void add_start(jobdata *j, json_t *ev)
     SETSTR(s->exe, str(ev, "exe"));
     SETSTR(s->cmd, str(ev, "cmd"));
     SETSTR(s->user, str(ev, "user"));
+    json_t *argv = json_object_get(ev, "argv");
+    if (!s->cmd[0] && json_is_array(argv)) {       /* cmd may be empty: join argv */
+        size_t i, len = 0;
+        json_t *a;
+        json_array_foreach(argv, i, a) {
+            if (!json_is_string(a) || len + 2 >= sizeof s->cmd) break;
+            len += (size_t)snprintf(s->cmd + len, sizeof s->cmd - len, "%s%s", i ? " " : "",
+                                    json_string_value(a));
+        }
+    }
     if (isnan(s->start)) s->start = num(ev, "ts");
     SETSTR(s->type, "jobscope");
 }

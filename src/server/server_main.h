@@ -8,6 +8,7 @@
 
 #define SERVER_COMMANDS \
     { "stats", stats_main }, \
+    { "report", report_main }, \
     { NULL, NULL },
 
 #endif
