@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "server.h"
 #include "serve_cmd.h"
+#include "sink/serve_detect.h"
 
 #define DEFAULT_CONFIG "/etc/jobscope/serve.conf"
 #define EXIT_ERR 125
@@ -22,27 +23,9 @@
 
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
-int server_socket_dir(char *buf, size_t len)
-{
-    const char *rt = getenv("XDG_RUNTIME_DIR");
-    int n;
-    if (geteuid() == 0) n = snprintf(buf, len, "/run/jobscope");
-    else if (rt && *rt == '/') n = snprintf(buf, len, "%s/jobscope", rt);
-    else n = snprintf(buf, len, "/tmp/jobscope-%u", (unsigned)geteuid());
-    return n > 0 && (size_t)n < len ? 0 : -1;
-}
-
 int server_default_socket(char *buf, size_t len)
 {
-    const char *env = getenv("JOBSCOPE_SERVE_SOCKET");
-    if (env && *env) {
-        int n = snprintf(buf, len, "%s", env);
-        return n > 0 && (size_t)n < len ? 0 : -1;
-    }
-    char dir[PATH_MAX];
-    if (server_socket_dir(dir, sizeof dir) < 0) return -1;
-    int n = snprintf(buf, len, "%s/%s", dir, SERVER_SOCKET_NAME);
-    return n > 0 && (size_t)n < len ? 0 : -1;
+    return serve_socket_path(buf, len);
 }
 
 static char *default_store_dir(void)

@@ -37,7 +37,7 @@ typedef struct server_strlist {
 typedef struct server_config {
     char          *listen;          /* "ADDR:PORT"; default 127.0.0.1:4242; "" or "none" = no TCP */
     int            listen_given;    /* --listen/config: a non-loopback address needs a token */
-    char          *socket_path;     /* Unix socket; default SERVER_SOCKET_NAME in server_socket_dir(); "none" = off */
+    char          *socket_path;     /* Unix socket; default server_default_socket(); "none" = off */
     char          *store_dir;       /* default $XDG_STATE_HOME/jobscope (root: /var/lib/jobscope) */
     double         retention_s;     /* --retention 30d; 0 = forever */
     long long      max_bytes;       /* --max-size 10G; 0 = no limit */
@@ -72,11 +72,9 @@ int  server_config_set(server_config *c, const char *key, const char *value, cha
 int  server_parse_duration(const char *s, double *out_s);
 int  server_parse_size(const char *s, long long *out);
 
-/* The directory of the well-known Unix socket: /run/jobscope as root, else
- * $XDG_RUNTIME_DIR/jobscope (else /tmp/jobscope-UID); a 0700 directory. */
-#define SERVER_SOCKET_NAME "serve.sock"
-int  server_socket_dir(char *buf, size_t len);
-/* The full default socket path, or $JOBSCOPE_SERVE_SOCKET when set. */
+/* The well-known Unix socket (sink/serve_detect.h): $JOBSCOPE_SERVE_SOCKET,
+ * else /run/jobscope/serve.sock as root, else $XDG_RUNTIME_DIR/jobscope/
+ * serve.sock (else /tmp/jobscope-UID/serve.sock); its directory is 0700. */
 int  server_default_socket(char *buf, size_t len);
 
 /* ---- the server object ---- */
@@ -152,6 +150,9 @@ typedef struct server_request {
 const char *server_param(const server_request *r, const char *name);
 const char *server_param_n(const server_request *r, const char *name, int i);
 const char *server_header(const server_request *r, const char *name);
+/* The request's query string, re-encoded ("a=1&m=sum%3Ax"; "" when none);
+ * malloc'ed.  For forwarding a request to peers. */
+char *server_query_string(const server_request *r);
 
 #define SERVER_MAX_HEADERS 8
 typedef struct server_response {
