@@ -987,7 +987,7 @@ int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errl
     series *prev = NULL;
     for (size_t i = 0; i < n; i++) {
         const store_point *p = &pts[i];
-        memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
+        if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
         if (p->ntags > 1) qsort(sorted, (size_t)p->ntags, sizeof *sorted, cmp_tag);
         make_key(&key, p->metric, sorted, p->ntags);
         if (prev && prev->keylen == key.n && memcmp(prev->key, key.p, key.n) == 0) { ser[i] = prev; continue; }
@@ -1074,6 +1074,7 @@ static void merge_out(pointbuf *b, int64_t from, int64_t to, store_points *out)
         size_t lo = 0, hi = b->n;
         while (lo < b->n && b->ts[lo] < from) lo++;
         while (hi > lo && b->ts[hi - 1] > to) hi--;
+        if (hi == lo) return;
         points_reserve(out, hi - lo);
         memcpy(out->ts + out->n, b->ts + lo, (hi - lo) * sizeof *out->ts);
         memcpy(out->val + out->n, b->val + lo, (hi - lo) * sizeof *out->val);

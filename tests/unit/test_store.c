@@ -570,7 +570,7 @@ static void test_kill_9_loses_no_acknowledged_point(void **st)
         store_config c = {dir, 0, 0};
         store *s = store_open(&c, err, sizeof err);
         if (!s) _exit(3);
-        static char jobs[64][8];
+        static char jobs[64][16];
         static store_tag tags[64][1];
         for (int j = 0; j < 64; j++) {
             snprintf(jobs[j], sizeof jobs[j], "c%d", j);
@@ -601,7 +601,7 @@ static void test_kill_9_loses_no_acknowledged_point(void **st)
     assert_true(WIFSIGNALED(status));
     store *s = open_at("crash", 0, 0);
     for (int j = 0; j < 64; j++) {
-        char job[8];
+        char job[16];
         snprintf(job, sizeof job, "c%d", j);
         uint64_t id = series_id(s, "crash.m", job);
         assert_true(id != 0);
