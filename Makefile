@@ -47,7 +47,7 @@ SERVE_OBJS += $(BUILD)/gen/web_assets.o
 
 SRCS    := $(filter-out $(SERVE_SRCS),$(sort $(wildcard src/*/*.c)))
 NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
-              opentsdb.c influx.c jsonx.c tsconv.c)
+              opentsdb.c influx.c jsonx.c tsconv.c jobscope.c)
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
 NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/pic/%.o)
 CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS)) $(NET_OBJS)
