@@ -39,7 +39,7 @@ static const char *const schema =
     "  start REAL, end REAL, last REAL, duration REAL, cpu_time REAL, cpu_eff REAL, cores REAL,"
     "  peak_mem REAL, rchar REAL, wchar REAL, gpu_peak_mem REAL, exit_code INTEGER,"
     "  exit_type TEXT, signal_name TEXT, nsamples INTEGER DEFAULT 0, stampede TEXT,"
-    "  warnings TEXT, summary TEXT, UNIQUE(wf, job));"
+    "  warnings TEXT, summary TEXT, view TEXT, UNIQUE(wf, job));"
     "CREATE INDEX IF NOT EXISTS jobs_job ON jobs(job);"
     "CREATE INDEX IF NOT EXISTS jobs_host ON jobs(host, start);"
     "CREATE INDEX IF NOT EXISTS jobs_start ON jobs(start);"
@@ -161,6 +161,10 @@ static void summarise(repo *r, const char *wf, const char *job)
     json_decref(evs);
     const jd_summary *s = &j.sum;
     json_t *sum = jobdata_summary_json(s), *warn = jobdata_warnings(&j);
+    /* the finished job's page, computed once: what GET /api/jobs/ID answers */
+    json_t *view = jobdata_json(&j, REPO_VIEW_POINTS);
+    char *vj = json_dumps(view, JSON_COMPACT | JSON_REAL_PRECISION(16));
+    json_decref(view);
     char *sj = json_dumps(sum, JSON_COMPACT), *wj = json_dumps(warn, JSON_COMPACT);
     RUN(r, "UPDATE jobs SET exe=coalesce(?3,exe), cmd=coalesce(?4,cmd), start=coalesce(?5,start),"
            " end=?6, duration=?7, cpu_time=?8, cpu_eff=?9, cores=?10, peak_mem=?11, rchar=?12,"
@@ -170,18 +174,20 @@ static void summarise(repo *r, const char *wf, const char *job)
         s->cpu_time, s->cpu_eff, s->cores, s->peak_mem, s->rchar, s->wchar, s->gpu_peak_mem);
     /* the remaining columns (mixed types) */
     sqlite3_stmt *st = prep(r, "UPDATE jobs SET exit_code=?3, exit_type=?4, signal_name=?5, summary=?6,"
-                               " warnings=?7 WHERE wf=?1 AND job=?2", "ss", wf, job);
+                               " warnings=?7, view=?8 WHERE wf=?1 AND job=?2", "ss", wf, job);
     if (st) {
         if (s->exit_code >= 0) sqlite3_bind_int(st, 3, s->exit_code);
         bind_text(st, 4, s->exit_type[0] ? s->exit_type : NULL);
         bind_text(st, 5, s->signal_name[0] ? s->signal_name : NULL);
         bind_text(st, 6, sj);
         bind_text(st, 7, wj);
+        bind_text(st, 8, vj);
         sqlite3_step(st);
         sqlite3_finalize(st);
     }
     free(sj);
     free(wj);
+    free(vj);
     json_decref(sum);
     json_decref(warn);
     jobdata_free(&j);
@@ -513,6 +519,20 @@ json_t *repo_events(repo *r, const repo_event_filter *f)
     pthread_mutex_unlock(&r->mu);
     return json_pack("{s:o,s:o}", "events", a, "next",
                      count == limit ? json_integer(last) : jd_null());
+}
+
+char *repo_job_view(repo *r, const char *job, const char *wf)
+{
+    char w[512], *v = NULL;
+    pthread_mutex_lock(&r->mu);
+    if (find_wf(r, job, wf, w, sizeof w)) {
+        sqlite3_stmt *st = prep(r, "SELECT view FROM jobs WHERE wf=?1 AND job=?2 AND state='done'", "ss", w, job);
+        if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            v = strdup((const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return v;
 }
 
 json_t *repo_nodes(repo *r)

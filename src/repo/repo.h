@@ -46,6 +46,11 @@ json_t *repo_job_events(repo *r, const char *job, const char *wf, double since);
 /* The job's row (as in repo_jobs), or NULL. */
 json_t *repo_job_row(repo *r, const char *job, const char *wf);
 
+/* A finished job's view (jobdata_json thinned to REPO_VIEW_POINTS), computed
+ * once when its end-of-job record arrived: malloc'ed JSON text, or NULL. */
+#define REPO_VIEW_POINTS 20000
+char *repo_job_view(repo *r, const char *job, const char *wf);
+
 /* {"workflows":[...]} and one workflow {"workflow":{...},"jobs":[...],
  * "events":[stampede, payload and other non-sample events]} (NULL if unknown). */
 json_t *repo_workflows(repo *r);

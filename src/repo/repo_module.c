@@ -31,7 +31,7 @@ static void on_event(server *s, const char *json, size_t len, void *arg)
 
 static void reply_json(server_response *w, int status, json_t *o)
 {
-    char *body = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    char *body = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(16));
     json_decref(o);
     if (!body) {
         server_reply_error(w, 500, "out of memory", "");
@@ -131,15 +131,45 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
         server_reply_error(w, 400, "bad number in since or max_points", "");
         return;
     }
-    json_t *evs = repo_job_events(arg, id, param(r, "wf"), 0);
-    if (!evs) {
-        server_reply_error(w, 404, "no such job", id);
-        return;
-    }
+    const char *wf = param(r, "wf");
     if (raw) {
+        json_t *evs = repo_job_events(arg, id, wf, 0);
+        if (!evs) {
+            server_reply_error(w, 404, "no such job", id);
+            return;
+        }
         reply_json(w, 200, json_pack("{s:s,s:o}", "job_id", id, "events", evs));
         return;
     }
+    json_t *row = repo_job_row(arg, id, wf);
+    if (!row) {
+        server_reply_error(w, 404, "no such job", id);
+        return;
+    }
+    const char *state = json_string_value(json_object_get(row, "state"));
+    if (!state) state = "unknown";
+    if (since <= 0 && maxp <= 0) {
+        char *view = repo_job_view(arg, id, wf);      /* a finished job: computed at its end */
+        if (view && view[0] == '{') {
+            char *rj = json_dumps(row, JSON_COMPACT | JSON_REAL_PRECISION(16));
+            size_t vl = strlen(view), rl = rj ? strlen(rj) : 2;
+            char *body = malloc(vl + rl + 64);
+            if (body) {
+                int hl = snprintf(body, rl + 64, "{\"record\":%s,\"state\":\"done\"%s", rj ? rj : "{}",
+                                 view[1] == '}' ? "" : ",");
+                memcpy(body + hl, view + 1, vl);      /* the rest of the object, its NUL too */
+                server_reply_take(w, 200, "application/json", body, (size_t)hl + vl - 1);
+                server_add_header(w, "Cache-Control", "no-store");
+            }
+            free(rj);
+            free(view);
+            json_decref(row);
+            if (!body) server_reply_error(w, 500, "out of memory", "");
+            return;
+        }
+        free(view);
+    }
+    json_t *evs = repo_job_events(arg, id, wf, since > 0 ? since : 0);
     jobdata j;
     jobdata_init(&j);
     size_t i;
@@ -149,11 +179,26 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
     jobdata_finish(&j);
     json_t *o = jobdata_json(&j, since > 0 ? 0 : (maxp > 0 ? (size_t)maxp : 20000));
     jobdata_free(&j);
-    json_t *row = repo_job_row(arg, id, param(r, "wf"));
-    json_object_set_new(o, "record", row ? row : json_object());
-    json_object_set_new(o, "state", json_string(row && json_is_string(json_object_get(row, "state")) ?
-                                                json_string_value(json_object_get(row, "state")) : "unknown"));
-    if (since > 0) slice_since(o, since);
+    json_object_set_new(o, "state", json_string(state));
+    if (since > 0) {
+        /* only the newer events were read: the characteristics come from the
+         * job's row, the client keeps the rest */
+        slice_since(o, since);
+        json_t *up = json_object();
+        const char *k;
+        json_t *v;
+        json_object_foreach(row, k, v)
+            if (!json_is_null(v) && strcmp(k, "warnings") && strcmp(k, "state") && strcmp(k, "wf"))
+                json_object_set(up, k, v);
+        json_object_set_new(up, "finished", json_boolean(!strcmp(state, "done")));
+        json_object_set_new(o, "summary_update", up);
+        json_object_del(o, "summary");
+        json_object_del(o, "warnings");
+        json_object_del(o, "start");
+        json_object_del(o, "tags");
+        if (json_is_null(json_object_get(o, "end"))) json_object_del(o, "end");
+    }
+    json_object_set_new(o, "record", row);
     reply_json(w, 200, o);
 }
 
@@ -208,6 +253,12 @@ static void h_asset(server *s, const server_request *r, server_response *w, void
     server_add_header(w, "Cache-Control", "no-cache");
 }
 
+static void h_favicon(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)s; (void)r; (void)arg;
+    server_reply(w, 204, "image/x-icon", "", 0);
+}
+
 static int repo_init(server *s, char *err, size_t errlen)
 {
     char path[4096];
@@ -223,6 +274,7 @@ static int repo_init(server *s, char *err, size_t errlen)
     server_route(s, "GET", "/api/nodes", h_nodes, the_repo);
     server_route(s, "GET", "/", h_asset, NULL);
     server_route(s, "GET", "/ui/*", h_asset, NULL);
+    server_route(s, "GET", "/favicon.ico", h_favicon, NULL);
     return 0;
 }
 

@@ -130,7 +130,7 @@ static int write_html(FILE *f, json_t *jobs)
 {
     json_t *doc = json_pack("{s:f,s:O}", "generated", (double)time(NULL), "jobs", jobs);
     /* JSON_ESCAPE_SLASH: "</script>" cannot occur in the data block */
-    char *data = json_dumps(doc, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(12));
+    char *data = json_dumps(doc, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(15));
     json_decref(doc);
     if (!data) return -1;
     const char *title = json_string_value(json_object_get(json_object_get(json_array_get(jobs, 0), "summary"), "job_id"));

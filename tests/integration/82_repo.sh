@@ -43,7 +43,7 @@ test_repository_keeps_runs_and_stampede_events_and_answers_the_api() {
     serve_up || return 1
     JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.05 --job r1 --tag task=zip -o /dev/null -- \
         sh -c 'head -c 20000000 /dev/urandom | gzip -1 >/dev/null' || return 1
-    JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.05 --job r2 -o ev2.jsonl -- sh -c 'exit 3'
+    JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.05 --job r2 -o ev2.jsonl -- sh -c 'sleep 0.3; exit 3'
     stampede_events > st.ndjson
     curl -sf -X POST --data-binary @st.ndjson "http://127.0.0.1:$PORT/api/events" >/dev/null || fail "post" || return 1
     sleep 0.3

@@ -163,7 +163,7 @@
         ')</h3><table><tr><th>time</th><th>event</th><th>details</th></tr>' + evs.slice(0, 500).map(e => {
           const d = Object.assign({}, e);
           for (const k of ['event', 'ts', 'seq', 'hostname', 'site', 'wf_uuid', 'wf_label', 'dag_job_id', 'condor_job_id', 'xformation', 'task_id', 'rank', 'job_id', 'tags']) delete d[k];
-          return '<tr><td>' + JSV.fmtTime(e.ts) + '</td><td>' + JSV.esc(e.event || e.monitoring_event || e.Type) + '</td><td><code>' +
+          return '<tr><td class="t">' + JSV.fmtTime(e.ts) + '</td><td>' + JSV.esc(e.event || e.monitoring_event || e.Type) + '</td><td><code>' +
             JSV.esc(JSON.stringify(d).slice(0, 300)) + '</code></td></tr>';
         }).join('') + '</table>' : '';
       q('.jv-end pre').textContent = j.end ? JSON.stringify(j.end, null, 1) : '(the job has not ended, or its end-of-job record is missing)';
