@@ -2,7 +2,7 @@
 # demo.sh — builds jobscope (installing Debian build dependencies if missing)
 # and runs a small monitored job: a shell that compresses data in three
 # parallel children, one of which daemonizes.  Shows the events and the
-# end-of-job record.
+# end-of-job record, and writes a self-contained HTML report of the job.
 set -e
 cd "$(dirname "$0")"
 ./deps.sh
@@ -28,3 +28,6 @@ for k in keys:
 print("  %-16s %s kB at %s" % ("peak rss", r["peaks"]["rss"]["value"], r["peaks"]["rss"]["ts"]))
 print("  %-16s %s" % ("rusage_children", r["rusage_children"]))
 PY
+echo
+./build/jobscope report "$out/events.jsonl" -o "$out/report.html"
+echo "== the report: open file://$out/report.html in a browser (one file, works offline)"
