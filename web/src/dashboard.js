@@ -177,8 +177,11 @@
       '<h3>Jobs that ran here (' + jobs.total + ')</h3><table>' + JOB_HEAD + jobRows(jobs.jobs) + '</table>';
     const box = document.getElementById('nodecharts');
     let names = [];
-    try { names = (await get('/api/suggest?type=metrics&max=1000&q=')).filter(n => /^(node|dragon|host)[._]/.test(n)).slice(0, 12); } catch (e) { /* no store */ }
-    if (!names.length) { box.innerHTML = '<span class="muted">no node metrics in the store (jobscope serve --node-interval)</span>'; return; }
+    // the node collector's metrics, under Dragon's names (docs/serve-site.md)
+    const NODE = ['cpu_percent', 'load_average', 'used_RAM', 'num_running_processes', 'DeviceUtilization',
+                  'DeviceMemoryUtilization', 'DevicePowerUsage'];
+    try { const known = await get('/api/suggest?type=metrics&max=10000&q='); names = NODE.filter(n => known.includes(n)); } catch (e) { /* no store */ }
+    if (!names.length) { box.innerHTML = '<span class="muted">no node metrics in the store (the node collector of jobscope serve: --node-interval)</span>'; return; }
     box.innerHTML = '';
     const group = { key: 'node', plots: [] };
     for (const m of names) {
