@@ -334,7 +334,7 @@ static json_t *advice_json(const advice *a)
 
 static json_t *dist_json(dvec *d)
 {
-    qsort(d->v, d->n, sizeof *d->v, cmp_d);
+    if (d->n) qsort(d->v, d->n, sizeof *d->v, cmp_d);
     json_t *o = json_object();
     json_object_set_new(o, "n", json_integer((json_int_t)d->n));
     static const double ps[] = { 0.5, 0.9, 0.95, 0.99 };
@@ -363,7 +363,7 @@ static json_t *group_json(group *g, double margin)
         int any = 0;
         for (int b = 0; b < NBINS; b++) {
             dvec *d = &g->curve[c][b];
-            qsort(d->v, d->n, sizeof *d->v, cmp_d);
+            if (d->n) qsort(d->v, d->n, sizeof *d->v, cmp_d);
             any |= d->n > 0;
             json_array_append_new(x, json_real((b + 0.5) / NBINS));
             json_array_append_new(med, d->n ? json_real(pct(d, 0.5)) : jd_null());

@@ -93,8 +93,11 @@ test_stats_reads_5000_job_files_in_seconds_with_bounded_memory() {
     echo "stats: 5000 files ($(du -sm many | cut -f1) MB, 310000 events) in ${secs}s, max RSS ${kb} kB"
     assert_match "$(head -1 text.txt)" '^5000 job files' || return 1
     grep -q 'request_memory = ' text.txt || fail "no advice" || return 1
-    assert_le "$secs" 30 "5000 files took too long" || return 1
-    assert_le "$kb" 65536 "memory not bounded" || return 1
+    # under AddressSanitizer (make asan) everything is several times slower and larger
+    local max_s=30 max_kb=65536
+    [[ $BUILD == *asan* ]] && max_s=300 max_kb=1048576
+    assert_le "$secs" $max_s "5000 files took too long" || return 1
+    assert_le "$kb" $max_kb "memory not bounded" || return 1
 }
 
 test_stats_reads_joremon_and_kickstart_formats() {
