@@ -1,7 +1,7 @@
 // dashboard.js — browser checks of jobscope's dashboard and reports, driven by
 // playwright-core (web/node_modules) in Debian's headless Chromium, started
 // with the flags of ../shared/reference/test-servers.md.  Called by
-// tests/integration/90_dashboard.sh:
+// tests/integration/83_dashboard.sh:
 //
 //   node tests/browser/dashboard.js STEP BASE_URL_OR_FILE SHOTS_DIR [ARG]
 //

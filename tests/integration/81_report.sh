@@ -1,7 +1,7 @@
 # 81_report.sh — `jobscope report`: one self-contained HTML file per set of
 # jobs (assets inlined, no external reference), the job's data and warnings
 # inside, static SVG plots, JoReMon input.  The browser side (the page opens
-# offline without console errors) is in 90_dashboard.sh.
+# offline without console errors) is in 83_dashboard.sh.
 
 # The JSON data block of a report, as Python sees it.
 report_data() {

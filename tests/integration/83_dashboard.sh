@@ -1,4 +1,4 @@
-# 90_dashboard.sh — the dashboard of `jobscope serve` and the reports in a real
+# 83_dashboard.sh — the dashboard of `jobscope serve` and the reports in a real
 # headless Chromium (Debian's), driven by playwright-core (tests/browser/
 # dashboard.js): no console error, the jobs list filters and sorts, a running
 # job's chart gains points while it runs, a workflow page shows its jobs, a
