@@ -31,9 +31,6 @@
 #pragma weak tsq_set_json
 #pragma weak tsq_set_parse
 #pragma weak tsq_aggregators
-#pragma weak store_series_of
-#pragma weak store_names
-#pragma weak store_last
 
 #define MAX_SUGGEST 10000
 #define MAX_LOOKUP  100000
@@ -260,7 +257,7 @@ static int last_cb(void *arg, const store_series *se)
 static void h_last(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)arg;
-    if (no_engine(s, w)) return;
+    if (!s->st) return;
     json_t *out = json_array();
     char why[256];
     spec sp;
@@ -343,7 +340,7 @@ static int str_cmp(const void *a, const void *b)
 static void h_suggest(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)arg;
-    if (no_engine(s, w)) return;
+    if (!s->st) return;
     const char *type = server_param(r, "type"), *q = server_param(r, "q"), *maxs = server_param(r, "max");
     json_t *doc = NULL;
     if (!strcmp(r->method, "POST") && r->body_len) {
@@ -479,7 +476,7 @@ static int lookup_cb(void *arg, const store_series *se)
 static void h_lookup(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)arg;
-    if (no_engine(s, w)) return;
+    if (!s->st) return;
     spec sp;
     char why[256];
     long limit = 25;

@@ -19,6 +19,12 @@
 #include <unistd.h>
 #include "server_priv.h"
 
+/* The handler's closure: which listener a request came through. */
+typedef struct listener {
+    server *s;
+    int     local;                  /* the Unix socket: no token needed */
+} listener;
+
 typedef struct req_ctx {
     char   *body;
     size_t  len, cap;
@@ -222,15 +228,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
-    server *s = cls;
+    listener *ls = cls;
+    server *s = ls->s;
     server_priv *p = s->priv;
     req_ctx *c = *con_cls;
     (void)version;
     if (!c) {
         c = calloc(1, sizeof *c);
         if (!c) return MHD_NO;
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
-        c->local = ci && ci->daemon == p->http_unix;
+        c->local = ls->local;
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > s->cfg.body_limit) c->too_large = 1;
         *con_cls = c;
@@ -420,11 +426,17 @@ static int unix_listen(const char *path, char *err, size_t errlen)
     return fd;
 }
 
-static struct MHD_Daemon *start_daemon(server *s, int fd)
+static struct MHD_Daemon *start_daemon(server *s, int fd, int local)
 {
+    listener *ls = calloc(1, sizeof *ls);
+    if (!ls) return NULL;
+    ls->s = s;
+    ls->local = local;
+    if (local) s->priv->unix_ls = ls;
+    else s->priv->tcp_ls = ls;
     unsigned threads = s->cfg.threads > 0 ? (unsigned)s->cfg.threads : 4;
     return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC,
-                            0, NULL, NULL, on_request, s,
+                            0, NULL, NULL, on_request, ls,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
@@ -442,7 +454,7 @@ int server_http_start(server *s, char *err, size_t errlen)
     if (l && *l && strcmp(l, "none")) {
         int fd = tcp_listen(l, &p->tcp_port, err, errlen);
         if (fd < 0) return -1;
-        p->http_tcp = start_daemon(s, fd);
+        p->http_tcp = start_daemon(s, fd, 0);
         if (!p->http_tcp) {
             close(fd);
             snprintf(err, errlen, "--listen %s: cannot start the HTTP server", l);
@@ -456,7 +468,7 @@ int server_http_start(server *s, char *err, size_t errlen)
             server_http_stop(s);
             return -1;
         }
-        p->http_unix = start_daemon(s, fd);
+        p->http_unix = start_daemon(s, fd, 1);
         if (!p->http_unix) {
             close(fd);
             unlink(sp);
@@ -485,6 +497,9 @@ void server_http_stop(server *s)
         p->http_unix = NULL;
         unlink(p->socket_path);
     }
+    free(p->tcp_ls);
+    free(p->unix_ls);
+    p->tcp_ls = p->unix_ls = NULL;
 }
 
 int server_tcp_port(server *s)

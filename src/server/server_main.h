@@ -8,6 +8,7 @@
 
 #define SERVER_COMMANDS \
     { "serve", serve_main }, \
+    { "import", import_main }, \
     { NULL, NULL },
 
 #endif
