@@ -89,7 +89,7 @@ static void ob_i64(obuf *b, int64_t v)
 int tsq_fmt_double(char *t, size_t n, double v)
 {
     int l;
-    if (v == (double)(int64_t)v && fabs(v) < 1e15)
+    if (fabs(v) < 1e15 && v == (double)(int64_t)v)
         return snprintf(t, n, "%" PRId64, (int64_t)v);
     for (int prec = 15; prec <= 17; prec++) {
         l = snprintf(t, n, "%.*g", prec, v);

@@ -18,6 +18,9 @@
 
 #define BAD 400
 
+/* json_null() is not called directly: src/event/json.c has a function of
+ * that name, which wins at link time; json_pack("n") is jansson's own. */
+
 /* ---------------------------------------------------------------- times */
 
 static int all_digits(const char *s, size_t n)
@@ -896,14 +899,14 @@ static char *get_echo(const tsq_sub *s, const char *ds_spec)
     }
     json_object_set_new(o, "aggregator", json_string(s->aggregator));
     json_object_set_new(o, "metric", json_string(s->metric ? s->metric : ""));
-    json_object_set_new(o, "tsuids", json_null());
-    json_object_set_new(o, "downsample", ds_spec ? json_string(ds_spec) : json_null());
+    json_object_set_new(o, "tsuids", json_pack("n"));
+    json_object_set_new(o, "downsample", ds_spec ? json_string(ds_spec) : json_pack("n"));
     json_object_set_new(o, "rate", json_boolean(s->rate));
     json_object_set_new(o, "filters", fl);
     json_object_set_new(o, "index", json_integer(s->index));
     json_object_set_new(o, "rateOptions", s->rate ?
         json_pack("{s:b,s:f,s:f,s:b}", "counter", s->rate_opt.counter, "counterMax", s->rate_opt.counter_max,
-                  "resetValue", s->rate_opt.reset_value, "dropResets", s->rate_opt.drop_resets) : json_null());
+                  "resetValue", s->rate_opt.reset_value, "dropResets", s->rate_opt.drop_resets) : json_pack("n"));
     json_object_set_new(o, "explicitTags", json_boolean(s->explicit_tags));
     char *r = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
