@@ -68,37 +68,6 @@ const char *server_header(const server_request *r, const char *name)
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
-static void url_enc(sbuf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-_.~", c))
-            sbuf_putc(b, (char)c);
-        else sbuf_printf(b, "%%%02X", c);
-    }
-}
-
-static enum MHD_Result qs_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-    sbuf *b = cls;
-    (void)kind;
-    if (b->len) sbuf_putc(b, '&');
-    url_enc(b, key);
-    if (value) {
-        sbuf_putc(b, '=');
-        url_enc(b, value);
-    }
-    return MHD_YES;
-}
-
-char *server_query_string(const server_request *r)
-{
-    sbuf b = {0};
-    sbuf_puts(&b, "");
-    if (r->conn) MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, qs_iter, &b);
-    return b.p ? b.p : strdup("");
-}
-
 /* ---- responses ---- */
 
 void server_reply_take(server_response *w, int status, const char *ctype, char *body, size_t len)
