@@ -48,9 +48,6 @@ typedef struct fwd {
     unsigned long long sent, refused;
 } fwd;
 
-/* Until the core says so, no point comes from an event. */
-__attribute__((weak)) int server_ingest_in_event(void) { return 0; }
-
 static fwd *fwds[FWD_MAX];
 static int  nfwd;
 

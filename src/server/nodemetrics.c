@@ -291,3 +291,46 @@ void node_collector_stop(node_collector *nc)
     free(nc->st);
     free(nc);
 }
+
+/* ---- the module: a server task that runs the collector (--node-interval) ---- */
+
+#include "server/server.h"
+
+static int node_ingest(void *arg, const store_point *pts, size_t n)
+{
+    char err[256];
+    return server_ingest_points(arg, pts, n, err, sizeof err);
+}
+
+static node_collector *node_running;       /* one server per process */
+
+static int node_task_start(server *s, void *arg, char *err, size_t errlen)
+{
+    (void)arg;
+    node_config c = { .interval_s = s->cfg.node_interval_s, .host = s->host, .verbose = s->cfg.verbose };
+    node_running = node_collector_start(&c, node_ingest, s, err, errlen);
+    if (!node_running) return -1;
+    if (s->cfg.verbose)
+        server_log(s, "node metrics every %.3g s, %d GPU(s)", c.interval_s, node_collector_gpus(node_running));
+    return 0;
+}
+
+static void node_task_stop(server *s, void *arg)
+{
+    (void)s; (void)arg;
+    node_collector_stop(node_running);
+    node_running = NULL;
+}
+
+static int node_init(server *s, char *err, size_t errlen)
+{
+    if (s->cfg.node_interval_s <= 0) return 0;
+    server_task t = { "node metrics", node_task_start, node_task_stop, NULL };
+    if (server_task_add(s, &t) < 0) {
+        snprintf(err, errlen, "node metrics: too many background tasks");
+        return -1;
+    }
+    return 0;
+}
+
+SERVER_MODULE(node_module, "node", node_init, NULL)

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "peers.h"
+#include "server_priv.h"
+#include "sink/url.h"
 
 #define PEERS_MAX_BODY (256L << 20)     /* a peer answer larger than this is refused */
 
@@ -87,6 +89,8 @@ int peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t
     return 0;
 }
 
+static int peers_routes(server *s, char *err, size_t errlen);
+
 static int strlist_add(server_strlist *l, const char *v)
 {
     char **nv = realloc(l->v, (size_t)(l->n + 1) * sizeof *nv);
@@ -94,29 +98,6 @@ static int strlist_add(server_strlist *l, const char *v)
     l->v = nv;
     if (!(l->v[l->n] = strdup(v))) return -1;
     l->n++;
-    return 0;
-}
-
-int peers_read_file(const char *path, server_strlist *list, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(err, errlen, "--peers-file %s: cannot read it", path);
-        return -1;
-    }
-    char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        char *p = line + strspn(line, " \t");
-        size_t l = strcspn(p, " \t\r\n#");
-        if (!l) continue;
-        p[l] = 0;
-        if (strlist_add(list, p) < 0) {
-            fclose(f);
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-    }
-    fclose(f);
     return 0;
 }
 
@@ -260,7 +241,7 @@ static void run_all(peers_state *ps, xfer *x, int n)
         } else if (msg->data.result == CURLE_OPERATION_TIMEDOUT) {
             snprintf(xi->why, sizeof xi->why, "no answer within %.1f s", ps->timeout_s);
         } else {
-            snprintf(xi->why, sizeof xi->why, "%s", xi->errbuf[0] ? xi->errbuf :
+            snprintf(xi->why, sizeof xi->why, "%.190s", xi->errbuf[0] ? xi->errbuf :
                      curl_easy_strerror(msg->data.result));
         }
     }
@@ -573,6 +554,184 @@ void peers_mark_partial(server *s, server_response *w, const char *what, const c
     server_log(s, "peers: partial answer to %s: %s", what, warn);
 }
 
+/* ---- the routes ---- */
+
+/* The read endpoints are the core's (api_query.c); this module wraps them:
+ * a request from a client (not a peer) with peers configured is answered
+ * by the core locally (as if from a peer) and merged with the peers'
+ * answers.  /api/query?raw=1 and /api/query with peers are answered here. */
+enum wrap_kind { W_QUERY, W_SUGGEST, W_LOOKUP, W_LAST };
+
+typedef struct route_wrap {
+    enum wrap_kind kind;
+    server_handler orig;
+    void          *orig_arg;
+} route_wrap;
+
+#define MAX_WRAPS 16
+static route_wrap wraps[MAX_WRAPS];
+static int nwraps;
+
+static const char *param_fn(void *arg, const char *name, int i)
+{
+    return server_param_n(arg, name, i);
+}
+
+static int truthy(const char *v)
+{
+    return v && strcmp(v, "0") && strcmp(v, "false") && strcmp(v, "no");
+}
+
+static void reply_tsq_error(server_response *w, tsq_error *e)
+{
+    size_t l = 0;
+    char *j = tsq_error_json(e, &l);
+    if (j) server_reply_take(w, e->code ? e->code : 400, "application/json", j, l);
+    else server_reply_error(w, e->code ? e->code : 400, e->message, e->details);
+}
+
+static void h_query(server *s, const server_request *r, server_response *w, void *arg)
+{
+    route_wrap *wp = arg;
+    int raw = truthy(server_param(r, "raw"));
+    if (!raw && wp->orig && (peers_count(s) == 0 || r->from_peer)) {
+        wp->orig(s, r, w, wp->orig_arg);
+        return;
+    }
+    tsq_query q;
+    memset(&q, 0, sizeof q);
+    tsq_error e;
+    memset(&e, 0, sizeof e);
+    int64_t now = server_now_ms();
+    int rc = !strcmp(r->method, "POST") && r->body_len
+           ? tsq_parse_json(r->body, r->body_len, now, &q, &e)
+           : tsq_parse_get(param_fn, (void *)r, now, &q, &e);
+    if (rc != 0) {
+        reply_tsq_error(w, &e);
+        tsq_query_free(&q);
+        return;
+    }
+    const char *arrays = server_param(r, "arrays");
+    if (arrays) q.arrays = truthy(arrays);
+    size_t len = 0;
+    char *body = NULL;
+    if (raw) {
+        body = peers_raw_answer(s, &q, &len, &e);
+    } else {
+        tsq_result res;
+        memset(&res, 0, sizeof res);
+        char warn[1024];
+        if (peers_query(s, r, &q, &res, &e, warn, sizeof warn) == 0) {
+            body = tsq_result_json(&q, &res, &len);
+            if (!body) {
+                e.code = 500;
+                snprintf(e.message, sizeof e.message, "cannot encode the answer");
+            }
+            peers_mark_partial(s, w, "/api/query", warn);
+        }
+        tsq_result_free(&res);
+    }
+    if (body) server_reply_take(w, 200, "application/json", body, len);
+    else reply_tsq_error(w, &e);
+    tsq_query_free(&q);
+}
+
+/* The query string of the parameters an endpoint understands. */
+static void add_params(sbuf *b, const server_request *r, const char *const *names)
+{
+    for (int k = 0; names[k]; k++)
+        for (int i = 0;; i++) {
+            const char *v = server_param_n(r, names[k], i);
+            if (!v) break;
+            char *ev = net_url_encode(v);
+            sbuf_putc(b, b->len && strchr(b->p, '?') ? '&' : '?');
+            sbuf_puts(b, names[k]);
+            if (*v) { sbuf_putc(b, '='); sbuf_puts(b, ev ? ev : ""); }
+            free(ev);
+        }
+}
+
+static void h_merge(server *s, const server_request *r, server_response *w, void *arg)
+{
+    route_wrap *wp = arg;
+    if (!wp->orig) {
+        server_reply_error(w, 404, "Endpoint not found", r->path);
+        return;
+    }
+    if (peers_count(s) == 0 || r->from_peer) {
+        wp->orig(s, r, w, wp->orig_arg);
+        return;
+    }
+    server_request local = *r;
+    local.from_peer = 1;                 /* the core answers from this node only */
+    wp->orig(s, &local, w, wp->orig_arg);
+    if (w->status != 200 || !w->body) return;
+    static const char *const suggest_p[] = { "type", "q", "max", NULL };
+    static const char *const lookup_p[] = { "m", "limit", "useMeta", NULL };
+    static const char *const last_p[] = { "timeseries", "tsuids", "back_scan", "resolve", NULL };
+    sbuf pq = {0};
+    sbuf_puts(&pq, r->path);
+    add_params(&pq, r, wp->kind == W_SUGGEST ? suggest_p : wp->kind == W_LOOKUP ? lookup_p : last_p);
+    server_peer_reply *rep = NULL;
+    char warn[1024] = "";
+    int n = server_fanout(s, r, pq.p ? pq.p : r->path, r->body, r->body_len, &rep, warn, sizeof warn);
+    size_t len = 0;
+    char *merged = NULL;
+    if (wp->kind == W_SUGGEST) {
+        const char *mx = server_param(r, "max");
+        merged = peers_merge_suggest(w->body, w->len, rep, n, mx && *mx ? atoi(mx) : 25, &len);
+    } else if (wp->kind == W_LOOKUP) {
+        merged = peers_merge_lookup(w->body, w->len, rep, n, &len);
+    } else {
+        merged = peers_merge_concat(w->body, w->len, rep, n, &len);
+    }
+    if (merged) {
+        free(w->body);
+        w->body = merged;
+        w->len = len;
+    }
+    peers_mark_partial(s, w, r->path, warn);
+    server_peer_replies_free(rep, n);
+    sbuf_free(&pq);
+}
+
+static int wrap_route(server *s, const char *method, const char *path, enum wrap_kind kind,
+                      server_handler fn)
+{
+    if (nwraps >= MAX_WRAPS) return -1;
+    route_wrap *wp = &wraps[nwraps];
+    memset(wp, 0, sizeof *wp);
+    wp->kind = kind;
+    server_priv *p = s->priv;
+    for (int i = 0; i < p->nroutes; i++) {
+        server_route_entry *e = &p->routes[i];
+        if (!strcmp(e->path, path) && e->method && !strcmp(e->method, method) && e->fn != fn) {
+            wp->orig = e->fn;
+            wp->orig_arg = e->arg;
+        }
+    }
+    /* nothing to wrap and nothing of our own to add */
+    if (!wp->orig && kind != W_QUERY) return 0;
+    nwraps++;
+    return server_route(s, method, path, fn, wp);
+}
+
+static int peers_routes(server *s, char *err, size_t errlen)
+{
+    if (wrap_route(s, "POST", "/api/query", W_QUERY, h_query) < 0 ||
+        wrap_route(s, "GET", "/api/query", W_QUERY, h_query) < 0 ||
+        wrap_route(s, "GET", "/api/suggest", W_SUGGEST, h_merge) < 0 ||
+        wrap_route(s, "POST", "/api/suggest", W_SUGGEST, h_merge) < 0 ||
+        wrap_route(s, "GET", "/api/search/lookup", W_LOOKUP, h_merge) < 0 ||
+        wrap_route(s, "POST", "/api/search/lookup", W_LOOKUP, h_merge) < 0 ||
+        wrap_route(s, "GET", "/api/query/last", W_LAST, h_merge) < 0 ||
+        wrap_route(s, "POST", "/api/query/last", W_LAST, h_merge) < 0) {
+        snprintf(err, errlen, "peers: route table full");
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the module ---- */
 
 static int peers_init(server *s, char *err, size_t errlen)
@@ -592,12 +751,10 @@ static int peers_init(server *s, char *err, size_t errlen)
             p += strspn(p, ", \t");
         }
     }
-    if (s->cfg.peers_file && *s->cfg.peers_file &&
-        peers_read_file(s->cfg.peers_file, &all, err, errlen) < 0)
-        goto fail;
+    /* serve.c has read --peers-file into cfg.peers already */
     if (all.n == 0) {
         free(all.v);
-        return 0;
+        return peers_routes(s, err, errlen);
     }
     peers_state *ps = calloc(1, sizeof *ps);
     if (!ps || !(ps->v = calloc((size_t)all.n, sizeof *ps->v))) {
@@ -641,6 +798,7 @@ static int peers_init(server *s, char *err, size_t errlen)
     states[slot] = ps;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     server_set_fanout(s, fanout, ps);
+    if (peers_routes(s, err, errlen) < 0) return -1;
     if (s->cfg.verbose || self)
         server_log(s, "peers: %d peer(s), deadline %.1f s%s", ps->n, ps->timeout_s,
                    self ? " (this server's own entry left out)" : "");

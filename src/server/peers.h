@@ -32,9 +32,6 @@
 /* Parses "HOST[:PORT]", "[V6]:PORT" or "http://HOST:PORT" into a base URL
  * "http://HOST:PORT" (default port 4242).  0 or -1 + err. */
 int  peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t errlen);
-/* Reads a hosts file: one peer per line (first word), '#' comments. Adds to
- * list.  0 or -1 + err. */
-int  peers_read_file(const char *path, server_strlist *list, char *err, size_t errlen);
 
 /* The configured peers (after self-removal); 0 when not fanning out. */
 int  peers_count(server *s);
