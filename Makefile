@@ -102,7 +102,7 @@ $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $< -pthread
 fake-nvml: $(FAKE_NVML)
-$(BUILD)/tests/test_gpu_nvml: $(FAKE_NVML)
+$(BUILD)/tests/test_gpu_nvml $(BUILD)/tests/test_server_nodemetrics: $(FAKE_NVML)
 
 # libjobscope: what jobs link to send custom metrics (lib/, docs/metrics.md).
 # Self-contained (libc + pthread), built position-independent for the .so.
