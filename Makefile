@@ -13,6 +13,8 @@
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
+# systemd finds units in /usr/local/lib/systemd/system and /usr/lib/systemd/system
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 OPT     ?= -O2 -g
 CFLAGS  ?= $(OPT)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
@@ -170,6 +172,10 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' lib/jobscope.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
 	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/doc/jobscope
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' dist/jobscope-serve.service.in \
+	    > $(DESTDIR)$(UNITDIR)/jobscope-serve.service
+	install -m 644 dist/serve.conf.example docs/serve.md $(DESTDIR)$(PREFIX)/share/doc/jobscope/
 
 clean:
 	rm -rf build build-asan build-bench

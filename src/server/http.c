@@ -370,6 +370,14 @@ static int unix_listen(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "--socket %s: cannot create %s: %s", path, dir, strerror(errno));
             return -1;
         }
+        /* The directory is the socket's protection: it must be this user's
+         * and closed to everyone else (0700), like the one made above. */
+        struct stat st;
+        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+            snprintf(err, errlen, "--socket %s: %s must be a directory of this user with mode 0700 "
+                     "(give the socket a directory of its own)", path, dir);
+            return -1;
+        }
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
