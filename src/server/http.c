@@ -414,13 +414,13 @@ static struct MHD_Daemon *start_daemon(server *s, int fd, int local)
     unsigned threads = s->cfg.threads > 0 ? (unsigned)s->cfg.threads : 4;
     return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC,
                             0, NULL, NULL, on_request, ls,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_END);
 }
 
