@@ -13,6 +13,8 @@
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
+# systemd finds units in /usr/local/lib/systemd/system and /usr/lib/systemd/system
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 OPT     ?= -O2 -g
 CFLAGS  ?= $(OPT)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
@@ -118,7 +120,7 @@ $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $< -pthread
 fake-nvml: $(FAKE_NVML)
-$(BUILD)/tests/test_gpu_nvml: $(FAKE_NVML)
+$(BUILD)/tests/test_gpu_nvml $(BUILD)/tests/test_server_nodemetrics: $(FAKE_NVML)
 
 # libjobscope: what jobs link to send custom metrics (lib/, docs/metrics.md).
 # Self-contained (libc + pthread), built position-independent for the .so.
@@ -206,6 +208,10 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' lib/jobscope.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
 	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/doc/jobscope
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' dist/jobscope-serve.service.in \
+	    > $(DESTDIR)$(UNITDIR)/jobscope-serve.service
+	install -m 644 dist/serve.conf.example docs/serve.md $(DESTDIR)$(PREFIX)/share/doc/jobscope/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man3/

@@ -19,6 +19,12 @@
 #include <unistd.h>
 #include "server_priv.h"
 
+/* The handler's closure: which listener a request came through. */
+typedef struct listener {
+    server *s;
+    int     local;                  /* the Unix socket: no token needed */
+} listener;
+
 typedef struct req_ctx {
     char   *body;
     size_t  len, cap;
@@ -60,37 +66,6 @@ const char *server_header(const server_request *r, const char *name)
 {
     if (!r->conn) return NULL;
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
-}
-
-static void url_enc(sbuf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-_.~", c))
-            sbuf_putc(b, (char)c);
-        else sbuf_printf(b, "%%%02X", c);
-    }
-}
-
-static enum MHD_Result qs_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-    sbuf *b = cls;
-    (void)kind;
-    if (b->len) sbuf_putc(b, '&');
-    url_enc(b, key);
-    if (value) {
-        sbuf_putc(b, '=');
-        url_enc(b, value);
-    }
-    return MHD_YES;
-}
-
-char *server_query_string(const server_request *r)
-{
-    sbuf b = {0};
-    sbuf_puts(&b, "");
-    if (r->conn) MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, qs_iter, &b);
-    return b.p ? b.p : strdup("");
 }
 
 /* ---- responses ---- */
@@ -222,15 +197,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
-    server *s = cls;
+    listener *ls = cls;
+    server *s = ls->s;
     server_priv *p = s->priv;
     req_ctx *c = *con_cls;
     (void)version;
     if (!c) {
         c = calloc(1, sizeof *c);
         if (!c) return MHD_NO;
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
-        c->local = ci && ci->daemon == p->http_unix;
+        c->local = ls->local;
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > s->cfg.body_limit) c->too_large = 1;
         *con_cls = c;
@@ -395,6 +370,14 @@ static int unix_listen(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "--socket %s: cannot create %s: %s", path, dir, strerror(errno));
             return -1;
         }
+        /* The directory is the socket's protection: it must be this user's
+         * and closed to everyone else (0700), like the one made above. */
+        struct stat st;
+        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+            snprintf(err, errlen, "--socket %s: %s must be a directory of this user with mode 0700 "
+                     "(give the socket a directory of its own)", path, dir);
+            return -1;
+        }
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -420,18 +403,24 @@ static int unix_listen(const char *path, char *err, size_t errlen)
     return fd;
 }
 
-static struct MHD_Daemon *start_daemon(server *s, int fd)
+static struct MHD_Daemon *start_daemon(server *s, int fd, int local)
 {
+    listener *ls = calloc(1, sizeof *ls);
+    if (!ls) return NULL;
+    ls->s = s;
+    ls->local = local;
+    if (local) s->priv->unix_ls = ls;
+    else s->priv->tcp_ls = ls;
     unsigned threads = s->cfg.threads > 0 ? (unsigned)s->cfg.threads : 4;
     return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC,
-                            0, NULL, NULL, on_request, s,
+                            0, NULL, NULL, on_request, ls,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_END);
 }
 
@@ -442,7 +431,7 @@ int server_http_start(server *s, char *err, size_t errlen)
     if (l && *l && strcmp(l, "none")) {
         int fd = tcp_listen(l, &p->tcp_port, err, errlen);
         if (fd < 0) return -1;
-        p->http_tcp = start_daemon(s, fd);
+        p->http_tcp = start_daemon(s, fd, 0);
         if (!p->http_tcp) {
             close(fd);
             snprintf(err, errlen, "--listen %s: cannot start the HTTP server", l);
@@ -456,7 +445,7 @@ int server_http_start(server *s, char *err, size_t errlen)
             server_http_stop(s);
             return -1;
         }
-        p->http_unix = start_daemon(s, fd);
+        p->http_unix = start_daemon(s, fd, 1);
         if (!p->http_unix) {
             close(fd);
             unlink(sp);
@@ -485,6 +474,9 @@ void server_http_stop(server *s)
         p->http_unix = NULL;
         unlink(p->socket_path);
     }
+    free(p->tcp_ls);
+    free(p->unix_ls);
+    p->tcp_ls = p->unix_ls = NULL;
 }
 
 int server_tcp_port(server *s)

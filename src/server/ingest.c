@@ -200,6 +200,18 @@ static int event_points(ev_batch *b, json_t *d, const char **job_end)
     return (int)(b->n - before);
 }
 
+/* Set while an event's points go through the points hooks: forwarders to
+ * event destinations send the event itself instead (forward.h). */
+static __thread int in_event;
+int server_ingest_in_event(void) { return in_event; }
+static int ingest_marked(server *s, ev_batch *b, char *err, size_t errlen)
+{
+    in_event = 1;
+    int rc = server_ingest_points(s, b->pts, b->n, err, errlen);
+    in_event = 0;
+    return rc;
+}
+
 typedef struct line_ref { const char *p; size_t len; json_t *doc; const char *job_end; } line_ref;
 
 int server_ingest_ndjson(server *s, const char *body, size_t len,
@@ -240,7 +252,7 @@ int server_ingest_ndjson(server *s, const char *body, size_t len,
     if (oom || b.oom) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
-    } else if (server_ingest_points(s, b.pts, b.n, err, errlen) < 0) {
+    } else if (ingest_marked(s, &b, err, errlen) < 0) {
         rc = -1;
     } else {
         __atomic_add_fetch(&s->priv->stats.events, ok, __ATOMIC_RELAXED);

@@ -5,5 +5,6 @@
 #define JOBSCOPE_SERVE_CMD_H
 
 int serve_main(int argc, char **argv);
+int import_main(int argc, char **argv);
 
 #endif

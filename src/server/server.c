@@ -88,9 +88,7 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
     pthread_mutex_init(&p->live_lock, NULL);
 
     store_config sc = { s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes };
-    if (!store_open)    /* TEMPORARY: see server_priv.h */
-        server_log(s, "warning: this build has no store (src/store not merged yet): ingest answers 500");
-    else if (!(s->st = store_open(&sc, err, errlen))) {
+    if (!(s->st = store_open(&sc, err, errlen))) {
         server_destroy(s);
         return NULL;
     }

@@ -150,9 +150,6 @@ typedef struct server_request {
 const char *server_param(const server_request *r, const char *name);
 const char *server_param_n(const server_request *r, const char *name, int i);
 const char *server_header(const server_request *r, const char *name);
-/* The request's query string, re-encoded ("a=1&m=sum%3Ax"; "" when none);
- * malloc'ed.  For forwarding a request to peers. */
-char *server_query_string(const server_request *r);
 
 #define SERVER_MAX_HEADERS 8
 typedef struct server_response {

@@ -9,6 +9,7 @@
 
 #define SERVER_COMMANDS \
     { "serve", serve_main }, \
+    { "import", import_main }, \
     { "stats", stats_main }, \
     { "report", report_main }, \
     { NULL, NULL },

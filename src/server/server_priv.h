@@ -7,13 +7,6 @@
 #include <pthread.h>
 #include "server.h"
 
-/* TEMPORARY, until the store branch (src/store) is merged: weak references
- * so the server links without it; server_create() refuses to start then. */
-#pragma weak store_open
-#pragma weak store_close
-#pragma weak store_put
-#pragma weak store_maintain
-#pragma weak store_stats_get
 
 #define SERVER_MAX_ROUTES 128
 #define SERVER_MAX_TASKS  32
@@ -58,6 +51,7 @@ struct server_priv {
 
     void           *http_tcp;       /* struct MHD_Daemon * */
     void           *http_unix;
+    void           *tcp_ls, *unix_ls;  /* their handler closures (http.c) */
     int             tcp_port;       /* the port actually bound */
     char            socket_path[256];
 
