@@ -6,11 +6,14 @@
 
 source "$ROOT/tests/helpers/publish_servers.sh"
 
-serve_up() {
+serve_up() {   # serve_up [OPTIONS...]
     PORT=$(free_port)
-    "$JS" serve --listen 127.0.0.1:$PORT --store "$T/store" --socket "$T/s.sock" > "$T/serve.log" 2>&1 &
+    mkdir -p -m 700 "$T/sock"
+    SOCK=$T/sock/s.sock
+    "$JS" serve --listen 127.0.0.1:$PORT --store "$T/store" --socket "$SOCK" --node-interval 0 "$@" \
+        > "$T/serve.log" 2>&1 &
     SERVE_PID=$!
-    trap 'kill $SERVE_PID 2>/dev/null; wait $SERVE_PID 2>/dev/null' EXIT
+    _js_add_trap 'kill $SERVE_PID 2>/dev/null; wait $SERVE_PID 2>/dev/null' 
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/api/version" >/dev/null && return 0; sleep 0.1; done
     fail "serve did not start: $(cat "$T/serve.log")"
 }
@@ -41,9 +44,9 @@ PY
 
 test_repository_keeps_runs_and_stampede_events_and_answers_the_api() {
     serve_up || return 1
-    JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.05 --job r1 --tag task=zip -o /dev/null -- \
+    JOBSCOPE_SERVE_SOCKET="$SOCK" "$JS" run -i 0.05 --job r1 --tag task=zip -o /dev/null -- \
         sh -c 'head -c 20000000 /dev/urandom | gzip -1 >/dev/null' || return 1
-    JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.05 --job r2 -o ev2.jsonl -- sh -c 'sleep 0.3; exit 3'
+    JOBSCOPE_SERVE_SOCKET="$SOCK" "$JS" run -i 0.05 --job r2 -o ev2.jsonl -- sh -c 'sleep 0.3; exit 3'
     stampede_events > st.ndjson
     curl -sf -X POST --data-binary @st.ndjson "http://127.0.0.1:$PORT/api/events" >/dev/null || fail "post" || return 1
     sleep 0.3
@@ -89,7 +92,7 @@ assert len(p1["events"]) == 5 and all(e["event"]["event"].startswith("stampede."
 assert p2["events"][0]["id"] > p1["events"][-1]["id"] and len(p2["events"]) == 5 and p2["next"] is not None  # 14 stampede events: 5 + 5 + 4
 PY
     # a running job: the list says so, and ?since= returns only newer points
-    JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.1 --job slow -o /dev/null -- sleep 3 &
+    JOBSCOPE_SERVE_SOCKET="$SOCK" "$JS" run -i 0.1 --job slow -o /dev/null -- sleep 3 &
     local rp=$!
     sleep 1.2
     api "/api/jobs?state=running" > run.json && api "/api/jobs/slow" > s1.json || return 1

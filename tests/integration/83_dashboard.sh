@@ -22,17 +22,17 @@ test_dashboard_loads_without_console_errors_and_the_jobs_list_filters() {
     need chromium || return 77
     serve_up || return 1
     for i in 1 2; do
-        JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.05 --job sh$i -o /dev/null -- sh -c "head -c ${i}0000000 /dev/urandom | gzip -1 >/dev/null" || return 1
+        JOBSCOPE_SERVE_SOCKET="$SOCK" "$JS" run -i 0.05 --job sh$i -o /dev/null -- sh -c "head -c ${i}0000000 /dev/urandom | gzip -1 >/dev/null" || return 1
     done
     head -c 20000000 /dev/urandom > data
-    JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.05 --job gz1 -o /dev/null -- gzip -1 -k -f data || return 1
+    JOBSCOPE_SERVE_SOCKET="$SOCK" "$JS" run -i 0.05 --job gz1 -o /dev/null -- gzip -1 -k -f data || return 1
     browser jobs "http://127.0.0.1:$PORT" "$SHOTS"
 }
 
 test_dashboard_running_job_chart_gains_points_while_it_runs() {
     need chromium || return 77
     serve_up || return 1
-    JOBSCOPE_SERVE_SOCKET="$T/s.sock" "$JS" run -i 0.2 --job live -o /dev/null -- \
+    JOBSCOPE_SERVE_SOCKET="$SOCK" "$JS" run -i 0.2 --job live -o /dev/null -- \
         sh -c 'for i in $(seq 40); do head -c 2000000 /dev/urandom | gzip -1 >/dev/null; sleep 0.1; done' &
     local rp=$!
     for _ in $(seq 50); do api "/api/jobs?state=running" | grep -q '"live"' && break; sleep 0.1; done
@@ -48,6 +48,40 @@ test_dashboard_workflow_page_shows_its_jobs_and_stampede_events() {
     stampede_events > st.ndjson
     curl -sf -X POST --data-binary @st.ndjson "http://127.0.0.1:$PORT/api/events" >/dev/null || return 1
     browser workflow "http://127.0.0.1:$PORT" "$SHOTS" 0a114f53-f208-44da-9b5c-9c30edcf49c6
+}
+
+test_stampede_events_through_rabbitmq_reach_the_workflow_page() {
+    need chromium || return 77
+    have_pika || return 77
+    rmq_start || return $?
+    serve_up --consume "amqp://guest:guest@127.0.0.1:$RMQ_PORT/%2f/monitoring" || return 1
+    # the consumer declares its queue; wait for it before publishing
+    for _ in $(seq 100); do rmq_api GET /api/queues/%2f/jobscope-serve >/dev/null 2>&1 && break; sleep 0.1; done
+    stampede_events > st.ndjson
+    # pegasus-monitord publishes one JSON event per message, routing key = event name
+    $PIKA_PY - "$RMQ_PORT" st.ndjson <<'PY' || return 1
+import json, sys, pika
+c = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1", int(sys.argv[1])))
+ch = c.channel()
+ch.exchange_declare("monitoring", exchange_type="topic", durable=True)
+for line in open(sys.argv[2]):
+    ev = json.loads(line)
+    ch.basic_publish("monitoring", ev["event"], line.strip(), pika.BasicProperties(content_type="application/json", delivery_mode=2))
+c.close()
+PY
+    local wf=0a114f53-f208-44da-9b5c-9c30edcf49c6
+    for _ in $(seq 100); do
+        api "/api/workflows/$wf" > wf.json 2>/dev/null && python3 -c 'import json,sys; w=json.load(open("wf.json")); sys.exit(0 if w["workflow"]["state"]=="done" and len(w["events"])==15 else 1)' && break
+        sleep 0.1
+    done
+    python3 - <<'PY' || return 1
+import json
+w = json.load(open("wf.json"))
+assert w["workflow"]["label"] == "1000genome" and w["workflow"]["state"] == "done", w["workflow"]
+assert sorted(j["job_id"] for j in w["jobs"]) == ["individuals_ID0000001", "individuals_ID0000002", "stage_in_local_local_2_2"], w["jobs"]
+assert len(w["events"]) == 15, len(w["events"])
+PY
+    browser workflow "http://127.0.0.1:$PORT" "$SHOTS" $wf
 }
 
 test_report_file_opens_offline_in_the_browser() {
