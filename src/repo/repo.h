@@ -20,9 +20,15 @@ typedef struct repo repo;
 /* Opens (creates) the database file; NULL + a reason. */
 repo *repo_open(const char *path, char *err, size_t errlen);
 void  repo_close(repo *r);
+/* Events (and jobs, workflows) older than this many seconds are deleted,
+ * checked every 10,000 events written (`serve --retention`); 0 = keep all. */
+void  repo_set_retention(repo *r, double seconds);
 
 /* Stores one event (a JSON object).  0, or -1 when it is not an object or
- * the database failed. */
+ * the database failed.  repo_add writes it at once; repo_add_json queues it
+ * and a writer thread stores the queue in one transaction per batch (every
+ * 20 ms, or at once past 2,000 events); every read first writes what is
+ * queued, so an answer always includes every event handed in before it. */
 int repo_add(repo *r, json_t *ev);
 int repo_add_json(repo *r, const char *json, size_t len);
 

@@ -265,6 +265,7 @@ static int repo_init(server *s, char *err, size_t errlen)
     snprintf(path, sizeof path, "%s/repo.sqlite", s->cfg.store_dir);
     the_repo = repo_open(path, err, errlen);
     if (!the_repo) return -1;
+    repo_set_retention(the_repo, s->cfg.retention_s);
     server_on_event(s, on_event, the_repo);
     server_route(s, "GET", "/api/jobs", h_jobs, the_repo);
     server_route(s, "GET", "/api/jobs/*", h_job, the_repo);
