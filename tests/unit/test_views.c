@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "report/jobdata.h"
@@ -176,6 +177,37 @@ static void repository_joins_jobscope_and_stampede_events(void **state)
     rmdir(dir);
 }
 
+static void repository_retention_drops_old_events_and_jobs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/jobscope-repo-XXXXXX", path[256], err[256], ev[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/repo.sqlite", dir);
+    repo *r = repo_open(path, err, sizeof err);
+    assert_non_null(r);
+    repo_set_retention(r, 3600);
+    const char *old = "{\"event\":\"jobscope.start\",\"ts\":1000,\"job_id\":\"old\"}";
+    snprintf(ev, sizeof ev, "{\"event\":\"jobscope.start\",\"ts\":%ld,\"job_id\":\"new\"}", (long)time(NULL));
+    assert_int_equal(repo_add_json(r, old, strlen(old)), 0);
+    assert_int_equal(repo_add_json(r, ev, strlen(ev)), 0);
+    repo_job_filter f = { 0 };
+    json_t *jobs = repo_jobs(r, &f);          /* a read writes the queue, then prunes */
+    assert_int_equal(json_integer_value(json_object_get(jobs, "total")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(jobs, "jobs"), 0),
+                                                          "job_id")), "new");
+    json_decref(jobs);
+    repo_event_filter ef = { 0 };
+    json_t *page = repo_events(r, &ef);
+    assert_int_equal(json_array_size(json_object_get(page, "events")), 1);
+    json_decref(page);
+    repo_close(r);
+    char f2[300];
+    unlink(path);
+    snprintf(f2, sizeof f2, "%s-wal", path); unlink(f2);
+    snprintf(f2, sizeof f2, "%s-shm", path); unlink(f2);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +216,7 @@ int main(void)
         cmocka_unit_test(kickstart_traces_get_cpu_percent_and_rates_from_counters),
         cmocka_unit_test(joremon_rows_merge_into_one_sample),
         cmocka_unit_test(repository_joins_jobscope_and_stampede_events),
+        cmocka_unit_test(repository_retention_drops_old_events_and_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
