@@ -10,10 +10,18 @@
 #include "server/server.h"
 
 static server *srv;
+static char dir[] = "/tmp/jobscope-fuzz-serve.XXXXXX";
+
+static void cleanup(void)
+{
+    char cmd[sizeof dir + 16];
+    server_destroy(srv);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
+}
 
 static void setup(void)
 {
-    char dir[] = "/tmp/jobscope-fuzz-serve.XXXXXX";
     if (!mkdtemp(dir)) abort();
     server_config c;
     server_config_defaults(&c);
@@ -22,6 +30,7 @@ static void setup(void)
     char err[256];
     srv = server_create(&c, err, sizeof err);
     if (!srv) { fprintf(stderr, "server_create: %s\n", err); abort(); }
+    atexit(cleanup);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
