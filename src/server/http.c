@@ -142,7 +142,7 @@ static int path_match(const char *pattern, const char *path)
     return !strcmp(pattern, path);
 }
 
-static void dispatch(server *s, const server_request *r, server_response *w)
+void server_dispatch(server *s, const server_request *r, server_response *w)
 {
     server_priv *p = s->priv;
     int path_known = 0;
@@ -258,7 +258,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         server_reply_error(&w, 413, "Request body too large", d);
         server_add_header(&w, "Connection", "close");
     } else {
-        dispatch(s, &r, &w);
+        server_dispatch(s, &r, &w);
     }
     if (w.status >= 500) __atomic_add_fetch(&p->stats.errors_5xx, 1, __ATOMIC_RELAXED);
     else if (w.status >= 400) __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
