@@ -290,14 +290,21 @@ static void h_dragon_metrics(server *s, const server_request *r, server_response
     size_t n = json_array_size(dps);
     for (size_t i = 0; i < n && !b.oom; i++) {
         json_t *dp = json_array_get(dps, i);
-        /* Dragon's clients send points without tags: tag them with the host. */
+        /* Dragon's clients send points without tags, or a tag whose value
+         * is None (add_data(..., tagk=None, tagv=None)): such tags are
+         * dropped and a point left without any is tagged with the host. */
         json_t *copy = NULL;
-        if (json_is_object(dp) && (!json_is_object(json_object_get(dp, "tags")) ||
-                                   !json_object_size(json_object_get(dp, "tags")))) {
+        json_t *tg = json_is_object(dp) ? json_object_get(dp, "tags") : NULL;
+        int has_null = 0;
+        const char *tk;
+        json_t *tv;
+        json_object_foreach(tg, tk, tv) if (json_is_null(tv)) has_null = 1;
+        if (json_is_object(dp) && (!json_is_object(tg) || !json_object_size(tg) || has_null)) {
             copy = json_deep_copy(dp);
-            json_t *tg = json_object();
-            json_object_set_new(tg, "host", json_string(s->host));
-            json_object_set_new(copy, "tags", tg);
+            json_t *ntg = json_object();
+            json_object_foreach(tg, tk, tv) if (!json_is_null(tv) && strcmp(tk, "null")) json_object_set(ntg, tk, tv);
+            if (!json_object_size(ntg)) json_object_set_new(ntg, "host", json_string(s->host));
+            json_object_set_new(copy, "tags", ntg);
         }
         const char *bad = put_point(&b, copy ? copy : dp, def_ms);
         if (bad) note_error(&e, dp, bad, 1);
