@@ -411,10 +411,9 @@ static const char *lp_line(put_batch *b, const char *p, const char *end, int64_t
                 if (errno || e2 == val || *e2) { why = "bad field value"; goto out; }
             }
             if (!isfinite(v)) { why = "field value must be finite"; goto out; }
-            if (nf < 256) {
-                snprintf(fields[nf].name, sizeof fields[nf].name, "%s.%s", meas, key);
-                fields[nf++].v = v;
-            }
+            if (nf >= 256) { why = "more than 256 fields"; goto out; }
+            snprintf(fields[nf].name, sizeof fields[nf].name, "%s.%s", meas, key);
+            fields[nf++].v = v;
         }
         if (p + i < end && p[i] == ',') { i++; continue; }
         break;
