@@ -803,6 +803,68 @@ static void sets_from_peers_merge_before_aggregation(void **st)
     expect_points(&r.v[0], ((int64_t[]){ S(0), S(10), S(20) }), ((double[]){ 10, 60, 30 }));
 }
 
+/* the same series on two nodes is one series, not two to add up: its
+ * points merge, a timestamp in both keeping the later set's value */
+static void one_series_from_two_nodes_is_merged(void **st)
+{
+    add_series(&set, "m", "host=a", (int64_t[]){ S(0), S(10) }, (double[]){ 1, 2 }, 2);
+    add_series(&set, "m", "host=b", (int64_t[]){ S(0) }, (double[]){ 100 }, 1);
+    add_series(&set, "m", "host=a", (int64_t[]){ S(10), S(20) }, (double[]){ 5, 3 }, 2);
+    assert_int_equal(run1(60, "\"aggregator\":\"none\""), 0);
+    assert_int_equal(r.n, 2);
+    expect_points(&r.v[0], ((int64_t[]){ S(0), S(10), S(20) }), ((double[]){ 1, 5, 3 }));
+    expect_points(&r.v[1], ((int64_t[]){ S(0) }), ((double[]){ 100 }));
+}
+
+/* Mutated requests (bytes flipped, cut, duplicated) never crash or hang:
+ * each is either a 400/413 or a query that evaluates and serialises. */
+static void parsers_survive_mutated_requests(void **st)
+{
+    const char *seeds[] = {
+        "{\"start\":1699999200,\"end\":1699999260,\"queries\":[{\"metric\":\"m\",\"aggregator\":\"sum\","
+        "\"downsample\":\"10s-avg-nan\",\"rate\":true,\"rateOptions\":{\"counter\":true,\"counterMax\":100,"
+        "\"resetValue\":5},\"filters\":[{\"type\":\"wildcard\",\"tagk\":\"host\",\"filter\":\"*\","
+        "\"groupBy\":true},{\"type\":\"regexp\",\"tagk\":\"dc\",\"filter\":\"^x\"}]}],\"showQuery\":true}",
+        "{\"start\":\"1h-ago\",\"queries\":[{\"metric\":\"m\",\"aggregator\":\"p99\",\"downsample\":\"0all-dev\","
+        "\"tags\":{\"host\":\"a|b\",\"dc\":\"literal_or(x)\"},\"explicitTags\":true}],\"msResolution\":true}",
+    };
+    add_series(&set, "m", "dc=x,host=a", (int64_t[]){ S(0), S(10), S(20) }, (double[]){ 1, 0.5, 7 }, 3);
+    add_series(&set, "m", "dc=x,host=b", (int64_t[]){ S(5), S(15) }, (double[]){ 3, 9 }, 2);
+    unsigned seed = 12345;
+    for (int it = 0; it < 20000; it++) {
+        const char *src = seeds[it % 2];
+        size_t n = strlen(src);
+        char buf[1024];
+        memcpy(buf, src, n);
+        int edits = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 4;
+        for (int k = 0; k < edits; k++) {
+            seed = seed * 1103515245 + 12345;
+            size_t at = (seed >> 8) % n;
+            switch ((seed >> 4) % 3) {
+            case 0: {
+                static const char alphabet[] = " {}[]\":,-0123456789aznx*|()";
+                buf[at] = alphabet[(seed >> 12) % (sizeof alphabet - 1)];
+                break;
+            }
+            case 1: n = at + 1; break;
+            case 2: if (n + 8 < sizeof buf) { memmove(buf + at + 8, buf + at, n - at); n += 8; } break;
+            }
+        }
+        memset(&r, 0, sizeof r);
+        if (tsq_parse_json(buf, n, B + 60000, &q, &e) < 0) {
+            assert_true(e.code == 400 || e.code == 413);
+            continue;
+        }
+        for (int i = 0; i < q.nsubs; i++)
+            if (tsq_eval(&q, &q.subs[i], &set, &r, &e) < 0)
+                assert_true(e.code == 400 || e.code == 413);
+        size_t len;
+        free(tsq_result_json(&q, &r, &len));
+        tsq_result_free(&r);
+        tsq_query_free(&q);
+    }
+}
+
 static void config_filters_lists_every_type(void **st)
 {
     size_t len;
@@ -847,7 +909,8 @@ int main(void)
         T(m_form_parses_every_part), T(m_form_literals_counters_and_errors),
         T(grafana_browser_request), T(grafana_server_request), T(seconds_keys_are_unique),
         T(numbers_are_written_exactly), T(raw_series_round_trip_between_peers),
-        T(sets_from_peers_merge_before_aggregation), T(config_filters_lists_every_type),
+        T(sets_from_peers_merge_before_aggregation), T(one_series_from_two_nodes_is_merged),
+        T(parsers_survive_mutated_requests), T(config_filters_lists_every_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
