@@ -749,41 +749,87 @@ static void seconds_keys_are_unique(void **st)
 
 static void numbers_are_written_exactly(void **st)
 {
-    add_series(&set, "m", "host=a", (int64_t[]){ S(1), S(2), S(3), S(4) }, (double[]){ 0.1, 1e20, -3, 1.0 / 3 }, 4);
+    const double v[] = { 0.1, 1e20, -3, 1.0 / 3, 1.1, 123.456, -0.001, 1e-7, 0.30000000000000004, 2.5e15,
+                         -1234567.125, 5e-324, 1.7976931348623157e308, 1e15 - 0.5 };
+    const char *want[] = { "0.1", "1e+20", "-3", "0.333333333333333", "1.1", "123.456", "-0.001", "1e-07",
+                           "0.30000000000000004", "2.5e+15", "-1234567.125", "4.94065645841247e-324",
+                           "1.7976931348623157e+308", "999999999999999.5" };
+    int64_t t[14];
+    for (int i = 0; i < 14; i++)
+        t[i] = S(i + 1);
+    add_series(&set, "m", "host=a", t, v, 14);
     assert_int_equal(run1(60, "\"aggregator\":\"sum\""), 0);
     char *j = answer();
     json_t *a = json_loads(j, 0, NULL);
     json_t *dps = json_object_get(json_array_get(a, 0), "dps");
-    assert_true(json_number_value(json_object_get(dps, "1699999201")) == 0.1);
-    assert_true(json_number_value(json_object_get(dps, "1699999202")) == 1e20);
-    assert_true(json_number_value(json_object_get(dps, "1699999203")) == -3);
-    assert_true(json_number_value(json_object_get(dps, "1699999204")) == 1.0 / 3);
-    assert_non_null(strstr(j, "\"1699999201\":0.1,"));
+    for (int i = 0; i < 14; i++) {
+        char key[16], frag[64];
+        snprintf(key, sizeof key, "%lld", B_S + i + 1);
+        if (json_number_value(json_object_get(dps, key)) != v[i])
+            fail_msg("%s: %.17g read back as %.17g", key, v[i], json_number_value(json_object_get(dps, key)));
+        snprintf(frag, sizeof frag, "\"%s\":%s", key, want[i]);
+        if (i != 3 && !strstr(j, frag))         /* 1/3 needs 16 digits; only round-trips */
+            fail_msg("missing %s in %s", frag, j);
+    }
     json_decref(a);
     free(j);
 }
 
 static void raw_series_round_trip_between_peers(void **st)
 {
-    add_series(&set, "m", "host=a,job=x\"y", (int64_t[]){ S(1), S(2) }, (double[]){ 0.1, -7 }, 2);
+    add_series(&set, "m", "host=a,job=x\"y\\z\u00e9\n", (int64_t[]){ S(1), S(2), S(4) }, (double[]){ 0.1, -7, NAN }, 3);
     add_series(&set, "n", "", (int64_t[]){ S(3) }, (double[]){ 1e-300 }, 1);
     size_t len;
     char *j = tsq_set_json(&set, &len);
+    /* timestamps as the first and then differences */
+    assert_non_null(strstr(j, "\"dt\":[1699999201000,1000,2000],\"v\":[0.1,-7,null]"));
     tsq_set back = { 0 };
     assert_int_equal(tsq_set_parse(j, len, &back), 0);
     assert_int_equal(back.n, 2);
     assert_string_equal(back.v[0].metric, "m");
     assert_int_equal(back.v[0].ntags, 2);
     assert_string_equal(back.v[0].tags[1].key, "job");
-    assert_string_equal(back.v[0].tags[1].value, "x\"y");
-    assert_int_equal(back.v[0].pts.n, 2);
-    assert_true(back.v[0].pts.ts[1] == S(2) && back.v[0].pts.val[0] == 0.1 && back.v[0].pts.val[1] == -7);
+    assert_string_equal(back.v[0].tags[1].value, "x\"y\\z\u00e9\n");
+    assert_int_equal(back.v[0].pts.n, 3);
+    assert_true(back.v[0].pts.ts[2] == S(4) && back.v[0].pts.val[0] == 0.1 && back.v[0].pts.val[1] == -7);
+    assert_true(isnan(back.v[0].pts.val[2]));
     assert_true(back.v[1].pts.val[0] == 1e-300 && back.v[1].ntags == 0);
     tsq_set_free(&back);
     free(j);
-    assert_int_equal(tsq_set_parse("{\"series\":[{\"metric\":1}]}", 25, &back), -1);
+    /* \u escapes, surrogate pairs, whitespace */
+    const char *u = " { \"series\" : [ { \"v\":[1.5e3] , \"dt\":[5], \"tags\":{\"k\":\"\\u00e9\\ud83d\\ude00\"},"
+                    "\"metric\":\"a\\/b\"} ] } ";
+    assert_int_equal(tsq_set_parse(u, strlen(u), &back), 0);
+    assert_string_equal(back.v[0].metric, "a/b");
+    assert_string_equal(back.v[0].tags[0].value, "\u00e9\U0001F600");
+    assert_true(back.v[0].pts.ts[0] == 5 && back.v[0].pts.val[0] == 1500);
     tsq_set_free(&back);
-    assert_int_equal(tsq_set_parse("nope", 4, &back), -1);
+    const char *bad[] = {
+        "{\"series\":[{\"metric\":1}]}", "nope", "{\"series\":[]} x",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1,0],\"v\":[1,2]}]}",       /* not increasing */
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1,1],\"v\":[1]}]}",         /* lengths differ */
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{\"a\":1},\"dt\":[],\"v\":[]}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{\"a\":\"\\u0000\"},\"dt\":[],\"v\":[]}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{\"a\":\"x\",\"a\":\"y\"},\"dt\":[],\"v\":[]}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1],\"v\":[1e999]}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1],\"v\":[1],\"x\":2}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1],\"v\":[1]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (tsq_set_parse(bad[i], strlen(bad[i]), &back) != -1)
+            fail_msg("accepted %s", bad[i]);
+        tsq_set_free(&back);
+    }
+    /* every prefix of a valid answer is rejected, never read past its end */
+    for (size_t cut = 0; cut < len - 1; cut++) {
+        j = tsq_set_json(&set, &len);
+        char *part = malloc(cut ? cut : 1);
+        memcpy(part, j, cut);
+        assert_int_equal(tsq_set_parse(part, cut, &back), -1);
+        tsq_set_free(&back);
+        free(part);
+        free(j);
+    }
 }
 
 /* a group spanning two nodes' sets is aggregated once */
