@@ -651,7 +651,8 @@ static int rd_series(rd *r, tsq_series *s)
     if (!rd_lit(r, '}') || !s->metric || !have_dt || !have_v || vn != s->pts.n)
         return -1;
     s->pts.cap = tcap < vcap ? tcap : vcap;
-    qsort(s->tags, (size_t)s->ntags, sizeof *s->tags, cmp_tag);
+    if (s->ntags > 1)
+        qsort(s->tags, (size_t)s->ntags, sizeof *s->tags, cmp_tag);
     for (int i = 1; i < s->ntags; i++)
         if (!strcmp(s->tags[i - 1].key, s->tags[i].key))
             return -1;                  /* keys are unique */
