@@ -96,6 +96,11 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+# The store benchmark (bench/store/run): links the store in-process.
+$(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
+
 # A scripted stand-in for libnvidia-ml.so.1 (tests/fake_nvml, docs/gpu.md).
 FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
 $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
