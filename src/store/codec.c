@@ -103,7 +103,7 @@ static double entropy_cost(const uint8_t *p, size_t n)
 }
 
 /* Writes x in the cheapest mode: byte mode, [varint zigzag(step) for the
- * grid], tokens.  With zlevel > 0 "cheapest" is after entropy coding. */
+ * grid], tokens.  With zlevel >= 3 "cheapest" is after entropy coding. */
 static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
 {
     uint64_t *d = malloc(n * sizeof *d);
@@ -119,7 +119,7 @@ static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
         if (mode == 3) store_buf_varint(&cand, zz(step));
         diffs(x, n, mode, step, d);
         put_tokens(&cand, d, n);
-        double cost = zlevel > 0 ? entropy_cost(cand.p, cand.n) : (double)cand.n * 8;
+        double cost = zlevel >= 3 ? entropy_cost(cand.p, cand.n) : (double)cand.n * 8;
         if (mode == 0 || cost < bcost) {
             store_buf t = best; best = cand; cand = t;
             bcost = cost;
@@ -485,8 +485,10 @@ int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val,
     return store_parts_decode(p + pos, tl, p + pos + tl, len - pos - tl, ts, val, n, cap);
 }
 
-/* CRC-32C (Castagnoli), bytewise table. */
+/* CRC-32C (Castagnoli): the SSE4.2 instruction where the CPU has it, else
+ * a bytewise table. */
 static uint32_t crc_table[256];
+static int crc_hw;
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 static void crc_init(void)
 {
@@ -495,13 +497,37 @@ static void crc_init(void)
         for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
         crc_table[i] = c;
     }
+#if defined(__x86_64__) && defined(__GNUC__)
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("sse4.2")))
+static uint32_t crc_sse42(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint64_t c = crc;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+    return c32;
+}
+#endif
 
 uint32_t store_crc32c(uint32_t crc, const void *buf, size_t n)
 {
     pthread_once(&crc_once, crc_init);
     const uint8_t *p = buf;
     crc = ~crc;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (crc_hw) return ~crc_sse42(crc, p, n);
+#endif
     while (n--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
     return ~crc;
 }

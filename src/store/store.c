@@ -52,7 +52,7 @@
 #define HEAD_MAX        2048
 #define FLUSH_BYTES     (2u << 20)        /* frozen chunk bytes before a SQLite commit */
 #define FLUSH_CHUNKS    8192
-#define ZLEVEL_FLUSH    3
+#define ZLEVEL_FLUSH    1
 #define ZLEVEL_SETTLE   9
 #define MAX_NAME        4096
 #define MAX_TAGS        64
@@ -83,6 +83,7 @@ struct series {
     double *hval;
     uint32_t hn, hcap;
     uint64_t head_seg;          /* log segment of the oldest head point */
+    int64_t head_lo, head_hi;   /* the partition of the head's first point: [lo, hi) */
     frozen *fz_first, *fz_last;
     int64_t last_ts;
     double last_val;
@@ -131,12 +132,25 @@ struct store {
 
 /* --- small helpers ------------------------------------------------------- */
 
+/* A 64-bit hash of bytes, a word at a time (keys are hashed for every point). */
 static uint64_t hash_bytes(const void *p, size_t n)
 {
     const uint8_t *b = p;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ULL; }
-    return h ^ (h >> 29);
+    uint64_t h = 0x243f6a8885a308d3ULL ^ (n * 0x9e3779b97f4a7c15ULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 31;
+        b += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, b, n);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 32);
 }
 
 static void *xmalloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) abort(); return p; }
@@ -371,9 +385,13 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
     }
     se->hn++;
     s->head_points++;
+    if (se->hn == 1 || ts < se->head_lo) {
+        se->head_lo = part_of(se->hts[0]) * PART_MS;
+        se->head_hi = se->head_lo + PART_MS;
+    }
     if (se->hn >= s->head_max) {
         cut_prefix(s, se, se->hn);
-    } else if (part_of(se->hts[0]) != part_of(se->hts[se->hn - 1])) {
+    } else if (se->hts[se->hn - 1] >= se->head_hi) {
         /* a new partition began: the points before it are complete */
         int64_t p = part_of(se->hts[se->hn - 1]);
         uint32_t i = se->hn - 1;
@@ -418,6 +436,10 @@ static void cut_prefix(store *s, series *se, uint32_t upto)
     memmove(se->hval, se->hval + upto, (se->hn - upto) * sizeof *se->hval);
     se->hn -= upto;
     s->head_points -= upto;
+    if (se->hn) {
+        se->head_lo = part_of(se->hts[0]) * PART_MS;
+        se->head_hi = se->head_lo + PART_MS;
+    }
     if (se->hn == 0 && se->hcap > 64) {      /* give memory back after a burst */
         free(se->hts); free(se->hval);
         se->hts = NULL; se->hval = NULL; se->hcap = 0;
@@ -1015,37 +1037,79 @@ static int check_point(const store_point *p, char *err, size_t errlen)
 int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errlen)
 {
     if (!s) { snprintf(err, errlen, "store: not open"); return -1; }
-    for (size_t i = 0; i < n; i++)
-        if (check_point(&pts[i], err, errlen) < 0) return -1;
+    const store_tag *ptags = NULL;
+    int pnt = -1;
+    for (size_t i = 0; i < n; i++) {
+        store_point p = pts[i];
+        int same = p.tags == ptags && p.ntags == pnt;   /* the fields of one line share their tags */
+        if (same) p.ntags = 0;
+        if (check_point(&p, err, errlen) < 0) return -1;
+        ptags = pts[i].tags;
+        pnt = pts[i].ntags;
+    }
     if (n == 0) return 0;
 
-    store_buf key = {0};
+    /* the canonical keys and their hashes, before taking the lock */
+    store_buf keys = {0}, tagpart = {0};
+    size_t *koff = xmalloc((n + 1) * sizeof *koff);
+    uint64_t *kh = xmalloc(n * sizeof *kh);
     store_tag sorted[MAX_TAGS];
+    ptags = NULL;
+    pnt = -1;
+    for (size_t i = 0; i < n; i++) {
+        const store_point *p = &pts[i];
+        if (p->tags != ptags || p->ntags != pnt) {
+            if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
+            for (int a = 1; a < p->ntags; a++)      /* insertion sort: a few tags */
+                for (int b = a; b > 0 && cmp_tag(&sorted[b - 1], &sorted[b]) > 0; b--) {
+                    store_tag t = sorted[b]; sorted[b] = sorted[b - 1]; sorted[b - 1] = t;
+                }
+            make_key(&tagpart, "", sorted, p->ntags);   /* NUL (k NUL v NUL)* */
+            ptags = p->tags;
+            pnt = p->ntags;
+        }
+        size_t ml = strlen(p->metric);
+        koff[i] = keys.n;
+        store_buf_reserve(&keys, ml + tagpart.n);
+        memcpy(keys.p + keys.n, p->metric, ml);
+        memcpy(keys.p + keys.n + ml, tagpart.p, tagpart.n);
+        keys.n += ml + tagpart.n;
+        kh[i] = hash_bytes(keys.p + koff[i], keys.n - koff[i]);
+    }
+    koff[n] = keys.n;
+    store_buf_free(&tagpart);
+
     series **ser = xmalloc(n * sizeof *ser);
     pthread_mutex_lock(&s->mu);
     if (s->broken) {
         pthread_mutex_unlock(&s->mu);
         snprintf(err, errlen, "%s", s->broken_msg);
-        free(ser);
+        free(ser); free(koff); free(kh); store_buf_free(&keys);
         return -1;
     }
     series *prev = NULL;
     for (size_t i = 0; i < n; i++) {
-        const store_point *p = &pts[i];
-        if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
-        if (p->ntags > 1) qsort(sorted, (size_t)p->ntags, sizeof *sorted, cmp_tag);
-        make_key(&key, p->metric, sorted, p->ntags);
-        if (prev && prev->keylen == key.n && memcmp(prev->key, key.p, key.n) == 0) { ser[i] = prev; continue; }
-        uint64_t h = hash_bytes(key.p, key.n);
-        series *se = find_series(s, key.p, key.n, h);
+        const uint8_t *k = keys.p + koff[i];
+        size_t kl = koff[i + 1] - koff[i];
+        if (prev && prev->hash == kh[i] && prev->keylen == kl && memcmp(prev->key, k, kl) == 0) {
+            ser[i] = prev;
+            continue;
+        }
+        series *se = find_series(s, k, kl, kh[i]);
         if (!se) {
-            se = add_series(s, s->next_id, p->metric, sorted, p->ntags, key.p, key.n, h);
+            const char *metric;
+            store_tag tags[MAX_TAGS];
+            int nt;
+            parse_key(k, kl, &metric, tags, &nt);
+            se = add_series(s, s->next_id, metric, tags, nt, k, kl, kh[i]);
             se->last_known = -1;            /* new: known to have no points */
             log_series(s, se);
         }
         ser[i] = prev = se;
     }
-    store_buf_free(&key);
+    free(koff);
+    free(kh);
+    store_buf_free(&keys);
 
     /* one log record: runs of points of one series */
     size_t at = begin_record(&s->wbuf, REC_POINTS);
