@@ -35,7 +35,7 @@ typedef struct tsq_filter {
 
 typedef struct tsq_rate_options {
     int    counter;
-    double counter_max;       /* default 2^64-1 */
+    double counter_max;       /* default Long.MAX_VALUE (2^63-1), as OpenTSDB */
     double reset_value;       /* 0 = off */
     int    drop_resets;
 } tsq_rate_options;
@@ -69,7 +69,8 @@ typedef struct tsq_query {
     int      arrays;              /* ?arrays=true */
 } tsq_query;
 
-/* POST /api/query body; now_ms resolves relative times.  0 or -1 + err (400). */
+/* POST /api/query body; now_ms resolves relative times.  0 or -1 + err (400).
+ * ?arrays=true is in the URL: the caller sets q->arrays after parsing. */
 int  tsq_parse_json(const char *body, size_t len, int64_t now_ms, tsq_query *q, tsq_error *err);
 /* GET /api/query?start=..&end=..&m=AGG:[DS:][rate[{opts}]:]METRIC[{tags}][{filters}]...
  * `get` returns a query-string parameter's i-th value (NULL when absent). */
@@ -137,5 +138,26 @@ int   tsq_set_parse(const char *body, size_t len, tsq_set *out);
 
 /* The aggregator names of /api/aggregators (NULL-terminated). */
 extern const char *const tsq_aggregators[];
+
+/* Added by the query helper for the server's other routes.  Each returns
+ * malloc'ed JSON (length in *out_len), or NULL with err set (400 for a bad
+ * request).  `body` non-NULL means a POST body; otherwise `get` reads the
+ * query string.
+ *
+ * /api/query/last: POST {"queries":[{"metric":M,"tags":{k:v}}],"resolveNames":true}
+ * or GET timeseries=M{k=v}&resolve=true → [{"timestamp":ms,"value":"1.5",
+ * "tsuid":"…"[,"metric":M,"tags":{…}]}, …] (value a string, as OpenTSDB). */
+char *tsq_last(store *s, const char *body, size_t len, tsq_param_fn get, void *arg,
+               size_t *out_len, tsq_error *err);
+/* /api/search/lookup: GET m=METRIC{tagk=*,…}&limit=N (key or value may be *;
+ * METRIC may be * or empty) or POST {"metric":M,"tags":[{"key":k,"value":v}],
+ * "limit":N} → {"type":"LOOKUP","metric":M,"tags":[…],"limit":N,"time":ms,
+ * "results":[{"tsuid":…,"metric":…,"tags":{…}}],"startIndex":0,"totalResults":n}. */
+char *tsq_lookup(store *s, const char *body, size_t len, tsq_param_fn get, void *arg,
+                 size_t *out_len, tsq_error *err);
+/* /api/config/filters: {"literal_or":{"examples":…,"description":…},…}. */
+char *tsq_config_filters_json(size_t *len);
+/* The OpenTSDB name of a filter type ("literal_or", …). */
+const char *tsq_filter_type_name(tsq_filter_type t);
 
 #endif
