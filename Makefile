@@ -40,7 +40,7 @@ $(SERVE_OBJS): CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS))
 
 SRCS    := $(filter-out $(SERVE_SRCS),$(sort $(wildcard src/*/*.c)))
 NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
-              opentsdb.c influx.c jsonx.c tsconv.c)
+              opentsdb.c influx.c jsonx.c tsconv.c jobscope.c)
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
 NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/pic/%.o)
 CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS)) $(NET_OBJS)
@@ -96,13 +96,18 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+# The store benchmark (bench/store/run): links the store in-process.
+$(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
+
 # A scripted stand-in for libnvidia-ml.so.1 (tests/fake_nvml, docs/gpu.md).
 FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
 $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $< -pthread
 fake-nvml: $(FAKE_NVML)
-$(BUILD)/tests/test_gpu_nvml: $(FAKE_NVML)
+$(BUILD)/tests/test_gpu_nvml $(BUILD)/tests/test_server_nodemetrics: $(FAKE_NVML)
 
 # libjobscope: what jobs link to send custom metrics (lib/, docs/metrics.md).
 # Self-contained (libc + pthread), built position-independent for the .so.

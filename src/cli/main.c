@@ -38,6 +38,7 @@ static const struct command {
 #endif
 static const struct server_command { const char *name, *help; } server_commands[] = {
     { "serve",  "serve [OPTIONS]                  the per-node telemetry service (store, OpenTSDB API, dashboard)" },
+    { "import", "import [--server URL] FILE...    load event files into a running 'jobscope serve'" },
 };
 
 static int exec_server(char **argv)

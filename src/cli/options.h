@@ -60,6 +60,7 @@ typedef struct js_options {
     int     telemetry_level;      /* --telemetry-level / JOBSCOPE_TELEMETRY_LEVEL; 0: off */
     int     scan_output;          /* --scan-output: job's stdout/stderr through pipes */
     int     strip_payloads;       /* --strip-payloads: remove blocks from that output */
+    int     no_serve;             /* --no-serve: do not stream to a local jobscope serve */
 } js_options;
 
 /* Returns 0 on success, or an exit status (0 for --help/--version). */

@@ -4,7 +4,11 @@
 #ifndef JOBSCOPE_SERVER_MAIN_H
 #define JOBSCOPE_SERVER_MAIN_H
 
+#include "serve_cmd.h"
+
 #define SERVER_COMMANDS \
+    { "serve", serve_main }, \
+    { "import", import_main }, \
     { NULL, NULL },
 
 #endif

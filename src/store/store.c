@@ -52,7 +52,7 @@
 #define HEAD_MAX        2048
 #define FLUSH_BYTES     (2u << 20)        /* frozen chunk bytes before a SQLite commit */
 #define FLUSH_CHUNKS    8192
-#define ZLEVEL_FLUSH    3
+#define ZLEVEL_FLUSH    1
 #define ZLEVEL_SETTLE   9
 #define MAX_NAME        4096
 #define MAX_TAGS        64
@@ -67,8 +67,8 @@ typedef struct frozen {
     series *se;
     int64_t t0, t1;
     uint32_t n;
-    uint8_t *data;
-    size_t len;
+    uint8_t *tdata, *vdata;     /* timestamp and value parts (codec.h) */
+    size_t tlen, vlen;
 } frozen;
 
 struct series {
@@ -83,6 +83,7 @@ struct series {
     double *hval;
     uint32_t hn, hcap;
     uint64_t head_seg;          /* log segment of the oldest head point */
+    int64_t head_lo, head_hi;   /* the partition of the head's first point: [lo, hi) */
     frozen *fz_first, *fz_last;
     int64_t last_ts;
     double last_val;
@@ -101,7 +102,7 @@ struct store {
     pthread_mutex_t mu, wmu, pool_mu;
     pthread_cond_t synced_cv;
     sqlite3 *db;
-    sqlite3_stmt *ins_chunk, *ins_series;
+    sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time;
     sqlite3 **pool;
     int npool, cappool;
     int lock_fd;
@@ -131,12 +132,25 @@ struct store {
 
 /* --- small helpers ------------------------------------------------------- */
 
+/* A 64-bit hash of bytes, a word at a time (keys are hashed for every point). */
 static uint64_t hash_bytes(const void *p, size_t n)
 {
     const uint8_t *b = p;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ULL; }
-    return h ^ (h >> 29);
+    uint64_t h = 0x243f6a8885a308d3ULL ^ (n * 0x9e3779b97f4a7c15ULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 31;
+        b += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, b, n);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 32);
 }
 
 static void *xmalloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) abort(); return p; }
@@ -371,9 +385,13 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
     }
     se->hn++;
     s->head_points++;
+    if (se->hn == 1 || ts < se->head_lo) {
+        se->head_lo = part_of(se->hts[0]) * PART_MS;
+        se->head_hi = se->head_lo + PART_MS;
+    }
     if (se->hn >= s->head_max) {
         cut_prefix(s, se, se->hn);
-    } else if (part_of(se->hts[0]) != part_of(se->hts[se->hn - 1])) {
+    } else if (se->hts[se->hn - 1] >= se->head_hi) {
         /* a new partition began: the points before it are complete */
         int64_t p = part_of(se->hts[se->hn - 1]);
         uint32_t i = se->hn - 1;
@@ -391,21 +409,25 @@ static void cut_prefix(store *s, series *se, uint32_t upto)
         int64_t p = part_of(se->hts[i]);
         uint32_t j = i + 1;
         while (j < upto && part_of(se->hts[j]) == p) j++;
-        store_chunk_encode(se->hts + i, se->hval + i, j - i, ZLEVEL_FLUSH, &b);
         frozen *f = xmalloc(sizeof *f);
         f->next_s = f->next_p = NULL;
         f->se = se;
         f->t0 = se->hts[i];
         f->t1 = se->hts[j - 1];
         f->n = j - i;
-        f->data = xmalloc(b.n);
-        memcpy(f->data, b.p, b.n);
-        f->len = b.n;
+        store_ts_encode(se->hts + i, j - i, ZLEVEL_FLUSH, &b);
+        f->tdata = xmalloc(b.n);
+        memcpy(f->tdata, b.p, b.n);
+        f->tlen = b.n;
+        store_val_encode(se->hval + i, j - i, ZLEVEL_FLUSH, &b);
+        f->vdata = xmalloc(b.n);
+        memcpy(f->vdata, b.p, b.n);
+        f->vlen = b.n;
         if (se->fz_last) se->fz_last->next_s = f; else se->fz_first = f;
         se->fz_last = f;
         if (s->pend_last) s->pend_last->next_p = f; else s->pend_first = f;
         s->pend_last = f;
-        s->pend_bytes += b.n + 64;
+        s->pend_bytes += f->tlen + f->vlen + 64;
         s->pend_n++;
         i = j;
     }
@@ -414,6 +436,10 @@ static void cut_prefix(store *s, series *se, uint32_t upto)
     memmove(se->hval, se->hval + upto, (se->hn - upto) * sizeof *se->hval);
     se->hn -= upto;
     s->head_points -= upto;
+    if (se->hn) {
+        se->head_lo = part_of(se->hts[0]) * PART_MS;
+        se->head_hi = se->head_lo + PART_MS;
+    }
     if (se->hn == 0 && se->hcap > 64) {      /* give memory back after a burst */
         free(se->hts); free(se->hval);
         se->hts = NULL; se->hval = NULL; se->hcap = 0;
@@ -429,6 +455,44 @@ static int db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+/* The id of a row of `times` holding this timestamp part, inserted when
+ * new: the fields of one event share their timestamps.  Under wmu. */
+static sqlite3_int64 times_ref(store *s, const uint8_t *p, size_t len)
+{
+    sqlite3_int64 h = (sqlite3_int64)hash_bytes(p, len), id = 0;
+    sqlite3_bind_int64(s->sel_time, 1, h);
+    while (sqlite3_step(s->sel_time) == SQLITE_ROW) {
+        if ((size_t)sqlite3_column_bytes(s->sel_time, 1) == len &&
+            memcmp(sqlite3_column_blob(s->sel_time, 1), p, len) == 0) {
+            id = sqlite3_column_int64(s->sel_time, 0);
+            break;
+        }
+    }
+    sqlite3_reset(s->sel_time);
+    if (id) return id;
+    sqlite3_bind_int64(s->ins_time, 1, h);
+    sqlite3_bind_blob(s->ins_time, 2, p, (int)len, SQLITE_STATIC);
+    int rc = sqlite3_step(s->ins_time);
+    sqlite3_reset(s->ins_time);
+    return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(s->db) : 0;
+}
+
+static int insert_chunk(store *s, uint64_t series_id, int64_t t0, int64_t t1, size_t n,
+                        const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl)
+{
+    sqlite3_int64 tref = times_ref(s, tp, tl);
+    if (!tref) return -1;
+    sqlite3_bind_int64(s->ins_chunk, 1, (sqlite3_int64)series_id);
+    sqlite3_bind_int64(s->ins_chunk, 2, t0);
+    sqlite3_bind_int64(s->ins_chunk, 3, t1);
+    sqlite3_bind_int64(s->ins_chunk, 4, (sqlite3_int64)n);
+    sqlite3_bind_int64(s->ins_chunk, 5, tref);
+    sqlite3_bind_blob(s->ins_chunk, 6, vp, (int)vl, SQLITE_STATIC);
+    int rc = sqlite3_step(s->ins_chunk) == SQLITE_DONE ? 0 : -1;
+    sqlite3_reset(s->ins_chunk);
+    return rc;
 }
 
 /* Commits every new series and every frozen chunk to SQLite.  Under mu. */
@@ -454,13 +518,7 @@ static int flush_pending(store *s)
     }
     uint64_t pts = 0, nch = 0;
     for (frozen *f = s->pend_first; rc == 0 && f; f = f->next_p) {
-        sqlite3_bind_int64(s->ins_chunk, 1, (sqlite3_int64)f->se->id);
-        sqlite3_bind_int64(s->ins_chunk, 2, f->t0);
-        sqlite3_bind_int64(s->ins_chunk, 3, f->t1);
-        sqlite3_bind_int64(s->ins_chunk, 4, f->n);
-        sqlite3_bind_blob(s->ins_chunk, 5, f->data, (int)f->len, SQLITE_STATIC);
-        if (sqlite3_step(s->ins_chunk) != SQLITE_DONE) rc = -1;
-        sqlite3_reset(s->ins_chunk);
+        rc = insert_chunk(s, f->se->id, f->t0, f->t1, f->n, f->tdata, f->tlen, f->vdata, f->vlen);
         pts += f->n;
         nch++;
     }
@@ -482,7 +540,8 @@ static int flush_pending(store *s)
     while (f) {
         frozen *nx = f->next_p;
         f->se->fz_first = f->se->fz_last = NULL;
-        free(f->data);
+        free(f->tdata);
+        free(f->vdata);
         free(f);
         f = nx;
     }
@@ -713,10 +772,14 @@ static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
     "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric TEXT NOT NULL, tags BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
-    " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL);"
+    " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL,"
+    " data BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS chunks_by_series ON chunks(series, t_end);"
     "CREATE INDEX IF NOT EXISTS chunks_by_end ON chunks(t_end);"
-    "INSERT OR IGNORE INTO meta VALUES('format', '1');";
+    "CREATE INDEX IF NOT EXISTS chunks_by_times ON chunks(ts_ref);"
+    "CREATE INDEX IF NOT EXISTS times_by_hash ON times(hash);"
+    "INSERT OR IGNORE INTO meta VALUES('format', '2');";
 
 static sqlite3 *open_db(const store *s, int readonly, char *err, size_t errlen)
 {
@@ -863,8 +926,10 @@ store *store_open(const store_config *c, char *err, size_t errlen)
                        "PRAGMA cache_size=-2048;", err, errlen) < 0 ||
         db_exec(s->db, SCHEMA, err, errlen) < 0)
         goto fail;
-    if (sqlite3_prepare_v2(s->db, "INSERT INTO chunks(series, t_start, t_end, n, data) VALUES(?,?,?,?,?)",
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO chunks(series, t_start, t_end, n, ts_ref, data) VALUES(?,?,?,?,?,?)",
                            -1, &s->ins_chunk, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO times(hash, data) VALUES(?,?)", -1, &s->ins_time, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id, data FROM times WHERE hash=?", -1, &s->sel_time, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tags) VALUES(?,?,?)",
                            -1, &s->ins_series, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
@@ -904,6 +969,8 @@ void store_close(store *s)
     if (s->wal_fd >= 0) close(s->wal_fd);
     sqlite3_finalize(s->ins_chunk);
     sqlite3_finalize(s->ins_series);
+    sqlite3_finalize(s->ins_time);
+    sqlite3_finalize(s->sel_time);
     for (int i = 0; i < s->npool; i++) sqlite3_close(s->pool[i]);
     free(s->pool);
     if (s->db) {
@@ -913,7 +980,7 @@ void store_close(store *s)
     for (size_t i = 1; i < s->by_id_cap; i++) {
         series *se = s->by_id[i];
         if (!se) continue;
-        for (frozen *f = se->fz_first; f;) { frozen *nx = f->next_s; free(f->data); free(f); f = nx; }
+        for (frozen *f = se->fz_first; f;) { frozen *nx = f->next_s; free(f->tdata); free(f->vdata); free(f); f = nx; }
         free(se->hts); free(se->hval); free(se->tags); free(se->key); free(se);
     }
     free(s->by_id);
@@ -970,37 +1037,79 @@ static int check_point(const store_point *p, char *err, size_t errlen)
 int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errlen)
 {
     if (!s) { snprintf(err, errlen, "store: not open"); return -1; }
-    for (size_t i = 0; i < n; i++)
-        if (check_point(&pts[i], err, errlen) < 0) return -1;
+    const store_tag *ptags = NULL;
+    int pnt = -1;
+    for (size_t i = 0; i < n; i++) {
+        store_point p = pts[i];
+        int same = p.tags == ptags && p.ntags == pnt;   /* the fields of one line share their tags */
+        if (same) p.ntags = 0;
+        if (check_point(&p, err, errlen) < 0) return -1;
+        ptags = pts[i].tags;
+        pnt = pts[i].ntags;
+    }
     if (n == 0) return 0;
 
-    store_buf key = {0};
+    /* the canonical keys and their hashes, before taking the lock */
+    store_buf keys = {0}, tagpart = {0};
+    size_t *koff = xmalloc((n + 1) * sizeof *koff);
+    uint64_t *kh = xmalloc(n * sizeof *kh);
     store_tag sorted[MAX_TAGS];
+    ptags = NULL;
+    pnt = -1;
+    for (size_t i = 0; i < n; i++) {
+        const store_point *p = &pts[i];
+        if (p->tags != ptags || p->ntags != pnt) {
+            if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
+            for (int a = 1; a < p->ntags; a++)      /* insertion sort: a few tags */
+                for (int b = a; b > 0 && cmp_tag(&sorted[b - 1], &sorted[b]) > 0; b--) {
+                    store_tag t = sorted[b]; sorted[b] = sorted[b - 1]; sorted[b - 1] = t;
+                }
+            make_key(&tagpart, "", sorted, p->ntags);   /* NUL (k NUL v NUL)* */
+            ptags = p->tags;
+            pnt = p->ntags;
+        }
+        size_t ml = strlen(p->metric);
+        koff[i] = keys.n;
+        store_buf_reserve(&keys, ml + tagpart.n);
+        memcpy(keys.p + keys.n, p->metric, ml);
+        memcpy(keys.p + keys.n + ml, tagpart.p, tagpart.n);
+        keys.n += ml + tagpart.n;
+        kh[i] = hash_bytes(keys.p + koff[i], keys.n - koff[i]);
+    }
+    koff[n] = keys.n;
+    store_buf_free(&tagpart);
+
     series **ser = xmalloc(n * sizeof *ser);
     pthread_mutex_lock(&s->mu);
     if (s->broken) {
         pthread_mutex_unlock(&s->mu);
         snprintf(err, errlen, "%s", s->broken_msg);
-        free(ser);
+        free(ser); free(koff); free(kh); store_buf_free(&keys);
         return -1;
     }
     series *prev = NULL;
     for (size_t i = 0; i < n; i++) {
-        const store_point *p = &pts[i];
-        if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
-        if (p->ntags > 1) qsort(sorted, (size_t)p->ntags, sizeof *sorted, cmp_tag);
-        make_key(&key, p->metric, sorted, p->ntags);
-        if (prev && prev->keylen == key.n && memcmp(prev->key, key.p, key.n) == 0) { ser[i] = prev; continue; }
-        uint64_t h = hash_bytes(key.p, key.n);
-        series *se = find_series(s, key.p, key.n, h);
+        const uint8_t *k = keys.p + koff[i];
+        size_t kl = koff[i + 1] - koff[i];
+        if (prev && prev->hash == kh[i] && prev->keylen == kl && memcmp(prev->key, k, kl) == 0) {
+            ser[i] = prev;
+            continue;
+        }
+        series *se = find_series(s, k, kl, kh[i]);
         if (!se) {
-            se = add_series(s, s->next_id, p->metric, sorted, p->ntags, key.p, key.n, h);
+            const char *metric;
+            store_tag tags[MAX_TAGS];
+            int nt;
+            parse_key(k, kl, &metric, tags, &nt);
+            se = add_series(s, s->next_id, metric, tags, nt, k, kl, kh[i]);
             se->last_known = -1;            /* new: known to have no points */
             log_series(s, se);
         }
         ser[i] = prev = se;
     }
-    store_buf_free(&key);
+    free(koff);
+    free(kh);
+    store_buf_free(&keys);
 
     /* one log record: runs of points of one series */
     size_t at = begin_record(&s->wbuf, REC_POINTS);
@@ -1100,7 +1209,7 @@ static void snapshot_memory(series *se, int64_t from, int64_t to, pointbuf *mem)
 {
     for (frozen *f = se->fz_first; f; f = f->next_s) {
         if (f->t1 < from || f->t0 > to) continue;
-        store_chunk_decode(f->data, f->len, &mem->ts, &mem->val, &mem->n, &mem->cap);
+        store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n, &mem->cap);
     }
     for (uint32_t i = 0; i < se->hn; i++)
         if (se->hts[i] >= from && se->hts[i] <= to) pb_push(mem, se->hts[i], se->hval[i]);
@@ -1112,7 +1221,8 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, pointbuf *b)
     if (!db) return -1;
     sqlite3_stmt *st;
     int rc = 0;
-    if (sqlite3_prepare_v2(db, "SELECT data FROM chunks WHERE series=? AND t_end>=? AND t_start<=? ORDER BY id",
+    if (sqlite3_prepare_v2(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                               " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id",
                            -1, &st, NULL) != SQLITE_OK) {
         pool_put(s, db);
         return -1;
@@ -1122,9 +1232,10 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, pointbuf *b)
     sqlite3_bind_int64(st, 3, to);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const uint8_t *d = sqlite3_column_blob(st, 0);
-        size_t len = (size_t)sqlite3_column_bytes(st, 0);
-        if (store_chunk_decode(d, len, &b->ts, &b->val, &b->n, &b->cap) < 0) rc = -1;
+        if (store_parts_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                               sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                               &b->ts, &b->val, &b->n, &b->cap) < 0)
+            rc = -1;
     }
     if (r != SQLITE_DONE) rc = -1;
     sqlite3_finalize(st);
@@ -1171,14 +1282,16 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
     int rc = 0;
     sqlite3 *db = pool_get(s);
     sqlite3_stmt *st = NULL;
-    if (!db || sqlite3_prepare_v2(db, "SELECT data FROM chunks WHERE series=?1 AND t_end="
-                                      "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY id",
+    if (!db || sqlite3_prepare_v2(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                                      " WHERE c.series=?1 AND c.t_end="
+                                      "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY c.id",
                                   -1, &st, NULL) != SQLITE_OK) {
         rc = -1;
     } else {
         sqlite3_bind_int64(st, 1, (sqlite3_int64)series_id);
         while (sqlite3_step(st) == SQLITE_ROW)
-            if (store_chunk_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+            if (store_parts_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                                   sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
                                    &all.ts, &all.val, &all.n, &all.cap) < 0)
                 rc = -1;
     }
@@ -1329,7 +1442,8 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
 static void reclaim(store *s)
 {
     pthread_mutex_lock(&s->wmu);
-    sqlite3_exec(s->db, "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL);
+    sqlite3_exec(s->db, "DELETE FROM times WHERE NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref = times.id);"
+                        "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL);
     pthread_mutex_unlock(&s->wmu);
 }
 
@@ -1337,7 +1451,7 @@ static void reclaim(store *s)
 typedef struct group { uint64_t series; int64_t part; } group;
 
 static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const group *g, store_buf *enc,
-                       uint64_t *saved_chunks)
+                       store_buf *enc2, uint64_t *saved_chunks)
 {
     pointbuf b = {0};
     sqlite3_int64 ids[4096];
@@ -1347,7 +1461,8 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     sqlite3_bind_int64(sel, 3, g->part * PART_MS + PART_MS - 1);
     while (sqlite3_step(sel) == SQLITE_ROW && nids < 4096) {
         ids[nids++] = sqlite3_column_int64(sel, 0);
-        if (store_chunk_decode(sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
+        if (store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
+                               sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
                                &b.ts, &b.val, &b.n, &b.cap) < 0)
             rc = -1;
     }
@@ -1355,22 +1470,15 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     if (rc == 0 && nids > 1 && b.n) {
         store_points m = {0};
         merge_out(&b, INT64_MIN, INT64_MAX, &m);
-        store_chunk_encode(m.ts, m.val, m.n, ZLEVEL_SETTLE, enc);
+        store_ts_encode(m.ts, m.n, ZLEVEL_SETTLE, enc);
+        store_val_encode(m.val, m.n, ZLEVEL_SETTLE, enc2);
         for (int i = 0; i < nids && rc == 0; i++) {
             sqlite3_bind_int64(del, 1, ids[i]);
             if (sqlite3_step(del) != SQLITE_DONE) rc = -1;
             sqlite3_reset(del);
         }
-        if (rc == 0) {
-            sqlite3_bind_int64(s->ins_chunk, 1, (sqlite3_int64)g->series);
-            sqlite3_bind_int64(s->ins_chunk, 2, m.ts[0]);
-            sqlite3_bind_int64(s->ins_chunk, 3, m.ts[m.n - 1]);
-            sqlite3_bind_int64(s->ins_chunk, 4, (sqlite3_int64)m.n);
-            sqlite3_bind_blob(s->ins_chunk, 5, enc->p, (int)enc->n, SQLITE_STATIC);
-            if (sqlite3_step(s->ins_chunk) != SQLITE_DONE) rc = -1;
-            sqlite3_reset(s->ins_chunk);
-            *saved_chunks += (uint64_t)nids - 1;
-        }
+        if (rc == 0) rc = insert_chunk(s, g->series, m.ts[0], m.ts[m.n - 1], m.n, enc->p, enc->n, enc2->p, enc2->n);
+        if (rc == 0) *saved_chunks += (uint64_t)nids - 1;
         store_points_free(&m);
     }
     free(b.ts);
@@ -1409,10 +1517,11 @@ static int compact(store *s)
     if (!ng) { free(gs); return 0; }
 
     int rc = 0;
-    store_buf enc = {0};
+    store_buf enc = {0}, enc2 = {0};
     sqlite3_stmt *sel = NULL, *del = NULL;
     pthread_mutex_lock(&s->wmu);
-    if (sqlite3_prepare_v2(s->db, "SELECT id, data FROM chunks WHERE series=? AND t_end>=? AND t_end<=? ORDER BY id",
+    if (sqlite3_prepare_v2(s->db, "SELECT c.id, c.data, t.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                                  " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
                            -1, &sel, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE id=?", -1, &del, NULL) != SQLITE_OK)
         rc = -1;
@@ -1423,7 +1532,7 @@ static int compact(store *s)
         pthread_mutex_lock(&s->wmu);
         rc = db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
         size_t end = i + 256 < ng ? i + 256 : ng;
-        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &saved);
+        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved);
         if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
         else db_exec(s->db, "ROLLBACK", NULL, 0);
         pthread_mutex_unlock(&s->wmu);
@@ -1436,6 +1545,7 @@ static int compact(store *s)
     sqlite3_finalize(sel);
     sqlite3_finalize(del);
     store_buf_free(&enc);
+    store_buf_free(&enc2);
     free(gs);
     return rc;
 }
@@ -1478,17 +1588,20 @@ int store_maintain(store *s)
         for (int round = 0; round < 64; round++) {
             long long size = dir_bytes(s->dir);
             if (size <= s->cfg.max_bytes) break;
-            /* drop the oldest chunks: about the excess, by stored bytes */
+            /* drop the oldest chunks: about the excess, at the average bytes per point */
             long long excess = size - s->cfg.max_bytes;
+            pthread_mutex_lock(&s->mu);
+            double per_point = s->db_points ? (double)size / (double)s->db_points : 0;
+            pthread_mutex_unlock(&s->mu);
             sqlite3 *db = pool_get(s);
             sqlite3_stmt *st;
             int64_t cut = INT64_MIN;
-            long long acc = 0;
-            if (db && sqlite3_prepare_v2(db, "SELECT t_end, length(data) + 48 FROM chunks ORDER BY t_end",
-                                         -1, &st, NULL) == SQLITE_OK) {
+            double acc = 0;
+            if (per_point > 0 && db &&
+                sqlite3_prepare_v2(db, "SELECT t_end, n FROM chunks ORDER BY t_end", -1, &st, NULL) == SQLITE_OK) {
                 while (sqlite3_step(st) == SQLITE_ROW) {
                     cut = sqlite3_column_int64(st, 0);
-                    acc += sqlite3_column_int64(st, 1);
+                    acc += sqlite3_column_int64(st, 1) * per_point;
                     if (acc >= excess) break;
                 }
                 sqlite3_finalize(st);
