@@ -21,7 +21,7 @@
 
 #include "query/tsq_internal.h"
 
-#define MAX_WORK_POINTS (20L * 1000 * 1000)   /* processed points per sub-query */
+long tsq_max_points = 10L * 1000 * 1000;
 
 typedef struct pser {
     const tsq_series *s;
@@ -549,9 +549,9 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         ncand++;
     }
     c.nps = ncand;
-    if (work > (size_t)MAX_WORK_POINTS) {
+    if (work > (size_t)tsq_max_points) {
         tsq_fail(err, 413, NULL, "Sorry, this query would process %zu data points (limit %ld): "
-                 "narrow the time range or use a longer downsample interval", work, (long)MAX_WORK_POINTS);
+                 "narrow the time range or use a longer downsample interval", work, tsq_max_points);
         goto out;
     }
     /* group-by keys: the keys of group-by filters, sorted and unique */

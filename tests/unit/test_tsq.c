@@ -557,6 +557,22 @@ static void bad_downsample_is_a_400(void **st)
                  400, "Zero or negative duration: 0s");
 }
 
+/* a fill over a long range is bounded: beyond tsq_max_points, a 413 */
+static void too_many_points_is_a_413(void **st)
+{
+    gap_series();
+    long saved = tsq_max_points;
+    tsq_max_points = 1000;
+    /* 1s buckets over an hour-aligned scan of [B, B+2h] = 3 h: 10800 > 1000 */
+    int rc = run1(7200, "\"aggregator\":\"sum\",\"downsample\":\"1s-avg-zero\"");
+    tsq_max_points = saved;
+    assert_int_equal(rc, -1);
+    assert_int_equal(e.code, 413);
+    teardown(NULL); gap_series();
+    assert_int_equal(run1(7200, "\"aggregator\":\"sum\",\"downsample\":\"1s-avg-zero\""), 0);
+    assert_int_equal(r.v[0].n, 7201);
+}
+
 static void malformed_requests_are_400s(void **st)
 {
     expect_error("{\"start\":", 400, "Unable to parse the given JSON");
@@ -951,7 +967,7 @@ int main(void)
         T(regexp_finds_a_match_anywhere), T(not_key_rejects_series_with_the_key), T(bad_filters_are_400s),
         T(times_parse_like_opentsdb), T(a_missing_end_means_now),
         T(end_before_start_is_a_400), T(bad_aggregator_is_a_400), T(bad_downsample_is_a_400),
-        T(malformed_requests_are_400s), T(error_bodies_are_opentsdbs),
+        T(too_many_points_is_a_413), T(malformed_requests_are_400s), T(error_bodies_are_opentsdbs),
         T(m_form_parses_every_part), T(m_form_literals_counters_and_errors),
         T(grafana_browser_request), T(grafana_server_request), T(seconds_keys_are_unique),
         T(numbers_are_written_exactly), T(raw_series_round_trip_between_peers),
