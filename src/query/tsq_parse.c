@@ -689,7 +689,17 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
             s->rate_opt.reset_value = d;
         }
     }
-    json_t *fl = json_object_get(jq, "filters");
+    /* "filters" and the deprecated "tags" each replace the filter list
+     * (TSSubQuery's setters): the one given last wins */
+    int pos = 0, pos_f = -1, pos_t = -1;
+    const char *key;
+    json_t *val;
+    json_object_foreach(jq, key, val) {
+        if (!strcmp(key, "filters")) pos_f = pos;
+        else if (!strcmp(key, "tags")) pos_t = pos;
+        pos++;
+    }
+    json_t *fl = pos_f > pos_t ? json_object_get(jq, "filters") : NULL;
     if (fl && !json_is_null(fl)) {
         if (!json_is_array(fl))
             return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
@@ -714,7 +724,9 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
             s->filters[s->nfilters - 1].group_by = jbool(json_object_get(f, "groupBy"));
         }
     }
-    json_t *tags = json_object_get(jq, "tags");
+    json_t *tags = pos_t > pos_f ? json_object_get(jq, "tags") : NULL;
+    if (tags && !json_is_null(tags) && !json_is_object(tags))
+        return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
     if (json_is_object(tags)) {
         const char *k;
         json_object_foreach(tags, k, v) {

@@ -343,6 +343,17 @@ static void tags_map_becomes_group_by_filters(void **st)
     assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"tags\":{\"host\":\"a|d\"}"), 0);
     assert_int_equal(r.n, 2);                       /* literal_or, grouped */
     expect_points(&r.v[1], ((int64_t[]){ S(0) }), ((double[]){ 8 }));
+    /* with "filters" too, the one given last replaces the other */
+    teardown(NULL); four_hosts();
+    assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"filters\":[{\"type\":\"literal_or\",\"tagk\":\"host\","
+                              "\"filter\":\"c\"}],\"tags\":{\"host\":\"a|b\"}"), 0);
+    assert_int_equal(r.n, 2);                       /* a and b, grouped */
+    expect_points(&r.v[0], ((int64_t[]){ S(0) }), ((double[]){ 1 }));
+    teardown(NULL); four_hosts();
+    assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"tags\":{\"host\":\"a|b\"},\"filters\":[{\"type\":"
+                              "\"literal_or\",\"tagk\":\"host\",\"filter\":\"c\"}]"), 0);
+    assert_int_equal(r.n, 1);                       /* c only */
+    expect_points(&r.v[0], ((int64_t[]){ S(0) }), ((double[]){ 4 }));
 }
 
 /* explicitTags: only series whose keys are exactly the filtered keys */
