@@ -904,7 +904,7 @@ static void parsers_survive_mutated_requests(void **st)
     add_series(&set, "m", "dc=x,host=a", (int64_t[]){ S(0), S(10), S(20) }, (double[]){ 1, 0.5, 7 }, 3);
     add_series(&set, "m", "dc=x,host=b", (int64_t[]){ S(5), S(15) }, (double[]){ 3, 9 }, 2);
     unsigned seed = 12345;
-    for (int it = 0; it < 20000; it++) {
+    for (int it = 0; it < 5000; it++) {
         const char *src = seeds[it % 2];
         size_t n = strlen(src);
         char buf[1024];
