@@ -403,12 +403,12 @@ static const char *tag_get(const store_tag *tags, int n, const char *k)
     return NULL;
 }
 
-static int contains_from(const char *hay, const char *needle, size_t from)
+static int contains_from(const char *hay, const char *needle, size_t from, int icase)
 {
     size_t hl = strlen(hay);
     if (from > hl)
         return 0;
-    return strstr(hay + from, needle) != NULL;
+    return (icase ? strcasestr(hay + from, needle) : strstr(hay + from, needle)) != NULL;
 }
 
 static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
@@ -419,18 +419,14 @@ static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
         return v == NULL;
     if (!v)
         return 0;       /* every filtered key must be present */
-    char lb[512];
+    /* case-insensitive filters hold lower-cased patterns; compare so */
     const char *lv = v;
-    if (c->icase) {
-        snprintf(lb, sizeof lb, "%s", v);
-        lower(lb);
-        lv = lb;
-    }
+    int ic = c->icase;
     switch (f->type) {
     case TSQ_LITERAL_OR: case TSQ_ILITERAL_OR: case TSQ_NOT_LITERAL_OR: case TSQ_NOT_ILITERAL_OR: {
         int in = 0;
         for (int i = 0; i < c->nlits && !in; i++)
-            in = strcmp(c->lits[i], lv) == 0;
+            in = (ic ? strcasecmp(c->lits[i], lv) : strcmp(c->lits[i], lv)) == 0;
         return (f->type == TSQ_LITERAL_OR || f->type == TSQ_ILITERAL_OR) ? in : !in;
     }
     case TSQ_WILDCARD: case TSQ_IWILDCARD: {
@@ -440,14 +436,15 @@ static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
         if (c->has_postfix && !c->has_prefix) {
             const char *last = c->comps[c->ncomps - 1];
             size_t ll = strlen(last);
-            if (ll > l || strcmp(lv + l - ll, last) != 0)
+            if (ll > l || (ic ? strcasecmp(lv + l - ll, last) : strcmp(lv + l - ll, last)) != 0)
                 return 0;
         }
-        if (c->has_prefix && !c->has_postfix && strncmp(lv, c->comps[0], strlen(c->comps[0])) != 0)
+        if (c->has_prefix && !c->has_postfix &&
+            (ic ? strncasecmp(lv, c->comps[0], strlen(c->comps[0])) : strncmp(lv, c->comps[0], strlen(c->comps[0]))))
             return 0;
         size_t idx = 0;
         for (int i = 0; i < c->ncomps; i++) {
-            if (!contains_from(lv, c->comps[i], idx))
+            if (!contains_from(lv, c->comps[i], idx, ic))
                 return 0;
             idx += strlen(c->comps[i]);
         }

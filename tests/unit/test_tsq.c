@@ -449,6 +449,12 @@ static void iwildcard_globs_ignoring_case(void **st)
 {
     assert_true(matches("iwildcard", "WEB*", "host=web01"));
     assert_false(matches("iwildcard", "db*", "host=web01"));
+    char longv[700] = "host=";                  /* long values are not truncated */
+    memset(longv + 5, 'a', 600);
+    strcpy(longv + 605, "WEB");
+    assert_true(matches("iwildcard", "*web", longv));
+    assert_false(matches("iwildcard", "*weba", longv));
+    assert_true(matches("iliteral_or", longv + 5, longv));
 }
 static void regexp_finds_a_match_anywhere(void **st)
 {
