@@ -353,6 +353,16 @@ static tsq_out *result_add(tsq_result *r)
     return o;
 }
 
+static int cmp_first(const void *pa, const void *pb, void *arg)
+{
+    pser **mem = arg;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int64_t x = mem[a]->ts[0], y = mem[b]->ts[0];
+    if (x != y)
+        return x < y ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
 /* Interpolates and aggregates one group's processed series into o. */
 static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
 {
@@ -405,10 +415,7 @@ static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
         for (size_t k = 0; k < nm; k++)
             if (mem[k]->n)
                 byfirst[nb++] = k;
-        for (size_t i = 1; i < nb; i++)         /* insertion sort by first ts */
-            for (size_t j = i; j > 0 && mem[byfirst[j - 1]]->ts[0] > mem[byfirst[j]]->ts[0]; j--) {
-                size_t t = byfirst[j]; byfirst[j] = byfirst[j - 1]; byfirst[j - 1] = t;
-            }
+        qsort_r(byfirst, nb, sizeof *byfirst, cmp_first, mem);   /* by first ts, then group order */
         for (size_t i = 0; i < nu; i++) {
             const int64_t t = u[i];
             while (nextadd < nb && mem[byfirst[nextadd]]->ts[0] <= t) {
