@@ -675,12 +675,15 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
         double d;
         s->rate_opt.counter = jbool(json_object_get(ro, "counter"));
         s->rate_opt.drop_resets = jbool(json_object_get(ro, "dropResets"));
-        if ((v = json_object_get(ro, "counterMax")) && !json_is_null(v)) {
+        /* null or "" leave the default */
+        if ((v = json_object_get(ro, "counterMax")) && !json_is_null(v) &&
+            !(json_is_string(v) && !*json_string_value(v))) {
             if (jnum(v, &d) < 0)
                 return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
             s->rate_opt.counter_max = d;
         }
-        if ((v = json_object_get(ro, "resetValue")) && !json_is_null(v)) {
+        if ((v = json_object_get(ro, "resetValue")) && !json_is_null(v) &&
+            !(json_is_string(v) && !*json_string_value(v))) {
             if (jnum(v, &d) < 0)
                 return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
             s->rate_opt.reset_value = d;

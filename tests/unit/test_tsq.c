@@ -239,6 +239,20 @@ static void rate_drop_resets_skips_the_reset(void **st)
     expect_points(&r.v[0], ((int64_t[]){ S(10), S(30) }), ((double[]){ 2, 3 }));
 }
 
+/* Grafana's browser sends counterMax/resetValue as numbers or leaves them
+ * out, and asks for dropResets when neither is set; "" means the default */
+static void rate_options_as_grafana_sends_them(void **st)
+{
+    counter_series();
+    assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"rate\":true,\"rateOptions\":{\"counter\":true,"
+                              "\"counterMax\":\"\",\"resetValue\":\"\",\"dropResets\":true}"), 0);
+    expect_points(&r.v[0], ((int64_t[]){ S(10), S(30) }), ((double[]){ 2, 3 }));
+    teardown(NULL); counter_series();
+    assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"rate\":true,\"rateOptions\":{\"counter\":true,"
+                              "\"counterMax\":\"100\"}"), 0);
+    expect_points(&r.v[0], ((int64_t[]){ S(10), S(20), S(30) }), ((double[]){ 2, 9, 3 }));
+}
+
 /* rate without counter keeps negative rates even with a reset value */
 static void rate_without_counter_ignores_reset_value(void **st)
 {
@@ -974,6 +988,7 @@ int main(void)
         T(rate_is_per_second_and_the_first_point_yields_none), T(rate_counter_wraps_at_counter_max),
         T(rate_counter_default_max_is_long_max), T(rate_above_reset_value_becomes_zero),
         T(rate_drop_resets_skips_the_reset), T(rate_without_counter_ignores_reset_value),
+        T(rate_options_as_grafana_sends_them),
         T(rate_comes_after_downsampling), T(rate_comes_before_aggregation), T(rate_uses_the_point_before_start),
         T(group_by_splits_and_reports_aggregate_tags), T(without_group_by_everything_is_one_series),
         T(a_plain_filter_does_not_group), T(tags_map_becomes_group_by_filters),
