@@ -103,6 +103,7 @@ struct store {
     pthread_cond_t synced_cv;
     sqlite3 *db;
     sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time;
+    sqlite3_stmt *ins_name, *sel_name, *ins_tagset, *sel_tagset;
     sqlite3 **pool;
     int npool, cappool;
     int lock_fd;
@@ -495,6 +496,27 @@ static int insert_chunk(store *s, uint64_t series_id, int64_t t0, int64_t t1, si
     return rc;
 }
 
+/* The id of a metric name or tag set row (the fields of one event share
+ * their tag set), inserted when new.  Under wmu. */
+static sqlite3_int64 name_ref(sqlite3_stmt *ins, sqlite3_stmt *sel, const void *p, size_t len, int text)
+{
+    sqlite3_int64 id = 0;
+    for (int pass = 0; pass < 2 && !id; pass++) {
+        if (pass) {
+            if (text) sqlite3_bind_text(ins, 1, p, (int)len, SQLITE_STATIC);
+            else sqlite3_bind_blob(ins, 1, p, (int)len, SQLITE_STATIC);
+            int rc = sqlite3_step(ins);
+            sqlite3_reset(ins);
+            if (rc != SQLITE_DONE) return 0;
+        }
+        if (text) sqlite3_bind_text(sel, 1, p, (int)len, SQLITE_STATIC);
+        else sqlite3_bind_blob(sel, 1, p, (int)len, SQLITE_STATIC);
+        if (sqlite3_step(sel) == SQLITE_ROW) id = sqlite3_column_int64(sel, 0);
+        sqlite3_reset(sel);
+    }
+    return id;
+}
+
 /* Commits every new series and every frozen chunk to SQLite.  Under mu. */
 static int flush_pending(store *s)
 {
@@ -510,9 +532,12 @@ static int flush_pending(store *s)
         series *se = series_by_id(s, id);
         if (!se || se->persisted) continue;
         size_t ml = strlen(se->metric) + 1;
+        sqlite3_int64 mid = name_ref(s->ins_name, s->sel_name, se->metric, ml - 1, 1);
+        sqlite3_int64 tid = name_ref(s->ins_tagset, s->sel_tagset, se->key + ml, se->keylen - ml, 0);
+        if (!mid || !tid) { rc = -1; break; }
         sqlite3_bind_int64(s->ins_series, 1, (sqlite3_int64)se->id);
-        sqlite3_bind_text(s->ins_series, 2, se->metric, -1, SQLITE_STATIC);
-        sqlite3_bind_blob(s->ins_series, 3, se->key + ml, (int)(se->keylen - ml), SQLITE_STATIC);
+        sqlite3_bind_int64(s->ins_series, 2, mid);
+        sqlite3_bind_int64(s->ins_series, 3, tid);
         if (sqlite3_step(s->ins_series) != SQLITE_DONE) rc = -1;
         sqlite3_reset(s->ins_series);
     }
@@ -770,7 +795,9 @@ static int replay_segment(store *s, uint64_t seg)
 
 static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
-    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric TEXT NOT NULL, tags BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
     " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL,"
     " data BLOB NOT NULL);"
@@ -779,7 +806,7 @@ static const char *SCHEMA =
     "CREATE INDEX IF NOT EXISTS chunks_by_end ON chunks(t_end);"
     "CREATE INDEX IF NOT EXISTS chunks_by_times ON chunks(ts_ref);"
     "CREATE INDEX IF NOT EXISTS times_by_hash ON times(hash);"
-    "INSERT OR IGNORE INTO meta VALUES('format', '2');";
+    "INSERT OR IGNORE INTO meta VALUES('format', '3');";
 
 static sqlite3 *open_db(const store *s, int readonly, char *err, size_t errlen)
 {
@@ -841,7 +868,8 @@ static int mkdir_p(const char *dir)
 static int load_series(store *s, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT id, metric, tags FROM series ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, "SELECT s.id, m.name, t.tags FROM series s JOIN metrics m ON m.id = s.metric"
+                                    " JOIN tagsets t ON t.id = s.tagset ORDER BY s.id", -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         return -1;
     }
@@ -920,7 +948,7 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     }
     if (!(s->db = open_db(s, 0, err, errlen))) goto fail;
     /* page size and auto_vacuum only take effect on a new database */
-    if (db_exec(s->db, "PRAGMA page_size=16384; PRAGMA auto_vacuum=INCREMENTAL;"
+    if (db_exec(s->db, "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL;"
                        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                        "PRAGMA wal_autocheckpoint=64; PRAGMA journal_size_limit=8388608;"
                        "PRAGMA cache_size=-2048;", err, errlen) < 0 ||
@@ -930,7 +958,11 @@ store *store_open(const store_config *c, char *err, size_t errlen)
                            -1, &s->ins_chunk, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT INTO times(hash, data) VALUES(?,?)", -1, &s->ins_time, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "SELECT id, data FROM times WHERE hash=?", -1, &s->sel_time, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tags) VALUES(?,?,?)",
+        sqlite3_prepare_v2(s->db, "INSERT INTO metrics(name) VALUES(?)", -1, &s->ins_name, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id FROM metrics WHERE name=?", -1, &s->sel_name, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO tagsets(tags) VALUES(?)", -1, &s->ins_tagset, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id FROM tagsets WHERE tags=?", -1, &s->sel_tagset, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tagset) VALUES(?,?,?)",
                            -1, &s->ins_series, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         goto fail;
@@ -971,6 +1003,10 @@ void store_close(store *s)
     sqlite3_finalize(s->ins_series);
     sqlite3_finalize(s->ins_time);
     sqlite3_finalize(s->sel_time);
+    sqlite3_finalize(s->ins_name);
+    sqlite3_finalize(s->sel_name);
+    sqlite3_finalize(s->ins_tagset);
+    sqlite3_finalize(s->sel_tagset);
     for (int i = 0; i < s->npool; i++) sqlite3_close(s->pool[i]);
     free(s->pool);
     if (s->db) {

@@ -416,7 +416,7 @@ static void test_retention_by_size_keeps_the_newest_points_under_the_limit(void 
     store *s = open_at("size", 0, 0);
     int64_t t0 = 1600000000000LL;
     for (int part = 0; part < 12; part++)       /* 12 partitions of random floats */
-        put_grid(s, 40, 700, t0 + part * 7200000LL, 10000);
+        put_grid(s, 120, 700, t0 + part * 7200000LL, 10000);
     store_close(s);
     s = open_at("size", 0, 0);
     store_maintain(s);
