@@ -129,7 +129,24 @@ struct store {
     uint32_t head_max;
     uint64_t db_points, db_chunks;
     int64_t max_ts;
+    /* (series, partition) that got chunks since settling looked at them */
+    struct group *dirty;
+    size_t ndirty, capdirty;
+    int scanned;                /* settling has looked at the whole table once */
 };
+
+typedef struct group { uint64_t series; int64_t part; } group;
+
+static void add_dirty(store *s, uint64_t sid, int64_t part)
+{
+    if (s->ndirty == s->capdirty) {
+        s->capdirty = s->capdirty ? s->capdirty * 2 : 1024;
+        s->dirty = realloc(s->dirty, s->capdirty * sizeof *s->dirty);
+        if (!s->dirty) abort();
+    }
+    s->dirty[s->ndirty].series = sid;
+    s->dirty[s->ndirty++].part = part;
+}
 
 /* --- small helpers ------------------------------------------------------- */
 
@@ -544,6 +561,7 @@ static int flush_pending(store *s)
     uint64_t pts = 0, nch = 0;
     for (frozen *f = s->pend_first; rc == 0 && f; f = f->next_p) {
         rc = insert_chunk(s, f->se->id, f->t0, f->t1, f->n, f->tdata, f->tlen, f->vdata, f->vlen);
+        add_dirty(s, f->se->id, part_of(f->t0));
         pts += f->n;
         nch++;
     }
@@ -1021,6 +1039,7 @@ void store_close(store *s)
     }
     free(s->by_id);
     free(s->tab);
+    free(s->dirty);
     strmap_free(&s->metrics, 1);
     strmap_free(&s->tagks, 0);
     strmap_free(&s->tagvs, 0);
@@ -1440,6 +1459,33 @@ static void forget_last(store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Deletes the rows of `times` in refs that no chunk refers to any more.  In
+ * a transaction, under wmu. */
+static int gc_times(store *s, const sqlite3_int64 *refs, size_t n)
+{
+    sqlite3_stmt *st;
+    if (!n) return 0;
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM times WHERE id=?1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref=?1)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        sqlite3_bind_int64(st, 1, refs[i]);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+typedef struct refs { sqlite3_int64 *v; size_t n, cap; } refs;
+static void refs_add(refs *r, sqlite3_int64 id)
+{
+    if (r->n && r->v[r->n - 1] == id) return;
+    if (r->n == r->cap) { r->cap = r->cap ? r->cap * 2 : 64; r->v = xrealloc(r->v, r->cap * sizeof *r->v); }
+    r->v[r->n++] = id;
+}
+
 /* Deletes chunks matching `where` (with ?1 bound to arg); count of points. */
 static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long long *npts, long long *nch)
 {
@@ -1456,14 +1502,28 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
             *npts = sqlite3_column_int64(st, 1);
         }
         sqlite3_finalize(st);
-        snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
+        rc = 0;
+        refs tr = {0};
+        snprintf(sql, sizeof sql, "SELECT DISTINCT ts_ref FROM chunks WHERE %s", where);
         if (*nch && sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_int64(st, 1, arg);
-            rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+            while (sqlite3_step(st) == SQLITE_ROW) refs_add(&tr, sqlite3_column_int64(st, 0));
             sqlite3_finalize(st);
-        } else {
-            rc = 0;
         }
+        snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
+        if (*nch && db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0) == 0) {
+            if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_int64(st, 1, arg);
+                rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+                sqlite3_finalize(st);
+            } else {
+                rc = -1;
+            }
+            if (rc == 0) rc = gc_times(s, tr.v, tr.n);
+            if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
+            else db_exec(s->db, "ROLLBACK", NULL, 0);
+        }
+        free(tr.v);
     }
     pthread_mutex_unlock(&s->wmu);
     if (rc == 0 && *nch) {
@@ -1478,16 +1538,13 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
 static void reclaim(store *s)
 {
     pthread_mutex_lock(&s->wmu);
-    sqlite3_exec(s->db, "DELETE FROM times WHERE NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref = times.id);"
-                        "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL);
+    sqlite3_exec(s->db, "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL);
     pthread_mutex_unlock(&s->wmu);
 }
 
 /* Merges the chunks of one series in one partition that `sel` lists. */
-typedef struct group { uint64_t series; int64_t part; } group;
-
 static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const group *g, store_buf *enc,
-                       store_buf *enc2, uint64_t *saved_chunks)
+                       store_buf *enc2, uint64_t *saved_chunks, refs *tsrefs)
 {
     pointbuf b = {0};
     sqlite3_int64 ids[4096];
@@ -1497,6 +1554,7 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     sqlite3_bind_int64(sel, 3, g->part * PART_MS + PART_MS - 1);
     while (sqlite3_step(sel) == SQLITE_ROW && nids < 4096) {
         ids[nids++] = sqlite3_column_int64(sel, 0);
+        refs_add(tsrefs, sqlite3_column_int64(sel, 3));
         if (store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
                                sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
                                &b.ts, &b.val, &b.n, &b.cap) < 0)
@@ -1522,6 +1580,13 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     return rc;
 }
 
+static int cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    if (x->series != y->series) return x->series < y->series ? -1 : 1;
+    return x->part < y->part ? -1 : x->part > y->part;
+}
+
 /* Settling: the chunks of a series in one partition become one, once the
  * partition is over or when it has 4 or more. */
 static int compact(store *s)
@@ -1535,28 +1600,71 @@ static int compact(store *s)
     sqlite3_stmt *st;
     group *gs = NULL;
     size_t ng = 0, cap = 0;
+    /* candidates: every group once (the first time), then only those that got chunks */
+    pthread_mutex_lock(&s->mu);
+    int full = !s->scanned;
+    s->scanned = 1;
+    group *cand = s->dirty;
+    size_t ncand = s->ndirty;
+    s->dirty = NULL;
+    s->ndirty = s->capdirty = 0;
+    pthread_mutex_unlock(&s->mu);
     char sql[400];
-    snprintf(sql, sizeof sql,
-             "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) FROM chunks "
-             "GROUP BY series, p HAVING count(*) > 1", PART_MS, PART_MS, PART_MS, PART_MS);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { pool_put(s, db); return -1; }
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    if (full)
+        snprintf(sql, sizeof sql,
+                 "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) FROM chunks "
+                 "GROUP BY series, p HAVING count(*) > 1", PART_MS, PART_MS, PART_MS, PART_MS);
+    else
+        snprintf(sql, sizeof sql, "SELECT ?1, ?2, count(*) FROM chunks WHERE series=?1 AND t_end>=?3 AND t_end<=?4");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { pool_put(s, db); free(cand); return -1; }
+    group *keep = NULL;
+    size_t nkeep = 0;
+    if (!full && ncand) {
+        /* unique candidates */
+        qsort(cand, ncand, sizeof *cand, cmp_group);
+        size_t u = 0;
+        for (size_t i = 0; i < ncand; i++)
+            if (!u || cand[u - 1].series != cand[i].series || cand[u - 1].part != cand[i].part) cand[u++] = cand[i];
+        ncand = u;
+        keep = xmalloc(ncand * sizeof *keep);
+    }
+    for (size_t ci = 0; full || ci < ncand; ci++) {
+        if (!full) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, (sqlite3_int64)cand[ci].series);
+            sqlite3_bind_int64(st, 2, cand[ci].part);
+            sqlite3_bind_int64(st, 3, cand[ci].part * PART_MS);
+            sqlite3_bind_int64(st, 4, cand[ci].part * PART_MS + PART_MS - 1);
+        }
+        if (sqlite3_step(st) != SQLITE_ROW) break;
         group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
         int cnt = sqlite3_column_int(st, 2);
+        if (cnt < 2) continue;
         int closed = (g.part + 1) * PART_MS + 5 * 60 * 1000 <= horizon;
-        if (!closed && cnt < 4) continue;
+        if (!closed && cnt < 4) {
+            if (keep) keep[nkeep++] = g;        /* look again when it closes */
+            else { pthread_mutex_lock(&s->mu); add_dirty(s, g.series, g.part); pthread_mutex_unlock(&s->mu); }
+            continue;
+        }
         if (ng == cap) { cap = cap ? cap * 2 : 256; gs = xrealloc(gs, cap * sizeof *gs); }
         gs[ng++] = g;
     }
     sqlite3_finalize(st);
     pool_put(s, db);
+    free(cand);
+    if (nkeep) {
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < nkeep; i++) add_dirty(s, keep[i].series, keep[i].part);
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(keep);
     if (!ng) { free(gs); return 0; }
 
     int rc = 0;
     store_buf enc = {0}, enc2 = {0};
     sqlite3_stmt *sel = NULL, *del = NULL;
     pthread_mutex_lock(&s->wmu);
-    if (sqlite3_prepare_v2(s->db, "SELECT c.id, c.data, t.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+    if (sqlite3_prepare_v2(s->db, "SELECT c.id, c.data, t.data, c.ts_ref FROM chunks c JOIN times t ON t.id = c.ts_ref"
                                   " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
                            -1, &sel, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE id=?", -1, &del, NULL) != SQLITE_OK)
@@ -1565,10 +1673,13 @@ static int compact(store *s)
     for (size_t i = 0; i < ng && rc == 0;) {
         /* small transactions: the ingest path's flushes wait for wmu */
         uint64_t saved = 0;
+        refs tr = {0};
         pthread_mutex_lock(&s->wmu);
         rc = db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
         size_t end = i + 256 < ng ? i + 256 : ng;
-        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved);
+        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved, &tr);
+        if (rc == 0) rc = gc_times(s, tr.v, tr.n);
+        free(tr.v);
         if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
         else db_exec(s->db, "ROLLBACK", NULL, 0);
         pthread_mutex_unlock(&s->wmu);
@@ -1590,8 +1701,15 @@ int store_maintain(store *s)
 {
     if (!s) return -1;
     int rc = 0;
-    /* what is frozen goes to SQLite, so that retention and settling see it */
+    /* heads of partitions that are over are cut, and what is frozen goes to
+     * SQLite, so that retention and settling see it */
     pthread_mutex_lock(&s->mu);
+    int64_t now = now_ms(), horizon = s->max_ts > now ? s->max_ts : now;
+    for (uint64_t id = 1; id < s->next_id; id++) {
+        series *se = series_by_id(s, id);
+        if (se && se->hn && part_of(se->hts[se->hn - 1]) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
+            cut_prefix(s, se, se->hn);
+    }
     if (flush_pending(s) < 0) rc = -1;
     pthread_mutex_unlock(&s->mu);
     long long np, nc;
