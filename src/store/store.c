@@ -368,6 +368,15 @@ static int parse_key(const uint8_t *key, size_t len, const char **metric, store_
 
 static void cut_prefix(store *s, series *se, uint32_t upto);
 
+/* The next capacity of a head: doubling, but never past the head budget,
+ * so that 10,000 full heads do not hold twice their points. */
+static uint32_t head_grow(const store *s, uint32_t cap)
+{
+    uint32_t c = cap ? cap * 2 : 8;
+    if (c > s->head_max && cap < s->head_max) c = s->head_max;
+    return c > cap ? c : cap + 1;
+}
+
 static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
 {
     se->version++;
@@ -383,7 +392,7 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         while (lo < hi) { uint32_t m = (lo + hi) / 2; if (se->hts[m] < ts) lo = m + 1; else hi = m; }
         if (se->hts[lo] == ts) { se->hval[lo] = v; return; }
         if (n == se->hcap) {
-            se->hcap = se->hcap * 2;
+            se->hcap = head_grow(s, se->hcap);
             se->hts = xrealloc(se->hts, se->hcap * sizeof *se->hts);
             se->hval = xrealloc(se->hval, se->hcap * sizeof *se->hval);
         }
@@ -393,7 +402,7 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         se->hval[lo] = v;
     } else {
         if (n == se->hcap) {
-            se->hcap = se->hcap ? se->hcap * 2 : 8;
+            se->hcap = head_grow(s, se->hcap);
             se->hts = xrealloc(se->hts, se->hcap * sizeof *se->hts);
             se->hval = xrealloc(se->hval, se->hcap * sizeof *se->hval);
         }
