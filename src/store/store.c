@@ -57,6 +57,8 @@
 #define MAX_NAME        4096
 #define MAX_TAGS        64
 
+#define STORE_FORMAT    "3"               /* meta 'format' of chunks.db (docs/store.md) */
+
 enum { REC_SERIES = 1, REC_POINTS = 2 };
 
 typedef struct series series;
@@ -833,7 +835,7 @@ static const char *SCHEMA =
     "CREATE INDEX IF NOT EXISTS chunks_by_end ON chunks(t_end);"
     "CREATE INDEX IF NOT EXISTS chunks_by_times ON chunks(ts_ref);"
     "CREATE INDEX IF NOT EXISTS times_by_hash ON times(hash);"
-    "INSERT OR IGNORE INTO meta VALUES('format', '3');";
+    "INSERT OR IGNORE INTO meta VALUES('format', '" STORE_FORMAT "');";
 
 static sqlite3 *open_db(const store *s, int readonly, char *err, size_t errlen)
 {
@@ -981,6 +983,19 @@ store *store_open(const store_config *c, char *err, size_t errlen)
                        "PRAGMA cache_size=-2048;", err, errlen) < 0 ||
         db_exec(s->db, SCHEMA, err, errlen) < 0)
         goto fail;
+    {
+        sqlite3_stmt *st;
+        const char *fmt = NULL;
+        if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='format'", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW) fmt = (const char *)sqlite3_column_text(st, 0);
+            int ok = fmt && !strcmp(fmt, STORE_FORMAT);
+            if (!ok)
+                snprintf(err, errlen, "store: %s/chunks.db has format %s; this jobscope reads format %s",
+                         s->dir, fmt ? fmt : "?", STORE_FORMAT);
+            sqlite3_finalize(st);
+            if (!ok) goto fail;
+        }
+    }
     if (sqlite3_prepare_v2(s->db, "INSERT INTO chunks(series, t_start, t_end, n, ts_ref, data) VALUES(?,?,?,?,?,?)",
                            -1, &s->ins_chunk, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT INTO times(hash, data) VALUES(?,?)", -1, &s->ins_time, NULL) != SQLITE_OK ||
