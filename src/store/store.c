@@ -141,6 +141,11 @@ typedef struct group { uint64_t series; int64_t part; } group;
 
 static void add_dirty(store *s, uint64_t sid, int64_t part)
 {
+    if (s->ndirty >= (1u << 20)) {       /* nobody settles: look at everything next time */
+        s->scanned = 0;
+        s->ndirty = 0;
+    }
+    if (!s->scanned) return;
     if (s->ndirty == s->capdirty) {
         s->capdirty = s->capdirty ? s->capdirty * 2 : 1024;
         s->dirty = realloc(s->dirty, s->capdirty * sizeof *s->dirty);
