@@ -214,6 +214,8 @@ static int cmd_ingest(const char *dir)
         if (store_put(s, pts, n, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return 1; }
         total += n;
     }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
     store_close(s);           /* flushes: everything in chunks.db */
     double cpu = cpu_seconds() - c0 - gen_cpu, w = wall() - w0;
     s = open_dir(dir);
@@ -221,8 +223,9 @@ static int cmd_ingest(const char *dir)
     store_stats_get(s, &st);
     store_close(s);
     printf("{\"points\": %" PRIu64 ", \"cpu_s\": %.3f, \"wall_s\": %.3f, \"points_per_cpu_s\": %.0f,"
-           " \"disk_bytes\": %lld, \"bytes_per_point\": %.4f, \"chunks\": %" PRIu64 "}\n",
-           total, cpu, w, total / cpu, st.disk_bytes, (double)st.disk_bytes / total, st.chunks);
+           " \"disk_bytes\": %lld, \"bytes_per_point\": %.4f, \"chunks\": %" PRIu64 ", \"series\": %" PRIu64
+           ", \"maxrss_kb\": %ld}\n",
+           total, cpu, w, total / cpu, st.disk_bytes, (double)st.disk_bytes / total, st.chunks, st.series, ru.ru_maxrss);
     return 0;
 }
 

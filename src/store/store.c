@@ -57,6 +57,8 @@
 #define MAX_NAME        4096
 #define MAX_TAGS        64
 
+#define STORE_FORMAT    "3"               /* meta 'format' of chunks.db (docs/store.md) */
+
 enum { REC_SERIES = 1, REC_POINTS = 2 };
 
 typedef struct series series;
@@ -103,6 +105,7 @@ struct store {
     pthread_cond_t synced_cv;
     sqlite3 *db;
     sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time;
+    sqlite3_stmt *ins_name, *sel_name, *ins_tagset, *sel_tagset;
     sqlite3 **pool;
     int npool, cappool;
     int lock_fd;
@@ -128,7 +131,29 @@ struct store {
     uint32_t head_max;
     uint64_t db_points, db_chunks;
     int64_t max_ts;
+    /* (series, partition) that got chunks since settling looked at them */
+    struct group *dirty;
+    size_t ndirty, capdirty;
+    int scanned;                /* settling has looked at the whole table once */
 };
+
+typedef struct group { uint64_t series; int64_t part; } group;
+
+static void add_dirty(store *s, uint64_t sid, int64_t part)
+{
+    if (s->ndirty >= (1u << 20)) {       /* nobody settles: look at everything next time */
+        s->scanned = 0;
+        s->ndirty = 0;
+    }
+    if (!s->scanned) return;
+    if (s->ndirty == s->capdirty) {
+        s->capdirty = s->capdirty ? s->capdirty * 2 : 1024;
+        s->dirty = realloc(s->dirty, s->capdirty * sizeof *s->dirty);
+        if (!s->dirty) abort();
+    }
+    s->dirty[s->ndirty].series = sid;
+    s->dirty[s->ndirty++].part = part;
+}
 
 /* --- small helpers ------------------------------------------------------- */
 
@@ -350,6 +375,15 @@ static int parse_key(const uint8_t *key, size_t len, const char **metric, store_
 
 static void cut_prefix(store *s, series *se, uint32_t upto);
 
+/* The next capacity of a head: doubling, but never past the head budget,
+ * so that 10,000 full heads do not hold twice their points. */
+static uint32_t head_grow(const store *s, uint32_t cap)
+{
+    uint32_t c = cap ? cap * 2 : 8;
+    if (c > s->head_max && cap < s->head_max) c = s->head_max;
+    return c > cap ? c : cap + 1;
+}
+
 static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
 {
     se->version++;
@@ -365,7 +399,7 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         while (lo < hi) { uint32_t m = (lo + hi) / 2; if (se->hts[m] < ts) lo = m + 1; else hi = m; }
         if (se->hts[lo] == ts) { se->hval[lo] = v; return; }
         if (n == se->hcap) {
-            se->hcap = se->hcap * 2;
+            se->hcap = head_grow(s, se->hcap);
             se->hts = xrealloc(se->hts, se->hcap * sizeof *se->hts);
             se->hval = xrealloc(se->hval, se->hcap * sizeof *se->hval);
         }
@@ -375,7 +409,7 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         se->hval[lo] = v;
     } else {
         if (n == se->hcap) {
-            se->hcap = se->hcap ? se->hcap * 2 : 8;
+            se->hcap = head_grow(s, se->hcap);
             se->hts = xrealloc(se->hts, se->hcap * sizeof *se->hts);
             se->hval = xrealloc(se->hval, se->hcap * sizeof *se->hval);
         }
@@ -495,6 +529,27 @@ static int insert_chunk(store *s, uint64_t series_id, int64_t t0, int64_t t1, si
     return rc;
 }
 
+/* The id of a metric name or tag set row (the fields of one event share
+ * their tag set), inserted when new.  Under wmu. */
+static sqlite3_int64 name_ref(sqlite3_stmt *ins, sqlite3_stmt *sel, const void *p, size_t len, int text)
+{
+    sqlite3_int64 id = 0;
+    for (int pass = 0; pass < 2 && !id; pass++) {
+        if (pass) {
+            if (text) sqlite3_bind_text(ins, 1, p, (int)len, SQLITE_STATIC);
+            else sqlite3_bind_blob(ins, 1, p, (int)len, SQLITE_STATIC);
+            int rc = sqlite3_step(ins);
+            sqlite3_reset(ins);
+            if (rc != SQLITE_DONE) return 0;
+        }
+        if (text) sqlite3_bind_text(sel, 1, p, (int)len, SQLITE_STATIC);
+        else sqlite3_bind_blob(sel, 1, p, (int)len, SQLITE_STATIC);
+        if (sqlite3_step(sel) == SQLITE_ROW) id = sqlite3_column_int64(sel, 0);
+        sqlite3_reset(sel);
+    }
+    return id;
+}
+
 /* Commits every new series and every frozen chunk to SQLite.  Under mu. */
 static int flush_pending(store *s)
 {
@@ -510,15 +565,19 @@ static int flush_pending(store *s)
         series *se = series_by_id(s, id);
         if (!se || se->persisted) continue;
         size_t ml = strlen(se->metric) + 1;
+        sqlite3_int64 mid = name_ref(s->ins_name, s->sel_name, se->metric, ml - 1, 1);
+        sqlite3_int64 tid = name_ref(s->ins_tagset, s->sel_tagset, se->key + ml, se->keylen - ml, 0);
+        if (!mid || !tid) { rc = -1; break; }
         sqlite3_bind_int64(s->ins_series, 1, (sqlite3_int64)se->id);
-        sqlite3_bind_text(s->ins_series, 2, se->metric, -1, SQLITE_STATIC);
-        sqlite3_bind_blob(s->ins_series, 3, se->key + ml, (int)(se->keylen - ml), SQLITE_STATIC);
+        sqlite3_bind_int64(s->ins_series, 2, mid);
+        sqlite3_bind_int64(s->ins_series, 3, tid);
         if (sqlite3_step(s->ins_series) != SQLITE_DONE) rc = -1;
         sqlite3_reset(s->ins_series);
     }
     uint64_t pts = 0, nch = 0;
     for (frozen *f = s->pend_first; rc == 0 && f; f = f->next_p) {
         rc = insert_chunk(s, f->se->id, f->t0, f->t1, f->n, f->tdata, f->tlen, f->vdata, f->vlen);
+        add_dirty(s, f->se->id, part_of(f->t0));
         pts += f->n;
         nch++;
     }
@@ -770,7 +829,9 @@ static int replay_segment(store *s, uint64_t seg)
 
 static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
-    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric TEXT NOT NULL, tags BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
     " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL,"
     " data BLOB NOT NULL);"
@@ -779,7 +840,7 @@ static const char *SCHEMA =
     "CREATE INDEX IF NOT EXISTS chunks_by_end ON chunks(t_end);"
     "CREATE INDEX IF NOT EXISTS chunks_by_times ON chunks(ts_ref);"
     "CREATE INDEX IF NOT EXISTS times_by_hash ON times(hash);"
-    "INSERT OR IGNORE INTO meta VALUES('format', '2');";
+    "INSERT OR IGNORE INTO meta VALUES('format', '" STORE_FORMAT "');";
 
 static sqlite3 *open_db(const store *s, int readonly, char *err, size_t errlen)
 {
@@ -841,7 +902,8 @@ static int mkdir_p(const char *dir)
 static int load_series(store *s, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT id, metric, tags FROM series ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, "SELECT s.id, m.name, t.tags FROM series s JOIN metrics m ON m.id = s.metric"
+                                    " JOIN tagsets t ON t.id = s.tagset ORDER BY s.id", -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         return -1;
     }
@@ -920,17 +982,34 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     }
     if (!(s->db = open_db(s, 0, err, errlen))) goto fail;
     /* page size and auto_vacuum only take effect on a new database */
-    if (db_exec(s->db, "PRAGMA page_size=16384; PRAGMA auto_vacuum=INCREMENTAL;"
+    if (db_exec(s->db, "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL;"
                        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                        "PRAGMA wal_autocheckpoint=64; PRAGMA journal_size_limit=8388608;"
                        "PRAGMA cache_size=-2048;", err, errlen) < 0 ||
         db_exec(s->db, SCHEMA, err, errlen) < 0)
         goto fail;
+    {
+        sqlite3_stmt *st;
+        const char *fmt = NULL;
+        if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='format'", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW) fmt = (const char *)sqlite3_column_text(st, 0);
+            int ok = fmt && !strcmp(fmt, STORE_FORMAT);
+            if (!ok)
+                snprintf(err, errlen, "store: %s/chunks.db has format %s; this jobscope reads format %s",
+                         s->dir, fmt ? fmt : "?", STORE_FORMAT);
+            sqlite3_finalize(st);
+            if (!ok) goto fail;
+        }
+    }
     if (sqlite3_prepare_v2(s->db, "INSERT INTO chunks(series, t_start, t_end, n, ts_ref, data) VALUES(?,?,?,?,?,?)",
                            -1, &s->ins_chunk, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT INTO times(hash, data) VALUES(?,?)", -1, &s->ins_time, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "SELECT id, data FROM times WHERE hash=?", -1, &s->sel_time, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tags) VALUES(?,?,?)",
+        sqlite3_prepare_v2(s->db, "INSERT INTO metrics(name) VALUES(?)", -1, &s->ins_name, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id FROM metrics WHERE name=?", -1, &s->sel_name, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO tagsets(tags) VALUES(?)", -1, &s->ins_tagset, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id FROM tagsets WHERE tags=?", -1, &s->sel_tagset, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tagset) VALUES(?,?,?)",
                            -1, &s->ins_series, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         goto fail;
@@ -971,6 +1050,10 @@ void store_close(store *s)
     sqlite3_finalize(s->ins_series);
     sqlite3_finalize(s->ins_time);
     sqlite3_finalize(s->sel_time);
+    sqlite3_finalize(s->ins_name);
+    sqlite3_finalize(s->sel_name);
+    sqlite3_finalize(s->ins_tagset);
+    sqlite3_finalize(s->sel_tagset);
     for (int i = 0; i < s->npool; i++) sqlite3_close(s->pool[i]);
     free(s->pool);
     if (s->db) {
@@ -985,6 +1068,7 @@ void store_close(store *s)
     }
     free(s->by_id);
     free(s->tab);
+    free(s->dirty);
     strmap_free(&s->metrics, 1);
     strmap_free(&s->tagks, 0);
     strmap_free(&s->tagvs, 0);
@@ -1404,6 +1488,33 @@ static void forget_last(store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Deletes the rows of `times` in refs that no chunk refers to any more.  In
+ * a transaction, under wmu. */
+static int gc_times(store *s, const sqlite3_int64 *refs, size_t n)
+{
+    sqlite3_stmt *st;
+    if (!n) return 0;
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM times WHERE id=?1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref=?1)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        sqlite3_bind_int64(st, 1, refs[i]);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+typedef struct refs { sqlite3_int64 *v; size_t n, cap; } refs;
+static void refs_add(refs *r, sqlite3_int64 id)
+{
+    if (r->n && r->v[r->n - 1] == id) return;
+    if (r->n == r->cap) { r->cap = r->cap ? r->cap * 2 : 64; r->v = xrealloc(r->v, r->cap * sizeof *r->v); }
+    r->v[r->n++] = id;
+}
+
 /* Deletes chunks matching `where` (with ?1 bound to arg); count of points. */
 static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long long *npts, long long *nch)
 {
@@ -1420,14 +1531,28 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
             *npts = sqlite3_column_int64(st, 1);
         }
         sqlite3_finalize(st);
-        snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
+        rc = 0;
+        refs tr = {0};
+        snprintf(sql, sizeof sql, "SELECT DISTINCT ts_ref FROM chunks WHERE %s", where);
         if (*nch && sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_int64(st, 1, arg);
-            rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+            while (sqlite3_step(st) == SQLITE_ROW) refs_add(&tr, sqlite3_column_int64(st, 0));
             sqlite3_finalize(st);
-        } else {
-            rc = 0;
         }
+        snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
+        if (*nch && db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0) == 0) {
+            if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_int64(st, 1, arg);
+                rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+                sqlite3_finalize(st);
+            } else {
+                rc = -1;
+            }
+            if (rc == 0) rc = gc_times(s, tr.v, tr.n);
+            if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
+            else db_exec(s->db, "ROLLBACK", NULL, 0);
+        }
+        free(tr.v);
     }
     pthread_mutex_unlock(&s->wmu);
     if (rc == 0 && *nch) {
@@ -1442,16 +1567,13 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
 static void reclaim(store *s)
 {
     pthread_mutex_lock(&s->wmu);
-    sqlite3_exec(s->db, "DELETE FROM times WHERE NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref = times.id);"
-                        "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL);
+    sqlite3_exec(s->db, "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL);
     pthread_mutex_unlock(&s->wmu);
 }
 
 /* Merges the chunks of one series in one partition that `sel` lists. */
-typedef struct group { uint64_t series; int64_t part; } group;
-
 static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const group *g, store_buf *enc,
-                       store_buf *enc2, uint64_t *saved_chunks)
+                       store_buf *enc2, uint64_t *saved_chunks, refs *tsrefs)
 {
     pointbuf b = {0};
     sqlite3_int64 ids[4096];
@@ -1461,6 +1583,7 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     sqlite3_bind_int64(sel, 3, g->part * PART_MS + PART_MS - 1);
     while (sqlite3_step(sel) == SQLITE_ROW && nids < 4096) {
         ids[nids++] = sqlite3_column_int64(sel, 0);
+        refs_add(tsrefs, sqlite3_column_int64(sel, 3));
         if (store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
                                sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
                                &b.ts, &b.val, &b.n, &b.cap) < 0)
@@ -1486,6 +1609,13 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     return rc;
 }
 
+static int cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    if (x->series != y->series) return x->series < y->series ? -1 : 1;
+    return x->part < y->part ? -1 : x->part > y->part;
+}
+
 /* Settling: the chunks of a series in one partition become one, once the
  * partition is over or when it has 4 or more. */
 static int compact(store *s)
@@ -1499,28 +1629,71 @@ static int compact(store *s)
     sqlite3_stmt *st;
     group *gs = NULL;
     size_t ng = 0, cap = 0;
+    /* candidates: every group once (the first time), then only those that got chunks */
+    pthread_mutex_lock(&s->mu);
+    int full = !s->scanned;
+    s->scanned = 1;
+    group *cand = s->dirty;
+    size_t ncand = s->ndirty;
+    s->dirty = NULL;
+    s->ndirty = s->capdirty = 0;
+    pthread_mutex_unlock(&s->mu);
     char sql[400];
-    snprintf(sql, sizeof sql,
-             "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) FROM chunks "
-             "GROUP BY series, p HAVING count(*) > 1", PART_MS, PART_MS, PART_MS, PART_MS);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { pool_put(s, db); return -1; }
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    if (full)
+        snprintf(sql, sizeof sql,
+                 "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) FROM chunks "
+                 "GROUP BY series, p HAVING count(*) > 1", PART_MS, PART_MS, PART_MS, PART_MS);
+    else
+        snprintf(sql, sizeof sql, "SELECT ?1, ?2, count(*) FROM chunks WHERE series=?1 AND t_end>=?3 AND t_end<=?4");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { pool_put(s, db); free(cand); return -1; }
+    group *keep = NULL;
+    size_t nkeep = 0;
+    if (!full && ncand) {
+        /* unique candidates */
+        qsort(cand, ncand, sizeof *cand, cmp_group);
+        size_t u = 0;
+        for (size_t i = 0; i < ncand; i++)
+            if (!u || cand[u - 1].series != cand[i].series || cand[u - 1].part != cand[i].part) cand[u++] = cand[i];
+        ncand = u;
+        keep = xmalloc(ncand * sizeof *keep);
+    }
+    for (size_t ci = 0; full || ci < ncand; ci++) {
+        if (!full) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, (sqlite3_int64)cand[ci].series);
+            sqlite3_bind_int64(st, 2, cand[ci].part);
+            sqlite3_bind_int64(st, 3, cand[ci].part * PART_MS);
+            sqlite3_bind_int64(st, 4, cand[ci].part * PART_MS + PART_MS - 1);
+        }
+        if (sqlite3_step(st) != SQLITE_ROW) break;
         group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
         int cnt = sqlite3_column_int(st, 2);
+        if (cnt < 2) continue;
         int closed = (g.part + 1) * PART_MS + 5 * 60 * 1000 <= horizon;
-        if (!closed && cnt < 4) continue;
+        if (!closed && cnt < 4) {
+            if (keep) keep[nkeep++] = g;        /* look again when it closes */
+            else { pthread_mutex_lock(&s->mu); add_dirty(s, g.series, g.part); pthread_mutex_unlock(&s->mu); }
+            continue;
+        }
         if (ng == cap) { cap = cap ? cap * 2 : 256; gs = xrealloc(gs, cap * sizeof *gs); }
         gs[ng++] = g;
     }
     sqlite3_finalize(st);
     pool_put(s, db);
+    free(cand);
+    if (nkeep) {
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < nkeep; i++) add_dirty(s, keep[i].series, keep[i].part);
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(keep);
     if (!ng) { free(gs); return 0; }
 
     int rc = 0;
     store_buf enc = {0}, enc2 = {0};
     sqlite3_stmt *sel = NULL, *del = NULL;
     pthread_mutex_lock(&s->wmu);
-    if (sqlite3_prepare_v2(s->db, "SELECT c.id, c.data, t.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+    if (sqlite3_prepare_v2(s->db, "SELECT c.id, c.data, t.data, c.ts_ref FROM chunks c JOIN times t ON t.id = c.ts_ref"
                                   " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
                            -1, &sel, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE id=?", -1, &del, NULL) != SQLITE_OK)
@@ -1529,10 +1702,13 @@ static int compact(store *s)
     for (size_t i = 0; i < ng && rc == 0;) {
         /* small transactions: the ingest path's flushes wait for wmu */
         uint64_t saved = 0;
+        refs tr = {0};
         pthread_mutex_lock(&s->wmu);
         rc = db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
         size_t end = i + 256 < ng ? i + 256 : ng;
-        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved);
+        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved, &tr);
+        if (rc == 0) rc = gc_times(s, tr.v, tr.n);
+        free(tr.v);
         if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
         else db_exec(s->db, "ROLLBACK", NULL, 0);
         pthread_mutex_unlock(&s->wmu);
@@ -1554,8 +1730,15 @@ int store_maintain(store *s)
 {
     if (!s) return -1;
     int rc = 0;
-    /* what is frozen goes to SQLite, so that retention and settling see it */
+    /* heads of partitions that are over are cut, and what is frozen goes to
+     * SQLite, so that retention and settling see it */
     pthread_mutex_lock(&s->mu);
+    int64_t now = now_ms(), horizon = s->max_ts > now ? s->max_ts : now;
+    for (uint64_t id = 1; id < s->next_id; id++) {
+        series *se = series_by_id(s, id);
+        if (se && se->hn && part_of(se->hts[se->hn - 1]) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
+            cut_prefix(s, se, se->hn);
+    }
     if (flush_pending(s) < 0) rc = -1;
     pthread_mutex_unlock(&s->mu);
     long long np, nc;
