@@ -130,6 +130,38 @@ static void known_metric_without_matches_is_empty(void **st)
     tsq_query_free(&q);
 }
 
+/* 100 series are read on several threads: each gets its own points */
+static void many_series_are_read_in_parallel_intact(void **st)
+{
+    char err[256];
+    store_point p[100 * 20];
+    store_tag tags[100][1];
+    char vals[100][8];
+    size_t n = 0;
+    for (int s = 0; s < 100; s++) {
+        snprintf(vals[s], sizeof vals[s], "%03d", s);
+        tags[s][0] = (store_tag){ "job", vals[s] };
+        for (int i = 0; i < 20; i++)
+            p[n++] = (store_point){ "many", tags[s], 1, S(i), s * 1000 + i };
+    }
+    assert_int_equal(store_put(st_, p, n, err, sizeof err), 0);
+    tsq_query q;
+    tsq_error e;
+    tsq_set set = { 0 };
+    const char *body = "{\"start\":1699999200,\"end\":1699999260,\"queries\":[{\"metric\":\"many\",\"aggregator\":\"none\"}]}";
+    assert_int_equal(tsq_parse_json(body, strlen(body), B, &q, &e), 0);
+    assert_int_equal(tsq_fetch_local(st_, &q, &q.subs[0], &set, &e), 0);
+    assert_int_equal(set.n, 100);
+    for (size_t i = 0; i < set.n; i++) {
+        int s = atoi(set.v[i].tags[0].value);
+        assert_int_equal(set.v[i].pts.n, 20);
+        for (int k = 0; k < 20; k++)
+            assert_true(set.v[i].pts.ts[k] == S(k) && set.v[i].pts.val[k] == s * 1000 + k);
+    }
+    tsq_set_free(&set);
+    tsq_query_free(&q);
+}
+
 typedef struct params { const char *k[4], *v[4]; int n; } params;
 
 static const char *param(void *arg, const char *name, int i)
@@ -206,6 +238,7 @@ int main(void)
         T(fetch_reads_only_matching_series), T(run_local_answers_a_whole_query),
         T(unknown_metric_is_opentsdbs_400), T(known_metric_without_matches_is_empty),
         T(last_gives_the_newest_point_per_series), T(lookup_lists_series_of_a_metric),
+        T(many_series_are_read_in_parallel_intact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
