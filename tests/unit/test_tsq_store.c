@@ -136,7 +136,7 @@ static void many_series_are_read_in_parallel_intact(void **st)
     char err[256];
     store_point p[100 * 20];
     store_tag tags[100][1];
-    char vals[100][8];
+    char vals[100][16];
     size_t n = 0;
     for (int s = 0; s < 100; s++) {
         snprintf(vals[s], sizeof vals[s], "%03d", s);
