@@ -127,6 +127,11 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+# The store benchmark (bench/store/run): links the store in-process.
+$(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
+
 # The BPF sampler against the procfs floor (bench/bpf, issue 15).
 $(BUILD)/bench/bench_samplers: bench/bpf/bench_samplers.c $(BPF_OBJ) $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
