@@ -31,6 +31,7 @@ static void to_config(const js_options *o, monitor_config *c)
     c->kill_grace = o->kill_grace;
     c->online_off = o->online_off;
     c->null_missing = o->null_missing;
+    c->no_serve = o->no_serve;
     c->cgroup.mode = o->cgroup_mode;
     c->cgroup.path = o->cgroup_path;
     c->limits.specs = o->limits;
