@@ -10,6 +10,7 @@
  * file was delivered, 1 when events are left, 125 on bad usage. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +137,7 @@ int flush_main(int argc, char **argv)
         case 1: {
             char *end;
             timeout = strtod(optarg, &end);
-            if (end == optarg || *end || timeout < 0) {
+            if (end == optarg || *end || !isfinite(timeout) || timeout < 0) {
                 fprintf(stderr, "jobscope: bad --flush-timeout '%s'\n", optarg);
                 return JS_EXIT_ERROR;
             }

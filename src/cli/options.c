@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -278,7 +279,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         case OPT_FLUSH_TIMEOUT: {
             char *end;
             o->flush_timeout = strtod(optarg, &end);
-            if (end == optarg || *end || o->flush_timeout < 0)
+            if (end == optarg || *end || !isfinite(o->flush_timeout) || o->flush_timeout < 0)
                 return bad("bad --flush-timeout '%s': seconds >= 0", optarg);
             break;
         }

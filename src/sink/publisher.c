@@ -350,8 +350,23 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
 static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
 static double flush_deadline;
 
+static int flush_aborted;      /* a signal ended the flush: no more waiting */
+
+/* The monitor blocks the signals that end jobscope and reads them through a
+ * signalfd: one that arrived during the end-of-job flush is pending. */
+static int flush_interrupted(void)
+{
+    sigset_t pend;
+    if (!__atomic_load_n(&flush_aborted, __ATOMIC_RELAXED) && sigpending(&pend) == 0 &&
+        (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 ||
+         sigismember(&pend, SIGHUP) == 1 || sigismember(&pend, SIGQUIT) == 1))
+        __atomic_store_n(&flush_aborted, 1, __ATOMIC_RELAXED);
+    return __atomic_load_n(&flush_aborted, __ATOMIC_RELAXED);
+}
+
 static int pub_flush(publisher *p, double timeout_s)
 {
+    if (!(timeout_s >= 0)) timeout_s = 0;   /* NaN: no waiting, never a spin */
     double mine = mono() + timeout_s;
     pthread_mutex_lock(&flush_mu);
     if (flush_deadline == 0) flush_deadline = mine;
@@ -359,14 +374,14 @@ static int pub_flush(publisher *p, double timeout_s)
     pthread_mutex_unlock(&flush_mu);
     pthread_mutex_lock(&p->mu);
     p->deadline = mine;
-    pthread_cond_signal(&p->wake);          /* cut a backoff short */
-    while ((p->count > 0 || spool_has(p)) && p->started) {
+    /* Only wait: the delivery thread keeps its backoff (0.1 -> 5 s) here too;
+     * waking it on every turn of this loop made it hammer a refusing server. */
+    while ((p->count > 0 || spool_has(p)) && p->started && !flush_interrupted()) {
         double left = p->deadline - mono();
         if (left <= 0) break;
         struct timespec ts;
-        abs_deadline(&ts, left < 0.5 ? left : 0.5);
+        abs_deadline(&ts, left < 0.1 ? left : 0.1);
         pthread_cond_timedwait(&p->idle, &p->mu, &ts);
-        pthread_cond_signal(&p->wake);
     }
     int rc = (p->count > 0 || spool_has(p)) ? -1 : 0;
     p->deadline = 0;
@@ -388,7 +403,12 @@ static void pub_free(publisher *p)
          * events go to the spool, and the publisher is not freed. */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
+        if (flush_interrupted()) {       /* a signal: exit now, the spool keeps the rest */
+            ts.tv_nsec += 300000000L;
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        } else {
+            ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
+        }
         if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
             pthread_mutex_lock(&p->mu);
             publisher_warn(p->label, "delivery thread does not answer; leaving it");

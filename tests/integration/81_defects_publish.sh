@@ -1,0 +1,47 @@
+# Regression tests for the defects of issue 16 in delivery to network
+# destinations: the end-of-job flush, backoff, the spool (docs/testing.md).
+source "$ROOT/tests/helpers/publish_servers.sh"
+W=$HELPERS/workload
+
+# 16.5: a non-finite --flush-timeout used to be accepted and spin forever
+test_a_non_finite_flush_timeout_is_refused() {
+    for v in nan inf -inf NaN infinity 1e999; do
+        timeout 10 "$JS" run --flush-timeout "$v" -o ev.jsonl -- true 2> err.txt
+        rc=$?
+        assert_eq $rc 125 "run --flush-timeout $v" || return 1
+        assert_eq "$(wc -l < err.txt)" 1 "one line for $v: $(cat err.txt)" || return 1
+        timeout 10 "$JS" flush --flush-timeout "$v" -o http://127.0.0.1:9/ x.spool 2> err.txt
+        assert_eq $? 125 "flush --flush-timeout $v" || return 1
+    done
+}
+
+# 16.5: SIGTERM during the end-of-job flush ends it at once; what is not
+# delivered stays in the spool
+test_a_signal_during_the_flush_ends_it_and_keeps_the_spool() {
+    recv_start --fail-first 1000000 || return 1
+    "$JS" run -q --flush-timeout 60 --spool-dir sp -o ev.jsonl \
+        -o "http://127.0.0.1:$RECV_PORT/x" -- true 2> err.txt &
+    pid=$!
+    # the job is over once the end record is written: the flush is under way
+    for i in $(seq 1 100); do grep -q jobscope.end ev.jsonl 2>/dev/null && break; sleep 0.05; done
+    sleep 0.5
+    start=$(date +%s.%N)
+    kill -TERM $pid
+    wait $pid
+    took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{print e-s}')
+    assert_le "$took" 1.5 "seconds from SIGTERM to exit" || return 1
+    n=$(cat sp/*.spool 2>/dev/null | grep -c '"event"')
+    assert_eq "$n" "$(wc -l < ev.jsonl)" "events kept in the spool" || return 1
+}
+
+# 16.6: the flush used to wake the delivery thread on every wake-up, so a
+# refusing server got thousands of requests per second
+test_the_backoff_holds_during_the_end_of_job_flush() {
+    recv_start --fail-first 1000000 || return 1
+    "$JS" run -q --flush-timeout 4 --spool-dir sp -o ev.jsonl \
+        -o "http://127.0.0.1:$RECV_PORT/x" -- true 2> err.txt
+    n=$(wc -l < requests.jsonl)
+    # 0.1, 0.2, 0.4, 0.8, 1.6 s...: about 6 attempts in 4 s, never hundreds
+    assert_le "$n" 12 "requests to a 503 server during a 4 s flush" || return 1
+    assert_ge "$n" 3 "requests (it did retry)"
+}
