@@ -238,8 +238,16 @@ static void *pub_thread(void *arg)
         }
 
         pthread_mutex_lock(&p->mu);
-        if (from_disk) {
+        if (from_disk && p->have_spool && p->sp.fd == snap.fd) {
+            /* malformed lines the read passed over: counted, and those at
+             * the front consumed (else they would be read again forever) */
+            p->sp.pending -= snap.skipped - p->sp.skipped;
+            p->sp.skipped = snap.skipped;
+            p->sp.skip_hwm = snap.skip_hwm;
             if (done > 0) spool_consume(&p->sp, ends[done - 1], done);
+            else if (snap.read_off > p->sp.read_off) spool_consume(&p->sp, snap.read_off, 0);
+        } else if (from_disk) {
+            /* the spool was replaced meanwhile: nothing of ours to consume */
         } else if (gen == p->gen) {
             for (int i = 0; i < done; i++) {
                 p->mem_bytes -= batch[i]->len;
@@ -428,6 +436,9 @@ static void pub_free(publisher *p)
     }
     spill_memory(p);
     for (int i = 0; i < p->count; i++) free(p->ring[(p->head + i) % p->cap]);
+    if (p->have_spool && p->sp.skipped)
+        publisher_warn(p->label, "%ld malformed line%s in spool %s passed over", p->sp.skipped,
+                       p->sp.skipped == 1 ? "" : "s", p->sp.path ? p->sp.path : "");
     if (p->have_spool) {
         long left = p->sp.pending;
         char *path = strdup(p->sp.path ? p->sp.path : "");

@@ -45,3 +45,18 @@ test_the_backoff_holds_during_the_end_of_job_flush() {
     assert_le "$n" 12 "requests to a 503 server during a 4 s flush" || return 1
     assert_ge "$n" 3 "requests (it did retry)"
 }
+
+# 16.7: a spool full of malformed lines is read through once: the good
+# records are delivered, the bad ones counted (recursion per line before)
+test_flush_delivers_the_good_records_of_a_spool_full_of_malformed_lines() {
+    recv_start || return 1
+    mkdir sp
+    { printf 'JSSPOOL1 %020d\nurl http://x/\n' 0
+      python3 -c 'import sys; sys.stdout.write("garbage\n" * 300000)'
+      printf '7\tjobscope.end\t{"event":"jobscope.end","seq":7}\n'; } > sp/bad.spool
+    timeout 20 "$JS" flush --flush-timeout 10 -o "http://127.0.0.1:$RECV_PORT/x" sp/bad.spool 2> err.txt
+    assert_eq $? 0 "flush: $(cat err.txt)" || return 1
+    assert_eq "$(jq_py '[e["body"] for e in ev]' requests.jsonl)" '["{\"event\":\"jobscope.end\",\"seq\":7}"]' || return 1
+    grep -q "300000 malformed lines" err.txt || fail "not counted: $(cat err.txt)" || return 1
+    [ ! -e sp/bad.spool ] || fail "spool not removed once delivered"
+}
