@@ -50,6 +50,8 @@ struct publisher {
     double   deadline;      /* flush in progress: retry until then */
     unsigned long long delivered, spooled, dropped;
     int      warned_full;
+    int      abandoned;     /* pub_free gave up on the thread: it frees all */
+    int      thread_done;   /* the thread has left its loop */
     char     lasterr[512];
 };
 
@@ -182,6 +184,8 @@ static int spill_memory(publisher *p)
     return 0;
 }
 
+static void pub_release(publisher *p);
+
 static void *pub_thread(void *arg)
 {
     publisher *p = arg;
@@ -281,8 +285,11 @@ static void *pub_thread(void *arg)
         backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
     }
     pthread_cond_broadcast(&p->idle);
-    pthread_mutex_unlock(&p->mu);
     free(items); free(ends); free(batch); free(buf);
+    int mine = p->abandoned;            /* pub_free left it all to us */
+    p->thread_done = 1;
+    pthread_mutex_unlock(&p->mu);
+    if (mine) pub_release(p);
     return NULL;
 }
 
@@ -397,43 +404,11 @@ static int pub_flush(publisher *p, double timeout_s)
     return rc;
 }
 
-static void pub_free(publisher *p)
+/* Everything after the thread: spill, close the spool (kept if anything is
+ * pending), destroy the backend, free.  Whoever owns the publisher last
+ * calls it: pub_free, or an abandoned thread when it finally returns. */
+static void pub_release(publisher *p)
 {
-    if (p->started) {
-        pthread_mutex_lock(&p->mu);
-        p->stop = 1;
-        pthread_cond_broadcast(&p->work);
-        pthread_cond_broadcast(&p->wake);
-        pthread_mutex_unlock(&p->mu);
-        /* A send in progress ends within its timeout; a library call that
-         * hangs anyway (a broker that accepts TCP and never answers) must
-         * not hang the job's exit: then the thread is left behind, its
-         * events go to the spool, and the publisher is not freed. */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        if (flush_interrupted()) {       /* a signal: exit now, the spool keeps the rest */
-            ts.tv_nsec += 300000000L;
-            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-        } else {
-            ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
-        }
-        if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
-            pthread_mutex_lock(&p->mu);
-            publisher_warn(p->label, "delivery thread does not answer; leaving it");
-            spill_memory(p);
-            if (p->have_spool) {
-                long left = p->sp.pending;
-                char *path = strdup(p->sp.path ? p->sp.path : "");
-                if (!spool_close(&p->sp))
-                    publisher_warn(p->label, "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
-                                   left, path, path);
-                free(path);
-                p->have_spool = 0;
-            }
-            pthread_mutex_unlock(&p->mu);
-            return;
-        }
-    }
     spill_memory(p);
     for (int i = 0; i < p->count; i++) free(p->ring[(p->head + i) % p->cap]);
     if (p->have_spool && p->sp.skipped)
@@ -442,7 +417,7 @@ static void pub_free(publisher *p)
     if (p->have_spool) {
         long left = p->sp.pending;
         char *path = strdup(p->sp.path ? p->sp.path : "");
-        if (!spool_close(&p->sp))
+        if (!spool_close(&p->sp) && !p->abandoned)
             publisher_warn(p->label, "%ld event%s not delivered, kept in %s (send later: jobscope flush %s)",
                            left, left == 1 ? "" : "s", path, path);
         free(path);
@@ -458,6 +433,50 @@ static void pub_free(publisher *p)
     pthread_cond_destroy(&p->idle);
     free(p->ring); free(p->inflight_ends); free(p->label); free(p->spool_dir);
     free(p);
+}
+
+static void pub_free(publisher *p)
+{
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&p->work);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->mu);
+        /* A send in progress ends within its timeout; a library call that
+         * hangs anyway (a broker that accepts TCP and never answers) must
+         * not hang the job's exit: then the thread is left behind with
+         * everything it uses -- the publisher, its spool (descriptor and
+         * path), the backend -- and frees them itself if it ever returns.
+         * Its events are in the spool file, which stays open and is kept. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if (flush_interrupted()) {       /* a signal: exit now, the spool keeps the rest */
+            ts.tv_nsec += 300000000L;
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        } else {
+            ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
+        }
+        if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
+            pthread_mutex_lock(&p->mu);
+            if (!p->thread_done) {
+                publisher_warn(p->label, "delivery thread does not answer; leaving it");
+                spill_memory(p);
+                if (p->have_spool) {
+                    fsync(p->sp.fd);
+                    publisher_warn(p->label, "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
+                                   p->sp.pending, p->sp.path, p->sp.path);
+                }
+                p->abandoned = 1;
+                pthread_mutex_unlock(&p->mu);
+                pthread_detach(p->th);
+                return;
+            }
+            pthread_mutex_unlock(&p->mu);   /* it just finished after all */
+            pthread_join(p->th, NULL);
+        }
+    }
+    pub_release(p);
 }
 
 /* ---- the sink face ---------------------------------------------------- */
