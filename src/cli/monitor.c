@@ -322,6 +322,7 @@ static void emit_record(monitor *m)
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
     json_u64(b, "events_dropped", m->em.dropped);
+    emitter_put_errors(&m->em, b, "output_errors");
     emitter_send(&m->em, b, EV_END, ts, NULL);
     if (m->summary_fd >= 0) {
         /* the same document, alone in its file */

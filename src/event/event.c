@@ -3,6 +3,7 @@
 #include "event.h"
 #include "../sink/sink.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,16 +198,38 @@ uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
     json_obj_close(b);
     if (!b->oom) {
         js_event ev = { name, b->p, b->len, seq, ts, sample };
-        for (int i = 0; i < em->nsinks; i++)
-            if (em->sinks[i]->ops->write(em->sinks[i], &ev) != 0) {
-                em->sinks[i]->errors++;
+        for (int i = 0; i < em->nsinks; i++) {
+            sink *s = em->sinks[i];
+            errno = 0;
+            if (s->ops->write(s, &ev) != 0) {
+                /* a lost output is an error, not noise: said once, even
+                 * with -q; the count goes into the end-of-job record */
+                if (s->errors++ == 0)
+                    fprintf(stderr, "jobscope: %s: cannot write events%s%s%s; what does not fit is lost\n",
+                            s->label ? s->label : "output", errno ? " (" : "",
+                            errno ? strerror(errno) : "", errno ? ")" : "");
                 em->dropped++;
             }
+        }
     } else {
         em->dropped++;
     }
     pthread_mutex_unlock(&em->lock);
     return seq;
+}
+
+void emitter_put_errors(emitter *em, jbuf *b, const char *key)
+{
+    pthread_mutex_lock(&em->lock);
+    int any = 0;
+    for (int i = 0; i < em->nsinks; i++) {
+        sink *s = em->sinks[i];
+        if (!s->errors) continue;
+        if (!any++) json_obj_open(b, key);
+        json_u64(b, s->label ? s->label : "output", s->errors);
+    }
+    if (any) json_obj_close(b);
+    pthread_mutex_unlock(&em->lock);
 }
 
 void emitter_close(emitter *em, double flush_timeout_s)

@@ -16,3 +16,27 @@ test_a_signal_ignored_by_the_caller_stays_ignored_in_the_job() {
     got=$(trap '' HUP; "$JS" run -q -o /dev/null -- grep SigIgn /proc/self/status)
     assert_eq "$got" "$want" "job's ignored signals under trap '' HUP"
 }
+
+# 16.9 / 13: an output that fails every write used to lose every event
+# without a word (exit 0, nothing on stderr even without -q)
+test_an_output_that_fails_every_write_is_reported_even_with_quiet() {
+    [ -w /dev/full ] || return 77
+    "$JS" run -q -i 0.05 -o /dev/full -o ev.jsonl -- "$W" sleep 0.3 2> err.txt
+    assert_eq $? 0 "the job's status" || return 1
+    assert_eq "$(grep -c '/dev/full' err.txt)" 1 "one line about /dev/full: $(cat err.txt)" || return 1
+    grep -q 'No space left on device' err.txt || fail "no reason given: $(cat err.txt)" || return 1
+    # the record, where it can still be written, counts the failed writes
+    n=$(jq_py 'end["output_errors"]["/dev/full"]' ev.jsonl)
+    assert_eq "$n" "$(($(wc -l < ev.jsonl) - 1))" "failed writes to /dev/full before the record"
+}
+
+test_a_full_filesystem_is_reported_and_the_job_unharmed() {
+    [ "$(id -u)" = 0 ] || return 77
+    mkdir mnt && mount -t tmpfs -o size=16k tmpfs mnt || return 77
+    "$JS" run -q -i 0.01 -o mnt/ev.jsonl -o ev2.jsonl -- "$W" burn 600 exit 3 2> err.txt
+    rc=$?
+    umount mnt
+    assert_eq $rc 3 "job status kept" || return 1
+    assert_eq "$(grep -c 'mnt/ev.jsonl' err.txt)" 1 "one line about the full output: $(cat err.txt)" || return 1
+    assert_ge "$(jq_py 'end["output_errors"]["mnt/ev.jsonl"]' ev2.jsonl)" 1 "counted in the record"
+}
