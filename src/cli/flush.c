@@ -129,9 +129,7 @@ int flush_main(int argc, char **argv)
                 }
             } else {
                 url = strdup(optarg);
-                char *p = strstr(optarg, "://"), *at = p ? strchr(p, '@') : NULL, *colon;
-                if (at && (colon = memchr(p + 3, ':', (size_t)(at - p - 3))))   /* hide it from ps */
-                    for (char *x = colon + 1; x < at; x++) *x = '*';
+                sink_url_scrub(optarg);                 /* hide its secrets from ps */
             }
             break;
         case 1: {

@@ -171,15 +171,8 @@ static void free_owned_outputs(void)
  * ps and /proc/PID/cmdline never show it (the options keep their copies). */
 static void scrub_argv_passwords(char **argv, int from, int to)
 {
-    for (int i = from; i < to; i++) {
-        char *p = strstr(argv[i], "://");
-        if (!p) continue;
-        p += 3;
-        char *end = p + strcspn(p, "/?#"), *at = NULL, *colon;
-        for (char *c = p; c < end; c++) if (*c == '@') at = c;
-        if (at && (colon = memchr(p, ':', (size_t)(at - p))))
-            for (char *c = colon + 1; c < at; c++) *c = '*';
-    }
+    for (int i = from; i < to; i++)
+        if (strstr(argv[i], "://")) sink_url_scrub(argv[i]);   /* and ?token=... values */
 }
 
 static int parse_level(const char *s, int *out)

@@ -60,3 +60,18 @@ test_flush_delivers_the_good_records_of_a_spool_full_of_malformed_lines() {
     grep -q "300000 malformed lines" err.txt || fail "not counted: $(cat err.txt)" || return 1
     [ ! -e sp/bad.spool ] || fail "spool not removed once delivered"
 }
+
+# 16.10: passwords holding '/', '#' or '?' and credentials in query strings
+# used to stay visible in /proc/PID/cmdline and in messages
+test_odd_passwords_and_query_secrets_stay_out_of_argv_and_messages() {
+    "$JS" run -i 0.1 --spool-dir sp --flush-timeout 0 \
+        -o 'http://u:se/cr#et?1@127.0.0.1:9/in?apikey=K3YK3Y&password=PWPW&site=a' -- sleep 1 2> err.txt &
+    local js=$!
+    sleep 0.5
+    tr '\0' ' ' < /proc/$js/cmdline > cmdline.txt
+    wait $js
+    assert_eq $? 0 || return 1
+    ! grep -q "se/cr\|cr#et\|et?1\|K3YK3Y\|PWPW" cmdline.txt || fail "secret in argv: $(cat cmdline.txt)" || return 1
+    grep -q "site=a" cmdline.txt || fail "argv scrubbed too much: $(cat cmdline.txt)" || return 1
+    ! grep -q "se/cr\|cr#et\|et?1\|K3YK3Y\|PWPW" err.txt sp/* || fail "secret in messages or spool: $(cat err.txt; head -2 sp/*)"
+}

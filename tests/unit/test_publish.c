@@ -111,6 +111,38 @@ static void redact(void **st)
     }
 }
 
+/* issue 16.10: a password holding '/', '#' or '?' ended the authority early,
+ * so the rest of it leaked into messages and the spool header */
+static void passwords_with_delimiters_are_still_passwords(void **st)
+{
+    static const char *const cases[][2] = {
+        { "amqp://user:pa/ss@host/vhost/ex", "amqp://user:***@host/vhost/ex" },
+        { "http://u:a#b@h:8080/x", "http://u:***@h:8080/x" },
+        { "http://u:wh?at@h/x?site=1", "http://u:***@h/x?site=1" },
+        { "http://u:x/y?z#w@h/p?apikey=K&a=b", "http://u:***@h/p?apikey=***&a=b" },
+        { "http://h:8080/x?mail=a@b.org", "http://h:8080/x?mail=a@b.org" },   /* no userinfo */
+        { "http://h/x?mail=a@b.org", "http://h/x?mail=a@b.org" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *r = sink_redact_url(cases[i][0]);
+        assert_string_equal(r, cases[i][1]);
+        free(r);
+    }
+    net_url u;
+    char err[128];
+    assert_int_equal(net_url_parse(&u, "amqp://user:pa/s#s?@broker:5673/%2f/ex", err, sizeof err), 0);
+    assert_string_equal(u.user, "user");
+    assert_string_equal(u.pass, "pa/s#s?");
+    assert_string_equal(u.host, "broker");
+    assert_int_equal(u.port, 5673);
+    assert_string_equal(u.path, "/%2f/ex");
+    net_url_free(&u);
+    assert_int_equal(net_url_parse(&u, "http://h:8080/x?mail=a@b.org", err, sizeof err), 0);
+    assert_null(u.user);
+    assert_string_equal(u.host, "h");
+    net_url_free(&u);
+}
+
 static char *tmpdir(void)
 {
     char *d = strdup("/tmp/jobscope-unit-XXXXXX");
@@ -267,6 +299,7 @@ int main(void)
         cmocka_unit_test(url_errors_never_echo_the_password),
         cmocka_unit_test(url_query),
         cmocka_unit_test(redact),
+        cmocka_unit_test(passwords_with_delimiters_are_still_passwords),
         cmocka_unit_test(spool_roundtrip_offsets_and_torn_tail),
         cmocka_unit_test(spool_skips_many_malformed_lines_in_one_pass),
         cmocka_unit_test(influx_line),
