@@ -88,11 +88,46 @@ void publisher_warn(const char *label, const char *fmt, ...)
 
 const char *publisher_default_spool_dir(void)
 {
-    static char dir[256];
+    static char dir[4096];
     const char *e = getenv("JOBSCOPE_SPOOL_DIR");
     if (e && *e) return e;
+    /* the user's own state directory first: nobody else can squat it */
+    const char *st = getenv("XDG_STATE_HOME");
+    if (st && st[0] == '/' && strlen(st) < sizeof dir - 32) {
+        snprintf(dir, sizeof dir, "%s/jobscope/spool", st);
+        return dir;
+    }
     snprintf(dir, sizeof dir, "/var/tmp/jobscope-spool-%u", (unsigned)getuid());
     return dir;
+}
+
+/* A spool directory must be the user's own and closed to others: one that
+ * another user made (or can write to) could make every spool fail, or hold
+ * planted files that `jobscope flush` would deliver with our credentials.
+ * The shared default under /var/tmp must be exactly private (no group or
+ * other access at all).  0, or -1 with the reason in why. */
+static int spool_dir_safe(const char *dir, int strict, char *why, size_t n)
+{
+    struct stat st;
+    if (lstat(dir, &st) < 0) {
+        snprintf(why, n, "cannot use spool directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, n, "spool directory %s is not a directory (a link?): refusing it", dir);
+        return -1;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(why, n, "spool directory %s is not your own (owner uid %u): refusing it",
+                 dir, (unsigned)st.st_uid);
+        return -1;
+    }
+    if (st.st_mode & (strict ? 077 : 022)) {
+        snprintf(why, n, "spool directory %s is %s by others (mode %04o): refusing it (chmod 700)", dir,
+                 st.st_mode & 022 ? "writable" : "readable", (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
 }
 
 static int spool_has(const publisher *p) { return p->have_spool && p->sp.read_off < p->sp.end_off; }
@@ -122,6 +157,13 @@ static int ensure_spool(publisher *p)
     if (mkdir_p(p->spool_dir) < 0) {
         publisher_warn(p->label, "cannot create spool directory %s: %s; undeliverable events are lost",
                        p->spool_dir, strerror(errno));
+        p->spool_broken = 1;
+        return -1;
+    }
+    char why[4200];
+    if (spool_dir_safe(p->spool_dir, !strncmp(p->spool_dir, "/var/tmp/jobscope-spool-", 24), why,
+                       sizeof why) < 0) {
+        publisher_warn(p->label, "%s; undeliverable events are lost", why);
         p->spool_broken = 1;
         return -1;
     }

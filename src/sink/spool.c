@@ -64,10 +64,16 @@ int spool_create(spool *s, const char *path, const char *label, char *err, size_
 int spool_open(spool *s, const char *path, char **label, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    s->fd = open(path, O_RDWR | O_CLOEXEC);
+    s->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (s->fd < 0) {
         snprintf(err, errlen, "cannot open spool %s: %s", path, strerror(errno));
         return -1;
+    }
+    struct stat own;
+    if (fstat(s->fd, &own) == 0 && own.st_uid != geteuid()) {
+        /* planted by someone else: never deliver it with our credentials */
+        snprintf(err, errlen, "spool %s is not yours (owner uid %u): refusing it", path, (unsigned)own.st_uid);
+        goto bad;
     }
     if (flock(s->fd, LOCK_EX | LOCK_NB) < 0) {
         snprintf(err, errlen, "spool %s is in use by another jobscope", path);

@@ -75,3 +75,31 @@ test_odd_passwords_and_query_secrets_stay_out_of_argv_and_messages() {
     grep -q "site=a" cmdline.txt || fail "argv scrubbed too much: $(cat cmdline.txt)" || return 1
     ! grep -q "se/cr\|cr#et\|et?1\|K3YK3Y\|PWPW" err.txt sp/* || fail "secret in messages or spool: $(cat err.txt; head -2 sp/*)"
 }
+
+# 16.11: a spool directory made by another user (or open to others) used to
+# be used as it was: refused now, and said
+test_a_spool_directory_that_is_not_the_users_own_is_refused() {
+    [ "$(id -u)" = 0 ] || return 77          # needs another owner: chown
+    mkdir -m 0700 squat && chown 65534 squat
+    "$JS" run -q --spool-dir squat -o ev.jsonl -o "http://127.0.0.1:9/x" --flush-timeout 0 -- true 2> err.txt
+    assert_eq $? 0 "the job runs anyway" || return 1
+    grep -q "squat.*not.*own" err.txt || fail "not refused: $(cat err.txt)" || return 1
+    [ -z "$(ls -A squat)" ] || fail "a spool was written into another user's directory" || return 1
+    mkdir -m 0777 open && chmod 0777 open
+    JOBSCOPE_SPOOL_DIR=$T/open "$JS" run -q -o "http://127.0.0.1:9/x" --flush-timeout 0 -- true 2> err.txt
+    grep -q "open.*writable by others" err.txt || fail "not refused: $(cat err.txt)" || return 1
+    [ -z "$(ls -A open)" ] || fail "a spool was written into a world-writable directory"
+}
+
+test_flush_refuses_a_spool_file_planted_by_another_user() {
+    [ "$(id -u)" = 0 ] || return 77
+    recv_start || return 1
+    mkdir sp
+    { printf 'JSSPOOL1 %020d\nurl http://x/\n' 0
+      printf '1\tjobscope.end\t{"event":"planted","seq":1}\n'; } > sp/planted.spool
+    chown 65534 sp/planted.spool
+    "$JS" flush -o "http://127.0.0.1:$RECV_PORT/x" sp/planted.spool 2> err.txt
+    assert_eq $? 1 "flush status" || return 1
+    grep -q "not yours\|not owned" err.txt || fail "not refused: $(cat err.txt)" || return 1
+    [ ! -s requests.jsonl ] || fail "planted events were delivered: $(cat requests.jsonl)"
+}
