@@ -266,6 +266,12 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             if (!strchr(optarg, '=') || optarg[0] == '=')
                 return bad("bad --tag '%s': expected KEY=VALUE", optarg);
             if (o->ntags == JS_MAX_TAGS) return bad("too many tags (at most %s)", "64");
+            for (int j = 0; j < o->ntags; j++)
+                if (!strncmp(o->tags[j], optarg, (size_t)(strchr(optarg, '=') - optarg) + 1)) {
+                    fprintf(stderr, "jobscope: --tag %.*s given more than once: the last value wins\n",
+                            (int)(strchr(optarg, '=') - optarg), optarg);
+                    break;
+                }
             o->tags[o->ntags++] = optarg;
             break;
         case OPT_SUMMARY: o->summary_path = optarg; break;

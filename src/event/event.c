@@ -135,6 +135,10 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         for (int i = 0; i < ntags; i++) {
             const char *eq = strchr(tags[i], '=');
             if (!eq) continue;
+            int later = 0;                    /* a key given again: the last value, once */
+            for (int j = i + 1; j < ntags && !later; j++)
+                later = !strncmp(tags[j], tags[i], (size_t)(eq - tags[i]) + 1);
+            if (later) continue;
             char key[256];
             size_t kl = (size_t)(eq - tags[i]);
             if (kl >= sizeof key) kl = sizeof key - 1;

@@ -125,6 +125,13 @@ int wire_parse(const char *buf, size_t len, wire_metric *m,
         t->vlen = fl[i] - t->klen - 1;
         if (!wire_name_ok(t->k, t->klen, WIRE_MAX_TAGKEY) || t->vlen > WIRE_MAX_TAGVAL)
             return WIRE_BAD_TAG;
+        for (int j = 0; j < m->ntags - 1; j++)    /* a key again: its last value, once */
+            if (m->tags[j].klen == t->klen && !memcmp(m->tags[j].k, t->k, t->klen)) {
+                m->tags[j].v = t->v;
+                m->tags[j].vlen = t->vlen;
+                m->ntags--;
+                break;
+            }
     }
     return WIRE_METRIC;
 }

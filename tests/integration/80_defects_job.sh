@@ -40,3 +40,12 @@ test_a_full_filesystem_is_reported_and_the_job_unharmed() {
     assert_eq "$(grep -c 'mnt/ev.jsonl' err.txt)" 1 "one line about the full output: $(cat err.txt)" || return 1
     assert_ge "$(jq_py 'end["output_errors"]["mnt/ev.jsonl"]' ev2.jsonl)" 1 "counted in the record"
 }
+
+# 16.12: a repeated --tag KEY= used to write the key twice into every event
+test_a_repeated_tag_is_written_once_with_its_last_value() {
+    "$JS" run --tag site=a --tag x=1 --tag site=b -o ev.jsonl -- true 2> err.txt
+    assert_eq $? 0 || return 1
+    grep -q "site.*last" err.txt || fail "not said: $(cat err.txt)" || return 1
+    assert_eq "$(grep -c '"tags":{"x":"1","site":"b"}' ev.jsonl)" "$(wc -l < ev.jsonl)" \
+        "tags of every event: $(head -1 ev.jsonl)"
+}
