@@ -98,6 +98,7 @@ static int bad(const char *fmt, const char *arg)
 static int parse_interval(const char *s, double *out)
 {
     char *end;
+    if (s[strspn(s, "0123456789.eE+-")]) return -1;      /* decimal only: no 0x10, no inf */
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= 0.01) || v > 86400) return -1;
@@ -379,7 +380,18 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
     }
     if (o->noutputs == 0) {
         const char *u = getenv("KICKSTART_MON_URL");
-        if (u && *u) o->outputs[o->noutputs++] = u;
+        if (u && *u) {
+            /* a blank or control-character value is a mistake, not a file name */
+            int blank = 1, ctl = 0;
+            for (const char *k = u; *k; k++) {
+                if (*k != ' ') blank = 0;
+                if ((unsigned char)*k < 0x20 || *k == 0x7f) ctl = 1;
+            }
+            if (blank || ctl)
+                return bad("bad KICKSTART_MON_URL '%s': blank or with control characters",
+                           ctl ? "..." : u);
+            o->outputs[o->noutputs++] = u;
+        }
     }
     /* Own copies of the destinations (argv gets scrubbed), -o @FILE read. */
     for (int i = 0; i < o->noutputs; i++) {

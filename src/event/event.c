@@ -118,8 +118,16 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         const char *v = env_nonempty(rank_vars[i]);
         char *end;
         if (v) {
+            errno = 0;
             long r = strtol(v, &end, 10);
-            if (!*end) { rank = r; break; }
+            if (*end) continue;
+            if (errno || r < 0 || r > 0x7fffffffL) {     /* no rank: say so, try the next */
+                fprintf(stderr, "jobscope: %s='%.40s' is not an MPI rank (0 to 2^31-1): ignored\n",
+                        rank_vars[i], v);
+                continue;
+            }
+            rank = r;
+            break;
         }
     }
     json_i64(&b, "rank", rank);

@@ -49,3 +49,40 @@ test_a_repeated_tag_is_written_once_with_its_last_value() {
     assert_eq "$(grep -c '"tags":{"x":"1","site":"b"}' ev.jsonl)" "$(wc -l < ev.jsonl)" \
         "tags of every event: $(head -1 ev.jsonl)"
 }
+
+# 16.15: values out of range used to be accepted and then mangled or dropped
+test_emit_refuses_a_timestamp_out_of_range_and_keeps_a_good_one_exact() {
+    for ts in 1e-7 0.5 1e300 1e12; do
+        "$JS" run -q -o ev.jsonl -- "$JS" emit --ts "$ts" x 1 2> err.txt
+        assert_eq $? 125 "emit --ts $ts" || return 1
+        assert_eq "$(wc -l < err.txt)" 1 "one line for --ts $ts" || return 1
+    done
+    rm -f ev.jsonl
+    "$JS" run -q -o ev.jsonl -- "$JS" emit --ts 1700000000.25 x 1 || return 1
+    assert_eq "$(jq_py '[e["ts"] for e in ev if e["event"]=="jobscope.metric"]' ev.jsonl)" '[1700000000.25]'
+}
+
+test_an_mpi_rank_out_of_range_is_refused_with_one_line() {
+    OMPI_COMM_WORLD_RANK=99999999999999999999 PMI_RANK=3 "$JS" run -o ev.jsonl -- true 2> err.txt
+    assert_eq $? 0 || return 1
+    assert_eq "$(grep -c OMPI_COMM_WORLD_RANK err.txt)" 1 "said once: $(cat err.txt)" || return 1
+    assert_eq "$(jq_py 'sorted(set(e["rank"] for e in ev))' ev.jsonl)" '[3]' "the next rank variable"
+}
+
+test_a_blank_or_control_character_kickstart_mon_url_is_refused() {
+    for u in ' ' '  ' "$(printf 'a\tb')" "$(printf 'ev\001')"; do
+        KICKSTART_MON_URL=$u "$JS" run -q -- true 2> err.txt
+        assert_eq $? 125 "KICKSTART_MON_URL='$u'" || return 1
+        assert_eq "$(wc -l < err.txt)" 1 "one line" || return 1
+    done
+    assert_eq "$(ls -A | grep -v '^err.txt$' | grep -v '^\.log$' | wc -l)" 0 "no file created: $(ls -A)"
+}
+
+test_a_hexadecimal_interval_is_refused() {
+    for i in 0x10 0X1p4 1e1x; do
+        "$JS" run -q -i "$i" -o ev.jsonl -- true 2> err.txt
+        assert_eq $? 125 "-i $i" || return 1
+    done
+    "$JS" run -q -i 1.5e-1 -o ev.jsonl -- true || return 1
+    assert_eq "$(jq_py 'ev[0]["interval"]' ev.jsonl)" 0.15
+}
