@@ -86,3 +86,22 @@ test_a_hexadecimal_interval_is_refused() {
     "$JS" run -q -i 1.5e-1 -o ev.jsonl -- true || return 1
     assert_eq "$(jq_py 'ev[0]["interval"]' ev.jsonl)" 0.15
 }
+
+# 16.4: a FIFO output with no reader used to block jobscope in open() before
+# the job even started
+test_a_fifo_output_without_a_reader_does_not_delay_the_job() {
+    mkfifo fifo
+    start=$(date +%s.%N)
+    timeout 10 "$JS" run -q -o fifo -o ev.jsonl -- sh -c 'echo ran > ran.txt'
+    rc=$?
+    assert_eq $rc 0 "jobscope finished (124: hung)" || return 1
+    assert_eq "$(cat ran.txt)" ran "the job ran" || return 1
+    # a reader that comes later gets the events
+    timeout 10 "$JS" run -q -o fifo -- sleep 0.5 &
+    js=$!
+    sleep 0.2
+    timeout 10 cat fifo > got.jsonl
+    wait $js
+    assert_eq $? 0 || return 1
+    assert_eq "$(jq_py 'ev[0]["event"], ev[-1]["event"]' got.jsonl)" '["jobscope.start", "jobscope.end"]'
+}
