@@ -105,3 +105,13 @@ test_a_fifo_output_without_a_reader_does_not_delay_the_job() {
     assert_eq $? 0 || return 1
     assert_eq "$(jq_py 'ev[0]["event"], ev[-1]["event"]' got.jsonl)" '["jobscope.start", "jobscope.end"]'
 }
+
+# 13: "2000 children seen whole" saw 1968 of 2001 under ASan load.  The
+# test's expectation was racy, not discovery: each child slept a fixed time
+# from its own fork, so when the fork loop took longer than that the first
+# children were gone before the last came.  `workload fanout` now holds them
+# all until the last exists (with the old one and a 0.05 s hold: 762 of 2001).
+test_fanout_children_all_exist_together_for_the_hold() {
+    "$JS" run -i 0.1 -o ev.jsonl -- "$W" fanout 2000 1 || return 1
+    assert_eq "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 2001 "peak processes"
+}
