@@ -51,7 +51,7 @@ static void pump_write(void *ctx, const char *p, size_t n)
                 poll(&pf, 1, 100);
                 continue;
             }
-            s->out_broken = 1;              /* keep reading, drop the bytes */
+            s->out_broken = 1;              /* the thread closes the pipe: the job sees it */
             return;
         }
         p += w;
@@ -161,7 +161,11 @@ static void *pump_thread(void *arg)
                 s->bytes += (unsigned long long)m;
                 payload_feed(s->sc, buf, (size_t)m);
                 got = 1;
-            } else if (m == 0 || (errno != EINTR && errno != EAGAIN)) {
+            }
+            /* Our stdout/stderr broke (EPIPE: the reader left): stop reading,
+             * so the job's next write fails (SIGPIPE) as it would without us,
+             * instead of writing on forever into a pipe nobody reads. */
+            if ((m > 0 && s->out_broken) || m == 0 || (m < 0 && errno != EINTR && errno != EAGAIN)) {
                 payload_finish(s->sc);
                 close(s->rfd);
                 s->rfd = -1;

@@ -1,0 +1,13 @@
+# Regression tests for the defects of issue 16 in --scan-output, where the
+# job's stdout and stderr pass through jobscope (docs/testing.md).
+W=$HELPERS/workload
+
+# 16.1: when jobscope's own stdout broke (EPIPE), the pump kept reading and
+# dropping, so `yes | head -1` never ended; the job must see the broken pipe
+test_a_broken_downstream_pipe_reaches_the_job() {
+    timeout 20 bash -c '"$JS" run --scan-output -o ev.jsonl -- yes | head -1 > out.txt; echo "${PIPESTATUS[0]}" > rc.txt'
+    assert_eq $? 0 "the pipeline ended (124: it hung)" || return 1
+    assert_eq "$(cat out.txt)" y || return 1
+    assert_eq "$(cat rc.txt)" 141 "jobscope's status: the job's 128+SIGPIPE" || return 1
+    assert_eq "$(jq_py 'end["signal_name"]' ev.jsonl)" SIGPIPE
+}
