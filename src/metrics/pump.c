@@ -12,6 +12,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +75,22 @@ static void pump_error(void *ctx, const char *reason, size_t size)
         s->p->cb.error(s->p->cb.ctx, s->name, reason, size);
 }
 
+/* stdout and stderr are one open file description ("> f 2>&1", a terminal
+ * opened once): kcmp says so exactly; where it is not allowed, the same
+ * file with the same flags (and offset) is taken for the same. */
+static int pump_same_description(int a, int b)
+{
+    long r = syscall(SYS_kcmp, (long)getpid(), (long)getpid(), 0 /* KCMP_FILE */, (long)a, (long)b);
+    if (r >= 0)
+        return r == 0;
+    struct stat sa, sb;
+    if (fstat(a, &sa) < 0 || fstat(b, &sb) < 0 || sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino)
+        return 0;
+    if (fcntl(a, F_GETFL) != fcntl(b, F_GETFL))
+        return 0;
+    return !S_ISREG(sa.st_mode) || lseek(a, 0, SEEK_CUR) == lseek(b, 0, SEEK_CUR);
+}
+
 pump *pump_open(int strip, int out_fd, int err_fd, const pump_cbs *cb)
 {
     pump *p = calloc(1, sizeof *p);
@@ -80,12 +98,18 @@ pump *pump_open(int strip, int out_fd, int err_fd, const pump_cbs *cb)
         return NULL;
     p->cb = *cb;
     p->wake[0] = p->wake[1] = -1;
+    p->s[1].rfd = p->s[1].wfd = -1;
     int outs[2] = { out_fd, err_fd };
     const char *names[2] = { "stdout", "stderr" };
+    /* One destination: one pipe for both streams, so that their order
+     * holds (two pipes cannot say which write came first). */
+    int merged = pump_same_description(out_fd, err_fd);
     for (int i = 0; i < 2; i++) {
         pump_stream *s = &p->s[i];
         int fds[2];
         s->rfd = s->wfd = -1;
+        if (i == 1 && merged)
+            break;
         if (pipe2(fds, O_CLOEXEC) < 0)
             goto fail;
         s->rfd = fds[0];
@@ -109,7 +133,7 @@ int pump_spawn_actions(pump *p, posix_spawn_file_actions_t *fa)
 {
     /* dup2 clears FD_CLOEXEC on the copy; the originals close at exec */
     if (posix_spawn_file_actions_adddup2(fa, p->s[0].wfd, 1) ||
-        posix_spawn_file_actions_adddup2(fa, p->s[1].wfd, 2))
+        posix_spawn_file_actions_adddup2(fa, p->s[1].wfd >= 0 ? p->s[1].wfd : p->s[0].wfd, 2))
         return -1;
     return 0;
 }
@@ -128,7 +152,7 @@ static void *pump_thread(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);   /* SIGPIPE from a closed stdout: EPIPE instead */
     char buf[65536];
-    int open_n = 2, seen_stop = 0;
+    int open_n = (p->s[0].rfd >= 0) + (p->s[1].rfd >= 0), seen_stop = 0;
     long quiet_since = -1, last_data = pump_now_ms(), held_since[2] = { -1, -1 };
     while (open_n > 0) {
         struct pollfd pf[3];
@@ -141,7 +165,7 @@ static void *pump_thread(void *arg)
             }
         pf[n].fd = p->wake[0];
         pf[n].events = POLLIN;
-        int held = payload_held(p->s[0].sc) || payload_held(p->s[1].sc);
+        int held = payload_held(p->s[0].sc) || (p->s[1].sc && payload_held(p->s[1].sc));
         int timeout = held ? PUMP_QUIET_MS : (atomic_load(&p->stopping) ? 50 : -1);
         int r = poll(pf, (nfds_t)n + 1, timeout);
         if (r < 0 && errno != EINTR)
@@ -173,7 +197,7 @@ static void *pump_thread(void *arg)
             }
         }
         for (int i = 0; i < 2; i++) {
-            if (!payload_held(p->s[i].sc)) {
+            if (!p->s[i].sc || !payload_held(p->s[i].sc)) {
                 held_since[i] = -1;
             } else if (held_since[i] < 0) {
                 held_since[i] = now;
@@ -190,7 +214,7 @@ static void *pump_thread(void *arg)
                 quiet_since = now;
             if (now - quiet_since >= PUMP_QUIET_MS) {
                 payload_flush(p->s[0].sc);
-                payload_flush(p->s[1].sc);
+                if (p->s[1].sc) payload_flush(p->s[1].sc);
             }
         }
         if (atomic_load(&p->stopping) && !seen_stop) {
@@ -212,7 +236,7 @@ static void *pump_thread(void *arg)
 int pump_start(pump *p)
 {
     for (int i = 0; i < 2; i++) {
-        close(p->s[i].wfd);
+        if (p->s[i].wfd >= 0) close(p->s[i].wfd);
         p->s[i].wfd = -1;
     }
     if (pthread_create(&p->th, NULL, pump_thread, p))

@@ -11,3 +11,13 @@ test_a_broken_downstream_pipe_reaches_the_job() {
     assert_eq "$(cat rc.txt)" 141 "jobscope's status: the job's 128+SIGPIPE" || return 1
     assert_eq "$(jq_py 'end["signal_name"]' ev.jsonl)" SIGPIPE
 }
+
+# 16.2: with both streams on one file (> f 2>&1), two pipes reordered them
+test_stdout_and_stderr_into_one_file_keep_their_order() {
+    "$JS" run --scan-output -o ev.jsonl -- \
+        sh -c 'for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done' > f.txt 2>&1
+    assert_eq "$(tr '\n' ' ' < f.txt)" "out1 err1 out2 err2 out3 err3 out4 err4 out5 err5 " || return 1
+    # two different files stay two streams
+    "$JS" run --scan-output -o ev.jsonl -- sh -c 'echo o; echo e >&2' > o.txt 2> e.txt
+    assert_eq "$(cat o.txt)/$(cat e.txt)" "o/e"
+}
