@@ -10,6 +10,7 @@
 # Sources: every src/*/*.c is part of the program; src/cli/main.c holds
 # main(), everything else also goes into build/libjscore.a for unit tests.
 
+.DEFAULT_GOAL := all
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -38,7 +39,35 @@ SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
 $(SERVE_OBJS): CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS))
 
-SRCS    := $(filter-out $(SERVE_SRCS),$(sort $(wildcard src/*/*.c)))
+SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/%,$(sort $(wildcard src/*/*.c)))
+
+# The BPF sampler (src/bpf, docs/bpf.md) is built when clang, bpftool, libbpf
+# and the kernel's BTF are here: tree.bpf.c is compiled with clang -target bpf
+# against a vmlinux.h dumped from /sys/kernel/btf/vmlinux (CO-RE), and its
+# libbpf skeleton is generated into $(BUILD)/bpf.  Without them the build
+# still succeeds and `jobscope --version` says the BPF path is absent.
+BPF_OK  := $(shell command -v clang >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1 && \
+             pkg-config --exists libbpf 2>/dev/null && [ -r /sys/kernel/btf/vmlinux ] && echo 1)
+BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(shell uname -m)))
+# Like the network plugin, the sampler is a plugin, build/jobscope-bpf.so, so
+# that the monitor maps libbpf, libelf and libz (~0.4 MiB of RSS) only when
+# it samples through BPF; tests and the bench link its object directly.
+BPF_OBJ := $(BUILD)/pic/src/bpf/bpfsample.o
+ifeq ($(BPF_OK),1)
+$(BPF_OBJ): CFLAGS += -DJOBSCOPE_BPF -I$(BUILD)/bpf -Isrc/bpf
+$(BPF_OBJ): $(BUILD)/bpf/tree.skel.h
+BPF_LIBS := -lbpf
+all: $(BUILD)/jobscope-bpf.so
+endif
+$(BUILD)/jobscope-bpf.so: $(BPF_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $^ $(BPF_LIBS)
+$(BUILD)/bpf/vmlinux.h:
+	@mkdir -p $(dir $@)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+$(BUILD)/bpf/tree.bpf.o: src/bpf/tree.bpf.c src/bpf/bpf_rec.h $(BUILD)/bpf/vmlinux.h
+	clang -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -Isrc/bpf -c $< -o $@
+$(BUILD)/bpf/tree.skel.h: $(BUILD)/bpf/tree.bpf.o
+	bpftool gen skeleton $< name tree_bpf > $@.tmp && mv $@.tmp $@
 NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
               opentsdb.c influx.c jsonx.c tsconv.c)
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
@@ -53,8 +82,8 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib
-all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib
+.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man valgrind
+all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib man
 
 # -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
 $(BUILD)/jobscope: $(OBJS) $(BUILD)/jobscope-net.so
@@ -96,6 +125,16 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+# The BPF sampler against the procfs floor (bench/bpf, issue 15).
+$(BUILD)/bench/bench_samplers: bench/bpf/bench_samplers.c $(BPF_OBJ) $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BPF_OBJ) $(BUILD)/libjscore.a $(BPF_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_bpfsample: tests/unit/test_bpfsample.c $(BPF_OBJ) $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BPF_OBJ) $(BUILD)/libjscore.a -lcmocka $(BPF_LIBS) $(LDLIBS)
+bench-bins: $(BUILD)/bench/bench_samplers
+
 # A scripted stand-in for libnvidia-ml.so.1 (tests/fake_nvml, docs/gpu.md).
 FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
 $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
@@ -129,6 +168,14 @@ $(BUILD)/helpers/js_%: tests/helpers/js_%.c $(BUILD)/libjobscope.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ilib -o $@ $< $(BUILD)/libjobscope.a $(LDLIBS)
 
+# Man pages (man/*.scd, scdoc): jobscope(1), jobscope-run(1), ... libjobscope(3).
+MAN_SRCS := $(sort $(wildcard man/*.scd))
+MAN_PAGES := $(MAN_SRCS:man/%.scd=$(BUILD)/man/%)
+man: $(MAN_PAGES)
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc < $< > $@
+
 unit: $(UNIT_BINS)
 
 # The benchmark (bench/README.md): its own optimised build, then the harness.
@@ -150,10 +197,22 @@ helpers: $(HELPER_BINS)
 demo: all
 	./demo.sh
 
+# ASAN_TESTS: name patterns of the tests to run (default: all); CI runs the
+# unit tests and the core integration tests (.ci/run).
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	        LDFLAGS="-fsanitize=address,undefined" all unit helpers
-	ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan tests/run.sh
+	        LDFLAGS="-fsanitize=address,undefined" all unit helpers fake-nvml
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	        BUILD=build-asan tests/run.sh $(ASAN_TESTS)
+
+# Every unit test under valgrind's memcheck: invalid accesses, uninitialised
+# reads and definite leaks fail it.
+valgrind: unit fake-nvml
+	@fail=0; for t in $(UNIT_BINS); do \
+	    if valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+	           $$t > $(BUILD)/$$(basename $$t).valgrind 2>&1; then echo "ok    valgrind/$$(basename $$t)"; \
+	    else fail=1; echo "FAIL  valgrind/$$(basename $$t)"; tail -30 $(BUILD)/$$(basename $$t).valgrind; fi; \
+	done; exit $$fail
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -162,6 +221,7 @@ install: all
 	install -m 755 $(BUILD)/jobscope-serve $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-serve
 	install -d $(DESTDIR)$(PREFIX)/lib/jobscope
 	install -m 644 $(BUILD)/jobscope-net.so $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-net.so
+	if [ -f $(BUILD)/jobscope-bpf.so ]; then install -m 644 $(BUILD)/jobscope-bpf.so $(DESTDIR)$(PREFIX)/lib/jobscope/; fi
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHONDIR)
 	install -m 644 lib/jobscope.h $(DESTDIR)$(PREFIX)/include/jobscope.h
 	install -m 755 $(BUILD)/libjobscope.so $(DESTDIR)$(PREFIX)/lib/libjobscope.so.0
@@ -170,8 +230,34 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' lib/jobscope.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
 	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man3/
+
+# Fuzzing (docs/testing.md): one libFuzzer target per parser of outside input
+# (tests/fuzz/fuzz_*.c), built with clang and ASan+UBSan in build-fuzz/, each
+# run for FUZZ_SECONDS on its seed corpus (tests/fuzz/corpus/NAME, copied so
+# the committed seeds stay small).  CI runs them for 20 s each.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SRCS    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/fuzz/%)
+
+fuzz-bins:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" \
+	        LDFLAGS="-fsanitize=address,undefined" build-fuzz/libjscore.a build-fuzz/libjsserve.a
+	$(MAKE) BUILD=build-fuzz CC=clang $(FUZZ_BINS)
+
+build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libjscore.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Isrc \
+	    $(shell pkg-config --cflags $(PKGS) $(SERVE_PKGS)) -o $@ $< build-fuzz/libjsserve.a \
+	    build-fuzz/pic/src/sink/net.o build-fuzz/libjscore.a $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+
+fuzz: fuzz-bins
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 clean:
-	rm -rf build build-asan build-bench
+	rm -rf build build-asan build-bench build-fuzz
 
--include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(SERVE_OBJS:.o=.d) $(BUILD)/lib/jobscope.d
+-include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(BPF_OBJ:.o=.d) $(SERVE_OBJS:.o=.d) $(BUILD)/lib/jobscope.d
