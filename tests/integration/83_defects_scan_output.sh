@@ -21,3 +21,26 @@ test_stdout_and_stderr_into_one_file_keep_their_order() {
     "$JS" run --scan-output -o ev.jsonl -- sh -c 'echo o; echo e >&2' > o.txt 2> e.txt
     assert_eq "$(cat o.txt)/$(cat e.txt)" "o/e"
 }
+
+# 16.3: the job's output must survive the monitor: killed with -9, jobscope
+# used to take the pipes' only reader with it (the job died of SIGPIPE)
+test_the_jobs_output_survives_jobscope_killed_by_sigkill() {
+    "$JS" run --scan-output -o ev.jsonl -- sh -c 'echo before; sleep 1; echo after; echo err-after >&2' \
+        > out.txt 2> err.txt &
+    js=$!
+    for i in $(seq 1 50); do grep -q before out.txt 2>/dev/null && break; sleep 0.05; done
+    kill -9 $js
+    wait $js 2>/dev/null
+    sleep 1.5
+    assert_eq "$(tr '\n' ' ' < out.txt)" "before after " "the job's stdout" || return 1
+    assert_eq "$(cat err.txt)" "err-after" "the job's stderr"
+}
+
+# 16.3: a background process writing more than 1 s after the job ended was
+# cut off (jobscope stopped reading and closed the pipe)
+test_a_background_writer_keeps_its_output_after_the_job_ends() {
+    "$JS" run --scan-output -o ev.jsonl -- sh -c '(sleep 1.6; echo late) & echo now' > out.txt
+    assert_eq $? 0 || return 1
+    sleep 2
+    assert_eq "$(tr '\n' ' ' < out.txt)" "now late " "stdout of the job and its background process"
+}
