@@ -236,6 +236,7 @@ static void an_abandoned_delivery_thread_keeps_its_own_spool(void **st)
     for (size_t i = 0; i < f.ngot; i++) assert_true(f.got[i] != 999);
     pthread_mutex_unlock(&f.mu);
     check_order(&f, 10);                        /* its own events, from its own spool */
+    free(f.got);
     fclose(o);
     unlink(other);
     rmdir(dir);
