@@ -3,6 +3,7 @@
  * by one read/write, not by the scanner. */
 #include "metrics/pump.h"
 #include "metrics/payload.h"
+#include "cgroup/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -188,6 +189,7 @@ static int pump_relay_start(pump *p)
         sigfillset(&all);
         sigprocmask(SIG_BLOCK, &all, NULL);   /* ^C, SIGTERM, SIGPIPE: not for the relay */
         setpgid(0, 0);
+        cgroup_send_home(getpid());           /* out of the job's cgroup, if we are in it */
         int in[2] = { p->s[0].rfd, p->s[1].rfd };
         int out[2] = { p->s[0].out, p->s[1].out };
         int tw[2] = { tap[0][1], tap[1][1] };

@@ -44,3 +44,18 @@ test_a_background_writer_keeps_its_output_after_the_job_ends() {
     sleep 2
     assert_eq "$(tr '\n' ' ' < out.txt)" "now late " "stdout of the job and its background process"
 }
+
+
+# 16.3: the relay is no part of the job: forked while jobscope sits in the
+# job's new cgroup, it leaves it at once (the cgroup's figures, limits and
+# emptiness at the end are the job's)
+test_the_output_relay_stays_out_of_the_jobs_cgroup() {
+    [ "$(id -u)" = 0 ] || return 77
+    "$JS" run --cgroup --scan-output -i 0.05 -o ev.jsonl -- sh -c '
+        sleep 0.3
+        d=$(awk -F: '"'"'$2=="pids"{print "/sys/fs/cgroup/pids"$3; exit} $1=="0"&&$2==""{print "/sys/fs/cgroup"$3; exit}'"'"' /proc/self/cgroup)
+        for p in $(cat $d/cgroup.procs); do cat /proc/$p/comm; done > comms.txt 2>/dev/null'
+    [ -n "$(jq_py 'end.get("cgroup")' ev.jsonl | grep -v null)" ] || return 77
+    [ -s comms.txt ] || return 77
+    ! grep -q jobscope comms.txt || fail "jobscope's relay in the job's cgroup: $(tr '\n' ' ' < comms.txt)"
+}
