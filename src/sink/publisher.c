@@ -170,7 +170,8 @@ static int ensure_spool(publisher *p)
     char why[4200];
     if (spool_dir_safe(p->spool_dir, !strncmp(p->spool_dir, "/var/tmp/jobscope-spool-", 24), why,
                        sizeof why) < 0) {
-        publisher_warn(p->label, "%s; undeliverable events are lost", why);
+        /* a security matter and a loss: said even with -q */
+        fprintf(stderr, "jobscope: %s: %s; undeliverable events are lost\n", p->label, why);
         p->spool_broken = 1;
         return -1;
     }
