@@ -11,6 +11,9 @@
 #   need CMD     skip the test (return 77) when CMD is missing
 
 JS=${JS:-$PWD/build/jobscope}
+# Each test has its own well-known `jobscope serve` socket: a server running
+# on this machine never receives the tests' events (docs/serve.md).
+export JOBSCOPE_SERVE_SOCKET=${T:-/nonexistent}/.serve/serve.sock
 HELPERS=${HELPERS:-$PWD/build/helpers}
 
 fail() { echo "    FAIL: $*" >&2; return 1; }

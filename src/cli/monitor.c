@@ -14,6 +14,7 @@
  * failure of jobscope itself leaves the job running. */
 #include "monitor.h"
 #include "options.h"
+#include "../sink/serve_detect.h"
 #include "../event/event.h"
 #include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
@@ -148,6 +149,14 @@ static int open_outputs(monitor *m, char **default_path)
         free(path);
         if (!s) return error_exit("cannot write events to %s", err);
         emitter_add_sink(&m->em, s);
+    }
+    /* A local `jobscope serve` gets every event too (docs/serve.md). */
+    char serve_url[160];
+    if (!o->no_serve && serve_detect(serve_url, sizeof serve_url)) {
+        char err[512];
+        sink *s = sink_open(serve_url, &o->sink, err, sizeof err);
+        if (s) emitter_add_sink(&m->em, s);
+        if (o->sink.verbose) fprintf(stderr, "jobscope: streaming to the local server (%s)\n", serve_url + 16);
     }
     if (o->summary_path) {
         m->summary_fd = open(o->summary_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

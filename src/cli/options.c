@@ -69,8 +69,9 @@ void options_usage(FILE *f)
 "Network outputs (docs/publishing.md): amqp[s]://USER:PASS@HOST[:PORT]/VHOST/EXCHANGE\n"
 "[?routing_key=K], rabbitmq[s]://USER:PASS@HOST:PORT/api/exchanges/VHOST/EX/publish,\n"
 "http[s]://...[#ndjson], elasticsearch[s]://HOST:PORT/INDEX, opentsdb[s]://HOST:PORT,\n"
-"influx[s]://HOST:PORT/DB.  Events that cannot be delivered wait in a spool file\n"
-"and are replayed in order; 'jobscope flush SPOOL' re-sends what is left at exit.\n"
+"influx[s]://HOST:PORT/DB, jobscope://HOST[:PORT] (a 'jobscope serve').  Events\n"
+"that cannot be delivered wait in a spool file and are replayed in order;\n"
+"'jobscope flush SPOOL' re-sends what is left at exit.\n"
 "  -o @FILE                read the destination URL from FILE (keeps passwords\n"
 "                          out of the process list)\n"
 "      --spool-dir DIR     where undeliverable events wait\n"
@@ -78,6 +79,8 @@ void options_usage(FILE *f)
 "                          or /var/tmp/jobscope-spool-UID; must be yours, mode 0700)\n"
 "      --spool-max SIZE    cap on undelivered bytes per destination, K/M/G (1G)\n"
 "      --require-output    an unreachable or malformed destination is fatal (125)\n"
+"      --no-serve          do not stream to a local 'jobscope serve' (by default,\n"
+"                          events also go to one answering on its Unix socket)\n"
 "      --insecure          do not verify TLS certificates\n"
 "      --ca-file FILE      verify TLS peers against FILE instead of the system CAs\n"
 "  -q, --quiet             no summary, no diagnostics\n"
@@ -131,7 +134,7 @@ enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_A
        OPT_GPU_ALL_PROCS, OPT_TELEMETRY_LEVEL, OPT_SCAN_OUTPUT, OPT_STRIP_PAYLOADS,
        OPT_CGROUP, OPT_NO_CGROUP, OPT_LIMIT, OPT_KILL_GRACE, OPT_MEASURE_ONLY,
        OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_INSECURE, OPT_CA_FILE, OPT_REQUIRE_OUTPUT,
-       OPT_MODE, OPT_NULL_MISSING, OPT_PAYLOAD_SHAPE };
+       OPT_MODE, OPT_NULL_MISSING, OPT_PAYLOAD_SHAPE, OPT_NO_SERVE };
 
 /* JoReMon's -mode: which row types (bits 1 << JOREMON_CPU/IO/MEM, see
  * sink/joremon.h: 0 cpu, 1 io, 2 mem). */
@@ -243,6 +246,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         { "strip-payloads", no_argument, 0, OPT_STRIP_PAYLOADS },
         { "cgroup", optional_argument, 0, OPT_CGROUP },
         { "no-cgroup", no_argument, 0, OPT_NO_CGROUP },
+        { "no-serve", no_argument, 0, OPT_NO_SERVE },
         { "limit", required_argument, 0, OPT_LIMIT },
         { "kill-grace", required_argument, 0, OPT_KILL_GRACE },
         { "measure-only", no_argument, 0, OPT_MEASURE_ONLY },
@@ -363,6 +367,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             break;
         }
         case OPT_NO_CGROUP: o->cgroup_mode = JS_CGROUP_OFF; break;
+        case OPT_NO_SERVE: o->no_serve = 1; break;
         case OPT_LIMIT: {
             js_limits tmp = { 0, { 0 } };
             char err[256];

@@ -60,6 +60,7 @@ typedef struct js_options {
     int     telemetry_level;      /* --telemetry-level / JOBSCOPE_TELEMETRY_LEVEL; 0: off */
     int     scan_output;          /* --scan-output: job's stdout/stderr through pipes */
     int     strip_payloads;       /* --strip-payloads: remove blocks from that output */
+    int     no_serve;             /* --no-serve: do not stream to a local jobscope serve */
     /* drop-in compatibility (docs/kickstart.md, docs/events.md) */
     int     online_off;           /* -m 0 / KICKSTART_MON_INTERVAL=0: no online samples */
     int     null_missing;         /* --null-missing: unset annotations and iowait are null */

@@ -35,7 +35,7 @@ typedef struct tsq_filter {
 
 typedef struct tsq_rate_options {
     int    counter;
-    double counter_max;       /* default 2^64-1 */
+    double counter_max;       /* default Long.MAX_VALUE (2^63-1), as OpenTSDB */
     double reset_value;       /* 0 = off */
     int    drop_resets;
 } tsq_rate_options;
@@ -69,7 +69,8 @@ typedef struct tsq_query {
     int      arrays;              /* ?arrays=true */
 } tsq_query;
 
-/* POST /api/query body; now_ms resolves relative times.  0 or -1 + err (400). */
+/* POST /api/query body; now_ms resolves relative times.  0 or -1 + err (400).
+ * ?arrays=true is in the URL: the caller sets q->arrays after parsing. */
 int  tsq_parse_json(const char *body, size_t len, int64_t now_ms, tsq_query *q, tsq_error *err);
 /* GET /api/query?start=..&end=..&m=AGG:[DS:][rate[{opts}]:]METRIC[{tags}][{filters}]...
  * `get` returns a query-string parameter's i-th value (NULL when absent). */
@@ -96,7 +97,9 @@ typedef struct tsq_set {
 } tsq_set;
 
 /* Appends to out every local series of sub that passes its filters, with its
- * points in [q->start_ms, q->end_ms]. */
+ * points in the range OpenTSDB scans for [q->start_ms, q->end_ms] (widened to
+ * the hour for rates and interpolation; docs/query.md).  A metric the store
+ * has never seen: 400 "No such name for 'metrics': 'M'". */
 int  tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out, tsq_error *err);
 void tsq_set_free(tsq_set *set);
 
@@ -135,7 +138,32 @@ char *tsq_error_json(const tsq_error *err, size_t *len);
 char *tsq_set_json(const tsq_set *set, size_t *len);
 int   tsq_set_parse(const char *body, size_t len, tsq_set *out);
 
+/* The most points one sub-query may process (raw points in range plus
+ * filled buckets): beyond it tsq_eval answers 413.  Default 10,000,000. */
+extern long tsq_max_points;
+
 /* The aggregator names of /api/aggregators (NULL-terminated). */
 extern const char *const tsq_aggregators[];
+
+/* Added by the query helper for the server's other routes.  Each returns
+ * malloc'ed JSON (length in *out_len), or NULL with err set (400 for a bad
+ * request).  `body` non-NULL means a POST body; otherwise `get` reads the
+ * query string.
+ *
+ * /api/query/last: POST {"queries":[{"metric":M,"tags":{k:v}}],"resolveNames":true}
+ * or GET timeseries=M{k=v}&resolve=true → [{"timestamp":ms,"value":"1.5",
+ * "tsuid":"…"[,"metric":M,"tags":{…}]}, …] (value a string, as OpenTSDB). */
+char *tsq_last(store *s, const char *body, size_t len, tsq_param_fn get, void *arg,
+               size_t *out_len, tsq_error *err);
+/* /api/search/lookup: GET m=METRIC{tagk=*,…}&limit=N (key or value may be *;
+ * METRIC may be * or empty) or POST {"metric":M,"tags":[{"key":k,"value":v}],
+ * "limit":N} → {"type":"LOOKUP","metric":M,"tags":[…],"limit":N,"time":ms,
+ * "results":[{"tsuid":…,"metric":…,"tags":{…}}],"startIndex":0,"totalResults":n}. */
+char *tsq_lookup(store *s, const char *body, size_t len, tsq_param_fn get, void *arg,
+                 size_t *out_len, tsq_error *err);
+/* /api/config/filters: {"literal_or":{"examples":…,"description":…},…}. */
+char *tsq_config_filters_json(size_t *len);
+/* The OpenTSDB name of a filter type ("literal_or", …). */
+const char *tsq_filter_type_name(tsq_filter_type t);
 
 #endif

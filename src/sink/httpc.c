@@ -48,7 +48,8 @@ void httpc_free(httpc *c)
     if (c->curl) curl_easy_cleanup(c->curl);
     if (c->headers) curl_slist_free_all(c->headers);
     if (c->pass) memset(c->pass, 0, strlen(c->pass));
-    free(c->user); free(c->pass); free(c->ca_file); free(c->resp);
+    if (c->bearer) memset(c->bearer, 0, strlen(c->bearer));
+    free(c->user); free(c->pass); free(c->ca_file); free(c->resp); free(c->unix_socket); free(c->bearer);
     memset(c, 0, sizeof *c);
 }
 
@@ -60,6 +61,7 @@ static void common_opts(httpc *c, CURL *h, const char *url, double timeout_s, ch
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (c->unix_socket) curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->unix_socket);
     if (c->insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -98,6 +100,7 @@ long httpc_post(httpc *c, const char *url, const char *content_type, const char 
     snprintf(ct, sizeof ct, "Content-Type: %s", content_type);
     c->headers = curl_slist_append(NULL, ct);
     c->headers = curl_slist_append(c->headers, "Expect:");
+    if (c->bearer) c->headers = curl_slist_append(c->headers, c->bearer);
     curl_easy_reset(h);
     common_opts(c, h, url, timeout_s, ebuf);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)c->headers);

@@ -21,6 +21,8 @@ typedef struct httpc {
     char  *resp;            /* last response body (truncated at 1 MiB), NUL-terminated */
     size_t resp_len, resp_cap;
     void  *headers;         /* struct curl_slist * */
+    char  *unix_socket;     /* talk HTTP over this Unix socket (jobscope serve) */
+    char  *bearer;          /* "Authorization: Bearer ..." header, or NULL */
 } httpc;
 
 /* Takes the credentials from u. 0, or -1 with err. */

@@ -12,6 +12,7 @@ extern const sink_ops sink_http_ops;
 extern const sink_ops sink_elasticsearch_ops;
 extern const sink_ops sink_opentsdb_ops;
 extern const sink_ops sink_influx_ops;
+extern const sink_ops sink_jobscope_ops;
 
 /* Looked up by name with dlsym(); NULL-terminated. */
 const sink_ops *const sink_net_backends[] = {
@@ -21,5 +22,6 @@ const sink_ops *const sink_net_backends[] = {
     &sink_elasticsearch_ops,
     &sink_opentsdb_ops,
     &sink_influx_ops,
+    &sink_jobscope_ops,
     NULL,
 };

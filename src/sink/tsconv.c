@@ -90,7 +90,7 @@ int tsconv_influx_line(sbuf *b, const char *json, size_t len, const char *keep_t
     }
     for (int i = 0; i < p.nfields; i++) {
         sbuf_putc(b, i ? ',' : ' ');
-        lp_esc(b, p.fields[i].key, ",= ");
+        lp_esc(b, strcmp(p.fields[i].key, TSCONV_OWN_VALUE) ? p.fields[i].key : "value", ",= ");
         double v = p.fields[i].val;
         if (v == floor(v) && fabs(v) < 1e15) sbuf_printf(b, "=%.1f", v);
         else sbuf_printf(b, "=%.17g", v);
@@ -121,8 +121,10 @@ int tsconv_opentsdb_points(sbuf *b, const char *json, size_t len, const char *ke
         sbuf_putc(b, b->len > 1 ? ',' : '[');
         sbuf_puts(b, "{\"metric\":\"");
         tsdb_name(b, p.name);
-        sbuf_putc(b, '.');
-        tsdb_name(b, p.fields[i].key);
+        if (strcmp(p.fields[i].key, TSCONV_OWN_VALUE)) {
+            sbuf_putc(b, '.');
+            tsdb_name(b, p.fields[i].key);
+        }
         sbuf_printf(b, "\",\"timestamp\":%lld,\"value\":%.17g,\"tags\":{", ms, p.fields[i].val);
         for (int j = 0; j < p.ntags; j++) {
             sbuf_puts(b, j ? ",\"" : "\"");

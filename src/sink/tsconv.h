@@ -7,11 +7,15 @@
  * so are the numeric identifiers rank, pid and id (GPU index).  Booleans,
  * arrays and nested objects are left out.  `keep_tags` (comma-separated,
  * NULL for all) limits the tags, for servers with a tag limit (OpenTSDB
- * accepts 8 by default). */
+ * accepts 8 by default).  A field named "_value" is the event's own value:
+ * OpenTSDB metric "<event>" (no suffix), Influx field "value" (jobscope
+ * serve --forward sends dot-less metrics such as Dragon's load_average so). */
 #ifndef JOBSCOPE_TSCONV_H
 #define JOBSCOPE_TSCONV_H
 
 #include <stddef.h>
+
+#define TSCONV_OWN_VALUE "_value"
 
 typedef struct ts_kv { const char *key; char *val; } ts_kv;
 typedef struct ts_field { const char *key; double val; } ts_field;

@@ -1,0 +1,563 @@
+/* api_ingest.c — the write endpoints of `jobscope serve`:
+ *   POST /api/put      OpenTSDB: one point or an array; 204, or 400 with an
+ *                      error; ?summary → {"success","failed"}; ?details →
+ *                      also "errors":[{"datapoint":{..},"error":".."}]
+ *   POST /api/metrics  Dragon's node-local body {"timestamp":T,"dps":[{"metric",
+ *                      "value","tags"}]} → 201 {"success","failed","errors"}
+ *   POST /write        Influx line protocol (?precision=ns|us|ms|s), 204
+ *   POST /api/events   NDJSON jobscope events (local runs, import), 200
+ *                      {"accepted","failed","points"}
+ * Every path validates each point, stores the valid ones in one durable
+ * batch (server_ingest_points) and answers only after that: an answer of
+ * success means the points survive a crash. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server_priv.h"
+
+#define MAX_TAGS_PER_POINT 64
+
+/* A batch of points parsed from one request; strings are owned here. */
+typedef struct put_batch {
+    store_point *pts;
+    size_t       n, cap;
+    store_tag   *tags;         /* all points' tags, one arena (offsets fixed after parsing) */
+    size_t       ntags, captags;
+    size_t      *tag_off;      /* per point: first tag index */
+    char       **strs;
+    size_t       nstrs, capstrs;
+    char       **intern;       /* open addressing over strs: each distinct string once */
+    size_t       capintern;
+    int          oom;
+} put_batch;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
+{
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need) c *= 2;
+    void *q = realloc(p, c * elem);
+    if (!q) { *oom = 1; return p; }
+    *cap = c;
+    return q;
+}
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The batch's copy of s[0..n): the same names and tag values repeat over
+ * thousands of points of a request, so each distinct string is copied once. */
+static const char *own(put_batch *b, const char *s, size_t n)
+{
+    if (b->nstrs * 2 >= b->capintern) {
+        size_t cap = b->capintern ? b->capintern * 2 : 256;
+        char **t = calloc(cap, sizeof *t);
+        if (!t) { b->oom = 1; return NULL; }
+        for (size_t i = 0; i < b->capintern; i++) {
+            if (!b->intern[i]) continue;
+            size_t h = str_hash(b->intern[i], strlen(b->intern[i])) & (cap - 1);
+            while (t[h]) h = (h + 1) & (cap - 1);
+            t[h] = b->intern[i];
+        }
+        free(b->intern);
+        b->intern = t;
+        b->capintern = cap;
+    }
+    size_t h = str_hash(s, n) & (b->capintern - 1);
+    for (; b->intern[h]; h = (h + 1) & (b->capintern - 1))
+        if (!strncmp(b->intern[h], s, n) && b->intern[h][n] == 0) return b->intern[h];
+    b->strs = grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
+    if (b->oom) return NULL;
+    char *c = strndup(s, n);
+    if (!c) { b->oom = 1; return NULL; }
+    b->strs[b->nstrs++] = c;
+    b->intern[h] = c;
+    return c;
+}
+
+/* Starts a point; its tags follow with batch_tag; batch_end fixes it. */
+static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms, double v)
+{
+    size_t cap = b->cap;
+    b->pts = grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
+    if (!b->oom && b->cap != cap) {
+        size_t *t = realloc(b->tag_off, b->cap * sizeof *t);
+        if (!t) { b->oom = 1; return; }
+        b->tag_off = t;
+    }
+    if (b->oom) return;
+    b->pts[b->n] = (store_point){ own(b, metric, mlen), NULL, 0, ts_ms, v };
+    b->tag_off[b->n] = b->ntags;
+    b->n++;
+}
+
+static void batch_tag(put_batch *b, const char *k, size_t kl, const char *v, size_t vl)
+{
+    b->tags = grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
+    if (b->oom) return;
+    b->tags[b->ntags].key = own(b, k, kl);
+    b->tags[b->ntags].value = own(b, v, vl);
+    b->ntags++;
+    b->pts[b->n - 1].ntags++;
+}
+
+/* Drops the last point (it failed validation after it was started). */
+static void batch_drop_last(put_batch *b)
+{
+    b->n--;
+    b->ntags = b->tag_off[b->n];
+}
+
+static void batch_finish(put_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) b->pts[i].tags = b->tags + b->tag_off[i];
+}
+
+static void batch_free(put_batch *b)
+{
+    for (size_t i = 0; i < b->nstrs; i++) free(b->strs[i]);
+    free(b->strs); free(b->pts); free(b->tags); free(b->tag_off); free(b->intern);
+    memset(b, 0, sizeof *b);
+}
+
+/* OpenTSDB's rule for metric names, tag keys and values:
+ * a-z A-Z 0-9 - _ . / and Unicode letters (any byte >= 0x80 here). */
+static int valid_name(const char *s, size_t n)
+{
+    if (!n || n > 256) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.' || c == '/' || c >= 0x80))
+            return 0;
+    }
+    return 1;
+}
+
+/* Seconds (up to 10 digits) or milliseconds (13): OpenTSDB's rule. */
+static int ts_from_json(json_t *t, int64_t *ms, const char **why)
+{
+    double v;
+    if (json_is_integer(t)) v = (double)json_integer_value(t);
+    else if (json_is_real(t)) v = json_real_value(t);
+    else if (json_is_string(t)) {
+        char *end;
+        errno = 0;
+        v = strtod(json_string_value(t), &end);
+        if (errno || end == json_string_value(t) || *end) { *why = "Invalid timestamp"; return -1; }
+    } else { *why = "Missing timestamp"; return -1; }
+    if (!(v > 0) || !isfinite(v)) { *why = "Invalid timestamp"; return -1; }
+    if (v < 1e10) *ms = (int64_t)llround(v * 1000);
+    else if (v < 1e13) *ms = (int64_t)llround(v);
+    else { *why = "Invalid timestamp: more than 13 digits"; return -1; }
+    return 0;
+}
+
+static int value_from_json(json_t *x, double *v, const char **why)
+{
+    if (json_is_number(x)) *v = json_number_value(x);
+    else if (json_is_string(x)) {
+        char *end;
+        const char *s = json_string_value(x);
+        errno = 0;
+        *v = strtod(s, &end);
+        if (errno || end == s || *end) { *why = "Unable to parse value to a number"; return -1; }
+    } else { *why = x ? "Unable to parse value to a number" : "Missing value"; return -1; }
+    if (!isfinite(*v)) { *why = "Value must be a finite number (NaN and Inf are refused)"; return -1; }
+    return 0;
+}
+
+/* Validates one OpenTSDB data point into the batch; NULL or the reason. */
+static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
+{
+    const char *why = NULL;
+    if (!json_is_object(dp)) return "Data point is not an object";
+    json_t *m = json_object_get(dp, "metric");
+    if (!json_is_string(m) || !json_string_length(m)) return "Missing metric";
+    if (!valid_name(json_string_value(m), json_string_length(m)))
+        return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
+    int64_t ms = default_ts_ms;
+    json_t *t = json_object_get(dp, "timestamp");
+    if ((t || default_ts_ms < 0) && ts_from_json(t, &ms, &why) < 0) return why;
+    double v;
+    if (value_from_json(json_object_get(dp, "value"), &v, &why) < 0) return why;
+    json_t *tags = json_object_get(dp, "tags");
+    if (!json_is_object(tags) || json_object_size(tags) == 0) return "Missing tags: at least one tag is required";
+    if (json_object_size(tags) > MAX_TAGS_PER_POINT) return "Too many tags";
+    batch_point(b, json_string_value(m), json_string_length(m), ms, v);
+    const char *k;
+    json_t *x;
+    json_object_foreach(tags, k, x) {
+        char num[64];
+        const char *sv;
+        size_t sl;
+        if (json_is_string(x)) { sv = json_string_value(x); sl = json_string_length(x); }
+        else if (json_is_integer(x)) { sl = (size_t)snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x)); sv = num; }
+        else if (json_is_real(x)) { sl = (size_t)snprintf(num, sizeof num, "%.17g", json_real_value(x)); sv = num; }
+        else { batch_drop_last(b); return "Invalid tag value: a string is expected"; }
+        if (!valid_name(k, strlen(k)) || !valid_name(sv, sl)) {
+            batch_drop_last(b);
+            return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
+        }
+        batch_tag(b, k, strlen(k), sv, sl);
+    }
+    return NULL;
+}
+
+typedef struct put_errors { json_t *arr; size_t failed; const char *first; } put_errors;
+
+static void note_error(put_errors *e, json_t *dp, const char *why, int details)
+{
+    if (!e->failed) e->first = why;
+    e->failed++;
+    if (details && e->arr && json_array_size(e->arr) < 1000) {
+        json_t *o = json_object();
+        json_object_set(o, "datapoint", dp ? dp : json_null());
+        json_object_set_new(o, "error", json_string(why));
+        json_array_append_new(e->arr, o);
+    }
+}
+
+static void count_put(server *s, size_t ok, size_t failed)
+{
+    __atomic_add_fetch(&s->priv->stats.put_points, ok, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&s->priv->stats.put_failed, failed, __ATOMIC_RELAXED);
+}
+
+static void h_put(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)arg;
+    int details = server_param(r, "details") != NULL;
+    int summary = details || server_param(r, "summary") != NULL;
+    json_error_t je;
+    json_t *doc = json_loadb(r->body, r->body_len, 0, &je);
+    if (!doc) {
+        char d[256];
+        snprintf(d, sizeof d, "line %d, column %d: %s", je.line, je.column, je.text);
+        server_reply_error(w, 400, "Unable to parse the given JSON", d);
+        return;
+    }
+    json_t *arr = json_is_array(doc) ? doc : NULL;
+    if (!arr && !json_is_object(doc)) {
+        json_decref(doc);
+        server_reply_error(w, 400, "Unable to parse the given JSON", "expected a data point or an array of them");
+        return;
+    }
+    size_t n = arr ? json_array_size(arr) : 1;
+    put_batch b = {0};
+    put_errors e = { details ? json_array() : NULL, 0, NULL };
+    for (size_t i = 0; i < n && !b.oom; i++) {
+        json_t *dp = arr ? json_array_get(arr, i) : doc;
+        const char *why = put_point(&b, dp, -1);
+        if (why) note_error(&e, dp, why, details);
+    }
+    char err[256] = "";
+    if (b.oom) {
+        server_reply_error(w, 500, "Out of memory", NULL);
+        goto out;
+    }
+    batch_finish(&b);
+    if (b.n && server_ingest_points(s, b.pts, b.n, err, sizeof err) < 0) {
+        server_reply_error(w, 500, "Unable to store the data points", err);
+        goto out;
+    }
+    count_put(s, b.n, e.failed);
+    if (summary) {
+        json_t *o = json_object();
+        json_object_set_new(o, "success", json_integer((json_int_t)b.n));
+        json_object_set_new(o, "failed", json_integer((json_int_t)e.failed));
+        if (details) json_object_set(o, "errors", e.arr);
+        char *txt = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        /* OpenTSDB answers 200 with the summary when all succeeded, 400 otherwise. */
+        server_reply_take(w, e.failed ? 400 : 200, "application/json", txt, txt ? strlen(txt) : 0);
+    } else if (e.failed) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%zu of %zu data points could not be stored: %s", e.failed, n, e.first);
+        server_reply_error(w, 400, msg,
+                          "Use ?details to see which ones; the valid data points were stored");
+    } else {
+        server_reply(w, 204, "application/json", "", 0);
+    }
+out:
+    json_decref(e.arr);
+    json_decref(doc);
+    batch_free(&b);
+}
+
+/* Dragon's node store: {"timestamp": T, "dps": [{"metric", "value", "tags"}]}. */
+static void h_dragon_metrics(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)arg;
+    json_error_t je;
+    json_t *doc = json_loadb(r->body, r->body_len, 0, &je);
+    json_t *dps = json_object_get(doc, "dps");
+    if (!json_is_object(doc) || !json_is_array(dps)) {
+        server_reply_error(w, 400, "Unable to parse the given JSON",
+                           doc ? "expected {\"timestamp\": T, \"dps\": [{\"metric\", \"value\", \"tags\"}]}" : je.text);
+        json_decref(doc);
+        return;
+    }
+    int64_t def_ms = -1;
+    json_t *t = json_object_get(doc, "timestamp");
+    const char *why = NULL;
+    if (t && ts_from_json(t, &def_ms, &why) < 0) {
+        server_reply_error(w, 400, "Invalid timestamp", why);
+        json_decref(doc);
+        return;
+    }
+    if (!t) def_ms = server_now_ms();
+    put_batch b = {0};
+    put_errors e = { json_array(), 0, NULL };
+    size_t n = json_array_size(dps);
+    for (size_t i = 0; i < n && !b.oom; i++) {
+        json_t *dp = json_array_get(dps, i);
+        /* Dragon's clients send points without tags, or a tag whose value
+         * is None (add_data(..., tagk=None, tagv=None)): such tags are
+         * dropped and a point left without any is tagged with the host. */
+        json_t *copy = NULL;
+        json_t *tg = json_is_object(dp) ? json_object_get(dp, "tags") : NULL;
+        int has_null = 0;
+        const char *tk;
+        json_t *tv;
+        json_object_foreach(tg, tk, tv) if (json_is_null(tv)) has_null = 1;
+        if (json_is_object(dp) && (!json_is_object(tg) || !json_object_size(tg) || has_null)) {
+            copy = json_deep_copy(dp);
+            json_t *ntg = json_object();
+            json_object_foreach(tg, tk, tv) if (!json_is_null(tv) && strcmp(tk, "null")) json_object_set(ntg, tk, tv);
+            if (!json_object_size(ntg)) json_object_set_new(ntg, "host", json_string(s->host));
+            json_object_set_new(copy, "tags", ntg);
+        }
+        const char *bad = put_point(&b, copy ? copy : dp, def_ms);
+        if (bad) note_error(&e, dp, bad, 1);
+        json_decref(copy);
+    }
+    char err[256] = "";
+    if (b.oom) {
+        server_reply_error(w, 500, "Out of memory", NULL);
+    } else {
+        batch_finish(&b);
+        if (b.n && server_ingest_points(s, b.pts, b.n, err, sizeof err) < 0) {
+            server_reply_error(w, 500, "Unable to store the data points", err);
+        } else {
+            count_put(s, b.n, e.failed);
+            json_t *o = json_object();
+            json_object_set_new(o, "success", json_integer((json_int_t)b.n));
+            json_object_set_new(o, "failed", json_integer((json_int_t)e.failed));
+            json_object_set(o, "errors", e.arr);
+            char *txt = json_dumps(o, JSON_COMPACT);
+            json_decref(o);
+            server_reply_take(w, 201, "application/json", txt, txt ? strlen(txt) : 0);
+        }
+    }
+    json_decref(e.arr);
+    json_decref(doc);
+    batch_free(&b);
+}
+
+/* ---- Influx line protocol ---- */
+
+/* Reads up to an unescaped stop character; unescapes into out. */
+static size_t lp_token(const char *p, const char *end, const char *stops, char *out, size_t cap, size_t *olen)
+{
+    size_t i = 0, o = 0;
+    while (p + i < end) {
+        char c = p[i];
+        if (c == '\\' && p + i + 1 < end) {
+            if (o + 1 < cap) out[o++] = p[i + 1];
+            i += 2;
+            continue;
+        }
+        if (strchr(stops, c)) break;
+        if (o + 1 < cap) out[o++] = c;
+        i++;
+    }
+    out[o] = 0;
+    *olen = o;
+    return i;
+}
+
+/* One line: measurement[,k=v...] f=v[,f=v...] [timestamp].  Each numeric
+ * field becomes metric "<measurement>.<field>" (the influx sink's inverse);
+ * string and boolean fields are skipped (booleans as 0/1).  NULL or why. */
+static const char *lp_line(put_batch *b, const char *p, const char *end, int64_t mult_ns, int64_t now_ms,
+                           const char *host)
+{
+    char meas[512], key[512], val[1024];
+    size_t ml, kl, vl;
+    size_t i = lp_token(p, end, ", ", meas, sizeof meas, &ml);
+    if (!ml) return "missing measurement";
+    store_tag tags[MAX_TAGS_PER_POINT];
+    char *tagbuf[MAX_TAGS_PER_POINT * 2];
+    int ntags = 0;
+    const char *why = NULL;
+    while (p + i < end && p[i] == ',') {
+        i++;
+        i += lp_token(p + i, end, "=, ", key, sizeof key, &kl);
+        if (p + i >= end || p[i] != '=') { why = "bad tag (expected key=value)"; goto out; }
+        i++;
+        i += lp_token(p + i, end, ", ", val, sizeof val, &vl);
+        if (!kl || !vl) { why = "empty tag key or value"; goto out; }
+        if (ntags >= MAX_TAGS_PER_POINT) { why = "too many tags"; goto out; }
+        tagbuf[2 * ntags] = strndup(key, kl);
+        tagbuf[2 * ntags + 1] = strndup(val, vl);
+        tags[ntags].key = tagbuf[2 * ntags];
+        tags[ntags].value = tagbuf[2 * ntags + 1];
+        ntags++;
+    }
+    if (p + i >= end || p[i] != ' ') { why = "missing fields"; goto out; }
+    while (p + i < end && p[i] == ' ') i++;
+    /* Fields: collect, then the timestamp. */
+    struct { char name[1100]; double v; } fields[256];
+    int nf = 0;
+    for (;;) {
+        i += lp_token(p + i, end, "=, ", key, sizeof key, &kl);
+        if (p + i >= end || p[i] != '=' || !kl) { why = "bad field (expected key=value)"; goto out; }
+        i++;
+        int is_str = p + i < end && p[i] == '"';
+        if (is_str) {
+            i++;
+            while (p + i < end && p[i] != '"') i += (p[i] == '\\') ? 2 : 1;
+            if (p + i >= end) { why = "unterminated string field"; goto out; }
+            i++;
+        } else {
+            i += lp_token(p + i, end, ", ", val, sizeof val, &vl);
+            double v;
+            char *e2;
+            if (!strcmp(val, "t") || !strcmp(val, "T") || !strcasecmp(val, "true")) v = 1;
+            else if (!strcmp(val, "f") || !strcmp(val, "F") || !strcasecmp(val, "false")) v = 0;
+            else {
+                if (vl && (val[vl - 1] == 'i' || val[vl - 1] == 'u')) val[--vl] = 0;
+                errno = 0;
+                v = strtod(val, &e2);
+                if (errno || e2 == val || *e2) { why = "bad field value"; goto out; }
+            }
+            if (!isfinite(v)) { why = "field value must be finite"; goto out; }
+            if (nf >= 256) { why = "more than 256 fields"; goto out; }
+            snprintf(fields[nf].name, sizeof fields[nf].name, "%s.%s", meas, key);
+            fields[nf++].v = v;
+        }
+        if (p + i < end && p[i] == ',') { i++; continue; }
+        break;
+    }
+    while (p + i < end && p[i] == ' ') i++;
+    int64_t ms = now_ms;
+    if (p + i < end) {
+        char tsb[32];
+        size_t tl = (size_t)(end - (p + i));
+        while (tl && (p[i + tl - 1] == ' ' || p[i + tl - 1] == '\r')) tl--;
+        if (!tl || tl >= sizeof tsb) { why = "bad timestamp"; goto out; }
+        memcpy(tsb, p + i, tl);
+        tsb[tl] = 0;
+        char *e2;
+        errno = 0;
+        long long t = strtoll(tsb, &e2, 10);
+        if (errno || *e2) { why = "bad timestamp"; goto out; }
+        ms = (int64_t)((long double)t * mult_ns / 1000000.0L);
+    }
+    for (int f = 0; f < nf; f++) {
+        if (!valid_name(fields[f].name, strlen(fields[f].name))) { why = "invalid measurement or field name"; goto out; }
+    }
+    for (int f = 0; f < nf; f++) {
+        batch_point(b, fields[f].name, strlen(fields[f].name), ms, fields[f].v);
+        for (int t = 0; t < ntags; t++) batch_tag(b, tags[t].key, strlen(tags[t].key), tags[t].value, strlen(tags[t].value));
+        if (!ntags) batch_tag(b, "host", 4, host, strlen(host));
+    }
+out:
+    for (int t = 0; t < ntags; t++) { free(tagbuf[2 * t]); free(tagbuf[2 * t + 1]); }
+    return why;
+}
+
+static void h_write(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)arg;
+    const char *prec = server_param(r, "precision");
+    int64_t mult = 1;                      /* ns per unit */
+    if (!prec || !*prec || !strcmp(prec, "ns") || !strcmp(prec, "n")) mult = 1;
+    else if (!strcmp(prec, "us") || !strcmp(prec, "u")) mult = 1000;
+    else if (!strcmp(prec, "ms")) mult = 1000000;
+    else if (!strcmp(prec, "s")) mult = 1000000000;
+    else {
+        server_reply_error(w, 400, "Invalid precision", "expected ns, us, ms or s");
+        return;
+    }
+    put_batch b = {0};
+    size_t lines = 0, bad = 0, lineno = 0;
+    char first[192] = "";
+    int64_t now = server_now_ms();
+    for (const char *p = r->body, *end = r->body + r->body_len; p < end && !b.oom;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        lineno++;
+        const char *q = p;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+        if (q < le && *q != '#') {
+            lines++;
+            size_t before_n = b.n, before_t = b.ntags;
+            const char *why = lp_line(&b, q, le, mult, now, s->host);
+            if (why) {
+                b.n = before_n;
+                b.ntags = before_t;
+                if (!bad++) snprintf(first, sizeof first, "line %zu: %s", lineno, why);
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    char err[256];
+    if (b.oom) server_reply_error(w, 500, "Out of memory", NULL);
+    else {
+        batch_finish(&b);
+        if (b.n && server_ingest_points(s, b.pts, b.n, err, sizeof err) < 0)
+            server_reply_error(w, 500, "Unable to store the points", err);
+        else {
+            count_put(s, b.n, bad);
+            if (bad) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "%zu of %zu lines could not be parsed (the others were stored)", bad, lines);
+                server_reply_error(w, 400, msg, first);
+            } else server_reply(w, 204, "application/json", "", 0);
+        }
+    }
+    batch_free(&b);
+}
+
+static void h_events(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)arg;
+    size_t ok = 0, bad = 0;
+    char err[256] = "";
+    int n = server_ingest_ndjson(s, r->body, r->body_len, &ok, &bad, err, sizeof err);
+    if (n < 0) {
+        server_reply_error(w, 500, "Unable to store the events", err);
+        return;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "accepted", json_integer((json_int_t)ok));
+    json_object_set_new(o, "failed", json_integer((json_int_t)bad));
+    json_object_set_new(o, "points", json_integer(n));
+    if (bad) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%zu events could not be parsed (the others were stored)", bad);
+        json_object_set_new(o, "error", json_pack("{s:i,s:s,s:s}", "code", 400, "message", msg, "details", err));
+    }
+    char *txt = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    server_reply_take(w, bad ? 400 : 200, "application/json", txt, txt ? strlen(txt) : 0);
+}
+
+void server_api_ingest_init(server *s)
+{
+    server_route(s, "POST", "/api/put", h_put, NULL);
+    server_route(s, "POST", "/api/metrics", h_dragon_metrics, NULL);
+    server_route(s, "POST", "/write", h_write, NULL);
+    server_route(s, "POST", "/api/v2/write", h_write, NULL);
+    server_route(s, "POST", "/api/events", h_events, NULL);
+}

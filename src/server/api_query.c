@@ -1,0 +1,230 @@
+/* api_query.c — the read endpoints of the OpenTSDB API over src/query/tsq.h
+ * and the store's index:
+ *   /api/query (POST body, GET m=...)   tsq engine over the local store
+ *   /api/query/last                     newest point of matching series
+ *   /api/suggest                        sorted prefix matches, max (default 25)
+ *   /api/aggregators, /api/config/filters, /api/search/lookup
+ * These answer from this node's store.  With --peers, the peers module
+ * (peers.c) wraps these routes: it calls them for the local answer and
+ * merges the peers' (raw series before aggregation for /api/query, unions
+ * for the others). */
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server_priv.h"
+#include "query/tsq.h"
+
+
+#define MAX_SUGGEST 10000
+
+static void reply_tsq_error(server_response *w, const tsq_error *e)
+{
+    server_reply_error(w, e->code ? e->code : 400, e->message[0] ? e->message : "Bad request", e->details);
+}
+
+
+
+static void reply_json(server_response *w, int status, json_t *o)
+{
+    char *txt = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!txt) { server_reply_error(w, 500, "Out of memory", NULL); return; }
+    server_reply_take(w, status, "application/json", txt, strlen(txt));
+}
+
+/* ---- /api/query ---- */
+
+static const char *get_param(void *arg, const char *name, int i)
+{
+    return server_param_n(arg, name, i);
+}
+
+/* A filled downsample makes one value per bucket whatever the data: bound
+ * the buckets a request may ask for, so one request cannot make the server
+ * build gigabytes (the fuzz target found a 12-year 10s-avg-nan query). */
+#define MAX_FILLED_BUCKETS 500000
+
+static int check_size(const tsq_query *q, tsq_error *e)
+{
+    for (int i = 0; i < q->nsubs; i++) {
+        const tsq_downsample *ds = &q->subs[i].ds;
+        if (ds->interval_ms <= 0 || ds->all || ds->fill == TSQ_FILL_NONE) continue;
+        double buckets = ((double)q->end_ms - (double)q->start_ms) / (double)ds->interval_ms + 1;
+        if (buckets > MAX_FILLED_BUCKETS) {
+            e->code = 400;
+            snprintf(e->message, sizeof e->message,
+                     "Query too large: %.0f downsampling buckets with a fill policy (at most %d)",
+                     buckets, MAX_FILLED_BUCKETS);
+            snprintf(e->details, sizeof e->details,
+                     "use a larger downsampling interval, a shorter time range or fill 'none'");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_error *e)
+{
+    memset(q, 0, sizeof *q);
+    int rc;
+    if (!strcmp(r->method, "POST") && r->body_len) {
+        rc = tsq_parse_json(r->body, r->body_len, now, q, e);
+        const char *arrays = server_param(r, "arrays");
+        if (rc == 0 && arrays && (!*arrays || !strcmp(arrays, "true"))) q->arrays = 1;
+    } else {
+        rc = tsq_parse_get(get_param, (void *)r, now, q, e);
+    }
+    if (rc == 0) rc = check_size(q, e);
+    return rc;
+}
+
+static void h_query(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)arg;
+    tsq_query q;
+    tsq_error e = {0};
+    if (parse_query(r, server_now_ms(), &q, &e) < 0) {
+        reply_tsq_error(w, &e);
+        tsq_query_free(&q);
+        return;
+    }
+    tsq_result res = {0};
+    if (tsq_run_local(s->st, &q, &res, &e) < 0) {
+        reply_tsq_error(w, &e);
+    } else {
+        size_t len = 0;
+        char *txt = tsq_result_json(&q, &res, &len);
+        if (txt) server_reply_take(w, 200, "application/json", txt, len);
+        else server_reply_error(w, 500, "Out of memory", NULL);
+    }
+    tsq_result_free(&res);
+    tsq_query_free(&q);
+}
+
+/* ---- /api/query/last, /api/search/lookup (tsq_last, tsq_lookup) ---- */
+
+static void h_last(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)arg;
+    tsq_error e = {0};
+    size_t len = 0;
+    int post = !strcmp(r->method, "POST") && r->body_len;
+    char *txt = tsq_last(s->st, post ? r->body : NULL, r->body_len, get_param, (void *)r, &len, &e);
+    if (txt) server_reply_take(w, 200, "application/json", txt, len);
+    else reply_tsq_error(w, &e);
+}
+
+static void h_lookup(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)arg;
+    tsq_error e = {0};
+    size_t len = 0;
+    int post = !strcmp(r->method, "POST") && r->body_len;
+    char *txt = tsq_lookup(s->st, post ? r->body : NULL, r->body_len, get_param, (void *)r, &len, &e);
+    if (txt) server_reply_take(w, 200, "application/json", txt, len);
+    else reply_tsq_error(w, &e);
+}
+
+/* ---- /api/suggest ---- */
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void h_suggest(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)arg;
+    const char *type = server_param(r, "type"), *q = server_param(r, "q"), *maxs = server_param(r, "max");
+    json_t *doc = NULL;
+    if (!strcmp(r->method, "POST") && r->body_len) {
+        doc = json_loadb(r->body, r->body_len, 0, NULL);
+        if (!json_is_object(doc)) {
+            json_decref(doc);
+            server_reply_error(w, 400, "Unable to parse the given JSON", NULL);
+            return;
+        }
+        if (json_is_string(json_object_get(doc, "type"))) type = json_string_value(json_object_get(doc, "type"));
+        if (json_is_string(json_object_get(doc, "q"))) q = json_string_value(json_object_get(doc, "q"));
+    }
+    long max = 25;
+    if (doc && json_is_integer(json_object_get(doc, "max"))) max = (long)json_integer_value(json_object_get(doc, "max"));
+    else if (maxs) {
+        char *end;
+        max = strtol(maxs, &end, 10);
+        if (*end || end == maxs) max = -1;
+    }
+    enum store_name_kind kind;
+    if (!type) { json_decref(doc); server_reply_error(w, 400, "Missing 'type' parameter", "metrics, tagk or tagv"); return; }
+    if (!strcmp(type, "metrics")) kind = STORE_METRICS;
+    else if (!strcmp(type, "tagk")) kind = STORE_TAGKS;
+    else if (!strcmp(type, "tagv")) kind = STORE_TAGVS;
+    else {
+        char d[300];
+        snprintf(d, sizeof d, "Invalid 'type' parameter: %.200s (metrics, tagk or tagv)", type);
+        json_decref(doc);
+        server_reply_error(w, 400, d, NULL);
+        return;
+    }
+    if (max < 1 || max > MAX_SUGGEST) {
+        json_decref(doc);
+        server_reply_error(w, 400, "Invalid 'max' parameter", "an integer from 1 to 10000");
+        return;
+    }
+    char **names = NULL;
+    int n = store_names(s->st, kind, q ? q : "", (int)max, &names);
+    if (n < 0) {
+        json_decref(doc);
+        server_reply_error(w, 500, "Unable to read the index", NULL);
+        return;
+    }
+    if (n > 1) qsort(names, (size_t)n, sizeof *names, str_cmp);
+    json_t *out = json_array();
+    for (int i = 0; i < n; i++) {
+        if ((!i || !names[i - 1] || !names[i] || strcmp(names[i], names[i - 1])) && names[i] &&
+            (long)json_array_size(out) < max)
+            json_array_append_new(out, json_string(names[i]));
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    json_decref(doc);
+    reply_json(w, 200, out);
+}
+
+/* ---- /api/aggregators, /api/config/filters ---- */
+
+static void h_aggregators(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)r; (void)arg;
+    json_t *a = json_array();
+    for (int i = 0; tsq_aggregators[i]; i++) json_array_append_new(a, json_string(tsq_aggregators[i]));
+    reply_json(w, 200, a);
+}
+
+static void h_filters(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)s; (void)r; (void)arg;
+    size_t len = 0;
+    char *txt = tsq_config_filters_json(&len);
+    if (txt) server_reply_take(w, 200, "application/json", txt, len);
+    else server_reply_error(w, 500, "Out of memory", NULL);
+}
+
+void server_api_query_init(server *s)
+{
+    server_route(s, "POST", "/api/query", h_query, NULL);
+    server_route(s, "GET", "/api/query", h_query, NULL);
+    server_route(s, "POST", "/api/query/last", h_last, NULL);
+    server_route(s, "GET", "/api/query/last", h_last, NULL);
+    server_route(s, "GET", "/api/suggest", h_suggest, NULL);
+    server_route(s, "POST", "/api/suggest", h_suggest, NULL);
+    server_route(s, "GET", "/api/aggregators", h_aggregators, NULL);
+    server_route(s, "POST", "/api/aggregators", h_aggregators, NULL);
+    server_route(s, "GET", "/api/config/filters", h_filters, NULL);
+    server_route(s, "POST", "/api/config/filters", h_filters, NULL);
+    server_route(s, "GET", "/api/search/lookup", h_lookup, NULL);
+    server_route(s, "POST", "/api/search/lookup", h_lookup, NULL);
+}

@@ -1,0 +1,10 @@
+/* serve_cmd.h — entry points of the server core's subcommands
+ * (server_main.h lists them): `jobscope serve` (serve.c) and
+ * `jobscope import` (import.c). */
+#ifndef JOBSCOPE_SERVE_CMD_H
+#define JOBSCOPE_SERVE_CMD_H
+
+int serve_main(int argc, char **argv);
+int import_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,80 @@
+/* server_priv.h — the inside of the server object, shared by the files of
+ * the server core (server.c, http.c, ingest.c, live.c, api_*.c).  Modules
+ * in other files use server.h only. */
+#ifndef JOBSCOPE_SERVER_PRIV_H
+#define JOBSCOPE_SERVER_PRIV_H
+
+#include <pthread.h>
+#include "server.h"
+
+
+#define SERVER_MAX_ROUTES 128
+#define SERVER_MAX_TASKS  32
+#define SERVER_MAX_HOOKS  16
+
+typedef struct server_route_entry {
+    const char    *method;        /* NULL = any */
+    const char    *path;
+    server_handler fn;
+    void          *arg;
+} server_route_entry;
+
+typedef struct server_stats {
+    unsigned long long requests, errors_4xx, errors_5xx, unauthorized, too_large;
+    unsigned long long points, events, store_errors, bytes_in;
+    unsigned long long put_points, put_failed;
+    double             request_seconds;  /* sum of handler times */
+} server_stats;
+
+struct live_series;
+
+struct server_priv {
+    pthread_mutex_t lock;
+    pthread_cond_t  cond;
+    int             stopping;
+    pthread_t       maintainer;
+    int             maintainer_running;
+
+    server_route_entry routes[SERVER_MAX_ROUTES];
+    int             nroutes;
+    server_task     tasks[SERVER_MAX_TASKS];
+    int             ntasks, tasks_started;
+    struct { server_points_hook fn; void *arg; } points_hooks[SERVER_MAX_HOOKS];
+    int             npoints_hooks;
+    struct { server_event_hook fn; void *arg; } event_hooks[SERVER_MAX_HOOKS];
+    int             nevent_hooks;
+    struct { server_metrics_fn fn; void *arg; } metrics_hooks[SERVER_MAX_HOOKS];
+    int             nmetrics_hooks;
+    server_fanout_fn fanout;
+    void           *fanout_arg;
+    server_module  *inited;         /* last module whose init() succeeded */
+
+    void           *http_tcp;       /* struct MHD_Daemon * */
+    void           *http_unix;
+    void           *tcp_ls, *unix_ls;  /* their handler closures (http.c) */
+    int             tcp_port;       /* the port actually bound */
+    char            socket_path[256];
+
+    server_stats    stats;
+
+    /* Live per-job gauges for /metrics (live.c). */
+    pthread_mutex_t live_lock;
+    struct live_series **live;      /* hash table */
+    size_t          live_cap, live_n;
+};
+
+/* http.c */
+int  server_http_start(server *s, char *err, size_t errlen);
+void server_http_stop(server *s);
+/* api_*.c: the core endpoints */
+void server_api_init(server *s);
+/* live.c */
+void server_live_update(server *s, const store_point *pts, size_t n);
+void server_live_end_job(server *s, const char *job_id);
+void server_live_expire(server *s, int64_t older_than_ms);
+void server_live_metrics(server *s, sbuf *out);
+void server_live_free(server *s);
+/* server.c */
+void server_events_hooks(server *s, const char *json, size_t len);
+
+#endif

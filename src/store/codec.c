@@ -1,0 +1,533 @@
+/* codec.c — chunk encoding of the embedded store (codec.h, docs/store.md).
+ *
+ * Layout of a chunk:
+ *   byte  kind     1 = plain body, 2 = zstd: varint body length, zstd frame
+ *   body: varint n
+ *         ints(timestamps)
+ *         byte vmode  0x0k = integers scaled by 10^-k (k 0..9): ints(v * 10^k)
+ *                     0x10 = Gorilla XOR floats: 64 bits, then the XOR bits
+ *   ints(x): byte order (0 raw, 1 delta, 2 delta-of-delta), then tokens
+ *         (varints): (zigzag(d) << 1) is a literal difference d,
+ *         (r << 1) | 1 repeats the previous difference r more times.
+ * All arithmetic on differences wraps modulo 2^64, so decoding is exact. */
+#include "store/codec.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#define VALUE_LIMIT 9007199254740992.0   /* 2^53: integers beyond are not exact */
+
+static const double p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+
+void store_buf_reserve(store_buf *b, size_t more)
+{
+    if (b->n + more <= b->cap) return;
+    size_t c = b->cap ? b->cap : 256;
+    while (c < b->n + more) c *= 2;
+    uint8_t *p = realloc(b->p, c);
+    if (!p) abort();
+    b->p = p;
+    b->cap = c;
+}
+
+void store_buf_free(store_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+void store_buf_varint(store_buf *b, uint64_t v)
+{
+    store_buf_reserve(b, 10);
+    while (v >= 0x80) { b->p[b->n++] = (uint8_t)(v | 0x80); v >>= 7; }
+    b->p[b->n++] = (uint8_t)v;
+}
+
+int store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v)
+{
+    uint64_t r = 0;
+    size_t i = *pos;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (i >= n) return -1;
+        uint8_t c = p[i++];
+        r |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) { *pos = i; *v = r; return 0; }
+    }
+    return -1;
+}
+
+static inline uint64_t zz(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
+static inline uint64_t unzz(uint64_t z) { return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1); }
+
+/* The difference sequence of x in a mode: 0 raw, 1 delta, 2 delta-of-delta,
+ * 3 grid (x[i] - x[0] - i*step, the residual from a regular grid). */
+static void diffs(const int64_t *x, size_t n, int mode, uint64_t step, uint64_t *d)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = (uint64_t)x[i];
+        if (mode == 0 || i == 0) d[i] = a;
+        else if (mode == 3) d[i] = a - (uint64_t)x[0] - (uint64_t)i * step;
+        else if (mode == 1 || i == 1) d[i] = a - (uint64_t)x[i - 1];
+        else d[i] = (a - (uint64_t)x[i - 1]) - ((uint64_t)x[i - 1] - (uint64_t)x[i - 2]);
+    }
+}
+
+static void put_tokens(store_buf *b, const uint64_t *d, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if (i > 0 && d[i] == d[i - 1]) {
+            uint64_t r = 0;
+            uint64_t prev = d[i - 1];
+            while (i < n && d[i] == prev) { r++; i++; }
+            store_buf_varint(b, r << 1 | 1);
+        } else {
+            store_buf_varint(b, zz(d[i]) << 1);
+            i++;
+        }
+    }
+}
+
+/* What zstd's entropy stage would make of these bytes, roughly (bits). */
+static double entropy_cost(const uint8_t *p, size_t n)
+{
+    uint32_t h[256] = {0};
+    for (size_t i = 0; i < n; i++) h[p[i]]++;
+    double bits = 0;
+    int distinct = 0;
+    for (int i = 0; i < 256; i++)
+        if (h[i]) { bits -= h[i] * log2((double)h[i] / n); distinct++; }
+    return bits + distinct * 4.0;
+}
+
+/* Writes x in the cheapest mode: byte mode, [varint zigzag(step) for the
+ * grid], tokens.  With zlevel >= 3 "cheapest" is after entropy coding. */
+static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
+{
+    uint64_t *d = malloc(n * sizeof *d);
+    if (!d) abort();
+    uint64_t step = n > 1 ? (uint64_t)(((int64_t)((uint64_t)x[n - 1] - (uint64_t)x[0])) / (int64_t)(n - 1)) : 0;
+    store_buf best = {0}, cand = {0};
+    double bcost = 0;
+    for (int mode = 0; mode <= 3; mode++) {
+        if (mode == 3 && n < 3) break;
+        cand.n = 0;
+        store_buf_reserve(&cand, 1);
+        cand.p[cand.n++] = (uint8_t)mode;
+        if (mode == 3) store_buf_varint(&cand, zz(step));
+        diffs(x, n, mode, step, d);
+        put_tokens(&cand, d, n);
+        double cost = zlevel >= 3 ? entropy_cost(cand.p, cand.n) : (double)cand.n * 8;
+        if (mode == 0 || cost < bcost) {
+            store_buf t = best; best = cand; cand = t;
+            bcost = cost;
+        }
+    }
+    store_buf_reserve(b, best.n);
+    memcpy(b->p + b->n, best.p, best.n);
+    b->n += best.n;
+    store_buf_free(&best);
+    store_buf_free(&cand);
+    free(d);
+}
+
+/* Decodes n integers into x; -1 when corrupt. */
+static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n)
+{
+    if (*pos >= len) return -1;
+    int mode = p[(*pos)++];
+    if (mode > 3) return -1;
+    uint64_t step = 0;
+    if (mode == 3) {
+        uint64_t z;
+        if (store_get_varint(p, len, pos, &z) < 0) return -1;
+        step = unzz(z);
+    }
+    uint64_t d = 0, a1 = 0, a2 = 0, x0 = 0;   /* difference, previous two values */
+    size_t i = 0;
+    while (i < n) {
+        uint64_t tok, reps = 1;
+        if (store_get_varint(p, len, pos, &tok) < 0) return -1;
+        if (tok & 1) {
+            if (i == 0) return -1;
+            reps = tok >> 1;
+            if (reps > n - i) return -1;
+        } else {
+            d = unzz(tok >> 1);
+        }
+        for (uint64_t r = 0; r < reps; r++, i++) {
+            uint64_t v;
+            if (mode == 0 || i == 0) v = d;
+            else if (mode == 3) v = x0 + (uint64_t)i * step + d;
+            else if (mode == 1 || i == 1) v = a1 + d;
+            else v = a1 + (a1 - a2) + d;
+            if (i == 0) x0 = v;
+            x[i] = (int64_t)v;
+            a2 = a1;
+            a1 = v;
+        }
+    }
+    return 0;
+}
+
+/* Smallest k (0..9) with every value exactly v = round(v*10^k) / 10^k, or -1. */
+static int decimal_scale(const double *v, size_t n)
+{
+    for (int k = 0; k < 10; k++) {
+        size_t i;
+        for (i = 0; i < n; i++) {
+            double m = v[i] * p10[k];
+            if (!(fabs(m) <= VALUE_LIMIT)) return -1;
+            double back = (double)(int64_t)nearbyint(m) / p10[k];
+            if (memcmp(&back, &v[i], sizeof back) != 0) break;
+        }
+        if (i == n) return k;
+    }
+    return -1;
+}
+
+/* --- Gorilla XOR floats --------------------------------------------------- */
+
+typedef struct bitw { store_buf *b; uint64_t acc; int nacc; } bitw;
+
+static void bw_put(bitw *w, uint64_t v, int bits)
+{
+    while (bits > 0) {
+        int take = bits < 64 - w->nacc ? bits : 64 - w->nacc;
+        uint64_t part = take == 64 ? v : (v >> (bits - take)) & ((1ULL << take) - 1);
+        w->acc = take == 64 ? part : (w->acc << take) | part;
+        w->nacc += take;
+        bits -= take;
+        if (w->nacc == 64) {
+            store_buf_reserve(w->b, 8);
+            for (int i = 7; i >= 0; i--) w->b->p[w->b->n++] = (uint8_t)(w->acc >> (i * 8));
+            w->acc = 0;
+            w->nacc = 0;
+        }
+    }
+}
+
+static void bw_flush(bitw *w)
+{
+    if (w->nacc) {
+        uint64_t v = w->acc << (64 - w->nacc);
+        int bytes = (w->nacc + 7) / 8;
+        store_buf_reserve(w->b, 8);
+        for (int i = 0; i < bytes; i++) w->b->p[w->b->n++] = (uint8_t)(v >> (56 - i * 8));
+        w->acc = 0;
+        w->nacc = 0;
+    }
+}
+
+typedef struct bitr { const uint8_t *p; size_t len, bit; } bitr;
+
+static int br_get(bitr *r, int bits, uint64_t *out)
+{
+    if (r->bit + (size_t)bits > r->len * 8) return -1;
+    uint64_t v = 0;
+    while (bits > 0) {
+        size_t byte = r->bit >> 3;
+        int off = (int)(r->bit & 7);
+        int avail = 8 - off;
+        int take = bits < avail ? bits : avail;
+        uint64_t part = (r->p[byte] >> (avail - take)) & ((1u << take) - 1);
+        v = (v << take) | part;
+        r->bit += take;
+        bits -= take;
+    }
+    *out = v;
+    return 0;
+}
+
+static void put_xor(store_buf *b, const double *val, size_t n)
+{
+    bitw w = {b, 0, 0};
+    uint64_t prev;
+    memcpy(&prev, &val[0], 8);
+    bw_put(&w, prev, 64);
+    int pl = -1, pt = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t cur;
+        memcpy(&cur, &val[i], 8);
+        uint64_t x = cur ^ prev;
+        prev = cur;
+        if (!x) { bw_put(&w, 0, 1); continue; }
+        int lead = __builtin_clzll(x), trail = __builtin_ctzll(x);
+        if (lead > 31) lead = 31;
+        if (pl >= 0 && lead >= pl && trail >= pt) {
+            bw_put(&w, 2, 2);                         /* '10': same window */
+            bw_put(&w, x >> pt, 64 - pl - pt);
+        } else {
+            int sig = 64 - lead - trail;
+            bw_put(&w, 3, 2);                         /* '11': new window */
+            bw_put(&w, (uint64_t)lead, 5);
+            bw_put(&w, (uint64_t)(sig & 63), 6);      /* 64 is written as 0 */
+            bw_put(&w, x >> trail, sig);
+            pl = lead;
+            pt = trail;
+        }
+    }
+    bw_flush(&w);
+}
+
+static int get_xor(const uint8_t *p, size_t len, size_t *pos, double *val, size_t n)
+{
+    bitr r = {p + *pos, len - *pos, 0};
+    uint64_t prev, v;
+    if (br_get(&r, 64, &prev) < 0) return -1;
+    memcpy(&val[0], &prev, 8);
+    int pl = 0, pt = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (br_get(&r, 1, &v) < 0) return -1;
+        if (v) {
+            if (br_get(&r, 1, &v) < 0) return -1;
+            if (v) {
+                uint64_t lead, sig;
+                if (br_get(&r, 5, &lead) < 0 || br_get(&r, 6, &sig) < 0) return -1;
+                if (sig == 0) sig = 64;
+                if (lead + sig > 64) return -1;
+                pl = (int)lead;
+                pt = 64 - (int)lead - (int)sig;
+            }
+            int bits = 64 - pl - pt;
+            uint64_t x;
+            if (bits <= 0 || br_get(&r, bits, &x) < 0) return -1;
+            prev ^= x << pt;
+        }
+        memcpy(&val[i], &prev, 8);
+    }
+    *pos += (r.bit + 7) / 8;
+    return 0;
+}
+
+/* --- zstd contexts, one per thread ---------------------------------------- */
+
+static pthread_key_t cctx_key, dctx_key;
+static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
+static void free_cctx(void *c) { ZSTD_freeCCtx(c); }
+static void free_dctx(void *c) { ZSTD_freeDCtx(c); }
+static void make_keys(void)
+{
+    pthread_key_create(&cctx_key, free_cctx);
+    pthread_key_create(&dctx_key, free_dctx);
+}
+
+static ZSTD_CCtx *my_cctx(void)
+{
+    pthread_once(&ctx_once, make_keys);
+    ZSTD_CCtx *c = pthread_getspecific(cctx_key);
+    if (!c && (c = ZSTD_createCCtx())) pthread_setspecific(cctx_key, c);
+    return c;
+}
+
+static ZSTD_DCtx *my_dctx(void)
+{
+    pthread_once(&ctx_once, make_keys);
+    ZSTD_DCtx *c = pthread_getspecific(dctx_key);
+    if (!c && (c = ZSTD_createDCtx())) pthread_setspecific(dctx_key, c);
+    return c;
+}
+
+/* --- parts and chunks ------------------------------------------------------ */
+
+/* Wraps a body: kind 1 (plain) or 2 (zstd: varint body length, frame). */
+static void wrap(store_buf *body, int zlevel, store_buf *out)
+{
+    out->n = 0;
+    if (zlevel > 0 && body->n > 16) {
+        ZSTD_CCtx *c = my_cctx();
+        size_t bound = ZSTD_compressBound(body->n);
+        store_buf_reserve(out, bound + 11);
+        out->p[0] = 2;
+        out->n = 1;
+        store_buf_varint(out, body->n);
+        size_t z = c ? ZSTD_compressCCtx(c, out->p + out->n, bound, body->p, body->n, zlevel) : 0;
+        if (c && !ZSTD_isError(z) && out->n + z < body->n + 1) {
+            out->n += z;
+            return;
+        }
+        out->n = 0;
+    }
+    store_buf_reserve(out, body->n + 1);
+    out->p[0] = 1;
+    memcpy(out->p + 1, body->p, body->n);
+    out->n = body->n + 1;
+}
+
+/* The body of a part (decompressed into *tmp when needed). */
+static const uint8_t *unwrap(const uint8_t *p, size_t len, size_t *blen, store_buf *tmp)
+{
+    if (len < 2) return NULL;
+    if (p[0] == 1) { *blen = len - 1; return p + 1; }
+    if (p[0] != 2) return NULL;
+    size_t pos = 1;
+    uint64_t bl;
+    if (store_get_varint(p, len, &pos, &bl) < 0 || bl > ((size_t)1 << 28)) return NULL;
+    tmp->n = 0;
+    store_buf_reserve(tmp, bl);
+    ZSTD_DCtx *d = my_dctx();
+    size_t got = d ? ZSTD_decompressDCtx(d, tmp->p, bl, p + pos, len - pos) : (size_t)-1;
+    if (!d || ZSTD_isError(got) || got != bl) return NULL;
+    *blen = bl;
+    return tmp->p;
+}
+
+int store_ts_encode(const int64_t *ts, size_t n, int zlevel, store_buf *out)
+{
+    if (n == 0) return -1;
+    store_buf body = {0};
+    store_buf_varint(&body, n);
+    put_ints(&body, ts, n, zlevel);
+    wrap(&body, zlevel, out);
+    store_buf_free(&body);
+    return 0;
+}
+
+int store_val_encode(const double *val, size_t n, int zlevel, store_buf *out)
+{
+    if (n == 0) return -1;
+    store_buf body = {0};
+    store_buf_varint(&body, n);
+    int k = decimal_scale(val, n);
+    store_buf_reserve(&body, 1);
+    if (k >= 0) {
+        body.p[body.n++] = (uint8_t)k;
+        int64_t *iv = malloc(n * sizeof *iv);
+        if (!iv) abort();
+        for (size_t i = 0; i < n; i++) iv[i] = (int64_t)nearbyint(val[i] * p10[k]);
+        put_ints(&body, iv, n, zlevel);
+        free(iv);
+    } else {
+        body.p[body.n++] = 0x10;
+        put_xor(&body, val, n);
+    }
+    wrap(&body, zlevel, out);
+    store_buf_free(&body);
+    return 0;
+}
+
+static int grow(int64_t **ts, double **val, size_t n, size_t *cap, size_t more)
+{
+    if (n + more <= *cap) return 0;
+    size_t c = *cap ? *cap : 256;
+    while (c < n + more) c *= 2;
+    int64_t *t2 = realloc(*ts, c * sizeof **ts);
+    if (!t2) return -1;
+    *ts = t2;
+    double *v2 = realloc(*val, c * sizeof **val);
+    if (!v2) return -1;
+    *val = v2;
+    *cap = c;
+    return 0;
+}
+
+int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl,
+                       int64_t **ts, double **val, size_t *n, size_t *cap)
+{
+    store_buf tmp = {0};
+    size_t blen, pos = 0;
+    uint64_t cnt, vcnt;
+    int rc = -1;
+    const uint8_t *b = unwrap(tp, tl, &blen, &tmp);
+    if (!b || store_get_varint(b, blen, &pos, &cnt) < 0 || cnt == 0 || cnt > ((uint64_t)1 << 23) ||
+        grow(ts, val, *n, cap, cnt) < 0 || get_ints(b, blen, &pos, *ts + *n, cnt) < 0)
+        goto out;
+    pos = 0;
+    b = unwrap(vp, vl, &blen, &tmp);
+    if (!b || store_get_varint(b, blen, &pos, &vcnt) < 0 || vcnt != cnt || pos >= blen) goto out;
+    double *v = *val + *n;
+    int mode = b[pos++];
+    if (mode < 10) {
+        /* the integers are decoded in place over the doubles' storage */
+        int64_t *iv = (int64_t *)(void *)v;
+        if (get_ints(b, blen, &pos, iv, cnt) < 0) goto out;
+        double sc = p10[mode];
+        if (mode == 0) for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i];
+        else for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i] / sc;
+    } else if (mode == 0x10) {
+        if (get_xor(b, blen, &pos, v, cnt) < 0) goto out;
+    } else {
+        goto out;
+    }
+    *n += cnt;
+    rc = 0;
+out:
+    store_buf_free(&tmp);
+    return rc;
+}
+
+/* A whole chunk: varint length of the timestamp part, the two parts. */
+int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zlevel, store_buf *out)
+{
+    store_buf t = {0}, v = {0};
+    if (store_ts_encode(ts, n, zlevel, &t) < 0 || store_val_encode(val, n, zlevel, &v) < 0) {
+        store_buf_free(&t);
+        return -1;
+    }
+    out->n = 0;
+    store_buf_varint(out, t.n);
+    store_buf_reserve(out, t.n + v.n);
+    memcpy(out->p + out->n, t.p, t.n);
+    memcpy(out->p + out->n + t.n, v.p, v.n);
+    out->n += t.n + v.n;
+    store_buf_free(&t);
+    store_buf_free(&v);
+    return 0;
+}
+
+int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n, size_t *cap)
+{
+    size_t pos = 0;
+    uint64_t tl;
+    if (store_get_varint(p, len, &pos, &tl) < 0 || tl > len - pos) return -1;
+    return store_parts_decode(p + pos, tl, p + pos + tl, len - pos - tl, ts, val, n, cap);
+}
+
+/* CRC-32C (Castagnoli): the SSE4.2 instruction where the CPU has it, else
+ * a bytewise table. */
+static uint32_t crc_table[256];
+static int crc_hw;
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        crc_table[i] = c;
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("sse4.2")))
+static uint32_t crc_sse42(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint64_t c = crc;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+    return c32;
+}
+#endif
+
+uint32_t store_crc32c(uint32_t crc, const void *buf, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    const uint8_t *p = buf;
+    crc = ~crc;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (crc_hw) return ~crc_sse42(crc, p, n);
+#endif
+    while (n--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}

@@ -1,0 +1,84 @@
+# Crash safety of jobscope serve: every point acknowledged over HTTP (2xx) is there after
+# kill -9 of the server in the middle of the ingest and a restart on the same store.
+# docs/serve.md, docs/store.md.
+source "$ROOT/tests/helpers/serve.sh"
+
+test_acknowledged_points_survive_kill_9_and_a_restart() {
+    serve_start || return 1
+    # Four writers post batches of 50 points (one series per batch, tag b) as fast as they
+    # can; each batch is recorded only once the server acknowledged it.
+    python3 - "$SERVE_PORT" > writer.log 2>&1 <<'PY' &
+import http.client, json, sys, threading
+port = int(sys.argv[1])
+T0 = 1700000000000
+def writer(w):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    out = open("acked.%d" % w, "w")
+    b = w
+    while True:
+        pts = [{"metric": "crash.v", "timestamp": T0 + b * 1000 + k, "value": b * 100 + k,
+                "tags": {"b": str(b), "w": str(w)}} for k in range(50)]
+        try:
+            c.request("POST", "/api/put", json.dumps(pts), {"Content-Type": "application/json"})
+            r = c.getresponse(); r.read()
+        except Exception:
+            return
+        if r.status == 204:
+            out.write("%d\n" % b); out.flush()
+        b += 4
+ts = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+for t in ts: t.start()
+for t in ts: t.join()
+PY
+    local wpid=$!
+    _js_add_trap "kill $wpid 2>/dev/null"
+    local i
+    for i in $(seq 100); do [ "$(cat acked.* 2>/dev/null | wc -l)" -ge 40 ] && break; sleep 0.05; done
+    sleep 0.3
+    kill -9 "$SERVE_PID"
+    wait "$SERVE_PID" 2>/dev/null
+    wait "$wpid"
+    local acked; acked=$(cat acked.* | wc -l)
+    assert_ge "$acked" 40 "batches acknowledged before the kill" || return 1
+    # restart on the same store
+    serve_start s2 --store "$SERVE_STORE" || return 1
+    curl -s "$SERVE_URL/api/query/last?timeseries=crash.v&resolve=true" > last.json
+    python3 - <<'PY' || return 1
+import glob, json
+T0 = 1700000000000
+acked = [int(l) for f in glob.glob("acked.*") for l in open(f)]
+last = {r["tags"]["b"]: r for r in json.load(open("last.json"))}
+missing = [b for b in acked if str(b) not in last]
+wrong = [b for b in acked if str(b) in last and
+         (last[str(b)]["timestamp"] != T0 + b * 1000 + 49 or float(last[str(b)]["value"]) != b * 100 + 49)]
+assert not missing and not wrong, ("lost after kill -9", len(acked), missing[:5], wrong[:5])
+print("ok: %d acknowledged batches (%d points) all there" % (len(acked), 50 * len(acked)))
+PY
+}
+
+test_a_run_streaming_to_the_local_server_loses_nothing_when_it_crashes_and_restarts() {
+    serve_start s --socket "$JOBSCOPE_SERVE_SOCKET" || return 1
+    local store=$SERVE_STORE port=$SERVE_PORT
+    "$JS" run -v -i 0.1 --spool-dir sp --flush-timeout 20 -o ev.jsonl -- sleep 3 2> err.txt &
+    local js=$!
+    sleep 1
+    grep -q "streaming to the local server" err.txt || fail "not detected: $(cat err.txt)" || return 1
+    kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null
+    sleep 0.8
+    "$JS" serve --store "$store" --listen "127.0.0.1:$port" --socket "$JOBSCOPE_SERVE_SOCKET" --node-interval 0 \
+        >> s2.log 2>&1 &
+    SERVE_PID=$!
+    _js_add_trap "kill -9 $SERVE_PID 2>/dev/null"
+    wait $js || fail "the job's status changed: $(cat err.txt)" || return 1
+    local job n got
+    job=$(jq_py 'ev[0]["job_id"]' ev.jsonl)
+    n=$(jq_py 'len(samples)' ev.jsonl)
+    # one elapsed point per sample, each exactly once (a batch resent after the crash
+    # overwrites the same timestamps)
+    got=$(curl -sg "$SERVE_URL/api/query?start=1h-ago&m=zimsum:0all-count:kickstart.inv.online.elapsed{job_id=$job}" |
+          python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(list(d[0]["dps"].values())[0]) if d else 0)')
+    assert_eq "$got" "$n" "samples stored after a kill -9 and restart of the server mid-job" || return 1
+    got=$(curl -sg "$SERVE_URL/api/query?start=1h-ago&m=zimsum:0all-count:jobscope.end.exit_code{job_id=$job}" |
+          python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(list(d[0]["dps"].values())[0]) if d else 0)')
+    assert_eq "$got" 1 "the end record" || return 1
+}

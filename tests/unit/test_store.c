@@ -1,0 +1,647 @@
+/* test_store.c — the embedded store (src/store/store.h, docs/store.md):
+ * exact round trips through the chunk codec and the store (integers,
+ * decimals, floats, irregular and huge timestamps, duplicates, points out of
+ * order), the series index (names, series_of), store_last, retention by age
+ * and size, reopen, log rotation, concurrent writers and readers, bad input,
+ * and a crash test: a child puts batches and reports each acknowledged one
+ * through a pipe, is SIGKILLed, and every acknowledged point must be there
+ * after reopening. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "store/codec.h"
+#include "store/store.h"
+
+static char tmpdir[256];
+
+static int setup(void **st)
+{
+    (void)st;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/jobscope-store-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    (void)st;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd);
+}
+
+static store *open_at(const char *sub, double retention, long long max_bytes)
+{
+    char dir[400], err[256] = "";
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
+    store_config c = {dir, retention, max_bytes};
+    store *s = store_open(&c, err, sizeof err);
+    if (!s) fprintf(stderr, "open: %s\n", err);
+    assert_non_null(s);
+    return s;
+}
+
+static int same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* --- the codec ------------------------------------------------------------ */
+
+static void roundtrip(const int64_t *ts, const double *v, size_t n)
+{
+    for (int z = 0; z <= 3; z += 3) {
+        store_buf b = {0};
+        assert_int_equal(store_chunk_encode(ts, v, n, z, &b), 0);
+        int64_t *ots = NULL;
+        double *ov = NULL;
+        size_t on = 0, cap = 0;
+        assert_int_equal(store_chunk_decode(b.p, b.n, &ots, &ov, &on, &cap), 0);
+        assert_int_equal(on, n);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(ots[i], ts[i]);
+            if (!same_double(ov[i], v[i])) fail_msg("value %zu: %.17g != %.17g", i, ov[i], v[i]);
+        }
+        free(ots);
+        free(ov);
+        store_buf_free(&b);
+    }
+}
+
+static void test_codec_exact_for_every_kind_of_series(void **st)
+{
+    (void)st;
+    enum { N = 3000 };
+    static int64_t ts[N];
+    static double v[N];
+    srand(7);
+    /* regular 1 s timestamps, a cumulative integer counter */
+    for (int i = 0; i < N; i++) { ts[i] = 1700000000000LL + i * 1000LL; v[i] = i ? v[i - 1] + rand() % 5000 : 0; }
+    roundtrip(ts, v, N);
+    /* irregular timestamps (jitter), seconds with 3 decimals */
+    for (int i = 0; i < N; i++) { ts[i] = 1700000000000LL + i * 1000LL + rand() % 37; v[i] = (i * 1.001 + rand() % 1000) / 1000.0; v[i] = round(v[i] * 1000) / 1000; }
+    roundtrip(ts, v, N);
+    /* arbitrary floats, negative values, tiny and huge magnitudes */
+    for (int i = 0; i < N; i++) { ts[i] = -5000000LL + i * 977LL; v[i] = (rand() - RAND_MAX / 2) / 3.0e7 * pow(10, rand() % 30 - 15); }
+    roundtrip(ts, v, N);
+    /* huge timestamp jumps and extremes; integers at the edge of exactness */
+    int64_t lim = STORE_TS_LIMIT - 1;
+    int64_t jts[] = {-lim, -lim + 1, -1, 0, 1, 2, 1000, lim / 2, lim - 1, lim};
+    double jv[] = {9007199254740992.0, -9007199254740992.0, 9007199254740993.0 * 4, -0.0, 0.0,
+                   DBL_MAX, -DBL_MAX, DBL_MIN, 5e-324, 0.1};
+    roundtrip(jts, jv, 10);
+    /* constants and a single point */
+    for (int i = 0; i < N; i++) { ts[i] = i * 1000LL; v[i] = 42.5; }
+    roundtrip(ts, v, N);
+    roundtrip(ts, v, 1);
+    /* decimals needing many digits, and mixed integer/float */
+    for (int i = 0; i < N; i++) { ts[i] = i * 10LL; v[i] = i % 3 ? i * 0.000000001 : (double)i; }
+    roundtrip(ts, v, N);
+    for (int i = 0; i < N; i++) v[i] = i % 2 ? 1.0 / 3.0 : -i;
+    roundtrip(ts, v, N);
+}
+
+static void test_codec_is_compact_for_regular_counters(void **st)
+{
+    (void)st;
+    enum { N = 3600 };
+    static int64_t ts[N];
+    static double v[N];
+    for (int i = 0; i < N; i++) { ts[i] = 1700000000000LL + i * 1000LL; v[i] = 7.0; }
+    store_buf b = {0};
+    store_chunk_encode(ts, v, N, 3, &b);
+    assert_true(b.n < 32);                  /* a constant at a regular interval */
+    for (int i = 0; i < N; i++) v[i] = i * 4096.0;
+    store_chunk_encode(ts, v, N, 3, &b);
+    assert_true(b.n < 32);                  /* a steady counter */
+    store_buf_free(&b);
+}
+
+static void test_codec_rejects_corrupt_chunks(void **st)
+{
+    (void)st;
+    int64_t ts[] = {1, 2, 3, 50};
+    double v[] = {1.5, 2.25, 3, 1e300};
+    store_buf b = {0};
+    store_chunk_encode(ts, v, 4, 0, &b);
+    int64_t *ots = NULL;
+    double *ov = NULL;
+    size_t on = 0, cap = 0;
+    for (size_t cut = 0; cut < b.n; cut++)
+        assert_int_equal(store_chunk_decode(b.p, cut, &ots, &ov, &on, &cap), -1);
+    uint8_t bad[] = {9, 1, 2, 3};
+    assert_int_equal(store_chunk_decode(bad, sizeof bad, &ots, &ov, &on, &cap), -1);
+    free(ots);
+    free(ov);
+    store_buf_free(&b);
+}
+
+/* --- the store ----------------------------------------------------------- */
+
+typedef struct found { uint64_t ids[4096]; char desc[4096][96]; int n; } found;
+
+static int collect(void *arg, const store_series *se)
+{
+    found *f = arg;
+    f->ids[f->n] = se->id;
+    int o = snprintf(f->desc[f->n], sizeof f->desc[0], "%s", se->metric);
+    for (int i = 0; i < se->ntags; i++)
+        o += snprintf(f->desc[f->n] + o, sizeof f->desc[0] - (size_t)o, " %s=%s", se->tags[i].key, se->tags[i].value);
+    f->n++;
+    return 0;
+}
+
+static uint64_t series_id(store *s, const char *metric, const char *job)
+{
+    static found f;
+    f.n = 0;
+    store_series_of(s, metric, collect, &f);
+    char want[64];
+    snprintf(want, sizeof want, "job=%s", job);
+    for (int i = 0; i < f.n; i++) if (strstr(f.desc[i], want)) return f.ids[i];
+    return 0;
+}
+
+/* The value of series j (of kind j % 4) at step i. */
+static double gen_value(int j, int i)
+{
+    switch (j % 4) {
+    case 0: return (double)i * (j + 1) * 1000 + (i * 7919 % 13);   /* counter */
+    case 1: return round((i * 0.37 + j) * 1000) / 1000;            /* seconds, 3 decimals */
+    case 2: return sin(i * 0.01 + j) * 1e6 / 7.0;                  /* any float */
+    default: return -17;                                           /* constant */
+    }
+}
+
+static void put_grid(store *s, int nseries, int npoints, int64_t t0, int64_t step)
+{
+    enum { B = 5000 };          /* more than one slice of store_put */
+    store_point *pts = calloc(B, sizeof *pts);
+    static char jobs[4096][16];
+    static store_tag tags[4096][2];
+    for (int j = 0; j < nseries; j++) {
+        snprintf(jobs[j], sizeof jobs[j], "j%d", j);
+        tags[j][0] = (store_tag){"job", jobs[j]};
+        tags[j][1] = (store_tag){"host", j % 2 ? "n1" : "n2"};
+    }
+    size_t k = 0;
+    char err[256];
+    for (int i = 0; i < npoints; i++)
+        for (int j = 0; j < nseries; j++) {
+            pts[k++] = (store_point){j % 4 == 0 ? "m.counter" : j % 4 == 1 ? "m.secs" : j % 4 == 2 ? "m.float" : "m.const",
+                                     tags[j], 2, t0 + i * step, gen_value(j, i)};
+            if (k == B) { assert_int_equal(store_put(s, pts, k, err, sizeof err), 0); k = 0; }
+        }
+    if (k) assert_int_equal(store_put(s, pts, k, err, sizeof err), 0);
+    free(pts);
+}
+
+static void check_grid(store *s, int nseries, int npoints, int64_t t0, int64_t step)
+{
+    for (int j = 0; j < nseries; j++) {
+        char job[16];
+        snprintf(job, sizeof job, "j%d", j);
+        const char *m = j % 4 == 0 ? "m.counter" : j % 4 == 1 ? "m.secs" : j % 4 == 2 ? "m.float" : "m.const";
+        uint64_t id = series_id(s, m, job);
+        assert_true(id != 0);
+        store_points p = {0};
+        assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, (size_t)npoints);
+        for (int i = 0; i < npoints; i++) {
+            assert_int_equal(p.ts[i], t0 + i * step);
+            if (!same_double(p.val[i], gen_value(j, i))) fail_msg("%s %s #%d: %.17g", m, job, i, p.val[i]);
+        }
+        store_points_free(&p);
+    }
+}
+
+static void test_round_trip_of_many_series_is_exact_across_reopen(void **st)
+{
+    (void)st;
+    int64_t t0 = 1700000000000LL;
+    store *s = open_at("rt", 0, 0);
+    put_grid(s, 200, 1500, t0, 1000);         /* crosses partitions, cuts heads */
+    check_grid(s, 200, 1500, t0, 1000);
+    store_stats stt;
+    store_stats_get(s, &stt);
+    assert_int_equal(stt.series, 200);
+    assert_int_equal(stt.points, 200 * 1500);
+    assert_true(stt.disk_bytes > 0);
+    store_close(s);
+    s = open_at("rt", 0, 0);
+    check_grid(s, 200, 1500, t0, 1000);
+    assert_int_equal(store_maintain(s), 0);   /* settles the chunks */
+    check_grid(s, 200, 1500, t0, 1000);
+    store_stats settled;
+    store_stats_get(s, &settled);
+    assert_true(settled.chunks <= 200 * 2);   /* one per series and partition */
+    /* points arriving late into settled partitions are settled in turn */
+    put_grid(s, 200, 1500, t0, 1000);         /* the same points again */
+    assert_int_equal(store_maintain(s), 0);
+    store_stats_get(s, &stt);
+    assert_int_equal(stt.chunks, settled.chunks);
+    check_grid(s, 200, 1500, t0, 1000);
+    store_close(s);
+    s = open_at("rt", 0, 0);
+    check_grid(s, 200, 1500, t0, 1000);
+    /* a range read */
+    uint64_t id = series_id(s, "m.counter", "j4");
+    store_points p = {0};
+    assert_int_equal(store_read(s, id, t0 + 10500, t0 + 20000, &p), 0);
+    assert_int_equal(p.n, 10);
+    assert_int_equal(p.ts[0], t0 + 11000);
+    assert_true(same_double(p.val[9], gen_value(4, 20)));
+    store_points_free(&p);
+    store_close(s);
+}
+
+static void test_duplicates_keep_the_last_value_and_out_of_order_points_sort(void **st)
+{
+    (void)st;
+    store *s = open_at("dup", 0, 0);
+    store_tag t[] = {{"job", "a"}};
+    char err[256];
+    int64_t base = 1700000000000LL;
+    /* in order, then points before, between and on existing ones, also in
+     * older partitions, with chunks cut in between (reopen) */
+    for (int round = 0; round < 3; round++) {
+        store_point p[400];
+        for (int i = 0; i < 400; i++) {
+            int64_t ts = round == 0 ? base + i * 2000 : round == 1 ? base + i * 2000 + 1000 : base + (399 - i) * 4000;
+            p[i] = (store_point){"dup.m", t, 1, ts, round * 1000.0 + i};
+        }
+        assert_int_equal(store_put(s, p, 400, err, sizeof err), 0);
+        store_close(s);
+        s = open_at("dup", 0, 0);
+    }
+    /* a point far in the past and far in the future */
+    store_point far[] = {{"dup.m", t, 1, -86400000LL * 365 * 100, -1.5}, {"dup.m", t, 1, base * 3, 2.5}};
+    assert_int_equal(store_put(s, far, 2, err, sizeof err), 0);
+    uint64_t id = series_id(s, "dup.m", "a");
+    for (int pass = 0; pass < 3; pass++) {
+        store_points r = {0};
+        assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &r), 0);
+        assert_int_equal(r.n, 400 + 400 + 200 + 2);
+        assert_int_equal(r.ts[0], -86400000LL * 365 * 100);
+        assert_int_equal(r.ts[1001], base * 3);
+        for (size_t i = 1; i < r.n; i++) assert_true(r.ts[i] > r.ts[i - 1]);
+        for (int i = 0; i < 400; i++) {
+            int64_t even = base + i * 2000;           /* round 0 value, overwritten by round 2 where ts%4000==0 */
+            size_t k = 1 + (size_t)i * 2;
+            assert_int_equal(r.ts[k], even);
+            double want = (i % 2 == 0) ? 2000.0 + (399 - i / 2) : (double)i;
+            if (!same_double(r.val[k], want)) fail_msg("ts %lld: %g want %g", (long long)even, r.val[k], want);
+            assert_true(same_double(r.val[k + 1], 1000.0 + i));
+        }
+        int64_t lt;
+        double lv;
+        assert_int_equal(store_last(s, id, &lt, &lv), 1);
+        assert_int_equal(lt, base * 3);
+        assert_true(lv == 2.5);
+        store_points_free(&r);
+        store_maintain(s);                        /* merged chunks: same answer */
+    }
+    store_close(s);
+}
+
+static void test_names_and_series_of_answer_from_the_index(void **st)
+{
+    (void)st;
+    store *s = open_at("names", 0, 0);
+    char err[256];
+    store_tag a[] = {{"job", "1"}, {"host", "alpha"}}, b[] = {{"host", "beta"}, {"gpu", "0"}, {"job", "2"}};
+    store_point p[] = {{"kickstart.inv.online.rss", a, 2, 1000, 1}, {"kickstart.inv.online.utime", a, 2, 1000, 1},
+                       {"kickstart.inv.online.rss", b, 3, 1000, 1}, {"load_average", NULL, 0, 1000, 0.5},
+                       {"kickstart.inv.online.rss", a + 0, 2, 2000, 2}};
+    assert_int_equal(store_put(s, p, 5, err, sizeof err), 0);
+    for (int reopen = 0; reopen < 2; reopen++) {
+        char **v;
+        int n = store_names(s, STORE_METRICS, "kick", 10, &v);
+        assert_int_equal(n, 2);
+        assert_string_equal(v[0], "kickstart.inv.online.rss");
+        assert_string_equal(v[1], "kickstart.inv.online.utime");
+        for (int i = 0; i < n; i++) free(v[i]);
+        free(v);
+        n = store_names(s, STORE_METRICS, "", 1, &v);
+        assert_int_equal(n, 1);
+        assert_string_equal(v[0], "kickstart.inv.online.rss");
+        free(v[0]);
+        free(v);
+        n = store_names(s, STORE_TAGKS, "", 100, &v);
+        assert_int_equal(n, 3);
+        assert_string_equal(v[0], "gpu");
+        assert_string_equal(v[2], "job");
+        for (int i = 0; i < n; i++) free(v[i]);
+        free(v);
+        n = store_names(s, STORE_TAGVS, "b", 100, &v);
+        assert_int_equal(n, 1);
+        assert_string_equal(v[0], "beta");
+        free(v[0]);
+        free(v);
+        n = store_names(s, STORE_TAGVS, "zzz", 100, &v);
+        assert_int_equal(n, 0);
+        free(v);
+        static found f;
+        f.n = 0;
+        assert_int_equal(store_series_of(s, "kickstart.inv.online.rss", collect, &f), 0);
+        assert_int_equal(f.n, 2);
+        int sawb = 0;
+        for (int i = 0; i < f.n; i++)
+            if (strcmp(f.desc[i], "kickstart.inv.online.rss gpu=0 host=beta job=2") == 0) sawb = 1;
+        assert_true(sawb);                       /* tags sorted by key */
+        f.n = 0;
+        assert_int_equal(store_series_of(s, "kickstart.inv", collect, &f), 0);
+        assert_int_equal(f.n, 0);
+        store_close(s);
+        s = open_at("names", 0, 0);
+    }
+    store_close(s);
+}
+
+static void test_last_point_of_a_series(void **st)
+{
+    (void)st;
+    store *s = open_at("last", 0, 0);
+    char err[256];
+    store_tag t[] = {{"job", "x"}};
+    store_point p[] = {{"l.m", t, 1, 5000, 5}, {"l.m", t, 1, 9000, 9}, {"l.m", t, 1, 7000, 7}};
+    assert_int_equal(store_put(s, p, 3, err, sizeof err), 0);
+    uint64_t id = series_id(s, "l.m", "x");
+    int64_t ts;
+    double v;
+    assert_int_equal(store_last(s, id, &ts, &v), 1);
+    assert_int_equal(ts, 9000);
+    assert_true(v == 9);
+    store_close(s);
+    s = open_at("last", 0, 0);
+    assert_int_equal(store_last(s, id, &ts, &v), 1);
+    assert_int_equal(ts, 9000);
+    store_point q = {"l.m", t, 1, 9000, 99};
+    assert_int_equal(store_put(s, &q, 1, err, sizeof err), 0);
+    assert_int_equal(store_last(s, id, &ts, &v), 1);
+    assert_true(v == 99);
+    assert_int_equal(store_last(s, 12345, &ts, &v), -1);
+    store_close(s);
+}
+
+static void test_retention_by_age_drops_old_points_only(void **st)
+{
+    (void)st;
+    int64_t now = (int64_t)time(NULL) * 1000;
+    store *s = open_at("age", 0, 0);
+    put_grid(s, 8, 600, now - 10LL * 86400000, 1000);       /* ten days old */
+    put_grid(s, 8, 600, now - 600000, 1000);                /* the last ten minutes */
+    store_close(s);
+    s = open_at("age", 2 * 86400.0, 0);
+    assert_int_equal(store_maintain(s), 0);
+    for (int j = 0; j < 8; j++) {
+        char job[16];
+        snprintf(job, sizeof job, "j%d", j);
+        const char *m = j % 4 == 0 ? "m.counter" : j % 4 == 1 ? "m.secs" : j % 4 == 2 ? "m.float" : "m.const";
+        store_points p = {0};
+        assert_int_equal(store_read(s, series_id(s, m, job), INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 600);
+        assert_int_equal(p.ts[0], now - 600000);
+        store_points_free(&p);
+    }
+    store_stats stt;
+    store_stats_get(s, &stt);
+    assert_int_equal(stt.points, 8 * 600);
+    store_close(s);
+}
+
+static void test_retention_by_size_keeps_the_newest_points_under_the_limit(void **st)
+{
+    (void)st;
+    store *s = open_at("size", 0, 0);
+    int64_t t0 = 1600000000000LL;
+    for (int part = 0; part < 12; part++)       /* 12 partitions of random floats */
+        put_grid(s, 120, 700, t0 + part * 7200000LL, 10000);
+    store_close(s);
+    s = open_at("size", 0, 0);
+    store_maintain(s);
+    store_stats big;
+    store_stats_get(s, &big);
+    store_close(s);
+    long long limit = big.disk_bytes / 3;
+    s = open_at("size", 0, limit);
+    assert_int_equal(store_maintain(s), 0);
+    store_stats small;
+    store_stats_get(s, &small);
+    fprintf(stderr, "big %lld B %llu pts, small %lld B %llu pts, limit %lld\n", big.disk_bytes, (unsigned long long)big.points, small.disk_bytes, (unsigned long long)small.points, limit);
+    assert_true(small.disk_bytes <= limit);
+    assert_true(small.points < big.points);
+    assert_true(small.points > 0);
+    /* the newest partition is intact, the oldest gone */
+    store_points p = {0};
+    uint64_t id = series_id(s, "m.float", "j2");
+    assert_int_equal(store_read(s, id, t0 + 11 * 7200000LL, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 700);
+    p.n = 0;
+    assert_int_equal(store_read(s, id, INT64_MIN, t0 + 7200000LL, &p), 0);
+    assert_int_equal(p.n, 0);
+    store_points_free(&p);
+    store_close(s);
+}
+
+static void test_log_rotation_keeps_every_point(void **st)
+{
+    (void)st;
+    setenv("JOBSCOPE_STORE_SEGMENT_BYTES", "20000", 1);
+    store *s = open_at("rot", 0, 0);
+    unsetenv("JOBSCOPE_STORE_SEGMENT_BYTES");
+    put_grid(s, 60, 900, 1700000000000LL, 1000);
+    check_grid(s, 60, 900, 1700000000000LL, 1000);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "test $(ls %s/rot/wal | wc -l) -le 3", tmpdir);
+    assert_int_equal(system(cmd), 0);           /* old segments were retired */
+    store_close(s);
+    s = open_at("rot", 0, 0);
+    check_grid(s, 60, 900, 1700000000000LL, 1000);
+    store_close(s);
+}
+
+static void test_bad_points_reject_the_whole_batch(void **st)
+{
+    (void)st;
+    store *s = open_at("bad", 0, 0);
+    char err[256] = "";
+    store_tag t[] = {{"job", "1"}}, dup[] = {{"job", "1"}, {"job", "2"}}, empty[] = {{"job", ""}};
+    store_point ok = {"good.m", t, 1, 1000, 1};
+    store_point bad[] = {{"", t, 1, 1000, 1}, {"x", t, 1, 1000, NAN}, {"x", t, 1, 1000, INFINITY},
+                         {"x", dup, 2, 1000, 1}, {"x", empty, 1, 1000, 1}, {"x", t, 1, INT64_MAX, 1},
+                         {NULL, t, 1, 1000, 1}, {"x", NULL, 1, 1000, 1}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        store_point b[2] = {ok, bad[i]};
+        err[0] = 0;
+        assert_int_equal(store_put(s, b, 2, err, sizeof err), -1);
+        assert_true(strlen(err) > 0);
+    }
+    char **v;
+    assert_int_equal(store_names(s, STORE_METRICS, "", 10, &v), 0);
+    free(v);
+    assert_int_equal(store_put(s, &ok, 0, err, sizeof err), 0);
+    /* a second process (or open) on the same directory is refused */
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/bad", tmpdir);
+    store_config c = {dir, 0, 0};
+    assert_null(store_open(&c, err, sizeof err));
+    assert_non_null(strstr(err, "in use"));
+    store_close(s);
+    store_close(NULL);
+    store_config none = {"/proc/self/nope/store", 0, 0};
+    assert_null(store_open(&none, err, sizeof err));
+    assert_true(strlen(err) > 0);
+}
+
+/* --- concurrency ----------------------------------------------------------- */
+
+typedef struct worker { store *s; int id; int fails; } worker;
+
+static void *writer(void *arg)
+{
+    worker *w = arg;
+    char job[16], err[256];
+    snprintf(job, sizeof job, "w%d", w->id);
+    store_tag t[] = {{"job", job}};
+    for (int b = 0; b < 100; b++) {
+        store_point p[50];
+        for (int i = 0; i < 50; i++) p[i] = (store_point){"conc.m", t, 1, 1000LL * (b * 50 + i), b * 50 + i};
+        if (store_put(w->s, p, 50, err, sizeof err) != 0) w->fails++;
+    }
+    return NULL;
+}
+
+static void *reader(void *arg)
+{
+    worker *w = arg;
+    for (int k = 0; k < 200; k++) {
+        static __thread found f;
+        f.n = 0;
+        store_series_of(w->s, "conc.m", collect, &f);
+        for (int i = 0; i < f.n; i++) {
+            store_points p = {0};
+            if (store_read(w->s, f.ids[i], INT64_MIN, INT64_MAX, &p) != 0) w->fails++;
+            for (size_t j = 1; j < p.n; j++) if (p.ts[j] <= p.ts[j - 1]) w->fails++;
+            for (size_t j = 0; j < p.n; j++) if (p.val[j] != (double)(p.ts[j] / 1000)) w->fails++;
+            store_points_free(&p);
+        }
+        if (k % 50 == 0) store_maintain(w->s);
+    }
+    return NULL;
+}
+
+static void test_concurrent_writers_and_readers(void **st)
+{
+    (void)st;
+    store *s = open_at("conc", 0, 0);
+    pthread_t th[6];
+    worker w[6];
+    for (int i = 0; i < 6; i++) {
+        w[i] = (worker){s, i, 0};
+        pthread_create(&th[i], NULL, i < 4 ? writer : reader, &w[i]);
+    }
+    for (int i = 0; i < 6; i++) { pthread_join(th[i], NULL); assert_int_equal(w[i].fails, 0); }
+    for (int i = 0; i < 4; i++) {
+        char job[16];
+        snprintf(job, sizeof job, "w%d", i);
+        store_points p = {0};
+        assert_int_equal(store_read(s, series_id(s, "conc.m", job), INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 5000);
+        store_points_free(&p);
+    }
+    store_close(s);
+}
+
+/* --- crash safety ---------------------------------------------------------- */
+
+static void test_kill_9_loses_no_acknowledged_point(void **st)
+{
+    (void)st;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/crash", tmpdir);
+    setenv("JOBSCOPE_STORE_SEGMENT_BYTES", "300000", 1);   /* rotations while being killed */
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        char err[256];
+        store_config c = {dir, 0, 0};
+        store *s = store_open(&c, err, sizeof err);
+        if (!s) _exit(3);
+        static char jobs[64][16];
+        static store_tag tags[64][1];
+        for (int j = 0; j < 64; j++) {
+            snprintf(jobs[j], sizeof jobs[j], "c%d", j);
+            tags[j][0] = (store_tag){"job", jobs[j]};
+        }
+        for (int b = 0;; b++) {
+            store_point p[64];
+            for (int j = 0; j < 64; j++) p[j] = (store_point){"crash.m", tags[j], 1, 1000LL * b, b + j * 0.5};
+            if (store_put(s, p, 64, err, sizeof err) != 0) _exit(4);
+            if (write(fd[1], &b, sizeof b) != sizeof b) _exit(5);   /* acknowledged */
+        }
+    }
+    unsetenv("JOBSCOPE_STORE_SEGMENT_BYTES");
+    close(fd[1]);
+    int acked = -1, b;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        if (read(fd[0], &b, sizeof b) != sizeof b) fail_msg("the child died early");
+        acked = b;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+    } while (acked < 1000 && (t1.tv_sec - t0.tv_sec) < 10);
+    kill(pid, SIGKILL);
+    while (read(fd[0], &b, sizeof b) == sizeof b) acked = b;   /* acks written before the kill */
+    int status;
+    waitpid(pid, &status, 0);
+    close(fd[0]);
+    assert_true(WIFSIGNALED(status));
+    store *s = open_at("crash", 0, 0);
+    for (int j = 0; j < 64; j++) {
+        char job[16];
+        snprintf(job, sizeof job, "c%d", j);
+        uint64_t id = series_id(s, "crash.m", job);
+        assert_true(id != 0);
+        store_points p = {0};
+        assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &p), 0);
+        if (p.n < (size_t)acked + 1) fail_msg("series %d: %zu points, %d acknowledged", j, p.n, acked + 1);
+        for (int i = 0; i <= acked; i++) {
+            assert_int_equal(p.ts[i], 1000LL * i);
+            assert_true(p.val[i] == i + j * 0.5);
+        }
+        store_points_free(&p);
+    }
+    store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_codec_exact_for_every_kind_of_series),
+        cmocka_unit_test(test_codec_is_compact_for_regular_counters),
+        cmocka_unit_test(test_codec_rejects_corrupt_chunks),
+        cmocka_unit_test_setup_teardown(test_round_trip_of_many_series_is_exact_across_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicates_keep_the_last_value_and_out_of_order_points_sort, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_and_series_of_answer_from_the_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_last_point_of_a_series, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retention_by_age_drops_old_points_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retention_by_size_keeps_the_newest_points_under_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_log_rotation_keeps_every_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_points_reject_the_whole_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_writers_and_readers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill_9_loses_no_acknowledged_point, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
