@@ -13,6 +13,8 @@
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
+# systemd finds units in /usr/local/lib/systemd/system and /usr/lib/systemd/system
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 OPT     ?= -O2 -g
 CFLAGS  ?= $(OPT)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
@@ -53,8 +55,8 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib
-all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib
+.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man valgrind
+all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib man
 
 # -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
 $(BUILD)/jobscope: $(OBJS) $(BUILD)/jobscope-net.so
@@ -96,6 +98,11 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+# The store benchmark (bench/store/run): links the store in-process.
+$(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
+
 # A scripted stand-in for libnvidia-ml.so.1 (tests/fake_nvml, docs/gpu.md).
 FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
 $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
@@ -129,6 +136,14 @@ $(BUILD)/helpers/js_%: tests/helpers/js_%.c $(BUILD)/libjobscope.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ilib -o $@ $< $(BUILD)/libjobscope.a $(LDLIBS)
 
+# Man pages (man/*.scd, scdoc): jobscope(1), jobscope-run(1), ... libjobscope(3).
+MAN_SRCS := $(sort $(wildcard man/*.scd))
+MAN_PAGES := $(MAN_SRCS:man/%.scd=$(BUILD)/man/%)
+man: $(MAN_PAGES)
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc < $< > $@
+
 unit: $(UNIT_BINS)
 
 # The benchmark (bench/README.md): its own optimised build, then the harness.
@@ -150,10 +165,22 @@ helpers: $(HELPER_BINS)
 demo: all
 	./demo.sh
 
+# ASAN_TESTS: name patterns of the tests to run (default: all); CI runs the
+# unit tests and the core integration tests (.ci/run).
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	        LDFLAGS="-fsanitize=address,undefined" all unit helpers
-	ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan tests/run.sh
+	        LDFLAGS="-fsanitize=address,undefined" all unit helpers fake-nvml
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	        BUILD=build-asan tests/run.sh $(ASAN_TESTS)
+
+# Every unit test under valgrind's memcheck: invalid accesses, uninitialised
+# reads and definite leaks fail it.
+valgrind: unit fake-nvml
+	@fail=0; for t in $(UNIT_BINS); do \
+	    if valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+	           $$t > $(BUILD)/$$(basename $$t).valgrind 2>&1; then echo "ok    valgrind/$$(basename $$t)"; \
+	    else fail=1; echo "FAIL  valgrind/$$(basename $$t)"; tail -30 $(BUILD)/$$(basename $$t).valgrind; fi; \
+	done; exit $$fail
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -170,8 +197,44 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' lib/jobscope.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
 	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/doc/jobscope
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' dist/jobscope-serve.service.in \
+	    > $(DESTDIR)$(UNITDIR)/jobscope-serve.service
+	install -m 644 dist/serve.conf.example docs/serve.md $(DESTDIR)$(PREFIX)/share/doc/jobscope/
+	install -d $(DESTDIR)$(PREFIX)/share/jobscope/grafana/dashboards \
+	    $(DESTDIR)$(PREFIX)/share/jobscope/grafana/provisioning/datasources \
+	    $(DESTDIR)$(PREFIX)/share/jobscope/grafana/provisioning/dashboards
+	install -m 644 grafana/dashboards/*.json $(DESTDIR)$(PREFIX)/share/jobscope/grafana/dashboards/
+	install -m 644 grafana/provisioning/datasources/*.yaml $(DESTDIR)$(PREFIX)/share/jobscope/grafana/provisioning/datasources/
+	install -m 644 grafana/provisioning/dashboards/*.yaml $(DESTDIR)$(PREFIX)/share/jobscope/grafana/provisioning/dashboards/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man3/
+
+# Fuzzing (docs/testing.md): one libFuzzer target per parser of outside input
+# (tests/fuzz/fuzz_*.c), built with clang and ASan+UBSan in build-fuzz/, each
+# run for FUZZ_SECONDS on its seed corpus (tests/fuzz/corpus/NAME, copied so
+# the committed seeds stay small).  CI runs them for 20 s each.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SRCS    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/fuzz/%)
+
+fuzz-bins:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" \
+	        LDFLAGS="-fsanitize=address,undefined" build-fuzz/libjscore.a build-fuzz/libjsserve.a
+	$(MAKE) BUILD=build-fuzz CC=clang $(FUZZ_BINS)
+
+build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libjscore.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Isrc \
+	    $(shell pkg-config --cflags $(PKGS) $(SERVE_PKGS)) -o $@ $< build-fuzz/libjsserve.a \
+	    build-fuzz/pic/src/sink/net.o build-fuzz/libjscore.a $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+
+fuzz: fuzz-bins
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 clean:
-	rm -rf build build-asan build-bench
+	rm -rf build build-asan build-bench build-fuzz
 
 -include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(SERVE_OBJS:.o=.d) $(BUILD)/lib/jobscope.d

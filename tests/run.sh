@@ -4,19 +4,26 @@
 # temporary directory.  Prints one line per test and, last, the total as
 # "N passed, N failed, N skipped".  Exit status 1 if anything failed.
 #
-#   tests/run.sh [PATTERN]   only tests whose name contains PATTERN
+#   tests/run.sh [PATTERN...]   only tests whose name contains one of the PATTERNs
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 export JS="${JS:-$ROOT/$BUILD/jobscope}" HELPERS="$ROOT/$BUILD/helpers" ROOT BUILD
-pattern=${1:-}
+patterns=("$@")
+# wanted NAME: no pattern given, or NAME contains one of them
+wanted() {
+    [ ${#patterns[@]} -eq 0 ] && return 0
+    local p
+    for p in "${patterns[@]}"; do [[ $1 == *"$p"* ]] && return 0; done
+    return 1
+}
 pass=0 failn=0 skip=0 failed=()
 
 for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     name=unit/$(basename "$t")
-    [[ -z $pattern || $name == *"$pattern"* ]] || continue
+    wanted "$name" || continue
     if out=$("$t" 2>&1); then
         pass=$((pass+1)); echo "ok    $name"
     else
@@ -28,7 +35,7 @@ for f in tests/integration/*.sh; do
     [ -f "$f" ] || continue
     for fn in $(grep -oE '^test_[A-Za-z0-9_]+' "$f" | sort -u); do
         name=$(basename "$f" .sh)/$fn
-        [[ -z $pattern || $name == *"$pattern"* ]] || continue
+        wanted "$name" || continue
         T=$(mktemp -d /tmp/jobscope-test.XXXXXX)
         start=$(date +%s.%N)
         ( cd "$T" && export T && source "$ROOT/tests/lib.sh" && source "$ROOT/$f" && "$fn" ) >"$T/.log" 2>&1

@@ -4,6 +4,7 @@
  *   jobscope attach [OPTIONS] PID              monitor.c
  *
  * Other subcommands (emit, flush, ...) register in the table below. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -41,26 +42,60 @@ static const struct server_command { const char *name, *help; } server_commands[
     { "import", "import [--server URL] FILE...    load event files into a running 'jobscope serve'" },
 };
 
-static int exec_server(char **argv)
+/* Finds a companion file of this executable (the server program, the
+ * network plugin): beside it (the build tree), in ../lib/jobscope beside it,
+ * or in the configured library directory.  1 and out filled, or 0. */
+static int find_companion(const char *name, char *out, size_t outlen)
 {
-    const char *env = getenv("JOBSCOPE_SERVE");
-    if (env && *env) execv(env, argv);
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 64);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = 0;
         char *slash = strrchr(exe, '/');
         if (slash) {
-            strcpy(slash, "/jobscope-serve");
-            execv(exe, argv);
-            strcpy(slash, "/../lib/jobscope/jobscope-serve");
-            execv(exe, argv);
+            *slash = 0;
+            snprintf(out, outlen, "%s/%s", exe, name);
+            if (access(out, F_OK) == 0) return 1;
+            snprintf(out, outlen, "%s/../lib/jobscope/%s", exe, name);
+            char real[PATH_MAX];
+            if (realpath(out, real)) {
+                snprintf(out, outlen, "%s", real);
+                return 1;
+            }
         }
     }
-    execv(JOBSCOPE_LIBDIR "/jobscope-serve", argv);
+    snprintf(out, outlen, "%s/%s", JOBSCOPE_LIBDIR, name);
+    return access(out, F_OK) == 0;
+}
+
+static int exec_server(char **argv)
+{
+    const char *env = getenv("JOBSCOPE_SERVE");
+    char path[PATH_MAX + 64];
+    if (env && *env) execv(env, argv);
+    else if (find_companion("jobscope-serve", path, sizeof path)) execv(path, argv);
+    else errno = ENOENT;
     fprintf(stderr, "jobscope: %s: jobscope-serve not found (%s); is jobscope fully installed?\n",
             argv[1], strerror(errno));
     return JS_EXIT_ERROR;
+}
+
+/* --version: the version, then what this build and this machine offer. */
+static int print_version(void)
+{
+    char path[PATH_MAX + 64];
+    printf("jobscope %s\n", JOBSCOPE_VERSION_STR);
+    printf("network plugin: %s\n", find_companion("jobscope-net.so", path, sizeof path) ? path : "not found");
+    printf("server program: %s\n", find_companion("jobscope-serve", path, sizeof path) ? path : "not found");
+    void *nvml = dlopen(getenv("JOBSCOPE_NVML_LIBRARY") ? getenv("JOBSCOPE_NVML_LIBRARY")
+                                                         : "libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+    printf("nvml: %s\n", nvml ? "libnvidia-ml.so.1 loadable" : "not found (NVIDIA GPUs not monitored)");
+    if (nvml) dlclose(nvml);
+    int v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+    int v1 = access("/sys/fs/cgroup/memory", F_OK) == 0 || access("/sys/fs/cgroup/cpuacct", F_OK) == 0;
+    printf("cgroups: %s\n", v1 && !v2 ? "v1" : v2 && !v1 ? "v2" : v1 ? "hybrid (v1 + v2)" : "none");
+    printf("samplers: procfs (bpf: not built)\n");
+    return 0;
 }
 
 static void usage(FILE *f)
@@ -84,8 +119,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("jobscope %s\n", JOBSCOPE_VERSION_STR);
-        return 0;
+        return print_version();
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))

@@ -136,6 +136,10 @@ char *tsq_error_json(const tsq_error *err, size_t *len);
 char *tsq_set_json(const tsq_set *set, size_t *len);
 int   tsq_set_parse(const char *body, size_t len, tsq_set *out);
 
+/* The most points one sub-query may process (raw points in range plus
+ * filled buckets): beyond it tsq_eval answers 413.  Default 10,000,000. */
+extern long tsq_max_points;
+
 /* The aggregator names of /api/aggregators (NULL-terminated). */
 extern const char *const tsq_aggregators[];
 

@@ -142,7 +142,7 @@ static int path_match(const char *pattern, const char *path)
     return !strcmp(pattern, path);
 }
 
-static void dispatch(server *s, const server_request *r, server_response *w)
+void server_dispatch(server *s, const server_request *r, server_response *w)
 {
     server_priv *p = s->priv;
     int path_known = 0;
@@ -258,7 +258,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         server_reply_error(&w, 413, "Request body too large", d);
         server_add_header(&w, "Connection", "close");
     } else {
-        dispatch(s, &r, &w);
+        server_dispatch(s, &r, &w);
     }
     if (w.status >= 500) __atomic_add_fetch(&p->stats.errors_5xx, 1, __ATOMIC_RELAXED);
     else if (w.status >= 400) __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
@@ -370,6 +370,14 @@ static int unix_listen(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "--socket %s: cannot create %s: %s", path, dir, strerror(errno));
             return -1;
         }
+        /* The directory is the socket's protection: it must be this user's
+         * and closed to everyone else (0700), like the one made above. */
+        struct stat st;
+        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+            snprintf(err, errlen, "--socket %s: %s must be a directory of this user with mode 0700 "
+                     "(give the socket a directory of its own)", path, dir);
+            return -1;
+        }
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -406,13 +414,13 @@ static struct MHD_Daemon *start_daemon(server *s, int fd, int local)
     unsigned threads = s->cfg.threads > 0 ? (unsigned)s->cfg.threads : 4;
     return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC,
                             0, NULL, NULL, on_request, ls,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_END);
 }
 

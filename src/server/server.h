@@ -177,6 +177,10 @@ typedef void (*server_handler)(server *s, const server_request *r, server_respon
  * method + path replace earlier ones.  A path that exists with another
  * method answers 405.  0 or -1 (table full). */
 int server_route(server *s, const char *method, const char *path, server_handler fn, void *arg);
+/* Answers a request through the route table without HTTP (unit tests, the
+ * fuzz targets): r->conn NULL means no query parameters and no headers.
+ * w must start zeroed with status 200; free w->body afterwards. */
+void server_dispatch(server *s, const server_request *r, server_response *w);
 
 /* ---- modules, background tasks, fan-out ---- */
 

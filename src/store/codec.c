@@ -61,69 +61,91 @@ int store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v)
 
 static inline uint64_t zz(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
 static inline uint64_t unzz(uint64_t z) { return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1); }
-static inline int varint_len(uint64_t v) { int l = 1; while (v >= 0x80) { v >>= 7; l++; } return l; }
 
-/* The order-th difference of x at i (wrapping). */
-static inline uint64_t diff_at(const int64_t *x, size_t i, int order)
+/* The difference sequence of x in a mode: 0 raw, 1 delta, 2 delta-of-delta,
+ * 3 grid (x[i] - x[0] - i*step, the residual from a regular grid). */
+static void diffs(const int64_t *x, size_t n, int mode, uint64_t step, uint64_t *d)
 {
-    uint64_t a = (uint64_t)x[i];
-    if (order == 0 || i == 0) return a;
-    uint64_t d = a - (uint64_t)x[i - 1];
-    if (order == 1 || i == 1) return d;
-    return d - ((uint64_t)x[i - 1] - (uint64_t)x[i - 2]);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = (uint64_t)x[i];
+        if (mode == 0 || i == 0) d[i] = a;
+        else if (mode == 3) d[i] = a - (uint64_t)x[0] - (uint64_t)i * step;
+        else if (mode == 1 || i == 1) d[i] = a - (uint64_t)x[i - 1];
+        else d[i] = (a - (uint64_t)x[i - 1]) - ((uint64_t)x[i - 1] - (uint64_t)x[i - 2]);
+    }
 }
 
-static size_t ints_size(const int64_t *x, size_t n, int order)
+static void put_tokens(store_buf *b, const uint64_t *d, size_t n)
 {
-    size_t sz = 0;
-    uint64_t prev = 0;
     for (size_t i = 0; i < n;) {
-        uint64_t d = diff_at(x, i, order);
-        if (i > 0 && d == prev) {
+        if (i > 0 && d[i] == d[i - 1]) {
             uint64_t r = 0;
-            while (i < n && diff_at(x, i, order) == prev) { r++; i++; }
-            sz += varint_len(r << 1 | 1);
-        } else {
-            sz += varint_len(zz(d) << 1);
-            prev = d;
-            i++;
-        }
-    }
-    return sz;
-}
-
-static void put_ints(store_buf *b, const int64_t *x, size_t n)
-{
-    int best = 0;
-    size_t bsz = ints_size(x, n, 0);
-    for (int o = 1; o <= 2; o++) {
-        size_t s = ints_size(x, n, o);
-        if (s < bsz) { bsz = s; best = o; }
-    }
-    store_buf_reserve(b, bsz + 1);
-    b->p[b->n++] = (uint8_t)best;
-    uint64_t prev = 0;
-    for (size_t i = 0; i < n;) {
-        uint64_t d = diff_at(x, i, best);
-        if (i > 0 && d == prev) {
-            uint64_t r = 0;
-            while (i < n && diff_at(x, i, best) == prev) { r++; i++; }
+            uint64_t prev = d[i - 1];
+            while (i < n && d[i] == prev) { r++; i++; }
             store_buf_varint(b, r << 1 | 1);
         } else {
-            store_buf_varint(b, zz(d) << 1);
-            prev = d;
+            store_buf_varint(b, zz(d[i]) << 1);
             i++;
         }
     }
+}
+
+/* What zstd's entropy stage would make of these bytes, roughly (bits). */
+static double entropy_cost(const uint8_t *p, size_t n)
+{
+    uint32_t h[256] = {0};
+    for (size_t i = 0; i < n; i++) h[p[i]]++;
+    double bits = 0;
+    int distinct = 0;
+    for (int i = 0; i < 256; i++)
+        if (h[i]) { bits -= h[i] * log2((double)h[i] / n); distinct++; }
+    return bits + distinct * 4.0;
+}
+
+/* Writes x in the cheapest mode: byte mode, [varint zigzag(step) for the
+ * grid], tokens.  With zlevel >= 3 "cheapest" is after entropy coding. */
+static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
+{
+    uint64_t *d = malloc(n * sizeof *d);
+    if (!d) abort();
+    uint64_t step = n > 1 ? (uint64_t)(((int64_t)((uint64_t)x[n - 1] - (uint64_t)x[0])) / (int64_t)(n - 1)) : 0;
+    store_buf best = {0}, cand = {0};
+    double bcost = 0;
+    for (int mode = 0; mode <= 3; mode++) {
+        if (mode == 3 && n < 3) break;
+        cand.n = 0;
+        store_buf_reserve(&cand, 1);
+        cand.p[cand.n++] = (uint8_t)mode;
+        if (mode == 3) store_buf_varint(&cand, zz(step));
+        diffs(x, n, mode, step, d);
+        put_tokens(&cand, d, n);
+        double cost = zlevel >= 3 ? entropy_cost(cand.p, cand.n) : (double)cand.n * 8;
+        if (mode == 0 || cost < bcost) {
+            store_buf t = best; best = cand; cand = t;
+            bcost = cost;
+        }
+    }
+    store_buf_reserve(b, best.n);
+    memcpy(b->p + b->n, best.p, best.n);
+    b->n += best.n;
+    store_buf_free(&best);
+    store_buf_free(&cand);
+    free(d);
 }
 
 /* Decodes n integers into x; -1 when corrupt. */
 static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n)
 {
     if (*pos >= len) return -1;
-    int order = p[(*pos)++];
-    if (order > 2) return -1;
-    uint64_t d = 0, a1 = 0, a2 = 0;   /* difference, previous two values */
+    int mode = p[(*pos)++];
+    if (mode > 3) return -1;
+    uint64_t step = 0;
+    if (mode == 3) {
+        uint64_t z;
+        if (store_get_varint(p, len, pos, &z) < 0) return -1;
+        step = unzz(z);
+    }
+    uint64_t d = 0, a1 = 0, a2 = 0, x0 = 0;   /* difference, previous two values */
     size_t i = 0;
     while (i < n) {
         uint64_t tok, reps = 1;
@@ -137,9 +159,11 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
         }
         for (uint64_t r = 0; r < reps; r++, i++) {
             uint64_t v;
-            if (order == 0 || i == 0) v = d;
-            else if (order == 1 || i == 1) v = a1 + d;
+            if (mode == 0 || i == 0) v = d;
+            else if (mode == 3) v = x0 + (uint64_t)i * step + d;
+            else if (mode == 1 || i == 1) v = a1 + d;
             else v = a1 + (a1 - a2) + d;
+            if (i == 0) x0 = v;
             x[i] = (int64_t)v;
             a2 = a1;
             a1 = v;
@@ -306,14 +330,66 @@ static ZSTD_DCtx *my_dctx(void)
     return c;
 }
 
-/* --- chunks ----------------------------------------------------------------- */
+/* --- parts and chunks ------------------------------------------------------ */
 
-int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zlevel, store_buf *out)
+/* Wraps a body: kind 1 (plain) or 2 (zstd: varint body length, frame). */
+static void wrap(store_buf *body, int zlevel, store_buf *out)
+{
+    out->n = 0;
+    if (zlevel > 0 && body->n > 16) {
+        ZSTD_CCtx *c = my_cctx();
+        size_t bound = ZSTD_compressBound(body->n);
+        store_buf_reserve(out, bound + 11);
+        out->p[0] = 2;
+        out->n = 1;
+        store_buf_varint(out, body->n);
+        size_t z = c ? ZSTD_compressCCtx(c, out->p + out->n, bound, body->p, body->n, zlevel) : 0;
+        if (c && !ZSTD_isError(z) && out->n + z < body->n + 1) {
+            out->n += z;
+            return;
+        }
+        out->n = 0;
+    }
+    store_buf_reserve(out, body->n + 1);
+    out->p[0] = 1;
+    memcpy(out->p + 1, body->p, body->n);
+    out->n = body->n + 1;
+}
+
+/* The body of a part (decompressed into *tmp when needed). */
+static const uint8_t *unwrap(const uint8_t *p, size_t len, size_t *blen, store_buf *tmp)
+{
+    if (len < 2) return NULL;
+    if (p[0] == 1) { *blen = len - 1; return p + 1; }
+    if (p[0] != 2) return NULL;
+    size_t pos = 1;
+    uint64_t bl;
+    if (store_get_varint(p, len, &pos, &bl) < 0 || bl > ((size_t)1 << 28)) return NULL;
+    tmp->n = 0;
+    store_buf_reserve(tmp, bl);
+    ZSTD_DCtx *d = my_dctx();
+    size_t got = d ? ZSTD_decompressDCtx(d, tmp->p, bl, p + pos, len - pos) : (size_t)-1;
+    if (!d || ZSTD_isError(got) || got != bl) return NULL;
+    *blen = bl;
+    return tmp->p;
+}
+
+int store_ts_encode(const int64_t *ts, size_t n, int zlevel, store_buf *out)
 {
     if (n == 0) return -1;
     store_buf body = {0};
     store_buf_varint(&body, n);
-    put_ints(&body, ts, n);
+    put_ints(&body, ts, n, zlevel);
+    wrap(&body, zlevel, out);
+    store_buf_free(&body);
+    return 0;
+}
+
+int store_val_encode(const double *val, size_t n, int zlevel, store_buf *out)
+{
+    if (n == 0) return -1;
+    store_buf body = {0};
+    store_buf_varint(&body, n);
     int k = decimal_scale(val, n);
     store_buf_reserve(&body, 1);
     if (k >= 0) {
@@ -321,94 +397,98 @@ int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zleve
         int64_t *iv = malloc(n * sizeof *iv);
         if (!iv) abort();
         for (size_t i = 0; i < n; i++) iv[i] = (int64_t)nearbyint(val[i] * p10[k]);
-        put_ints(&body, iv, n);
+        put_ints(&body, iv, n, zlevel);
         free(iv);
     } else {
         body.p[body.n++] = 0x10;
         put_xor(&body, val, n);
     }
-    out->n = 0;
-    if (zlevel > 0 && body.n > 24) {
-        ZSTD_CCtx *c = my_cctx();
-        size_t bound = ZSTD_compressBound(body.n);
-        store_buf_reserve(out, bound + 11);
-        out->p[0] = 2;
-        out->n = 1;
-        store_buf_varint(out, body.n);
-        size_t z = c ? ZSTD_compressCCtx(c, out->p + out->n, bound, body.p, body.n, zlevel) : 0;
-        if (c && !ZSTD_isError(z) && out->n + z < body.n + 1) {
-            out->n += z;
-            store_buf_free(&body);
-            return 0;
-        }
-        out->n = 0;
-    }
-    store_buf_reserve(out, body.n + 1);
-    out->p[0] = 1;
-    memcpy(out->p + 1, body.p, body.n);
-    out->n = body.n + 1;
+    wrap(&body, zlevel, out);
     store_buf_free(&body);
     return 0;
 }
 
-static int decode_body(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n, size_t *cap)
+static int grow(int64_t **ts, double **val, size_t n, size_t *cap, size_t more)
 {
-    size_t pos = 0;
-    uint64_t cnt;
-    if (store_get_varint(p, len, &pos, &cnt) < 0 || cnt == 0 || cnt > ((uint64_t)1 << 23)) return -1;
-    if (*n + cnt > *cap) {
-        size_t c = *cap ? *cap : 256;
-        while (c < *n + cnt) c *= 2;
-        int64_t *t2 = realloc(*ts, c * sizeof **ts);
-        if (!t2) return -1;
-        *ts = t2;
-        double *v2 = realloc(*val, c * sizeof **val);
-        if (!v2) return -1;
-        *val = v2;
-        *cap = c;
-    }
-    int64_t *t = *ts + *n;
+    if (n + more <= *cap) return 0;
+    size_t c = *cap ? *cap : 256;
+    while (c < n + more) c *= 2;
+    int64_t *t2 = realloc(*ts, c * sizeof **ts);
+    if (!t2) return -1;
+    *ts = t2;
+    double *v2 = realloc(*val, c * sizeof **val);
+    if (!v2) return -1;
+    *val = v2;
+    *cap = c;
+    return 0;
+}
+
+int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl,
+                       int64_t **ts, double **val, size_t *n, size_t *cap)
+{
+    store_buf tmp = {0};
+    size_t blen, pos = 0;
+    uint64_t cnt, vcnt;
+    int rc = -1;
+    const uint8_t *b = unwrap(tp, tl, &blen, &tmp);
+    if (!b || store_get_varint(b, blen, &pos, &cnt) < 0 || cnt == 0 || cnt > ((uint64_t)1 << 23) ||
+        grow(ts, val, *n, cap, cnt) < 0 || get_ints(b, blen, &pos, *ts + *n, cnt) < 0)
+        goto out;
+    pos = 0;
+    b = unwrap(vp, vl, &blen, &tmp);
+    if (!b || store_get_varint(b, blen, &pos, &vcnt) < 0 || vcnt != cnt || pos >= blen) goto out;
     double *v = *val + *n;
-    if (get_ints(p, len, &pos, t, cnt) < 0) return -1;
-    if (pos >= len) return -1;
-    int mode = p[pos++];
+    int mode = b[pos++];
     if (mode < 10) {
         /* the integers are decoded in place over the doubles' storage */
         int64_t *iv = (int64_t *)(void *)v;
-        if (get_ints(p, len, &pos, iv, cnt) < 0) return -1;
+        if (get_ints(b, blen, &pos, iv, cnt) < 0) goto out;
         double sc = p10[mode];
         if (mode == 0) for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i];
         else for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i] / sc;
     } else if (mode == 0x10) {
-        if (get_xor(p, len, &pos, v, cnt) < 0) return -1;
+        if (get_xor(b, blen, &pos, v, cnt) < 0) goto out;
     } else {
-        return -1;
+        goto out;
     }
     *n += cnt;
+    rc = 0;
+out:
+    store_buf_free(&tmp);
+    return rc;
+}
+
+/* A whole chunk: varint length of the timestamp part, the two parts. */
+int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zlevel, store_buf *out)
+{
+    store_buf t = {0}, v = {0};
+    if (store_ts_encode(ts, n, zlevel, &t) < 0 || store_val_encode(val, n, zlevel, &v) < 0) {
+        store_buf_free(&t);
+        return -1;
+    }
+    out->n = 0;
+    store_buf_varint(out, t.n);
+    store_buf_reserve(out, t.n + v.n);
+    memcpy(out->p + out->n, t.p, t.n);
+    memcpy(out->p + out->n + t.n, v.p, v.n);
+    out->n += t.n + v.n;
+    store_buf_free(&t);
+    store_buf_free(&v);
     return 0;
 }
 
 int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n, size_t *cap)
 {
-    if (len < 2) return -1;
-    if (p[0] == 1) return decode_body(p + 1, len - 1, ts, val, n, cap);
-    if (p[0] != 2) return -1;
-    size_t pos = 1;
-    uint64_t blen;
-    if (store_get_varint(p, len, &pos, &blen) < 0 || blen > ((size_t)1 << 31)) return -1;
-    uint8_t stackbuf[8192];
-    uint8_t *body = blen <= sizeof stackbuf ? stackbuf : malloc(blen);
-    if (!body) return -1;
-    ZSTD_DCtx *d = my_dctx();
-    size_t got = d ? ZSTD_decompressDCtx(d, body, blen, p + pos, len - pos) : (size_t)-1;
-    int rc = -1;
-    if (d && !ZSTD_isError(got) && got == blen) rc = decode_body(body, blen, ts, val, n, cap);
-    if (body != stackbuf) free(body);
-    return rc;
+    size_t pos = 0;
+    uint64_t tl;
+    if (store_get_varint(p, len, &pos, &tl) < 0 || tl > len - pos) return -1;
+    return store_parts_decode(p + pos, tl, p + pos + tl, len - pos - tl, ts, val, n, cap);
 }
 
-/* CRC-32C (Castagnoli), bytewise table. */
+/* CRC-32C (Castagnoli): the SSE4.2 instruction where the CPU has it, else
+ * a bytewise table. */
 static uint32_t crc_table[256];
+static int crc_hw;
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 static void crc_init(void)
 {
@@ -417,13 +497,37 @@ static void crc_init(void)
         for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
         crc_table[i] = c;
     }
+#if defined(__x86_64__) && defined(__GNUC__)
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("sse4.2")))
+static uint32_t crc_sse42(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint64_t c = crc;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+    return c32;
+}
+#endif
 
 uint32_t store_crc32c(uint32_t crc, const void *buf, size_t n)
 {
     pthread_once(&crc_once, crc_init);
     const uint8_t *p = buf;
     crc = ~crc;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (crc_hw) return ~crc_sse42(crc, p, n);
+#endif
     while (n--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
     return ~crc;
 }

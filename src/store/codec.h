@@ -29,6 +29,14 @@ void store_buf_varint(store_buf *b, uint64_t v);
 /* 0 and advances *pos, or -1 when the input ends early. */
 int  store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v);
 
+/* The two parts of a chunk, each a kind byte (1 plain, 2 zstd) and a body
+ * (docs/store.md): the timestamps, and the values.  Identical timestamp
+ * parts (the fields of one event) are stored once. */
+int  store_ts_encode(const int64_t *ts, size_t n, int zlevel, store_buf *out);
+int  store_val_encode(const double *val, size_t n, int zlevel, store_buf *out);
+int  store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl,
+                        int64_t **ts, double **val, size_t *n, size_t *cap);
+
 /* Encodes n >= 1 points (ts strictly increasing) into out (replacing its
  * content).  zlevel: the zstd level tried on the result (0 = never). */
 int  store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zlevel, store_buf *out);

@@ -52,10 +52,12 @@
 #define HEAD_MAX        2048
 #define FLUSH_BYTES     (2u << 20)        /* frozen chunk bytes before a SQLite commit */
 #define FLUSH_CHUNKS    8192
-#define ZLEVEL_FLUSH    3
+#define ZLEVEL_FLUSH    1
 #define ZLEVEL_SETTLE   9
 #define MAX_NAME        4096
 #define MAX_TAGS        64
+
+#define STORE_FORMAT    "3"               /* meta 'format' of chunks.db (docs/store.md) */
 
 enum { REC_SERIES = 1, REC_POINTS = 2 };
 
@@ -67,8 +69,8 @@ typedef struct frozen {
     series *se;
     int64_t t0, t1;
     uint32_t n;
-    uint8_t *data;
-    size_t len;
+    uint8_t *tdata, *vdata;     /* timestamp and value parts (codec.h) */
+    size_t tlen, vlen;
 } frozen;
 
 struct series {
@@ -83,6 +85,7 @@ struct series {
     double *hval;
     uint32_t hn, hcap;
     uint64_t head_seg;          /* log segment of the oldest head point */
+    int64_t head_lo, head_hi;   /* the partition of the head's first point: [lo, hi) */
     frozen *fz_first, *fz_last;
     int64_t last_ts;
     double last_val;
@@ -101,7 +104,8 @@ struct store {
     pthread_mutex_t mu, wmu, pool_mu;
     pthread_cond_t synced_cv;
     sqlite3 *db;
-    sqlite3_stmt *ins_chunk, *ins_series;
+    sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time;
+    sqlite3_stmt *ins_name, *sel_name, *ins_tagset, *sel_tagset;
     sqlite3 **pool;
     int npool, cappool;
     int lock_fd;
@@ -127,16 +131,51 @@ struct store {
     uint32_t head_max;
     uint64_t db_points, db_chunks;
     int64_t max_ts;
+    /* (series, partition) that got chunks since settling looked at them */
+    struct group *dirty;
+    size_t ndirty, capdirty;
+    int scanned;                /* settling has looked at the whole table once */
 };
+
+typedef struct group { uint64_t series; int64_t part; } group;
+
+static void add_dirty(store *s, uint64_t sid, int64_t part)
+{
+    if (s->ndirty >= (1u << 20)) {       /* nobody settles: look at everything next time */
+        s->scanned = 0;
+        s->ndirty = 0;
+    }
+    if (!s->scanned) return;
+    if (s->ndirty == s->capdirty) {
+        s->capdirty = s->capdirty ? s->capdirty * 2 : 1024;
+        s->dirty = realloc(s->dirty, s->capdirty * sizeof *s->dirty);
+        if (!s->dirty) abort();
+    }
+    s->dirty[s->ndirty].series = sid;
+    s->dirty[s->ndirty++].part = part;
+}
 
 /* --- small helpers ------------------------------------------------------- */
 
+/* A 64-bit hash of bytes, a word at a time (keys are hashed for every point). */
 static uint64_t hash_bytes(const void *p, size_t n)
 {
     const uint8_t *b = p;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ULL; }
-    return h ^ (h >> 29);
+    uint64_t h = 0x243f6a8885a308d3ULL ^ (n * 0x9e3779b97f4a7c15ULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 31;
+        b += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, b, n);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 32);
 }
 
 static void *xmalloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) abort(); return p; }
@@ -336,6 +375,15 @@ static int parse_key(const uint8_t *key, size_t len, const char **metric, store_
 
 static void cut_prefix(store *s, series *se, uint32_t upto);
 
+/* The next capacity of a head: doubling, but never past the head budget,
+ * so that 10,000 full heads do not hold twice their points. */
+static uint32_t head_grow(const store *s, uint32_t cap)
+{
+    uint32_t c = cap ? cap * 2 : 8;
+    if (c > s->head_max && cap < s->head_max) c = s->head_max;
+    return c > cap ? c : cap + 1;
+}
+
 static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
 {
     se->version++;
@@ -351,7 +399,7 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         while (lo < hi) { uint32_t m = (lo + hi) / 2; if (se->hts[m] < ts) lo = m + 1; else hi = m; }
         if (se->hts[lo] == ts) { se->hval[lo] = v; return; }
         if (n == se->hcap) {
-            se->hcap = se->hcap * 2;
+            se->hcap = head_grow(s, se->hcap);
             se->hts = xrealloc(se->hts, se->hcap * sizeof *se->hts);
             se->hval = xrealloc(se->hval, se->hcap * sizeof *se->hval);
         }
@@ -361,7 +409,7 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         se->hval[lo] = v;
     } else {
         if (n == se->hcap) {
-            se->hcap = se->hcap ? se->hcap * 2 : 8;
+            se->hcap = head_grow(s, se->hcap);
             se->hts = xrealloc(se->hts, se->hcap * sizeof *se->hts);
             se->hval = xrealloc(se->hval, se->hcap * sizeof *se->hval);
         }
@@ -371,9 +419,13 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
     }
     se->hn++;
     s->head_points++;
+    if (se->hn == 1 || ts < se->head_lo) {
+        se->head_lo = part_of(se->hts[0]) * PART_MS;
+        se->head_hi = se->head_lo + PART_MS;
+    }
     if (se->hn >= s->head_max) {
         cut_prefix(s, se, se->hn);
-    } else if (part_of(se->hts[0]) != part_of(se->hts[se->hn - 1])) {
+    } else if (se->hts[se->hn - 1] >= se->head_hi) {
         /* a new partition began: the points before it are complete */
         int64_t p = part_of(se->hts[se->hn - 1]);
         uint32_t i = se->hn - 1;
@@ -391,21 +443,25 @@ static void cut_prefix(store *s, series *se, uint32_t upto)
         int64_t p = part_of(se->hts[i]);
         uint32_t j = i + 1;
         while (j < upto && part_of(se->hts[j]) == p) j++;
-        store_chunk_encode(se->hts + i, se->hval + i, j - i, ZLEVEL_FLUSH, &b);
         frozen *f = xmalloc(sizeof *f);
         f->next_s = f->next_p = NULL;
         f->se = se;
         f->t0 = se->hts[i];
         f->t1 = se->hts[j - 1];
         f->n = j - i;
-        f->data = xmalloc(b.n);
-        memcpy(f->data, b.p, b.n);
-        f->len = b.n;
+        store_ts_encode(se->hts + i, j - i, ZLEVEL_FLUSH, &b);
+        f->tdata = xmalloc(b.n);
+        memcpy(f->tdata, b.p, b.n);
+        f->tlen = b.n;
+        store_val_encode(se->hval + i, j - i, ZLEVEL_FLUSH, &b);
+        f->vdata = xmalloc(b.n);
+        memcpy(f->vdata, b.p, b.n);
+        f->vlen = b.n;
         if (se->fz_last) se->fz_last->next_s = f; else se->fz_first = f;
         se->fz_last = f;
         if (s->pend_last) s->pend_last->next_p = f; else s->pend_first = f;
         s->pend_last = f;
-        s->pend_bytes += b.n + 64;
+        s->pend_bytes += f->tlen + f->vlen + 64;
         s->pend_n++;
         i = j;
     }
@@ -414,6 +470,10 @@ static void cut_prefix(store *s, series *se, uint32_t upto)
     memmove(se->hval, se->hval + upto, (se->hn - upto) * sizeof *se->hval);
     se->hn -= upto;
     s->head_points -= upto;
+    if (se->hn) {
+        se->head_lo = part_of(se->hts[0]) * PART_MS;
+        se->head_hi = se->head_lo + PART_MS;
+    }
     if (se->hn == 0 && se->hcap > 64) {      /* give memory back after a burst */
         free(se->hts); free(se->hval);
         se->hts = NULL; se->hval = NULL; se->hcap = 0;
@@ -431,6 +491,65 @@ static int db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
     return 0;
 }
 
+/* The id of a row of `times` holding this timestamp part, inserted when
+ * new: the fields of one event share their timestamps.  Under wmu. */
+static sqlite3_int64 times_ref(store *s, const uint8_t *p, size_t len)
+{
+    sqlite3_int64 h = (sqlite3_int64)hash_bytes(p, len), id = 0;
+    sqlite3_bind_int64(s->sel_time, 1, h);
+    while (sqlite3_step(s->sel_time) == SQLITE_ROW) {
+        if ((size_t)sqlite3_column_bytes(s->sel_time, 1) == len &&
+            memcmp(sqlite3_column_blob(s->sel_time, 1), p, len) == 0) {
+            id = sqlite3_column_int64(s->sel_time, 0);
+            break;
+        }
+    }
+    sqlite3_reset(s->sel_time);
+    if (id) return id;
+    sqlite3_bind_int64(s->ins_time, 1, h);
+    sqlite3_bind_blob(s->ins_time, 2, p, (int)len, SQLITE_STATIC);
+    int rc = sqlite3_step(s->ins_time);
+    sqlite3_reset(s->ins_time);
+    return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(s->db) : 0;
+}
+
+static int insert_chunk(store *s, uint64_t series_id, int64_t t0, int64_t t1, size_t n,
+                        const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl)
+{
+    sqlite3_int64 tref = times_ref(s, tp, tl);
+    if (!tref) return -1;
+    sqlite3_bind_int64(s->ins_chunk, 1, (sqlite3_int64)series_id);
+    sqlite3_bind_int64(s->ins_chunk, 2, t0);
+    sqlite3_bind_int64(s->ins_chunk, 3, t1);
+    sqlite3_bind_int64(s->ins_chunk, 4, (sqlite3_int64)n);
+    sqlite3_bind_int64(s->ins_chunk, 5, tref);
+    sqlite3_bind_blob(s->ins_chunk, 6, vp, (int)vl, SQLITE_STATIC);
+    int rc = sqlite3_step(s->ins_chunk) == SQLITE_DONE ? 0 : -1;
+    sqlite3_reset(s->ins_chunk);
+    return rc;
+}
+
+/* The id of a metric name or tag set row (the fields of one event share
+ * their tag set), inserted when new.  Under wmu. */
+static sqlite3_int64 name_ref(sqlite3_stmt *ins, sqlite3_stmt *sel, const void *p, size_t len, int text)
+{
+    sqlite3_int64 id = 0;
+    for (int pass = 0; pass < 2 && !id; pass++) {
+        if (pass) {
+            if (text) sqlite3_bind_text(ins, 1, p, (int)len, SQLITE_STATIC);
+            else sqlite3_bind_blob(ins, 1, p, (int)len, SQLITE_STATIC);
+            int rc = sqlite3_step(ins);
+            sqlite3_reset(ins);
+            if (rc != SQLITE_DONE) return 0;
+        }
+        if (text) sqlite3_bind_text(sel, 1, p, (int)len, SQLITE_STATIC);
+        else sqlite3_bind_blob(sel, 1, p, (int)len, SQLITE_STATIC);
+        if (sqlite3_step(sel) == SQLITE_ROW) id = sqlite3_column_int64(sel, 0);
+        sqlite3_reset(sel);
+    }
+    return id;
+}
+
 /* Commits every new series and every frozen chunk to SQLite.  Under mu. */
 static int flush_pending(store *s)
 {
@@ -446,21 +565,19 @@ static int flush_pending(store *s)
         series *se = series_by_id(s, id);
         if (!se || se->persisted) continue;
         size_t ml = strlen(se->metric) + 1;
+        sqlite3_int64 mid = name_ref(s->ins_name, s->sel_name, se->metric, ml - 1, 1);
+        sqlite3_int64 tid = name_ref(s->ins_tagset, s->sel_tagset, se->key + ml, se->keylen - ml, 0);
+        if (!mid || !tid) { rc = -1; break; }
         sqlite3_bind_int64(s->ins_series, 1, (sqlite3_int64)se->id);
-        sqlite3_bind_text(s->ins_series, 2, se->metric, -1, SQLITE_STATIC);
-        sqlite3_bind_blob(s->ins_series, 3, se->key + ml, (int)(se->keylen - ml), SQLITE_STATIC);
+        sqlite3_bind_int64(s->ins_series, 2, mid);
+        sqlite3_bind_int64(s->ins_series, 3, tid);
         if (sqlite3_step(s->ins_series) != SQLITE_DONE) rc = -1;
         sqlite3_reset(s->ins_series);
     }
     uint64_t pts = 0, nch = 0;
     for (frozen *f = s->pend_first; rc == 0 && f; f = f->next_p) {
-        sqlite3_bind_int64(s->ins_chunk, 1, (sqlite3_int64)f->se->id);
-        sqlite3_bind_int64(s->ins_chunk, 2, f->t0);
-        sqlite3_bind_int64(s->ins_chunk, 3, f->t1);
-        sqlite3_bind_int64(s->ins_chunk, 4, f->n);
-        sqlite3_bind_blob(s->ins_chunk, 5, f->data, (int)f->len, SQLITE_STATIC);
-        if (sqlite3_step(s->ins_chunk) != SQLITE_DONE) rc = -1;
-        sqlite3_reset(s->ins_chunk);
+        rc = insert_chunk(s, f->se->id, f->t0, f->t1, f->n, f->tdata, f->tlen, f->vdata, f->vlen);
+        add_dirty(s, f->se->id, part_of(f->t0));
         pts += f->n;
         nch++;
     }
@@ -482,7 +599,8 @@ static int flush_pending(store *s)
     while (f) {
         frozen *nx = f->next_p;
         f->se->fz_first = f->se->fz_last = NULL;
-        free(f->data);
+        free(f->tdata);
+        free(f->vdata);
         free(f);
         f = nx;
     }
@@ -711,12 +829,18 @@ static int replay_segment(store *s, uint64_t seg)
 
 static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
-    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric TEXT NOT NULL, tags BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
-    " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL);"
+    " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL,"
+    " data BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS chunks_by_series ON chunks(series, t_end);"
     "CREATE INDEX IF NOT EXISTS chunks_by_end ON chunks(t_end);"
-    "INSERT OR IGNORE INTO meta VALUES('format', '1');";
+    "CREATE INDEX IF NOT EXISTS chunks_by_times ON chunks(ts_ref);"
+    "CREATE INDEX IF NOT EXISTS times_by_hash ON times(hash);"
+    "INSERT OR IGNORE INTO meta VALUES('format', '" STORE_FORMAT "');";
 
 static sqlite3 *open_db(const store *s, int readonly, char *err, size_t errlen)
 {
@@ -778,7 +902,8 @@ static int mkdir_p(const char *dir)
 static int load_series(store *s, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT id, metric, tags FROM series ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, "SELECT s.id, m.name, t.tags FROM series s JOIN metrics m ON m.id = s.metric"
+                                    " JOIN tagsets t ON t.id = s.tagset ORDER BY s.id", -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         return -1;
     }
@@ -857,15 +982,34 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     }
     if (!(s->db = open_db(s, 0, err, errlen))) goto fail;
     /* page size and auto_vacuum only take effect on a new database */
-    if (db_exec(s->db, "PRAGMA page_size=16384; PRAGMA auto_vacuum=INCREMENTAL;"
+    if (db_exec(s->db, "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL;"
                        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                        "PRAGMA wal_autocheckpoint=64; PRAGMA journal_size_limit=8388608;"
                        "PRAGMA cache_size=-2048;", err, errlen) < 0 ||
         db_exec(s->db, SCHEMA, err, errlen) < 0)
         goto fail;
-    if (sqlite3_prepare_v2(s->db, "INSERT INTO chunks(series, t_start, t_end, n, data) VALUES(?,?,?,?,?)",
+    {
+        sqlite3_stmt *st;
+        const char *fmt = NULL;
+        if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='format'", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW) fmt = (const char *)sqlite3_column_text(st, 0);
+            int ok = fmt && !strcmp(fmt, STORE_FORMAT);
+            if (!ok)
+                snprintf(err, errlen, "store: %s/chunks.db has format %s; this jobscope reads format %s",
+                         s->dir, fmt ? fmt : "?", STORE_FORMAT);
+            sqlite3_finalize(st);
+            if (!ok) goto fail;
+        }
+    }
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO chunks(series, t_start, t_end, n, ts_ref, data) VALUES(?,?,?,?,?,?)",
                            -1, &s->ins_chunk, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tags) VALUES(?,?,?)",
+        sqlite3_prepare_v2(s->db, "INSERT INTO times(hash, data) VALUES(?,?)", -1, &s->ins_time, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id, data FROM times WHERE hash=?", -1, &s->sel_time, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO metrics(name) VALUES(?)", -1, &s->ins_name, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id FROM metrics WHERE name=?", -1, &s->sel_name, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO tagsets(tags) VALUES(?)", -1, &s->ins_tagset, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id FROM tagsets WHERE tags=?", -1, &s->sel_tagset, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tagset) VALUES(?,?,?)",
                            -1, &s->ins_series, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         goto fail;
@@ -904,6 +1048,12 @@ void store_close(store *s)
     if (s->wal_fd >= 0) close(s->wal_fd);
     sqlite3_finalize(s->ins_chunk);
     sqlite3_finalize(s->ins_series);
+    sqlite3_finalize(s->ins_time);
+    sqlite3_finalize(s->sel_time);
+    sqlite3_finalize(s->ins_name);
+    sqlite3_finalize(s->sel_name);
+    sqlite3_finalize(s->ins_tagset);
+    sqlite3_finalize(s->sel_tagset);
     for (int i = 0; i < s->npool; i++) sqlite3_close(s->pool[i]);
     free(s->pool);
     if (s->db) {
@@ -913,11 +1063,12 @@ void store_close(store *s)
     for (size_t i = 1; i < s->by_id_cap; i++) {
         series *se = s->by_id[i];
         if (!se) continue;
-        for (frozen *f = se->fz_first; f;) { frozen *nx = f->next_s; free(f->data); free(f); f = nx; }
+        for (frozen *f = se->fz_first; f;) { frozen *nx = f->next_s; free(f->tdata); free(f->vdata); free(f); f = nx; }
         free(se->hts); free(se->hval); free(se->tags); free(se->key); free(se);
     }
     free(s->by_id);
     free(s->tab);
+    free(s->dirty);
     strmap_free(&s->metrics, 1);
     strmap_free(&s->tagks, 0);
     strmap_free(&s->tagvs, 0);
@@ -970,37 +1121,79 @@ static int check_point(const store_point *p, char *err, size_t errlen)
 int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errlen)
 {
     if (!s) { snprintf(err, errlen, "store: not open"); return -1; }
-    for (size_t i = 0; i < n; i++)
-        if (check_point(&pts[i], err, errlen) < 0) return -1;
+    const store_tag *ptags = NULL;
+    int pnt = -1;
+    for (size_t i = 0; i < n; i++) {
+        store_point p = pts[i];
+        int same = p.tags == ptags && p.ntags == pnt;   /* the fields of one line share their tags */
+        if (same) p.ntags = 0;
+        if (check_point(&p, err, errlen) < 0) return -1;
+        ptags = pts[i].tags;
+        pnt = pts[i].ntags;
+    }
     if (n == 0) return 0;
 
-    store_buf key = {0};
+    /* the canonical keys and their hashes, before taking the lock */
+    store_buf keys = {0}, tagpart = {0};
+    size_t *koff = xmalloc((n + 1) * sizeof *koff);
+    uint64_t *kh = xmalloc(n * sizeof *kh);
     store_tag sorted[MAX_TAGS];
+    ptags = NULL;
+    pnt = -1;
+    for (size_t i = 0; i < n; i++) {
+        const store_point *p = &pts[i];
+        if (p->tags != ptags || p->ntags != pnt) {
+            if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
+            for (int a = 1; a < p->ntags; a++)      /* insertion sort: a few tags */
+                for (int b = a; b > 0 && cmp_tag(&sorted[b - 1], &sorted[b]) > 0; b--) {
+                    store_tag t = sorted[b]; sorted[b] = sorted[b - 1]; sorted[b - 1] = t;
+                }
+            make_key(&tagpart, "", sorted, p->ntags);   /* NUL (k NUL v NUL)* */
+            ptags = p->tags;
+            pnt = p->ntags;
+        }
+        size_t ml = strlen(p->metric);
+        koff[i] = keys.n;
+        store_buf_reserve(&keys, ml + tagpart.n);
+        memcpy(keys.p + keys.n, p->metric, ml);
+        memcpy(keys.p + keys.n + ml, tagpart.p, tagpart.n);
+        keys.n += ml + tagpart.n;
+        kh[i] = hash_bytes(keys.p + koff[i], keys.n - koff[i]);
+    }
+    koff[n] = keys.n;
+    store_buf_free(&tagpart);
+
     series **ser = xmalloc(n * sizeof *ser);
     pthread_mutex_lock(&s->mu);
     if (s->broken) {
         pthread_mutex_unlock(&s->mu);
         snprintf(err, errlen, "%s", s->broken_msg);
-        free(ser);
+        free(ser); free(koff); free(kh); store_buf_free(&keys);
         return -1;
     }
     series *prev = NULL;
     for (size_t i = 0; i < n; i++) {
-        const store_point *p = &pts[i];
-        if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
-        if (p->ntags > 1) qsort(sorted, (size_t)p->ntags, sizeof *sorted, cmp_tag);
-        make_key(&key, p->metric, sorted, p->ntags);
-        if (prev && prev->keylen == key.n && memcmp(prev->key, key.p, key.n) == 0) { ser[i] = prev; continue; }
-        uint64_t h = hash_bytes(key.p, key.n);
-        series *se = find_series(s, key.p, key.n, h);
+        const uint8_t *k = keys.p + koff[i];
+        size_t kl = koff[i + 1] - koff[i];
+        if (prev && prev->hash == kh[i] && prev->keylen == kl && memcmp(prev->key, k, kl) == 0) {
+            ser[i] = prev;
+            continue;
+        }
+        series *se = find_series(s, k, kl, kh[i]);
         if (!se) {
-            se = add_series(s, s->next_id, p->metric, sorted, p->ntags, key.p, key.n, h);
+            const char *metric;
+            store_tag tags[MAX_TAGS];
+            int nt;
+            parse_key(k, kl, &metric, tags, &nt);
+            se = add_series(s, s->next_id, metric, tags, nt, k, kl, kh[i]);
             se->last_known = -1;            /* new: known to have no points */
             log_series(s, se);
         }
         ser[i] = prev = se;
     }
-    store_buf_free(&key);
+    free(koff);
+    free(kh);
+    store_buf_free(&keys);
 
     /* one log record: runs of points of one series */
     size_t at = begin_record(&s->wbuf, REC_POINTS);
@@ -1100,7 +1293,7 @@ static void snapshot_memory(series *se, int64_t from, int64_t to, pointbuf *mem)
 {
     for (frozen *f = se->fz_first; f; f = f->next_s) {
         if (f->t1 < from || f->t0 > to) continue;
-        store_chunk_decode(f->data, f->len, &mem->ts, &mem->val, &mem->n, &mem->cap);
+        store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n, &mem->cap);
     }
     for (uint32_t i = 0; i < se->hn; i++)
         if (se->hts[i] >= from && se->hts[i] <= to) pb_push(mem, se->hts[i], se->hval[i]);
@@ -1112,7 +1305,8 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, pointbuf *b)
     if (!db) return -1;
     sqlite3_stmt *st;
     int rc = 0;
-    if (sqlite3_prepare_v2(db, "SELECT data FROM chunks WHERE series=? AND t_end>=? AND t_start<=? ORDER BY id",
+    if (sqlite3_prepare_v2(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                               " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id",
                            -1, &st, NULL) != SQLITE_OK) {
         pool_put(s, db);
         return -1;
@@ -1122,9 +1316,10 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, pointbuf *b)
     sqlite3_bind_int64(st, 3, to);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const uint8_t *d = sqlite3_column_blob(st, 0);
-        size_t len = (size_t)sqlite3_column_bytes(st, 0);
-        if (store_chunk_decode(d, len, &b->ts, &b->val, &b->n, &b->cap) < 0) rc = -1;
+        if (store_parts_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                               sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                               &b->ts, &b->val, &b->n, &b->cap) < 0)
+            rc = -1;
     }
     if (r != SQLITE_DONE) rc = -1;
     sqlite3_finalize(st);
@@ -1171,14 +1366,16 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
     int rc = 0;
     sqlite3 *db = pool_get(s);
     sqlite3_stmt *st = NULL;
-    if (!db || sqlite3_prepare_v2(db, "SELECT data FROM chunks WHERE series=?1 AND t_end="
-                                      "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY id",
+    if (!db || sqlite3_prepare_v2(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                                      " WHERE c.series=?1 AND c.t_end="
+                                      "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY c.id",
                                   -1, &st, NULL) != SQLITE_OK) {
         rc = -1;
     } else {
         sqlite3_bind_int64(st, 1, (sqlite3_int64)series_id);
         while (sqlite3_step(st) == SQLITE_ROW)
-            if (store_chunk_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+            if (store_parts_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                                   sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
                                    &all.ts, &all.val, &all.n, &all.cap) < 0)
                 rc = -1;
     }
@@ -1291,6 +1488,33 @@ static void forget_last(store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Deletes the rows of `times` in refs that no chunk refers to any more.  In
+ * a transaction, under wmu. */
+static int gc_times(store *s, const sqlite3_int64 *refs, size_t n)
+{
+    sqlite3_stmt *st;
+    if (!n) return 0;
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM times WHERE id=?1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref=?1)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        sqlite3_bind_int64(st, 1, refs[i]);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+typedef struct refs { sqlite3_int64 *v; size_t n, cap; } refs;
+static void refs_add(refs *r, sqlite3_int64 id)
+{
+    if (r->n && r->v[r->n - 1] == id) return;
+    if (r->n == r->cap) { r->cap = r->cap ? r->cap * 2 : 64; r->v = xrealloc(r->v, r->cap * sizeof *r->v); }
+    r->v[r->n++] = id;
+}
+
 /* Deletes chunks matching `where` (with ?1 bound to arg); count of points. */
 static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long long *npts, long long *nch)
 {
@@ -1307,14 +1531,28 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
             *npts = sqlite3_column_int64(st, 1);
         }
         sqlite3_finalize(st);
-        snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
+        rc = 0;
+        refs tr = {0};
+        snprintf(sql, sizeof sql, "SELECT DISTINCT ts_ref FROM chunks WHERE %s", where);
         if (*nch && sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_int64(st, 1, arg);
-            rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+            while (sqlite3_step(st) == SQLITE_ROW) refs_add(&tr, sqlite3_column_int64(st, 0));
             sqlite3_finalize(st);
-        } else {
-            rc = 0;
         }
+        snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
+        if (*nch && db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0) == 0) {
+            if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_int64(st, 1, arg);
+                rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+                sqlite3_finalize(st);
+            } else {
+                rc = -1;
+            }
+            if (rc == 0) rc = gc_times(s, tr.v, tr.n);
+            if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
+            else db_exec(s->db, "ROLLBACK", NULL, 0);
+        }
+        free(tr.v);
     }
     pthread_mutex_unlock(&s->wmu);
     if (rc == 0 && *nch) {
@@ -1334,10 +1572,8 @@ static void reclaim(store *s)
 }
 
 /* Merges the chunks of one series in one partition that `sel` lists. */
-typedef struct group { uint64_t series; int64_t part; } group;
-
 static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const group *g, store_buf *enc,
-                       uint64_t *saved_chunks)
+                       store_buf *enc2, uint64_t *saved_chunks, refs *tsrefs)
 {
     pointbuf b = {0};
     sqlite3_int64 ids[4096];
@@ -1347,7 +1583,9 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     sqlite3_bind_int64(sel, 3, g->part * PART_MS + PART_MS - 1);
     while (sqlite3_step(sel) == SQLITE_ROW && nids < 4096) {
         ids[nids++] = sqlite3_column_int64(sel, 0);
-        if (store_chunk_decode(sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
+        refs_add(tsrefs, sqlite3_column_int64(sel, 3));
+        if (store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
+                               sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
                                &b.ts, &b.val, &b.n, &b.cap) < 0)
             rc = -1;
     }
@@ -1355,27 +1593,27 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     if (rc == 0 && nids > 1 && b.n) {
         store_points m = {0};
         merge_out(&b, INT64_MIN, INT64_MAX, &m);
-        store_chunk_encode(m.ts, m.val, m.n, ZLEVEL_SETTLE, enc);
+        store_ts_encode(m.ts, m.n, ZLEVEL_SETTLE, enc);
+        store_val_encode(m.val, m.n, ZLEVEL_SETTLE, enc2);
         for (int i = 0; i < nids && rc == 0; i++) {
             sqlite3_bind_int64(del, 1, ids[i]);
             if (sqlite3_step(del) != SQLITE_DONE) rc = -1;
             sqlite3_reset(del);
         }
-        if (rc == 0) {
-            sqlite3_bind_int64(s->ins_chunk, 1, (sqlite3_int64)g->series);
-            sqlite3_bind_int64(s->ins_chunk, 2, m.ts[0]);
-            sqlite3_bind_int64(s->ins_chunk, 3, m.ts[m.n - 1]);
-            sqlite3_bind_int64(s->ins_chunk, 4, (sqlite3_int64)m.n);
-            sqlite3_bind_blob(s->ins_chunk, 5, enc->p, (int)enc->n, SQLITE_STATIC);
-            if (sqlite3_step(s->ins_chunk) != SQLITE_DONE) rc = -1;
-            sqlite3_reset(s->ins_chunk);
-            *saved_chunks += (uint64_t)nids - 1;
-        }
+        if (rc == 0) rc = insert_chunk(s, g->series, m.ts[0], m.ts[m.n - 1], m.n, enc->p, enc->n, enc2->p, enc2->n);
+        if (rc == 0) *saved_chunks += (uint64_t)nids - 1;
         store_points_free(&m);
     }
     free(b.ts);
     free(b.val);
     return rc;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    if (x->series != y->series) return x->series < y->series ? -1 : 1;
+    return x->part < y->part ? -1 : x->part > y->part;
 }
 
 /* Settling: the chunks of a series in one partition become one, once the
@@ -1391,28 +1629,72 @@ static int compact(store *s)
     sqlite3_stmt *st;
     group *gs = NULL;
     size_t ng = 0, cap = 0;
+    /* candidates: every group once (the first time), then only those that got chunks */
+    pthread_mutex_lock(&s->mu);
+    int full = !s->scanned;
+    s->scanned = 1;
+    group *cand = s->dirty;
+    size_t ncand = s->ndirty;
+    s->dirty = NULL;
+    s->ndirty = s->capdirty = 0;
+    pthread_mutex_unlock(&s->mu);
     char sql[400];
-    snprintf(sql, sizeof sql,
-             "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) FROM chunks "
-             "GROUP BY series, p HAVING count(*) > 1", PART_MS, PART_MS, PART_MS, PART_MS);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { pool_put(s, db); return -1; }
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    if (full)
+        snprintf(sql, sizeof sql,
+                 "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) FROM chunks "
+                 "GROUP BY series, p HAVING count(*) > 1", PART_MS, PART_MS, PART_MS, PART_MS);
+    else
+        snprintf(sql, sizeof sql, "SELECT ?1, ?2, count(*) FROM chunks WHERE series=?1 AND t_end>=?3 AND t_end<=?4");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { pool_put(s, db); free(cand); return -1; }
+    group *keep = NULL;
+    size_t nkeep = 0;
+    if (!full && ncand) {
+        /* unique candidates */
+        qsort(cand, ncand, sizeof *cand, cmp_group);
+        size_t u = 0;
+        for (size_t i = 0; i < ncand; i++)
+            if (!u || cand[u - 1].series != cand[i].series || cand[u - 1].part != cand[i].part) cand[u++] = cand[i];
+        ncand = u;
+        keep = xmalloc(ncand * sizeof *keep);
+    }
+    for (size_t ci = 0; full || ci < ncand; ci++) {
+        if (!full) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, (sqlite3_int64)cand[ci].series);
+            sqlite3_bind_int64(st, 2, cand[ci].part);
+            sqlite3_bind_int64(st, 3, cand[ci].part * PART_MS);
+            sqlite3_bind_int64(st, 4, cand[ci].part * PART_MS + PART_MS - 1);
+        }
+        if (sqlite3_step(st) != SQLITE_ROW) break;
         group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
         int cnt = sqlite3_column_int(st, 2);
+        if (cnt < 2) continue;
         int closed = (g.part + 1) * PART_MS + 5 * 60 * 1000 <= horizon;
-        if (!closed && cnt < 4) continue;
+        if (!closed && cnt < 4) {
+            if (keep) keep[nkeep++] = g;        /* look again when it closes */
+            else { pthread_mutex_lock(&s->mu); add_dirty(s, g.series, g.part); pthread_mutex_unlock(&s->mu); }
+            continue;
+        }
         if (ng == cap) { cap = cap ? cap * 2 : 256; gs = xrealloc(gs, cap * sizeof *gs); }
         gs[ng++] = g;
     }
     sqlite3_finalize(st);
     pool_put(s, db);
+    free(cand);
+    if (nkeep) {
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < nkeep; i++) add_dirty(s, keep[i].series, keep[i].part);
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(keep);
     if (!ng) { free(gs); return 0; }
 
     int rc = 0;
-    store_buf enc = {0};
+    store_buf enc = {0}, enc2 = {0};
     sqlite3_stmt *sel = NULL, *del = NULL;
     pthread_mutex_lock(&s->wmu);
-    if (sqlite3_prepare_v2(s->db, "SELECT id, data FROM chunks WHERE series=? AND t_end>=? AND t_end<=? ORDER BY id",
+    if (sqlite3_prepare_v2(s->db, "SELECT c.id, c.data, t.data, c.ts_ref FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                                  " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
                            -1, &sel, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE id=?", -1, &del, NULL) != SQLITE_OK)
         rc = -1;
@@ -1420,10 +1702,13 @@ static int compact(store *s)
     for (size_t i = 0; i < ng && rc == 0;) {
         /* small transactions: the ingest path's flushes wait for wmu */
         uint64_t saved = 0;
+        refs tr = {0};
         pthread_mutex_lock(&s->wmu);
         rc = db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
         size_t end = i + 256 < ng ? i + 256 : ng;
-        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &saved);
+        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved, &tr);
+        if (rc == 0) rc = gc_times(s, tr.v, tr.n);
+        free(tr.v);
         if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
         else db_exec(s->db, "ROLLBACK", NULL, 0);
         pthread_mutex_unlock(&s->wmu);
@@ -1436,6 +1721,7 @@ static int compact(store *s)
     sqlite3_finalize(sel);
     sqlite3_finalize(del);
     store_buf_free(&enc);
+    store_buf_free(&enc2);
     free(gs);
     return rc;
 }
@@ -1444,8 +1730,15 @@ int store_maintain(store *s)
 {
     if (!s) return -1;
     int rc = 0;
-    /* what is frozen goes to SQLite, so that retention and settling see it */
+    /* heads of partitions that are over are cut, and what is frozen goes to
+     * SQLite, so that retention and settling see it */
     pthread_mutex_lock(&s->mu);
+    int64_t now = now_ms(), horizon = s->max_ts > now ? s->max_ts : now;
+    for (uint64_t id = 1; id < s->next_id; id++) {
+        series *se = series_by_id(s, id);
+        if (se && se->hn && part_of(se->hts[se->hn - 1]) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
+            cut_prefix(s, se, se->hn);
+    }
     if (flush_pending(s) < 0) rc = -1;
     pthread_mutex_unlock(&s->mu);
     long long np, nc;
@@ -1478,17 +1771,20 @@ int store_maintain(store *s)
         for (int round = 0; round < 64; round++) {
             long long size = dir_bytes(s->dir);
             if (size <= s->cfg.max_bytes) break;
-            /* drop the oldest chunks: about the excess, by stored bytes */
+            /* drop the oldest chunks: about the excess, at the average bytes per point */
             long long excess = size - s->cfg.max_bytes;
+            pthread_mutex_lock(&s->mu);
+            double per_point = s->db_points ? (double)size / (double)s->db_points : 0;
+            pthread_mutex_unlock(&s->mu);
             sqlite3 *db = pool_get(s);
             sqlite3_stmt *st;
             int64_t cut = INT64_MIN;
-            long long acc = 0;
-            if (db && sqlite3_prepare_v2(db, "SELECT t_end, length(data) + 48 FROM chunks ORDER BY t_end",
-                                         -1, &st, NULL) == SQLITE_OK) {
+            double acc = 0;
+            if (per_point > 0 && db &&
+                sqlite3_prepare_v2(db, "SELECT t_end, n FROM chunks ORDER BY t_end", -1, &st, NULL) == SQLITE_OK) {
                 while (sqlite3_step(st) == SQLITE_ROW) {
                     cut = sqlite3_column_int64(st, 0);
-                    acc += sqlite3_column_int64(st, 1);
+                    acc += sqlite3_column_int64(st, 1) * per_point;
                     if (acc >= excess) break;
                 }
                 sqlite3_finalize(st);

@@ -1,0 +1,108 @@
+# 92_faults.sh — fault injection (issue 13, docs/testing.md): each fault hits
+# jobscope while a job runs, and each test asserts that the job is unharmed
+# (exit status, output) and that nothing jobscope acknowledged is lost or torn.
+source "$ROOT/tests/helpers/publish_servers.sh"
+
+# every line of FILE is one whole JSON object; prints the count
+whole_lines() {
+    python3 - "$1" <<'PY'
+import json, sys
+n = 0
+for line in open(sys.argv[1], 'rb').read().split(b'\n'):
+    if line:
+        json.loads(line)
+        n += 1
+print(n)
+PY
+}
+
+# descendants PID: PID and every process below it
+descendants() {
+    local p; echo -n "$1 "
+    for p in $(pgrep -P "$1"); do descendants "$p"; done
+}
+
+# small_fs DIR SIZE: a tmpfs of SIZE mounted on DIR (root only), unmounted on exit.
+small_fs() {
+    [ "$(id -u)" = 0 ] || { echo "    skip: mounting a tmpfs needs root" >&2; return 77; }
+    mkdir -p "$1" && mount -t tmpfs -o size="$2" tmpfs "$1" 2>/dev/null ||
+        { echo "    skip: cannot mount a tmpfs here" >&2; return 77; }
+    _js_add_trap "umount -l '$1'"
+}
+
+test_output_on_a_full_filesystem_leaves_the_job_whole_and_no_torn_line() {
+    small_fs full 64k || return $?
+    "$JS" run -q -i 0.01 -o full/ev.jsonl -- sh -c 'for i in $(seq 1 50); do echo "out $i"; sleep 0.01; done; exit 7' \
+        > out.txt 2> err.txt
+    assert_eq $? 7 "job exit status" || return 1
+    assert_eq "$(wc -l < out.txt)" 50 "job output" || return 1
+    local n; n=$(whole_lines full/ev.jsonl) || fail "a torn line in the event file" || return 1
+    assert_ge "$n" 10 "events that fitted" || return 1
+    [ "$(df --output=avail full | tail -1)" -le 8 ] || fail "the filesystem never filled up" || return 1
+}
+
+test_spool_on_a_full_filesystem_leaves_the_job_whole() {
+    small_fs full 32k || return $?
+    local port; port=$(free_port)          # nothing listens there
+    "$JS" run -q -i 0.01 --flush-timeout 1 --spool-dir full/sp -o "influx://127.0.0.1:$port/db" \
+        -o ev.jsonl -- sh -c 'seq 1 1000; sleep 1; exit 4' > out.txt 2> err.txt
+    assert_eq $? 4 "job exit status" || return 1
+    assert_eq "$(wc -l < out.txt)" 1000 "job output" || return 1
+    whole_lines ev.jsonl >/dev/null || fail "a torn line in the local copy" || return 1
+}
+
+test_kill_9_of_jobscope_lets_the_job_run_to_completion() {
+    "$JS" run -q -i 0.02 -o ev.jsonl -- sh -c 'sleep 1; echo finished > done.txt; exit 3' &
+    local js=$!
+    sleep 0.4
+    kill -9 $js
+    wait $js 2>/dev/null
+    for i in $(seq 1 40); do [ -s done.txt ] && break; sleep 0.1; done
+    assert_eq "$(cat done.txt 2>/dev/null)" finished "the job ran to completion" || return 1
+    whole_lines ev.jsonl >/dev/null || fail "a torn line after kill -9" || return 1
+}
+
+test_broker_frozen_with_sigstop_neither_delays_the_job_nor_loses_events() {
+    have_pika || return 77
+    rmq_start || return $?
+    rmq_queue monitoring q_all '#' || return 1
+    # the broker's own processes (the wrapper's children run the Erlang VM)
+    local frozen; frozen=$(descendants "$RMQ_PID")
+    [ -n "$frozen" ] || fail "broker processes not found" || return 1
+    kill -STOP $frozen
+    _js_add_trap "kill -CONT $frozen 2>/dev/null"
+    local t0; t0=$(date +%s.%N)
+    "$JS" run -q -i 0.05 --flush-timeout 2 --spool-dir sp -o ev.jsonl \
+        -o "amqp://guest:guest@127.0.0.1:$RMQ_PORT/%2f/monitoring" -- sh -c 'sleep 1; exit 6' 2> err.txt
+    local rc=$? t1; t1=$(date +%s.%N)
+    kill -CONT $frozen
+    assert_eq $rc 6 "job exit status" || return 1
+    # job 1 s + flush deadline 2 s + start-up: never stuck on the frozen broker
+    assert_le "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" 6 "seconds until jobscope ended" || return 1
+    ls sp/*.spool >/dev/null 2>&1 || fail "undelivered events not spooled" || return 1
+    "$JS" flush -q --flush-timeout 30 -o "amqp://guest:guest@127.0.0.1:$RMQ_PORT/%2f/monitoring" sp ||
+        fail "jobscope flush failed" || return 1
+    amqp_drain q_all all.jsonl || return 1
+    assert_match "$(check_delivery all.jsonl ev.jsonl)" "^ok " "after the broker thawed" || return 1
+}
+
+# The wall clock steps back an hour in the middle of a job (libfaketime,
+# re-reading its offset file): seq stays gap-free and increasing, and the
+# cumulative counters never go down.
+test_clock_stepping_backwards_keeps_seq_and_counters_monotonic() {
+    local lib; lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+    [ -n "$lib" ] || { echo "    skip: libfaketime not installed" >&2; return 77; }
+    echo "+0" > offset
+    LD_PRELOAD=$lib FAKETIME_TIMESTAMP_FILE=$PWD/offset FAKETIME_NO_CACHE=1 DONT_FAKE_MONOTONIC=1 \
+        "$JS" run -q -i 0.05 -o ev.jsonl -- "$HELPERS/workload" burn 1200 &
+    local js=$!
+    sleep 0.5
+    echo "-3600" > offset
+    wait $js
+    assert_eq $? 0 "job exit status" || return 1
+    assert_eq "$(jq_py '[e["seq"] for e in ev] == list(range(1, len(ev) + 1))' ev.jsonl)" true "seq gap-free" || return 1
+    assert_eq "$(jq_py 'min(e["ts"] for e in ev) < max(e["ts"] for e in ev) - 1800' ev.jsonl)" true \
+        "the clock really stepped back" || return 1
+    assert_eq "$(jq_py 'all(b["utime"] >= a["utime"] and b["wchar"] >= a["wchar"] for a, b in zip(samples, samples[1:]))' ev.jsonl)" \
+        true "counters monotonic" || return 1
+}
