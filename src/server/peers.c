@@ -328,12 +328,24 @@ static char *raw_body(const tsq_query *q, const tsq_sub *sub, size_t *len)
     }
     json_t *sq = json_pack("{s:s,s:s,s:o,s:b}", "metric", sub->metric, "aggregator", "none",
                            "filters", fl, "explicitTags", sub->explicit_tags);
+    /* the downsampling interval widens the range read (bucket alignment):
+     * the peer must read what this node reads */
+    json_t *echo = sub->echo_json ? json_loads(sub->echo_json, 0, NULL) : NULL;
+    json_t *ds = json_object_get(echo, "downsample");
+    if (sq && json_is_string(ds)) json_object_set(sq, "downsample", ds);
+    json_decref(echo);
     json_t *root = json_pack("{s:I,s:I,s:b,s:[o]}", "start", (json_int_t)q->start_ms,
                              "end", (json_int_t)q->end_ms, "msResolution", 1, "queries", sq);
     char *s = root ? json_dumps(root, JSON_COMPACT) : NULL;
     json_decref(root);
     *len = s ? strlen(s) : 0;
     return s;
+}
+
+/* OpenTSDB's answer for a metric the store has never seen. */
+static int unknown_metric(int code, const char *text)
+{
+    return code == 400 && text && strstr(text, "No such name for 'metrics'");
 }
 
 int peers_query(server *s, const server_request *r, const tsq_query *q, tsq_result *out,
@@ -372,17 +384,33 @@ int peers_query(server *s, const server_request *r, const tsq_query *q, tsq_resu
     int rc = 0;
     for (int k = 0; k < q->nsubs && rc == 0; k++) {
         tsq_set set = {0};
-        if (tsq_fetch_local(s->st, q, &q->subs[k], &set, err) != 0) {
+        /* A metric this node has never seen may live on a peer: it is an
+         * error only when no node knows it. */
+        int known = 0;
+        tsq_error lerr;
+        memset(&lerr, 0, sizeof lerr);
+        if (tsq_fetch_local(s->st, q, &q->subs[k], &set, &lerr) == 0) known = 1;
+        else if (!remote || !unknown_metric(lerr.code, lerr.message)) {
+            *err = lerr;
             tsq_set_free(&set);
             rc = -1;
             break;
         }
         for (int i = 0; remote && i < ps->n; i++) {
             xfer *xi = &x[k * ps->n + i];
-            if (xi->status == 200 && xi->resp && tsq_set_parse(xi->resp, xi->rlen, &set) == 0)
+            if (xi->status == 200 && xi->resp && tsq_set_parse(xi->resp, xi->rlen, &set) == 0) {
+                known = 1;
                 continue;
+            }
+            if (xi->status == 400 && unknown_metric(400, xi->resp)) continue;
             if (xi->status == 200) snprintf(xi->why, sizeof xi->why, "unreadable raw answer");
             if (warn) warn_add(warn, warnlen, ps->v[i].spec, xi->why);
+        }
+        if (!known) {
+            *err = lerr;
+            tsq_set_free(&set);
+            rc = -1;
+            break;
         }
         if (tsq_eval(q, &q->subs[k], &set, out, err) != 0) rc = -1;
         tsq_set_free(&set);

@@ -101,6 +101,12 @@ assert set(mx) == {"a", "b", "c"}, mx
 assert mx["b"]["dps"]["%d" % (T0 + 35)] == 40 and mx["c"]["dps"]["%d" % (T0 + 40)] == 500
 assert mx["a"]["dps"]["%d" % (T0 + 40)] == 10          # max of the two ranks
 PY
+    # a metric only a peer holds is found; one that no node holds is OpenTSDB's 400
+    assert_eq "$(curl -s "http://127.0.0.1:$PA/api/query?start=$T0&end=$((T0 + 40))&m=sum:m.only_c")" \
+        '[{"metric":"m.only_c","tags":{"host":"c"},"aggregateTags":[],"dps":{"'$T0'":7}}]' "GET, metric of c only" || return 1
+    assert_match "$(curl -s -w ' %{http_code}' "http://127.0.0.1:$PA/api/query" \
+        -d '{"start":'$T0',"queries":[{"metric":"nowhere","aggregator":"sum"}]}')" \
+        "No such name for 'metrics': 'nowhere'.* 400$" "unknown everywhere" || return 1
     # suggest: sorted union; lookup: series of every node
     assert_eq "$(curl -s "http://127.0.0.1:$PA/api/suggest?type=metrics&q=m.")" '["m.only_c","m.test"]' "suggest" || return 1
     assert_eq "$(curl -s "http://127.0.0.1:$PA/api/suggest?type=tagv&q=j")" '["j1","j2"]' "suggest tagv" || return 1
