@@ -6,17 +6,22 @@
  *
  * How the parts fit:
  *   serve.c      `jobscope serve` options, config file, start-up and shutdown
- *   server.c     the server object, modules, tasks, hooks, ingest
+ *   server.c     the server object, modules, tasks, hooks, ingest of points
+ *   ingest.c     events (JSON, NDJSON) into points
+ *   live.c       the live per-job values behind /metrics
  *   http.c       libmicrohttpd listeners (TCP + Unix socket), auth, routing
- *   api_*.c      the endpoints (ingest, OpenTSDB queries, Prometheus)
+ *   api_*.c      the endpoints (ingest, OpenTSDB queries, version, /metrics)
+ *   import.c     `jobscope import`
  * A module in its own file (edge: node metrics, peers, forwarders,
  * consumers; views: repository, dashboard) registers itself with
  * SERVER_MODULE(...) and, from its init(), adds routes (server_route),
  * background tasks (server_task_add) and hooks (server_on_event,
  * server_on_points, server_set_fanout).
  *
- * Threads: handlers run on the HTTP worker threads; every function here may
- * be called from any thread once the server is running. */
+ * Threads: handlers run on the HTTP worker threads.  Registrations (routes,
+ * hooks, tasks, fan-out) are made from a module's init(), before the server
+ * starts, and never change afterwards; every other function here may be
+ * called from any thread while the server runs. */
 #ifndef JOBSCOPE_SERVER_H
 #define JOBSCOPE_SERVER_H
 

@@ -96,6 +96,22 @@ test_put_refuses_malformed_bodies_with_opentsdb_errors() {
     assert_match "$(curl -s "$SERVE_URL/api/version")" '"version"' "still answering" || return 1
 }
 
+test_gzip_and_deflate_bodies_are_inflated_within_the_body_limit() {
+    serve_start s --body-limit 64K || return 1
+    printf 'cpu,host=a usage=1 1700000000000000000\ncpu,host=b usage=2 1700000000000000000\n' | gzip > lp.gz
+    assert_eq "$(curl -s -w '%{http_code}' -H 'Content-Encoding: gzip' --data-binary @lp.gz "$SERVE_URL/write")" 204 || return 1
+    assert_eq "$(lookup cpu.usage | tr '\n' ' ')" "host=a host=b " || return 1
+    printf '{"metric":"z.v","timestamp":1700000000,"value":1,"tags":{"h":"x"}}' |
+        python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))' > put.z
+    assert_eq "$(curl -s -w '%{http_code}' -H 'Content-Encoding: deflate' --data-binary @put.z "$SERVE_URL/api/put")" 204 || return 1
+    # a small body that inflates beyond the limit (1 MiB of zeros, ~1 KiB compressed)
+    head -c 1048576 /dev/zero | gzip -9 > bomb.gz
+    assert_match "$(curl -s -w ' %{http_code}' -H 'Content-Encoding: gzip' --data-binary @bomb.gz "$SERVE_URL/write")" '"code":413.* 413$' || return 1
+    head -c $(( $(stat -c %s lp.gz) - 10 )) lp.gz > cut.gz
+    assert_match "$(curl -s -w ' %{http_code}' -H 'Content-Encoding: gzip' --data-binary @cut.gz "$SERVE_URL/write")" ' 400$' "truncated" || return 1
+    assert_match "$(curl -s -w ' %{http_code}' -H 'Content-Encoding: br' --data-binary @lp.gz "$SERVE_URL/write")" ' 415$' || return 1
+}
+
 test_dragon_metrics_body_answers_201_with_counts() {
     serve_start || return 1
     local r

@@ -75,6 +75,12 @@ test_query_get_m_form_and_errors() {
     assert_match "$r" '^200 ' "fill none over years is fine" || return 1
 }
 
+test_grafana_save_and_test_answers_on_an_empty_store() {
+    serve_start || return 1
+    assert_eq "$(http GET '/api/suggest?type=metrics&q=cpu&max=10')" "200 []" || return 1
+    assert_eq "$(http GET '/api/suggest?type=metrics&q=cpu')" "200 []" || return 1
+}
+
 test_suggest_lookup_last_aggregators_filters() {
     serve_start || return 1
     populate || return 1
