@@ -10,6 +10,7 @@
 # Sources: every src/*/*.c is part of the program; src/cli/main.c holds
 # main(), everything else also goes into build/libjscore.a for unit tests.
 
+.DEFAULT_GOAL := all
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -40,7 +41,35 @@ SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
 $(SERVE_OBJS): CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS))
 
-SRCS    := $(filter-out $(SERVE_SRCS),$(sort $(wildcard src/*/*.c)))
+SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/%,$(sort $(wildcard src/*/*.c)))
+
+# The BPF sampler (src/bpf, docs/bpf.md) is built when clang, bpftool, libbpf
+# and the kernel's BTF are here: tree.bpf.c is compiled with clang -target bpf
+# against a vmlinux.h dumped from /sys/kernel/btf/vmlinux (CO-RE), and its
+# libbpf skeleton is generated into $(BUILD)/bpf.  Without them the build
+# still succeeds and `jobscope --version` says the BPF path is absent.
+BPF_OK  := $(shell command -v clang >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1 && \
+             pkg-config --exists libbpf 2>/dev/null && [ -r /sys/kernel/btf/vmlinux ] && echo 1)
+BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(shell uname -m)))
+# Like the network plugin, the sampler is a plugin, build/jobscope-bpf.so, so
+# that the monitor maps libbpf, libelf and libz (~0.4 MiB of RSS) only when
+# it samples through BPF; tests and the bench link its object directly.
+BPF_OBJ := $(BUILD)/pic/src/bpf/bpfsample.o
+ifeq ($(BPF_OK),1)
+$(BPF_OBJ): CFLAGS += -DJOBSCOPE_BPF -I$(BUILD)/bpf -Isrc/bpf
+$(BPF_OBJ): $(BUILD)/bpf/tree.skel.h
+BPF_LIBS := -lbpf
+all: $(BUILD)/jobscope-bpf.so
+endif
+$(BUILD)/jobscope-bpf.so: $(BPF_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $^ $(BPF_LIBS)
+$(BUILD)/bpf/vmlinux.h:
+	@mkdir -p $(dir $@)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+$(BUILD)/bpf/tree.bpf.o: src/bpf/tree.bpf.c src/bpf/bpf_rec.h $(BUILD)/bpf/vmlinux.h
+	clang -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -Isrc/bpf -c $< -o $@
+$(BUILD)/bpf/tree.skel.h: $(BUILD)/bpf/tree.bpf.o
+	bpftool gen skeleton $< name tree_bpf > $@.tmp && mv $@.tmp $@
 NET_SRCS := $(addprefix src/sink/,net.c amqp.c rabbitmq_http.c http.c httpc.c elasticsearch.c \
               opentsdb.c influx.c jsonx.c tsconv.c jobscope.c)
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
@@ -102,6 +131,16 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 $(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
+
+# The BPF sampler against the procfs floor (bench/bpf, issue 15).
+$(BUILD)/bench/bench_samplers: bench/bpf/bench_samplers.c $(BPF_OBJ) $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BPF_OBJ) $(BUILD)/libjscore.a $(BPF_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_bpfsample: tests/unit/test_bpfsample.c $(BPF_OBJ) $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BPF_OBJ) $(BUILD)/libjscore.a -lcmocka $(BPF_LIBS) $(LDLIBS)
+bench-bins: $(BUILD)/bench/bench_samplers
 
 # A scripted stand-in for libnvidia-ml.so.1 (tests/fake_nvml, docs/gpu.md).
 FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
@@ -189,6 +228,7 @@ install: all
 	install -m 755 $(BUILD)/jobscope-serve $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-serve
 	install -d $(DESTDIR)$(PREFIX)/lib/jobscope
 	install -m 644 $(BUILD)/jobscope-net.so $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-net.so
+	if [ -f $(BUILD)/jobscope-bpf.so ]; then install -m 644 $(BUILD)/jobscope-bpf.so $(DESTDIR)$(PREFIX)/lib/jobscope/; fi
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHONDIR)
 	install -m 644 lib/jobscope.h $(DESTDIR)$(PREFIX)/include/jobscope.h
 	install -m 755 $(BUILD)/libjobscope.so $(DESTDIR)$(PREFIX)/lib/libjobscope.so.0
@@ -237,4 +277,4 @@ fuzz: fuzz-bins
 clean:
 	rm -rf build build-asan build-bench build-fuzz
 
--include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(SERVE_OBJS:.o=.d) $(BUILD)/lib/jobscope.d
+-include $(OBJS:.o=.d) $(NET_OBJS:.o=.d) $(BPF_OBJ:.o=.d) $(SERVE_OBJS:.o=.d) $(BUILD)/lib/jobscope.d

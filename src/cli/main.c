@@ -94,7 +94,10 @@ static int print_version(void)
     int v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
     int v1 = access("/sys/fs/cgroup/memory", F_OK) == 0 || access("/sys/fs/cgroup/cpuacct", F_OK) == 0;
     printf("cgroups: %s\n", v1 && !v2 ? "v1" : v2 && !v1 ? "v2" : v1 ? "hybrid (v1 + v2)" : "none");
-    printf("samplers: procfs (bpf: not built)\n");
+    if (find_companion("jobscope-bpf.so", path, sizeof path))
+        printf("samplers: procfs, bpf (%s; needs root and kernel BTF)\n", path);
+    else
+        printf("samplers: procfs (bpf: not built: needs clang, bpftool, libbpf and kernel BTF)\n");
     return 0;
 }
 

@@ -97,7 +97,9 @@ typedef struct tsq_set {
 } tsq_set;
 
 /* Appends to out every local series of sub that passes its filters, with its
- * points in [q->start_ms, q->end_ms]. */
+ * points in the range OpenTSDB scans for [q->start_ms, q->end_ms] (widened to
+ * the hour for rates and interpolation; docs/query.md).  A metric the store
+ * has never seen: 400 "No such name for 'metrics': 'M'". */
 int  tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out, tsq_error *err);
 void tsq_set_free(tsq_set *set);
 

@@ -668,6 +668,8 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
         snprintf(s->aggregator, sizeof s->aggregator, "%s", json_string_value(v));
     if ((v = json_object_get(jq, "metric")) && json_is_string(v))
         s->metric = strdup(json_string_value(v));
+    if ((!s->metric || !*s->metric) && json_array_size(json_object_get(jq, "tsuids")))
+        return tsq_fail(err, BAD, NULL, "tsuid queries are not supported: give the metric and filters");
     s->rate = jbool(json_object_get(jq, "rate"));
     s->explicit_tags = jbool(json_object_get(jq, "explicitTags"));
     json_t *ro = json_object_get(jq, "rateOptions");

@@ -613,6 +613,8 @@ static void malformed_requests_are_400s(void **st)
     expect_error("{\"start\":\"1h-ago\",\"queries\":[]}", 400, "Missing queries");
     expect_error("{\"start\":\"1h-ago\",\"queries\":[{\"aggregator\":\"sum\"}]}", 400,
                  "Missing the metric or tsuids, provide at least one");
+    expect_error("{\"start\":\"1h-ago\",\"queries\":[{\"aggregator\":\"sum\",\"tsuids\":[\"000001\"]}]}", 400,
+                 "tsuid queries are not supported: give the metric and filters");
     expect_error("{\"start\":\"soon\",\"queries\":[{\"metric\":\"m\",\"aggregator\":\"sum\"}]}", 400,
                  "Invalid time: soon. For input string: \"soon\"");
     assert_int_equal(tsq_parse_json("", 0, B, &q, &e), -1);

@@ -1,0 +1,265 @@
+/* bpfsample.c — user-space half of the BPF sampler (see bpfsample.h): loads
+ * tree.bpf.c through its generated libbpf skeleton, reads the iterator once
+ * per sample (one read() loop, no /proc file opened), and folds the per-thread
+ * records into per-process figures computed the way the kernel computes
+ * /proc/PID/stat, io and status. */
+#include "bpfsample.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef JOBSCOPE_BPF
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpf_rec.h"
+#include "tree.skel.h"
+
+#define NS_PER_TICK 10000000ull        /* USER_HZ = 100 */
+
+struct bpfsample {
+    struct tree_bpf *skel;
+    struct bpf_link *link;
+    struct bpfrec   *rec;
+    size_t           nrec, caprec;
+    bpf_proc        *procs;
+    struct acc      *acc;
+    size_t           nprocs, capprocs;
+    long            *hash;          /* tgid -> index in procs, -1 empty */
+    size_t           caphash;
+    long             page_kb;
+};
+
+int bpfsample_built(void) { return 1; }
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    (void)level; (void)fmt; (void)ap;
+    return 0;
+}
+
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, char *err, size_t errlen)
+{
+    libbpf_set_print(quiet_print);
+    bpfsample *b = calloc(1, sizeof *b);
+    if (!b) { snprintf(err, errlen, "out of memory"); return NULL; }
+    b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    b->skel = tree_bpf__open();
+    if (!b->skel) { snprintf(err, errlen, "BPF: cannot open the program: %s", strerror(errno)); goto fail; }
+    if (tree_bpf__load(b->skel)) {
+        snprintf(err, errlen, "BPF: the kernel refused the program (%s): needs root, BTF and task iterators",
+                 strerror(errno));
+        goto fail;
+    }
+    b->skel->bss->root_tgid = (__u32)root;
+    b->skel->bss->anchor_tgid = (__u32)anchor;
+    b->link = bpf_program__attach_iter(b->skel->progs.jobscope_tree, NULL);
+    if (!b->link) { snprintf(err, errlen, "BPF: cannot attach the task iterator: %s", strerror(errno)); goto fail; }
+    return b;
+fail:
+    bpfsample_close(b);
+    return NULL;
+}
+
+void bpfsample_close(bpfsample *b)
+{
+    if (!b) return;
+    if (b->link) bpf_link__destroy(b->link);
+    if (b->skel) tree_bpf__destroy(b->skel);
+    free(b->rec);
+    free(b->procs);
+    free(b->acc);
+    free(b->hash);
+    free(b);
+}
+
+/* Reads the iterator to its end into b->rec. */
+static int read_records(bpfsample *b)
+{
+    int fd = bpf_iter_create(bpf_link__fd(b->link));
+    if (fd < 0) return -1;
+    size_t bytes = 0, cap = b->caprec * sizeof *b->rec;
+    for (;;) {
+        if (cap - bytes < 64 * sizeof *b->rec) {
+            size_t ncap = b->caprec ? b->caprec * 2 : 1024;
+            struct bpfrec *n = realloc(b->rec, ncap * sizeof *n);
+            if (!n) { close(fd); return -1; }
+            b->rec = n;
+            b->caprec = ncap;
+            cap = ncap * sizeof *n;
+        }
+        ssize_t r = read(fd, (char *)b->rec + bytes, cap - bytes);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) { close(fd); return -1; }
+        if (r == 0) break;
+        bytes += (size_t)r;
+    }
+    close(fd);
+    b->nrec = bytes / sizeof *b->rec;
+    return 0;
+}
+
+/* The kernel's cputime_adjust(): rtime split in the ratio of the sampled
+ * ticks, never below what it reported before (prev). */
+static void cputime_adjust(uint64_t rtime, uint64_t utime, uint64_t stime,
+                           uint64_t prev_u, uint64_t prev_s, uint64_t *ut, uint64_t *st)
+{
+    if (prev_s + prev_u >= rtime) { *ut = prev_u; *st = prev_s; return; }
+    if (stime == 0) utime = rtime;
+    else if (utime == 0) stime = rtime;
+    else {
+        stime = (uint64_t)((unsigned __int128)stime * rtime / (stime + utime));
+        if (stime > rtime) stime = rtime;
+    }
+    if (stime < prev_s) stime = prev_s;
+    utime = rtime - stime;
+    if (utime < prev_u) { utime = prev_u; stime = rtime - utime; }
+    *ut = utime;
+    *st = stime;
+}
+
+/* Per-process sums while the records of one read are folded. */
+typedef struct acc {
+    uint64_t ut, st, rt, minflt, majflt, nvcsw, nivcsw, io[BPFREC_NIO];
+    const struct bpfrec *leader;
+    uint32_t nthreads;
+} acc;
+
+/* Open addressing, tgid -> slot in b->procs / b->acc (cap a power of two). */
+static size_t slot_of(const bpfsample *b, pid_t pid)
+{
+    size_t mask = b->caphash - 1, i = ((uint32_t)pid * 2654435761u) & mask;
+    while (b->hash[i] >= 0 && b->procs[b->hash[i]].pid != pid) i = (i + 1) & mask;
+    return i;
+}
+
+static int grow(bpfsample *b, size_t need)
+{
+    if (need <= b->capprocs && need * 2 <= b->caphash) return 0;
+    size_t cap = b->capprocs ? b->capprocs : 256;
+    while (cap < need) cap *= 2;
+    bpf_proc *p = realloc(b->procs, cap * sizeof *p);
+    if (!p) return -1;
+    b->procs = p;
+    acc *a = realloc(b->acc, cap * sizeof *a);
+    if (!a) return -1;
+    b->acc = a;
+    b->capprocs = cap;
+    free(b->hash);
+    b->caphash = cap * 2;
+    b->hash = malloc(b->caphash * sizeof *b->hash);
+    return b->hash ? 0 : -1;
+}
+
+/* The /proc figures of one process from its sums and its leader's record. */
+static void fold(const bpfsample *b, const acc *a, bpf_proc *p)
+{
+    const struct bpfrec *l = a->leader;
+    uint64_t ut = a->ut + l->sig_utime, st = a->st + l->sig_stime, rt = a->rt + l->sig_sum_sched_runtime;
+    uint64_t aut, ast;
+    cputime_adjust(rt, ut, st, l->prev_utime, l->prev_stime, &aut, &ast);
+    memcpy(p->comm, l->comm, sizeof p->comm);
+    p->comm[sizeof p->comm - 1] = 0;
+    memset(&p->st, 0, sizeof p->st);
+    p->st.ppid = (pid_t)l->ppid;
+    p->st.state = 'S';
+    p->st.utime = aut / NS_PER_TICK;
+    p->st.stime = ast / NS_PER_TICK;
+    p->st.cutime = l->sig_cutime / NS_PER_TICK;
+    p->st.cstime = l->sig_cstime / NS_PER_TICK;
+    p->st.minflt = a->minflt + l->sig_min_flt;
+    p->st.majflt = a->majflt + l->sig_maj_flt;
+    p->st.cminflt = l->sig_cmin_flt;
+    p->st.cmajflt = l->sig_cmaj_flt;
+    p->st.num_threads = l->nr_threads;
+    p->st.starttime = l->start_boottime / NS_PER_TICK;
+    p->st.vsize = l->total_vm * (uint64_t)b->page_kb * 1024;
+    p->st.rss = l->rss_pages;
+    uint64_t io[BPFREC_NIO];
+    for (int k = 0; k < BPFREC_NIO; k++) io[k] = a->io[k] + l->sig_io[k];
+    p->io.rchar = io[0];
+    p->io.wchar = io[1];
+    p->io.syscr = io[2];
+    p->io.syscw = io[3];
+    p->io.read_bytes = io[4];
+    p->io.write_bytes = io[5];
+    p->io.cancelled_write_bytes = io[6];
+    memset(&p->ps, 0, sizeof p->ps);
+    p->ps.vmsize_kb = l->total_vm * (uint64_t)b->page_kb;
+    p->ps.vmrss_kb = l->rss_pages * (uint64_t)b->page_kb;
+    p->ps.vmswap_kb = l->swap_pages * (uint64_t)b->page_kb;
+    p->ps.vmhwm_kb = (l->hiwater_rss > l->rss_pages ? l->hiwater_rss : l->rss_pages) * (uint64_t)b->page_kb;
+    p->ps.nvcsw = a->nvcsw + l->sig_nvcsw;
+    p->ps.nivcsw = a->nivcsw + l->sig_nivcsw;
+    p->cpu_ns = rt;
+    p->nthreads_seen = a->nthreads;
+}
+
+int bpfsample_read(bpfsample *b, const bpf_proc **out)
+{
+    if (read_records(b) < 0) return -1;
+    if (grow(b, b->nrec + 1) < 0) return -1;
+    memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
+    size_t n = 0;
+    for (size_t i = 0; i < b->nrec; i++) {          /* sum the threads of each process */
+        const struct bpfrec *r = &b->rec[i];
+        size_t h = slot_of(b, (pid_t)r->tgid);
+        if (b->hash[h] < 0) {
+            b->hash[h] = (long)n;
+            b->procs[n].pid = (pid_t)r->tgid;
+            memset(&b->acc[n], 0, sizeof b->acc[n]);
+            n++;
+        }
+        acc *a = &b->acc[b->hash[h]];
+        a->ut += r->utime;
+        a->st += r->stime;
+        a->rt += r->sum_exec_runtime;
+        a->minflt += r->min_flt;
+        a->majflt += r->maj_flt;
+        a->nvcsw += r->nvcsw;
+        a->nivcsw += r->nivcsw;
+        for (int k = 0; k < BPFREC_NIO; k++) a->io[k] += r->io[k];
+        a->nthreads++;
+        if (r->flags & BPFREC_LEADER) a->leader = r;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {                /* a group seen without its leader is skipped */
+        if (!b->acc[i].leader) continue;
+        fold(b, &b->acc[i], &b->procs[i]);
+        if (kept != i) { b->procs[kept] = b->procs[i]; b->acc[kept] = b->acc[i]; }
+        kept++;
+    }
+    b->nprocs = kept;
+    memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
+    for (size_t i = 0; i < kept; i++) b->hash[slot_of(b, b->procs[i].pid)] = (long)i;
+    *out = b->procs;
+    return (int)kept;
+}
+
+const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
+{
+    if (!b->caphash) return NULL;
+    long i = b->hash[slot_of(b, pid)];
+    return i >= 0 ? &b->procs[i] : NULL;
+}
+
+#else  /* built without clang/bpftool/libbpf/BTF */
+
+struct bpfsample { int unused; };
+
+int bpfsample_built(void) { return 0; }
+
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, char *err, size_t errlen)
+{
+    (void)root; (void)anchor;
+    snprintf(err, errlen, "BPF sampler not built (needs clang, bpftool, libbpf and kernel BTF at build time)");
+    return NULL;
+}
+int bpfsample_read(bpfsample *b, const bpf_proc **out) { (void)b; *out = NULL; return -1; }
+const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid) { (void)b; (void)pid; return NULL; }
+void bpfsample_close(bpfsample *b) { (void)b; }
+
+#endif
