@@ -857,6 +857,26 @@ static sqlite3 *open_db(const store *s, int readonly, char *err, size_t errlen)
     return db;
 }
 
+/* Closes a reader connection with the statements it keeps prepared. */
+static void close_reader(sqlite3 *db)
+{
+    if (!db) return;
+    sqlite3_stmt *st;
+    while ((st = sqlite3_next_stmt(db, NULL))) sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* A statement prepared once per reader connection and kept: the hot reads
+ * would otherwise spend more in sqlite3_prepare than in reading. */
+static sqlite3_stmt *cached_stmt(sqlite3 *db, const char *sql)
+{
+    for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st))
+        if (!sqlite3_stmt_busy(st) && sqlite3_sql(st) && strcmp(sqlite3_sql(st), sql) == 0) return st;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) return NULL;
+    return st;
+}
+
 static sqlite3 *pool_get(store *s)
 {
     pthread_mutex_lock(&s->pool_mu);
@@ -882,7 +902,7 @@ static void pool_put(store *s, sqlite3 *db)
         db = NULL;
     }
     pthread_mutex_unlock(&s->pool_mu);
-    if (db) sqlite3_close(db);
+    close_reader(db);
 }
 
 static int mkdir_p(const char *dir)
@@ -1054,7 +1074,7 @@ void store_close(store *s)
     sqlite3_finalize(s->sel_name);
     sqlite3_finalize(s->ins_tagset);
     sqlite3_finalize(s->sel_tagset);
-    for (int i = 0; i < s->npool; i++) sqlite3_close(s->pool[i]);
+    for (int i = 0; i < s->npool; i++) close_reader(s->pool[i]);
     free(s->pool);
     if (s->db) {
         sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
@@ -1133,92 +1153,104 @@ int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errl
     }
     if (n == 0) return 0;
 
-    /* the canonical keys and their hashes, before taking the lock */
+    /* slices of SLICE points: keys and hashes built outside the lock, then
+     * resolved, logged and applied under it; memory stays bounded whatever
+     * the batch size.  One wait for durability at the end. */
+    enum { SLICE = 4096 };
     store_buf keys = {0}, tagpart = {0};
-    size_t *koff = xmalloc((n + 1) * sizeof *koff);
-    uint64_t *kh = xmalloc(n * sizeof *kh);
+    size_t *koff = xmalloc((SLICE + 1) * sizeof *koff);
+    uint64_t *kh = xmalloc(SLICE * sizeof *kh);
+    series **ser = xmalloc(SLICE * sizeof *ser);
     store_tag sorted[MAX_TAGS];
     ptags = NULL;
     pnt = -1;
-    for (size_t i = 0; i < n; i++) {
-        const store_point *p = &pts[i];
-        if (p->tags != ptags || p->ntags != pnt) {
-            if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
-            for (int a = 1; a < p->ntags; a++)      /* insertion sort: a few tags */
-                for (int b = a; b > 0 && cmp_tag(&sorted[b - 1], &sorted[b]) > 0; b--) {
-                    store_tag t = sorted[b]; sorted[b] = sorted[b - 1]; sorted[b - 1] = t;
-                }
-            make_key(&tagpart, "", sorted, p->ntags);   /* NUL (k NUL v NUL)* */
-            ptags = p->tags;
-            pnt = p->ntags;
+    uint64_t my = 0;
+    int rc = 0;
+    for (size_t base = 0; base < n && rc == 0; base += SLICE) {
+        size_t m = n - base < SLICE ? n - base : SLICE;
+        const store_point *sp = pts + base;
+        keys.n = 0;
+        for (size_t i = 0; i < m; i++) {
+            const store_point *p = &sp[i];
+            if (p->tags != ptags || p->ntags != pnt) {
+                if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
+                for (int a = 1; a < p->ntags; a++)      /* insertion sort: a few tags */
+                    for (int b = a; b > 0 && cmp_tag(&sorted[b - 1], &sorted[b]) > 0; b--) {
+                        store_tag t = sorted[b]; sorted[b] = sorted[b - 1]; sorted[b - 1] = t;
+                    }
+                make_key(&tagpart, "", sorted, p->ntags);   /* NUL (k NUL v NUL)* */
+                ptags = p->tags;
+                pnt = p->ntags;
+            }
+            size_t ml = strlen(p->metric);
+            koff[i] = keys.n;
+            store_buf_reserve(&keys, ml + tagpart.n);
+            memcpy(keys.p + keys.n, p->metric, ml);
+            memcpy(keys.p + keys.n + ml, tagpart.p, tagpart.n);
+            keys.n += ml + tagpart.n;
+            kh[i] = hash_bytes(keys.p + koff[i], keys.n - koff[i]);
         }
-        size_t ml = strlen(p->metric);
-        koff[i] = keys.n;
-        store_buf_reserve(&keys, ml + tagpart.n);
-        memcpy(keys.p + keys.n, p->metric, ml);
-        memcpy(keys.p + keys.n + ml, tagpart.p, tagpart.n);
-        keys.n += ml + tagpart.n;
-        kh[i] = hash_bytes(keys.p + koff[i], keys.n - koff[i]);
-    }
-    koff[n] = keys.n;
-    store_buf_free(&tagpart);
+        koff[m] = keys.n;
 
-    series **ser = xmalloc(n * sizeof *ser);
-    pthread_mutex_lock(&s->mu);
-    if (s->broken) {
+        pthread_mutex_lock(&s->mu);
+        if (s->broken) {
+            snprintf(err, errlen, "%s", s->broken_msg);
+            pthread_mutex_unlock(&s->mu);
+            rc = -1;
+            break;
+        }
+        series *prev = NULL;
+        for (size_t i = 0; i < m; i++) {
+            const uint8_t *k = keys.p + koff[i];
+            size_t kl = koff[i + 1] - koff[i];
+            if (prev && prev->hash == kh[i] && prev->keylen == kl && memcmp(prev->key, k, kl) == 0) {
+                ser[i] = prev;
+                continue;
+            }
+            series *se = find_series(s, k, kl, kh[i]);
+            if (!se) {
+                const char *metric;
+                store_tag tags[MAX_TAGS];
+                int nt;
+                parse_key(k, kl, &metric, tags, &nt);
+                se = add_series(s, s->next_id, metric, tags, nt, k, kl, kh[i]);
+                se->last_known = -1;            /* new: known to have no points */
+                log_series(s, se);
+            }
+            ser[i] = prev = se;
+        }
+        /* one log record: runs of points of one series */
+        size_t at = begin_record(&s->wbuf, REC_POINTS);
+        int64_t pts_prev = 0;
+        for (size_t i = 0; i < m;) {
+            size_t j = i + 1;
+            while (j < m && ser[j] == ser[i]) j++;
+            store_buf_varint(&s->wbuf, ser[i]->id);
+            store_buf_varint(&s->wbuf, j - i);
+            store_buf_reserve(&s->wbuf, (j - i) * 18);
+            for (size_t k = i; k < j; k++) {
+                uint64_t d = (uint64_t)sp[k].ts_ms - (uint64_t)pts_prev;
+                pts_prev = sp[k].ts_ms;
+                store_buf_varint(&s->wbuf, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+                memcpy(s->wbuf.p + s->wbuf.n, &sp[k].value, 8);
+                s->wbuf.n += 8;
+            }
+            i = j;
+        }
+        end_record(&s->wbuf, at);
+        for (size_t i = 0; i < m; i++) head_add(s, ser[i], sp[i].ts_ms, sp[i].value, s->seg);
+        my = ++s->put_seq;
+        if (s->pend_bytes >= FLUSH_BYTES || s->pend_n >= FLUSH_CHUNKS) flush_pending(s);
         pthread_mutex_unlock(&s->mu);
-        snprintf(err, errlen, "%s", s->broken_msg);
-        free(ser); free(koff); free(kh); store_buf_free(&keys);
-        return -1;
-    }
-    series *prev = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *k = keys.p + koff[i];
-        size_t kl = koff[i + 1] - koff[i];
-        if (prev && prev->hash == kh[i] && prev->keylen == kl && memcmp(prev->key, k, kl) == 0) {
-            ser[i] = prev;
-            continue;
-        }
-        series *se = find_series(s, k, kl, kh[i]);
-        if (!se) {
-            const char *metric;
-            store_tag tags[MAX_TAGS];
-            int nt;
-            parse_key(k, kl, &metric, tags, &nt);
-            se = add_series(s, s->next_id, metric, tags, nt, k, kl, kh[i]);
-            se->last_known = -1;            /* new: known to have no points */
-            log_series(s, se);
-        }
-        ser[i] = prev = se;
     }
     free(koff);
     free(kh);
-    store_buf_free(&keys);
-
-    /* one log record: runs of points of one series */
-    size_t at = begin_record(&s->wbuf, REC_POINTS);
-    int64_t pts_prev = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && ser[j] == ser[i]) j++;
-        store_buf_varint(&s->wbuf, ser[i]->id);
-        store_buf_varint(&s->wbuf, j - i);
-        for (size_t k = i; k < j; k++) {
-            uint64_t d = (uint64_t)pts[k].ts_ms - (uint64_t)pts_prev;
-            pts_prev = pts[k].ts_ms;
-            store_buf_varint(&s->wbuf, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
-            store_buf_reserve(&s->wbuf, 8);
-            memcpy(s->wbuf.p + s->wbuf.n, &pts[k].value, 8);
-            s->wbuf.n += 8;
-        }
-        i = j;
-    }
-    end_record(&s->wbuf, at);
-    for (size_t i = 0; i < n; i++) head_add(s, ser[i], pts[i].ts_ms, pts[i].value, s->seg);
     free(ser);
-    uint64_t my = ++s->put_seq;
-    if (s->pend_bytes >= FLUSH_BYTES || s->pend_n >= FLUSH_CHUNKS) flush_pending(s);
-    int rc = wait_durable(s, my);
+    store_buf_free(&keys);
+    store_buf_free(&tagpart);
+    if (rc < 0) return -1;
+    pthread_mutex_lock(&s->mu);
+    rc = wait_durable(s, my);
     if (rc < 0) snprintf(err, errlen, "%s", s->broken_msg);
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -1303,11 +1335,10 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, pointbuf *b)
 {
     sqlite3 *db = pool_get(s);
     if (!db) return -1;
-    sqlite3_stmt *st;
     int rc = 0;
-    if (sqlite3_prepare_v2(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
-                               " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id",
-                           -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_stmt *st = cached_stmt(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                                       " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id");
+    if (!st) {
         pool_put(s, db);
         return -1;
     }
@@ -1322,7 +1353,7 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, pointbuf *b)
             rc = -1;
     }
     if (r != SQLITE_DONE) rc = -1;
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     pool_put(s, db);
     return rc;
 }

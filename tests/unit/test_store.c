@@ -184,7 +184,7 @@ static double gen_value(int j, int i)
 
 static void put_grid(store *s, int nseries, int npoints, int64_t t0, int64_t step)
 {
-    enum { B = 1000 };
+    enum { B = 5000 };          /* more than one slice of store_put */
     store_point *pts = calloc(B, sizeof *pts);
     static char jobs[4096][16];
     static store_tag tags[4096][2];
