@@ -30,7 +30,17 @@ else:
     p("m.only_c", 0, 7, host="c")
 print(json.dumps(pts))
 PY
-    assert_eq "$(curl -s -w '%{http_code}' --data-binary @"$1.json" "$2/api/put")" 204 "put on $1"
+    assert_eq "$(curl -s -w '%{http_code}' ${AUTH:+-H "$AUTH"} --data-binary @"$1.json" "$2/api/put")" 204 "put on $1"
+}
+
+# wait_up URL: until the server answers (with $AUTH when set), 10 s
+wait_up() {
+    local i
+    for i in $(seq 100); do
+        curl -sf -o /dev/null ${AUTH:+-H "$AUTH"} "$1/api/version" && return 0
+        sleep 0.1
+    done
+    fail "server at $1 did not answer"
 }
 
 start_three() {
@@ -43,7 +53,7 @@ start_three() {
         pid=$!
         _js_add_trap "kill -CONT $pid 2>/dev/null; kill -9 $pid 2>/dev/null"
         eval "PID_$n=$pid"
-        serve_wait "http://127.0.0.1:$port" || { cat "$T/$n.log" >&2; return 1; }
+        wait_up "http://127.0.0.1:$port" || { cat "$T/$n.log" >&2; return 1; }
     done
     put_points a "http://127.0.0.1:$PA" && put_points b "http://127.0.0.1:$PB" &&
     put_points c "http://127.0.0.1:$PC"
@@ -165,4 +175,17 @@ test_peers_bad_peer_spec_is_one_clear_error() {
     assert_eq $? 125 "exit status" || return 1
     assert_match "$(cat err.txt)" "peer 'node1:99999': bad port" || return 1
     assert_eq "$(wc -l < err.txt)" 1 "one line" || return 1
+}
+
+test_peers_send_the_allocation_token() {
+    printf 'a-token-for-this-allocation-0123\n' > token
+    chmod 600 token
+    AUTH="Authorization: Bearer $(cat token)"
+    start_three --token-file "$T/token" || return 1
+    assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PA/api/suggest?type=metrics&q=m.")" 401 "no token" || return 1
+    curl -s -D h.txt -H "$AUTH" "http://127.0.0.1:$PA/api/suggest?type=metrics&q=m." > sg.json
+    assert_eq "$(cat sg.json)" '["m.only_c","m.test"]' "peers accepted the token" || return 1
+    grep -qi '^X-Jobscope-Partial' h.txt && { fail "partial: $(grep -i partial h.txt)"; return 1; }
+    assert_eq "$(curl -s -H "$AUTH" "http://127.0.0.1:$PB/api/query" -d "$AVG_BODY" |
+        python3 -c 'import json,sys; print(sorted(s["tags"]["job"] for s in json.load(sys.stdin)))')" "['j1', 'j2']" || return 1
 }
