@@ -155,7 +155,13 @@ $(BUILD)/tests/test_gpu_nvml $(BUILD)/tests/test_server_nodemetrics: $(FAKE_NVML
 LIB_VERSION := 0.1.0
 LIB_CFLAGS  := $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -fPIC -pthread \
                -fvisibility=hidden -MMD -MP
-PYTHONDIR    = $(shell python3 -c "import sysconfig; print(sysconfig.get_path('purelib', \
+# jobscope.py goes where $(PYTHON) looks: the entry of its sys.path under
+# PREFIX (Debian: /usr/local/lib/python3.X/dist-packages, not site-packages),
+# else the standard layout under PREFIX.
+PYTHON      ?= python3
+PYTHONDIR    = $(shell $(PYTHON) -c "import sys, sysconfig; \
+               d = [p for p in sys.path if p.startswith('$(PREFIX)/') and p.endswith('-packages')]; \
+               print(d[0] if d else sysconfig.get_path('purelib', 'posix_prefix', \
                vars={'base': '$(PREFIX)', 'platbase': '$(PREFIX)'}))" 2>/dev/null || \
                echo $(PREFIX)/lib/python3/dist-packages)
 lib: $(BUILD)/libjobscope.so $(BUILD)/libjobscope.a
@@ -236,7 +242,8 @@ install: all
 	install -m 644 $(BUILD)/libjobscope.a $(DESTDIR)$(PREFIX)/lib/libjobscope.a
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' lib/jobscope.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
-	install -m 644 python/jobscope.py $(DESTDIR)$(PYTHONDIR)/jobscope.py
+	install -d $(DESTDIR)$(PYTHONDIR)/jobscope
+	install -m 644 python/jobscope/__init__.py python/jobscope/dragon.py $(DESTDIR)$(PYTHONDIR)/jobscope/
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/doc/jobscope
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' dist/jobscope-serve.service.in \
 	    > $(DESTDIR)$(UNITDIR)/jobscope-serve.service

@@ -6,6 +6,7 @@
 set -e
 build_pkgs="gcc make pkg-config libcmocka-dev libcurl4-openssl-dev librabbitmq-dev libjansson-dev python3 libmicrohttpd-dev libsqlite3-dev libzstd-dev zlib1g-dev scdoc clang libbpf-dev bpftool"
 test_pkgs="prometheus tmux coop-computing-tools sysstat python3-psutil prometheus-process-exporter rabbitmq-server amqp-tools python3-pika victoria-metrics clang libclang-rt-dev debhelper dpkg-dev fakeroot valgrind faketime"
+test_pkgs="$test_pkgs openmpi-bin"       # mpirun for tests/integration/82_dropin_mpi.sh
 pkgs=$build_pkgs
 [ "${1:-}" = "--test" ] && pkgs="$pkgs $test_pkgs"
 missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | awk '$NF!="installed"{print $1}')

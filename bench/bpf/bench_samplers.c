@@ -6,7 +6,9 @@
  *   bpf:   one bpfsample_read() — every stat/io/status figure of every
  *          member, parsed and folded, discovery included;
  * and prints the CPU time (user + system, getrusage) per process-sample of
- * each and their ratio.  bench_samplers ROOTPID [PASSES] */
+ * each and their ratio.  With CGROUP_DIR (the tree's own cgroup) the BPF side
+ * uses the cgroup's task iterator instead of walking every task of the host.
+ *   bench_samplers ROOTPID [PASSES [CGROUP_DIR]] */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,8 +30,9 @@ int main(int argc, char **argv)
     if (argc < 2) { fprintf(stderr, "usage: bench_samplers ROOTPID [PASSES]\n"); return 2; }
     pid_t root = atoi(argv[1]);
     int passes = argc > 2 ? atoi(argv[2]) : 50;
+    const char *cgdir = argc > 3 ? argv[3] : NULL;
     char err[256];
-    bpfsample *b = bpfsample_open(root, 0, err, sizeof err);
+    bpfsample *b = bpfsample_open(root, 0, cgdir, err, sizeof err);
     if (!b) { printf("bpf: n/a (%s)\n", err); return 0; }
     const bpf_proc *procs;
     int n = bpfsample_read(b, &procs);
@@ -54,7 +57,8 @@ int main(int argc, char **argv)
         t_bpf += t2 - t1;
     }
     double us_floor = t_floor / passes / n * 1e6, us_bpf = t_bpf / passes / n * 1e6;
-    printf("tree of %d processes, %d passes each\n", n, passes);
+    printf("tree of %d processes, %d passes each, bpf through %s\n", n, passes,
+           cgdir ? "the cgroup's task iterator" : "every task of the host");
     printf("floor (pread stat+io): %.2f us per process-sample\n", us_floor);
     printf("bpf (whole sample):    %.2f us per process-sample  = %.2fx the floor\n", us_bpf, us_bpf / us_floor);
     bpfsample_close(b);

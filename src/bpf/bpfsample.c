@@ -6,6 +6,7 @@
 #include "bpfsample.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 struct bpfsample {
     struct tree_bpf *skel;
     struct bpf_link *link;
+    struct ring_buffer *ring;       /* the cgroup program's records */
     struct bpfrec   *rec;
     size_t           nrec, caprec;
     bpf_proc        *procs;
@@ -35,13 +37,15 @@ struct bpfsample {
 
 int bpfsample_built(void) { return 1; }
 
+static int ring_record(void *ctx, void *data, size_t size);
+
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
     (void)level; (void)fmt; (void)ap;
     return 0;
 }
 
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, char *err, size_t errlen)
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err, size_t errlen)
 {
     libbpf_set_print(quiet_print);
     bpfsample *b = calloc(1, sizeof *b);
@@ -49,6 +53,8 @@ bpfsample *bpfsample_open(pid_t root, pid_t anchor, char *err, size_t errlen)
     b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
     b->skel = tree_bpf__open();
     if (!b->skel) { snprintf(err, errlen, "BPF: cannot open the program: %s", strerror(errno)); goto fail; }
+    /* load only the program that will run: the cgroup one needs kernel 6.7+ */
+    bpf_program__set_autoload(cgroup_dir ? b->skel->progs.jobscope_tree : b->skel->progs.jobscope_cgroup, false);
     if (tree_bpf__load(b->skel)) {
         snprintf(err, errlen, "BPF: the kernel refused the program (%s): needs root, BTF and task iterators",
                  strerror(errno));
@@ -56,7 +62,21 @@ bpfsample *bpfsample_open(pid_t root, pid_t anchor, char *err, size_t errlen)
     }
     b->skel->bss->root_tgid = (__u32)root;
     b->skel->bss->anchor_tgid = (__u32)anchor;
-    b->link = bpf_program__attach_iter(b->skel->progs.jobscope_tree, NULL);
+    if (cgroup_dir) {
+        int cfd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cfd < 0) { snprintf(err, errlen, "BPF: %s: %s", cgroup_dir, strerror(errno)); goto fail; }
+        union bpf_iter_link_info li;
+        memset(&li, 0, sizeof li);
+        li.cgroup.cgroup_fd = (__u32)cfd;
+        li.cgroup.order = BPF_CGROUP_ITER_SELF_ONLY;
+        LIBBPF_OPTS(bpf_iter_attach_opts, o, .link_info = &li, .link_info_len = sizeof li);
+        b->link = bpf_program__attach_iter(b->skel->progs.jobscope_cgroup, &o);
+        close(cfd);
+        b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.records), ring_record, b, NULL);
+        if (!b->ring) { snprintf(err, errlen, "BPF: cannot map the ring buffer: %s", strerror(errno)); goto fail; }
+    } else {
+        b->link = bpf_program__attach_iter(b->skel->progs.jobscope_tree, NULL);
+    }
     if (!b->link) { snprintf(err, errlen, "BPF: cannot attach the task iterator: %s", strerror(errno)); goto fail; }
     return b;
 fail:
@@ -67,6 +87,7 @@ fail:
 void bpfsample_close(bpfsample *b)
 {
     if (!b) return;
+    if (b->ring) ring_buffer__free(b->ring);
     if (b->link) bpf_link__destroy(b->link);
     if (b->skel) tree_bpf__destroy(b->skel);
     free(b->rec);
@@ -74,6 +95,27 @@ void bpfsample_close(bpfsample *b)
     free(b->acc);
     free(b->hash);
     free(b);
+}
+
+static int rec_room(bpfsample *b, size_t n)
+{
+    if (n <= b->caprec) return 0;
+    size_t ncap = b->caprec ? b->caprec : 1024;
+    while (ncap < n) ncap *= 2;
+    struct bpfrec *r = realloc(b->rec, ncap * sizeof *r);
+    if (!r) return -1;
+    b->rec = r;
+    b->caprec = ncap;
+    return 0;
+}
+
+/* One record out of the ring buffer (cgroup program). */
+static int ring_record(void *ctx, void *data, size_t size)
+{
+    bpfsample *b = ctx;
+    if (size != sizeof(struct bpfrec) || rec_room(b, b->nrec + 1) < 0) return -1;
+    memcpy(&b->rec[b->nrec++], data, sizeof(struct bpfrec));
+    return 0;
 }
 
 /* Reads the iterator to its end into b->rec. */
@@ -99,6 +141,11 @@ static int read_records(bpfsample *b)
     }
     close(fd);
     b->nrec = bytes / sizeof *b->rec;
+    if (b->ring) {
+        uint64_t lost = b->skel->bss->lost;
+        if (ring_buffer__consume(b->ring) < 0) return -1;
+        if (b->skel->bss->lost != lost) return -1;      /* incomplete: the caller uses /proc */
+    }
     return 0;
 }
 
@@ -252,9 +299,9 @@ struct bpfsample { int unused; };
 
 int bpfsample_built(void) { return 0; }
 
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, char *err, size_t errlen)
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err, size_t errlen)
 {
-    (void)root; (void)anchor;
+    (void)root; (void)anchor; (void)cgroup_dir;
     snprintf(err, errlen, "BPF sampler not built (needs clang, bpftool, libbpf and kernel BTF at build time)");
     return NULL;
 }

@@ -33,9 +33,12 @@ typedef struct bpfsample bpfsample;
 int bpfsample_built(void);
 
 /* Loads the program for the tree of root; anchor: a subreaper whose other
- * descendants also belong (jobscope's own pid in `run`), or 0.  NULL and a
- * one-line reason when BPF cannot be used here. */
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, char *err, size_t errlen);
+ * descendants also belong (jobscope's own pid in `run`), or 0.  cgroup_dir:
+ * the job's own cgroup (every task in it belongs; the cost then grows with
+ * the job, not with the host; kernel 6.7+), or NULL to walk every task of
+ * the host with an ancestry filter.  NULL and a one-line reason when BPF
+ * cannot be used here. */
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err, size_t errlen);
 
 /* Reads the tree now: *out gets one entry per process, in no particular
  * order, valid until the next call.  Returns the number of processes, or -1. */

@@ -7,7 +7,8 @@
  * proper ancestor's is the root's or the anchor's (jobscope itself in `run`:
  * orphans re-parented to the subreaper stay in).  jobscope's own threads are
  * never in it.  root_tgid and anchor_tgid are set by user space (bpfsample.c)
- * before each read.  Compiled with clang -target bpf against the kernel's BTF
+ * before each read; the cgroup variant takes every task of the job's own
+ * cgroup instead.  Compiled with clang -target bpf against the kernel's BTF
  * (CO-RE), loaded through the libbpf skeleton generated at build time. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -18,6 +19,15 @@ char LICENSE[] SEC("license") = "GPL";
 
 __u32 root_tgid;
 __u32 anchor_tgid;
+__u64 lost;                 /* records the ring buffer had no room for (cgroup program) */
+
+/* The cgroup program writes all of a job's tasks in one invocation: more
+ * than the iterator's seq_file buffer (32 KiB) holds, so its records go
+ * through a ring buffer that user space drains after each read. */
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 8 << 20);
+} records SEC(".maps");
 
 #define MAX_DEPTH 64
 
@@ -64,13 +74,10 @@ static __always_inline __s64 rss_counter(struct mm_struct *mm, int i)
 
 static __always_inline __u64 pos(__s64 v) { return v > 0 ? (__u64)v : 0; }
 
-SEC("iter/task")
-int jobscope_tree(struct bpf_iter__task *ctx)
+/* Writes the record of one task of the tree: to the iterator's seq_file, or
+ * (seq NULL) to the ring buffer. */
+static __always_inline void emit(struct seq_file *seq, struct task_struct *t)
 {
-    struct seq_file *seq = ctx->meta->seq;
-    struct task_struct *t = ctx->task;
-    if (!t || !in_tree(t)) return 0;
-
     struct bpfrec r = {};
     r.tgid = t->tgid;
     r.pid = t->pid;
@@ -114,6 +121,40 @@ int jobscope_tree(struct bpf_iter__task *ctx)
             r.flags |= BPFREC_HAVE_RSS;
         }
     }
-    bpf_seq_write(seq, &r, sizeof r);
+    if (seq) bpf_seq_write(seq, &r, sizeof r);
+    else if (bpf_ringbuf_output(&records, &r, sizeof r, 0)) __sync_fetch_and_add(&lost, 1);
+}
+
+/* Every task on the host, filtered by ancestry: for a job without a cgroup
+ * of its own (cost grows with the host's task count). */
+SEC("iter/task")
+int jobscope_tree(struct bpf_iter__task *ctx)
+{
+    struct task_struct *t = ctx->task;
+    if (t && in_tree(t)) emit(ctx->meta->seq, t);
+    return 0;
+}
+
+/* The tasks of the job's own cgroup only (the css_task iterator, kernel
+ * 6.7+): cost grows with the job, and daemons that left the process tree
+ * but not the cgroup stay in.  jobscope's own threads are left out. */
+extern int bpf_iter_css_task_new(struct bpf_iter_css_task *it, struct cgroup_subsys_state *css,
+                                 unsigned int flags) __weak __ksym;
+extern struct task_struct *bpf_iter_css_task_next(struct bpf_iter_css_task *it) __weak __ksym;
+extern void bpf_iter_css_task_destroy(struct bpf_iter_css_task *it) __weak __ksym;
+
+SEC("iter/cgroup")
+int jobscope_cgroup(struct bpf_iter__cgroup *ctx)
+{
+    struct cgroup *cgrp = ctx->cgroup;
+    if (!cgrp) return 0;
+    struct bpf_iter_css_task it;
+    struct task_struct *t;
+    bpf_iter_css_task_new(&it, &cgrp->self, 0);
+    while ((t = bpf_iter_css_task_next(&it))) {
+        if (anchor_tgid && t->tgid == anchor_tgid) continue;
+        emit(NULL, t);
+    }
+    bpf_iter_css_task_destroy(&it);
     return 0;
 }

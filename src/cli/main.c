@@ -15,6 +15,7 @@
 #include "monitor.h"
 #include "emit.h"
 #include "flush.h"
+#include "dropin.h"
 
 static int cmd_run(int argc, char **argv)    { return monitor_main(0, argc, argv); }
 static int cmd_attach(int argc, char **argv) { return monitor_main(1, argc, argv); }
@@ -29,6 +30,16 @@ static const struct command {
     { "emit",   emit_main,  "emit NAME VALUE [--tag K=V]... [--level N]\n"
       "                  emit --payload FILE|-        send a custom metric / payload from inside a job" },
     { "flush",  flush_main, "flush [OPTIONS] SPOOL...         re-send the events a run left in a spool" },
+    { "kickstart", kickstart_main, "kickstart [KICKSTART OPTIONS] CMD  pegasus-kickstart's command line (docs/kickstart.md)" },
+    { "monitor", pmonitor_main, "monitor [-g] [-i N] CMD [ARG...]  pegasus-monitor's command line (MPI ranks)" },
+    { "joremon", joremon_main, "joremon [-pid N -interval S ...]  JoReMon's command line (docs/events.md)" },
+};
+
+/* Called through a link with another tool's name: that tool's command line. */
+static const struct { const char *name; int (*fn)(int argc, char **argv); } dropin_names[] = {
+    { "pegasus-kickstart", kickstart_main },
+    { "pegasus-monitor",   pmonitor_main },
+    { "joremon",           joremon_main },
 };
 
 /* The server side lives in its own program, jobscope-serve (server/main.c):
@@ -113,6 +124,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    const char *self = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    for (size_t i = 0; i < sizeof dropin_names / sizeof dropin_names[0]; i++)
+        if (!strcmp(self, dropin_names[i].name))
+            return dropin_names[i].fn(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return JS_EXIT_ERROR;

@@ -23,6 +23,8 @@
 #include "../source.h"
 #include "../cgroup/cgroup.h"
 #include "../limits/limits.h"
+#include "../sink/publisher.h"
+#include "outpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +40,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -74,6 +77,7 @@ typedef struct monitor {
     tree_sample last;
     uint64_t    nsamples;
     char       *cmd, *cwd, *user, *exe;
+    double      proc_start;       /* epoch seconds the main process started (JoReMon's ClockTime) */
     int         stop_signal;      /* attach: interrupted by this signal */
     /* limits */
     char        kill_reason[128];
@@ -85,6 +89,7 @@ typedef struct monitor {
 } monitor;
 
 static int verbose_level;
+static int null_missing;          /* --null-missing: iowait null when not measured */
 
 static void diag(const char *fmt, ...)
 {
@@ -136,7 +141,12 @@ static int open_outputs(monitor *m, char **default_path)
     }
     for (int i = 0; i < o->noutputs; i++) {
         char err[512];
-        sink *s = sink_open(o->outputs[i], &o->sink, err, sizeof err);
+        /* events-%r.jsonl: one file per MPI rank, host, job or monitor pid */
+        char *path = outpath_expand(o->outputs[i], m->em.ann.rank, m->em.ann.hostname,
+                                    m->em.ann.job_id, getpid());
+        if (!path) return error_exit("out of memory");
+        sink *s = sink_open(path, &o->sink, err, sizeof err);
+        free(path);
         if (!s) return error_exit("cannot write events to %s", err);
         emitter_add_sink(&m->em, s);
     }
@@ -187,8 +197,10 @@ static void put_counters(jbuf *b, const tree_sample *s)
 {
     json_fixed(b, "utime", (double)s->c.utime_us / 1e6, 3);
     json_fixed(b, "stime", (double)s->c.stime_us / 1e6, 3);
+    /* kickstart gave a number: 0 when delay accounting is off (not measured) */
     if (s->iowait_valid) json_fixed(b, "iowait", (double)s->c.iowait_us / 1e6, 3);
-    else json_null(b, "iowait");
+    else if (null_missing) json_null(b, "iowait");
+    else json_fixed(b, "iowait", 0.0, 3);
     json_u64(b, "bread", s->c.read_bytes);
     json_u64(b, "bwrite", s->c.write_bytes);
     json_u64(b, "rchar", s->c.rchar);
@@ -204,14 +216,51 @@ static void put_counters(jbuf *b, const tree_sample *s)
     json_u64(b, "nivcsw", s->c.nivcsw);
 }
 
+/* The main process may exec (a shell script's last command): name what runs
+ * now, not what was started.  One readlink per sample. */
+static void refresh_exe(monitor *m)
+{
+    if (m->root_done) return;
+    char path[48], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)m->root);
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n <= 0) return;
+    buf[n] = 0;
+    if (m->exe && !strcmp(m->exe, buf)) return;
+    char *e = strdup(buf), *c = hostinfo_cmdline(m->root);
+    if (!e) { free(c); return; }
+    free(m->exe);
+    m->exe = e;
+    if (c) { free(m->cmd); m->cmd = c; }
+}
+
+/* When PID started, in epoch seconds: stat's starttime counts clock ticks
+ * of CLOCK_BOOTTIME.  0 if unknown. */
+static double process_start_epoch(pid_t pid)
+{
+    char path[48], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    proc_stat st;
+    if (n <= 0 || procread_stat(buf, (size_t)n, &st) != 0) return 0;
+    struct timespec bt;
+    clock_gettime(CLOCK_BOOTTIME, &bt);
+    double up = (double)bt.tv_sec + bt.tv_nsec / 1e9;
+    return now_epoch() - (up - (double)st.starttime / (double)sysconf(_SC_CLK_TCK));
+}
+
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
+    refresh_exe(m);
     if (proctree_sample(m->tree, s) != 0) {
         if (!m->said_sample_error++) diag("sampling failed; will retry");
         return;
     }
-    s->root_start = m->start_ts;
+    s->root_start = m->proc_start > 0 ? m->proc_start : m->start_ts;
     s->root_cmd = m->cmd;
     s->root_cwd = m->cwd;
     s->user = m->user;
@@ -234,7 +283,7 @@ static void sample_and_emit(monitor *m)
     json_u64(b, "brecv", 0);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, b);
-    emitter_send(&m->em, b, EV_SAMPLE, s->ts, s);
+    if (!m->opt.online_off) emitter_send(&m->em, b, EV_SAMPLE, s->ts, s);
 }
 
 static void put_peak(jbuf *b, const char *key, const tree_peak *p, int decimals)
@@ -541,6 +590,9 @@ int monitor_main(int attach, int argc, char **argv)
     int rc = options_parse(&m->opt, attach, argc, argv, &exit_now);
     if (rc || exit_now) return rc;
     verbose_level = m->opt.verbose;
+    null_missing = m->opt.null_missing;
+    annotations_null_missing(m->opt.null_missing);
+    publisher_set_quiet(m->opt.quiet);
 
     annotations ann;
     if (annotations_init(&ann, m->opt.job_id, m->opt.tags, m->opt.ntags) != 0)
@@ -614,6 +666,7 @@ int monitor_main(int attach, int argc, char **argv)
         snprintf(path, sizeof path, "/proc/%d/exe", (int)m->root);
         ssize_t n = readlink(path, buf, sizeof buf - 1);
         if (n > 0) { buf[n] = 0; m->exe = strdup(buf); }
+        m->proc_start = process_start_epoch(m->root);
         struct stat st;
         snprintf(path, sizeof path, "/proc/%d", (int)m->root);
         m->user = hostinfo_user(stat(path, &st) == 0 ? st.st_uid : getuid());

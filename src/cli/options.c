@@ -22,11 +22,19 @@ void options_usage(FILE *f)
 "killed by signal N); 125 jobscope error, 126 CMD not executable, 127 not found.\n"
 "\n"
 "  -i, --interval SECONDS  sampling interval, decimal, >= 0.01 (default 1)\n"
-"  -m N                    the same in whole seconds (pegasus-kickstart's flag)\n"
+"  -m N                    the same in whole seconds (pegasus-kickstart's flag);\n"
+"                          -m 0: no online samples, only the start and end events\n"
 "  -o, --output DEST       where events go (repeatable): '-' stdout, PATH or\n"
-"                          file://PATH for JSON Lines (appended), PATH.csv for CSV\n"
-"      --format FMT        json, csv, joremon-json or joremon-csv: the format of\n"
-"                          every file output (default: CSV for *.csv, else JSON)\n"
+"                          file://PATH for JSON Lines (appended), PATH.csv for CSV;\n"
+"                          in paths %r = MPI rank, %h host, %j job id, %p pid\n"
+"      --format FMT        json, csv, joremon-json (or jsons) or joremon-csv: the\n"
+"                          format of every file output (default: CSV for *.csv,\n"
+"                          else JSON)\n"
+"      --mode MODE         JoReMon rows: cpu, mem, io or all (default all)\n"
+"      --null-missing      unset workflow annotations and unmeasured iowait are\n"
+"                          null (default: \"\" and 0, as pegasus-kickstart wrote)\n"
+"      --payload-shape panorama  payload events as Panorama stored them\n"
+"                          (stampede.task.monitoring, xwf_id, job_id, sched_id)\n"
 "      --job ID            job id stamped on every event (default: the batch\n"
 "                          system's job id, else HOST-PID-TIME)\n"
 "      --tag KEY=VALUE     annotation added to every event (repeatable)\n"
@@ -111,6 +119,7 @@ static int parse_format(const char *s, enum sink_format *f)
     static const struct { const char *name; enum sink_format f; } tab[] = {
         { "json", FORMAT_JSON }, { "jsonl", FORMAT_JSON }, { "csv", FORMAT_CSV },
         { "joremon-json", FORMAT_JOREMON_JSON }, { "joremon-csv", FORMAT_JOREMON_CSV },
+        { "jsons", FORMAT_JOREMON_JSON },         /* JoReMon's own spelling */
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (!strcmp(s, tab[i].name)) { *f = tab[i].f; return 0; }
@@ -122,7 +131,28 @@ enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_A
        OPT_GPU_ALL_PROCS, OPT_TELEMETRY_LEVEL, OPT_SCAN_OUTPUT, OPT_STRIP_PAYLOADS,
        OPT_CGROUP, OPT_NO_CGROUP, OPT_LIMIT, OPT_KILL_GRACE, OPT_MEASURE_ONLY,
        OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_INSECURE, OPT_CA_FILE, OPT_REQUIRE_OUTPUT,
+       OPT_MODE, OPT_NULL_MISSING, OPT_PAYLOAD_SHAPE,
        OPT_NO_SERVE };
+
+/* JoReMon's -mode: which row types (bits 1 << JOREMON_CPU/IO/MEM, see
+ * sink/joremon.h: 0 cpu, 1 io, 2 mem). */
+static int parse_mode(const char *s, unsigned *out)
+{
+    if (!strcmp(s, "all")) *out = 7;
+    else if (!strcmp(s, "cpu")) *out = 1;
+    else if (!strcmp(s, "io")) *out = 2;
+    else if (!strcmp(s, "mem")) *out = 4;
+    else return -1;
+    return 0;
+}
+
+/* A bad value in the environment (site profiles set these) must never stop
+ * the job: one warning, and the default. */
+static void env_warn(const js_options *o, const char *var, const char *val, const char *what)
+{
+    if (!o->quiet)
+        fprintf(stderr, "jobscope: ignoring %s='%s' (%s)\n", var, val, what);
+}
 
 /* "123", "64K", "10M", "1G" -> bytes; -1 if bad. */
 long long options_parse_size(const char *s)
@@ -225,6 +255,9 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         { "limit", required_argument, 0, OPT_LIMIT },
         { "kill-grace", required_argument, 0, OPT_KILL_GRACE },
         { "measure-only", no_argument, 0, OPT_MEASURE_ONLY },
+        { "mode", required_argument, 0, OPT_MODE },
+        { "null-missing", no_argument, 0, OPT_NULL_MISSING },
+        { "payload-shape", required_argument, 0, OPT_PAYLOAD_SHAPE },
         { "quiet", no_argument, 0, 'q' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
@@ -249,13 +282,15 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             if (parse_interval(optarg, &o->interval))
                 return bad("bad interval '%s': a number of seconds >= 0.01", optarg);
             have_interval = 1;
+            o->online_off = 0;
             break;
         case 'm': {
             char *end;
             long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 1 || v > 86400)
-                return bad("bad -m '%s': whole seconds, 1 to 86400", optarg);
-            o->interval = (double)v;
+            if (end == optarg || *end || v < 0 || v > 86400)
+                return bad("bad -m '%s': whole seconds, 0 (off) to 86400", optarg);
+            if (v > 0) o->interval = (double)v;
+            o->online_off = v == 0;
             have_interval = 1;
             break;
         }
@@ -352,6 +387,16 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             break;
         }
         case OPT_MEASURE_ONLY: o->measure_only = 1; break;
+        case OPT_MODE:
+            if (parse_mode(optarg, &o->sink.joremon_types))
+                return bad("bad --mode '%s': cpu, mem, io or all", optarg);
+            break;
+        case OPT_NULL_MISSING: o->null_missing = 1; break;
+        case OPT_PAYLOAD_SHAPE:
+            if (strcmp(optarg, "panorama") && strcmp(optarg, "jobscope"))
+                return bad("bad --payload-shape '%s': panorama or jobscope", optarg);
+            o->payload_panorama = !strcmp(optarg, "panorama");
+            break;
         case 'q': o->quiet = 1; o->verbose = 0; break;
         case 'v': o->verbose++; o->quiet = 0; break;
         case 'h': options_usage(stdout); *exit_now = 1; return 0;
@@ -368,10 +413,17 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
     }
 
     if (!have_interval) {
+        /* kickstart: whole seconds, 0 = monitoring off */
         const char *e = getenv("KICKSTART_MON_INTERVAL");
-        if (e && *e && parse_interval(e, &o->interval))
-            return bad("bad KICKSTART_MON_INTERVAL '%s'", e);
+        char *end;
+        if (e && *e) {
+            double v = strtod(e, &end);
+            if (end != e && !*end && v == 0) o->online_off = 1;
+            else if (parse_interval(e, &o->interval))
+                env_warn(o, "KICKSTART_MON_INTERVAL", e, "seconds, 0 = off; using 1");
+        }
     }
+    if (o->online_off) o->gpu = 0;     /* kickstart: -G counts only together with -m */
     /* kickstart's GPU switches: their mere presence turns the part on */
     if (getenv("KICKSTART_MON_GRAPHICS_PROCS")) o->gpu_graphics_procs = 1;
     if (getenv("KICKSTART_MON_GRAPHICS_UTIL")) o->gpu_proc_util = 1;
@@ -379,8 +431,10 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
     if (o->telemetry_level < 0) {
         const char *e = getenv("JOBSCOPE_TELEMETRY_LEVEL");
         o->telemetry_level = 1;
-        if (e && *e && parse_level(e, &o->telemetry_level))
-            return bad("bad JOBSCOPE_TELEMETRY_LEVEL '%s': an integer 0 to 255", e);
+        if (e && *e && parse_level(e, &o->telemetry_level)) {
+            env_warn(o, "JOBSCOPE_TELEMETRY_LEVEL", e, "an integer 0 to 255; using 1");
+            o->telemetry_level = 1;
+        }
     }
     if (o->noutputs == 0) {
         const char *u = getenv("KICKSTART_MON_URL");

@@ -61,6 +61,10 @@ typedef struct js_options {
     int     scan_output;          /* --scan-output: job's stdout/stderr through pipes */
     int     strip_payloads;       /* --strip-payloads: remove blocks from that output */
     int     no_serve;             /* --no-serve: do not stream to a local jobscope serve */
+    /* drop-in compatibility (docs/kickstart.md, docs/events.md) */
+    int     online_off;           /* -m 0 / KICKSTART_MON_INTERVAL=0: no online samples */
+    int     null_missing;         /* --null-missing: unset annotations and iowait are null */
+    int     payload_panorama;     /* --payload-shape panorama */
 } js_options;
 
 /* Returns 0 on success, or an exit status (0 for --help/--version). */

@@ -56,6 +56,50 @@ static const char *env_nonempty(const char *var)
     return v && *v ? v : NULL;
 }
 
+static int ann_null_missing;
+void annotations_null_missing(int on) { ann_null_missing = on; }
+
+static struct { const char *field, *value; } overrides[16];
+static int noverrides;
+
+int annotations_override(const char *field, const char *value)
+{
+    for (int i = 0; i < noverrides; i++)
+        if (!strcmp(overrides[i].field, field)) { overrides[i].value = value; return 0; }
+    if (noverrides == (int)(sizeof overrides / sizeof overrides[0])) return -1;
+    overrides[noverrides].field = field;
+    overrides[noverrides++].value = value;
+    return 0;
+}
+
+static const char *override_of(const char *field)
+{
+    for (int i = 0; i < noverrides; i++)
+        if (!strcmp(overrides[i].field, field)) return overrides[i].value;
+    return NULL;
+}
+
+/* The launcher's own id of an MPI launch, the same for all its ranks: PMIx
+ * namespace (Open MPI 4+, PRRTE, Slurm's pmix), Open MPI's jobid, MPICH
+ * Hydra's KVS name, else Slurm's JOB.STEP.  It is the "launch" annotation
+ * (two launches in one batch job are told apart) and, outside a batch
+ * system, the job id "mpi-LAUNCH". */
+static int mpi_launch_id(char *out, size_t n)
+{
+    static const char *const vars[] = {
+        "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid", "PMI_KVSNAME",
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = env_nonempty(vars[i]);
+        if (v) { snprintf(out, n, "%s", v); return 1; }
+    }
+    const char *job = env_nonempty("SLURM_JOB_ID"), *step = env_nonempty("SLURM_STEP_ID");
+    if (!job) job = env_nonempty("SLURM_JOBID");
+    if (!step) step = env_nonempty("SLURM_STEPID");
+    if (job && step) { snprintf(out, n, "%s.%s", job, step); return 1; }
+    return 0;
+}
+
 /* HTCondor gives a job its ClassAd in $_CONDOR_JOB_AD: the job id is
  * ClusterId.ProcId there (CONDOR_JOBID is Pegasus's own variable). */
 static int condor_job_id(char *out, size_t n)
@@ -100,8 +144,12 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             snprintf(gen, sizeof gen, "%s_%s", bid, task), a->job_id = strdup(gen);
         else
             a->job_id = strdup(bid);
-    } else if (env_nonempty("PEGASUS_DAG_JOB_ID")) {
-        a->job_id = strdup(getenv("PEGASUS_DAG_JOB_ID"));
+    } else if (override_of("dag_job_id") || env_nonempty("PEGASUS_DAG_JOB_ID")) {
+        a->job_id = strdup(override_of("dag_job_id") ? override_of("dag_job_id") : getenv("PEGASUS_DAG_JOB_ID"));
+    } else if (mpi_launch_id(gen, sizeof gen)) {
+        char mpi[sizeof gen + 8];
+        snprintf(mpi, sizeof mpi, "mpi-%s", gen);
+        a->job_id = strdup(mpi);
     } else {
         snprintf(gen, sizeof gen, "%s-%ld-%ld", host, (long)getpid(), (long)time(NULL));
         a->job_id = strdup(gen);
@@ -110,8 +158,12 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     jbuf b;
     jbuf_init(&b, 512);
     json_str(&b, "hostname", host);
-    for (size_t i = 0; i < sizeof wf_vars / sizeof wf_vars[0]; i++)
-        json_str(&b, wf_vars[i].field, env_nonempty(wf_vars[i].var));
+    /* kickstart wrote "" for an unset one; --null-missing: null */
+    for (size_t i = 0; i < sizeof wf_vars / sizeof wf_vars[0]; i++) {
+        const char *v = override_of(wf_vars[i].field);
+        if (!v) v = env_nonempty(wf_vars[i].var);
+        json_str(&b, wf_vars[i].field, v ? v : ann_null_missing ? NULL : "");
+    }
     long rank = 0;
     for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
         const char *v = env_nonempty(rank_vars[i]);
@@ -122,6 +174,9 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         }
     }
     json_i64(&b, "rank", rank);
+    a->rank = rank;
+    char launch[256];
+    if (mpi_launch_id(launch, sizeof launch)) json_str(&b, "launch", launch);
     json_str(&b, "job_id", a->job_id);
     if (bid) {
         json_obj_open(&b, "batch");
@@ -129,8 +184,21 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         json_str(&b, "job_id", bid);
         json_obj_close(&b);
     }
-    if (ntags > 0) {
+    int extra = 0;                 /* overrides that are no workflow annotation */
+    for (int i = 0; i < noverrides; i++) {
+        int wf = !strcmp(overrides[i].field, "dag_job_id");
+        for (size_t k = 0; k < sizeof wf_vars / sizeof wf_vars[0]; k++)
+            wf |= !strcmp(overrides[i].field, wf_vars[k].field);
+        extra += !wf;
+    }
+    if (ntags > 0 || extra) {
         json_obj_open(&b, "tags");
+        for (int i = 0; i < noverrides; i++) {
+            int wf = !strcmp(overrides[i].field, "dag_job_id");
+            for (size_t k = 0; k < sizeof wf_vars / sizeof wf_vars[0]; k++)
+                wf |= !strcmp(overrides[i].field, wf_vars[k].field);
+            if (!wf) json_str(&b, overrides[i].field, overrides[i].value);
+        }
         for (int i = 0; i < ntags; i++) {
             const char *eq = strchr(tags[i], '=');
             if (!eq) continue;

@@ -40,6 +40,7 @@ typedef struct annotations {
     size_t fragment_len;
     char *job_id;            /* --job, or a scheduler id, or generated */
     char *hostname;
+    long  rank;              /* MPI rank (0 without a launcher) */
 } annotations;
 
 typedef struct emitter {
@@ -55,6 +56,13 @@ typedef struct emitter {
  * ranks, scheduler job ids), --job and --tag KEY=VALUE. */
 int  annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags);
 void annotations_free(annotations *a);
+/* Before annotations_init: unset workflow annotations become null instead of
+ * "" (kickstart's type) -- --null-missing. */
+void annotations_null_missing(int on);
+/* Before annotations_init: FIELD (site, wf_label, xformation, ...) takes
+ * VALUE instead of its environment variable (kickstart's -R, -L, -n), or a
+ * FIELD that is no workflow annotation becomes a tag.  0, or -1 if full. */
+int  annotations_override(const char *field, const char *value);
 
 int  emitter_init(emitter *em, const annotations *ann);  /* takes ownership of ann */
 void emitter_add_sink(emitter *em, struct sink *s);

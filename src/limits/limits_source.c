@@ -26,7 +26,7 @@ extern const source_ops limits_source_ops;
 typedef struct limsrc {
     source    base;
     js_limits lim;
-    int       measure_only, verbose, run_mode;
+    int       measure_only, verbose, quiet, run_mode;
     double    grace;
     unsigned  exceeded;                  /* bit per limit */
     double    value[LIM_N], ts[LIM_N], elapsed[LIM_N];
@@ -56,6 +56,7 @@ static source *limsrc_open(monitor_ctx *ctx)
     }
     s->measure_only = o->measure_only;
     s->verbose = o->verbose;
+    s->quiet = o->quiet;
     s->run_mode = ctx->run_mode;
     s->grace = o->kill_grace;
     jbuf_init(&s->b, 1024);
@@ -104,7 +105,7 @@ static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k,
     json_str(b, "detected_by", how);
     json_str(b, "action", s->measure_only ? "report" : "kill");
     emitter_send(ctx->em, b, "jobscope.limit", ts->ts, NULL);
-    if (s->verbose || !s->measure_only)
+    if (!s->quiet && (s->verbose || !s->measure_only))     /* -q: the event says it */
         fprintf(stderr, "jobscope: limit %s=%.10g (%s) exceeded after %.1f s: %.10g (%s)%s\n", limits_name(k),
                 s->lim.max[k], limits_unit(k), ts->elapsed, v,
                 !strcmp(how, "sample") ? "sampled" : !strcmp(how, "oom_kill") ? "the kernel's OOM killer hit the cgroup limit"

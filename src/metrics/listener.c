@@ -156,10 +156,18 @@ static void metrics_emit(metrics_src *m, const wire_metric *w)
 }
 
 /* Keys of payload items that would clash with our annotations are dropped. */
+/* Panorama's stored shape (--payload-shape panorama) names the event for
+ * what pegasus-monitord made of it and carries its own identity fields. */
+static const char *const panorama_keys[] = { "monitoring_event", "xwf_id", "job_id", "sched_id" };
+
 static int metrics_reserved(void *ctx, const char *key, size_t klen)
 {
     metrics_src *m = ctx;
     const annotations *a = &m->ctx->em->ann;
+    if (m->ctx->opt->payload_panorama)
+        for (size_t i = 0; i < sizeof panorama_keys / sizeof panorama_keys[0]; i++)
+            if (strlen(panorama_keys[i]) == klen && !memcmp(panorama_keys[i], key, klen))
+                return 1;
     if (!a->fragment || klen + 3 > 128)
         return 0;
     char pat[132];
@@ -175,19 +183,80 @@ static int metrics_reserved(void *ctx, const char *key, size_t klen)
     return 0;
 }
 
+/* The raw JSON value of annotation KEY (after FROM in the fragment), e.g.
+ * "\"abc\"" or "null"; NULL if absent or an empty string. */
+static const char *ann_raw(const annotations *a, const char *from, const char *key, size_t *len)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *f = a->fragment, *end = f + a->fragment_len, *p = f;
+    if (from && !(p = memmem(f, a->fragment_len, from, strlen(from))))
+        return NULL;
+    for (; (p = memmem(p, (size_t)(end - p), pat, strlen(pat))); p++) {
+        if (p != f && p[-1] != ',' && p[-1] != '{')
+            continue;
+        const char *v = p + strlen(pat), *e = v;
+        if (*v == '"') {
+            for (e = v + 1; e < end && *e != '"'; e++)
+                if (*e == '\\') e++;
+            e++;
+        } else {
+            while (e < end && *e != ',' && *e != '}') e++;
+        }
+        *len = (size_t)(e - v);
+        return (*len == 2 && v[0] == '"') || (*len == 4 && !memcmp(v, "null", 4)) ? NULL : v;
+    }
+    return NULL;
+}
+
+static void metrics_put_raw(jbuf *b, const char *key, const char *v, size_t n)
+{
+    if (!v) { json_str(b, key, ""); return; }
+    jbuf_putc(b, ',');
+    jbuf_putc(b, '"');
+    jbuf_puts(b, key);
+    jbuf_puts(b, "\":");
+    jbuf_put(b, v, n);
+}
+
+/* {"event":"stampede.task.monitoring","ts":..,"monitoring_event":NAME,
+ *  "xwf_id":wf_uuid,"job_id":DAG job id,"sched_id":batch id, fields...} */
+static void metrics_panorama_begin(metrics_src *m, jbuf *b, const char *name, double ts)
+{
+    const annotations *a = &m->ctx->em->ann;
+    size_t n;
+    const char *v;
+    jbuf_reset(b);
+    jbuf_putc(b, '{');
+    b->comma = 0;
+    json_str(b, "event", "stampede.task.monitoring");
+    json_fixed(b, "ts", ts, 6);
+    json_str(b, "monitoring_event", name);
+    v = ann_raw(a, NULL, "wf_uuid", &n);
+    metrics_put_raw(b, "xwf_id", v, n);
+    if ((v = ann_raw(a, NULL, "dag_job_id", &n))) metrics_put_raw(b, "job_id", v, n);
+    else json_str(b, "job_id", a->job_id);
+    if (!(v = ann_raw(a, NULL, "condor_job_id", &n))) v = ann_raw(a, "\"batch\":{", "job_id", &n);
+    metrics_put_raw(b, "sched_id", v, n);
+    b->comma = 1;
+}
+
 static void metrics_payload_event(void *ctx, const char *name, double ts, const char *fields,
                                   size_t n)
 {
     metrics_src *m = ctx;
     jbuf b;
     jbuf_init(&b, n + 512);
-    event_begin(m->ctx->em, &b, name, ts);
+    if (m->ctx->opt->payload_panorama)
+        metrics_panorama_begin(m, &b, name, ts);
+    else
+        event_begin(m->ctx->em, &b, name, ts);
     if (n) {
         jbuf_putc(&b, ',');
         jbuf_put(&b, fields, n);
         b.comma = 1;
     }
-    emitter_send(m->ctx->em, &b, name, ts, NULL);
+    emitter_send(m->ctx->em, &b, m->ctx->opt->payload_panorama ? "stampede.task.monitoring" : name, ts, NULL);
     jbuf_free(&b);
     atomic_fetch_add(&m->pl_events, 1);
 }

@@ -8,6 +8,7 @@
 #include "metrics/jsonscan.h"
 #include "metrics/wire.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,8 +242,96 @@ static int payload_number(const char *p, size_t n, double *v)
     return *end ? -1 : 0;
 }
 
+/* Be liberal in what is accepted: Panorama's own example block puts the
+ * block's "ts" inside the payload list (`[ {...}, "ts": 1552878285 ]`).
+ * Members written as list items are moved to the block object; the events
+ * then say so in "payload_repaired".  Returns a new block (NULL if the text
+ * is not of that form) and the names moved in *what. */
+static char *payload_repair(const char *json, size_t n, size_t *outn, char *what, size_t wn)
+{
+    const char *end = json + n, *p = json;
+    const char *obj = jscan_ws(json, end);
+    if (obj >= end || *obj != '{')
+        return NULL;
+    const char *pl = NULL;
+    for (const char *q = json; (q = memmem(q, (size_t)(end - q), "\"payload\"", 9)); q += 9) {
+        const char *c = jscan_ws(q + 9, end);
+        if (c < end && *c == ':' && (c = jscan_ws(c + 1, end)) < end && *c == '[') { pl = c; break; }
+    }
+    if (!pl)
+        return NULL;
+    char *out = malloc(2 * n + 8), *moved = malloc(n + 1);
+    if (!out || !moved) { free(out); free(moved); return NULL; }
+    size_t o = 0, mv = 0, items = 0;
+    what[0] = 0;
+    memcpy(out, json, (size_t)(pl + 1 - json));  /* up to and with '[' */
+    o = (size_t)(pl + 1 - json);
+    p = jscan_ws(pl + 1, end);
+    while (p < end && *p != ']') {
+        const char *v = jscan_skip(p, end);
+        if (!v) goto bad;
+        const char *c = jscan_ws(v, end);
+        if (*p == '"' && c < end && *c == ':') {     /* "key": value inside the list */
+            const char *ve = jscan_skip(jscan_ws(c + 1, end), end);
+            if (!ve) goto bad;
+            if (mv) moved[mv++] = ',';
+            memcpy(moved + mv, p, (size_t)(ve - p));
+            mv += (size_t)(ve - p);
+            size_t wl = strlen(what);
+            snprintf(what + wl, wn - wl, "%s%.*s", wl ? ", " : "", (int)(v - p), p);
+            c = jscan_ws(ve, end);
+        } else {
+            if (items++) out[o++] = ',';
+            memcpy(out + o, p, (size_t)(v - p));
+            o += (size_t)(v - p);
+        }
+        if (c < end && *c == ',') c = jscan_ws(c + 1, end);
+        p = c;
+    }
+    if (p >= end || !mv) goto bad;
+    memcpy(out + o, p, (size_t)(end - p));          /* "]" and the rest */
+    o += (size_t)(end - p);
+    /* the moved members go first in the object: {"ts":1,...} */
+    size_t at = (size_t)(obj - json) + 1;
+    memmove(out + at + mv + 1, out + at, o - at);
+    memcpy(out + at, moved, mv);
+    out[at + mv] = ',';
+    o += mv + 1;
+    free(moved);
+    *outn = o;
+    return out;
+bad:
+    free(out);
+    free(moved);
+    return NULL;
+}
+
+static int payload_parse_block(const char *json, size_t n, double now, payload_event_fn fn,
+                               payload_reserved_fn reserved, void *ctx, const char **err,
+                               const char *repaired);
+
 int payload_parse(const char *json, size_t n, double now, payload_event_fn fn,
                   payload_reserved_fn reserved, void *ctx, const char **err)
+{
+    const char *ve = jscan_skip(json, json + n);
+    if (!ve) {
+        char what[256], note[320];
+        size_t fn_len;
+        char *fixed = payload_repair(json, n, &fn_len, what, sizeof what);
+        if (fixed) {
+            snprintf(note, sizeof note, "moved %s out of the payload list into the block", what);
+            int r = payload_parse_block(fixed, fn_len, now, fn, reserved, ctx, err, note);
+            free(fixed);
+            if (r >= 0)
+                return r;
+        }
+    }
+    return payload_parse_block(json, n, now, fn, reserved, ctx, err, NULL);
+}
+
+static int payload_parse_block(const char *json, size_t n, double now, payload_event_fn fn,
+                               payload_reserved_fn reserved, void *ctx, const char **err,
+                               const char *repaired)
 {
     const char *end = json + n;
     const char *ve = jscan_skip(json, end);
@@ -301,7 +390,8 @@ int payload_parse(const char *json, size_t n, double now, payload_event_fn fn,
         }
         count++;
     }
-    char *out = malloc(pllen + 1);
+    size_t extra = repaired ? 2 * strlen(repaired) + 32 : 0;
+    char *out = malloc(pllen + 1 + extra);
     if (!out) {
         *err = "out of memory";
         return -1;
@@ -330,6 +420,15 @@ int payload_parse(const char *json, size_t n, double now, payload_event_fn fn,
             out[o++] = '"';
             out[o++] = ':';
             o += jscan_minify(m.val, m.vlen, out + o);
+        }
+        if (repaired) {                 /* what was repaired, in the event */
+            o += (size_t)sprintf(out + o, "%s\"payload_repaired\":\"", o ? "," : "");
+            for (const char *r = repaired; *r; r++) {
+                if (*r == '"' || *r == '\\')
+                    out[o++] = '\\';
+                out[o++] = *r;
+            }
+            out[o++] = '"';
         }
         fn(ctx, name, ts, out, o);
     }

@@ -256,6 +256,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > s->cfg.body_limit) c->too_large = 1;
         *con_cls = c;
+        /* Announced as too large, from a client allowed in: answer 413 now,
+         * and libmicrohttpd closes the connection without reading the body. */
+        if (c->too_large && (c->local || !s->cfg.token ||
+                             token_ok(s->cfg.token, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))) {
+            __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
+            server_response w = { .status = 200 };
+            char d[96];
+            snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes", s->cfg.body_limit);
+            server_reply_error(&w, 413, "Request body too large", d);
+            return send_response(conn, &w);
+        }
         return MHD_YES;
     }
     if (*upload_size) {

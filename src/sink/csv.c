@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@ typedef struct csv_sink {
     sink  base;
     int   fd, own_fd, regular, joremon, header_done;
     jbuf  buf;
+    joremon_state jr;
     const sink_options *opt;
 } csv_sink;
 
@@ -38,6 +40,28 @@ static int csv_match(const char *url, const sink_options *o)
     return n > 4 && !strcmp(url + n - 4, ".csv") && (!strstr(url, "://") || !strncmp(url, "file://", 7));
 }
 
+/* The header is written unless the file is a regular file that already
+ * begins with this very header (appending to our own CSV): decided by its
+ * first bytes, not its size -- `{ echo x; jobscope ... -o -; } > job.out`
+ * gets its header. */
+static int csv_has_header(csv_sink *s)
+{
+    jbuf_init(&s->buf, 512);
+    if (s->joremon) joremon_csv_header(&s->buf, s->opt->joremon_types);
+    else jbuf_puts(&s->buf, csv_header);
+    jbuf_putc(&s->buf, '\n');
+    char first[1024];
+    size_t want = s->buf.len < sizeof first ? s->buf.len : sizeof first;
+    char self[64];                 /* the fd may be write-only: read through /proc */
+    snprintf(self, sizeof self, "/proc/self/fd/%d", s->fd);
+    int rfd = open(self, O_RDONLY | O_CLOEXEC);
+    ssize_t n = rfd >= 0 ? pread(rfd, first, want, 0) : -1;
+    if (rfd >= 0) close(rfd);
+    int same = n == (ssize_t)want && !memcmp(first, s->buf.p, want);
+    jbuf_free(&s->buf);
+    return same;
+}
+
 static sink *csv_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     csv_sink *s = calloc(1, sizeof *s);
@@ -46,9 +70,9 @@ static sink *csv_open(const char *url, const sink_options *o, char *err, size_t 
     if (s->fd < 0) { free(s); return NULL; }
     struct stat st;
     s->regular = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
-    s->header_done = s->regular && st.st_size > 0;
     s->joremon = o->format == FORMAT_JOREMON_CSV;
     s->opt = o;
+    s->header_done = s->regular && st.st_size > 0 && csv_has_header(s);
     s->base.ops = &sink_csv_ops;
     s->base.label = sink_redact_url(url);
     jbuf_init(&s->buf, 512);
@@ -75,14 +99,17 @@ static int csv_write(sink *base, const js_event *ev)
     int rc = 0;
     if (!s->header_done) {
         jbuf_reset(&s->buf);
-        if (s->joremon) joremon_csv_header(&s->buf); else jbuf_puts(&s->buf, csv_header);
+        if (s->joremon) joremon_csv_header(&s->buf, s->opt->joremon_types);
+        else jbuf_puts(&s->buf, csv_header);
         rc |= sink_file_write_line(s->fd, s->regular, s->buf.p, s->buf.len, 1);
         s->header_done = 1;
     }
     if (s->joremon) {
+        joremon_state_update(&s->jr, t);
         for (int type = 0; type < JOREMON_NTYPES; type++) {
+            if (!joremon_type_selected(s->opt->joremon_types, type)) continue;
             jbuf_reset(&s->buf);
-            joremon_csv_row(&s->buf, t, s->opt->ann, type);
+            joremon_csv_row(&s->buf, t, s->opt->ann, type, s->opt->joremon_types, &s->jr);
             rc |= sink_file_write_line(s->fd, s->regular, s->buf.p, s->buf.len, 1);
         }
         return rc;

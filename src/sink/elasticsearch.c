@@ -8,7 +8,17 @@
  * replayed after an outage overwrites itself instead of doubling: at-least-
  * once delivery becomes exactly-once storage.  An item refused for its
  * content (400, 409, 413, 415, 422) is reported once and skipped; any other
- * item failure is retried from that item on. */
+ * item failure is retried from that item on.
+ *
+ * Panorama's dashboards expect a time field: every document gets
+ * "@timestamp" (ISO 8601 UTC, milliseconds, from the event's ts), added in
+ * front of the event's own keys.  On first contact an index template is
+ * installed (POST /_index_template/jobscope-INDEX) so that the mapping does
+ * not depend on the first document: ts double (ES would guess float and
+ * lose sub-second precision), @timestamp date, annotations keyword, every
+ * other decimal double.  A server that refuses the template is warned about
+ * once; events flow anyway. */
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +39,7 @@ typedef struct es_ctx {
     char  *label;
     sbuf   body;
     unsigned long rejected;
+    int    template_done;
 } es_ctx;
 
 /* Two independent 64-bit FNV-1a variants give the 128-bit document id. */
@@ -57,24 +68,107 @@ static const char *es_index_for(const es_ctx *e, const char *name)
     return best;
 }
 
+/* The event's "ts" (epoch seconds) as "@timestamp":"2019-03-18T00:42:27.355Z",
+ * into out; 0 if the event has no ts. */
+static size_t es_timestamp(const char *json, size_t len, char *out, size_t n)
+{
+    const char *p = NULL;
+    for (size_t i = 0; i + 5 < len && !p; i++)
+        if (!memcmp(json + i, "\"ts\":", 5)) p = json + i + 5;
+    if (!p) return 0;
+    char *end;
+    double ts = strtod(p, &end);
+    if (end == p || ts <= 0) return 0;
+    long long ms = (long long)(ts * 1000.0 + 0.5);
+    time_t sec = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    return (size_t)snprintf(out, n, "\"@timestamp\":\"%s.%03dZ\",", base, (int)(ms % 1000));
+}
+
 /* Appends the _bulk body for items (action line + document line each). */
 static void es_bulk_append(sbuf *b, const char *index, const char *json, size_t len)
 {
-    char id[33];
+    char id[33], at[64];
     es_doc_id(json, len, id);
+    size_t atn = len > 2 && json[0] == '{' ? es_timestamp(json, len, at, sizeof at) : 0;
     sbuf_puts(b, "{\"index\":{\"_index\":\"");
     sbuf_puts(b, index);            /* validated at open: no quotes or backslashes */
     sbuf_puts(b, "\",\"_id\":\"");
     sbuf_puts(b, id);
     sbuf_puts(b, "\"}}\n");
-    sbuf_put(b, json, len);
+    if (atn) {
+        sbuf_putc(b, '{');
+        sbuf_put(b, at, atn);
+        sbuf_put(b, json + 1, len - 1);
+    } else {
+        sbuf_put(b, json, len);
+    }
     sbuf_putc(b, '\n');
+}
+
+/* The fields every event shares, as keyword (exact match, aggregations). */
+static const char *const es_keywords[] = {
+    "event", "hostname", "site", "wf_uuid", "wf_label", "dag_job_id", "condor_job_id",
+    "xformation", "task_id", "job_id", "exe", "cmd", "monitoring_event", "xwf_id", "sched_id",
+};
+
+/* Installs the index template once (see the top of the file). */
+static int es_install_template(es_ctx *e, double timeout, char *err, size_t errlen)
+{
+    sbuf b;
+    memset(&b, 0, sizeof b);
+    sbuf_puts(&b, "{\"index_patterns\":[\"");
+    sbuf_puts(&b, e->index);
+    sbuf_putc(&b, '"');
+    for (int i = 0; i < e->nroutes; i++) {
+        sbuf_puts(&b, ",\"");
+        sbuf_puts(&b, e->routes[i].index);      /* validated: no quotes */
+        sbuf_putc(&b, '"');
+    }
+    sbuf_puts(&b, "],\"priority\":100,\"template\":{\"mappings\":{"
+                  "\"dynamic_templates\":[{\"decimals\":{\"match_mapping_type\":\"double\","
+                  "\"mapping\":{\"type\":\"double\"}}}],\"properties\":{"
+                  "\"@timestamp\":{\"type\":\"date\"},\"ts\":{\"type\":\"double\"},"
+                  "\"seq\":{\"type\":\"long\"},\"rank\":{\"type\":\"long\"}");
+    for (size_t i = 0; i < sizeof es_keywords / sizeof es_keywords[0]; i++) {
+        sbuf_puts(&b, ",\"");
+        sbuf_puts(&b, es_keywords[i]);
+        sbuf_puts(&b, "\":{\"type\":\"keyword\"}");
+    }
+    sbuf_puts(&b, "}}}}");
+    char *url = malloc(strlen(e->url) + strlen(e->index) + 64);
+    int rc = -1;
+    if (url && !b.oom) {
+        strcpy(url, e->url);
+        char *slash = strstr(url, "/_bulk");
+        if (slash) *slash = 0;
+        strcat(url, "/_index_template/jobscope-");
+        strcat(url, e->index);
+        char why[256] = "";
+        long st = httpc_post(&e->c, url, "application/json", b.p, b.len, timeout, why, sizeof why);
+        if (st < 0) {
+            snprintf(err, errlen, "%s", why);
+        } else {
+            rc = 0;
+            e->template_done = 1;
+            if (httpc_status_class(st) != 0)
+                publisher_warn(e->label, "index template not installed (%s); ts may be mapped as float", why);
+        }
+    }
+    free(url);
+    sbuf_free(&b);
+    return rc;
 }
 
 static int es_connect(void *ctx, double timeout, char *err, size_t errlen)
 {
     es_ctx *e = ctx;
-    return httpc_probe(&e->c, e->url, timeout, err, errlen);
+    int rc = httpc_probe(&e->c, e->url, timeout, err, errlen);
+    if (rc == 0 && !e->template_done) rc = es_install_template(e, timeout, err, errlen);
+    return rc;
 }
 
 static int es_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)

@@ -26,6 +26,7 @@ typedef struct file_sink {
     int    regular;
     enum sink_format format;
     jbuf   buf;              /* joremon rows */
+    joremon_state jr;
     const sink_options *opt;
 } file_sink;
 
@@ -98,9 +99,11 @@ static int file_write(sink *base, const js_event *ev)
     if (s->format == FORMAT_JOREMON_JSON) {
         if (!ev->sample) return 0;                 /* JoReMon has samples only */
         int rc = 0;
+        joremon_state_update(&s->jr, ev->sample);
         for (int type = 0; type < JOREMON_NTYPES; type++) {
+            if (!joremon_type_selected(s->opt->joremon_types, type)) continue;
             jbuf_reset(&s->buf);
-            joremon_json(&s->buf, ev->sample, s->opt->ann, type);
+            joremon_json(&s->buf, ev->sample, s->opt->ann, type, &s->jr);
             rc |= sink_file_write_line(s->fd, s->regular, s->buf.p, s->buf.len, 1);
         }
         return rc;

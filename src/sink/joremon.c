@@ -1,9 +1,11 @@
 /* joremon.c — JoReMon-compatible rows (see joremon.h).
  *
  * Semantics follow JoReMon: CPUTime is cumulative CPU seconds of the job,
- * ClockTime seconds since the watched process started, CPUPercent the usage
- * over the last interval (100 = one core), byte counters cumulative, RSS and
- * VMS in bytes.  Values cover the whole tree (JoReMon watched one pid). */
+ * ClockTime seconds since the watched process started (not since jobscope
+ * attached), CPUPercent the lifetime average 100 x CPUTime / ClockTime (100 =
+ * one core) and PeakCPUPercent its maximum so far, byte counters cumulative,
+ * RSS and VMS in bytes.  Values cover the whole tree (JoReMon watched one
+ * pid).  jobscope's per-interval CPU % stays in its own events. */
 #include "joremon.h"
 
 #include <stdio.h>
@@ -14,6 +16,7 @@ static const char *const type_names[JOREMON_NTYPES] = {
     "joremon.CPUInfo", "joremon.IOInfo", "joremon.MemInfo",
 };
 
+/* Go's RFC3339Nano: the fraction without trailing zeros, no dot when 0. */
 size_t joremon_timestamp(char *out, size_t n, double ts)
 {
     time_t sec = (time_t)ts;
@@ -25,9 +28,14 @@ size_t joremon_timestamp(char *out, size_t n, double ts)
     char base[32], zone[8];
     strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
     strftime(zone, sizeof zone, "%z", &tm);          /* +0100 -> +01:00 */
+    char frac[16] = "";
+    if (nsec) {
+        int len = snprintf(frac, sizeof frac, ".%09ld", nsec);
+        while (len > 1 && frac[len - 1] == '0') frac[--len] = 0;
+    }
     if (!strcmp(zone, "+0000"))
-        return (size_t)snprintf(out, n, "%s.%09ldZ", base, nsec);
-    return (size_t)snprintf(out, n, "%s.%09ld%.3s:%.2s", base, nsec, zone, zone + 3);
+        return (size_t)snprintf(out, n, "%s%sZ", base, frac);
+    return (size_t)snprintf(out, n, "%s%s%.3s:%.2s", base, frac, zone, zone + 3);
 }
 
 /* The columns, in JoReMon's CSV order (sorted by name). */
@@ -50,15 +58,33 @@ static int col_in_type(enum col c, int type)
     }
 }
 
+static double clock_time(const tree_sample *s)
+{
+    return s->root_start > 0 ? s->ts - s->root_start : s->elapsed;
+}
+
+/* JoReMon's CPUPercent: CPU time over the process's lifetime, percent. */
+static double lifetime_cpu_percent(const tree_sample *s)
+{
+    double clk = clock_time(s);
+    return clk > 0 ? 100.0 * (double)(s->c.utime_us + s->c.stime_us) / 1e6 / clk : 0.0;
+}
+
+void joremon_state_update(joremon_state *st, const tree_sample *s)
+{
+    double v = lifetime_cpu_percent(s);
+    if (v > st->peak_cpu) st->peak_cpu = v;
+}
+
 /* Numeric value of a column (NaN for strings). */
-static double col_num(enum col c, const tree_sample *s)
+static double col_num(enum col c, const tree_sample *s, const joremon_state *st)
 {
     switch (c) {
     case C_PID:     return s->root_pid;
     case C_CPUTIME: return (double)(s->c.utime_us + s->c.stime_us) / 1e6;
-    case C_CLOCK:   return s->root_start > 0 ? s->ts - s->root_start : s->elapsed;
-    case C_CPUPCT:  return s->cpu_percent;
-    case C_PEAKCPU: return s->peak_cpu_percent.value;
+    case C_CLOCK:   return clock_time(s);
+    case C_CPUPCT:  return lifetime_cpu_percent(s);
+    case C_PEAKCPU: return st ? st->peak_cpu : lifetime_cpu_percent(s);
     case C_RBDISK:  return (double)s->c.read_bytes;
     case C_WBDISK:  return (double)s->c.write_bytes;
     case C_RBTOTAL: return (double)s->c.rchar;
@@ -93,7 +119,8 @@ static const enum col json_order[] = {
     C_RSS, C_PEAKRSS, C_VMS,
 };
 
-void joremon_json(jbuf *out, const tree_sample *s, const annotations *ann, int type)
+void joremon_json(jbuf *out, const tree_sample *s, const annotations *ann, int type,
+                  const joremon_state *st)
 {
     char tsbuf[64];
     json_obj_open(out, NULL);
@@ -104,8 +131,8 @@ void joremon_json(jbuf *out, const tree_sample *s, const annotations *ann, int t
         if (str) json_str(out, col_names[c], str);
         else if (c == C_PID || c == C_RBDISK || c == C_WBDISK || c == C_RBTOTAL ||
                  c == C_WBTOTAL || c == C_RSS || c == C_PEAKRSS || c == C_VMS)
-            json_u64(out, col_names[c], (uint64_t)col_num(c, s));
-        else json_num(out, col_names[c], col_num(c, s));
+            json_u64(out, col_names[c], (uint64_t)col_num(c, s, st));
+        else json_num(out, col_names[c], col_num(c, s, st));
     }
     json_obj_close(out);
 }
@@ -121,22 +148,44 @@ static void csv_cell(jbuf *out, const char *v)
     jbuf_putc(out, '"');
 }
 
-void joremon_csv_header(jbuf *out)
+/* A column is in the CSV when a selected row type has it (-mode cpu: the
+ * 12 columns of JoReMon's CPU rows). */
+static int col_selected(enum col c, unsigned types)
 {
+    if (!types) types = (1u << JOREMON_NTYPES) - 1;
+    for (int t = 0; t < JOREMON_NTYPES; t++)
+        if ((types & (1u << t)) && col_in_type(c, t)) return 1;
+    return 0;
+}
+
+void joremon_csv_header(jbuf *out, unsigned types)
+{
+    int first = 1;
     for (int c = 0; c < NCOLS; c++) {
-        if (c) jbuf_putc(out, ',');
+        if (!col_selected((enum col)c, types)) continue;
+        if (!first) jbuf_putc(out, ',');
+        first = 0;
         jbuf_puts(out, col_names[c]);
     }
 }
 
-void joremon_csv_row(jbuf *out, const tree_sample *s, const annotations *ann, int type)
+void joremon_csv_row(jbuf *out, const tree_sample *s, const annotations *ann, int type,
+                     unsigned types, const joremon_state *st)
 {
     char tsbuf[64], num[64];
+    int first = 1;
     for (int c = 0; c < NCOLS; c++) {
-        if (c) jbuf_putc(out, ',');
+        if (!col_selected((enum col)c, types)) continue;
+        if (!first) jbuf_putc(out, ',');
+        first = 0;
         if (!col_in_type((enum col)c, type)) continue;
         const char *str = col_str((enum col)c, s, ann, type, tsbuf, sizeof tsbuf);
         if (str) csv_cell(out, str);
-        else jbuf_put(out, num, fmt_fixed(num, col_num((enum col)c, s), 6)); /* Go's %f */
+        else jbuf_put(out, num, fmt_fixed(num, col_num((enum col)c, s, st), 6)); /* Go's %f */
     }
+}
+
+int joremon_type_selected(unsigned types, int type)
+{
+    return !types || (types & (1u << type));
 }

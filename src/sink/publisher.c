@@ -47,6 +47,7 @@ struct publisher {
     spool    sp;
     int      have_spool, spool_broken;
     int      connected, down, stop, waiting;
+    int      reached, unreached; /* a connect succeeded / failed in this run */
     double   deadline;      /* flush in progress: retry until then */
     unsigned long long delivered, spooled, dropped;
     int      warned_full;
@@ -88,8 +89,14 @@ static void abs_deadline(struct timespec *ts, double secs)
     ts->tv_nsec = (long)(ns % 1000000000LL);
 }
 
+/* -q: warnings about destinations and spools are silenced (errors that end
+ * the run, such as --require-output, are printed elsewhere). */
+static int publisher_quiet;
+void publisher_set_quiet(int on) { publisher_quiet = on; }
+
 void publisher_warn(const char *label, const char *fmt, ...)
 {
+    if (publisher_quiet) return;
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
@@ -239,6 +246,7 @@ static void *pub_thread(void *arg)
         err[0] = 0;
         if (!p->connected && be->connect(p->ctx, timeout < 3 ? timeout : 3, err, sizeof err) == 0)
             p->connected = 1;
+        __atomic_store_n(p->connected ? &p->reached : &p->unreached, 1, __ATOMIC_RELAXED);
         if (p->connected) {
             if (from_disk) {
                 n = spool_read(&snap, max, items, ends, &buf, &bufcap);
@@ -377,6 +385,10 @@ static int pub_flush(publisher *p, double timeout_s)
     while ((p->count > 0 || spool_has(p)) && p->started) {
         double left = p->deadline - mono();
         if (left <= 0) break;
+        /* never reachable in this run (refused, unknown scheme, bad TLS...):
+         * the events go to the spool now instead of holding the job's end */
+        if (__atomic_load_n(&p->unreached, __ATOMIC_RELAXED) && !__atomic_load_n(&p->reached, __ATOMIC_RELAXED))
+            break;
         struct timespec ts;
         abs_deadline(&ts, left < 0.5 ? left : 0.5);
         pthread_cond_timedwait(&p->idle, &p->mu, &ts);
@@ -473,6 +485,7 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
         publisher_warn(p->label, "%s: events go to the spool; deliver them later with "
                        "'jobscope flush -o URL SPOOL'", why);
         p->down = 1;
+        p->unreached = 1;
     } else {
         publisher_warn(p->label, "%s; events wait in the spool until it answers", why);
         snprintf(p->lasterr, sizeof p->lasterr, "%s", why);

@@ -35,6 +35,7 @@ typedef struct sink_options {
     const char *ca_file;
     int    require_output;    /* an unreachable destination is an error at start-up */
     const struct annotations *ann;  /* job id, hostname, for encoders that need them */
+    unsigned joremon_types;   /* --mode: bit (1 << JOREMON_CPU/IO/MEM) per row type; 0 = all */
 } sink_options;
 
 typedef struct sink sink;

@@ -145,7 +145,10 @@ got = []
 for l in open(got_path):
     if l.strip():
         g = json.loads(l)
-        got.append(g["ev"] if "ev" in g and isinstance(g["ev"], dict) else g)
+        g = g["ev"] if "ev" in g and isinstance(g["ev"], dict) else g
+        if isinstance(g, dict):
+            g.pop("@timestamp", None)      # added by the elasticsearch sink
+        got.append(g)
 bad = []
 seqs = [e["seq"] for e in sent]
 if seqs != list(range(1, len(sent) + 1)):

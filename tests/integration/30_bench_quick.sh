@@ -36,3 +36,19 @@ PY
 ) || { echo "$r"; fail "results.json checks"; return 1; }
     assert_eq "$r" ok
 }
+
+# 14.16: bench/run waited while *any* bench_tree ran on the machine
+# (pgrep -x): another user's or test's process must not hold it up.
+test_bench_waits_only_for_its_own_bench_tree() {
+    make -s -C "$ROOT" BUILD="$BUILD" bench-bins >/dev/null || fail "make bench-bins" || return 1
+    cp /bin/sleep "$T/bench_tree"
+    "$T/bench_tree" 300 &
+    local other=$!
+    timeout 150 "$ROOT/bench/run" --quick --no-install --only tree --build "$BUILD" --out "$T/results.json" \
+        >"$T/out.txt" 2>"$T/err.txt"
+    local rc=$?
+    kill $other 2>/dev/null
+    assert_ne "$rc" 124 "bench/run still waiting after 150 s" || return 1
+    assert_eq "$rc" 0 "$(tail -5 "$T/err.txt")" || return 1
+    assert_file "$T/results.json"
+}

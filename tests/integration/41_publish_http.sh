@@ -10,7 +10,7 @@ import json, sys
 out = open(sys.argv[2], "w")
 for l in open(sys.argv[1]):
     r = json.loads(l)
-    if r["status"] != 200:
+    if r["status"] != 200 or "/_index_template/" in r["path"]:
         continue
     lines = [x for x in r["body"].split("\n") if x]
     if r["path"].split("?")[0].endswith("/_bulk"):
@@ -50,7 +50,8 @@ test_elasticsearch_bulk_framing_index_per_family_and_partial_retry() {
     "$JS" run -i 0.05 --spool-dir sp -o ev.jsonl \
         -o "elasticsearch://127.0.0.1:$RECV_PORT/panorama_kickstart?index.jobscope.=jobscope_meta" -- sleep 0.5 2> err.txt
     assert_eq $? 0 "$(cat err.txt)" || return 1
-    assert_eq "$(jq_py 'sorted(set((e["path"], e["status"]) for e in ev))' requests.jsonl)" '[["/_bulk", 200]]' || return 1
+    assert_eq "$(jq_py 'sorted(set((e["path"], e["status"]) for e in ev))' requests.jsonl)" \
+        '[["/_bulk", 200], ["/_index_template/jobscope-panorama_kickstart", 200]]' || return 1
     accepted_events got.jsonl
     # item 0 of the first request was answered 429: it was sent again
     assert_match "$(check_delivery got.jsonl ev.jsonl)" "^ok " || return 1
@@ -143,4 +144,41 @@ test_wrong_credentials_keep_events_in_the_spool_instead_of_dropping_them() {
     grep -q "HTTP 401" err.txt || fail "$(cat err.txt)" || return 1
     local f; f=$(ls sp/*.spool) || return 1
     assert_eq "$(grep -c '^[0-9]*	' "$f")" "$(wc -l < ev.jsonl)" "every event kept" || return 1
+}
+
+# Panorama's index expects a time field, and ES maps a first-seen `ts` as a
+# 32-bit float (sub-second precision lost): documents carry @timestamp and an
+# index template with explicit types is installed before the first batch.
+test_elasticsearch_documents_have_timestamp_and_a_template_types_ts_as_double() {
+    recv_start || return 1
+    "$JS" run -i 0.1 --spool-dir sp -o ev.jsonl -o "elasticsearch://127.0.0.1:$RECV_PORT/kick?index.jobscope.=meta" \
+        -- sleep 0.3 2> err.txt
+    assert_eq $? 0 "$(cat err.txt)" || return 1
+    python3 - requests.jsonl ev.jsonl <<'PY' || return 1
+import json, sys, datetime
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+sent = {e["seq"]: e for e in map(json.loads, open(sys.argv[2]))}
+assert "/_index_template/" in reqs[0]["path"], "the template is not the first request: %s" % reqs[0]["path"]
+assert reqs[0]["path"] == "/_index_template/jobscope-kick", reqs[0]["path"]
+t = json.loads(reqs[0]["body"])
+assert sorted(t["index_patterns"]) == ["kick", "meta"], t["index_patterns"]
+props = t["template"]["mappings"]["properties"]
+assert props["ts"]["type"] == "double" and props["@timestamp"]["type"] == "date", props
+for k in ("wf_uuid", "dag_job_id", "hostname", "event", "site"):
+    assert props[k]["type"] == "keyword", k
+assert len([r for r in reqs if "_index_template" in r["path"]]) == 1, "template installed more than once"
+n = 0
+for r in reqs[1:]:
+    for d in r["body"].split("\n")[1::2]:
+        if not d:
+            continue
+        d = json.loads(d)
+        assert list(d)[0] == "@timestamp", list(d)[:3]
+        ts = datetime.datetime.strptime(d.pop("@timestamp"), "%Y-%m-%dT%H:%M:%S.%fZ") \
+            .replace(tzinfo=datetime.timezone.utc).timestamp()
+        assert abs(ts - d["ts"]) < 0.0006, (ts, d["ts"])
+        assert d == sent[d["seq"]], "document differs from the event beyond @timestamp"
+        n += 1
+assert n == len(sent), (n, len(sent))
+PY
 }

@@ -10,7 +10,8 @@ test_install_and_link_with_pkg_config() {
              lib/libjobscope.a lib/pkgconfig/jobscope.pc; do
         [ -e "root/opt/js/$f" ] || fail "not installed: $f" || return 1
     done
-    assert_eq "$(find root -name jobscope.py | wc -l)" 1 "jobscope.py installed" || return 1
+    assert_eq "$(find root -path '*/jobscope/__init__.py' | wc -l)" 1 "the jobscope python package installed" || return 1
+    assert_eq "$(find root -path '*/jobscope/dragon.py' | wc -l)" 1 "jobscope.dragon installed" || return 1
     assert_match "$(cat root/opt/js/lib/pkgconfig/jobscope.pc)" "prefix=/opt/js" || return 1
     cat >app.c <<'C'
 #include <jobscope.h>
@@ -53,4 +54,37 @@ test_bench_calls_per_second() {
     on=$(awk '$1=="plain"{print $5}' on.txt)
     assert_le "$off" 50 "no monitor: a call should cost nanoseconds" || return 1
     assert_le "$on" 20000 "with a monitor: a call should cost microseconds" || return 1
+}
+
+# 14.14: `make install` puts the python package where Debian's python3 looks
+# (/usr/local/lib/python3.X/dist-packages, not site-packages), and Dragon's
+# telemetry interface is one import away: from jobscope.dragon import Telemetry.
+test_make_install_puts_the_python_package_on_pythons_own_path() {
+    local py=/usr/bin/python3
+    [ -x $py ] || py=$(command -v python3)
+    make -s -C "$ROOT" BUILD="$BUILD" install DESTDIR="$T/root" PREFIX=/usr/local PYTHON=$py >make.log 2>&1 || { cat make.log; return 1; }
+    init=$(cd root && find . -path '*/jobscope/__init__.py' -o -name jobscope.py | head -1 | sed 's|^\.||')
+    [ -n "$init" ] || fail "no python module installed" || return 1
+    dir=${init%/jobscope/__init__.py}
+    dir=${dir%/jobscope.py}
+    $py -c 'import sys; sys.exit(0 if sys.argv[1] in sys.path else 1)' "$dir" \
+        || fail "$dir is not on $py's sys.path: $($py -c 'import sys; print(sys.path)')" || return 1
+    cat > job.py <<'PY'
+from jobscope.dragon import Telemetry
+dt = Telemetry()
+dt.start()
+print(dt.level(), int(dt.level))
+dt.add_data("predicted", 3.5, telemetry_level=2, tagk="gpu", tagv="0")
+dt.add_data("dropped", 1.0, telemetry_level=3)
+dt.shutdown()
+print(dt.add_data("after", 1.0))
+dt.finalize()
+PY
+    PYTHONPATH="$T/root$dir" "$JS" run -q --telemetry-level 2 -o ev.jsonl -- $py job.py > out.txt || return 1
+    assert_eq "$(cat out.txt | tr '\n' ' ')" "2 2 False " || return 1
+    assert_eq "$(jq_py '[(e["name"], e["value"], e["tags"]) for e in ev if e["event"]=="jobscope.metric"]' ev.jsonl)" \
+        '[["predicted", 3.5, {"gpu": "0"}]]' || return 1
+    # outside a monitored job: level 0, nothing sent, nothing raised
+    env -u JOBSCOPE_SOCKET PYTHONPATH="$T/root$dir" $py job.py > out2.txt || return 1
+    assert_eq "$(head -1 out2.txt)" "0 0"
 }

@@ -127,6 +127,12 @@ PY
     assert_eq "$(lookup load_average)" "host=n1" || return 1
     # a point without tags is tagged with the server's host
     assert_eq "$(lookup user_metric)" "host=$(hostname)" || return 1
+    # Telemetry().add_data(name, value, tagk=None, tagv=None) sends a None tag
+    r=$(http POST /api/metrics '{"timestamp":1722010227.5,"dps":[{"metric":"py_metric","value":2,"tags":{"null":null}},
+                                {"metric":"py_metric2","value":2,"tags":{"gpu":"0","x":null}}]}')
+    assert_match "$r" '^201 \{"success":2,"failed":0' || return 1
+    assert_eq "$(lookup py_metric)" "host=$(hostname)" || return 1
+    assert_eq "$(lookup py_metric2)" "gpu=0" || return 1
     r=$(http POST /api/metrics '{"dps":"no"}')
     assert_match "$r" '^400 ' || return 1
 }

@@ -166,7 +166,7 @@ static void test_bpf_sampler_reads_what_proc_shows_for_a_stopped_tree(void **sta
 {
     (void)state;
     char err[256];
-    bpfsample *bs = bpfsample_open(getpid(), 0, err, sizeof err);
+    bpfsample *bs = bpfsample_open(getpid(), 0, NULL, err, sizeof err);
     if (!bs) {
         fprintf(stderr, "    skip: %s\n", err);
         skip();
@@ -209,11 +209,79 @@ static void test_bpf_sampler_reads_what_proc_shows_for_a_stopped_tree(void **sta
     bpfsample_close(bs);
 }
 
+/* A cgroup of our own for the children: v2 where the unified hierarchy is
+ * usable, else the v1 memory hierarchy; "" when neither can be made. */
+static char cgdir[512];
+
+static void make_cgroup(void)
+{
+    char line[512];
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    cgdir[0] = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *path = strchr(strchr(line, ':') + 1, ':') + 1;
+        char base[400];
+        if (!strncmp(line, "0::", 3) && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+            snprintf(base, sizeof base, "/sys/fs/cgroup%s", path);
+        else if (strstr(line, ":memory:"))
+            snprintf(base, sizeof base, "/sys/fs/cgroup/memory%s", path);
+        else
+            continue;
+        snprintf(cgdir, sizeof cgdir, "%s/jobscope-bpftest-%d", base, (int)getpid());
+        if (mkdir(cgdir, 0755) == 0) break;
+        cgdir[0] = 0;
+    }
+    if (f) fclose(f);
+}
+
+static void join_cgroup(pid_t pid)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cgdir);
+    FILE *f = fopen(path, "w");
+    if (f) { fprintf(f, "%d\n", (int)pid); fclose(f); }
+}
+
+static int remove_cgroup(void **state)
+{
+    kill_group(state);
+    if (cgdir[0]) { rmdir(cgdir); cgdir[0] = 0; }
+    return 0;
+}
+
+static void test_bpf_sampler_through_the_jobs_cgroup_sees_only_its_tasks(void **state)
+{
+    (void)state;
+    char err[256];
+    make_cgroup();
+    if (!cgdir[0]) { fprintf(stderr, "    skip: cannot make a cgroup here\n"); skip(); }
+    pid_t a = fork();
+    if (a == 0) { setpgid(0, 0); raise(SIGSTOP); child_a(); }
+    setpgid(a, a);
+    group = a;
+    int status;
+    assert_int_equal(waitpid(a, &status, WUNTRACED), a);
+    join_cgroup(a);                     /* before it forks: its descendants start inside */
+    kill(a, SIGCONT);
+    assert_int_equal(waitpid(a, &status, WUNTRACED), a);   /* child_a's own stop */
+    bpfsample *bs = bpfsample_open(getpid(), getpid(), cgdir, err, sizeof err);
+    if (!bs) { fprintf(stderr, "    skip: %s\n", err); skip(); }
+    const bpf_proc *procs;
+    int n = bpfsample_read(bs, &procs);
+    assert_int_equal(n, 2);             /* A and its stopped grandchild; not this test */
+    assert_null(bpfsample_find(bs, getpid()));
+    const bpf_proc *pa = bpfsample_find(bs, a);
+    assert_non_null(pa);
+    check_same_as_proc(pa, 1);
+    bpfsample_close(bs);
+}
+
 static void test_bpf_sampler_is_absent_or_refuses_a_tree_cleanly(void **state)
 {
     (void)state;
     char err[256] = "";
-    bpfsample *bs = bpfsample_open(getpid(), 0, err, sizeof err);
+    bpfsample *bs = bpfsample_open(getpid(), 0, NULL, err, sizeof err);
     if (bs) {
         const bpf_proc *procs;
         assert_true(bpfsample_read(bs, &procs) >= 1);
@@ -228,6 +296,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_bpf_sampler_reads_what_proc_shows_for_a_stopped_tree, kill_group),
+        cmocka_unit_test_teardown(test_bpf_sampler_through_the_jobs_cgroup_sees_only_its_tasks, remove_cgroup),
         cmocka_unit_test(test_bpf_sampler_is_absent_or_refuses_a_tree_cleanly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,7 +49,7 @@ static void joremon_timestamps_are_rfc3339_nano(void **state)
     setenv("TZ", "CET-1", 1);
     tzset();
     joremon_timestamp(t, sizeof t, 1580865115.5);
-    assert_string_equal(t, "2020-02-05T02:11:55.500000000+01:00");
+    assert_string_equal(t, "2020-02-05T02:11:55.5+01:00");     /* Go drops trailing zeros */
 }
 
 int main(void)

@@ -1,6 +1,6 @@
-"""jobscope.py -- custom metrics from inside a job monitored by `jobscope run`.
+"""jobscope -- custom metrics from inside a job monitored by `jobscope run`.
 
-Standard library only: drop this file on PYTHONPATH (or `make install`).
+Standard library only: put the python/ folder on PYTHONPATH (or `make install`).
 
     import jobscope
     jobscope.metric("loss", 0.13)                    # level 1, now
@@ -9,7 +9,7 @@ Standard library only: drop this file on PYTHONPATH (or `make install`).
 
 Dragon-compatible (switch by changing the import):
 
-    from jobscope import Telemetry
+    from jobscope.dragon import Telemetry     # or: from jobscope import Telemetry
     dt = Telemetry()
     dt.add_data("predicted", 3.2, telemetry_level=2, tagk="gpu", tagv="0")
 
