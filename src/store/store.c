@@ -1598,7 +1598,12 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
 static void reclaim(store *s)
 {
     pthread_mutex_lock(&s->wmu);
-    sqlite3_exec(s->db, "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL);
+    /* the journal back to zero bytes, but waiting for readers at most 100 ms
+     * (wmu is held: ingest's flushes wait meanwhile) */
+    sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+    sqlite3_busy_timeout(s->db, 100);
+    sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    sqlite3_busy_timeout(s->db, 30000);
     pthread_mutex_unlock(&s->wmu);
 }
 
