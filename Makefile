@@ -41,6 +41,13 @@ SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
 $(SERVE_OBJS): CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS))
 
+# The web assets (web/src: dashboard and report pages; uPlot from npm) are
+# compiled into jobscope-serve as a generated C file (docs/views.md "Build").
+# `npm ci` runs when web/node_modules is missing (./deps.sh installs npm).
+WEB_SRCS   := $(sort $(wildcard web/src/*))
+WEB_ASSETS := web/node_modules/uplot/dist/uPlot.iife.min.js web/node_modules/uplot/dist/uPlot.min.css $(WEB_SRCS)
+SERVE_OBJS += $(BUILD)/gen/web_assets.o
+
 SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/%,$(sort $(wildcard src/*/*.c)))
 
 # The BPF sampler (src/bpf, docs/bpf.md) is built when clang, bpftool, libbpf
@@ -97,6 +104,15 @@ $(BUILD)/jobscope-net.so: $(NET_OBJS)
 $(BUILD)/jobscope-serve: $(SERVE_OBJS) $(BUILD)/libjscore.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a \
 	    $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+
+# The embedded web assets (see WEB_ASSETS above).
+web/node_modules:
+	@command -v npm >/dev/null || { echo "npm is needed for the dashboard's assets: ./deps.sh installs it" >&2; exit 1; }
+	cd web && npm ci --no-audit --no-fund
+$(BUILD)/gen/web_assets.c: web/embed.py $(WEB_SRCS) | web/node_modules
+	python3 web/embed.py $@ $(WEB_ASSETS)
+$(BUILD)/gen/web_assets.o: $(BUILD)/gen/web_assets.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 # Everything of the server side but its main(), for unit tests of the store,
 # the query engine and the server.

@@ -2,7 +2,7 @@
 # demo.sh — builds jobscope (installing Debian build dependencies if missing)
 # and runs a small monitored job: a shell that compresses data in three
 # parallel children, one of which daemonizes.  Shows the events and the
-# end-of-job record.
+# end-of-job record, and writes a self-contained HTML report of the job.
 set -e
 cd "$(dirname "$0")"
 ./deps.sh
@@ -51,3 +51,6 @@ for s in json.load(sys.stdin):
     print("  %s %s: %d points, max %s kB" % (s["metric"], s["tags"], len(dps), max(dps.values())))'
 kill $serve_pid; wait $serve_pid 2>/dev/null
 echo "== server stopped ($out/serve.log)"
+echo
+./build/jobscope report "$out/events.jsonl" -o "$out/report.html"
+echo "== the report: open file://$out/report.html in a browser (one file, works offline)"
