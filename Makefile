@@ -14,6 +14,8 @@
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
+# systemd finds units in /usr/local/lib/systemd/system and /usr/lib/systemd/system
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 OPT     ?= -O2 -g
 CFLAGS  ?= $(OPT)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
@@ -33,11 +35,18 @@ NETLIBS := $(shell pkg-config --libs $(PKGS))
 # size, RSS and start-up never pay for the store, the HTTP server or the
 # dashboard.  Its folders are listed here; every .c in them is part of it.
 SERVE_DIRS := src/store src/query src/server src/repo src/report
-SERVE_PKGS := libmicrohttpd sqlite3 libzstd
+SERVE_PKGS := libmicrohttpd sqlite3 libzstd zlib
 SERVE_SRCS := $(sort $(foreach d,$(SERVE_DIRS),$(wildcard $(d)/*.c)))
 SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
 $(SERVE_OBJS): CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS))
+
+# The web assets (web/src: dashboard and report pages; uPlot from npm) are
+# compiled into jobscope-serve as a generated C file (docs/views.md "Build").
+# `npm ci` runs when web/node_modules is missing (./deps.sh installs npm).
+WEB_SRCS   := $(sort $(wildcard web/src/*))
+WEB_ASSETS := web/node_modules/uplot/dist/uPlot.iife.min.js web/node_modules/uplot/dist/uPlot.min.css $(WEB_SRCS)
+SERVE_OBJS += $(BUILD)/gen/web_assets.o
 
 SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/%,$(sort $(wildcard src/*/*.c)))
 
@@ -95,6 +104,15 @@ $(BUILD)/jobscope-net.so: $(NET_OBJS)
 $(BUILD)/jobscope-serve: $(SERVE_OBJS) $(BUILD)/libjscore.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(BUILD)/pic/src/sink/net.o $(BUILD)/libjscore.a \
 	    $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+
+# The embedded web assets (see WEB_ASSETS above).
+web/node_modules:
+	@command -v npm >/dev/null || { echo "npm is needed for the dashboard's assets: ./deps.sh installs it" >&2; exit 1; }
+	cd web && npm ci --no-audit --no-fund
+$(BUILD)/gen/web_assets.c: web/embed.py $(WEB_SRCS) | web/node_modules
+	python3 web/embed.py $@ $(WEB_ASSETS)
+$(BUILD)/gen/web_assets.o: $(BUILD)/gen/web_assets.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 # Everything of the server side but its main(), for unit tests of the store,
 # the query engine and the server.
@@ -242,6 +260,10 @@ install: all
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jobscope.pc
 	install -d $(DESTDIR)$(PYTHONDIR)/jobscope
 	install -m 644 python/jobscope/__init__.py python/jobscope/dragon.py $(DESTDIR)$(PYTHONDIR)/jobscope/
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/doc/jobscope
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' dist/jobscope-serve.service.in \
+	    > $(DESTDIR)$(UNITDIR)/jobscope-serve.service
+	install -m 644 dist/serve.conf.example docs/serve.md $(DESTDIR)$(PREFIX)/share/doc/jobscope/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man3/

@@ -2,7 +2,7 @@
 # demo.sh — builds jobscope (installing Debian build dependencies if missing)
 # and runs a small monitored job: a shell that compresses data in three
 # parallel children, one of which daemonizes.  Shows the events and the
-# end-of-job record.
+# end-of-job record, and writes a self-contained HTML report of the job.
 set -e
 cd "$(dirname "$0")"
 ./deps.sh
@@ -28,3 +28,29 @@ for k in keys:
 print("  %-16s %s kB at %s" % ("peak rss", r["peaks"]["rss"]["value"], r["peaks"]["rss"]["ts"]))
 print("  %-16s %s" % ("rusage_children", r["rusage_children"]))
 PY
+
+# The server side: a `jobscope serve` on a free loopback port with its own store and
+# socket; the job finds it through the socket and streams into it; then a query.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export JOBSCOPE_SERVE_SOCKET=$out/serve/serve.sock
+echo
+echo "== jobscope serve --store $out/store --listen 127.0.0.1:$port &"
+./build/jobscope serve --store "$out/store" --listen "127.0.0.1:$port" --node-interval 0 2> "$out/serve.log" &
+serve_pid=$!
+trap 'kill $serve_pid 2>/dev/null' EXIT
+for i in $(seq 50); do curl -sf -o /dev/null "127.0.0.1:$port/api/version" && break; sleep 0.1; done
+echo "== jobscope run -v -i 0.2 --job demo2 -- sh -c '...'   (streams to the server by itself)"
+./build/jobscope run -v -i 0.2 --job demo2 -o "$out/events2.jsonl" -- \
+    sh -c 'head -c 30000000 /dev/urandom | gzip -1 > /dev/null' 2>&1 | grep "local server"
+q="start=1h-ago&m=max:kickstart.inv.online.rss{job_id=demo2}"
+echo "== curl -g 'http://127.0.0.1:$port/api/query?$q'"
+curl -sg "http://127.0.0.1:$port/api/query?$q" | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    dps = s["dps"]
+    print("  %s %s: %d points, max %s kB" % (s["metric"], s["tags"], len(dps), max(dps.values())))'
+kill $serve_pid; wait $serve_pid 2>/dev/null
+echo "== server stopped ($out/serve.log)"
+echo
+./build/jobscope report "$out/events.jsonl" -o "$out/report.html"
+echo "== the report: open file://$out/report.html in a browser (one file, works offline)"

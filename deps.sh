@@ -4,10 +4,11 @@
 #   ./deps.sh          build dependencies
 #   ./deps.sh --test   also what the tests use (servers, clients)
 set -e
-build_pkgs="gcc make pkg-config libcmocka-dev libcurl4-openssl-dev librabbitmq-dev libjansson-dev python3 libmicrohttpd-dev libsqlite3-dev libzstd-dev scdoc clang libbpf-dev bpftool"
-test_pkgs="prometheus tmux coop-computing-tools sysstat python3-psutil prometheus-process-exporter rabbitmq-server amqp-tools python3-pika victoria-metrics clang libclang-rt-dev debhelper dpkg-dev fakeroot valgrind faketime"
+build_pkgs="gcc make pkg-config libcmocka-dev libcurl4-openssl-dev librabbitmq-dev libjansson-dev python3 libmicrohttpd-dev libsqlite3-dev libzstd-dev zlib1g-dev scdoc clang libbpf-dev bpftool"
+test_pkgs="prometheus tmux coop-computing-tools sysstat python3-psutil prometheus-process-exporter rabbitmq-server amqp-tools python3-pika victoria-metrics clang libclang-rt-dev debhelper dpkg-dev fakeroot valgrind faketime time chromium chromium-driver"
 test_pkgs="$test_pkgs openmpi-bin"       # mpirun for tests/integration/82_dropin_mpi.sh
 pkgs=$build_pkgs
+command -v npm >/dev/null || pkgs="$pkgs npm"    # web/ assets (uPlot) and browser tests
 [ "${1:-}" = "--test" ] && pkgs="$pkgs $test_pkgs"
 missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | awk '$NF!="installed"{print $1}')
 for p in $pkgs; do dpkg-query -W "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -51,6 +51,8 @@ static const struct { const char *name; int (*fn)(int argc, char **argv); } drop
 static const struct server_command { const char *name, *help; } server_commands[] = {
     { "serve",  "serve [OPTIONS]                  the per-node telemetry service (store, OpenTSDB API, dashboard)" },
     { "import", "import [--server URL] FILE...    load event files into a running 'jobscope serve'" },
+    { "stats",  "stats DIR|FILE...|--server URL   statistics over many jobs, right-sizing advice" },
+    { "report", "report EVENTS... [-o FILE.html]  a self-contained HTML report of jobs, --svg plots" },
 };
 
 /* Finds a companion file of this executable (the server program, the

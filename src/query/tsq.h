@@ -97,7 +97,9 @@ typedef struct tsq_set {
 } tsq_set;
 
 /* Appends to out every local series of sub that passes its filters, with its
- * points in [q->start_ms, q->end_ms]. */
+ * points in the range OpenTSDB scans for [q->start_ms, q->end_ms] (widened to
+ * the hour for rates and interpolation; docs/query.md).  A metric the store
+ * has never seen: 400 "No such name for 'metrics': 'M'". */
 int  tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out, tsq_error *err);
 void tsq_set_free(tsq_set *set);
 
@@ -135,6 +137,10 @@ char *tsq_error_json(const tsq_error *err, size_t *len);
  * with tsq_set_parse and appends to its own set before tsq_eval. */
 char *tsq_set_json(const tsq_set *set, size_t *len);
 int   tsq_set_parse(const char *body, size_t len, tsq_set *out);
+
+/* The most points one sub-query may process (raw points in range plus
+ * filled buckets): beyond it tsq_eval answers 413.  Default 10,000,000. */
+extern long tsq_max_points;
 
 /* The aggregator names of /api/aggregators (NULL-terminated). */
 extern const char *const tsq_aggregators[];

@@ -21,7 +21,7 @@
 
 #include "query/tsq_internal.h"
 
-#define MAX_WORK_POINTS (64L * 1000 * 1000)   /* processed points per sub-query */
+long tsq_max_points = 10L * 1000 * 1000;
 
 typedef struct pser {
     const tsq_series *s;
@@ -353,6 +353,16 @@ static tsq_out *result_add(tsq_result *r)
     return o;
 }
 
+static int cmp_first(const void *pa, const void *pb, void *arg)
+{
+    pser **mem = arg;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int64_t x = mem[a]->ts[0], y = mem[b]->ts[0];
+    if (x != y)
+        return x < y ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
 /* Interpolates and aggregates one group's processed series into o. */
 static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
 {
@@ -405,10 +415,7 @@ static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
         for (size_t k = 0; k < nm; k++)
             if (mem[k]->n)
                 byfirst[nb++] = k;
-        for (size_t i = 1; i < nb; i++)         /* insertion sort by first ts */
-            for (size_t j = i; j > 0 && mem[byfirst[j - 1]]->ts[0] > mem[byfirst[j]]->ts[0]; j--) {
-                size_t t = byfirst[j]; byfirst[j] = byfirst[j - 1]; byfirst[j - 1] = t;
-            }
+        qsort_r(byfirst, nb, sizeof *byfirst, cmp_first, mem);   /* by first ts, then group order */
         for (size_t i = 0; i < nu; i++) {
             const int64_t t = u[i];
             while (nextadd < nb && mem[byfirst[nextadd]]->ts[0] <= t) {
@@ -457,6 +464,55 @@ out:
     return rc;
 }
 
+typedef struct mpt {
+    int64_t ts;
+    double  v;
+    size_t  ord;
+} mpt;
+
+static int cmp_mpt(const void *pa, const void *pb)
+{
+    const mpt *a = pa, *b = pb;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+/* Processes the union of several copies of one series (candidates
+ * which[0..n), in set order for "later wins"). */
+static int process_merged(const ctx *c, const size_t *which, size_t n, const size_t *lo, const size_t *hi,
+                          size_t cnt, pser *p)
+{
+    mpt *m = malloc((cnt ? cnt : 1) * sizeof *m);
+    int64_t *ts = malloc((cnt ? cnt : 1) * sizeof *ts);
+    double *v = malloc((cnt ? cnt : 1) * sizeof *v), *scratch = malloc((cnt ? cnt : 1) * sizeof *scratch);
+    if (!m || !ts || !v || !scratch) {
+        free(m); free(ts); free(v); free(scratch);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tsq_series *s = c->ps[which[i]].s;
+        for (size_t j = lo[which[i]]; j < hi[which[i]]; j++)
+            m[k++] = (mpt){ s->pts.ts[j], s->pts.val[j], which[i] };
+    }
+    qsort(m, k, sizeof *m, cmp_mpt);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (u && ts[u - 1] == m[i].ts)
+            u--;                        /* the later copy wins */
+        ts[u] = m[i].ts;
+        v[u++] = m[i].v;
+    }
+    tsq_series tmp = *p->s;
+    tmp.pts.ts = ts;
+    tmp.pts.val = v;
+    tmp.pts.n = tmp.pts.cap = u;
+    process(c, &tmp, 0, u, p, scratch);
+    free(m); free(ts); free(v); free(scratch);
+    return 0;
+}
+
 int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_result *out, tsq_error *err)
 {
     ctx c;
@@ -500,9 +556,9 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         ncand++;
     }
     c.nps = ncand;
-    if (work > (size_t)MAX_WORK_POINTS) {
+    if (work > (size_t)tsq_max_points) {
         tsq_fail(err, 413, NULL, "Sorry, this query would process %zu data points (limit %ld): "
-                 "narrow the time range or use a longer downsample interval", work, (long)MAX_WORK_POINTS);
+                 "narrow the time range or use a longer downsample interval", work, tsq_max_points);
         goto out;
     }
     /* group-by keys: the keys of group-by filters, sorted and unique */
@@ -533,23 +589,42 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         tsq_fail(err, 500, NULL, "out of memory");
         goto out;
     }
-    size_t pos = 0;
     for (size_t i = 0; i < ncand; i++) {
         for (int k = 0; k < c.ngb; k++) {
             const char *v = tagv(c.ps[i].s, c.gbk[k]);
             c.gv[i * (size_t)c.ngb + k] = v ? v : "";
         }
-        c.ps[i].ts = arena_ts + pos;
-        c.ps[i].v = arena_v + pos;
-        process(&c, c.ps[i].s, lo[i], hi[i], &c.ps[i], scratch);
-        pos += work_cap(&c, hi[i] - lo[i]);
         idx[i] = i;
     }
     qsort_r(idx, ncand, sizeof *idx, cmp_cand, &c);
 
-    for (size_t g = 0; g < ncand; ) {
+    /* One series (metric and tags) from several sets (nodes) is one series:
+     * its points are merged, a timestamp given twice keeping the later set's
+     * value.  Then each distinct series is downsampled and rated. */
+    size_t nuniq = 0, pos = 0;
+    for (size_t a = 0; a < ncand; ) {
+        size_t b = a + 1, cnt = hi[idx[a]] - lo[idx[a]];
+        while (b < ncand && cmp_tags(c.ps[idx[a]].s, c.ps[idx[b]].s) == 0) {
+            cnt += hi[idx[b]] - lo[idx[b]];
+            b++;
+        }
+        pser *p = &c.ps[idx[a]];
+        p->ts = arena_ts + pos;
+        p->v = arena_v + pos;
+        if (b == a + 1)
+            process(&c, p->s, lo[idx[a]], hi[idx[a]], p, scratch);
+        else if (process_merged(&c, idx + a, b - a, lo, hi, cnt, p) < 0) {
+            tsq_fail(err, 500, NULL, "out of memory");
+            goto out;
+        }
+        pos += work_cap(&c, cnt);
+        idx[nuniq++] = idx[a];
+        a = b;
+    }
+
+    for (size_t g = 0; g < nuniq; ) {
         size_t e = g + 1;
-        while (e < ncand && same_group(&c, idx[g], idx[e]))
+        while (e < nuniq && same_group(&c, idx[g], idx[e]))
             e++;
         for (size_t k = g; k < e; k++)
             mem[k - g] = &c.ps[idx[k]];

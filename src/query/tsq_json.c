@@ -2,11 +2,10 @@
  * (OpenTSDB 2.4's HttpJsonSerializer: metric, tags, aggregateTags, query
  * with showQuery, dps as an object or with ?arrays=true as pairs), error
  * bodies, /api/config/filters, and the raw-series exchange between peers
- * (tsq_set_json / tsq_set_parse).  Output is written by hand into one
- * growing buffer (a million points must not mean a million allocations);
- * input is read with jansson. */
+ * (tsq_set_json / tsq_set_parse).  All of it is written (and the exchange
+ * read) by hand in one growing buffer: a million points must not mean a
+ * million allocations. */
 #include <inttypes.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,19 +77,68 @@ static void ob_str(obuf *b, const char *s)
     ob_c(b, '"');
 }
 
-static void ob_i64(obuf *b, int64_t v)
+static int fmt_i64(char *t, int64_t v)
 {
-    char t[24];
-    int l = snprintf(t, sizeof t, "%" PRId64, v);
-    ob_put(b, t, (size_t)l);
+    char rev[24];
+    int n = 0, l = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        rev[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        t[l++] = '-';
+    while (n)
+        t[l++] = rev[--n];
+    t[l] = 0;
+    return l;
 }
 
-/* the shortest decimal that reads back as the same double */
+static void ob_i64(obuf *b, int64_t v)
+{
+    if (ob_reserve(b, 24) < 0)
+        return;
+    b->n += (size_t)fmt_i64(b->p + b->n, v);
+}
+
+/* The shortest decimal text that reads back as exactly v.  Integers and
+ * values with up to 6 decimals (most telemetry) take a fast path: m / 10^k
+ * == v means the decimal m·10^-k reads back (correctly rounded) as v. */
 int tsq_fmt_double(char *t, size_t n, double v)
 {
-    int l;
-    if (fabs(v) < 1e15 && v == (double)(int64_t)v)
-        return snprintf(t, n, "%" PRId64, (int64_t)v);
+    if (fabs(v) < 1e15) {
+        if (v == (double)(int64_t)v)
+            return fmt_i64(t, (int64_t)v);
+        double p = 10;
+        for (int k = 1; k <= 6; k++, p *= 10) {
+            double m = nearbyint(v * p);
+            if (fabs(m) < 1e15 && m / p == v) {
+                char d[24];
+                int64_t im = (int64_t)m;
+                int dl = fmt_i64(d, im < 0 ? -im : im), l = 0;
+                if (im < 0)
+                    t[l++] = '-';
+                if (dl <= k) {              /* 0.000ddd */
+                    t[l++] = '0';
+                    t[l++] = '.';
+                    for (int z = dl; z < k; z++)
+                        t[l++] = '0';
+                } else {
+                    memcpy(t + l, d, (size_t)(dl - k));
+                    l += dl - k;
+                    t[l++] = '.';
+                }
+                int from = dl <= k ? 0 : dl - k;
+                memcpy(t + l, d + from, (size_t)(dl - from));
+                l += dl - from;
+                while (t[l - 1] == '0')
+                    l--;
+                t[l] = 0;
+                return l;
+            }
+        }
+    }
+    int l = 0;
     for (int prec = 15; prec <= 17; prec++) {
         l = snprintf(t, n, "%.*g", prec, v);
         if (strtod(t, NULL) == v)
@@ -101,8 +149,9 @@ int tsq_fmt_double(char *t, size_t n, double v)
 
 static void ob_num(obuf *b, double v)
 {
-    char t[40];
-    ob_put(b, t, (size_t)tsq_fmt_double(t, sizeof t, v));
+    if (ob_reserve(b, 40) < 0)
+        return;
+    b->n += (size_t)tsq_fmt_double(b->p + b->n, 40, v);
 }
 
 /* a dps value: null for fill null, "NaN" for fill nan, a number otherwise */
@@ -275,6 +324,11 @@ char *tsq_config_filters_json(size_t *len)
 
 /* ------------------------------------------------- raw series between peers */
 
+/* {"series":[{"metric":M,"tags":{k:v,...},"dt":[t0,d1,d2,...],"v":[...]}]}
+ * "dt" holds the first timestamp (ms), then each difference to the previous
+ * one (short integers for regular series); "v" the values, null for NaN.
+ * Written and read by hand: a million points take milliseconds, not the
+ * seconds a generic JSON tree needs. */
 char *tsq_set_json(const tsq_set *set, size_t *len)
 {
     obuf b = { 0 };
@@ -293,11 +347,11 @@ char *tsq_set_json(const tsq_set *set, size_t *len)
             ob_c(&b, ':');
             ob_str(&b, s->tags[t].value);
         }
-        ob_s(&b, "},\"ts\":[");
+        ob_s(&b, "},\"dt\":[");
         for (size_t k = 0; k < s->pts.n; k++) {
             if (k)
                 ob_c(&b, ',');
-            ob_i64(&b, s->pts.ts[k]);
+            ob_i64(&b, k ? s->pts.ts[k] - s->pts.ts[k - 1] : s->pts.ts[0]);
         }
         ob_s(&b, "],\"v\":[");
         for (size_t k = 0; k < s->pts.n; k++) {
@@ -320,92 +374,315 @@ char *tsq_set_json(const tsq_set *set, size_t *len)
     return b.p;
 }
 
+typedef struct rd {
+    const char *p, *e;
+} rd;
+
+static void rd_ws(rd *r)
+{
+    while (r->p < r->e && (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r'))
+        r->p++;
+}
+
+static int rd_lit(rd *r, char c)
+{
+    rd_ws(r);
+    if (r->p < r->e && *r->p == c) {
+        r->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int rd_hex4(const char *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+        else return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void put_utf8(char **w, unsigned u)
+{
+    char *o = *w;
+    if (u < 0x80) *o++ = (char)u;
+    else if (u < 0x800) { *o++ = (char)(0xC0 | u >> 6); *o++ = (char)(0x80 | (u & 63)); }
+    else if (u < 0x10000) {
+        *o++ = (char)(0xE0 | u >> 12); *o++ = (char)(0x80 | ((u >> 6) & 63)); *o++ = (char)(0x80 | (u & 63));
+    } else {
+        *o++ = (char)(0xF0 | u >> 18); *o++ = (char)(0x80 | ((u >> 12) & 63));
+        *o++ = (char)(0x80 | ((u >> 6) & 63)); *o++ = (char)(0x80 | (u & 63));
+    }
+    *w = o;
+}
+
+/* a JSON string, unescaped into a malloc'ed UTF-8 string (no NULs) */
+static char *rd_str(rd *r)
+{
+    if (!rd_lit(r, '"'))
+        return NULL;
+    const char *q = r->p;
+    while (q < r->e && *q != '"')
+        q += *q == '\\' ? 2 : 1;
+    if (q >= r->e)
+        return NULL;
+    char *out = malloc((size_t)(q - r->p) + 1), *w = out;
+    if (!out)
+        return NULL;
+    while (r->p < q) {
+        char c = *r->p++;
+        if ((unsigned char)c < 0x20)
+            goto bad;
+        if (c != '\\') {
+            *w++ = c;
+            continue;
+        }
+        c = *r->p++;
+        switch (c) {
+        case '"': case '\\': case '/': *w++ = c; break;
+        case 'b': *w++ = '\b'; break;
+        case 'f': *w++ = '\f'; break;
+        case 'n': *w++ = '\n'; break;
+        case 'r': *w++ = '\r'; break;
+        case 't': *w++ = '\t'; break;
+        case 'u': {
+            unsigned u, lo;
+            if (q - r->p < 4 || rd_hex4(r->p, &u) < 0)
+                goto bad;
+            r->p += 4;
+            if (u >= 0xD800 && u < 0xDC00) {
+                if (q - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || rd_hex4(r->p + 2, &lo) < 0 ||
+                    lo < 0xDC00 || lo > 0xDFFF)
+                    goto bad;
+                r->p += 6;
+                u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+            } else if ((u >= 0xDC00 && u < 0xE000) || u == 0)
+                goto bad;
+            put_utf8(&w, u);
+            break;
+        }
+        default:
+            goto bad;
+        }
+    }
+    r->p = q + 1;
+    *w = 0;
+    return out;
+bad:
+    free(out);
+    return NULL;
+}
+
+static int rd_i64(rd *r, int64_t *out)
+{
+    rd_ws(r);
+    int neg = 0, nd = 0;
+    uint64_t v = 0;
+    if (r->p < r->e && *r->p == '-') {
+        neg = 1;
+        r->p++;
+    }
+    while (r->p < r->e && *r->p >= '0' && *r->p <= '9') {
+        if (++nd > 18)
+            return -1;
+        v = v * 10 + (uint64_t)(*r->p++ - '0');
+    }
+    if (!nd)
+        return -1;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+}
+
+static int rd_num(rd *r, double *out)
+{
+    rd_ws(r);
+    if (r->e - r->p >= 4 && memcmp(r->p, "null", 4) == 0) {
+        r->p += 4;
+        *out = NAN;
+        return 0;
+    }
+    /* fast path (Clinger): at most 15 digits, no exponent: m / 10^k is
+     * exact-rounded because m < 2^53 and 10^k (k <= 15) are exact */
+    static const double p10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+                                  1e14, 1e15 };
+    const char *p = r->p;
+    int neg = 0, nd = 0, k = -1;
+    uint64_t m = 0;
+    if (p < r->e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    for (; p < r->e; p++) {
+        if (*p >= '0' && *p <= '9') {
+            m = m * 10 + (uint64_t)(*p - '0');
+            nd++;
+            if (k >= 0)
+                k++;
+        } else if (*p == '.' && k < 0 && nd)
+            k = 0;
+        else
+            break;
+    }
+    if (nd && nd <= 15 && k != 0 && (p == r->e || (*p != 'e' && *p != 'E'))) {
+        double v = (double)m / p10[k > 0 ? k : 0];
+        *out = neg ? -v : v;
+        r->p = p;
+        return 0;
+    }
+    char buf[64];
+    size_t n = 0;
+    while (r->p < r->e && n < sizeof buf - 1 &&
+           ((*r->p >= '0' && *r->p <= '9') || *r->p == '-' || *r->p == '+' || *r->p == '.' ||
+            *r->p == 'e' || *r->p == 'E'))
+        buf[n++] = *r->p++;
+    buf[n] = 0;
+    if (!n)
+        return -1;
+    char *end;
+    *out = strtod(buf, &end);
+    return *end || !isfinite(*out) ? -1 : 0;
+}
+
 static int cmp_tag(const void *a, const void *b)
 {
     return strcmp(((const store_tag *)a)->key, ((const store_tag *)b)->key);
 }
 
-static int64_t jint(json_t *v)
+/* makes room for element n of an array of capacity *cap */
+static int grow(void **p, size_t *cap, size_t n, size_t sz)
 {
-    return json_is_integer(v) ? (int64_t)json_integer_value(v) : (int64_t)json_number_value(v);
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 16;
+    void *np = realloc(*p, nc * sz);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+static int rd_tags(rd *r, tsq_series *s)
+{
+    size_t cap = 0;
+    if (!rd_lit(r, '{'))
+        return -1;
+    if (rd_lit(r, '}'))
+        return 0;
+    do {
+        if (grow((void **)&s->tags, &cap, (size_t)s->ntags, sizeof *s->tags) < 0)
+            return -1;
+        char *k = rd_str(r), *v = NULL;
+        if (k && rd_lit(r, ':'))
+            v = rd_str(r);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return -1;
+        }
+        s->tags[s->ntags].key = k;
+        s->tags[s->ntags++].value = v;
+    } while (rd_lit(r, ','));
+    return rd_lit(r, '}') ? 0 : -1;
+}
+
+static int rd_series(rd *r, tsq_series *s)
+{
+    size_t tcap = 0, vcap = 0, vn = 0;
+    int have_dt = 0, have_v = 0, have_tags = 0;
+    if (!rd_lit(r, '{'))
+        return -1;
+    do {
+        char *key = rd_str(r);
+        int rc = key && rd_lit(r, ':') ? 0 : -1;
+        if (rc < 0)
+            ;
+        else if (!strcmp(key, "metric") && !s->metric)
+            rc = (s->metric = rd_str(r)) ? 0 : -1;
+        else if (!strcmp(key, "tags") && !have_tags) {
+            have_tags = 1;
+            rc = rd_tags(r, s);
+        } else if (!strcmp(key, "dt") && !have_dt) {
+            have_dt = 1;
+            rc = rd_lit(r, '[') ? 0 : -1;
+            if (rc == 0 && !rd_lit(r, ']')) {
+                int64_t t = 0;
+                do {
+                    int64_t d;
+                    if (rd_i64(r, &d) < 0 || (s->pts.n && d <= 0) ||
+                        grow((void **)&s->pts.ts, &tcap, s->pts.n, sizeof *s->pts.ts) < 0) {
+                        rc = -1;
+                        break;
+                    }
+                    t = s->pts.n ? t + d : d;     /* strictly increasing */
+                    s->pts.ts[s->pts.n++] = t;
+                } while (rd_lit(r, ','));
+                if (rc == 0 && !rd_lit(r, ']'))
+                    rc = -1;
+            }
+        } else if (!strcmp(key, "v") && !have_v) {
+            have_v = 1;
+            rc = rd_lit(r, '[') ? 0 : -1;
+            if (rc == 0 && !rd_lit(r, ']')) {
+                do {
+                    double d;
+                    if (rd_num(r, &d) < 0 || grow((void **)&s->pts.val, &vcap, vn, sizeof *s->pts.val) < 0) {
+                        rc = -1;
+                        break;
+                    }
+                    s->pts.val[vn++] = d;
+                } while (rd_lit(r, ','));
+                if (rc == 0 && !rd_lit(r, ']'))
+                    rc = -1;
+            }
+        } else
+            rc = -1;
+        free(key);
+        if (rc < 0)
+            return -1;
+    } while (rd_lit(r, ','));
+    if (!rd_lit(r, '}') || !s->metric || !have_dt || !have_v || vn != s->pts.n)
+        return -1;
+    s->pts.cap = tcap < vcap ? tcap : vcap;
+    if (s->ntags > 1)
+        qsort(s->tags, (size_t)s->ntags, sizeof *s->tags, cmp_tag);
+    for (int i = 1; i < s->ntags; i++)
+        if (!strcmp(s->tags[i - 1].key, s->tags[i].key))
+            return -1;                  /* keys are unique */
+    return 0;
 }
 
 int tsq_set_parse(const char *body, size_t len, tsq_set *out)
 {
-    json_error_t je;
-    json_t *root = json_loadb(body, len, 0, &je);
-    json_t *arr = root ? json_object_get(root, "series") : NULL;
-    if (!json_is_array(arr)) {
-        json_decref(root);
+    rd r = { body, body + len };
+    if (!body || !rd_lit(&r, '{'))
         return -1;
+    char *key = rd_str(&r);
+    int ok = key && !strcmp(key, "series") && rd_lit(&r, ':') && rd_lit(&r, '[');
+    free(key);
+    if (!ok)
+        return -1;
+    if (!rd_lit(&r, ']')) {
+        do {
+            if (grow((void **)&out->v, &out->cap, out->n, sizeof *out->v) < 0)
+                return -1;
+            tsq_series *s = &out->v[out->n++];
+            memset(s, 0, sizeof *s);
+            if (rd_series(&r, s) < 0)
+                return -1;
+        } while (rd_lit(&r, ','));
+        if (!rd_lit(&r, ']'))
+            return -1;
     }
-    size_t i;
-    json_t *js;
-    int rc = 0;
-    json_array_foreach(arr, i, js) {
-        json_t *m = json_object_get(js, "metric"), *tags = json_object_get(js, "tags"),
-               *ts = json_object_get(js, "ts"), *v = json_object_get(js, "v");
-        if (!json_is_string(m) || !json_is_object(tags) || !json_is_array(ts) || !json_is_array(v) ||
-            json_array_size(ts) != json_array_size(v)) {
-            rc = -1;
-            break;
-        }
-        if (out->n == out->cap) {
-            size_t nc = out->cap ? out->cap * 2 : 16;
-            tsq_series *nv = realloc(out->v, nc * sizeof *nv);
-            if (!nv) {
-                rc = -1;
-                break;
-            }
-            out->v = nv;
-            out->cap = nc;
-        }
-        tsq_series *s = &out->v[out->n];
-        memset(s, 0, sizeof *s);
-        s->metric = strdup(json_string_value(m));
-        size_t nt = json_object_size(tags), np = json_array_size(ts);
-        s->tags = calloc(nt ? nt : 1, sizeof *s->tags);
-        s->pts.ts = malloc((np ? np : 1) * sizeof *s->pts.ts);
-        s->pts.val = malloc((np ? np : 1) * sizeof *s->pts.val);
-        out->n++;
-        if (!s->metric || !s->tags || !s->pts.ts || !s->pts.val) {
-            rc = -1;
-            break;
-        }
-        const char *k;
-        json_t *tv;
-        json_object_foreach(tags, k, tv) {
-            if (!json_is_string(tv)) {
-                rc = -1;
-                break;
-            }
-            s->tags[s->ntags].key = strdup(k);
-            s->tags[s->ntags].value = strdup(json_string_value(tv));
-            if (!s->tags[s->ntags].key || !s->tags[s->ntags].value)
-                rc = -1;
-            s->ntags++;
-        }
-        if (rc < 0)
-            break;
-        qsort(s->tags, (size_t)s->ntags, sizeof *s->tags, cmp_tag);
-        s->pts.cap = np;
-        for (size_t k2 = 0; k2 < np; k2++) {
-            json_t *a = json_array_get(ts, k2), *b = json_array_get(v, k2);
-            if (!json_is_number(a) || !(json_is_number(b) || json_is_null(b))) {
-                rc = -1;
-                break;
-            }
-            s->pts.ts[k2] = jint(a);
-            s->pts.val[k2] = json_is_null(b) ? NAN : json_number_value(b);
-            if (k2 && s->pts.ts[k2] <= s->pts.ts[k2 - 1]) {
-                rc = -1;        /* must be strictly increasing */
-                break;
-            }
-        }
-        if (rc < 0)
-            break;
-        s->pts.n = np;
-    }
-    json_decref(root);
-    return rc;
+    if (!rd_lit(&r, '}'))
+        return -1;
+    rd_ws(&r);
+    return r.p == r.e ? 0 : -1;
 }

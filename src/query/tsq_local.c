@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "query/tsq_internal.h"
 
@@ -98,6 +100,49 @@ static void walk_free(walk *w)
     free(w->h);
 }
 
+/* The points of many series are read by a few threads (the store allows
+ * concurrent readers): most of a big query's time is decoding chunks. */
+typedef struct reader {
+    store *s;
+    const hit *h;
+    size_t n;
+    store_points *pts;
+    int64_t from, to;
+    size_t next;              /* atomically taken */
+    int failed;
+} reader;
+
+static void *read_some(void *arg)
+{
+    reader *r = arg;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
+        if (i >= r->n)
+            break;
+        if (store_read(r->s, r->h[i].id, r->from, r->to, &r->pts[i]) < 0)
+            __atomic_store_n(&r->failed, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void read_all(reader *r)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = r->n / 16;                  /* a thread per 16 series at least */
+    if (nt > (size_t)(cpus > 1 ? cpus : 1))
+        nt = (size_t)(cpus > 1 ? cpus : 1);
+    if (nt > 8)
+        nt = 8;
+    pthread_t th[8];
+    size_t started = 0;
+    for (size_t i = 1; i < nt; i++)         /* this thread is one of them */
+        if (pthread_create(&th[started], NULL, read_some, r) == 0)
+            started++;
+    read_some(r);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+}
+
 int tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out, tsq_error *err)
 {
     if (tsq_filters_compile((tsq_sub *)sub, err) < 0)
@@ -113,23 +158,29 @@ int tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *o
     }
     int64_t from, to;
     tsq_scan_range(q, sub, &from, &to);
+    store_points *pts = calloc(w.n ? w.n : 1, sizeof *pts);
+    if (!pts) {
+        walk_free(&w);
+        return tsq_fail(err, 500, NULL, "out of memory");
+    }
+    reader rd = { .s = s, .h = w.h, .n = w.n, .pts = pts, .from = from, .to = to };
+    read_all(&rd);
     int rc = 0;
-    for (size_t i = 0; i < w.n; i++) {
-        store_points pts = { 0 };
-        if (store_read(s, w.h[i].id, from, to, &pts) < 0) {
-            store_points_free(&pts);
-            rc = tsq_fail(err, 500, NULL, "Unable to read a series of '%s'", sub->metric);
-            break;
-        }
-        if (!pts.n) {
-            store_points_free(&pts);
+    size_t total = 0;
+    for (size_t i = 0; i < w.n; i++)
+        total += pts[i].n;
+    if (rd.failed)
+        rc = tsq_fail(err, 500, NULL, "Unable to read a series of '%s'", sub->metric);
+    else if (total > (size_t)tsq_max_points)
+        rc = tsq_fail(err, 413, NULL, "Sorry, this query would read %zu data points (limit %ld): "
+                      "narrow the time range or the filters", total, tsq_max_points);
+    for (size_t i = 0; i < w.n && rc == 0; i++) {
+        if (!pts[i].n)
             continue;
-        }
         if (out->n == out->cap) {
             size_t nc = out->cap ? out->cap * 2 : 64;
             tsq_series *nv = realloc(out->v, nc * sizeof *nv);
             if (!nv) {
-                store_points_free(&pts);
                 rc = tsq_fail(err, 500, NULL, "out of memory");
                 break;
             }
@@ -140,11 +191,15 @@ int tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *o
         se->metric = w.h[i].metric;
         se->tags = w.h[i].tags;
         se->ntags = w.h[i].ntags;
-        se->pts = pts;
-        w.h[i].metric = NULL;       /* moved */
+        se->pts = pts[i];
+        memset(&pts[i], 0, sizeof pts[i]);   /* moved */
+        w.h[i].metric = NULL;
         w.h[i].tags = NULL;
         w.h[i].ntags = 0;
     }
+    for (size_t i = 0; i < w.n; i++)
+        store_points_free(&pts[i]);
+    free(pts);
     walk_free(&w);
     return rc;
 }

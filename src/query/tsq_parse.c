@@ -403,12 +403,12 @@ static const char *tag_get(const store_tag *tags, int n, const char *k)
     return NULL;
 }
 
-static int contains_from(const char *hay, const char *needle, size_t from)
+static int contains_from(const char *hay, const char *needle, size_t from, int icase)
 {
     size_t hl = strlen(hay);
     if (from > hl)
         return 0;
-    return strstr(hay + from, needle) != NULL;
+    return (icase ? strcasestr(hay + from, needle) : strstr(hay + from, needle)) != NULL;
 }
 
 static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
@@ -419,18 +419,14 @@ static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
         return v == NULL;
     if (!v)
         return 0;       /* every filtered key must be present */
-    char lb[512];
+    /* case-insensitive filters hold lower-cased patterns; compare so */
     const char *lv = v;
-    if (c->icase) {
-        snprintf(lb, sizeof lb, "%s", v);
-        lower(lb);
-        lv = lb;
-    }
+    int ic = c->icase;
     switch (f->type) {
     case TSQ_LITERAL_OR: case TSQ_ILITERAL_OR: case TSQ_NOT_LITERAL_OR: case TSQ_NOT_ILITERAL_OR: {
         int in = 0;
         for (int i = 0; i < c->nlits && !in; i++)
-            in = strcmp(c->lits[i], lv) == 0;
+            in = (ic ? strcasecmp(c->lits[i], lv) : strcmp(c->lits[i], lv)) == 0;
         return (f->type == TSQ_LITERAL_OR || f->type == TSQ_ILITERAL_OR) ? in : !in;
     }
     case TSQ_WILDCARD: case TSQ_IWILDCARD: {
@@ -440,14 +436,15 @@ static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
         if (c->has_postfix && !c->has_prefix) {
             const char *last = c->comps[c->ncomps - 1];
             size_t ll = strlen(last);
-            if (ll > l || strcmp(lv + l - ll, last) != 0)
+            if (ll > l || (ic ? strcasecmp(lv + l - ll, last) : strcmp(lv + l - ll, last)) != 0)
                 return 0;
         }
-        if (c->has_prefix && !c->has_postfix && strncmp(lv, c->comps[0], strlen(c->comps[0])) != 0)
+        if (c->has_prefix && !c->has_postfix &&
+            (ic ? strncasecmp(lv, c->comps[0], strlen(c->comps[0])) : strncmp(lv, c->comps[0], strlen(c->comps[0]))))
             return 0;
         size_t idx = 0;
         for (int i = 0; i < c->ncomps; i++) {
-            if (!contains_from(lv, c->comps[i], idx))
+            if (!contains_from(lv, c->comps[i], idx, ic))
                 return 0;
             idx += strlen(c->comps[i]);
         }
@@ -671,6 +668,8 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
         snprintf(s->aggregator, sizeof s->aggregator, "%s", json_string_value(v));
     if ((v = json_object_get(jq, "metric")) && json_is_string(v))
         s->metric = strdup(json_string_value(v));
+    if ((!s->metric || !*s->metric) && json_array_size(json_object_get(jq, "tsuids")))
+        return tsq_fail(err, BAD, NULL, "tsuid queries are not supported: give the metric and filters");
     s->rate = jbool(json_object_get(jq, "rate"));
     s->explicit_tags = jbool(json_object_get(jq, "explicitTags"));
     json_t *ro = json_object_get(jq, "rateOptions");
@@ -678,18 +677,31 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
         double d;
         s->rate_opt.counter = jbool(json_object_get(ro, "counter"));
         s->rate_opt.drop_resets = jbool(json_object_get(ro, "dropResets"));
-        if ((v = json_object_get(ro, "counterMax")) && !json_is_null(v)) {
+        /* null or "" leave the default */
+        if ((v = json_object_get(ro, "counterMax")) && !json_is_null(v) &&
+            !(json_is_string(v) && !*json_string_value(v))) {
             if (jnum(v, &d) < 0)
                 return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
             s->rate_opt.counter_max = d;
         }
-        if ((v = json_object_get(ro, "resetValue")) && !json_is_null(v)) {
+        if ((v = json_object_get(ro, "resetValue")) && !json_is_null(v) &&
+            !(json_is_string(v) && !*json_string_value(v))) {
             if (jnum(v, &d) < 0)
                 return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
             s->rate_opt.reset_value = d;
         }
     }
-    json_t *fl = json_object_get(jq, "filters");
+    /* "filters" and the deprecated "tags" each replace the filter list
+     * (TSSubQuery's setters): the one given last wins */
+    int pos = 0, pos_f = -1, pos_t = -1;
+    const char *key;
+    json_t *val;
+    json_object_foreach(jq, key, val) {
+        if (!strcmp(key, "filters")) pos_f = pos;
+        else if (!strcmp(key, "tags")) pos_t = pos;
+        pos++;
+    }
+    json_t *fl = pos_f > pos_t ? json_object_get(jq, "filters") : NULL;
     if (fl && !json_is_null(fl)) {
         if (!json_is_array(fl))
             return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
@@ -714,7 +726,9 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
             s->filters[s->nfilters - 1].group_by = jbool(json_object_get(f, "groupBy"));
         }
     }
-    json_t *tags = json_object_get(jq, "tags");
+    json_t *tags = pos_t > pos_f ? json_object_get(jq, "tags") : NULL;
+    if (tags && !json_is_null(tags) && !json_is_object(tags))
+        return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
     if (json_is_object(tags)) {
         const char *k;
         json_object_foreach(tags, k, v) {

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ typedef struct put_batch {
     size_t      *tag_off;      /* per point: first tag index */
     char       **strs;
     size_t       nstrs, capstrs;
+    char       **intern;       /* open addressing over strs: each distinct string once */
+    size_t       capintern;
     int          oom;
 } put_batch;
 
@@ -43,13 +46,40 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
     return q;
 }
 
+static uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The batch's copy of s[0..n): the same names and tag values repeat over
+ * thousands of points of a request, so each distinct string is copied once. */
 static const char *own(put_batch *b, const char *s, size_t n)
 {
+    if (b->nstrs * 2 >= b->capintern) {
+        size_t cap = b->capintern ? b->capintern * 2 : 256;
+        char **t = calloc(cap, sizeof *t);
+        if (!t) { b->oom = 1; return NULL; }
+        for (size_t i = 0; i < b->capintern; i++) {
+            if (!b->intern[i]) continue;
+            size_t h = str_hash(b->intern[i], strlen(b->intern[i])) & (cap - 1);
+            while (t[h]) h = (h + 1) & (cap - 1);
+            t[h] = b->intern[i];
+        }
+        free(b->intern);
+        b->intern = t;
+        b->capintern = cap;
+    }
+    size_t h = str_hash(s, n) & (b->capintern - 1);
+    for (; b->intern[h]; h = (h + 1) & (b->capintern - 1))
+        if (!strncmp(b->intern[h], s, n) && b->intern[h][n] == 0) return b->intern[h];
     b->strs = grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
     if (b->oom) return NULL;
     char *c = strndup(s, n);
     if (!c) { b->oom = 1; return NULL; }
     b->strs[b->nstrs++] = c;
+    b->intern[h] = c;
     return c;
 }
 
@@ -94,7 +124,7 @@ static void batch_finish(put_batch *b)
 static void batch_free(put_batch *b)
 {
     for (size_t i = 0; i < b->nstrs; i++) free(b->strs[i]);
-    free(b->strs); free(b->pts); free(b->tags); free(b->tag_off);
+    free(b->strs); free(b->pts); free(b->tags); free(b->tag_off); free(b->intern);
     memset(b, 0, sizeof *b);
 }
 
@@ -290,14 +320,21 @@ static void h_dragon_metrics(server *s, const server_request *r, server_response
     size_t n = json_array_size(dps);
     for (size_t i = 0; i < n && !b.oom; i++) {
         json_t *dp = json_array_get(dps, i);
-        /* Dragon's clients send points without tags: tag them with the host. */
+        /* Dragon's clients send points without tags, or a tag whose value
+         * is None (add_data(..., tagk=None, tagv=None)): such tags are
+         * dropped and a point left without any is tagged with the host. */
         json_t *copy = NULL;
-        if (json_is_object(dp) && (!json_is_object(json_object_get(dp, "tags")) ||
-                                   !json_object_size(json_object_get(dp, "tags")))) {
+        json_t *tg = json_is_object(dp) ? json_object_get(dp, "tags") : NULL;
+        int has_null = 0;
+        const char *tk;
+        json_t *tv;
+        json_object_foreach(tg, tk, tv) if (json_is_null(tv)) has_null = 1;
+        if (json_is_object(dp) && (!json_is_object(tg) || !json_object_size(tg) || has_null)) {
             copy = json_deep_copy(dp);
-            json_t *tg = json_object();
-            json_object_set_new(tg, "host", json_string(s->host));
-            json_object_set_new(copy, "tags", tg);
+            json_t *ntg = json_object();
+            json_object_foreach(tg, tk, tv) if (!json_is_null(tv) && strcmp(tk, "null")) json_object_set(ntg, tk, tv);
+            if (!json_object_size(ntg)) json_object_set_new(ntg, "host", json_string(s->host));
+            json_object_set_new(copy, "tags", ntg);
         }
         const char *bad = put_point(&b, copy ? copy : dp, def_ms);
         if (bad) note_error(&e, dp, bad, 1);
@@ -404,10 +441,9 @@ static const char *lp_line(put_batch *b, const char *p, const char *end, int64_t
                 if (errno || e2 == val || *e2) { why = "bad field value"; goto out; }
             }
             if (!isfinite(v)) { why = "field value must be finite"; goto out; }
-            if (nf < 256) {
-                snprintf(fields[nf].name, sizeof fields[nf].name, "%s.%s", meas, key);
-                fields[nf++].v = v;
-            }
+            if (nf >= 256) { why = "more than 256 fields"; goto out; }
+            snprintf(fields[nf].name, sizeof fields[nf].name, "%s.%s", meas, key);
+            fields[nf++].v = v;
         }
         if (p + i < end && p[i] == ',') { i++; continue; }
         break;

@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "server_priv.h"
 
 /* The handler's closure: which listener a request came through. */
@@ -142,7 +143,7 @@ static int path_match(const char *pattern, const char *path)
     return !strcmp(pattern, path);
 }
 
-static void dispatch(server *s, const server_request *r, server_response *w)
+void server_dispatch(server *s, const server_request *r, server_response *w)
 {
     server_priv *p = s->priv;
     int path_known = 0;
@@ -164,6 +165,52 @@ static void dispatch(server *s, const server_request *r, server_response *w)
     }
     if (path_known) server_reply_error(w, 405, "Method not allowed", r->method);
     else server_reply_error(w, 404, "Endpoint not found", r->path);
+}
+
+/* A body sent with Content-Encoding gzip or deflate (Influx and OpenTSDB
+ * clients compress): inflated in place of the original, never beyond the
+ * body limit.  0, or the HTTP status to answer (400, 413, 415). */
+static int decode_body(req_ctx *c, const char *enc, size_t limit)
+{
+    if (!enc || !*enc || !strcasecmp(enc, "identity")) return 0;
+    if (strcasecmp(enc, "gzip") && strcasecmp(enc, "x-gzip") && strcasecmp(enc, "deflate")) return 415;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return 400;     /* gzip or zlib header */
+    size_t cap = c->len * 4 + 4096, len = 0;
+    if (cap > limit + 1) cap = limit + 1;
+    char *out = malloc(cap);
+    int rc = Z_OK, status = 0;
+    z.next_in = (Bytef *)(c->body ? c->body : "");
+    z.avail_in = (uInt)c->len;
+    while (out && rc != Z_STREAM_END) {
+        if (len == cap) {
+            if (cap > limit) { status = 413; break; }
+            size_t ncap = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
+            char *n = realloc(out, ncap);
+            if (!n) break;
+            out = n;
+            cap = ncap;
+        }
+        z.next_out = (Bytef *)out + len;
+        z.avail_out = (uInt)(cap - len);
+        rc = inflate(&z, Z_NO_FLUSH);
+        len = cap - z.avail_out;
+        if (rc == Z_BUF_ERROR && z.avail_in == 0) { status = 400; break; }   /* truncated */
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) { status = 400; break; }
+    }
+    inflateEnd(&z);
+    if (!out) return 413;
+    if (!status && len > limit) status = 413;
+    if (status) { free(out); return status; }
+    char *n = realloc(out, len + 1);
+    if (n) out = n;
+    else if (len + 1 > cap) { free(out); return 413; }
+    free(c->body);
+    c->body = out;
+    c->len = len;
+    c->cap = len + 1;
+    return 0;
 }
 
 /* Constant-time comparison of the presented token with ours. */
@@ -209,6 +256,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > s->cfg.body_limit) c->too_large = 1;
         *con_cls = c;
+        /* Announced as too large, from a client allowed in: answer 413 now,
+         * and libmicrohttpd closes the connection without reading the body. */
+        if (c->too_large && (c->local || !s->cfg.token ||
+                             token_ok(s->cfg.token, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))) {
+            __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
+            server_response w = { .status = 200 };
+            char d[96];
+            snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes", s->cfg.body_limit);
+            server_reply_error(&w, 413, "Request body too large", d);
+            return send_response(conn, &w);
+        }
         return MHD_YES;
     }
     if (*upload_size) {
@@ -258,7 +318,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         server_reply_error(&w, 413, "Request body too large", d);
         server_add_header(&w, "Connection", "close");
     } else {
-        dispatch(s, &r, &w);
+        int st = decode_body(c, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding"),
+                             s->cfg.body_limit);
+        if (st == 413) {
+            __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
+            server_reply_error(&w, 413, "Request body too large", "the decompressed body is larger than the limit");
+        } else if (st == 415) {
+            server_reply_error(&w, 415, "Unsupported Content-Encoding", "gzip and deflate are supported");
+        } else if (st) {
+            server_reply_error(&w, 400, "Unable to decompress the request body", NULL);
+        } else {
+            r.body = c->body ? c->body : "";
+            r.body_len = c->len;
+            if (c->body) c->body[c->len] = 0;
+            server_dispatch(s, &r, &w);
+        }
     }
     if (w.status >= 500) __atomic_add_fetch(&p->stats.errors_5xx, 1, __ATOMIC_RELAXED);
     else if (w.status >= 400) __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
@@ -370,6 +444,14 @@ static int unix_listen(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "--socket %s: cannot create %s: %s", path, dir, strerror(errno));
             return -1;
         }
+        /* The directory is the socket's protection: it must be this user's
+         * and closed to everyone else (0700), like the one made above. */
+        struct stat st;
+        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+            snprintf(err, errlen, "--socket %s: %s must be a directory of this user with mode 0700 "
+                     "(give the socket a directory of its own)", path, dir);
+            return -1;
+        }
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -406,13 +488,13 @@ static struct MHD_Daemon *start_daemon(server *s, int fd, int local)
     unsigned threads = s->cfg.threads > 0 ? (unsigned)s->cfg.threads : 4;
     return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC,
                             0, NULL, NULL, on_request, ls,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_END);
 }
 

@@ -250,7 +250,7 @@ void server_live_metrics(server *s, sbuf *out)
             prom_name(rows[n].name, sizeof rows[n].name, l->metric, rows[n].counter);
             n++;
         }
-    qsort(rows, n, sizeof *rows, row_cmp);
+    if (n) qsort(rows, n, sizeof *rows, row_cmp);
     const char *last = "";
     for (size_t i = 0; i < n; i++) {
         live_series *l = rows[i].l;

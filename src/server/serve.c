@@ -466,7 +466,7 @@ int serve_main(int argc, char **argv)
         int hl = colon ? (int)(colon - s->cfg.listen) : 0;
         snprintf(where, sizeof where, "http://%.*s:%d", hl, s->cfg.listen, server_tcp_port(s));
     }
-    if (s->cfg.socket_path)
+    if (s->cfg.socket_path && *s->cfg.socket_path && strcmp(s->cfg.socket_path, "none"))
         snprintf(where + strlen(where), sizeof where - strlen(where), "%sunix:%s",
                  *where ? ", " : "", s->cfg.socket_path);
     server_log(s, "listening on %s (store %s)", where, s->cfg.store_dir);

@@ -6,17 +6,22 @@
  *
  * How the parts fit:
  *   serve.c      `jobscope serve` options, config file, start-up and shutdown
- *   server.c     the server object, modules, tasks, hooks, ingest
+ *   server.c     the server object, modules, tasks, hooks, ingest of points
+ *   ingest.c     events (JSON, NDJSON) into points
+ *   live.c       the live per-job values behind /metrics
  *   http.c       libmicrohttpd listeners (TCP + Unix socket), auth, routing
- *   api_*.c      the endpoints (ingest, OpenTSDB queries, Prometheus)
+ *   api_*.c      the endpoints (ingest, OpenTSDB queries, version, /metrics)
+ *   import.c     `jobscope import`
  * A module in its own file (edge: node metrics, peers, forwarders,
  * consumers; views: repository, dashboard) registers itself with
  * SERVER_MODULE(...) and, from its init(), adds routes (server_route),
  * background tasks (server_task_add) and hooks (server_on_event,
  * server_on_points, server_set_fanout).
  *
- * Threads: handlers run on the HTTP worker threads; every function here may
- * be called from any thread once the server is running. */
+ * Threads: handlers run on the HTTP worker threads.  Registrations (routes,
+ * hooks, tasks, fan-out) are made from a module's init(), before the server
+ * starts, and never change afterwards; every other function here may be
+ * called from any thread while the server runs. */
 #ifndef JOBSCOPE_SERVER_H
 #define JOBSCOPE_SERVER_H
 
@@ -177,6 +182,10 @@ typedef void (*server_handler)(server *s, const server_request *r, server_respon
  * method + path replace earlier ones.  A path that exists with another
  * method answers 405.  0 or -1 (table full). */
 int server_route(server *s, const char *method, const char *path, server_handler fn, void *arg);
+/* Answers a request through the route table without HTTP (unit tests, the
+ * fuzz targets): r->conn NULL means no query parameters and no headers.
+ * w must start zeroed with status 200; free w->body afterwards. */
+void server_dispatch(server *s, const server_request *r, server_response *w);
 
 /* ---- modules, background tasks, fan-out ---- */
 

@@ -5,10 +5,13 @@
 #define JOBSCOPE_SERVER_MAIN_H
 
 #include "serve_cmd.h"
+#include "report/stats.h"
 
 #define SERVER_COMMANDS \
     { "serve", serve_main }, \
     { "import", import_main }, \
+    { "stats", stats_main }, \
+    { "report", report_main }, \
     { NULL, NULL },
 
 #endif

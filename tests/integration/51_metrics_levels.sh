@@ -41,13 +41,13 @@ test_env_level_and_bad_values() {
 }
 
 test_level_0_turns_metrics_off_and_leaves_env_alone() {
-    env -u JOBSCOPE_SOCKET -u JOBSCOPE_TELEMETRY_LEVEL -u JOBSCOPE_SERVE_SOCKET "$JS" run -q -o ev.jsonl --telemetry-level 0 -- \
+    env -u JOBSCOPE_SOCKET -u JOBSCOPE_TELEMETRY_LEVEL -u JOBSCOPE_SERVE_SOCKET "$JS" run -q --no-serve -o ev.jsonl --telemetry-level 0 -- \
         sh -c 'env | grep ^JOBSCOPE_; "$0" emit x 1; exit 0' "$JS" >out.txt || return 1
     assert_eq "$(cat out.txt)" "" "no JOBSCOPE_ variable in the job" || return 1
     assert_eq "$(jq_py 'len([e for e in ev if e["event"]=="jobscope.metric"])' ev.jsonl)" 0 || return 1
     # and with metrics on, exactly our two variables are added
-    env -u JOBSCOPE_SOCKET -u JOBSCOPE_TELEMETRY_LEVEL -u JOBSCOPE_SERVE_SOCKET "$JS" run -q -o ev.jsonl -- env >on.txt || return 1
-    env -u JOBSCOPE_SOCKET -u JOBSCOPE_TELEMETRY_LEVEL -u JOBSCOPE_SERVE_SOCKET env >off.txt
+    env -u JOBSCOPE_SOCKET -u JOBSCOPE_TELEMETRY_LEVEL "$JS" run -q -o ev.jsonl -- env >on.txt || return 1
+    env -u JOBSCOPE_SOCKET -u JOBSCOPE_TELEMETRY_LEVEL env >off.txt
     assert_eq "$(grep -v '^_=' on.txt | sort | diff - <(grep -v '^_=' off.txt | sort) | grep '^[<>]' | sed 's/=.*//')" \
         "$(printf '< JOBSCOPE_SOCKET\n< JOBSCOPE_TELEMETRY_LEVEL')" || return 1
     # the socket lives in a private directory, removed at the end

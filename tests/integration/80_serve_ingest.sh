@@ -36,7 +36,12 @@ test_serve_answers_version_on_tcp_and_on_the_unix_socket() {
     assert_match "$v" '"version":"2\.4' || return 1
     assert_eq "$(stat -c %a "$(dirname "$SERVE_SOCK")")" 700 "socket directory mode" || return 1
     serve_stop || return 1
-    [ ! -e "$SERVE_SOCK" ] || fail "socket left behind after a clean stop"
+    [ ! -e "$SERVE_SOCK" ] || fail "socket left behind after a clean stop" || return 1
+    # a socket directory others can enter is refused
+    mkdir -m 755 open
+    "$JS" serve --store st --listen none --socket "$T/open/serve.sock" 2> err.txt
+    assert_eq $? 125 "socket in a 0755 directory" || return 1
+    assert_match "$(cat err.txt)" "mode 0700" || return 1
 }
 
 test_put_single_array_summary_details_answers() {
@@ -91,6 +96,22 @@ test_put_refuses_malformed_bodies_with_opentsdb_errors() {
     assert_match "$(curl -s "$SERVE_URL/api/version")" '"version"' "still answering" || return 1
 }
 
+test_gzip_and_deflate_bodies_are_inflated_within_the_body_limit() {
+    serve_start s --body-limit 64K || return 1
+    printf 'cpu,host=a usage=1 1700000000000000000\ncpu,host=b usage=2 1700000000000000000\n' | gzip > lp.gz
+    assert_eq "$(curl -s -w '%{http_code}' -H 'Content-Encoding: gzip' --data-binary @lp.gz "$SERVE_URL/write")" 204 || return 1
+    assert_eq "$(lookup cpu.usage | tr '\n' ' ')" "host=a host=b " || return 1
+    printf '{"metric":"z.v","timestamp":1700000000,"value":1,"tags":{"h":"x"}}' |
+        python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))' > put.z
+    assert_eq "$(curl -s -w '%{http_code}' -H 'Content-Encoding: deflate' --data-binary @put.z "$SERVE_URL/api/put")" 204 || return 1
+    # a small body that inflates beyond the limit (1 MiB of zeros, ~1 KiB compressed)
+    head -c 1048576 /dev/zero | gzip -9 > bomb.gz
+    assert_match "$(curl -s -w ' %{http_code}' -H 'Content-Encoding: gzip' --data-binary @bomb.gz "$SERVE_URL/write")" '"code":413.* 413$' || return 1
+    head -c $(( $(stat -c %s lp.gz) - 10 )) lp.gz > cut.gz
+    assert_match "$(curl -s -w ' %{http_code}' -H 'Content-Encoding: gzip' --data-binary @cut.gz "$SERVE_URL/write")" ' 400$' "truncated" || return 1
+    assert_match "$(curl -s -w ' %{http_code}' -H 'Content-Encoding: br' --data-binary @lp.gz "$SERVE_URL/write")" ' 415$' || return 1
+}
+
 test_dragon_metrics_body_answers_201_with_counts() {
     serve_start || return 1
     local r
@@ -106,6 +127,12 @@ PY
     assert_eq "$(lookup load_average)" "host=n1" || return 1
     # a point without tags is tagged with the server's host
     assert_eq "$(lookup user_metric)" "host=$(hostname)" || return 1
+    # Telemetry().add_data(name, value, tagk=None, tagv=None) sends a None tag
+    r=$(http POST /api/metrics '{"timestamp":1722010227.5,"dps":[{"metric":"py_metric","value":2,"tags":{"null":null}},
+                                {"metric":"py_metric2","value":2,"tags":{"gpu":"0","x":null}}]}')
+    assert_match "$r" '^201 \{"success":2,"failed":0' || return 1
+    assert_eq "$(lookup py_metric)" "host=$(hostname)" || return 1
+    assert_eq "$(lookup py_metric2)" "gpu=0" || return 1
     r=$(http POST /api/metrics '{"dps":"no"}')
     assert_match "$r" '^400 ' || return 1
 }
@@ -233,8 +260,9 @@ for i in range(300):
     m = random.choice(["GET", "POST", "PUT", "DELETE", "BREW"])
     body = random.choice(junk)
     req = b"%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (m.encode(), random.choice(paths).encode(), len(body))
-    if i % 17 == 0:
+    if i % 17 == 0:     # not HTTP at all: nothing to answer, the server drops it later
         req = bytes(random.randrange(256) for _ in range(200))
+        s.settimeout(0.2)
     s.sendall(req + body)
     s.shutdown(socket.SHUT_WR)
     try:

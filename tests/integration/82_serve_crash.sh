@@ -55,3 +55,30 @@ assert not missing and not wrong, ("lost after kill -9", len(acked), missing[:5]
 print("ok: %d acknowledged batches (%d points) all there" % (len(acked), 50 * len(acked)))
 PY
 }
+
+test_a_run_streaming_to_the_local_server_loses_nothing_when_it_crashes_and_restarts() {
+    serve_start s --socket "$JOBSCOPE_SERVE_SOCKET" || return 1
+    local store=$SERVE_STORE port=$SERVE_PORT
+    "$JS" run -v -i 0.1 --spool-dir sp --flush-timeout 20 -o ev.jsonl -- sleep 3 2> err.txt &
+    local js=$!
+    sleep 1
+    grep -q "streaming to the local server" err.txt || fail "not detected: $(cat err.txt)" || return 1
+    kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null
+    sleep 0.8
+    "$JS" serve --store "$store" --listen "127.0.0.1:$port" --socket "$JOBSCOPE_SERVE_SOCKET" --node-interval 0 \
+        >> s2.log 2>&1 &
+    SERVE_PID=$!
+    _js_add_trap "kill -9 $SERVE_PID 2>/dev/null"
+    wait $js || fail "the job's status changed: $(cat err.txt)" || return 1
+    local job n got
+    job=$(jq_py 'ev[0]["job_id"]' ev.jsonl)
+    n=$(jq_py 'len(samples)' ev.jsonl)
+    # one elapsed point per sample, each exactly once (a batch resent after the crash
+    # overwrites the same timestamps)
+    got=$(curl -sg "$SERVE_URL/api/query?start=1h-ago&m=zimsum:0all-count:kickstart.inv.online.elapsed{job_id=$job}" |
+          python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(list(d[0]["dps"].values())[0]) if d else 0)')
+    assert_eq "$got" "$n" "samples stored after a kill -9 and restart of the server mid-job" || return 1
+    got=$(curl -sg "$SERVE_URL/api/query?start=1h-ago&m=zimsum:0all-count:jobscope.end.exit_code{job_id=$job}" |
+          python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(list(d[0]["dps"].values())[0]) if d else 0)')
+    assert_eq "$got" 1 "the end record" || return 1
+}

@@ -68,6 +68,17 @@ test_query_get_m_form_and_errors() {
     assert_match "$r" '^400 \{"error":\{"code":400' "truncated JSON" || return 1
     r=$(http GET "/api/query?start=1h-ago&m=nosuchagg:kickstart.inv.online.rss")
     assert_match "$r" '^400 \{"error"' "unknown aggregator" || return 1
+    # a filled downsample over years would be millions of buckets: refused, not built
+    r=$(http POST /api/query '{"start":1400000000000,"queries":[{"metric":"kickstart.inv.online.rss","aggregator":"sum","downsample":"10s-avg-nan"}]}')
+    assert_match "$r" '^400 \{"error":\{"code":400,"message":"Query too large' "filled buckets bounded" || return 1
+    r=$(http POST /api/query '{"start":1400000000000,"queries":[{"metric":"kickstart.inv.online.rss","aggregator":"sum","downsample":"10s-avg"}]}')
+    assert_match "$r" '^200 ' "fill none over years is fine" || return 1
+}
+
+test_grafana_save_and_test_answers_on_an_empty_store() {
+    serve_start || return 1
+    assert_eq "$(http GET '/api/suggest?type=metrics&q=cpu&max=10')" "200 []" || return 1
+    assert_eq "$(http GET '/api/suggest?type=metrics&q=cpu')" "200 []" || return 1
 }
 
 test_suggest_lookup_last_aggregators_filters() {

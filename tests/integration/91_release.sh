@@ -19,10 +19,11 @@ cmd_vs_man() {
 
 test_the_run_man_page_lists_every_option_of_run_help() { cmd_vs_man run jobscope-run.1; }
 test_the_emit_man_page_lists_every_option_of_emit_help() { cmd_vs_man emit jobscope-emit.1; }
+test_the_serve_man_page_lists_every_option_of_serve_help() { cmd_vs_man serve jobscope-serve.1; }
 
 test_man_pages_are_built_and_render() {
     need man || return
-    for p in jobscope.1 jobscope-run.1 jobscope-emit.1 libjobscope.3; do
+    for p in jobscope.1 jobscope-run.1 jobscope-emit.1 jobscope-serve.1 libjobscope.3; do
         assert_file "$ROOT/$BUILD/man/$p" || return 1
         man -l "$ROOT/$BUILD/man/$p" 2>/dev/null | grep -q "NAME" || fail "$p does not render" || return 1
     done

@@ -239,6 +239,20 @@ static void rate_drop_resets_skips_the_reset(void **st)
     expect_points(&r.v[0], ((int64_t[]){ S(10), S(30) }), ((double[]){ 2, 3 }));
 }
 
+/* Grafana's browser sends counterMax/resetValue as numbers or leaves them
+ * out, and asks for dropResets when neither is set; "" means the default */
+static void rate_options_as_grafana_sends_them(void **st)
+{
+    counter_series();
+    assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"rate\":true,\"rateOptions\":{\"counter\":true,"
+                              "\"counterMax\":\"\",\"resetValue\":\"\",\"dropResets\":true}"), 0);
+    expect_points(&r.v[0], ((int64_t[]){ S(10), S(30) }), ((double[]){ 2, 3 }));
+    teardown(NULL); counter_series();
+    assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"rate\":true,\"rateOptions\":{\"counter\":true,"
+                              "\"counterMax\":\"100\"}"), 0);
+    expect_points(&r.v[0], ((int64_t[]){ S(10), S(20), S(30) }), ((double[]){ 2, 9, 3 }));
+}
+
 /* rate without counter keeps negative rates even with a reset value */
 static void rate_without_counter_ignores_reset_value(void **st)
 {
@@ -343,6 +357,17 @@ static void tags_map_becomes_group_by_filters(void **st)
     assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"tags\":{\"host\":\"a|d\"}"), 0);
     assert_int_equal(r.n, 2);                       /* literal_or, grouped */
     expect_points(&r.v[1], ((int64_t[]){ S(0) }), ((double[]){ 8 }));
+    /* with "filters" too, the one given last replaces the other */
+    teardown(NULL); four_hosts();
+    assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"filters\":[{\"type\":\"literal_or\",\"tagk\":\"host\","
+                              "\"filter\":\"c\"}],\"tags\":{\"host\":\"a|b\"}"), 0);
+    assert_int_equal(r.n, 2);                       /* a and b, grouped */
+    expect_points(&r.v[0], ((int64_t[]){ S(0) }), ((double[]){ 1 }));
+    teardown(NULL); four_hosts();
+    assert_int_equal(run1(60, "\"aggregator\":\"sum\",\"tags\":{\"host\":\"a|b\"},\"filters\":[{\"type\":"
+                              "\"literal_or\",\"tagk\":\"host\",\"filter\":\"c\"}]"), 0);
+    assert_int_equal(r.n, 1);                       /* c only */
+    expect_points(&r.v[0], ((int64_t[]){ S(0) }), ((double[]){ 4 }));
 }
 
 /* explicitTags: only series whose keys are exactly the filtered keys */
@@ -438,6 +463,12 @@ static void iwildcard_globs_ignoring_case(void **st)
 {
     assert_true(matches("iwildcard", "WEB*", "host=web01"));
     assert_false(matches("iwildcard", "db*", "host=web01"));
+    char longv[700] = "host=";                  /* long values are not truncated */
+    memset(longv + 5, 'a', 600);
+    strcpy(longv + 605, "WEB");
+    assert_true(matches("iwildcard", "*web", longv));
+    assert_false(matches("iwildcard", "*weba", longv));
+    assert_true(matches("iliteral_or", longv + 5, longv));
 }
 static void regexp_finds_a_match_anywhere(void **st)
 {
@@ -557,6 +588,22 @@ static void bad_downsample_is_a_400(void **st)
                  400, "Zero or negative duration: 0s");
 }
 
+/* a fill over a long range is bounded: beyond tsq_max_points, a 413 */
+static void too_many_points_is_a_413(void **st)
+{
+    gap_series();
+    long saved = tsq_max_points;
+    tsq_max_points = 1000;
+    /* 1s buckets over an hour-aligned scan of [B, B+2h] = 3 h: 10800 > 1000 */
+    int rc = run1(7200, "\"aggregator\":\"sum\",\"downsample\":\"1s-avg-zero\"");
+    tsq_max_points = saved;
+    assert_int_equal(rc, -1);
+    assert_int_equal(e.code, 413);
+    teardown(NULL); gap_series();
+    assert_int_equal(run1(7200, "\"aggregator\":\"sum\",\"downsample\":\"1s-avg-zero\""), 0);
+    assert_int_equal(r.v[0].n, 7201);
+}
+
 static void malformed_requests_are_400s(void **st)
 {
     expect_error("{\"start\":", 400, "Unable to parse the given JSON");
@@ -566,6 +613,8 @@ static void malformed_requests_are_400s(void **st)
     expect_error("{\"start\":\"1h-ago\",\"queries\":[]}", 400, "Missing queries");
     expect_error("{\"start\":\"1h-ago\",\"queries\":[{\"aggregator\":\"sum\"}]}", 400,
                  "Missing the metric or tsuids, provide at least one");
+    expect_error("{\"start\":\"1h-ago\",\"queries\":[{\"aggregator\":\"sum\",\"tsuids\":[\"000001\"]}]}", 400,
+                 "tsuid queries are not supported: give the metric and filters");
     expect_error("{\"start\":\"soon\",\"queries\":[{\"metric\":\"m\",\"aggregator\":\"sum\"}]}", 400,
                  "Invalid time: soon. For input string: \"soon\"");
     assert_int_equal(tsq_parse_json("", 0, B, &q, &e), -1);
@@ -749,41 +798,87 @@ static void seconds_keys_are_unique(void **st)
 
 static void numbers_are_written_exactly(void **st)
 {
-    add_series(&set, "m", "host=a", (int64_t[]){ S(1), S(2), S(3), S(4) }, (double[]){ 0.1, 1e20, -3, 1.0 / 3 }, 4);
+    const double v[] = { 0.1, 1e20, -3, 1.0 / 3, 1.1, 123.456, -0.001, 1e-7, 0.30000000000000004, 2.5e15,
+                         -1234567.125, 5e-324, 1.7976931348623157e308, 1e15 - 0.5 };
+    const char *want[] = { "0.1", "1e+20", "-3", "0.333333333333333", "1.1", "123.456", "-0.001", "1e-07",
+                           "0.30000000000000004", "2.5e+15", "-1234567.125", "4.94065645841247e-324",
+                           "1.7976931348623157e+308", "999999999999999.5" };
+    int64_t t[14];
+    for (int i = 0; i < 14; i++)
+        t[i] = S(i + 1);
+    add_series(&set, "m", "host=a", t, v, 14);
     assert_int_equal(run1(60, "\"aggregator\":\"sum\""), 0);
     char *j = answer();
     json_t *a = json_loads(j, 0, NULL);
     json_t *dps = json_object_get(json_array_get(a, 0), "dps");
-    assert_true(json_number_value(json_object_get(dps, "1699999201")) == 0.1);
-    assert_true(json_number_value(json_object_get(dps, "1699999202")) == 1e20);
-    assert_true(json_number_value(json_object_get(dps, "1699999203")) == -3);
-    assert_true(json_number_value(json_object_get(dps, "1699999204")) == 1.0 / 3);
-    assert_non_null(strstr(j, "\"1699999201\":0.1,"));
+    for (int i = 0; i < 14; i++) {
+        char key[16], frag[64];
+        snprintf(key, sizeof key, "%lld", B_S + i + 1);
+        if (json_number_value(json_object_get(dps, key)) != v[i])
+            fail_msg("%s: %.17g read back as %.17g", key, v[i], json_number_value(json_object_get(dps, key)));
+        snprintf(frag, sizeof frag, "\"%s\":%s", key, want[i]);
+        if (i != 3 && !strstr(j, frag))         /* 1/3 needs 16 digits; only round-trips */
+            fail_msg("missing %s in %s", frag, j);
+    }
     json_decref(a);
     free(j);
 }
 
 static void raw_series_round_trip_between_peers(void **st)
 {
-    add_series(&set, "m", "host=a,job=x\"y", (int64_t[]){ S(1), S(2) }, (double[]){ 0.1, -7 }, 2);
+    add_series(&set, "m", "host=a,job=x\"y\\z\u00e9\n", (int64_t[]){ S(1), S(2), S(4) }, (double[]){ 0.1, -7, NAN }, 3);
     add_series(&set, "n", "", (int64_t[]){ S(3) }, (double[]){ 1e-300 }, 1);
     size_t len;
     char *j = tsq_set_json(&set, &len);
+    /* timestamps as the first and then differences */
+    assert_non_null(strstr(j, "\"dt\":[1699999201000,1000,2000],\"v\":[0.1,-7,null]"));
     tsq_set back = { 0 };
     assert_int_equal(tsq_set_parse(j, len, &back), 0);
     assert_int_equal(back.n, 2);
     assert_string_equal(back.v[0].metric, "m");
     assert_int_equal(back.v[0].ntags, 2);
     assert_string_equal(back.v[0].tags[1].key, "job");
-    assert_string_equal(back.v[0].tags[1].value, "x\"y");
-    assert_int_equal(back.v[0].pts.n, 2);
-    assert_true(back.v[0].pts.ts[1] == S(2) && back.v[0].pts.val[0] == 0.1 && back.v[0].pts.val[1] == -7);
+    assert_string_equal(back.v[0].tags[1].value, "x\"y\\z\u00e9\n");
+    assert_int_equal(back.v[0].pts.n, 3);
+    assert_true(back.v[0].pts.ts[2] == S(4) && back.v[0].pts.val[0] == 0.1 && back.v[0].pts.val[1] == -7);
+    assert_true(isnan(back.v[0].pts.val[2]));
     assert_true(back.v[1].pts.val[0] == 1e-300 && back.v[1].ntags == 0);
     tsq_set_free(&back);
     free(j);
-    assert_int_equal(tsq_set_parse("{\"series\":[{\"metric\":1}]}", 25, &back), -1);
+    /* \u escapes, surrogate pairs, whitespace */
+    const char *u = " { \"series\" : [ { \"v\":[1.5e3] , \"dt\":[5], \"tags\":{\"k\":\"\\u00e9\\ud83d\\ude00\"},"
+                    "\"metric\":\"a\\/b\"} ] } ";
+    assert_int_equal(tsq_set_parse(u, strlen(u), &back), 0);
+    assert_string_equal(back.v[0].metric, "a/b");
+    assert_string_equal(back.v[0].tags[0].value, "\u00e9\U0001F600");
+    assert_true(back.v[0].pts.ts[0] == 5 && back.v[0].pts.val[0] == 1500);
     tsq_set_free(&back);
-    assert_int_equal(tsq_set_parse("nope", 4, &back), -1);
+    const char *bad[] = {
+        "{\"series\":[{\"metric\":1}]}", "nope", "{\"series\":[]} x",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1,0],\"v\":[1,2]}]}",       /* not increasing */
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1,1],\"v\":[1]}]}",         /* lengths differ */
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{\"a\":1},\"dt\":[],\"v\":[]}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{\"a\":\"\\u0000\"},\"dt\":[],\"v\":[]}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{\"a\":\"x\",\"a\":\"y\"},\"dt\":[],\"v\":[]}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1],\"v\":[1e999]}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1],\"v\":[1],\"x\":2}]}",
+        "{\"series\":[{\"metric\":\"m\",\"tags\":{},\"dt\":[1],\"v\":[1]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (tsq_set_parse(bad[i], strlen(bad[i]), &back) != -1)
+            fail_msg("accepted %s", bad[i]);
+        tsq_set_free(&back);
+    }
+    /* every prefix of a valid answer is rejected, never read past its end */
+    for (size_t cut = 0; cut < len - 1; cut++) {
+        j = tsq_set_json(&set, &len);
+        char *part = malloc(cut ? cut : 1);
+        memcpy(part, j, cut);
+        assert_int_equal(tsq_set_parse(part, cut, &back), -1);
+        tsq_set_free(&back);
+        free(part);
+        free(j);
+    }
 }
 
 /* a group spanning two nodes' sets is aggregated once */
@@ -801,6 +896,68 @@ static void sets_from_peers_merge_before_aggregation(void **st)
     assert_int_equal(r.n, 1);
     /* 0: 10; 10: n1 lerp 20 and n2 100 → 60; 20: 30 */
     expect_points(&r.v[0], ((int64_t[]){ S(0), S(10), S(20) }), ((double[]){ 10, 60, 30 }));
+}
+
+/* the same series on two nodes is one series, not two to add up: its
+ * points merge, a timestamp in both keeping the later set's value */
+static void one_series_from_two_nodes_is_merged(void **st)
+{
+    add_series(&set, "m", "host=a", (int64_t[]){ S(0), S(10) }, (double[]){ 1, 2 }, 2);
+    add_series(&set, "m", "host=b", (int64_t[]){ S(0) }, (double[]){ 100 }, 1);
+    add_series(&set, "m", "host=a", (int64_t[]){ S(10), S(20) }, (double[]){ 5, 3 }, 2);
+    assert_int_equal(run1(60, "\"aggregator\":\"none\""), 0);
+    assert_int_equal(r.n, 2);
+    expect_points(&r.v[0], ((int64_t[]){ S(0), S(10), S(20) }), ((double[]){ 1, 5, 3 }));
+    expect_points(&r.v[1], ((int64_t[]){ S(0) }), ((double[]){ 100 }));
+}
+
+/* Mutated requests (bytes flipped, cut, duplicated) never crash or hang:
+ * each is either a 400/413 or a query that evaluates and serialises. */
+static void parsers_survive_mutated_requests(void **st)
+{
+    const char *seeds[] = {
+        "{\"start\":1699999200,\"end\":1699999260,\"queries\":[{\"metric\":\"m\",\"aggregator\":\"sum\","
+        "\"downsample\":\"10s-avg-nan\",\"rate\":true,\"rateOptions\":{\"counter\":true,\"counterMax\":100,"
+        "\"resetValue\":5},\"filters\":[{\"type\":\"wildcard\",\"tagk\":\"host\",\"filter\":\"*\","
+        "\"groupBy\":true},{\"type\":\"regexp\",\"tagk\":\"dc\",\"filter\":\"^x\"}]}],\"showQuery\":true}",
+        "{\"start\":\"1h-ago\",\"queries\":[{\"metric\":\"m\",\"aggregator\":\"p99\",\"downsample\":\"0all-dev\","
+        "\"tags\":{\"host\":\"a|b\",\"dc\":\"literal_or(x)\"},\"explicitTags\":true}],\"msResolution\":true}",
+    };
+    add_series(&set, "m", "dc=x,host=a", (int64_t[]){ S(0), S(10), S(20) }, (double[]){ 1, 0.5, 7 }, 3);
+    add_series(&set, "m", "dc=x,host=b", (int64_t[]){ S(5), S(15) }, (double[]){ 3, 9 }, 2);
+    unsigned seed = 12345;
+    for (int it = 0; it < 5000; it++) {
+        const char *src = seeds[it % 2];
+        size_t n = strlen(src);
+        char buf[1024];
+        memcpy(buf, src, n);
+        int edits = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 4;
+        for (int k = 0; k < edits; k++) {
+            seed = seed * 1103515245 + 12345;
+            size_t at = (seed >> 8) % n;
+            switch ((seed >> 4) % 3) {
+            case 0: {
+                static const char alphabet[] = " {}[]\":,-0123456789aznx*|()";
+                buf[at] = alphabet[(seed >> 12) % (sizeof alphabet - 1)];
+                break;
+            }
+            case 1: n = at + 1; break;
+            case 2: if (n + 8 < sizeof buf) { memmove(buf + at + 8, buf + at, n - at); n += 8; } break;
+            }
+        }
+        memset(&r, 0, sizeof r);
+        if (tsq_parse_json(buf, n, B + 60000, &q, &e) < 0) {
+            assert_true(e.code == 400 || e.code == 413);
+            continue;
+        }
+        for (int i = 0; i < q.nsubs; i++)
+            if (tsq_eval(&q, &q.subs[i], &set, &r, &e) < 0)
+                assert_true(e.code == 400 || e.code == 413);
+        size_t len;
+        free(tsq_result_json(&q, &r, &len));
+        tsq_result_free(&r);
+        tsq_query_free(&q);
+    }
 }
 
 static void config_filters_lists_every_type(void **st)
@@ -833,6 +990,7 @@ int main(void)
         T(rate_is_per_second_and_the_first_point_yields_none), T(rate_counter_wraps_at_counter_max),
         T(rate_counter_default_max_is_long_max), T(rate_above_reset_value_becomes_zero),
         T(rate_drop_resets_skips_the_reset), T(rate_without_counter_ignores_reset_value),
+        T(rate_options_as_grafana_sends_them),
         T(rate_comes_after_downsampling), T(rate_comes_before_aggregation), T(rate_uses_the_point_before_start),
         T(group_by_splits_and_reports_aggregate_tags), T(without_group_by_everything_is_one_series),
         T(a_plain_filter_does_not_group), T(tags_map_becomes_group_by_filters),
@@ -843,11 +1001,12 @@ int main(void)
         T(regexp_finds_a_match_anywhere), T(not_key_rejects_series_with_the_key), T(bad_filters_are_400s),
         T(times_parse_like_opentsdb), T(a_missing_end_means_now),
         T(end_before_start_is_a_400), T(bad_aggregator_is_a_400), T(bad_downsample_is_a_400),
-        T(malformed_requests_are_400s), T(error_bodies_are_opentsdbs),
+        T(too_many_points_is_a_413), T(malformed_requests_are_400s), T(error_bodies_are_opentsdbs),
         T(m_form_parses_every_part), T(m_form_literals_counters_and_errors),
         T(grafana_browser_request), T(grafana_server_request), T(seconds_keys_are_unique),
         T(numbers_are_written_exactly), T(raw_series_round_trip_between_peers),
-        T(sets_from_peers_merge_before_aggregation), T(config_filters_lists_every_type),
+        T(sets_from_peers_merge_before_aggregation), T(one_series_from_two_nodes_is_merged),
+        T(parsers_survive_mutated_requests), T(config_filters_lists_every_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,7 +127,7 @@ static double pct5(const char *agg)
     const double v[] = { 40, 15, 50, 35, 20 };
     const int64_t t[] = { S(5) };
     for (int i = 0; i < 5; i++) {
-        char tags[16];
+        char tags[32];
         snprintf(tags, sizeof tags, "host=h%d", i);
         add_series(&set, "m", tags, t, &v[i], 1);
     }

@@ -1,0 +1,79 @@
+/* repo.h — the events repository of `jobscope serve` (docs/views.md
+ * "Repository"): every JSON event the server ingests (jobscope.start/end/
+ * limit, samples, payloads such as darshan.perf, Pegasus stampede.* and
+ * transfer.inv.* events, anything with an "event" name) is kept whole in
+ * SQLite (a JSON text column: unknown fields are never dropped), indexed by
+ * workflow id, job id, host, event name and time; a jobs table and a
+ * workflows table are kept up to date from them for the lists.
+ *
+ * repo_module.c plugs it into the server (an event hook and the /api/jobs,
+ * /api/workflows, /api/events routes, the dashboard's pages).  These
+ * functions are thread-safe (one connection behind a mutex). */
+#ifndef JOBSCOPE_REPO_H
+#define JOBSCOPE_REPO_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+typedef struct repo repo;
+
+/* Opens (creates) the database file; NULL + a reason. */
+repo *repo_open(const char *path, char *err, size_t errlen);
+void  repo_close(repo *r);
+/* Events (and jobs, workflows) older than this many seconds are deleted,
+ * checked every 10,000 events written (`serve --retention`); 0 = keep all. */
+void  repo_set_retention(repo *r, double seconds);
+
+/* Stores one event (a JSON object).  0, or -1 when it is not an object or
+ * the database failed.  repo_add writes it at once; repo_add_json queues it
+ * and a writer thread stores the queue in one transaction per batch (every
+ * 20 ms, or at once past 2,000 events); every read first writes what is
+ * queued, so an answer always includes every event handed in before it. */
+int repo_add(repo *r, json_t *ev);
+int repo_add_json(repo *r, const char *json, size_t len);
+
+/* Filters of the job list; NULL / 0 = any. */
+typedef struct repo_job_filter {
+    const char *wf, *host, *state, *exe, *user, *job;  /* state: running | done | failed */
+    double      since;       /* jobs active at or after this time (epoch s); 0 = any */
+    const char *sort;        /* start (default), cpu_efficiency, peak_mem, duration, cpu_time */
+    int         desc;        /* sort descending */
+    long        limit, offset;
+} repo_job_filter;
+
+/* {"jobs":[{job row}], "total":N}; new reference. */
+json_t *repo_jobs(repo *r, const repo_job_filter *f);
+
+/* Every event of a job (by job id, within workflow wf when not NULL; the most
+ * recent job of that id otherwise) with ts >= since, in time order, as a
+ * JSON array (new reference); NULL when no such job. */
+json_t *repo_job_events(repo *r, const char *job, const char *wf, double since);
+
+/* The job's row (as in repo_jobs), or NULL. */
+json_t *repo_job_row(repo *r, const char *job, const char *wf);
+
+/* A finished job's view (jobdata_json thinned to REPO_VIEW_POINTS), computed
+ * once when its end-of-job record arrived: malloc'ed JSON text, or NULL. */
+#define REPO_VIEW_POINTS 20000
+char *repo_job_view(repo *r, const char *job, const char *wf);
+
+/* {"workflows":[...]} and one workflow {"workflow":{...},"jobs":[...],
+ * "events":[stampede, payload and other non-sample events]} (NULL if unknown). */
+json_t *repo_workflows(repo *r);
+json_t *repo_workflow(repo *r, const char *wf);
+
+/* Raw events, paged by id: {"events":[{"id":..,"event":{...}}], "next": id
+ * or null}.  Filters: wf, job, host, name (exact, or a prefix ending in
+ * '*'), since/until (epoch s), after (id), limit (default 500, max 10000). */
+typedef struct repo_event_filter {
+    const char *wf, *job, *host, *name;
+    double      since, until;
+    long long   after;
+    long        limit;
+} repo_event_filter;
+json_t *repo_events(repo *r, const repo_event_filter *f);
+
+/* {"nodes":[{"host", "jobs", "running", "last"}]}. */
+json_t *repo_nodes(repo *r);
+
+#endif

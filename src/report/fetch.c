@@ -1,0 +1,108 @@
+/* fetch.c — reads jobs back from a running `jobscope serve` for `jobscope
+ * stats --server URL` and `jobscope report --server URL JOBID`: the job list
+ * (GET /api/jobs) and each job's raw events (GET /api/jobs/ID/events), fed
+ * to jobdata exactly as if they came from an event file. */
+#include "report/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+#include <jansson.h>
+
+typedef struct mbuf { char *p; size_t n; } mbuf;
+
+static size_t on_data(char *d, size_t sz, size_t nm, void *arg)
+{
+    mbuf *b = arg;
+    size_t n = sz * nm;
+    char *p = realloc(b->p, b->n + n + 1);
+    if (!p) return 0;
+    memcpy(p + b->n, d, n);
+    b->p = p;
+    b->n += n;
+    b->p[b->n] = 0;
+    return n;
+}
+
+static json_t *get_json(CURL *c, const char *url)
+{
+    mbuf b = { 0 };
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode rc = curl_easy_perform(c);
+    if (rc != CURLE_OK) {
+        fprintf(stderr, "jobscope: %s: %s\n", url, curl_easy_strerror(rc));
+        free(b.p);
+        return NULL;
+    }
+    json_error_t je;
+    json_t *j = json_loadb(b.p ? b.p : "", b.n, 0, &je);
+    if (!j) fprintf(stderr, "jobscope: %s: answer is not JSON: %s\n", url, je.text);
+    free(b.p);
+    return j;
+}
+
+static int one_job(CURL *c, const char *base, const char *id,
+                   void (*cb)(void *arg, jobdata *j), void *arg)
+{
+    char *esc = curl_easy_escape(c, id, 0);
+    char url[2048];
+    snprintf(url, sizeof url, "%s/api/jobs/%s/events", base, esc ? esc : id);
+    curl_free(esc);
+    json_t *evs = get_json(c, url);
+    json_t *arr = json_is_array(evs) ? evs : json_object_get(evs, "events");
+    if (!json_is_array(arr)) {
+        json_decref(evs);
+        return -1;
+    }
+    jobdata j;
+    jobdata_init(&j);
+    size_t i;
+    json_t *ev;
+    json_array_foreach(arr, i, ev) jobdata_add(&j, ev);
+    jobdata_finish(&j);
+    cb(arg, &j);
+    jobdata_free(&j);
+    json_decref(evs);
+    return 0;
+}
+
+int report_fetch_jobs(const char *base_url, const char *only_job,
+                      void (*cb)(void *arg, jobdata *j), void *arg)
+{
+    char base[1024];
+    snprintf(base, sizeof base, "%s", base_url);
+    size_t bl = strlen(base);
+    while (bl && base[bl - 1] == '/') base[--bl] = 0;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    CURL *c = curl_easy_init();
+    if (!c) return -1;
+    int rc = 0;
+    if (only_job) {
+        rc = one_job(c, base, only_job, cb, arg);
+    } else {
+        char url[1200];
+        snprintf(url, sizeof url, "%s/api/jobs?limit=1000000", base);
+        json_t *list = get_json(c, url);
+        json_t *jobs = json_is_array(list) ? list : json_object_get(list, "jobs");
+        if (!json_is_array(jobs)) {
+            if (list) fprintf(stderr, "jobscope: %s: no job list in the answer\n", url);
+            rc = -1;
+        } else {
+            size_t i;
+            json_t *jb;
+            json_array_foreach(jobs, i, jb) {
+                const char *id = json_string_value(json_object_get(jb, "job_id"));
+                if (id && one_job(c, base, id, cb, arg)) { rc = -1; break; }
+            }
+        }
+        json_decref(list);
+    }
+    curl_easy_cleanup(c);
+    return rc;
+}

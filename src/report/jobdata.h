@@ -1,0 +1,115 @@
+/* jobdata.h — one monitored job read back from its events (docs/views.md).
+ *
+ * `jobscope report`, `jobscope stats` and the events repository of
+ * `jobscope serve` all look at a job the same way: its characteristics (the
+ * end-of-job record, or what the samples say when there is none), its time
+ * series (the process-tree samples with I/O rates computed from the
+ * cumulative counters, GPU, every custom metric), the other events it
+ * produced (limits, payloads, stampede...) and warnings.  This module turns
+ * JSON events (jobscope's own, pegasus-kickstart's online traces, JoReMon's
+ * JSON Lines or CSV rows) into that, one event at a time, so a caller can
+ * feed it from a file or from a database.
+ *
+ * Units in jobdata: seconds, bytes (memory too: the events' kB are converted),
+ * percent (100 = one core / one GPU). */
+#ifndef JOBSCOPE_JOBDATA_H
+#define JOBSCOPE_JOBDATA_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+/* Columns of the process-tree series; NAN where a sample has no value. */
+enum jd_col {
+    JD_TS, JD_ELAPSED, JD_CPU, JD_RSS, JD_VM, JD_SWAP,
+    JD_RCHAR, JD_WCHAR, JD_RBYTES, JD_WBYTES,           /* cumulative bytes */
+    JD_RCHAR_RATE, JD_WCHAR_RATE, JD_RBYTES_RATE, JD_WBYTES_RATE, /* bytes/s */
+    JD_IOWAIT_FRAC,                                       /* iowait s per s */
+    JD_PROCS, JD_THREADS, JD_GPU_MEM, JD_GPU_UTIL, JD_CG_MEM,
+    JD_CPUTIME, JD_IOWAIT,                                /* cumulative seconds */
+    JD_NCOL
+};
+extern const char *const jobdata_col_names[JD_NCOL];   /* JSON keys */
+extern const char *const jobdata_col_titles[JD_NCOL];  /* for people */
+
+/* Another series: a custom metric (jobscope.metric) or a GPU device's. */
+typedef struct jd_series {
+    char   *name;        /* "loss", "loss{phase=train}", "gpu0 util %"... */
+    char   *unit;        /* "", "%", "bytes" */
+    double *ts, *val;
+    size_t  n, cap;
+} jd_series;
+
+/* What stats and the jobs list need of a job; NAN where unknown. */
+typedef struct jd_summary {
+    char   job_id[256], exe[512], cmd[1024], host[256], wf[128], wf_label[256];
+    char   xformation[256], type[32], user[64], site[128];
+    char   exit_type[16], signal_name[16];
+    int    exit_code;          /* -1 when signaled or unknown */
+    int    has_end;            /* a jobscope.end (or JoReMon's last row) was seen */
+    double start, end, duration, cpu_time, cpu_eff, cores;
+    double peak_mem;           /* bytes: peak RSS of the tree (cgroup peak if higher) */
+    double rchar, wchar, read_bytes, write_bytes;
+    double gpu_devices, gpu_peak_mem, gpu_util_mean, gpu_util_peak;
+    /* current requests, when recorded (tags request_*, --limit, cgroup max) */
+    double req_mem, req_cpus, req_wall, req_gpus;
+    size_t samples;
+} jd_summary;
+
+typedef struct jobdata {
+    jd_summary sum;
+    json_t    *start_ev, *end_ev;  /* jobscope.start / jobscope.end (owned), or NULL */
+    json_t    *tags;               /* the job's tags object (owned), or NULL */
+    json_t    *events;             /* array of other events (limits, payloads...), at most 2000 */
+    size_t     events_dropped;
+    double    *col[JD_NCOL];
+    size_t     n, cap;
+    jd_series *extra;
+    size_t     nextra, capextra;
+    int        format;             /* 0 jobscope/kickstart, 1 JoReMon */
+    /* JoReMon rows are merged by timestamp into one sample */
+    double     jr_ts;
+} jobdata;
+
+void jobdata_init(jobdata *j);
+void jobdata_free(jobdata *j);
+
+/* Feeds one event.  Returns 0, or -1 when it is not an object. */
+int  jobdata_add(jobdata *j, json_t *ev);
+
+/* Reads a whole file (JSON Lines or JoReMon CSV; "-" = stdin) into j, which
+ * must be initialised.  -1 and a one-line reason in err when it cannot be read
+ * or holds no event at all.  Lines that are not JSON are counted in *bad. */
+int  jobdata_load(jobdata *j, const char *path, size_t *bad, char *err, size_t errlen);
+
+/* After the last event: computes rates and the summary where no end-of-job
+ * record gave it.  Idempotent. */
+void jobdata_finish(jobdata *j);
+
+/* Warnings (docs/views.md "Warnings"): a JSON array of
+ * {"kind":..., "message":..., "from":ts, "to":ts}. New reference. */
+json_t *jobdata_warnings(const jobdata *j);
+
+/* The summary as a JSON object (new reference). */
+json_t *jobdata_summary_json(const jd_summary *s);
+
+/* Everything a page needs: {"summary", "start", "end", "tags", "series":
+ * {"ts":[...], "cpu_percent":[...]...}, "extra":[{name,unit,ts,val}],
+ * "events", "warnings"}.  Series are thinned to at most max_points (0 = all)
+ * keeping each bucket's extremes.  New reference. */
+json_t *jobdata_json(const jobdata *j, size_t max_points);
+
+/* jansson's null.  Use this, never json_null(): jobscope's own JSON writer
+ * (event/json.h) has a json_null() of its own that wins at link time. */
+json_t *jd_null(void);
+
+/* Linear-interpolation percentile of sorted v[0..n-1], p in [0,1] (the
+ * "inclusive" method: numpy's default, Python's statistics.quantiles
+ * method='inclusive'). NAN when n == 0. */
+double jd_percentile(const double *sorted, size_t n, double p);
+
+/* "4G", "4096M", "4096" (MiB, as HTCondor's request_memory) -> bytes; NAN if bad. */
+double jd_parse_size_mib(const char *s);
+/* "2h", "1h30m", "01:30:00", "90" (seconds) -> seconds; NAN if bad. */
+double jd_parse_duration(const char *s);
+
+#endif

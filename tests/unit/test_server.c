@@ -1,0 +1,242 @@
+/* test_server.c — the server core without HTTP: option parsers, the config
+ * file, events turned into points (names, tags, values), the hooks and the
+ * live per-job values behind /metrics (src/server/server.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "server/server.h"
+#include "server/server_priv.h"
+
+static void parse_durations_and_sizes(void **st)
+{
+    (void)st;
+    double d;
+    long long n;
+    assert_int_equal(server_parse_duration("30d", &d), 0);
+    assert_true(d == 30 * 86400);
+    assert_int_equal(server_parse_duration("1.5h", &d), 0);
+    assert_true(d == 5400);
+    assert_int_equal(server_parse_duration("250ms", &d), 0);
+    assert_true(d == 0.25);
+    assert_int_equal(server_parse_duration("12", &d), 0);
+    assert_true(d == 12);
+    assert_int_equal(server_parse_duration("-1s", &d), -1);
+    assert_int_equal(server_parse_duration("3 parsecs", &d), -1);
+    assert_int_equal(server_parse_duration("", &d), -1);
+    assert_int_equal(server_parse_size("10G", &n), 0);
+    assert_true(n == 10LL << 30);
+    assert_int_equal(server_parse_size("512MiB", &n), 0);
+    assert_true(n == 512LL << 20);
+    assert_int_equal(server_parse_size("4096", &n), 0);
+    assert_true(n == 4096);
+    assert_int_equal(server_parse_size("1X", &n), -1);
+    assert_int_equal(server_parse_size("1e30T", &n), -1);
+}
+
+static void config_file_lines_and_errors(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/test_server_conf.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "# comment\n\nlisten = 0.0.0.0:5000\nstore='/data/js'\nretention = 2w\n"
+                       "peers = a:1, b:2\npeers = c:3\nforward = influx://x/db\nbody-limit = 1M\n";
+    assert_int_equal(write(fd, text, strlen(text)), (int)strlen(text));
+    close(fd);
+    server_config c;
+    char err[256];
+    server_config_defaults(&c);
+    assert_string_equal(c.listen, "127.0.0.1:4242");
+    assert_int_equal(server_config_load(&c, path, err, sizeof err), 0);
+    assert_string_equal(c.listen, "0.0.0.0:5000");
+    assert_true(c.listen_given);
+    assert_string_equal(c.store_dir, "/data/js");
+    assert_true(c.retention_s == 14 * 86400);
+    assert_int_equal(c.peers.n, 3);
+    assert_string_equal(c.peers.v[2], "c:3");
+    assert_int_equal(c.forward.n, 1);
+    assert_int_equal((int)c.body_limit, 1 << 20);
+    server_config_free(&c);
+
+    FILE *f = fopen(path, "w");
+    fputs("listen = 127.0.0.1:1\nthreads = lots\n", f);
+    fclose(f);
+    server_config_defaults(&c);
+    assert_int_equal(server_config_load(&c, path, err, sizeof err), -1);
+    char want[300];
+    snprintf(want, sizeof want, "%s:2: threads 'lots'", path);
+    assert_non_null(strstr(err, want));
+    server_config_free(&c);
+    unlink(path);
+}
+
+/* ---- a server without listeners over a temporary store ---- */
+
+typedef struct seen { int events, points; char last_event[256]; } seen;
+
+static void on_event(server *s, const char *json, size_t len, void *arg)
+{
+    (void)s;
+    seen *x = arg;
+    x->events++;
+    snprintf(x->last_event, sizeof x->last_event, "%.*s", (int)len, json);
+}
+
+static void on_points(server *s, const store_point *pts, size_t n, void *arg)
+{
+    (void)s; (void)pts;
+    ((seen *)arg)->points += (int)n;
+}
+
+typedef struct found { char tags[1024]; int n; } found;
+
+static int collect(void *arg, const store_series *se)
+{
+    found *f = arg;
+    size_t o = strlen(f->tags);
+    for (int i = 0; i < se->ntags; i++)
+        o += (size_t)snprintf(f->tags + o, sizeof f->tags - o, "%s%s=%s", i ? "," : (f->n ? ";" : ""),
+                              se->tags[i].key, se->tags[i].value);
+    f->n++;
+    return 0;
+}
+
+static char tmpdir[64];
+
+static server *make_server(seen *x)
+{
+    strcpy(tmpdir, "/tmp/test_server.XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    server_config c;
+    server_config_defaults(&c);
+    free(c.store_dir);
+    c.store_dir = strdup(tmpdir);
+    char err[256] = "";
+    server *s = server_create(&c, err, sizeof err);
+    if (!s) fail_msg("server_create: %s", err);
+    server_on_event(s, on_event, x);
+    server_on_points(s, on_points, x);
+    return s;
+}
+
+static void drop_server(server *s)
+{
+    server_destroy(s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void events_become_points_with_string_tags(void **st)
+{
+    (void)st;
+    seen x = {0};
+    server *s = make_server(&x);
+    char err[256];
+    const char *ev =
+        "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000.25,\"hostname\":\"n1\",\"site\":null,"
+        "\"wf_uuid\":\"w1\",\"rank\":2,\"job_id\":\"j1\",\"pid\":7,\"rss\":100,\"utime\":1.5,"
+        "\"exe\":\"/bin/x\",\"ok\":true,\"cg_io\":[1],\"tags\":{\"team\":\"a\"},\"seq\":3}";
+    /* pid, rss, utime: three numbers (ts, seq, rank are not values) */
+    assert_int_equal(server_ingest_event(s, ev, strlen(ev), err, sizeof err), 3);
+    assert_int_equal(x.events, 1);
+    assert_int_equal(x.points, 3);
+    assert_string_equal(x.last_event, ev);
+    found f = {0};
+    store_series_of(s->st, "kickstart.inv.online.rss", collect, &f);
+    assert_int_equal(f.n, 1);
+    assert_string_equal(f.tags, "host=n1,job_id=j1,rank=2,team=a,wf_uuid=w1");
+    char **names = NULL;
+    int n = store_names(s->st, STORE_METRICS, "kickstart.inv.online.", 100, &names);
+    assert_int_equal(n, 3);
+    assert_string_equal(names[0], "kickstart.inv.online.pid");
+    assert_string_equal(names[1], "kickstart.inv.online.rss");
+    assert_string_equal(names[2], "kickstart.inv.online.utime");
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+
+    /* custom metrics, GPU tags, nested numbers */
+    const char *m = "{\"event\":\"jobscope.metric\",\"ts\":1700000001,\"hostname\":\"n1\",\"job_id\":\"j1\","
+                    "\"rank\":0,\"name\":\"loss\",\"value\":0.5,\"level\":1,\"tags\":{\"phase\":\"train\"}}\n"
+                    "{\"event\":\"kickstart.inv.online.gpu.stats\",\"ts\":1700000001,\"hostname\":\"n1\","
+                    "\"job_id\":\"j1\",\"rank\":0,\"id\":1,\"uuid\":\"GPU-x\",\"gpu_utilization\":9}\n"
+                    "{\"event\":\"jobscope.start\",\"ts\":1700000000,\"hostname\":\"n1\",\"job_id\":\"j1\","
+                    "\"rlimits\":{\"nofile\":{\"soft\":1024,\"hard\":null}}}\n"
+                    "not json\n\n";
+    size_t ok = 0, bad = 0;
+    assert_int_equal(server_ingest_ndjson(s, m, strlen(m), &ok, &bad, err, sizeof err), 3);
+    assert_int_equal((int)ok, 3);
+    assert_int_equal((int)bad, 1);
+    assert_non_null(strstr(err, "line 4"));
+    memset(&f, 0, sizeof f);
+    store_series_of(s->st, "jobscope.metric.loss", collect, &f);
+    assert_string_equal(f.tags, "host=n1,job_id=j1,phase=train,rank=0");
+    memset(&f, 0, sizeof f);
+    store_series_of(s->st, "kickstart.inv.online.gpu.stats.gpu_utilization", collect, &f);
+    assert_string_equal(f.tags, "gpu=1,gpu_uuid=GPU-x,host=n1,job_id=j1,rank=0");
+    memset(&f, 0, sizeof f);
+    store_series_of(s->st, "jobscope.start.rlimits.nofile.soft", collect, &f);
+    assert_int_equal(f.n, 1);
+
+    /* not an event */
+    assert_int_equal(server_ingest_event(s, "{\"x\":1}", 7, err, sizeof err), -1);
+    assert_int_equal(server_ingest_event(s, "[1]", 3, err, sizeof err), -1);
+    drop_server(s);
+}
+
+static void live_values_follow_running_jobs(void **st)
+{
+    (void)st;
+    seen x = {0};
+    server *s = make_server(&x);
+    char err[256];
+    const char *ev = "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000,\"hostname\":\"n1\",\"job_id\":\"j1\","
+                     "\"rank\":0,\"rss\":100,\"read_bytes\":5,\"deviceUtilization\":3}\n"
+                     "{\"event\":\"kickstart.inv.online\",\"ts\":1700000001,\"hostname\":\"n1\",\"job_id\":\"j1\","
+                     "\"rank\":0,\"rss\":200,\"read_bytes\":9,\"deviceUtilization\":4}\n"
+                     "{\"event\":\"kickstart.inv.online\",\"ts\":1700000001,\"hostname\":\"n2\",\"job_id\":\"j2\","
+                     "\"rank\":0,\"rss\":7}\n";
+    size_t ok, bad;
+    assert_true(server_ingest_ndjson(s, ev, strlen(ev), &ok, &bad, err, sizeof err) > 0);
+    sbuf b = {0};
+    server_live_metrics(s, &b);
+    assert_non_null(strstr(b.p, "# TYPE jobscope_kickstart_inv_online_rss gauge\n"));
+    assert_non_null(strstr(b.p, "jobscope_kickstart_inv_online_rss{host=\"n1\",job_id=\"j1\",rank=\"0\"} 200\n"));
+    assert_non_null(strstr(b.p, "# TYPE jobscope_kickstart_inv_online_read_bytes_total counter\n"));
+    assert_non_null(strstr(b.p, "jobscope_kickstart_inv_online_read_bytes_total{host=\"n1\",job_id=\"j1\",rank=\"0\"} 9\n"));
+    assert_non_null(strstr(b.p, "jobscope_kickstart_inv_online_device_utilization{"));
+    assert_non_null(strstr(b.p, "job_id=\"j2\""));
+    /* one TYPE line per family even with two jobs */
+    const char *t1 = strstr(b.p, "# TYPE jobscope_kickstart_inv_online_rss ");
+    assert_null(strstr(t1 + 1, "# TYPE jobscope_kickstart_inv_online_rss "));
+    sbuf_free(&b);
+    const char *end = "{\"event\":\"jobscope.end\",\"ts\":1700000002,\"hostname\":\"n1\",\"job_id\":\"j1\",\"rank\":0,\"exitcode\":0}";
+    assert_true(server_ingest_event(s, end, strlen(end), err, sizeof err) >= 0);
+    server_live_metrics(s, &b);
+    assert_null(strstr(b.p, "job_id=\"j1\""));
+    assert_non_null(strstr(b.p, "job_id=\"j2\""));
+    sbuf_free(&b);
+    /* expiry of series not updated */
+    server_live_expire(s, server_now_ms() + 1);
+    server_live_metrics(s, &b);
+    assert_true(b.len == 0 || !strstr(b.p, "job_id"));
+    sbuf_free(&b);
+    drop_server(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parse_durations_and_sizes),
+        cmocka_unit_test(config_file_lines_and_errors),
+        cmocka_unit_test(events_become_points_with_string_tags),
+        cmocka_unit_test(live_values_follow_running_jobs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
