@@ -61,6 +61,20 @@ typedef struct pub_sink {
     publisher *pub;
 } pub_sink;
 
+/* The same failure again?  Digits are ignored: libcurl's messages carry the
+ * milliseconds of each attempt ("after 3 ms"), which made every retry a new
+ * warning. */
+static int same_error(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a >= '0' && *a <= '9') a++;
+        while (*b >= '0' && *b <= '9') b++;
+        if (*a != *b) return 0;
+        if (!*a) return 1;
+        a++, b++;
+    }
+}
+
 static double mono(void)
 {
     struct timespec t;
@@ -325,7 +339,7 @@ static void *pub_thread(void *arg)
         }
         if (p->connected) be->disconnect(p->ctx);
         p->connected = 0;
-        if ((!p->down || strcmp(err, p->lasterr)) && strcmp(be->kind, "unusable"))
+        if ((!p->down || !same_error(err, p->lasterr)) && strcmp(be->kind, "unusable"))
             publisher_warn(p->label, "%s; events wait in the spool until it answers", err[0] ? err : "delivery failed");
         snprintf(p->lasterr, sizeof p->lasterr, "%s", err);
         p->down = 1;
