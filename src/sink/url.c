@@ -81,15 +81,12 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
         }
     u->scheme = dupn(url, (size_t)(p - url));
     for (char *c = u->scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
-    url_userinfo ui;
-    url_scan_userinfo(url, &ui);
-    const char *a = ui.auth;
-    size_t alen = (size_t)(ui.end - a);            /* authority */
+    const char *a, *colon, *at;
+    sink_url_userinfo(url, &a, &colon, &at);        /* one reading of userinfo for all */
+    const char *h = at ? at + 1 : a;
+    size_t alen = (size_t)(h + strcspn(h, "/?#") - a);   /* authority */
     const char *rest = a + alen;
-    const char *at = ui.at;                         /* the last '@' ends userinfo */
-    const char *h = a;
     if (at) {
-        const char *colon = ui.colon;
         if (colon) {
             u->user = net_url_decode(a, (size_t)(colon - a));
             u->pass = net_url_decode(colon + 1, (size_t)(at - colon - 1));
@@ -108,9 +105,9 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
             portp = rb + 2;
         }
     } else {
-        const char *colon = memchr(h, ':', (size_t)(hend - h));
-        u->host = dupn(h, (size_t)((colon ? colon : hend) - h));
-        if (colon) portp = colon + 1;
+        const char *pc = memchr(h, ':', (size_t)(hend - h));
+        u->host = dupn(h, (size_t)((pc ? pc : hend) - h));
+        if (pc) portp = pc + 1;
     }
     if (portp) {
         if (portp == hend) { snprintf(err, errlen, "empty port in URL"); goto bad; }
@@ -201,7 +198,7 @@ int net_url_open(net_url *u, const char *url, const char *why_no_host, char **la
 }
 
 /* Query parameters whose value is a credential (?token=..., ?api_key=...). */
-static int secret_key(const char *k, size_t n)
+int sink_url_secret_key(const char *k, size_t n)
 {
     static const char *const words[] = { "pass", "pwd", "token", "secret", "sig", "auth", "credential" };
     static const char *const exact[] = { "key", "apikey", "api_key", "access_key", "private_key" };
@@ -216,6 +213,36 @@ static int secret_key(const char *k, size_t n)
     return 0;
 }
 
+/* The one userinfo scanner is util/userinfo.c; this is its sink.h face. */
+int sink_url_userinfo(const char *url, const char **auth_out, const char **colon_out, const char **at_out)
+{
+    url_userinfo u;
+    int rc = url_scan_userinfo(url, &u);
+    *auth_out = u.auth;
+    *colon_out = u.colon;
+    *at_out = u.at;
+    return rc;
+}
+
+void sink_url_scrub(char *url)
+{
+    const char *auth, *colon, *at;
+    if (sink_url_userinfo(url, &auth, &colon, &at) < 0) return;
+    if (colon)
+        for (char *c = url + (colon + 1 - url); c < url + (at - url); c++) *c = '*';
+    char *p = url + ((at ? at : auth) - url);
+    char *q = strchr(p, '?'), *hash = strchr(p, '#');
+    if (!q || (hash && hash < q)) return;
+    for (char *c = q + 1; *c && *c != '#';) {
+        size_t len = strcspn(c, "&;#");
+        char *eq = memchr(c, '=', len);
+        if (eq && sink_url_secret_key(c, (size_t)(eq - c)))
+            for (char *v = eq + 1; v < c + len; v++) *v = '*';
+        c += len;
+        if (*c == '&' || *c == ';') c++;
+    }
+}
+
 /* "user:password@" becomes "user:***@", and the values of query parameters
  * that hold credentials become "***". */
 char *sink_redact_url(const char *url)
@@ -225,13 +252,15 @@ char *sink_redact_url(const char *url)
     if (!r) return NULL;
     const char *p = url;
     char *o = r;
-    url_userinfo ui;
-    if (url_scan_userinfo(url, &ui) == 0 && ui.colon) {
-        memcpy(o, url, (size_t)(ui.colon + 1 - url));
-        o += ui.colon + 1 - url;
-        memcpy(o, "***", 3);
-        o += 3;
-        p = ui.at;
+    const char *auth, *colon, *at;
+    if (sink_url_userinfo(url, &auth, &colon, &at) == 0) {
+        if (colon) {
+            memcpy(o, url, (size_t)(colon + 1 - url));
+            o += colon + 1 - url;
+            memcpy(o, "***", 3);
+            o += 3;
+            p = at;
+        }
     }
     const char *q = strchr(p, '?');
     const char *hash = strchr(p, '#');
@@ -246,7 +275,7 @@ char *sink_redact_url(const char *url)
     for (const char *c = q + 1; *c && *c != '#';) {
         size_t len = strcspn(c, "&;#");
         const char *eq = memchr(c, '=', len);
-        if (eq && secret_key(c, (size_t)(eq - c)) && redacted < 16) {
+        if (eq && sink_url_secret_key(c, (size_t)(eq - c)) && redacted < 16) {
             memcpy(o, c, (size_t)(eq + 1 - c));
             o += eq + 1 - c;
             memcpy(o, "***", 3);

@@ -133,7 +133,18 @@ static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
     free(d);
 }
 
-/* Decodes n integers into x; -1 when corrupt. */
+static inline int next_token(const uint8_t **q, const uint8_t *e, uint64_t *tok)
+{
+    if (*q < e && **q < 0x80) { *tok = *(*q)++; return 0; }
+    size_t pos = 0;
+    if (store_get_varint(*q, (size_t)(e - *q), &pos, tok) < 0) return -1;
+    *q += pos;
+    return 0;
+}
+
+/* Decodes n integers into x; -1 when corrupt.  The first two points go
+ * through the general rule, the rest through one tight loop per mode (this
+ * is most of the time of a query). */
 static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n)
 {
     if (*pos >= len) return -1;
@@ -145,30 +156,72 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
         if (store_get_varint(p, len, pos, &z) < 0) return -1;
         step = unzz(z);
     }
-    uint64_t d = 0, a1 = 0, a2 = 0, x0 = 0;   /* difference, previous two values */
+    const uint8_t *q = p + *pos, *e = p + len;
+    uint64_t d = 0, a1 = 0, a2 = 0, x0 = 0, reps = 0;   /* difference, previous two values */
     size_t i = 0;
     while (i < n) {
-        uint64_t tok, reps = 1;
-        if (store_get_varint(p, len, pos, &tok) < 0) return -1;
-        if (tok & 1) {
-            if (i == 0) return -1;
-            reps = tok >> 1;
-            if (reps > n - i) return -1;
-        } else {
-            d = unzz(tok >> 1);
+        if (!reps) {
+            uint64_t tok;
+            if (next_token(&q, e, &tok) < 0) return -1;
+            if (tok & 1) {
+                reps = tok >> 1;
+                if (i == 0 || reps == 0 || reps > n - i) return -1;
+            } else {
+                d = unzz(tok >> 1);
+                reps = 1;
+            }
         }
-        for (uint64_t r = 0; r < reps; r++, i++) {
+        if (i < 2) {
             uint64_t v;
             if (mode == 0 || i == 0) v = d;
-            else if (mode == 3) v = x0 + (uint64_t)i * step + d;
-            else if (mode == 1 || i == 1) v = a1 + d;
-            else v = a1 + (a1 - a2) + d;
+            else if (mode == 3) v = x0 + step + d;
+            else v = a1 + d;
             if (i == 0) x0 = v;
-            x[i] = (int64_t)v;
+            x[i++] = (int64_t)v;
             a2 = a1;
             a1 = v;
+            reps--;
+            continue;
         }
+        uint64_t k = reps;
+        reps = 0;
+        /* then as many one-byte literals as follow, without the general loop */
+        switch (mode) {
+        case 1:
+            for (; k; k--) { a1 += d; x[i++] = (int64_t)a1; }
+            while (i < n && q < e && !(*q & 0x81)) { d = unzz((uint64_t)*q++ >> 1); a1 += d; x[i++] = (int64_t)a1; }
+            break;
+        case 3: {
+            uint64_t base = x0 + (uint64_t)i * step;
+            for (; k; k--) { x[i++] = (int64_t)(base + d); base += step; }
+            while (i < n && q < e && !(*q & 0x81)) { d = unzz((uint64_t)*q++ >> 1); x[i++] = (int64_t)(base + d); base += step; }
+            break;
+        }
+        default:
+            break;
+        }
+        switch (mode) {
+        case 0:
+            for (; k; k--) x[i++] = (int64_t)d;
+            break;
+        case 1:
+            for (; k; k--) { a1 += d; x[i++] = (int64_t)a1; }
+            break;
+        case 2: {
+            uint64_t dd = a1 - a2;
+            for (; k; k--) { dd += d; a2 = a1; a1 += dd; x[i++] = (int64_t)a1; }
+            break;
+        }
+        default: {
+            uint64_t base = x0 + (uint64_t)i * step + d;
+            for (; k; k--) { x[i++] = (int64_t)base; base += step; }
+            break;
+        }
+        }
+        a1 = (uint64_t)x[i - 1];
+        a2 = (uint64_t)x[i - 2];
     }
+    *pos = (size_t)(q - p);
     return 0;
 }
 

@@ -1,7 +1,11 @@
 /* userinfo.h — finds "USER[:PASSWORD]@" in "SCHEME://AUTHORITY/...", the
  * one scanner behind URL parsing (sink/url.c), redaction for messages
  * (url_redact) and scrubbing passwords out of argv (cli/options.c).
- * The userinfo ends at the last '@' before the path, query or fragment. */
+ * The userinfo ends at the last '@' before the path, query or fragment, as
+ * RFC 3986 reads it, except that a password holding a raw '/', '?' or '#'
+ * is still a password: then it ends at the last '@' that a valid
+ * host[:port] follows ("user:pa/ss@host"; "host:8080/x?mail=a@b" keeps its
+ * port). */
 #ifndef JOBSCOPE_USERINFO_H
 #define JOBSCOPE_USERINFO_H
 
