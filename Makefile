@@ -264,6 +264,12 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' dist/jobscope-serve.service.in \
 	    > $(DESTDIR)$(UNITDIR)/jobscope-serve.service
 	install -m 644 dist/serve.conf.example docs/serve.md $(DESTDIR)$(PREFIX)/share/doc/jobscope/
+	install -d $(DESTDIR)$(PREFIX)/share/jobscope/grafana/dashboards \
+	    $(DESTDIR)$(PREFIX)/share/jobscope/grafana/provisioning/datasources \
+	    $(DESTDIR)$(PREFIX)/share/jobscope/grafana/provisioning/dashboards
+	install -m 644 grafana/dashboards/*.json $(DESTDIR)$(PREFIX)/share/jobscope/grafana/dashboards/
+	install -m 644 grafana/provisioning/datasources/*.yaml $(DESTDIR)$(PREFIX)/share/jobscope/grafana/provisioning/datasources/
+	install -m 644 grafana/provisioning/dashboards/*.yaml $(DESTDIR)$(PREFIX)/share/jobscope/grafana/provisioning/dashboards/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man3/

@@ -145,6 +145,11 @@ typedef struct cg_child {
 int  cgroup_create_child(const char *name, cg_child *out);
 int  cgroup_enter(cg_child *c);    /* jobscope into the new cgroup (before the fork) */
 int  cgroup_leave(cg_child *c);    /* jobscope back home (after the fork) */
+/* Moves pid to where jobscope came from, if jobscope sits in the job's new
+ * cgroup now (between the cgroup source's open and start): for a helper
+ * forked meanwhile that is no part of the job (the --scan-output relay).
+ * No allocation: callable in a forked child.  0, or -1 with errno. */
+int  cgroup_send_home(pid_t pid);
 /* Removes the new cgroup (waits up to wait_s for its processes to be gone)
  * and undoes the v2 leaf; frees everything.  0, or -1 if it stayed. */
 int  cgroup_child_destroy(cg_child *c, double wait_s);

@@ -341,6 +341,14 @@ static void cgsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
     json_obj_close(rec);
 }
 
+int cgroup_send_home(pid_t pid)
+{
+    cgsrc *s = active;
+    if (!s || !s->inside || !s->child.home)
+        return 0;                      /* jobscope is not in the job's cgroup */
+    return s->child.home->ops->attach(s->child.home, pid);
+}
+
 static void cgsrc_close(source *src)
 {
     cgsrc *s = (cgsrc *)src;

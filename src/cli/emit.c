@@ -182,8 +182,8 @@ int emit_main(int argc, char **argv)
             level = (int)l;
         } else if ((v = emit_optval(argc, argv, &i, "--ts", &err))) {
             ts = strtod(v, &end);
-            if (end == v || *end || !(ts > 0) || !isfinite(ts))
-                return emit_bad("bad --ts '%s': epoch seconds", v);
+            if (end == v || *end || !(ts >= WIRE_MIN_TS && ts < WIRE_MAX_TS))
+                return emit_bad("bad --ts '%s': epoch seconds, 1 to 1e11", v);
         } else if ((v = emit_optval(argc, argv, &i, "--payload", &err))) {
             payload_path = v;
         } else {

@@ -10,6 +10,7 @@
  * file was delivered, 1 when events are left, 125 on bad usage. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,15 +129,13 @@ int flush_main(int argc, char **argv)
                 }
             } else {
                 url = strdup(optarg);
-                char *p = strstr(optarg, "://"), *at = p ? strchr(p, '@') : NULL, *colon;
-                if (at && (colon = memchr(p + 3, ':', (size_t)(at - p - 3))))   /* hide it from ps */
-                    for (char *x = colon + 1; x < at; x++) *x = '*';
+                sink_url_scrub(optarg);                 /* hide its secrets from ps */
             }
             break;
         case 1: {
             char *end;
             timeout = strtod(optarg, &end);
-            if (end == optarg || *end || timeout < 0) {
+            if (end == optarg || *end || !isfinite(timeout) || timeout < 0) {
                 fprintf(stderr, "jobscope: bad --flush-timeout '%s'\n", optarg);
                 return JS_EXIT_ERROR;
             }

@@ -380,6 +380,7 @@ static void emit_record(monitor *m)
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
     json_u64(b, "events_dropped", m->em.dropped);
+    emitter_put_errors(&m->em, b, "output_errors");
     emitter_send(&m->em, b, EV_END, ts, NULL);
     if (m->summary_fd >= 0) {
         /* the same document, alone in its file */
@@ -485,19 +486,42 @@ static void monitor_request_kill(monitor_ctx *ctx, const char *reason)
     m->kill_deadline = now_mono() + m->opt.kill_grace;
 }
 
+/* Every signal the job should start with at SIG_DFL: all of them, glibc's
+ * internal ones (32, 33, which its posix_spawn would leave ignored) included,
+ * except those our caller had ignored (nohup): a shell gives the job the same. */
+static void default_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    for (int sig = 1; sig < SIGRTMIN; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) continue;
+        if (sigaddset(set, sig) != 0)          /* internal to glibc: set the bit itself */
+            ((unsigned long *)set)[(sig - 1) / (8 * sizeof(unsigned long))] |=
+                1UL << ((sig - 1) % (8 * sizeof(unsigned long)));
+    }
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) continue;
+        sigaddset(set, sig);
+    }
+}
+
 static int spawn_job(monitor *m)
 {
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
+    sigset_t sigdef;
+    default_signals(&sigdef);
+    posix_spawnattr_setsigdefault(&attr, &sigdef);
     sigset_t dflt;
     sigemptyset(&dflt);
     for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
         sigaddset(&dflt, forwarded_signals[i]);
     sigaddset(&dflt, SIGCHLD);
     sigaddset(&dflt, SIGPIPE);
-    /* only reset what we changed: blocked-ness; dispositions were untouched */
+    /* the mask back as it was; dispositions as a shell gives them (above) */
     posix_spawnattr_setsigmask(&attr, &m->orig_mask);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_USEVFORK);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_USEVFORK);
     /* custom metrics: JOBSCOPE_SOCKET in the job's environment and, with
      * --scan-output, pipes on its stdout/stderr; both unchanged otherwise */
     posix_spawn_file_actions_t fa;

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,7 +75,8 @@ void options_usage(FILE *f)
 "  -o @FILE                read the destination URL from FILE (keeps passwords\n"
 "                          out of the process list)\n"
 "      --spool-dir DIR     where undeliverable events wait\n"
-"                          (default $JOBSCOPE_SPOOL_DIR or /var/tmp/jobscope-spool-UID)\n"
+"                          (default $JOBSCOPE_SPOOL_DIR, $XDG_STATE_HOME/jobscope/spool\n"
+"                          or /var/tmp/jobscope-spool-UID; must be yours, mode 0700)\n"
 "      --spool-max SIZE    cap on undelivered bytes per destination, K/M/G (1G)\n"
 "      --require-output    an unreachable or malformed destination is fatal (125)\n"
 "      --no-serve          do not stream to a local 'jobscope serve' (by default,\n"
@@ -107,6 +109,7 @@ static int bad(const char *fmt, const char *arg)
 static int parse_interval(const char *s, double *out)
 {
     char *end;
+    if (s[strspn(s, "0123456789.eE+-")]) return -1;      /* decimal only: no 0x10, no inf */
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= 0.01) || v > 86400) return -1;
@@ -203,15 +206,8 @@ static void free_owned_outputs(void)
  * ps and /proc/PID/cmdline never show it (the options keep their copies). */
 static void scrub_argv_passwords(char **argv, int from, int to)
 {
-    for (int i = from; i < to; i++) {
-        char *p = strstr(argv[i], "://");
-        if (!p) continue;
-        p += 3;
-        char *end = p + strcspn(p, "/?#"), *at = NULL, *colon;
-        for (char *c = p; c < end; c++) if (*c == '@') at = c;
-        if (at && (colon = memchr(p, ':', (size_t)(at - p))))
-            for (char *c = colon + 1; c < at; c++) *c = '*';
-    }
+    for (int i = from; i < to; i++)
+        if (strstr(argv[i], "://")) sink_url_scrub(argv[i]);   /* and ?token=... values */
 }
 
 static int parse_level(const char *s, int *out)
@@ -310,6 +306,12 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             if (!strchr(optarg, '=') || optarg[0] == '=')
                 return bad("bad --tag '%s': expected KEY=VALUE", optarg);
             if (o->ntags == JS_MAX_TAGS) return bad("too many tags (at most %s)", "64");
+            for (int j = 0; j < o->ntags; j++)
+                if (!strncmp(o->tags[j], optarg, (size_t)(strchr(optarg, '=') - optarg) + 1)) {
+                    fprintf(stderr, "jobscope: --tag %.*s given more than once: the last value wins\n",
+                            (int)(strchr(optarg, '=') - optarg), optarg);
+                    break;
+                }
             o->tags[o->ntags++] = optarg;
             break;
         case OPT_SUMMARY: o->summary_path = optarg; break;
@@ -317,7 +319,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         case OPT_FLUSH_TIMEOUT: {
             char *end;
             o->flush_timeout = strtod(optarg, &end);
-            if (end == optarg || *end || o->flush_timeout < 0)
+            if (end == optarg || *end || !isfinite(o->flush_timeout) || o->flush_timeout < 0)
                 return bad("bad --flush-timeout '%s': seconds >= 0", optarg);
             break;
         }
@@ -437,7 +439,18 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
     }
     if (o->noutputs == 0) {
         const char *u = getenv("KICKSTART_MON_URL");
-        if (u && *u) o->outputs[o->noutputs++] = u;
+        if (u && *u) {
+            /* a blank or control-character value is a mistake, not a file name */
+            int blank = 1, ctl = 0;
+            for (const char *k = u; *k; k++) {
+                if (*k != ' ') blank = 0;
+                if ((unsigned char)*k < 0x20 || *k == 0x7f) ctl = 1;
+            }
+            if (blank || ctl)
+                return bad("bad KICKSTART_MON_URL '%s': blank or with control characters",
+                           ctl ? "..." : u);
+            o->outputs[o->noutputs++] = u;
+        }
     }
     /* Own copies of the destinations (argv gets scrubbed), -o @FILE read. */
     for (int i = 0; i < o->noutputs; i++) {

@@ -3,6 +3,7 @@
 #include "event.h"
 #include "../sink/sink.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,8 +170,16 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         const char *v = env_nonempty(rank_vars[i]);
         char *end;
         if (v) {
+            errno = 0;
             long r = strtol(v, &end, 10);
-            if (!*end) { rank = r; break; }
+            if (*end) continue;
+            if (errno || r < 0 || r > 0x7fffffffL) {     /* no rank: say so, try the next */
+                fprintf(stderr, "jobscope: %s='%.40s' is not an MPI rank (0 to 2^31-1): ignored\n",
+                        rank_vars[i], v);
+                continue;
+            }
+            rank = r;
+            break;
         }
     }
     json_i64(&b, "rank", rank);
@@ -202,6 +211,10 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         for (int i = 0; i < ntags; i++) {
             const char *eq = strchr(tags[i], '=');
             if (!eq) continue;
+            int later = 0;                    /* a key given again: the last value, once */
+            for (int j = i + 1; j < ntags && !later; j++)
+                later = !strncmp(tags[j], tags[i], (size_t)(eq - tags[i]) + 1);
+            if (later) continue;
             char key[256];
             size_t kl = (size_t)(eq - tags[i]);
             if (kl >= sizeof key) kl = sizeof key - 1;
@@ -265,16 +278,38 @@ uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
     json_obj_close(b);
     if (!b->oom) {
         js_event ev = { name, b->p, b->len, seq, ts, sample };
-        for (int i = 0; i < em->nsinks; i++)
-            if (em->sinks[i]->ops->write(em->sinks[i], &ev) != 0) {
-                em->sinks[i]->errors++;
+        for (int i = 0; i < em->nsinks; i++) {
+            sink *s = em->sinks[i];
+            errno = 0;
+            if (s->ops->write(s, &ev) != 0) {
+                /* a lost output is an error, not noise: said once, even
+                 * with -q; the count goes into the end-of-job record */
+                if (s->errors++ == 0)
+                    fprintf(stderr, "jobscope: %s: cannot write events%s%s%s; what does not fit is lost\n",
+                            s->label ? s->label : "output", errno ? " (" : "",
+                            errno ? strerror(errno) : "", errno ? ")" : "");
                 em->dropped++;
             }
+        }
     } else {
         em->dropped++;
     }
     pthread_mutex_unlock(&em->lock);
     return seq;
+}
+
+void emitter_put_errors(emitter *em, jbuf *b, const char *key)
+{
+    pthread_mutex_lock(&em->lock);
+    int any = 0;
+    for (int i = 0; i < em->nsinks; i++) {
+        sink *s = em->sinks[i];
+        if (!s->errors) continue;
+        if (!any++) json_obj_open(b, key);
+        json_u64(b, s->label ? s->label : "output", s->errors);
+    }
+    if (any) json_obj_close(b);
+    pthread_mutex_unlock(&em->lock);
 }
 
 void emitter_close(emitter *em, double flush_timeout_s)

@@ -67,6 +67,8 @@ int  annotations_override(const char *field, const char *value);
 int  emitter_init(emitter *em, const annotations *ann);  /* takes ownership of ann */
 void emitter_add_sink(emitter *em, struct sink *s);
 void emitter_close(emitter *em, double flush_timeout_s);  /* flush + close all sinks */
+/* Adds "key": {label: failed writes} for the outputs that failed any write. */
+void emitter_put_errors(emitter *em, jbuf *b, const char *key);
 
 /* Starts an event: {"event":NAME,"ts":TS,<annotations> ... */
 void event_begin(const emitter *em, jbuf *b, const char *name, double ts);

@@ -20,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,6 +33,7 @@
 #define SERIES_SLOTS 1024
 #define SERIES_MAX   512
 #define MAX_CONNS    4096
+#define MAX_CONNS_PER_PID 64    /* libjobscope uses one per process: a hog gets no more */
 #define RXBUF        (PAYLOAD_CAP + 64)
 #define POLL_MS      1          /* while metrics flow, look every millisecond */
 #define POLL_IDLE_ROUNDS 100    /* then block again after ~100 ms without any */
@@ -57,6 +61,7 @@ typedef struct metrics_src {
     int started;
     atomic_int stopping;
     int conns[MAX_CONNS];
+    pid_t conn_pid[MAX_CONNS];          /* the peer of conns[i] */
     int nconns;
     char *rx;
     jbuf ev;
@@ -332,9 +337,23 @@ static void metrics_close_conn(metrics_src *m, int fd)
     close(fd);
     for (int i = 0; i < m->nconns; i++)
         if (m->conns[i] == fd) {
-            m->conns[i] = m->conns[--m->nconns];
+            m->nconns--;
+            m->conns[i] = m->conns[m->nconns];
+            m->conn_pid[i] = m->conn_pid[m->nconns];
             break;
         }
+}
+
+/* recv() gave 0: on a SOCK_SEQPACKET socket that is an empty message as well
+ * as the end.  It is the end only once the peer has hung up and nothing
+ * (SIOCINQ: the bytes of every queued message) is left to read. */
+static int metrics_at_eof(int fd)
+{
+    struct pollfd pf = { .fd = fd, .events = POLLIN | POLLRDHUP };
+    if (poll(&pf, 1, 0) < 0 || !(pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+        return 0;
+    int queued = 0;
+    return ioctl(fd, SIOCINQ, &queued) < 0 || queued == 0;
 }
 
 /* Reads what is queued on one connection; closes it at EOF.  Returns 1 if
@@ -354,6 +373,10 @@ static int metrics_drain(metrics_src *m, int fd)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
+        if (n == 0 && !metrics_at_eof(fd)) {
+            m->counters[C_MALFORMED]++;  /* an empty message: nothing to read in it */
+            continue;
+        }
         metrics_close_conn(m, fd);       /* EOF or error */
         return 0;
     }
@@ -366,16 +389,23 @@ static void metrics_accept(metrics_src *m)
         int fd = accept4(m->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (m->nconns >= MAX_CONNS) {
-            close(fd);
+        struct ucred cr = { 0 };
+        socklen_t crl = sizeof cr;
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl);
+        int same = 0;
+        for (int i = 0; i < m->nconns && cr.pid > 0; i++)
+            same += m->conn_pid[i] == cr.pid;
+        if (m->nconns >= MAX_CONNS || same >= MAX_CONNS_PER_PID) {
+            close(fd);                       /* fair shares: one process cannot take them all */
             m->counters[C_CLIENT_LOST]++;
             continue;
         }
-        struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+        struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = fd };
         if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
             close(fd);
             continue;
         }
+        m->conn_pid[m->nconns] = cr.pid;
         m->conns[m->nconns++] = fd;
         m->connections++;
     }

@@ -231,6 +231,62 @@ static int payload_key(const jscan_item *it, const char *k)
     return it->klen == n && !memcmp(it->key, k, n);
 }
 
+/* The decoded text of a valid JSON key (escapes resolved, \uXXXX to UTF-8)
+ * into out, which needs n bytes (decoding never lengthens).  Returns its length. */
+static size_t payload_key_text(const char *k, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] != '\\' || i + 1 >= n) { out[o++] = k[i]; continue; }
+        char c = k[++i];
+        switch (c) {
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'n': out[o++] = '\n'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'u': {
+            unsigned cp = 0;
+            if (i + 4 >= n) return o;
+            for (int d = 1; d <= 4; d++) {
+                char h = k[i + d];
+                cp = cp * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
+            }
+            i += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < n && k[i + 1] == '\\' && k[i + 2] == 'u') {
+                unsigned lo = 0;
+                for (int d = 3; d <= 6; d++) {
+                    char h = k[i + d];
+                    lo = lo * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
+                }
+                if (lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                }
+            }
+            /* \uXXXX is 6 bytes, its UTF-8 at most 3 (4 for a 12-byte pair) */
+            if (cp < 0x80) out[o++] = (char)cp;
+            else if (cp < 0x800) { out[o++] = (char)(0xC0 | cp >> 6); out[o++] = (char)(0x80 | (cp & 63)); }
+            else if (cp < 0x10000) {
+                out[o++] = (char)(0xE0 | cp >> 12); out[o++] = (char)(0x80 | ((cp >> 6) & 63));
+                out[o++] = (char)(0x80 | (cp & 63));
+            } else {
+                out[o++] = (char)(0xF0 | cp >> 18); out[o++] = (char)(0x80 | ((cp >> 12) & 63));
+                out[o++] = (char)(0x80 | ((cp >> 6) & 63)); out[o++] = (char)(0x80 | (cp & 63));
+            }
+            break;
+        }
+        default: out[o++] = c; break;       /* \" \\ \/ */
+        }
+    }
+    return o;
+}
+
+static int payload_dkey(const char *d, size_t n, const char *k)
+{
+    return strlen(k) == n && !memcmp(d, k, n);
+}
+
 static int payload_number(const char *p, size_t n, double *v)
 {
     char tmp[64], *end;
@@ -390,9 +446,14 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
         }
         count++;
     }
+    /* Keys are compared decoded: "\u0065vent" is "event", and of two keys
+     * that decode alike only the last is kept (one key, one value). */
+    typedef struct { jscan_item m; const char *dk; size_t dkl; } kv;
     size_t extra = repaired ? 2 * strlen(repaired) + 32 : 0;
-    char *out = malloc(pllen + 1 + extra);
-    if (!out) {
+    char *out = malloc(pllen + 1 + extra), *dkeys = malloc(pllen + 1);
+    kv *kvs = malloc(sizeof *kvs * (pllen / 4 + 1));   /* an item of k keys has >= 4k bytes */
+    if (!out || !dkeys || !kvs) {
+        free(out); free(dkeys); free(kvs);
         *err = "out of memory";
         return -1;
     }
@@ -401,25 +462,39 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
         jscan_iter oi;
         jscan_begin(&oi, item.val, item.val + item.vlen, '{');
         double ts = block_ts;
-        size_t o = 0;
+        size_t o = 0, dko = 0, nkv = 0;
         while (jscan_next(&oi, &m, 1)) {
-            if (payload_key(&m, "ts")) {
+            kv *e = &kvs[nkv++];
+            e->m = m;
+            e->dk = dkeys + dko;
+            e->dkl = payload_key_text(m.key, m.klen, dkeys + dko);
+            dko += e->dkl;
+        }
+        for (size_t i = 0; i < nkv; i++) {
+            const kv *e = &kvs[i];
+            if (payload_dkey(e->dk, e->dkl, "ts")) {
                 double t;
-                if (payload_number(m.val, m.vlen, &t) == 0 && t > 0)
+                if (payload_number(e->m.val, e->m.vlen, &t) == 0 && t > 0)
                     ts = t;
                 continue;
             }
-            if (payload_key(&m, "event") || payload_key(&m, "seq") ||
-                (reserved && reserved(ctx, m.key, m.klen)))
+            if (payload_dkey(e->dk, e->dkl, "event") || payload_dkey(e->dk, e->dkl, "seq") ||
+                (repaired && payload_dkey(e->dk, e->dkl, "payload_repaired")) ||
+                (reserved && reserved(ctx, e->dk, e->dkl)))
+                continue;
+            int later = 0;
+            for (size_t j = i + 1; j < nkv && !later; j++)
+                later = kvs[j].dkl == e->dkl && !memcmp(kvs[j].dk, e->dk, e->dkl);
+            if (later)
                 continue;
             if (o)
                 out[o++] = ',';
             out[o++] = '"';
-            memcpy(out + o, m.key, m.klen);
-            o += m.klen;
+            memcpy(out + o, e->m.key, e->m.klen);
+            o += e->m.klen;
             out[o++] = '"';
             out[o++] = ':';
-            o += jscan_minify(m.val, m.vlen, out + o);
+            o += jscan_minify(e->m.val, e->m.vlen, out + o);
         }
         if (repaired) {                 /* what was repaired, in the event */
             o += (size_t)sprintf(out + o, "%s\"payload_repaired\":\"", o ? "," : "");
@@ -433,5 +508,7 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
         fn(ctx, name, ts, out, o);
     }
     free(out);
+    free(dkeys);
+    free(kvs);
     return count;
 }

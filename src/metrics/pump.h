@@ -2,8 +2,10 @@
  * pipes; a thread reads them, writes every byte on, at once and unchanged,
  * to jobscope's own stdout and stderr, and feeds each stream to its payload
  * scanner (payload.h).  With strip on, payload blocks are removed from what
- * is written on.  If jobscope's own stdout/stderr fail (closed, full disk)
- * the pump keeps reading so the job never blocks. */
+ * is written on.  Without strip a relay process (pump.c) passes the bytes
+ * on and outlives jobscope until every writer is gone; we scan its copy.
+ * stdout and stderr on one open file description share one pipe.  When
+ * jobscope's own stdout/stderr break, the job's pipe is closed (SIGPIPE). */
 #ifndef JOBSCOPE_METRICS_PUMP_H
 #define JOBSCOPE_METRICS_PUMP_H
 

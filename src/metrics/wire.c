@@ -102,7 +102,7 @@ int wire_parse(const char *buf, size_t len, wire_metric *m,
     m->name_len = fl[1];
     if (wire_double(f[2], fl[2], &m->value) < 0)
         return WIRE_BAD_VALUE;
-    if (fl[3] && (wire_double(f[3], fl[3], &m->ts) < 0 || m->ts <= 0))
+    if (fl[3] && (wire_double(f[3], fl[3], &m->ts) < 0 || !(m->ts >= WIRE_MIN_TS && m->ts < WIRE_MAX_TS)))
         return WIRE_BAD_FORMAT;
     long x;
     if (wire_long(f[4], fl[4], 1, WIRE_MAX_LEVEL, &x) < 0)
@@ -125,6 +125,13 @@ int wire_parse(const char *buf, size_t len, wire_metric *m,
         t->vlen = fl[i] - t->klen - 1;
         if (!wire_name_ok(t->k, t->klen, WIRE_MAX_TAGKEY) || t->vlen > WIRE_MAX_TAGVAL)
             return WIRE_BAD_TAG;
+        for (int j = 0; j < m->ntags - 1; j++)    /* a key again: its last value, once */
+            if (m->tags[j].klen == t->klen && !memcmp(m->tags[j].k, t->k, t->klen)) {
+                m->tags[j].v = t->v;
+                m->tags[j].vlen = t->vlen;
+                m->ntags--;
+                break;
+            }
     }
     return WIRE_METRIC;
 }
@@ -134,6 +141,8 @@ size_t wire_format(char *out, size_t cap, const char *name, double value,
                    char *const *tags, int ntags)
 {
     char tsbuf[40] = "";
+    if (ts > 0 && !(ts >= WIRE_MIN_TS && ts < WIRE_MAX_TS))
+        return 0;                          /* would not read back as written */
     if (ts > 0)
         snprintf(tsbuf, sizeof tsbuf, "%.6f", ts);
     int n = snprintf(out, cap, "M1\t%s\t%.17g\t%s\t%d\t%ld\t%lu", name, value, tsbuf,

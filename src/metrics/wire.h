@@ -20,6 +20,10 @@
 #define WIRE_MAX_TAGS   16
 #define WIRE_MAX_LEVEL  255
 #define WIRE_MAX_MSG    (256 * 1024)   /* payload messages; metrics are small */
+/* A timestamp is epoch seconds in [1, 1e11) (1970 to the year 5138): what
+ * "%.6f" writes whole and exact to the microsecond. */
+#define WIRE_MIN_TS     1.0
+#define WIRE_MAX_TS     1e11
 
 typedef struct wire_tag {
     const char *k, *v;

@@ -115,8 +115,16 @@ int procread_pids(const char *buf, size_t n, void (*fn)(void *arg, pid_t pid), v
     while (p < end) {
         while (p < end && (*p < '0' || *p > '9')) p++;
         if (p >= end) break;
-        long v = 0;
-        while (p < end && *p >= '0' && *p <= '9') v = v * 10 + (*p++ - '0');
+        /* a pid has at most 10 digits and fits pid_t; a longer run (or a
+         * larger value) is no pid: skip it rather than overflow */
+        long long v = 0;
+        int too_big = 0;
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (!too_big) v = v * 10 + (*p - '0');
+            if (v > 0x7fffffffLL) too_big = 1;
+            p++;
+        }
+        if (too_big || v <= 0) continue;
         fn(arg, (pid_t)v);
         count++;
     }

@@ -4,7 +4,7 @@
  * One thread per URL (a server task) declares a durable queue, binds it to
  * the exchange (declared as a durable topic exchange if missing, as the
  * amqp:// sink does) and consumes with manual acknowledgements: messages are
- * taken in batches (up to the prefetch count, or what arrived within 0.2 s),
+ * taken in batches (half the prefetch count, or what arrived within 0.2 s),
  * their events go through the server's common ingest in one durable batch,
  * and only then is the batch acknowledged (basic.ack, multiple).  A server
  * killed before that gets the messages again from the broker after its
@@ -299,7 +299,9 @@ static void *consume_thread(void *arg)
                 sleep(1);
                 continue;
             }
-            if (c->nmsg >= c->prefetch || mono() - batch_start > 0.2) {
+            /* half the prefetch window: the broker keeps sending the other
+             * half while this batch is being stored */
+            if (c->nmsg >= (c->prefetch + 1) / 2 || mono() - batch_start > 0.2) {
                 if (flush_batch(c) < 0) sleep(1);
             }
             continue;

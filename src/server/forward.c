@@ -247,7 +247,7 @@ static int forward_init(server *s, char *err, size_t errlen)
         char e[512] = "";
         forward_out *o = forward_out_open(s->cfg.forward.v[i], dir, s->cfg.verbose, e, sizeof e);
         if (!o) {
-            snprintf(err, errlen, "--forward: %s", e);
+            snprintf(err, errlen, "%s", e);
             return -1;
         }
         fwd *f = calloc(1, sizeof *f);

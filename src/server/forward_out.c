@@ -8,6 +8,9 @@
 #include "server/forward.h"
 #include "sink/sink.h"
 #include "sink/publisher.h"
+#include "sink/url.h"
+
+extern const sink_ops *const sink_net_backends[];    /* sink/net.c, linked in */
 
 struct forward_out { sink *sk; };
 
@@ -19,6 +22,22 @@ forward_out *forward_out_open(const char *url, const char *spool_dir, int verbos
     o.flush_timeout = 5;
     o.spool_dir = spool_dir;
     o.spool_max = 1LL << 30;
+    /* A server must not start with a destination that can never work (the
+     * monitor would spool for a later `jobscope flush`): a known scheme and
+     * a host are required.  An unreachable one is fine: it spools. */
+    net_url u;
+    if (net_url_parse(&u, url, err, errlen) < 0) return NULL;
+    int host = u.host && u.host[0];
+    net_url_free(&u);
+    const sink_ops *ops = NULL;
+    for (int i = 0; sink_net_backends[i] && !ops; i++)
+        if (sink_net_backends[i]->match(url, &o)) ops = sink_net_backends[i];
+    if (!ops || !host) {
+        char *label = sink_redact_url(url);
+        snprintf(err, errlen, "%s: %s", label ? label : "?", !ops ? "unknown destination scheme" : "no host");
+        free(label);
+        return NULL;
+    }
     sink *sk = sink_open(url, &o, err, errlen);
     if (!sk) return NULL;
     if (!publisher_of(sk)) {

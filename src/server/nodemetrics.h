@@ -6,7 +6,8 @@
  *   load_average           1-minute load average (/proc/loadavg)
  *   used_RAM               percent of memory in use: (MemTotal - MemAvailable) / MemTotal
  *   cpu_percent            percent of all CPUs busy since the previous sample (/proc/stat)
- *   num_running_processes  processes owned by the server's user (as Dragon counts them)
+ *   num_running_processes  processes owned by the server's user (as Dragon counts
+ *                          them); every process of the node when it runs as root
  *   DeviceUtilization      per GPU, percent (tag gpu=INDEX)
  *   DeviceMemoryUtilization per GPU, memory used / total, percent, 2 decimals
  *   DevicePowerUsage       per GPU, watts

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ typedef struct peers_state {
     server *srv;
     peer   *v;
     int     n;
+    int     self_check;   /* --listen with port 0: drop our own entry once the port is known */
+    pthread_mutex_t mu;
     double  timeout_s;
     char   *auth;         /* "Authorization: Bearer ..." or NULL */
 } peers_state;
@@ -35,6 +38,8 @@ typedef struct peers_state {
 #define PEERS_MAX_SERVERS 8
 static peers_state *states[PEERS_MAX_SERVERS];
 
+static int is_self(const char *base, int own_port);
+
 static peers_state *state_of(server *s)
 {
     for (int i = 0; i < PEERS_MAX_SERVERS; i++)
@@ -42,9 +47,33 @@ static peers_state *state_of(server *s)
     return NULL;
 }
 
+/* With --listen ADDR:0 the port is known only once listening: the first
+ * request removes this server's own entry then. */
+static void late_self_check(peers_state *ps)
+{
+    if (!__atomic_load_n(&ps->self_check, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&ps->mu);
+    if (ps->self_check) {
+        int port = server_tcp_port(ps->srv), k = 0;
+        for (int i = 0; i < ps->n; i++) {
+            if (port > 0 && is_self(ps->v[i].base, port)) {
+                server_log(ps->srv, "peers: %s is this server; left out", ps->v[i].spec);
+                free(ps->v[i].spec);
+                free(ps->v[i].base);
+                continue;
+            }
+            ps->v[k++] = ps->v[i];
+        }
+        ps->n = k;
+        __atomic_store_n(&ps->self_check, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&ps->mu);
+}
+
 int peers_count(server *s)
 {
     peers_state *p = state_of(s);
+    if (p) late_self_check(p);
     return p ? p->n : 0;
 }
 
@@ -271,6 +300,7 @@ static int fanout(server *s, const char *method, const char *path_query, const c
     peers_state *ps = arg;
     *replies = NULL;
     if (warn && warnlen) warn[0] = 0;
+    late_self_check(ps);
     if (ps->n == 0) return 0;
     xfer *x = calloc((size_t)ps->n, sizeof *x);
     server_peer_reply *r = calloc((size_t)ps->n, sizeof *r);
@@ -328,6 +358,12 @@ static char *raw_body(const tsq_query *q, const tsq_sub *sub, size_t *len)
     }
     json_t *sq = json_pack("{s:s,s:s,s:o,s:b}", "metric", sub->metric, "aggregator", "none",
                            "filters", fl, "explicitTags", sub->explicit_tags);
+    /* the downsampling interval widens the range read (bucket alignment):
+     * the peer must read what this node reads */
+    json_t *echo = sub->echo_json ? json_loads(sub->echo_json, 0, NULL) : NULL;
+    json_t *ds = json_object_get(echo, "downsample");
+    if (sq && json_is_string(ds)) json_object_set(sq, "downsample", ds);
+    json_decref(echo);
     json_t *root = json_pack("{s:I,s:I,s:b,s:[o]}", "start", (json_int_t)q->start_ms,
                              "end", (json_int_t)q->end_ms, "msResolution", 1, "queries", sq);
     char *s = root ? json_dumps(root, JSON_COMPACT) : NULL;
@@ -336,11 +372,18 @@ static char *raw_body(const tsq_query *q, const tsq_sub *sub, size_t *len)
     return s;
 }
 
+/* OpenTSDB's answer for a metric the store has never seen. */
+static int unknown_metric(int code, const char *text)
+{
+    return code == 400 && text && strstr(text, "No such name for 'metrics'");
+}
+
 int peers_query(server *s, const server_request *r, const tsq_query *q, tsq_result *out,
                 tsq_error *err, char *warn, size_t warnlen)
 {
     if (warn && warnlen) warn[0] = 0;
     peers_state *ps = state_of(s);
+    if (ps) late_self_check(ps);
     int remote = ps && ps->n > 0 && !(r && r->from_peer);
     int nx = remote ? ps->n * q->nsubs : 0;
     xfer *x = nx ? calloc((size_t)nx, sizeof *x) : NULL;
@@ -372,17 +415,33 @@ int peers_query(server *s, const server_request *r, const tsq_query *q, tsq_resu
     int rc = 0;
     for (int k = 0; k < q->nsubs && rc == 0; k++) {
         tsq_set set = {0};
-        if (tsq_fetch_local(s->st, q, &q->subs[k], &set, err) != 0) {
+        /* A metric this node has never seen may live on a peer: it is an
+         * error only when no node knows it. */
+        int known = 0;
+        tsq_error lerr;
+        memset(&lerr, 0, sizeof lerr);
+        if (tsq_fetch_local(s->st, q, &q->subs[k], &set, &lerr) == 0) known = 1;
+        else if (!remote || !unknown_metric(lerr.code, lerr.message)) {
+            *err = lerr;
             tsq_set_free(&set);
             rc = -1;
             break;
         }
         for (int i = 0; remote && i < ps->n; i++) {
             xfer *xi = &x[k * ps->n + i];
-            if (xi->status == 200 && xi->resp && tsq_set_parse(xi->resp, xi->rlen, &set) == 0)
+            if (xi->status == 200 && xi->resp && tsq_set_parse(xi->resp, xi->rlen, &set) == 0) {
+                known = 1;
                 continue;
+            }
+            if (xi->status == 400 && unknown_metric(400, xi->resp)) continue;
             if (xi->status == 200) snprintf(xi->why, sizeof xi->why, "unreadable raw answer");
             if (warn) warn_add(warn, warnlen, ps->v[i].spec, xi->why);
+        }
+        if (!known) {
+            *err = lerr;
+            tsq_set_free(&set);
+            rc = -1;
+            break;
         }
         if (tsq_eval(q, &q->subs[k], &set, out, err) != 0) rc = -1;
         tsq_set_free(&set);
@@ -769,6 +828,8 @@ static int peers_init(server *s, char *err, size_t errlen)
         if ((ps->auth = malloc(l))) snprintf(ps->auth, l, "Authorization: Bearer %s", s->cfg.token);
     }
     int port = own_port(s), self = 0;
+    pthread_mutex_init(&ps->mu, NULL);
+    ps->self_check = port == 0;
     for (int i = 0; i < all.n; i++) {
         char base[600];
         if (peers_base_url(all.v[i], base, sizeof base, err, errlen) < 0) {
@@ -817,6 +878,7 @@ static void peers_fini(server *s)
         for (int k = 0; k < ps->n; k++) { free(ps->v[k].spec); free(ps->v[k].base); }
         free(ps->v);
         free(ps->auth);
+        pthread_mutex_destroy(&ps->mu);
         free(ps);
         states[i] = NULL;
     }

@@ -42,8 +42,19 @@ int sink_file_open_fd(const char *url, int *own, char *err, size_t errlen)
     if (!strcmp(url, "-")) { *own = 0; return STDOUT_FILENO; }
     const char *path = !strncmp(url, "file://", 7) ? url + 7 : url;
     if (!*path) { snprintf(err, errlen, "%s: empty path", url); return -1; }
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    /* Never block here (the job has not started yet): a FIFO without a
+     * reader would hold open() until one comes.  Then hold both ends
+     * (O_RDWR on a FIFO does not wait on Linux): events queue in the FIFO
+     * and a reader that comes later gets them. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+    if (fd < 0 && errno == ENXIO) {
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0)
+            fprintf(stderr, "jobscope: %s: a FIFO without a reader yet: events wait in it\n", path);
+    }
     if (fd < 0) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);    /* writes as before */
     *own = 1;
     return fd;
 }

@@ -51,6 +51,8 @@ struct publisher {
     double   deadline;      /* flush in progress: retry until then */
     unsigned long long delivered, spooled, dropped;
     int      warned_full;
+    int      abandoned;     /* pub_free gave up on the thread: it frees all */
+    int      thread_done;   /* the thread has left its loop */
     char     lasterr[512];
 };
 
@@ -58,6 +60,20 @@ typedef struct pub_sink {
     sink       base;
     publisher *pub;
 } pub_sink;
+
+/* The same failure again?  Digits are ignored: libcurl's messages carry the
+ * milliseconds of each attempt ("after 3 ms"), which made every retry a new
+ * warning. */
+static int same_error(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a >= '0' && *a <= '9') a++;
+        while (*b >= '0' && *b <= '9') b++;
+        if (*a != *b) return 0;
+        if (!*a) return 1;
+        a++, b++;
+    }
+}
 
 static double mono(void)
 {
@@ -93,11 +109,46 @@ void publisher_warn(const char *label, const char *fmt, ...)
 
 const char *publisher_default_spool_dir(void)
 {
-    static char dir[256];
+    static char dir[4096];
     const char *e = getenv("JOBSCOPE_SPOOL_DIR");
     if (e && *e) return e;
+    /* the user's own state directory first: nobody else can squat it */
+    const char *st = getenv("XDG_STATE_HOME");
+    if (st && st[0] == '/' && strlen(st) < sizeof dir - 32) {
+        snprintf(dir, sizeof dir, "%s/jobscope/spool", st);
+        return dir;
+    }
     snprintf(dir, sizeof dir, "/var/tmp/jobscope-spool-%u", (unsigned)getuid());
     return dir;
+}
+
+/* A spool directory must be the user's own and closed to others: one that
+ * another user made (or can write to) could make every spool fail, or hold
+ * planted files that `jobscope flush` would deliver with our credentials.
+ * The shared default under /var/tmp must be exactly private (no group or
+ * other access at all).  0, or -1 with the reason in why. */
+static int spool_dir_safe(const char *dir, int strict, char *why, size_t n)
+{
+    struct stat st;
+    if (lstat(dir, &st) < 0) {
+        snprintf(why, n, "cannot use spool directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, n, "spool directory %s is not a directory (a link?): refusing it", dir);
+        return -1;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(why, n, "spool directory %s is not your own (owner uid %u): refusing it",
+                 dir, (unsigned)st.st_uid);
+        return -1;
+    }
+    if (st.st_mode & (strict ? 077 : 022)) {
+        snprintf(why, n, "spool directory %s is %s by others (mode %04o): refusing it (chmod 700)", dir,
+                 st.st_mode & 022 ? "writable" : "readable", (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
 }
 
 static int spool_has(const publisher *p) { return p->have_spool && p->sp.read_off < p->sp.end_off; }
@@ -127,6 +178,14 @@ static int ensure_spool(publisher *p)
     if (mkdir_p(p->spool_dir) < 0) {
         publisher_warn(p->label, "cannot create spool directory %s: %s; undeliverable events are lost",
                        p->spool_dir, strerror(errno));
+        p->spool_broken = 1;
+        return -1;
+    }
+    char why[4200];
+    if (spool_dir_safe(p->spool_dir, !strncmp(p->spool_dir, "/var/tmp/jobscope-spool-", 24), why,
+                       sizeof why) < 0) {
+        /* a security matter and a loss: said even with -q */
+        fprintf(stderr, "jobscope: %s: %s; undeliverable events are lost\n", p->label, why);
         p->spool_broken = 1;
         return -1;
     }
@@ -189,6 +248,8 @@ static int spill_memory(publisher *p)
     return 0;
 }
 
+static void pub_release(publisher *p);
+
 static void *pub_thread(void *arg)
 {
     publisher *p = arg;
@@ -246,8 +307,16 @@ static void *pub_thread(void *arg)
         }
 
         pthread_mutex_lock(&p->mu);
-        if (from_disk) {
+        if (from_disk && p->have_spool && p->sp.fd == snap.fd) {
+            /* malformed lines the read passed over: counted, and those at
+             * the front consumed (else they would be read again forever) */
+            p->sp.pending -= snap.skipped - p->sp.skipped;
+            p->sp.skipped = snap.skipped;
+            p->sp.skip_hwm = snap.skip_hwm;
             if (done > 0) spool_consume(&p->sp, ends[done - 1], done);
+            else if (snap.read_off > p->sp.read_off) spool_consume(&p->sp, snap.read_off, 0);
+        } else if (from_disk) {
+            /* the spool was replaced meanwhile: nothing of ours to consume */
         } else if (gen == p->gen) {
             for (int i = 0; i < done; i++) {
                 p->mem_bytes -= batch[i]->len;
@@ -270,7 +339,7 @@ static void *pub_thread(void *arg)
         }
         if (p->connected) be->disconnect(p->ctx);
         p->connected = 0;
-        if ((!p->down || strcmp(err, p->lasterr)) && strcmp(be->kind, "unusable"))
+        if ((!p->down || !same_error(err, p->lasterr)) && strcmp(be->kind, "unusable"))
             publisher_warn(p->label, "%s; events wait in the spool until it answers", err[0] ? err : "delivery failed");
         snprintf(p->lasterr, sizeof p->lasterr, "%s", err);
         p->down = 1;
@@ -281,8 +350,11 @@ static void *pub_thread(void *arg)
         backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
     }
     pthread_cond_broadcast(&p->idle);
-    pthread_mutex_unlock(&p->mu);
     free(items); free(ends); free(batch); free(buf);
+    int mine = p->abandoned;            /* pub_free left it all to us */
+    p->thread_done = 1;
+    pthread_mutex_unlock(&p->mu);
+    if (mine) pub_release(p);
     return NULL;
 }
 
@@ -358,8 +430,23 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
 static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
 static double flush_deadline;
 
+static int flush_aborted;      /* a signal ended the flush: no more waiting */
+
+/* The monitor blocks the signals that end jobscope and reads them through a
+ * signalfd: one that arrived during the end-of-job flush is pending. */
+static int flush_interrupted(void)
+{
+    sigset_t pend;
+    if (!__atomic_load_n(&flush_aborted, __ATOMIC_RELAXED) && sigpending(&pend) == 0 &&
+        (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 ||
+         sigismember(&pend, SIGHUP) == 1 || sigismember(&pend, SIGQUIT) == 1))
+        __atomic_store_n(&flush_aborted, 1, __ATOMIC_RELAXED);
+    return __atomic_load_n(&flush_aborted, __ATOMIC_RELAXED);
+}
+
 static int pub_flush(publisher *p, double timeout_s)
 {
+    if (!(timeout_s >= 0)) timeout_s = 0;   /* NaN: no waiting, never a spin */
     double mine = mono() + timeout_s;
     pthread_mutex_lock(&flush_mu);
     if (flush_deadline == 0) flush_deadline = mine;
@@ -367,8 +454,9 @@ static int pub_flush(publisher *p, double timeout_s)
     pthread_mutex_unlock(&flush_mu);
     pthread_mutex_lock(&p->mu);
     p->deadline = mine;
-    pthread_cond_signal(&p->wake);          /* cut a backoff short */
-    while ((p->count > 0 || spool_has(p)) && p->started) {
+    /* Only wait: the delivery thread keeps its backoff (0.1 -> 5 s) here too;
+     * waking it on every turn of this loop made it hammer a refusing server. */
+    while ((p->count > 0 || spool_has(p)) && p->started && !flush_interrupted()) {
         double left = p->deadline - mono();
         if (left <= 0) break;
         /* never reachable in this run (refused, unknown scheme, bad TLS...):
@@ -376,9 +464,8 @@ static int pub_flush(publisher *p, double timeout_s)
         if (__atomic_load_n(&p->unreached, __ATOMIC_RELAXED) && !__atomic_load_n(&p->reached, __ATOMIC_RELAXED))
             break;
         struct timespec ts;
-        abs_deadline(&ts, left < 0.5 ? left : 0.5);
+        abs_deadline(&ts, left < 0.1 ? left : 0.1);
         pthread_cond_timedwait(&p->idle, &p->mu, &ts);
-        pthread_cond_signal(&p->wake);
     }
     int rc = (p->count > 0 || spool_has(p)) ? -1 : 0;
     p->deadline = 0;
@@ -386,44 +473,20 @@ static int pub_flush(publisher *p, double timeout_s)
     return rc;
 }
 
-static void pub_free(publisher *p)
+/* Everything after the thread: spill, close the spool (kept if anything is
+ * pending), destroy the backend, free.  Whoever owns the publisher last
+ * calls it: pub_free, or an abandoned thread when it finally returns. */
+static void pub_release(publisher *p)
 {
-    if (p->started) {
-        pthread_mutex_lock(&p->mu);
-        p->stop = 1;
-        pthread_cond_broadcast(&p->work);
-        pthread_cond_broadcast(&p->wake);
-        pthread_mutex_unlock(&p->mu);
-        /* A send in progress ends within its timeout; a library call that
-         * hangs anyway (a broker that accepts TCP and never answers) must
-         * not hang the job's exit: then the thread is left behind, its
-         * events go to the spool, and the publisher is not freed. */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
-        if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
-            pthread_mutex_lock(&p->mu);
-            publisher_warn(p->label, "delivery thread does not answer; leaving it");
-            spill_memory(p);
-            if (p->have_spool) {
-                long left = p->sp.pending;
-                char *path = strdup(p->sp.path ? p->sp.path : "");
-                if (!spool_close(&p->sp))
-                    publisher_warn(p->label, "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
-                                   left, path, path);
-                free(path);
-                p->have_spool = 0;
-            }
-            pthread_mutex_unlock(&p->mu);
-            return;
-        }
-    }
     spill_memory(p);
     for (int i = 0; i < p->count; i++) free(p->ring[(p->head + i) % p->cap]);
+    if (p->have_spool && p->sp.skipped)
+        publisher_warn(p->label, "%ld malformed line%s in spool %s passed over", p->sp.skipped,
+                       p->sp.skipped == 1 ? "" : "s", p->sp.path ? p->sp.path : "");
     if (p->have_spool) {
         long left = p->sp.pending;
         char *path = strdup(p->sp.path ? p->sp.path : "");
-        if (!spool_close(&p->sp))
+        if (!spool_close(&p->sp) && !p->abandoned)
             publisher_warn(p->label, "%ld event%s not delivered, kept in %s (send later: jobscope flush %s)",
                            left, left == 1 ? "" : "s", path, path);
         free(path);
@@ -439,6 +502,50 @@ static void pub_free(publisher *p)
     pthread_cond_destroy(&p->idle);
     free(p->ring); free(p->inflight_ends); free(p->label); free(p->spool_dir);
     free(p);
+}
+
+static void pub_free(publisher *p)
+{
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&p->work);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->mu);
+        /* A send in progress ends within its timeout; a library call that
+         * hangs anyway (a broker that accepts TCP and never answers) must
+         * not hang the job's exit: then the thread is left behind with
+         * everything it uses -- the publisher, its spool (descriptor and
+         * path), the backend -- and frees them itself if it ever returns.
+         * Its events are in the spool file, which stays open and is kept. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if (flush_interrupted()) {       /* a signal: exit now, the spool keeps the rest */
+            ts.tv_nsec += 300000000L;
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        } else {
+            ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
+        }
+        if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
+            pthread_mutex_lock(&p->mu);
+            if (!p->thread_done) {
+                publisher_warn(p->label, "delivery thread does not answer; leaving it");
+                spill_memory(p);
+                if (p->have_spool) {
+                    fsync(p->sp.fd);
+                    publisher_warn(p->label, "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
+                                   p->sp.pending, p->sp.path, p->sp.path);
+                }
+                p->abandoned = 1;
+                pthread_mutex_unlock(&p->mu);
+                pthread_detach(p->th);
+                return;
+            }
+            pthread_mutex_unlock(&p->mu);   /* it just finished after all */
+            pthread_join(p->th, NULL);
+        }
+    }
+    pub_release(p);
 }
 
 /* ---- the sink face ---------------------------------------------------- */

@@ -2,6 +2,7 @@
 #include "sink.h"
 #include "publisher.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen
 }
 
 /* Query parameters whose value is a credential (?token=..., ?api_key=...). */
-static int secret_key(const char *k, size_t n)
+int sink_url_secret_key(const char *k, size_t n)
 {
     static const char *const words[] = { "pass", "pwd", "token", "secret", "sig", "auth", "credential" };
     static const char *const exact[] = { "key", "apikey", "api_key", "access_key", "private_key" };
@@ -115,6 +116,74 @@ static int secret_key(const char *k, size_t n)
     return 0;
 }
 
+/* A host[:port] starts at h and ends at the end of the string or before
+ * one of "/?#" (what may follow the '@' that ends a userinfo). */
+static int valid_host_at(const char *h)
+{
+    const char *c = h;
+    if (*c == '[') {
+        const char *rb = strchr(c, ']');
+        if (!rb || rb == c + 1) return 0;
+        for (const char *x = c + 1; x < rb; x++)
+            if (!strchr("0123456789abcdefABCDEF:.%", *x) && !isalnum((unsigned char)*x)) return 0;
+        c = rb + 1;
+    } else {
+        while (isalnum((unsigned char)*c) || *c == '.' || *c == '-' || *c == '_' || *c == '%') c++;
+        if (c == h) return 0;
+    }
+    if (*c == ':') {
+        const char *d = ++c;
+        while (isdigit((unsigned char)*c)) c++;
+        if (c == d) return 0;
+    }
+    return *c == 0 || *c == '/' || *c == '?' || *c == '#';
+}
+
+int sink_url_userinfo(const char *url, const char **auth_out, const char **colon_out, const char **at_out)
+{
+    *colon_out = *at_out = NULL;
+    const char *scheme = strstr(url, "://");
+    if (!scheme) { *auth_out = NULL; return -1; }
+    const char *auth = *auth_out = scheme + 3;
+    const char *end = auth + strcspn(auth, "/?#"), *at = NULL;
+    for (const char *c = auth; c < end; c++)
+        if (*c == '@') at = c;                   /* last '@' before the path */
+    const char *colon = memchr(auth, ':', (size_t)((at ? at : end) - auth));
+    if (!at && colon) {
+        /* "user:pa/ss@host": what follows the ':' is no port, so it is a
+         * password with a delimiter in it; it ends at the last '@' that a
+         * host follows ("host:8080/x?mail=a@b" keeps its port) */
+        const char *d = colon + 1;
+        while (d < end && isdigit((unsigned char)*d)) d++;
+        if (d < end || d == colon + 1)
+            for (const char *c = colon + 1; *c; c++)
+                if (*c == '@' && valid_host_at(c + 1)) at = c;
+        if (!at) colon = NULL;
+    }
+    *colon_out = at ? colon : NULL;
+    *at_out = at;
+    return 0;
+}
+
+void sink_url_scrub(char *url)
+{
+    const char *auth, *colon, *at;
+    if (sink_url_userinfo(url, &auth, &colon, &at) < 0) return;
+    if (colon)
+        for (char *c = url + (colon + 1 - url); c < url + (at - url); c++) *c = '*';
+    char *p = url + ((at ? at : auth) - url);
+    char *q = strchr(p, '?'), *hash = strchr(p, '#');
+    if (!q || (hash && hash < q)) return;
+    for (char *c = q + 1; *c && *c != '#';) {
+        size_t len = strcspn(c, "&;#");
+        char *eq = memchr(c, '=', len);
+        if (eq && sink_url_secret_key(c, (size_t)(eq - c)))
+            for (char *v = eq + 1; v < c + len; v++) *v = '*';
+        c += len;
+        if (*c == '&' || *c == ';') c++;
+    }
+}
+
 /* "user:password@" becomes "user:***@", and the values of query parameters
  * that hold credentials become "***". */
 char *sink_redact_url(const char *url)
@@ -122,15 +191,10 @@ char *sink_redact_url(const char *url)
     size_t n = strlen(url);
     char *r = malloc(n + 4 * 16 + 4);    /* each "***" may be longer than what it hides */
     if (!r) return NULL;
-    const char *scheme = strstr(url, "://");
     const char *p = url;
     char *o = r;
-    if (scheme) {
-        const char *auth = scheme + 3;
-        const char *end = auth + strcspn(auth, "/?#"), *at = NULL;
-        for (const char *c = auth; c < end; c++)
-            if (*c == '@') at = c;               /* last '@' before the path */
-        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    const char *auth, *colon, *at;
+    if (sink_url_userinfo(url, &auth, &colon, &at) == 0) {
         if (colon) {
             memcpy(o, url, (size_t)(colon + 1 - url));
             o += colon + 1 - url;
@@ -152,7 +216,7 @@ char *sink_redact_url(const char *url)
     for (const char *c = q + 1; *c && *c != '#';) {
         size_t len = strcspn(c, "&;#");
         const char *eq = memchr(c, '=', len);
-        if (eq && secret_key(c, (size_t)(eq - c)) && redacted < 16) {
+        if (eq && sink_url_secret_key(c, (size_t)(eq - c)) && redacted < 16) {
             memcpy(o, c, (size_t)(eq + 1 - c));
             o += eq + 1 - c;
             memcpy(o, "***", 3);

@@ -61,5 +61,16 @@ struct sink {
 sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen);
 /* Copies url into a freshly allocated label with "user:pass@" reduced to "user:***@". */
 char *sink_redact_url(const char *url);
+/* Where the userinfo of url is: *auth just after "://", *colon the ':' before
+ * the password (NULL: none), *at the '@' that ends it (NULL: no userinfo).
+ * As RFC 3986 reads it, except that a password holding a raw '/', '?' or '#'
+ * is still a password: then userinfo ends at the last '@' that a valid
+ * host[:port] follows.  0, or -1 when url has no "://". */
+int sink_url_userinfo(const char *url, const char **auth, const char **colon, const char **at);
+/* 1 if a query parameter named k (n bytes) holds a credential (token, apikey...). */
+int sink_url_secret_key(const char *k, size_t n);
+/* Overwrites, in place and with '*', the password and the credential-holding
+ * query values of url (for argv: ps and /proc/PID/cmdline). */
+void sink_url_scrub(char *url);
 
 #endif

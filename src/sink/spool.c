@@ -64,10 +64,16 @@ int spool_create(spool *s, const char *path, const char *label, char *err, size_
 int spool_open(spool *s, const char *path, char **label, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    s->fd = open(path, O_RDWR | O_CLOEXEC);
+    s->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (s->fd < 0) {
         snprintf(err, errlen, "cannot open spool %s: %s", path, strerror(errno));
         return -1;
+    }
+    struct stat own;
+    if (fstat(s->fd, &own) == 0 && own.st_uid != geteuid()) {
+        /* planted by someone else: never deliver it with our credentials */
+        snprintf(err, errlen, "spool %s is not yours (owner uid %u): refusing it", path, (unsigned)own.st_uid);
+        goto bad;
     }
     if (flock(s->fd, LOCK_EX | LOCK_NB) < 0) {
         snprintf(err, errlen, "spool %s is in use by another jobscope", path);
@@ -153,11 +159,14 @@ int spool_append(spool *s, uint64_t seq, const char *name, const char *json, siz
     return 0;
 }
 
+/* One pass over the pending records: a malformed line (no two tabs) is
+ * passed over and counted once, never sent; leading ones are consumed at once
+ * so that a spool of nothing but garbage is read through in O(n). */
 int spool_read(spool *s, int max, pub_item *items, off_t *ends, char **buf, size_t *bufcap)
 {
-    off_t from = s->read_off;
     size_t want = 1 << 20;
     for (;;) {
+        off_t from = s->read_off;
         if ((off_t)want > s->end_off - from) want = (size_t)(s->end_off - from);
         if (want == 0) return 0;
         if (*bufcap < want + 1) {
@@ -180,6 +189,7 @@ int spool_read(spool *s, int max, pub_item *items, off_t *ends, char **buf, size
             char *nl = memchr(p, '\n', (size_t)(e - p));
             if (!nl) break;
             *nl = 0;
+            off_t line_end = from + (nl + 1 - *buf);
             char *t1 = strchr(p, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
             if (t2) {
                 *t1 = *t2 = 0;
@@ -187,19 +197,22 @@ int spool_read(spool *s, int max, pub_item *items, off_t *ends, char **buf, size
                 items[n].name = t1 + 1;
                 items[n].json = t2 + 1;
                 items[n].len = (size_t)(nl - t2 - 1);
-                ends[n] = from + (nl + 1 - *buf);
+                ends[n] = line_end;
                 n++;
-            } else if (n > 0) {
-                ends[n - 1] = from + (nl + 1 - *buf);  /* skip a broken line */
             } else {
-                /* a broken first line: consume it alone */
-                s->read_off = from + (nl + 1 - *buf);
-                s->pending--;
-                return spool_read(s, max, items, ends, buf, bufcap);
+                if (line_end > s->skip_hwm) {        /* count it once, however often read */
+                    s->skipped++;
+                    s->pending--;
+                    s->skip_hwm = line_end;
+                }
+                if (n > 0) ends[n - 1] = line_end;   /* delivered with the record before */
+                else s->read_off = line_end;         /* nothing before it: consumed */
             }
             p = nl + 1;
         }
-        if (n > 0 || (off_t)want == s->end_off - from) return n;
+        if (n > 0) return n;
+        if (s->read_off > from) { want = 1 << 20; continue; }   /* only broken lines: read on */
+        if ((off_t)want == s->end_off - from) return 0;
         want *= 2;   /* one record larger than the buffer */
     }
 }

@@ -34,6 +34,8 @@ typedef struct spool {
     off_t  read_off;     /* first record not yet delivered */
     off_t  end_off;      /* end of the last complete record */
     long   pending;      /* records in [read_off, end_off) */
+    long   skipped;      /* malformed lines passed over (never sent) */
+    off_t  skip_hwm;     /* end of the last one counted */
 } spool;
 
 #define SPOOL_MAGIC "JSSPOOL1 "

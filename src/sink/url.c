@@ -80,15 +80,12 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
         }
     u->scheme = dupn(url, (size_t)(p - url));
     for (char *c = u->scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
-    const char *a = p + 3;
-    size_t alen = strcspn(a, "/?#");               /* authority */
+    const char *a, *colon, *at;
+    sink_url_userinfo(url, &a, &colon, &at);        /* one reading of userinfo for all */
+    const char *h = at ? at + 1 : a;
+    size_t alen = (size_t)(h + strcspn(h, "/?#") - a);   /* authority */
     const char *rest = a + alen;
-    const char *at = NULL;
-    for (const char *c = a; c < a + alen; c++)      /* the last '@' ends userinfo */
-        if (*c == '@') at = c;
-    const char *h = a;
     if (at) {
-        const char *colon = memchr(a, ':', (size_t)(at - a));
         if (colon) {
             u->user = net_url_decode(a, (size_t)(colon - a));
             u->pass = net_url_decode(colon + 1, (size_t)(at - colon - 1));
@@ -107,9 +104,9 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
             portp = rb + 2;
         }
     } else {
-        const char *colon = memchr(h, ':', (size_t)(hend - h));
-        u->host = dupn(h, (size_t)((colon ? colon : hend) - h));
-        if (colon) portp = colon + 1;
+        const char *pc = memchr(h, ':', (size_t)(hend - h));
+        u->host = dupn(h, (size_t)((pc ? pc : hend) - h));
+        if (pc) portp = pc + 1;
     }
     if (portp) {
         if (portp == hend) { snprintf(err, errlen, "empty port in URL"); goto bad; }

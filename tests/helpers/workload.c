@@ -7,7 +7,8 @@
  *   workload threadfork MS               a non-main thread forks a child that burns MS
  *   workload daemon MS BYTES PATH        double-fork + setsid a daemon that burns MS,
  *                                        writes BYTES to PATH, then the parent exits
- *   workload fanout N SECONDS            N children that sleep SECONDS, then wait
+ *   workload fanout N SECONDS            N children that all exist together for SECONDS
+ *                                        (they wait on a pipe the parent closes), then wait
  *   workload chain DEPTH SECONDS         a chain of DEPTH nested processes that sleep
  *   workload catch FILE                  catch INT TERM HUP QUIT USR1 USR2 for 0.5 s after
  *                                        the first; write "SIGNO COUNT", exit 100+SIGNO
@@ -123,8 +124,20 @@ int main(int argc, char **argv)
             int n = atoi(argv[i + 1]);
             double secs = atof(argv[i + 2]);
             i += 2;
+            /* a fixed sleep per child raced a slow fork loop (ASan, a loaded
+             * machine): the first children were gone before the last came */
+            int gate[2];
+            if (pipe(gate) < 0) return 2;
             for (int k = 0; k < n; k++)
-                if (fork() == 0) { usleep((useconds_t)(secs * 1e6)); _exit(0); }
+                if (fork() == 0) {
+                    char b;
+                    close(gate[1]);
+                    while (read(gate[0], &b, 1) < 0) {}
+                    _exit(0);
+                }
+            close(gate[0]);
+            usleep((useconds_t)(secs * 1e6));
+            close(gate[1]);
             while (waitpid(-1, NULL, 0) > 0) {}
         } else if (!strcmp(c, "chain") && i + 2 < argc) {
             int depth = atoi(argv[i + 1]);

@@ -266,6 +266,20 @@ static void test_parse_block(void **state)
     assert_string_equal(e.fields[1], "");
 }
 
+/* issue 16.12: reserved keys written with escapes ("\u0065vent") were
+ * emitted verbatim, so the line had duplicate keys and readers took the
+ * spoofed values; equal decoded keys in one item made duplicates too */
+static void test_escaped_reserved_keys_are_not_spoofed(void **state)
+{
+    evrec e = {0};
+    const char *err = NULL;
+    const char *j = "{\"ts\":7,\"payload\":[{\"\\u0065vent\":\"spoofed\",\"hostn\\u0061me\":\"evil\","
+                    "\"t\\u0073\":-1,\"s\\u0065q\":5,\"a\":1,\"b\":true,\"\\u0061\":2}]}";
+    assert_int_equal(payload_parse(j, strlen(j), 99, ev_cb, reserved_host, &e, &err), 1);
+    assert_true(e.ts[0] == 7);
+    assert_string_equal(e.fields[0], "\"b\":true,\"\\u0061\":2");   /* the last "a" wins */
+}
+
 static void test_parse_defaults_and_errors(void **state)
 {
     evrec e = {0};
@@ -308,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_flush_releases_partial_marker),
         cmocka_unit_test(test_abandon_open_block),
         cmocka_unit_test(test_parse_block),
+        cmocka_unit_test(test_escaped_reserved_keys_are_not_spoofed),
         cmocka_unit_test(test_parse_defaults_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,18 @@ static void test_good(void **state)
     assert_true(m.value == 3.0);
 }
 
+/* issue 16.12: a repeated tag key used to give the event duplicate keys */
+static void test_a_repeated_tag_keeps_its_last_value_once(void **state)
+{
+    wire_metric m;
+    assert_int_equal(parse("M1\tloss\t1\t\t1\t42\t0\tk=a\tj=x\tk=b", &m), WIRE_METRIC);
+    assert_int_equal(m.ntags, 2);
+    assert_memory_equal(m.tags[0].k, "k", 1);
+    assert_int_equal(m.tags[0].vlen, 1);
+    assert_memory_equal(m.tags[0].v, "b", 1);
+    assert_memory_equal(m.tags[1].k, "j", 1);
+}
+
 static void test_payload(void **state)
 {
     wire_metric m;
@@ -114,6 +126,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good),
+        cmocka_unit_test(test_a_repeated_tag_keeps_its_last_value_once),
         cmocka_unit_test(test_payload),
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_format_roundtrip),

@@ -85,6 +85,17 @@ static void children_list(void **state)
     assert_int_equal(procread_pids("", 0, collect, NULL), 0);
 }
 
+/* issue 16.14: a digit run longer than any pid is skipped, not overflowed
+ * (signed overflow before) into a bogus pid */
+static void an_overlong_digit_run_is_not_a_pid(void **state)
+{
+    nseen = 0;
+    const char *in = "99999999999999999999999 12 4294967308 7 ";
+    assert_int_equal(procread_pids(in, strlen(in), collect, NULL), 2);
+    assert_int_equal(seen[0], 12);
+    assert_int_equal(seen[1], 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -93,6 +104,7 @@ int main(void)
         cmocka_unit_test(io_file),
         cmocka_unit_test(status_file),
         cmocka_unit_test(children_list),
+        cmocka_unit_test(an_overlong_digit_run_is_not_a_pid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -204,12 +204,60 @@ static void exit_with_timeout_leaves_the_rest_in_order(void **st)
     rmdir(dir);
 }
 
+/* issue 16.8: a delivery thread stuck past the exit's patience is left
+ * behind; pub_free used to close its spool (fd and path) under it, so when
+ * the thread woke up it read a reused descriptor: another file's records
+ * went to this destination, and freed memory into its messages.  Now the
+ * thread keeps what it uses and frees it itself. */
+static int hang_calls;
+static int hanging_connect(void *ctx, double t, char *err, size_t errlen)
+{
+    if (__atomic_fetch_add(&hang_calls, 1, __ATOMIC_SEQ_CST) == 0) {
+        snprintf(err, errlen, "fake: down");    /* first: down, events to the spool */
+        return -1;
+    }
+    sleep(9);                                   /* then stuck past pub_free's 8 s */
+    return 0;
+}
+
+static void an_abandoned_delivery_thread_keeps_its_own_spool(void **st)
+{
+    char dir[] = "/tmp/jobscope-pub-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    fake f = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    pub_backend be = { "fake", 64, hanging_connect, fake_send, fake_nop, fake_nop };
+    sink *s = make(&f, &be, dir);
+    usleep(30000);                              /* the first connect has failed */
+    produce(s, 1, 10, 0);
+    usleep(200000);                             /* the thread is in its second connect */
+    s->ops->flush(s, 0);
+    s->ops->close(s);                           /* gives up on the thread after 8 s */
+    /* a file opened now may get the number of a descriptor closed in there */
+    char other[600];
+    snprintf(other, sizeof other, "%s/other", dir);
+    FILE *o = fopen(other, "w");
+    assert_non_null(o);
+    fprintf(o, "JSSPOOL1 %020d\nurl fake://u:***@x/y\n", 0);
+    for (int i = 0; i < 100; i++) fprintf(o, "999\tev.test\t{\"seq\":999}\n");
+    fflush(o);
+    sleep(3);                                   /* the thread wakes up and delivers */
+    pthread_mutex_lock(&f.mu);
+    for (size_t i = 0; i < f.ngot; i++) assert_true(f.got[i] != 999);
+    pthread_mutex_unlock(&f.mu);
+    check_order(&f, 10);                        /* its own events, from its own spool */
+    free(f.got);
+    fclose(o);
+    unlink(other);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(overflow_and_failures_keep_order),
         cmocka_unit_test(several_spills_during_one_send),
         cmocka_unit_test(exit_with_timeout_leaves_the_rest_in_order),
+        cmocka_unit_test(an_abandoned_delivery_thread_keeps_its_own_spool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
