@@ -37,7 +37,7 @@ echo
 echo "== jobscope serve --store $out/store --listen 127.0.0.1:$port &"
 ./build/jobscope serve --store "$out/store" --listen "127.0.0.1:$port" --node-interval 0 2> "$out/serve.log" &
 serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null' EXIT
+trap 'kill $serve_pid 2>/dev/null || true' EXIT
 for i in $(seq 50); do curl -sf -o /dev/null "127.0.0.1:$port/api/version" && break; sleep 0.1; done
 echo "== jobscope run -v -i 0.2 --job demo2 -- sh -c '...'   (streams to the server by itself)"
 ./build/jobscope run -v -i 0.2 --job demo2 -o "$out/events2.jsonl" -- \
