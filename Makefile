@@ -239,8 +239,11 @@ asan:
 
 # Every unit test under valgrind's memcheck: invalid accesses, uninitialised
 # reads and definite leaks fail it.
+# test_bpfsample is left out: valgrind does not know the bpf() commands
+# libbpf uses, so it reports the kernel's writes as uninitialised memory.
+VALGRIND_BINS := $(filter-out %/test_bpfsample,$(UNIT_BINS))
 valgrind: unit fake-nvml
-	@fail=0; for t in $(UNIT_BINS); do \
+	@fail=0; for t in $(VALGRIND_BINS); do \
 	    if valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
 	           $$t > $(BUILD)/$$(basename $$t).valgrind 2>&1; then echo "ok    valgrind/$$(basename $$t)"; \
 	    else fail=1; echo "FAIL  valgrind/$$(basename $$t)"; tail -30 $(BUILD)/$$(basename $$t).valgrind; fi; \
