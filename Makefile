@@ -85,7 +85,7 @@ NET_REG := $(BUILD)/pic/src/sink/net/net.o
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
 NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/pic/%.o)
 CORE    := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS)) $(NET_OBJS)
-$(BUILD)/src/sink/sink.o $(BUILD)/src/cli/main.o: CFLAGS += -DJOBSCOPE_LIBDIR='"$(PREFIX)/lib/jobscope"'
+$(BUILD)/src/util/companion.o $(BUILD)/pic/src/util/companion.o: CFLAGS += -DJOBSCOPE_LIBDIR='"$(PREFIX)/lib/jobscope"'
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)

@@ -15,6 +15,7 @@
 #include "run.h"
 #include "emit.h"
 #include "flush.h"
+#include "../util/companion.h"
 #include "dropin.h"
 
 static int cmd_run(int argc, char **argv)    { return monitor_main(0, argc, argv); }
@@ -45,9 +46,6 @@ static const struct { const char *name; int (*fn)(int argc, char **argv); } drop
 /* The server side lives in its own program, jobscope-serve (server/main.c):
  * found beside this executable (the build tree), in ../lib/jobscope beside
  * it, or in the configured library directory; $JOBSCOPE_SERVE overrides. */
-#ifndef JOBSCOPE_LIBDIR
-#define JOBSCOPE_LIBDIR "/usr/local/lib/jobscope"
-#endif
 static const struct server_command { const char *name, *help; } server_commands[] = {
     { "serve",  "serve [OPTIONS]                  the per-node telemetry service (store, OpenTSDB API, dashboard)" },
     { "import", "import [--server URL] FILE...    load event files into a running 'jobscope serve'" },
@@ -55,38 +53,12 @@ static const struct server_command { const char *name, *help; } server_commands[
     { "report", "report EVENTS... [-o FILE.html]  a self-contained HTML report of jobs, --svg plots" },
 };
 
-/* Finds a companion file of this executable (the server program, the
- * network plugin): beside it (the build tree), in ../lib/jobscope beside it,
- * or in the configured library directory.  1 and out filled, or 0. */
-static int find_companion(const char *name, char *out, size_t outlen)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(out, outlen, "%s/%s", exe, name);
-            if (access(out, F_OK) == 0) return 1;
-            snprintf(out, outlen, "%s/../lib/jobscope/%s", exe, name);
-            char real[PATH_MAX];
-            if (realpath(out, real)) {
-                snprintf(out, outlen, "%s", real);
-                return 1;
-            }
-        }
-    }
-    snprintf(out, outlen, "%s/%s", JOBSCOPE_LIBDIR, name);
-    return access(out, F_OK) == 0;
-}
-
 static int exec_server(char **argv)
 {
     const char *env = getenv("JOBSCOPE_SERVE");
     char path[PATH_MAX + 64];
     if (env && *env) execv(env, argv);
-    else if (find_companion("jobscope-serve", path, sizeof path)) execv(path, argv);
+    else if (util_companion("jobscope-serve", path, sizeof path)) execv(path, argv);
     else errno = ENOENT;
     fprintf(stderr, "jobscope: %s: jobscope-serve not found (%s); is jobscope fully installed?\n",
             argv[1], strerror(errno));
@@ -98,8 +70,8 @@ static int print_version(void)
 {
     char path[PATH_MAX + 64];
     printf("jobscope %s\n", JOBSCOPE_VERSION_STR);
-    printf("network plugin: %s\n", find_companion("jobscope-net.so", path, sizeof path) ? path : "not found");
-    printf("server program: %s\n", find_companion("jobscope-serve", path, sizeof path) ? path : "not found");
+    printf("network plugin: %s\n", util_companion("jobscope-net.so", path, sizeof path) ? path : "not found");
+    printf("server program: %s\n", util_companion("jobscope-serve", path, sizeof path) ? path : "not found");
     void *nvml = dlopen(getenv("JOBSCOPE_NVML_LIBRARY") ? getenv("JOBSCOPE_NVML_LIBRARY")
                                                          : "libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
     printf("nvml: %s\n", nvml ? "libnvidia-ml.so.1 loadable" : "not found (NVIDIA GPUs not monitored)");
@@ -107,7 +79,7 @@ static int print_version(void)
     int v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
     int v1 = access("/sys/fs/cgroup/memory", F_OK) == 0 || access("/sys/fs/cgroup/cpuacct", F_OK) == 0;
     printf("cgroups: %s\n", v1 && !v2 ? "v1" : v2 && !v1 ? "v2" : v1 ? "hybrid (v1 + v2)" : "none");
-    if (find_companion("jobscope-bpf.so", path, sizeof path))
+    if (util_companion("jobscope-bpf.so", path, sizeof path))
         printf("samplers: procfs, bpf (%s; needs root and kernel BTF)\n", path);
     else
         printf("samplers: procfs (bpf: not built: needs clang, bpftool, libbpf and kernel BTF)\n");

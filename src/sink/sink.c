@@ -1,5 +1,6 @@
 /* sink.c — the table of destinations and URL dispatch (see sink.h). */
 #include "sink.h"
+#include "../util/companion.h"
 #include "delivery/publisher.h"
 
 #include <stdio.h>
@@ -25,47 +26,25 @@ extern const sink_ops *const sink_net_backends[] __attribute__((weak));
 static const sink_ops *const *net_backends;   /* from jobscope-net.so */
 static char net_error[256];
 
-#ifndef JOBSCOPE_LIBDIR
-#define JOBSCOPE_LIBDIR "/usr/local/lib/jobscope"
-#endif
-
-static int net_try(const char *dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/jobscope-net.so", dir);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        if (access(path, F_OK) == 0) snprintf(net_error, sizeof net_error, "%s", dlerror());
-        return 0;
-    }
-    net_backends = dlsym(h, "sink_net_backends");
-    return net_backends != NULL;
-}
-
-/* $JOBSCOPE_PLUGIN_DIR, then beside the executable (the build tree), then
- * ../lib/jobscope beside it and the configured library directory. */
+/* The plugin where util_companion finds it (util/companion.h). */
 static const sink_ops *const *net_load(void)
 {
     static int tried;
     if (tried) return net_backends;
     tried = 1;
     if (sink_net_backends) return net_backends = sink_net_backends;
-    snprintf(net_error, sizeof net_error, "jobscope-net.so not found");
-    const char *env = getenv("JOBSCOPE_PLUGIN_DIR");
-    if (env && *env && net_try(env)) return net_backends;
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 32);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            if (net_try(exe)) return net_backends;
-            strcat(exe, "/../lib/jobscope");
-            if (net_try(exe)) return net_backends;
-        }
+    char path[4200];
+    if (!util_companion("jobscope-net.so", path, sizeof path)) {
+        snprintf(net_error, sizeof net_error, "jobscope-net.so not found");
+        return NULL;
     }
-    net_try(JOBSCOPE_LIBDIR);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(net_error, sizeof net_error, "%s", dlerror());
+        return NULL;
+    }
+    net_backends = dlsym(h, "sink_net_backends");
+    if (!net_backends) snprintf(net_error, sizeof net_error, "jobscope-net.so: not a jobscope plugin");
     return net_backends;
 }
 
