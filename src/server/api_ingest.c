@@ -363,119 +363,6 @@ static void h_dragon_metrics(server *s, const server_request *r, server_response
     batch_free(&b);
 }
 
-/* ---- Influx line protocol ---- */
-
-/* Reads up to an unescaped stop character; unescapes into out. */
-static size_t lp_token(const char *p, const char *end, const char *stops, char *out, size_t cap, size_t *olen)
-{
-    size_t i = 0, o = 0;
-    while (p + i < end) {
-        char c = p[i];
-        if (c == '\\' && p + i + 1 < end) {
-            if (o + 1 < cap) out[o++] = p[i + 1];
-            i += 2;
-            continue;
-        }
-        if (strchr(stops, c)) break;
-        if (o + 1 < cap) out[o++] = c;
-        i++;
-    }
-    out[o] = 0;
-    *olen = o;
-    return i;
-}
-
-/* One line: measurement[,k=v...] f=v[,f=v...] [timestamp].  Each numeric
- * field becomes metric "<measurement>.<field>" (the influx sink's inverse);
- * string and boolean fields are skipped (booleans as 0/1).  NULL or why. */
-static const char *lp_line(put_batch *b, const char *p, const char *end, int64_t mult_ns, int64_t now_ms,
-                           const char *host)
-{
-    char meas[512], key[512], val[1024];
-    size_t ml, kl, vl;
-    size_t i = lp_token(p, end, ", ", meas, sizeof meas, &ml);
-    if (!ml) return "missing measurement";
-    store_tag tags[MAX_TAGS_PER_POINT];
-    char *tagbuf[MAX_TAGS_PER_POINT * 2];
-    int ntags = 0;
-    const char *why = NULL;
-    while (p + i < end && p[i] == ',') {
-        i++;
-        i += lp_token(p + i, end, "=, ", key, sizeof key, &kl);
-        if (p + i >= end || p[i] != '=') { why = "bad tag (expected key=value)"; goto out; }
-        i++;
-        i += lp_token(p + i, end, ", ", val, sizeof val, &vl);
-        if (!kl || !vl) { why = "empty tag key or value"; goto out; }
-        if (ntags >= MAX_TAGS_PER_POINT) { why = "too many tags"; goto out; }
-        tagbuf[2 * ntags] = strndup(key, kl);
-        tagbuf[2 * ntags + 1] = strndup(val, vl);
-        tags[ntags].key = tagbuf[2 * ntags];
-        tags[ntags].value = tagbuf[2 * ntags + 1];
-        ntags++;
-    }
-    if (p + i >= end || p[i] != ' ') { why = "missing fields"; goto out; }
-    while (p + i < end && p[i] == ' ') i++;
-    /* Fields: collect, then the timestamp. */
-    struct { char name[1100]; double v; } fields[256];
-    int nf = 0;
-    for (;;) {
-        i += lp_token(p + i, end, "=, ", key, sizeof key, &kl);
-        if (p + i >= end || p[i] != '=' || !kl) { why = "bad field (expected key=value)"; goto out; }
-        i++;
-        int is_str = p + i < end && p[i] == '"';
-        if (is_str) {
-            i++;
-            while (p + i < end && p[i] != '"') i += (p[i] == '\\') ? 2 : 1;
-            if (p + i >= end) { why = "unterminated string field"; goto out; }
-            i++;
-        } else {
-            i += lp_token(p + i, end, ", ", val, sizeof val, &vl);
-            double v;
-            char *e2;
-            if (!strcmp(val, "t") || !strcmp(val, "T") || !strcasecmp(val, "true")) v = 1;
-            else if (!strcmp(val, "f") || !strcmp(val, "F") || !strcasecmp(val, "false")) v = 0;
-            else {
-                if (vl && (val[vl - 1] == 'i' || val[vl - 1] == 'u')) val[--vl] = 0;
-                errno = 0;
-                v = strtod(val, &e2);
-                if (errno || e2 == val || *e2) { why = "bad field value"; goto out; }
-            }
-            if (!isfinite(v)) { why = "field value must be finite"; goto out; }
-            if (nf >= 256) { why = "more than 256 fields"; goto out; }
-            snprintf(fields[nf].name, sizeof fields[nf].name, "%s.%s", meas, key);
-            fields[nf++].v = v;
-        }
-        if (p + i < end && p[i] == ',') { i++; continue; }
-        break;
-    }
-    while (p + i < end && p[i] == ' ') i++;
-    int64_t ms = now_ms;
-    if (p + i < end) {
-        char tsb[32];
-        size_t tl = (size_t)(end - (p + i));
-        while (tl && (p[i + tl - 1] == ' ' || p[i + tl - 1] == '\r')) tl--;
-        if (!tl || tl >= sizeof tsb) { why = "bad timestamp"; goto out; }
-        memcpy(tsb, p + i, tl);
-        tsb[tl] = 0;
-        char *e2;
-        errno = 0;
-        long long t = strtoll(tsb, &e2, 10);
-        if (errno || *e2) { why = "bad timestamp"; goto out; }
-        ms = (int64_t)((long double)t * mult_ns / 1000000.0L);
-    }
-    for (int f = 0; f < nf; f++) {
-        if (!valid_name(fields[f].name, strlen(fields[f].name))) { why = "invalid measurement or field name"; goto out; }
-    }
-    for (int f = 0; f < nf; f++) {
-        batch_point(b, fields[f].name, strlen(fields[f].name), ms, fields[f].v);
-        for (int t = 0; t < ntags; t++) batch_tag(b, tags[t].key, strlen(tags[t].key), tags[t].value, strlen(tags[t].value));
-        if (!ntags) batch_tag(b, "host", 4, host, strlen(host));
-    }
-out:
-    for (int t = 0; t < ntags; t++) { free(tagbuf[2 * t]); free(tagbuf[2 * t + 1]); }
-    return why;
-}
-
 static void h_write(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)arg;
@@ -489,32 +376,13 @@ static void h_write(server *s, const server_request *r, server_response *w, void
         server_reply_error(w, 400, "Invalid precision", "expected ns, us, ms or s");
         return;
     }
-    put_batch b = {0};
-    size_t lines = 0, bad = 0, lineno = 0;
+    lp_batch b = {0};
+    size_t lines = 0, bad = 0;
     char first[192] = "";
-    int64_t now = server_now_ms();
-    for (const char *p = r->body, *end = r->body + r->body_len; p < end && !b.oom;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        lineno++;
-        const char *q = p;
-        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
-        if (q < le && *q != '#') {
-            lines++;
-            size_t before_n = b.n, before_t = b.ntags;
-            const char *why = lp_line(&b, q, le, mult, now, s->host);
-            if (why) {
-                b.n = before_n;
-                b.ntags = before_t;
-                if (!bad++) snprintf(first, sizeof first, "line %zu: %s", lineno, why);
-            }
-        }
-        p = nl ? nl + 1 : end;
-    }
+    server_lp_parse(&b, r->body, r->body_len, mult, server_now_ms(), s->host, &lines, &bad, first, sizeof first);
     char err[256];
     if (b.oom) server_reply_error(w, 500, "Out of memory", NULL);
     else {
-        batch_finish(&b);
         if (b.n && server_ingest_points(s, b.pts, b.n, err, sizeof err) < 0)
             server_reply_error(w, 500, "Unable to store the points", err);
         else {
@@ -526,7 +394,7 @@ static void h_write(server *s, const server_request *r, server_response *w, void
             } else server_reply(w, 204, "application/json", "", 0);
         }
     }
-    batch_free(&b);
+    server_lp_free(&b);
 }
 
 static void h_events(server *s, const server_request *r, server_response *w, void *arg)

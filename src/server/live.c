@@ -22,12 +22,24 @@ typedef struct live_series {
     int64_t    updated_ms;
 } live_series;
 
-static uint64_t hash_str(const char *s)
+/* A word at a time: every ingested point with a job_id is hashed here. */
+static uint64_t hash_mem(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    uint64_t h = 1469598103934665603ull ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 31);
 }
+static uint64_t hash_str(const char *s) { return hash_mem(s, strlen(s)); }
 
 static int tag_cmp(const void *a, const void *b)
 {
@@ -68,35 +80,48 @@ void server_live_update(server *s, const store_point *pts, size_t n)
 {
     server_priv *p = s->priv;
     int64_t now = server_now_ms();
+    /* The fields of one line or event share one tags array: the job, the
+     * sorted tags and the tag part of the key are worked out once per run
+     * of points with the same tags; per point only the key is hashed. */
+    const store_tag *ptags = NULL;
+    int pnt = -1;
+    const char *job = NULL;
+    store_tag sorted[32];
+    sbuf tagpart = {0}, k = {0};
     pthread_mutex_lock(&p->live_lock);
     for (size_t i = 0; i < n; i++) {
         const store_point *pt = &pts[i];
-        const char *job = NULL;
-        for (int t = 0; t < pt->ntags; t++)
-            if (!strcmp(pt->tags[t].key, "job_id")) job = pt->tags[t].value;
-        if (!job || pt->ntags > 32) continue;
-        store_tag sorted[32];
-        memcpy(sorted, pt->tags, (size_t)pt->ntags * sizeof *sorted);
-        qsort(sorted, (size_t)pt->ntags, sizeof *sorted, tag_cmp);
-        sbuf k = {0};
-        sbuf_puts(&k, pt->metric);
-        for (int t = 0; t < pt->ntags; t++) {
-            sbuf_putc(&k, '\x01');
-            sbuf_puts(&k, sorted[t].key);
-            sbuf_putc(&k, '=');
-            sbuf_puts(&k, sorted[t].value);
+        if (pt->tags != ptags || pt->ntags != pnt) {
+            ptags = pt->tags;
+            pnt = pt->ntags;
+            job = NULL;
+            for (int t = 0; t < pt->ntags; t++)
+                if (!strcmp(pt->tags[t].key, "job_id")) job = pt->tags[t].value;
+            if (!job || pt->ntags > 32) { job = NULL; continue; }
+            memcpy(sorted, pt->tags, (size_t)pt->ntags * sizeof *sorted);
+            qsort(sorted, (size_t)pt->ntags, sizeof *sorted, tag_cmp);
+            sbuf_reset(&tagpart);
+            for (int t = 0; t < pt->ntags; t++) {
+                sbuf_putc(&tagpart, '\x01');
+                sbuf_puts(&tagpart, sorted[t].key);
+                sbuf_putc(&tagpart, '=');
+                sbuf_puts(&tagpart, sorted[t].value);
+            }
         }
-        if (k.oom) { sbuf_free(&k); continue; }
-        if (!p->live_cap && rehash(p, 1024) < 0) { sbuf_free(&k); break; }
-        size_t h = hash_str(k.p) & (p->live_cap - 1);
+        if (!job) continue;
+        sbuf_reset(&k);
+        sbuf_puts(&k, pt->metric);
+        sbuf_put(&k, tagpart.p, tagpart.len);
+        if (k.oom || tagpart.oom) continue;
+        if (!p->live_cap && rehash(p, 1024) < 0) break;
+        size_t h = hash_mem(k.p, k.len) & (p->live_cap - 1);
         live_series *l = p->live[h];
         while (l && strcmp(l->key, k.p)) l = l->next;
         if (!l) {
-            if (p->live_n >= LIVE_MAX) { sbuf_free(&k); continue; }
+            if (p->live_n >= LIVE_MAX) continue;
             l = calloc(1, sizeof *l);
-            if (!l) { sbuf_free(&k); continue; }
-            l->key = k.p;
-            k.p = NULL;
+            if (!l) continue;
+            l->key = strdup(k.p);
             l->metric = strdup(pt->metric);
             l->tags = calloc((size_t)pt->ntags, sizeof *l->tags);
             l->ntags = pt->ntags;
@@ -110,11 +135,12 @@ void server_live_update(server *s, const store_point *pts, size_t n)
             p->live_n++;
             if (p->live_n > p->live_cap) rehash(p, p->live_cap * 2);
         }
-        sbuf_free(&k);
         l->value = pt->value;       /* the last one handed in: batches are in time order */
         l->updated_ms = now;
     }
     pthread_mutex_unlock(&p->live_lock);
+    sbuf_free(&k);
+    sbuf_free(&tagpart);
 }
 
 static void drop_where(server_priv *p, const char *job, int64_t older_than)

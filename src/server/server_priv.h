@@ -74,6 +74,24 @@ void server_live_end_job(server *s, const char *job_id);
 void server_live_expire(server *s, int64_t older_than_ms);
 void server_live_metrics(server *s, sbuf *out);
 void server_live_free(server *s);
+/* lineproto.c: the Influx line protocol of /write, parsed into one batch */
+typedef struct lp_name_ent { const char *s; size_t len; uint64_t h; int valid; } lp_name_ent;
+typedef struct lp_batch {
+    store_point *pts;               /* tags point into `tags` once parsed */
+    uint32_t    *toff;              /* per point: its line's first tag */
+    size_t       n, cap;
+    store_tag   *tags;
+    size_t       ntags, captags;
+    lp_name_ent *names;             /* interned metric names */
+    size_t       nnames, capnames;
+    struct lp_block *arena;         /* the strings */
+    int          oom;
+} lp_batch;
+/* Parses body (lines, bad lines, the first error in `first`); -1 on OOM.
+ * mult_ns: nanoseconds per timestamp unit; host tags lines without tags. */
+int  server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, int64_t now_ms,
+                     const char *host, size_t *lines, size_t *bad, char *first, size_t firstlen);
+void server_lp_free(lp_batch *b);
 /* server.c */
 void server_events_hooks(server *s, const char *json, size_t len);
 

@@ -230,6 +230,62 @@ static void live_values_follow_running_jobs(void **st)
     drop_server(s);
 }
 
+/* POST /write's parser (lineproto.c): names, escapes, value kinds, the
+ * host tag of a line without tags, precision, and bad lines dropped whole. */
+static void line_protocol_lines_become_points(void **st)
+{
+    (void)st;
+    const char *body =
+        "cpu,host=a,dc=x\\ y usage=1.25,n=3i,up=t,flag=FALSE,s=\"a \\\" b\" 1700000000123\n"
+        "# a comment\n"
+        "\n"
+        "m\\,x v=1 5000000\n"                   /* ',' is not allowed in a metric name */
+        "m\\em v=-0.1,w=12345678901234567890 5000000\n"
+        "disk free=2u\n"
+        "bad,host=a v=nope 1\n"
+        "bad2,host=a v=1,x.y!=2 1\n";
+    lp_batch b = {0};
+    size_t lines = 0, bad = 0;
+    char first[192] = "";
+    assert_int_equal(server_lp_parse(&b, body, strlen(body), 1000000 /* ms */, 42, "node7",
+                                     &lines, &bad, first, sizeof first), 0);
+    assert_int_equal(lines, 6);
+    assert_int_equal(bad, 3);
+    assert_string_equal(first, "line 4: invalid measurement or field name");
+    assert_int_equal(b.n, 7);
+    const char *names[] = { "cpu.usage", "cpu.n", "cpu.up", "cpu.flag", "mem.v", "mem.w", "disk.free" };
+    const double vals[] = { 1.25, 3, 1, 0, -0.1, 12345678901234567890.0, 2 };
+    for (size_t i = 0; i < 7; i++) {
+        assert_string_equal(b.pts[i].metric, names[i]);
+        assert_true(b.pts[i].value == vals[i]);
+    }
+    assert_true(b.pts[0].ts_ms == 1700000000123LL);
+    assert_true(b.pts[4].ts_ms == 5000000LL);
+    assert_true(b.pts[6].ts_ms == 42);                  /* no timestamp: now */
+    assert_int_equal(b.pts[0].ntags, 2);
+    assert_ptr_equal(b.pts[0].tags, b.pts[3].tags);     /* one tag set per line */
+    assert_string_equal(b.pts[0].tags[1].key, "dc");
+    assert_string_equal(b.pts[0].tags[1].value, "x y");
+    assert_int_equal(b.pts[6].ntags, 1);
+    assert_string_equal(b.pts[6].tags[0].key, "host");
+    assert_string_equal(b.pts[6].tags[0].value, "node7");
+    server_lp_free(&b);
+
+    /* the exact conversion agrees with strtod on decimals of every length */
+    char line[64];
+    for (int k = 0; k < 2000; k++) {
+        snprintf(line, sizeof line, "x v=%d.%0*d", k * 7919 % 100000, 1 + k % 15, k * 104729);
+        char *eq = strchr(line, '=') + 1;
+        double want = strtod(eq, NULL);
+        lp_batch c = {0};
+        lines = bad = 0;
+        assert_int_equal(server_lp_parse(&c, line, strlen(line), 1, 0, "h", &lines, &bad, first, sizeof first), 0);
+        assert_int_equal(c.n, 1);
+        assert_true(c.pts[0].value == want);
+        server_lp_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +293,7 @@ int main(void)
         cmocka_unit_test(config_file_lines_and_errors),
         cmocka_unit_test(events_become_points_with_string_tags),
         cmocka_unit_test(live_values_follow_running_jobs),
+        cmocka_unit_test(line_protocol_lines_become_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
