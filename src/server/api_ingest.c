@@ -376,23 +376,35 @@ static void h_write(server *s, const server_request *r, server_response *w, void
         server_reply_error(w, 400, "Invalid precision", "expected ns, us, ms or s");
         return;
     }
+    /* Slices of LP_SLICE points, each stored as soon as it is parsed (memory
+     * stays small whatever the body), one wait for durability at the end. */
+    enum { LP_SLICE = 16384 };
     lp_batch b = {0};
-    size_t lines = 0, bad = 0;
-    char first[192] = "";
-    server_lp_parse(&b, r->body, r->body_len, mult, server_now_ms(), s->host, &lines, &bad, first, sizeof first);
-    char err[256];
-    if (b.oom) server_reply_error(w, 500, "Out of memory", NULL);
+    size_t lines = 0, bad = 0, stored = 0;
+    char first[192] = "", err[256] = "";
+    uint64_t ticket = 0;
+    int64_t now = server_now_ms();
+    int more, failed = 0;
+    do {
+        b.n = b.ntags = 0;
+        more = server_lp_parse(&b, r->body, r->body_len, mult, now, s->host, LP_SLICE, &lines, &bad,
+                               first, sizeof first);
+        if (more < 0) break;
+        uint64_t t;
+        if (server_ingest_points_nowait(s, b.pts, b.n, &t, err, sizeof err) < 0) { failed = 1; break; }
+        if (t) ticket = t;
+        stored += b.n;
+    } while (more > 0);
+    if (more < 0) server_reply_error(w, 500, "Out of memory", NULL);
+    else if (failed || server_ingest_sync(s, ticket, err, sizeof err) < 0)
+        server_reply_error(w, 500, "Unable to store the points", err);
     else {
-        if (b.n && server_ingest_points(s, b.pts, b.n, err, sizeof err) < 0)
-            server_reply_error(w, 500, "Unable to store the points", err);
-        else {
-            count_put(s, b.n, bad);
-            if (bad) {
-                char msg[256];
-                snprintf(msg, sizeof msg, "%zu of %zu lines could not be parsed (the others were stored)", bad, lines);
-                server_reply_error(w, 400, msg, first);
-            } else server_reply(w, 204, "application/json", "", 0);
-        }
+        count_put(s, stored, bad);
+        if (bad) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%zu of %zu lines could not be parsed (the others were stored)", bad, lines);
+            server_reply_error(w, 400, msg, first);
+        } else server_reply(w, 204, "application/json", "", 0);
     }
     server_lp_free(&b);
 }

@@ -29,6 +29,7 @@ typedef struct listener {
 typedef struct req_ctx {
     char   *body;
     size_t  len, cap;
+    size_t  expect;                 /* Content-Length, when given */
     int     too_large;
     int     local;                  /* Unix socket */
 } req_ctx;
@@ -254,7 +255,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!c) return MHD_NO;
         c->local = ls->local;
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > s->cfg.body_limit) c->too_large = 1;
+        unsigned long long cln = cl ? strtoull(cl, NULL, 10) : 0;
+        if (cln > s->cfg.body_limit) c->too_large = 1;
+        else c->expect = (size_t)cln;
         *con_cls = c;
         /* Announced as too large, from a client allowed in: answer 413 now,
          * and libmicrohttpd closes the connection without reading the body. */
@@ -279,7 +282,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return MHD_YES;          /* discard, answer 413 at the end */
         }
         if (c->len + n + 1 > c->cap) {
-            size_t cap = c->cap ? c->cap : 4096;
+            /* the announced length at once: no copies, no doubling slack */
+            size_t cap = c->cap ? c->cap : c->expect >= n ? c->expect + 1 : 4096;
             while (cap < c->len + n + 1) cap *= 2;
             if (cap > s->cfg.body_limit + 1) cap = s->cfg.body_limit + 1;
             char *b = realloc(c->body, cap);

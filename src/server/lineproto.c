@@ -319,14 +319,14 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
 }
 
 int server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, int64_t now_ms,
-                    const char *host, size_t *lines, size_t *bad, char *first, size_t firstlen)
+                    const char *host, size_t max_points, size_t *lines, size_t *bad, char *first, size_t firstlen)
 {
     pthread_once(&lp_once, lp_class_init);
-    size_t lineno = 0;
-    for (const char *p = body, *end = body + len; p < end && !b->oom;) {
+    const char *p = body + b->pos, *end = body + len;
+    while (p < end && !b->oom && b->n < max_points) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
-        lineno++;
+        b->lineno++;
         const char *q = p;
         while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
         if (q < le && *q != '#') {
@@ -336,15 +336,16 @@ int server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, 
             if (why) {
                 b->n = before_n;
                 b->ntags = before_t;
-                if (!(*bad)++ && firstlen) snprintf(first, firstlen, "line %zu: %s", lineno, why);
+                if (!(*bad)++ && firstlen) snprintf(first, firstlen, "line %zu: %s", b->lineno, why);
             }
         }
         p = nl ? nl + 1 : end;
     }
+    b->pos = (size_t)(p - body);
     if (b->oom) return -1;
     /* the tag array has its final address now: point every point at its line's tags */
     for (size_t k = 0; k < b->n; k++) b->pts[k].tags = b->tags + b->toff[k];
-    return 0;
+    return p < end;
 }
 
 void server_lp_free(lp_batch *b)

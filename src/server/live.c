@@ -11,16 +11,34 @@
 
 #define LIVE_MAX 200000         /* bound on tracked series (memory) */
 
-typedef struct live_series {
-    struct live_series *next;   /* hash chain */
-    char      *key;             /* metric \x01 k=v \x01 ... (sorted tags) */
-    char      *metric;
+/* Two levels, so that a line of 30 fields costs one tag-set lookup and 30
+ * look-ups in a small array that stays in cache: a tag set (the tags of a
+ * job's rank, sorted) holds the latest value of each of its metrics, whose
+ * names are interned (counted references) so that they compare by pointer. */
+typedef struct live_name {
+    struct live_name *next;
+    uint64_t h;
+    size_t   refs;
+    char     s[];
+} live_name;
+
+typedef struct live_val {
+    live_name *name;
+    double     value;
+    int64_t    updated_ms;
+} live_val;
+
+typedef struct live_set {
+    struct live_set *next;      /* hash chain */
+    uint64_t   h;
+    char      *key;             /* \x01 k=v \x01 ... (sorted tags) */
+    size_t     keylen;
     store_tag *tags;            /* sorted by key; strings owned */
     int        ntags;
     const char *job_id;         /* points into tags */
-    double     value;
-    int64_t    updated_ms;
-} live_series;
+    live_val  *vals;
+    size_t     nvals, capvals;
+} live_set;
 
 /* A word at a time: every ingested point with a job_id is hashed here. */
 static uint64_t hash_mem(const char *s, size_t n)
@@ -39,33 +57,76 @@ static uint64_t hash_mem(const char *s, size_t n)
     h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 31);
 }
-static uint64_t hash_str(const char *s) { return hash_mem(s, strlen(s)); }
 
 static int tag_cmp(const void *a, const void *b)
 {
     return strcmp(((const store_tag *)a)->key, ((const store_tag *)b)->key);
 }
 
-static void series_free(live_series *l)
+/* The interned name (a reference taken), NULL on OOM. */
+static live_name *name_get(server_priv *p, const char *m)
 {
+    size_t len = strlen(m);
+    uint64_t h = hash_mem(m, len);
+    if (p->live_names_n >= p->live_names_cap) {
+        size_t cap = p->live_names_cap ? p->live_names_cap * 2 : 256;
+        live_name **t = calloc(cap, sizeof *t);
+        if (!t) return NULL;
+        for (size_t i = 0; i < p->live_names_cap; i++)
+            for (live_name *e = p->live_names[i], *next; e; e = next) {
+                next = e->next;
+                e->next = t[e->h & (cap - 1)];
+                t[e->h & (cap - 1)] = e;
+            }
+        free(p->live_names);
+        p->live_names = t;
+        p->live_names_cap = cap;
+    }
+    live_name **slot = &p->live_names[h & (p->live_names_cap - 1)];
+    for (live_name *e = *slot; e; e = e->next)
+        if (e->h == h && !strcmp(e->s, m)) { e->refs++; return e; }
+    live_name *e = malloc(sizeof *e + len + 1);
+    if (!e) return NULL;
+    memcpy(e->s, m, len + 1);
+    e->h = h;
+    e->refs = 1;
+    e->next = *slot;
+    *slot = e;
+    p->live_names_n++;
+    return e;
+}
+
+static void name_put(server_priv *p, live_name *n)
+{
+    if (--n->refs) return;
+    live_name **pp = &p->live_names[n->h & (p->live_names_cap - 1)];
+    while (*pp != n) pp = &(*pp)->next;
+    *pp = n->next;
+    free(n);
+    p->live_names_n--;
+}
+
+static void set_free(server_priv *p, live_set *l)
+{
+    for (size_t i = 0; i < l->nvals; i++) name_put(p, l->vals[i].name);
     for (int i = 0; i < l->ntags; i++) {
         free((char *)l->tags[i].key);
         free((char *)l->tags[i].value);
     }
+    free(l->vals);
     free(l->tags);
     free(l->key);
-    free(l->metric);
     free(l);
 }
 
 static int rehash(server_priv *p, size_t cap)
 {
-    live_series **t = calloc(cap, sizeof *t);
+    live_set **t = calloc(cap, sizeof *t);
     if (!t) return -1;
     for (size_t i = 0; i < p->live_cap; i++) {
-        for (live_series *l = p->live[i], *next; l; l = next) {
+        for (live_set *l = p->live[i], *next; l; l = next) {
             next = l->next;
-            size_t h = hash_str(l->key) & (cap - 1);
+            size_t h = l->h & (cap - 1);
             l->next = t[h];
             t[h] = l;
         }
@@ -76,87 +137,123 @@ static int rehash(server_priv *p, size_t cap)
     return 0;
 }
 
+/* The set of these sorted tags (key: their \x01k=v form), created if new. */
+static live_set *set_get(server_priv *p, const store_tag *sorted, int ntags, const sbuf *key)
+{
+    if (!p->live_cap && rehash(p, 1024) < 0) return NULL;
+    uint64_t h = hash_mem(key->p, key->len);
+    live_set *l = p->live[h & (p->live_cap - 1)];
+    while (l && !(l->h == h && l->keylen == key->len && !memcmp(l->key, key->p, key->len))) l = l->next;
+    if (l) return l;
+    l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->h = h;
+    l->key = strndup(key->p, key->len);
+    l->keylen = key->len;
+    l->tags = calloc((size_t)ntags, sizeof *l->tags);
+    if (!l->key || !l->tags) { free(l->key); free(l->tags); free(l); return NULL; }
+    for (int t = 0; t < ntags; t++) {
+        l->tags[t].key = strdup(sorted[t].key);
+        l->tags[t].value = strdup(sorted[t].value);
+        l->ntags = t + 1;
+        if (!l->tags[t].key || !l->tags[t].value) { set_free(p, l); return NULL; }
+        if (!strcmp(sorted[t].key, "job_id")) l->job_id = l->tags[t].value;
+    }
+    size_t b = h & (p->live_cap - 1);
+    l->next = p->live[b];
+    p->live[b] = l;
+    p->live_nsets++;
+    if (p->live_nsets > p->live_cap) rehash(p, p->live_cap * 2);
+    return l;
+}
+
 void server_live_update(server *s, const store_point *pts, size_t n)
 {
     server_priv *p = s->priv;
     int64_t now = server_now_ms();
     /* The fields of one line or event share one tags array: the job, the
-     * sorted tags and the tag part of the key are worked out once per run
-     * of points with the same tags; per point only the key is hashed. */
+     * sorted tags and the set are found once per run of points with the
+     * same tags; the k-th point of a run is looked for first at the k-th
+     * value of the set (the fields come in the same order every time). */
     const store_tag *ptags = NULL;
     int pnt = -1;
-    const char *job = NULL;
+    live_set *set = NULL;
+    size_t k = 0;
     store_tag sorted[32];
-    sbuf tagpart = {0}, k = {0};
+    sbuf key = {0};
     pthread_mutex_lock(&p->live_lock);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++, k++) {
         const store_point *pt = &pts[i];
         if (pt->tags != ptags || pt->ntags != pnt) {
             ptags = pt->tags;
             pnt = pt->ntags;
-            job = NULL;
+            set = NULL;
+            k = 0;
+            const char *job = NULL;
             for (int t = 0; t < pt->ntags; t++)
                 if (!strcmp(pt->tags[t].key, "job_id")) job = pt->tags[t].value;
-            if (!job || pt->ntags > 32) { job = NULL; continue; }
+            if (!job || pt->ntags > 32) continue;
             memcpy(sorted, pt->tags, (size_t)pt->ntags * sizeof *sorted);
             qsort(sorted, (size_t)pt->ntags, sizeof *sorted, tag_cmp);
-            sbuf_reset(&tagpart);
+            sbuf_reset(&key);
             for (int t = 0; t < pt->ntags; t++) {
-                sbuf_putc(&tagpart, '\x01');
-                sbuf_puts(&tagpart, sorted[t].key);
-                sbuf_putc(&tagpart, '=');
-                sbuf_puts(&tagpart, sorted[t].value);
+                sbuf_putc(&key, '\x01');
+                sbuf_puts(&key, sorted[t].key);
+                sbuf_putc(&key, '=');
+                sbuf_puts(&key, sorted[t].value);
             }
+            if (!key.oom) set = set_get(p, sorted, pt->ntags, &key);
         }
-        if (!job) continue;
-        sbuf_reset(&k);
-        sbuf_puts(&k, pt->metric);
-        sbuf_put(&k, tagpart.p, tagpart.len);
-        if (k.oom || tagpart.oom) continue;
-        if (!p->live_cap && rehash(p, 1024) < 0) break;
-        size_t h = hash_mem(k.p, k.len) & (p->live_cap - 1);
-        live_series *l = p->live[h];
-        while (l && strcmp(l->key, k.p)) l = l->next;
-        if (!l) {
+        if (!set) continue;
+        live_val *v = NULL;
+        if (k < set->nvals && !strcmp(set->vals[k].name->s, pt->metric)) v = &set->vals[k];
+        else {
+            for (size_t j = 0; j < set->nvals; j++)
+                if (!strcmp(set->vals[j].name->s, pt->metric)) { v = &set->vals[j]; break; }
+        }
+        if (!v) {
             if (p->live_n >= LIVE_MAX) continue;
-            l = calloc(1, sizeof *l);
-            if (!l) continue;
-            l->key = strdup(k.p);
-            l->metric = strdup(pt->metric);
-            l->tags = calloc((size_t)pt->ntags, sizeof *l->tags);
-            l->ntags = pt->ntags;
-            for (int t = 0; t < pt->ntags && l->tags; t++) {
-                l->tags[t].key = strdup(sorted[t].key);
-                l->tags[t].value = strdup(sorted[t].value);
-                if (!strcmp(sorted[t].key, "job_id")) l->job_id = l->tags[t].value;
+            if (set->nvals == set->capvals) {
+                size_t cap = set->capvals ? set->capvals * 2 : 8;
+                live_val *nv = realloc(set->vals, cap * sizeof *nv);
+                if (!nv) continue;
+                set->vals = nv;
+                set->capvals = cap;
             }
-            l->next = p->live[h];
-            p->live[h] = l;
+            live_name *nm = name_get(p, pt->metric);
+            if (!nm) continue;
+            v = &set->vals[set->nvals++];
+            v->name = nm;
             p->live_n++;
-            if (p->live_n > p->live_cap) rehash(p, p->live_cap * 2);
         }
-        l->value = pt->value;       /* the last one handed in: batches are in time order */
-        l->updated_ms = now;
+        v->value = pt->value;       /* the last one handed in: batches are in time order */
+        v->updated_ms = now;
     }
     pthread_mutex_unlock(&p->live_lock);
-    sbuf_free(&k);
-    sbuf_free(&tagpart);
+    sbuf_free(&key);
 }
 
 static void drop_where(server_priv *p, const char *job, int64_t older_than)
 {
     for (size_t i = 0; i < p->live_cap; i++) {
-        live_series **pp = &p->live[i];
+        live_set **pp = &p->live[i];
         while (*pp) {
-            live_series *l = *pp;
-            int drop = job ? (l->job_id && !strcmp(l->job_id, job)) : l->updated_ms < older_than;
-            if (drop) {
-                *pp = l->next;
-                series_free(l);
-                p->live_n--;
+            live_set *l = *pp;
+            if (job) {
+                if (!(l->job_id && !strcmp(l->job_id, job))) { pp = &l->next; continue; }
+                p->live_n -= l->nvals;
             } else {
-                pp = &l->next;
+                size_t o = 0;
+                for (size_t j = 0; j < l->nvals; j++) {
+                    if (l->vals[j].updated_ms < older_than) { name_put(p, l->vals[j].name); p->live_n--; }
+                    else l->vals[o++] = l->vals[j];
+                }
+                l->nvals = o;
+                if (o) { pp = &l->next; continue; }
             }
+            *pp = l->next;
+            set_free(p, l);
+            p->live_nsets--;
         }
     }
 }
@@ -181,13 +278,16 @@ void server_live_free(server *s)
 {
     server_priv *p = s->priv;
     for (size_t i = 0; i < p->live_cap; i++)
-        for (live_series *l = p->live[i], *next; l; l = next) {
+        for (live_set *l = p->live[i], *next; l; l = next) {
             next = l->next;
-            series_free(l);
+            set_free(p, l);
         }
     free(p->live);
+    free(p->live_names);
     p->live = NULL;
-    p->live_cap = p->live_n = 0;
+    p->live_names = NULL;
+    p->live_cap = p->live_n = p->live_nsets = 0;
+    p->live_names_cap = p->live_names_n = 0;
 }
 
 /* ---- Prometheus text format ---- */
@@ -254,12 +354,13 @@ static void label_value(sbuf *b, const char *v)
     }
 }
 
-typedef struct prom_row { char name[256]; live_series *l; int counter; } prom_row;
+typedef struct prom_row { char name[256]; live_set *l; live_val *v; int counter; } prom_row;
 
 static int row_cmp(const void *a, const void *b)
 {
     const prom_row *x = a, *y = b;
     int c = strcmp(x->name, y->name);
+    if (!c) c = strcmp(x->v->name->s, y->v->name->s);
     return c ? c : strcmp(x->l->key, y->l->key);
 }
 
@@ -270,19 +371,21 @@ void server_live_metrics(server *s, sbuf *out)
     prom_row *rows = p->live_n ? malloc(p->live_n * sizeof *rows) : NULL;
     size_t n = 0;
     for (size_t i = 0; rows && i < p->live_cap; i++)
-        for (live_series *l = p->live[i]; l; l = l->next) {
-            rows[n].l = l;
-            rows[n].counter = is_counter(l->metric);
-            prom_name(rows[n].name, sizeof rows[n].name, l->metric, rows[n].counter);
-            n++;
-        }
+        for (live_set *l = p->live[i]; l; l = l->next)
+            for (size_t j = 0; j < l->nvals && n < p->live_n; j++) {
+                rows[n].l = l;
+                rows[n].v = &l->vals[j];
+                rows[n].counter = is_counter(l->vals[j].name->s);
+                prom_name(rows[n].name, sizeof rows[n].name, l->vals[j].name->s, rows[n].counter);
+                n++;
+            }
     if (n) qsort(rows, n, sizeof *rows, row_cmp);
     const char *last = "";
     for (size_t i = 0; i < n; i++) {
-        live_series *l = rows[i].l;
+        live_set *l = rows[i].l;
         if (strcmp(rows[i].name, last)) {
             sbuf_printf(out, "# HELP %s %s of running jobs (jobscope series %s)\n", rows[i].name,
-                        rows[i].counter ? "Cumulative value" : "Latest value", l->metric);
+                        rows[i].counter ? "Cumulative value" : "Latest value", rows[i].v->name->s);
             sbuf_printf(out, "# TYPE %s %s\n", rows[i].name, rows[i].counter ? "counter" : "gauge");
             last = rows[i].name;
         }
@@ -307,7 +410,7 @@ void server_live_metrics(server *s, sbuf *out)
             sbuf_putc(out, '"');
             sbuf_free(&lb);
         }
-        sbuf_printf(out, "} %.17g\n", l->value);
+        sbuf_printf(out, "} %.17g\n", rows[i].v->value);
     }
     pthread_mutex_unlock(&p->live_lock);
     free(rows);

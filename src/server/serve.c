@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,6 +381,11 @@ int serve_main(int argc, char **argv)
 {
     server_config cfg;
     char err[512];
+    /* One malloc arena: glibc gives every libmicrohttpd worker its own, and
+     * each kept the freed buffers of the biggest request it had served
+     * (several times the memory of the store itself with 10,000 series);
+     * tcache keeps small allocations per thread anyway (bench/README.md). */
+    mallopt(M_ARENA_MAX, 1);
     server_config_defaults(&cfg);
 
     /* The config file first (the command line overrides it). */

@@ -2,6 +2,7 @@
  * modules, background tasks, hooks, the route table and the common ingest of
  * points.  Event conversion is in ingest.c, the HTTP layer in http.c. */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,6 +62,7 @@ static void *maintain_thread(void *arg)
         pthread_mutex_unlock(&p->lock);
         if (s->st && store_maintain(s->st) < 0) server_log(s, "store maintenance failed");
         server_live_expire(s, server_now_ms() - 600000);
+        malloc_trim(0);             /* hand back what requests and settling freed */
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
@@ -243,13 +245,35 @@ void server_peer_replies_free(server_peer_reply *r, int n)
 
 int server_ingest_points(server *s, const store_point *pts, size_t n, char *err, size_t errlen)
 {
+    uint64_t ticket;
+    if (server_ingest_points_nowait(s, pts, n, &ticket, err, errlen) < 0) return -1;
+    return server_ingest_sync(s, ticket, err, errlen);
+}
+
+int server_ingest_sync(server *s, uint64_t ticket, char *err, size_t errlen)
+{
+    if (!ticket) return 0;
+    if (store_sync(s->st, ticket, err, errlen) < 0) {
+        __atomic_add_fetch(&s->priv->stats.store_errors, 1, __ATOMIC_RELAXED);
+        return -1;
+    }
+    return 0;
+}
+
+/* The hooks (forwarders, live values) see the points before they are
+ * durable: only a failing disk makes the difference, and then the client
+ * is told so and sends them again (a timestamp written twice keeps one). */
+int server_ingest_points_nowait(server *s, const store_point *pts, size_t n, uint64_t *ticket,
+                                char *err, size_t errlen)
+{
     server_priv *p = s->priv;
+    *ticket = 0;
     if (n == 0) return 0;
     if (!s->st) {
         snprintf(err, errlen, "no store");
         return -1;
     }
-    if (store_put(s->st, pts, n, err, errlen) < 0) {
+    if (store_put_nowait(s->st, pts, n, ticket, err, errlen) < 0) {
         __atomic_add_fetch(&p->stats.store_errors, 1, __ATOMIC_RELAXED);
         return -1;
     }

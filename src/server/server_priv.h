@@ -26,7 +26,8 @@ typedef struct server_stats {
     double             request_seconds;  /* sum of handler times */
 } server_stats;
 
-struct live_series;
+struct live_set;
+struct live_name;
 
 struct server_priv {
     pthread_mutex_t lock;
@@ -59,8 +60,10 @@ struct server_priv {
 
     /* Live per-job gauges for /metrics (live.c). */
     pthread_mutex_t live_lock;
-    struct live_series **live;      /* hash table */
-    size_t          live_cap, live_n;
+    struct live_set **live;         /* hash table of tag sets */
+    size_t          live_cap, live_nsets, live_n;   /* live_n: series */
+    struct live_name **live_names;  /* interned metric names */
+    size_t          live_names_cap, live_names_n;
 };
 
 /* http.c */
@@ -84,15 +87,24 @@ typedef struct lp_batch {
     size_t       ntags, captags;
     lp_name_ent *names;             /* interned metric names */
     size_t       nnames, capnames;
-    struct lp_block *arena;         /* the strings */
+    struct lp_block *arena;         /* the strings (kept over slices) */
+    size_t       pos, lineno;       /* where the next slice starts */
     int          oom;
 } lp_batch;
-/* Parses body (lines, bad lines, the first error in `first`); -1 on OOM.
- * mult_ns: nanoseconds per timestamp unit; host tags lines without tags. */
+/* Parses the lines of body from b->pos on, appending points until at least
+ * max_points are there (whole lines; counts lines, bad lines and the first
+ * error in `first`).  1: more lines remain (empty b->n and b->ntags, call
+ * again), 0: done, -1: out of memory.  mult_ns: nanoseconds per timestamp
+ * unit; host tags lines without tags. */
 int  server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, int64_t now_ms,
-                     const char *host, size_t *lines, size_t *bad, char *first, size_t firstlen);
+                     const char *host, size_t max_points, size_t *lines, size_t *bad, char *first,
+                     size_t firstlen);
 void server_lp_free(lp_batch *b);
-/* server.c */
+/* server.c: server_ingest_points in two steps (stored and handed to the
+ * hooks now; durable after server_ingest_sync(ticket)) */
+int  server_ingest_points_nowait(server *s, const store_point *pts, size_t n, uint64_t *ticket,
+                                 char *err, size_t errlen);
+int  server_ingest_sync(server *s, uint64_t ticket, char *err, size_t errlen);
 void server_events_hooks(server *s, const char *json, size_t len);
 
 #endif

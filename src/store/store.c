@@ -1140,6 +1140,25 @@ static int check_point(const store_point *p, char *err, size_t errlen)
 
 int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errlen)
 {
+    uint64_t ticket;
+    if (store_put_nowait(s, pts, n, &ticket, err, errlen) < 0) return -1;
+    return store_sync(s, ticket, err, errlen);
+}
+
+int store_sync(store *s, uint64_t ticket, char *err, size_t errlen)
+{
+    if (!s) { snprintf(err, errlen, "store: not open"); return -1; }
+    if (!ticket) return 0;
+    pthread_mutex_lock(&s->mu);
+    int rc = wait_durable(s, ticket);
+    if (rc < 0) snprintf(err, errlen, "%s", s->broken_msg);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticket, char *err, size_t errlen)
+{
+    *ticket = 0;
     if (!s) { snprintf(err, errlen, "store: not open"); return -1; }
     const store_tag *ptags = NULL;
     int pnt = -1;
@@ -1249,11 +1268,8 @@ int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errl
     store_buf_free(&keys);
     store_buf_free(&tagpart);
     if (rc < 0) return -1;
-    pthread_mutex_lock(&s->mu);
-    rc = wait_durable(s, my);
-    if (rc < 0) snprintf(err, errlen, "%s", s->broken_msg);
-    pthread_mutex_unlock(&s->mu);
-    return rc;
+    *ticket = my;
+    return 0;
 }
 
 /* --- reads --------------------------------------------------------------- */

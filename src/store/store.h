@@ -46,6 +46,12 @@ typedef struct store_point {
 /* Appends a batch (many series, any order).  0 once every point is durable;
  * -1 and err when nothing of the batch was stored. */
 int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errlen);
+/* store_put in two steps, for a caller that hands one request's points over
+ * in several slices and acknowledges once: store_put_nowait applies a batch
+ * and gives a ticket (0 for an empty batch), store_sync(ticket) returns once
+ * everything put up to that ticket is durable (0) or the log failed (-1). */
+int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticket, char *err, size_t errlen);
+int store_sync(store *s, uint64_t ticket, char *err, size_t errlen);
 
 /* One series as the index knows it; valid only during the callback. */
 typedef struct store_series {
