@@ -81,6 +81,114 @@ static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_e
     return rc;
 }
 
+/* ---- the answer cache of /api/query ----
+ * Dashboards ask the same POST again and again (every refresh, every
+ * viewer).  An answer is kept with the store's version of each metric the
+ * query reads (store_metric_version, read before the query ran); it is
+ * served again only while every one of them is unchanged, i.e. no point of
+ * those metrics was written or dropped since.  The key is the body, the
+ * arrays parameter and the resolved time range (relative times resolve
+ * differently as the clock moves).  Small and bounded: QC_ENTRIES answers
+ * of at most QC_MAX_ANSWER bytes, the least recently used one goes. */
+#define QC_ENTRIES    32
+#define QC_MAX_ANSWER (1u << 20)
+#define QC_MAX_SUBS   16
+
+typedef struct qc_entry {
+    char    *key;
+    size_t   keylen;
+    uint64_t vers[QC_MAX_SUBS];
+    int      nvers;
+    char    *txt;
+    size_t   len;
+    uint64_t used;
+} qc_entry;
+
+struct qcache {
+    pthread_mutex_t mu;
+    qc_entry        e[QC_ENTRIES];
+    uint64_t        tick;
+    unsigned long long hits, misses;
+};
+
+static pthread_mutex_t qc_init_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct qcache *qc_get(server *s)
+{
+    pthread_mutex_lock(&qc_init_mu);
+    if (!s->priv->qcache) {
+        struct qcache *c = calloc(1, sizeof *c);
+        if (c) pthread_mutex_init(&c->mu, NULL);
+        s->priv->qcache = c;
+    }
+    pthread_mutex_unlock(&qc_init_mu);
+    return s->priv->qcache;
+}
+
+void server_qcache_free(server *s)
+{
+    struct qcache *c = s->priv->qcache;
+    if (!c) return;
+    for (int i = 0; i < QC_ENTRIES; i++) { free(c->e[i].key); free(c->e[i].txt); }
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+    s->priv->qcache = NULL;
+}
+
+/* A copy of the cached answer for key+vers, or NULL. */
+static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers, int nvers,
+                       size_t *len)
+{
+    char *out = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < QC_ENTRIES; i++) {
+        qc_entry *e = &c->e[i];
+        if (!e->key || e->keylen != keylen || memcmp(e->key, key, keylen)) continue;
+        if (e->nvers == nvers && !memcmp(e->vers, vers, (size_t)nvers * sizeof *vers)) {
+            out = malloc(e->len + 1);
+            if (out) {
+                memcpy(out, e->txt, e->len + 1);
+                *len = e->len;
+                e->used = ++c->tick;
+            }
+        } else {                    /* stale: the data changed */
+            free(e->key); free(e->txt);
+            memset(e, 0, sizeof *e);
+        }
+        break;
+    }
+    if (out) c->hits++; else c->misses++;
+    pthread_mutex_unlock(&c->mu);
+    return out;
+}
+
+static void qc_store(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers, int nvers,
+                     const char *txt, size_t len)
+{
+    if (len > QC_MAX_ANSWER) return;
+    char *k = malloc(keylen), *t = malloc(len + 1);
+    if (!k || !t) { free(k); free(t); return; }
+    memcpy(k, key, keylen);
+    memcpy(t, txt, len + 1);
+    pthread_mutex_lock(&c->mu);
+    qc_entry *victim = &c->e[0];
+    for (int i = 0; i < QC_ENTRIES; i++) {
+        qc_entry *e = &c->e[i];
+        if (e->key && e->keylen == keylen && !memcmp(e->key, key, keylen)) { victim = e; break; }
+        if (!e->key) { if (victim->key) victim = e; }
+        else if (victim->key && e->used < victim->used) victim = e;
+    }
+    free(victim->key); free(victim->txt);
+    victim->key = k;
+    victim->keylen = keylen;
+    memcpy(victim->vers, vers, (size_t)nvers * sizeof *vers);
+    victim->nvers = nvers;
+    victim->txt = t;
+    victim->len = len;
+    victim->used = ++c->tick;
+    pthread_mutex_unlock(&c->mu);
+}
+
 static void h_query(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)arg;
@@ -91,15 +199,34 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         tsq_query_free(&q);
         return;
     }
+    /* the cache: POST bodies only (a GET's parameters have no single text) */
+    struct qcache *c = NULL;
+    sbuf key = {0};
+    uint64_t vers[QC_MAX_SUBS];
+    if (!strcmp(r->method, "POST") && r->body_len && q.nsubs <= QC_MAX_SUBS && (c = qc_get(s))) {
+        sbuf_printf(&key, "%" PRId64 " %" PRId64 " %d\n", q.start_ms, q.end_ms, q.arrays);
+        sbuf_put(&key, r->body, r->body_len);
+        for (int i = 0; i < q.nsubs; i++) vers[i] = store_metric_version(s->st, q.subs[i].metric);
+        size_t len = 0;
+        char *hit = key.oom ? NULL : qc_lookup(c, key.p, key.len, vers, q.nsubs, &len);
+        if (hit) {
+            server_reply_take(w, 200, "application/json", hit, len);
+            sbuf_free(&key);
+            tsq_query_free(&q);
+            return;
+        }
+    }
     tsq_result res = {0};
     if (tsq_run_local(s->st, &q, &res, &e) < 0) {
         reply_tsq_error(w, &e);
     } else {
         size_t len = 0;
         char *txt = tsq_result_json(&q, &res, &len);
+        if (txt && c && !key.oom) qc_store(c, key.p, key.len, vers, q.nsubs, txt, len);
         if (txt) server_reply_take(w, 200, "application/json", txt, len);
         else server_reply_error(w, 500, "Out of memory", NULL);
     }
+    sbuf_free(&key);
     tsq_result_free(&res);
     tsq_query_free(&q);
 }
@@ -213,8 +340,26 @@ static void h_filters(server *s, const server_request *r, server_response *w, vo
     else server_reply_error(w, 500, "Out of memory", NULL);
 }
 
+static void qc_metrics(server *s, sbuf *out, void *arg)
+{
+    (void)arg;
+    struct qcache *c = qc_get(s);
+    unsigned long long h = 0, m = 0;
+    if (c) {
+        pthread_mutex_lock(&c->mu);
+        h = c->hits;
+        m = c->misses;
+        pthread_mutex_unlock(&c->mu);
+    }
+    sbuf_printf(out, "# HELP jobscope_serve_query_cache_total /api/query POSTs answered from the answer cache (hit) or not (miss)\n"
+                     "# TYPE jobscope_serve_query_cache_total counter\n"
+                     "jobscope_serve_query_cache_total{result=\"hit\"} %llu\n"
+                     "jobscope_serve_query_cache_total{result=\"miss\"} %llu\n", h, m);
+}
+
 void server_api_query_init(server *s)
 {
+    server_on_metrics(s, qc_metrics, NULL);
     server_route(s, "POST", "/api/query", h_query, NULL);
     server_route(s, "GET", "/api/query", h_query, NULL);
     server_route(s, "POST", "/api/query/last", h_last, NULL);

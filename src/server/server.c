@@ -151,6 +151,7 @@ void server_destroy(server *s)
     }
     if (s->st) store_close(s->st);
     server_live_free(s);
+    server_qcache_free(s);
     server_config_free(&s->cfg);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->cond);

@@ -64,6 +64,8 @@ struct server_priv {
     size_t          live_cap, live_nsets, live_n;   /* live_n: series */
     struct live_name **live_names;  /* interned metric names */
     size_t          live_names_cap, live_names_n;
+
+    struct qcache  *qcache;         /* /api/query answers (api_query.c) */
 };
 
 /* http.c */
@@ -71,6 +73,7 @@ int  server_http_start(server *s, char *err, size_t errlen);
 void server_http_stop(server *s);
 /* api_*.c: the core endpoints */
 void server_api_init(server *s);
+void server_qcache_free(server *s);
 /* live.c */
 void server_live_update(server *s, const store_point *pts, size_t n);
 void server_live_end_job(server *s, const char *job_id);

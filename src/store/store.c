@@ -92,11 +92,13 @@ struct series {
     int last_known;
     uint32_t version;           /* bumped by every write to the series */
     int persisted;              /* in the series table */
+    struct mlist *ml;           /* the series of its metric */
 };
 
 typedef struct strent { char *s; uint64_t h; void *val; } strent;
 typedef struct strmap { strent *slots; size_t cap, n; } strmap;
-typedef struct mlist { series **v; size_t n, cap; } mlist;
+struct mlist { series **v; size_t n, cap; uint64_t version; };
+typedef struct mlist mlist;   /* version: store_metric_version */
 
 struct store {
     char *dir;
@@ -135,6 +137,7 @@ struct store {
     struct group *dirty;
     size_t ndirty, capdirty;
     int scanned;                /* settling has looked at the whole table once */
+    uint64_t drop_gen;          /* bumped when retention or the size limit drops points */
 };
 
 typedef struct group { uint64_t series; int64_t part; } group;
@@ -338,6 +341,8 @@ static series *add_series(store *s, uint64_t id, const char *metric, const store
     if (!l) { l = calloc(1, sizeof *l); if (!l) abort(); me->val = l; }
     if (l->n == l->cap) { l->cap = l->cap ? l->cap * 2 : 4; l->v = xrealloc(l->v, l->cap * sizeof *l->v); }
     l->v[l->n++] = se;
+    l->version++;
+    se->ml = l;
     uint64_t hm = HEAD_BUDGET / (s->nseries ? s->nseries : 1);
     s->head_max = hm < HEAD_MIN ? HEAD_MIN : hm > HEAD_MAX ? HEAD_MAX : (uint32_t)hm;
     return se;
@@ -387,6 +392,7 @@ static uint32_t head_grow(const store *s, uint32_t cap)
 static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
 {
     se->version++;
+    se->ml->version++;
     if (se->last_known < 0 || (se->last_known > 0 && ts >= se->last_ts)) {
         se->last_known = 1;
         se->last_ts = ts;
@@ -1477,6 +1483,17 @@ int store_series_of(store *s, const char *metric, store_series_cb cb, void *arg)
     return rc;
 }
 
+uint64_t store_metric_version(store *s, const char *metric)
+{
+    if (!s || !metric) return 0;
+    pthread_mutex_lock(&s->mu);
+    strent *e = strmap_find(&s->metrics, metric, hash_bytes(metric, strlen(metric)), 0);
+    mlist *l = e ? e->val : NULL;
+    uint64_t v = (l ? l->version : 0) + s->drop_gen;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -1606,6 +1623,7 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
         pthread_mutex_lock(&s->mu);
         s->db_points -= (uint64_t)*npts < s->db_points ? (uint64_t)*npts : s->db_points;
         s->db_chunks -= (uint64_t)*nch < s->db_chunks ? (uint64_t)*nch : s->db_chunks;
+        s->drop_gen++;
         pthread_mutex_unlock(&s->mu);
     }
     return rc;
@@ -1811,6 +1829,7 @@ int store_maintain(store *s)
                 memmove(se->hval, se->hval + k, (se->hn - k) * sizeof *se->hval);
                 se->hn -= k;
                 s->head_points -= k;
+                s->drop_gen++;
                 deleted = 1;
             }
         }

@@ -66,6 +66,11 @@ typedef struct store_series {
 typedef int (*store_series_cb)(void *arg, const store_series *se);
 int store_series_of(store *s, const char *metric, store_series_cb cb, void *arg);
 
+/* A number that grows whenever a point of a series of `metric` is written
+ * or dropped (retention, size limit) and when the metric gets a series:
+ * caches of query results read it before the query and compare it after. */
+uint64_t store_metric_version(store *s, const char *metric);
+
 /* Sorted distinct names starting with prefix (case-sensitive), at most max:
  * metric names, tag keys or tag values (of any series).  *out is a
  * malloc'ed array of malloc'ed strings; returns the count or -1. */

@@ -103,3 +103,31 @@ test_suggest_lookup_last_aggregators_filters() {
     r=$(curl -s "$SERVE_URL/api/config/filters")
     python3 -c 'import json,sys; f=json.loads(sys.argv[1]); assert set(f) == {"literal_or","iliteral_or","not_literal_or","not_iliteral_or","wildcard","iwildcard","regexp","not_key"}, f; assert all("examples" in v and "description" in v for v in f.values())' "$r" || return 1
 }
+
+# /api/query answers are cached (api_query.c) but never stale: a repeated
+# POST gets the same answer, a point written to the metric, a new series of
+# it, or a different ?arrays form gets a fresh one; another metric does not
+# matter.
+test_repeated_query_is_answered_again_and_never_stale() {
+    serve_start || return 1
+    populate || return 1
+    local q='{"start":1700000000,"end":1700000100,"queries":[{"metric":"kickstart.inv.online.rss","aggregator":"sum","downsample":"0all-max"}]}'
+    curl -s "$SERVE_URL/api/query" -d "$q" > a1.json
+    curl -s "$SERVE_URL/api/query" -d "$q" > a2.json
+    assert_eq "$(cat a2.json)" "$(cat a1.json)" "same answer twice" || return 1
+    assert_match "$(curl -s "$SERVE_URL/metrics")" 'jobscope_serve_query_cache_total\{result="hit"\} 1' "a hit" || return 1
+    assert_match "$(cat a1.json)" '"1700000000":6660' "sum of the maxima (60+600+6000)" || return 1
+    # another metric: the answer stays the same
+    assert_eq "$(curl -s -w '%{http_code}' --data-binary '{"metric":"other","timestamp":1700000070,"value":1,"tags":{"host":"n1"}}' "$SERVE_URL/api/put")" 204 || return 1
+    assert_eq "$(curl -s "$SERVE_URL/api/query" -d "$q")" "$(cat a1.json)" "unrelated write" || return 1
+    # a new point of an existing series, later than the others
+    assert_eq "$(curl -s -w '%{http_code}' --data-binary '{"metric":"kickstart.inv.online.rss","timestamp":1700000070,"value":7000,"tags":{"host":"n2","job_id":"b"}}' "$SERVE_URL/api/put")" 204 || return 1
+    assert_match "$(curl -s "$SERVE_URL/api/query" -d "$q")" '"1700000000":7660' "after a write" || return 1
+    # a new series of the metric (Influx path)
+    assert_eq "$(printf 'kickstart.inv.online,host=n3,job_id=c rss=100000 1700000010\n' |
+                 curl -s -w '%{http_code}' --data-binary @- "$SERVE_URL/write?precision=s")" 204 || return 1
+    assert_match "$(curl -s "$SERVE_URL/api/query" -d "$q")" '"1700000000":107660' "after a new series" || return 1
+    assert_match "$(curl -s "$SERVE_URL/api/query?arrays=true" -d "$q")" '\[\[1700000000,107660\]\]' "arrays form" || return 1
+    assert_match "$(curl -s "$SERVE_URL/api/query" -d "$q")" '"1700000000":107660' "dps form again" || return 1
+    assert_match "$(curl -s "$SERVE_URL/metrics")" 'jobscope_serve_query_cache_total\{result="hit"\} 3' "hits" || return 1
+}
