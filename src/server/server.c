@@ -89,7 +89,8 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
     pthread_cond_init(&p->cond, NULL);
     pthread_mutex_init(&p->live_lock, NULL);
 
-    store_config sc = { s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes };
+    /* settling waits for a minute without new chunks: a bulk load or a backfill is merged once, at its end */
+    store_config sc = { s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes, 60 };
     if (!(s->st = store_open(&sc, err, errlen))) {
         server_destroy(s);
         return NULL;

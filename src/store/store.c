@@ -56,6 +56,7 @@
 #define ZLEVEL_SETTLE   9
 #define MAX_NAME        4096
 #define MAX_TAGS        64
+#define SETTLE_MAX_WAIT 32                /* chunks a busy group may gather before it is merged anyway */
 
 #define STORE_FORMAT    "3"               /* meta 'format' of chunks.db (docs/store.md) */
 
@@ -140,9 +141,16 @@ struct store {
     uint64_t drop_gen;          /* bumped when retention or the size limit drops points */
 };
 
-typedef struct group { uint64_t series; int64_t part; } group;
+typedef struct group { uint64_t series; int64_t part; int64_t at; } group;   /* at: when it last got a chunk (ms) */
 
+static int64_t now_ms(void);
+static void add_dirty_at(store *s, uint64_t sid, int64_t part, int64_t at);
 static void add_dirty(store *s, uint64_t sid, int64_t part)
+{
+    add_dirty_at(s, sid, part, now_ms());
+}
+
+static void add_dirty_at(store *s, uint64_t sid, int64_t part, int64_t at)
 {
     if (s->ndirty >= (1u << 20)) {       /* nobody settles: look at everything next time */
         s->scanned = 0;
@@ -155,6 +163,7 @@ static void add_dirty(store *s, uint64_t sid, int64_t part)
         if (!s->dirty) abort();
     }
     s->dirty[s->ndirty].series = sid;
+    s->dirty[s->ndirty].at = at;
     s->dirty[s->ndirty++].part = part;
 }
 
@@ -1691,6 +1700,7 @@ static int cmp_group(const void *a, const void *b)
 static int compact(store *s)
 {
     int64_t now = now_ms();
+    int64_t delay_ms = (int64_t)(s->cfg.settle_delay_s * 1000.0);
     pthread_mutex_lock(&s->mu);
     int64_t horizon = s->max_ts > now ? s->max_ts : now;
     pthread_mutex_unlock(&s->mu);
@@ -1722,8 +1732,10 @@ static int compact(store *s)
         /* unique candidates */
         qsort(cand, ncand, sizeof *cand, cmp_group);
         size_t u = 0;
-        for (size_t i = 0; i < ncand; i++)
+        for (size_t i = 0; i < ncand; i++) {
             if (!u || cand[u - 1].series != cand[i].series || cand[u - 1].part != cand[i].part) cand[u++] = cand[i];
+            else if (cand[i].at > cand[u - 1].at) cand[u - 1].at = cand[i].at;
+        }
         ncand = u;
         keep = xmalloc(ncand * sizeof *keep);
     }
@@ -1736,13 +1748,16 @@ static int compact(store *s)
             sqlite3_bind_int64(st, 4, cand[ci].part * PART_MS + PART_MS - 1);
         }
         if (sqlite3_step(st) != SQLITE_ROW) break;
-        group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+        group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), full ? 0 : cand[ci].at};
         int cnt = sqlite3_column_int(st, 2);
         if (cnt < 2) continue;
         int closed = (g.part + 1) * PART_MS + 5 * 60 * 1000 <= horizon;
-        if (!closed && cnt < 4) {
-            if (keep) keep[nkeep++] = g;        /* look again when it closes */
-            else { pthread_mutex_lock(&s->mu); add_dirty(s, g.series, g.part); pthread_mutex_unlock(&s->mu); }
+        /* still being written (a bulk load, a backfill): merging now would
+         * decode and encode its points again at every round */
+        int busy = delay_ms > 0 && now - g.at < delay_ms && cnt < SETTLE_MAX_WAIT;
+        if ((!closed && cnt < 4) || busy) {
+            if (keep) keep[nkeep++] = g;        /* look again when it closes or is quiet */
+            else { pthread_mutex_lock(&s->mu); add_dirty_at(s, g.series, g.part, g.at); pthread_mutex_unlock(&s->mu); }
             continue;
         }
         if (ng == cap) { cap = cap ? cap * 2 : 256; gs = xrealloc(gs, cap * sizeof *gs); }
@@ -1753,7 +1768,7 @@ static int compact(store *s)
     free(cand);
     if (nkeep) {
         pthread_mutex_lock(&s->mu);
-        for (size_t i = 0; i < nkeep; i++) add_dirty(s, keep[i].series, keep[i].part);
+        for (size_t i = 0; i < nkeep; i++) add_dirty_at(s, keep[i].series, keep[i].part, keep[i].at);
         pthread_mutex_unlock(&s->mu);
     }
     free(keep);

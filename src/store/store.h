@@ -29,6 +29,8 @@ typedef struct store_config {
     const char *dir;          /* created (0700) if missing */
     double      retention_s;  /* points older than this are dropped; 0 = keep forever */
     long long   max_bytes;    /* the oldest chunks are dropped beyond this size; 0 = no limit */
+    double      settle_delay_s; /* store_maintain merges a series' chunks of a partition only once
+                                   it got none for this long (0: at once) */
 } store_config;
 
 /* NULL with a one-line reason in err when the directory cannot be used. */

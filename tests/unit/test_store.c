@@ -46,9 +46,19 @@ static store *open_at(const char *sub, double retention, long long max_bytes)
 {
     char dir[400], err[256] = "";
     snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
-    store_config c = {dir, retention, max_bytes};
+    store_config c = {dir, retention, max_bytes, 0};
     store *s = store_open(&c, err, sizeof err);
     if (!s) fprintf(stderr, "open: %s\n", err);
+    assert_non_null(s);
+    return s;
+}
+
+static store *open_delayed(const char *sub, double settle_delay_s)
+{
+    char dir[400], err[256] = "";
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
+    store_config c = {dir, 0, 0, settle_delay_s};
+    store *s = store_open(&c, err, sizeof err);
     assert_non_null(s);
     return s;
 }
@@ -493,12 +503,12 @@ static void test_bad_points_reject_the_whole_batch(void **st)
     /* a second process (or open) on the same directory is refused */
     char dir[400];
     snprintf(dir, sizeof dir, "%s/bad", tmpdir);
-    store_config c = {dir, 0, 0};
+    store_config c = {dir, 0, 0, 0};
     assert_null(store_open(&c, err, sizeof err));
     assert_non_null(strstr(err, "in use"));
     store_close(s);
     store_close(NULL);
-    store_config none = {"/proc/self/nope/store", 0, 0};
+    store_config none = {"/proc/self/nope/store", 0, 0, 0};
     assert_null(store_open(&none, err, sizeof err));
     assert_true(strlen(err) > 0);
 }
@@ -576,7 +586,7 @@ static void test_kill_9_loses_no_acknowledged_point(void **st)
     if (pid == 0) {
         close(fd[0]);
         char err[256];
-        store_config c = {dir, 0, 0};
+        store_config c = {dir, 0, 0, 0};
         store *s = store_open(&c, err, sizeof err);
         if (!s) _exit(3);
         static char jobs[64][16];
@@ -637,7 +647,7 @@ static void test_torn_log_tail_replays_every_whole_record(void **st)
     pid_t pid = fork();
     if (pid == 0) {                 /* puts, then dies without store_close */
         char err[256];
-        store_config c = {dir, 0, 0};
+        store_config c = {dir, 0, 0, 0};
         store *s = store_open(&c, err, sizeof err);
         if (!s) _exit(3);
         store_tag t[] = {{"job", "t"}};
@@ -695,10 +705,39 @@ static void test_torn_log_tail_replays_every_whole_record(void **st)
     store_close(s);
 }
 
+/* settle_delay_s: a (series, partition) that got chunks within the delay is
+ * left as it is by store_maintain (a bulk load is merged once, at its end);
+ * with no delay, or once quiet, it is merged; the answers never change. */
+static void test_settling_waits_until_a_partition_is_quiet(void **st)
+{
+    (void)st;
+    int64_t t0 = 1700000000000LL;
+    store *s = open_delayed("quiet", 3600);
+    put_grid(s, 20, 1500, t0, 1000);
+    assert_int_equal(store_maintain(s), 0);           /* first round: looks at everything */
+    store_stats a, b;
+    store_stats_get(s, &a);
+    put_grid(s, 20, 1500, t0, 1000);                  /* the same points again: new chunks */
+    assert_int_equal(store_maintain(s), 0);
+    store_stats_get(s, &b);
+    assert_true(b.chunks > a.chunks);                 /* written a moment ago: not merged */
+    check_grid(s, 20, 1500, t0, 1000);
+    store_close(s);
+    s = open_delayed("quiet", 0);
+    put_grid(s, 20, 1500, t0, 1000);
+    assert_int_equal(store_maintain(s), 0);           /* no delay: merged at once */
+    store_stats_get(s, &a);
+    assert_true(a.chunks <= 20 * 2);                  /* one per series and partition */
+    assert_true(a.chunks < b.chunks);
+    check_grid(s, 20, 1500, t0, 1000);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec_exact_for_every_kind_of_series),
+        cmocka_unit_test_setup_teardown(test_settling_waits_until_a_partition_is_quiet, setup, teardown),
         cmocka_unit_test(test_codec_is_compact_for_regular_counters),
         cmocka_unit_test(test_codec_rejects_corrupt_chunks),
         cmocka_unit_test_setup_teardown(test_round_trip_of_many_series_is_exact_across_reopen, setup, teardown),
