@@ -21,6 +21,11 @@ test_serve_help_documents_every_option() {
                forward consume node-interval body-limit threads spool-dir config verbose help; do
         grep -q -- "--$opt" help.txt || fail "--$opt is not in 'jobscope serve --help'" || return 1
     done
+    # the options of a --consume URL (consume.c), in --help and the man page
+    for opt in queue= key= prefetch=; do
+        grep -q -- "$opt" help.txt || fail "--consume's $opt is not in 'jobscope serve --help'" || return 1
+        grep -q -- "$opt" "$ROOT/man/jobscope-serve.1.scd" || fail "--consume's $opt is not in the man page" || return 1
+    done
     "$JS" serve --no-such-option 2> err.txt; assert_eq $? 125 "bad option" || return 1
     "$JS" serve --retention 3 parsecs 2> err.txt; assert_eq $? 125 "stray argument" || return 1
     "$JS" serve --retention lots 2> err.txt; assert_eq $? 125 "bad duration" || return 1
