@@ -47,7 +47,7 @@ static const char *get_param(void *arg, const char *name, int i)
  * build gigabytes (the fuzz target found a 12-year 10s-avg-nan query). */
 #define MAX_FILLED_BUCKETS 500000
 
-static int check_size(const tsq_query *q, tsq_error *e)
+int server_query_check_size(const tsq_query *q, tsq_error *e)
 {
     for (int i = 0; i < q->nsubs; i++) {
         const tsq_downsample *ds = &q->subs[i].ds;
@@ -77,7 +77,7 @@ static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_e
     } else {
         rc = tsq_parse_get(get_param, (void *)r, now, q, e);
     }
-    if (rc == 0) rc = check_size(q, e);
+    if (rc == 0) rc = server_query_check_size(q, e);
     return rc;
 }
 

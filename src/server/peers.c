@@ -665,6 +665,7 @@ static void h_query(server *s, const server_request *r, server_response *w, void
     int rc = !strcmp(r->method, "POST") && r->body_len
            ? tsq_parse_json(r->body, r->body_len, now, &q, &e)
            : tsq_parse_get(param_fn, (void *)r, now, &q, &e);
+    if (rc == 0) rc = server_query_check_size(&q, &e);
     if (rc != 0) {
         reply_tsq_error(w, &e);
         tsq_query_free(&q);

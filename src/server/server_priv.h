@@ -74,6 +74,11 @@ void server_http_stop(server *s);
 /* api_*.c: the core endpoints */
 void server_api_init(server *s);
 void server_qcache_free(server *s);
+/* The size bound of a query (a filled downsample's buckets): 0, or -1 and
+ * a 400 in e.  Every /api/query path applies it (api_query.c, peers.c). */
+struct tsq_query;
+struct tsq_error;
+int  server_query_check_size(const struct tsq_query *q, struct tsq_error *e);
 /* live.c */
 void server_live_update(server *s, const store_point *pts, size_t n);
 void server_live_end_job(server *s, const char *job_id);

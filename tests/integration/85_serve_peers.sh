@@ -128,6 +128,13 @@ PY
     curl -s "http://127.0.0.1:$PA/api/query/last?timeseries=m.test%7Bjob=j1%7D&back_scan=0" > last.json
     assert_eq "$(python3 -c 'import json; d=json.load(open("last.json")); print(len(d), sorted(float(x["value"]) for x in d))')" \
         "3 [5.0, 10.0, 40.0]" "query/last" || return 1
+    # the query size bound holds on the allocation-wide path too (and for ?raw=1)
+    assert_match "$(curl -s -w ' %{http_code}' "http://127.0.0.1:$PA/api/query" \
+        -d '{"start":1400000000000,"queries":[{"metric":"m.test","aggregator":"sum","downsample":"10s-avg-nan"}]}')" \
+        '"message":"Query too large.* 400$' "bucket bound with peers" || return 1
+    assert_match "$(curl -s -w ' %{http_code}' "http://127.0.0.1:$PA/api/query?raw=1" \
+        -d '{"start":1400000000000,"queries":[{"metric":"m.test","aggregator":"sum","downsample":"10s-avg-nan"}]}')" \
+        '"message":"Query too large.* 400$' "bucket bound, raw" || return 1
     # a peer's own request is answered locally (no loops in the full mesh)
     assert_eq "$(curl -s -H 'X-Jobscope-Peer: 1' "http://127.0.0.1:$PA/api/suggest?type=metrics&q=m.")" '["m.test"]' "local answer" || return 1
     grep -q "own entry left out" "$T/a.log" || { fail "self entry not reported"; return 1; }
