@@ -56,7 +56,7 @@
 #define ZLEVEL_SETTLE   9
 #define MAX_NAME        4096
 #define MAX_TAGS        64
-#define SETTLE_MAX_WAIT 32                /* chunks a busy group may gather before it is merged anyway */
+#define SETTLE_MAX_WAIT 64                /* chunks a busy group may gather before it is merged anyway */
 
 #define STORE_FORMAT    "3"               /* meta 'format' of chunks.db (docs/store.md) */
 
@@ -139,6 +139,7 @@ struct store {
     size_t ndirty, capdirty;
     int scanned;                /* settling has looked at the whole table once */
     uint64_t drop_gen;          /* bumped when retention or the size limit drops points */
+    int64_t opened_ms;          /* when store_open ran: what settling finds at first counts as written then */
 };
 
 typedef struct group { uint64_t series; int64_t part; int64_t at; } group;   /* at: when it last got a chunk (ms) */
@@ -987,6 +988,7 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     s->cfg = *c;
     s->cfg.dir = s->dir;
     s->wal_fd = -1;
+    s->opened_ms = now_ms();
     s->lock_fd = -1;
     s->next_id = 1;
     s->head_max = HEAD_MAX;
@@ -1748,7 +1750,8 @@ static int compact(store *s)
             sqlite3_bind_int64(st, 4, cand[ci].part * PART_MS + PART_MS - 1);
         }
         if (sqlite3_step(st) != SQLITE_ROW) break;
-        group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), full ? 0 : cand[ci].at};
+        group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                   full ? s->opened_ms : cand[ci].at};
         int cnt = sqlite3_column_int(st, 2);
         if (cnt < 2) continue;
         int closed = (g.part + 1) * PART_MS + 5 * 60 * 1000 <= horizon;
