@@ -1333,6 +1333,18 @@ static void merge_out(pointbuf *b, int64_t from, int64_t to, store_points *out)
         while (lo < b->n && b->ts[lo] < from) lo++;
         while (hi > lo && b->ts[hi - 1] > to) hi--;
         if (hi == lo) return;
+        if (out->n == 0 && out->cap == 0) {     /* the usual case: hand the arrays over, no copy */
+            if (lo) {
+                memmove(b->ts, b->ts + lo, (hi - lo) * sizeof *b->ts);
+                memmove(b->val, b->val + lo, (hi - lo) * sizeof *b->val);
+            }
+            out->ts = b->ts;
+            out->val = b->val;
+            out->n = hi - lo;
+            out->cap = b->cap;
+            memset(b, 0, sizeof *b);
+            return;
+        }
         points_reserve(out, hi - lo);
         memcpy(out->ts + out->n, b->ts + lo, (hi - lo) * sizeof *out->ts);
         memcpy(out->val + out->n, b->val + lo, (hi - lo) * sizeof *out->val);
