@@ -176,6 +176,9 @@ int  cg_kill_procs(const char *dir, int sig);
 typedef struct procconn procconn;
 procconn *procconn_open(void);                   /* NULL + errno when unavailable */
 void      procconn_start(procconn *pc, const pid_t *seed, int nseed);  /* starts its thread */
+/* How long the thread rests between drains (default 0.2 s): the count is
+ * read once a sample, so up to the interval (clamped to 0.2..1 s). */
+void      procconn_set_rest(procconn *pc, double seconds);
 void      procconn_add(procconn *pc, const pid_t *pids, int n);  /* counts pids not yet known */
 void      procconn_stop(procconn *pc);           /* reads what is queued, ends the thread */
 uint64_t  procconn_total(procconn *pc);          /* processes ever in the job */

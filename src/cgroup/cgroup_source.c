@@ -118,6 +118,7 @@ static void cgsrc_start(source *src, monitor_ctx *ctx)
     }
     if (s->pc) {
         pid_t root = ctx->root;
+        procconn_set_rest(s->pc, ctx->interval);
         procconn_start(s->pc, &root, 1);
     }
 }

@@ -25,6 +25,9 @@
 #include <linux/netlink.h>
 #include "cgroup.h"
 
+#define PAUSE_MS 200          /* the default rest; procconn_set_rest sets it */
+#define CROWD    1024         /* a drain this large halves the next rest */
+
 struct procconn {
     int       fd;
     int       wake[2];           /* stop pipe */
@@ -32,6 +35,7 @@ struct procconn {
     int       started;
     pthread_mutex_t lock;
     uint64_t  total, lost;
+    int       rest_ms;           /* between drains (procconn_set_rest) */
     /* open-addressing set of live job pids: 0 empty, -1 deleted */
     pid_t    *set;
     size_t    cap, used;         /* used counts deleted slots too */
@@ -165,6 +169,7 @@ procconn *procconn_open(void)
     }
     pc->cap = 1024;
     pc->fd = fd;
+    pc->rest_ms = PAUSE_MS;
     pthread_mutex_init(&pc->lock, NULL);
     return pc;
 }
@@ -217,15 +222,14 @@ static void handle_datagram(procconn *pc, const char *buf, ssize_t n)
 
 /* Every fork and exit on the host arrives here (one datagram each), so the
  * thread does not wake per event: it drains the socket (up to BATCH
- * datagrams per recvmmsg), then rests PAUSE_MS before looking again (unless
- * the host is so busy that a drain filled whole batches) — the socket's
- * 4 MiB buffer holds thousands of events meanwhile.  With the kernel's
+ * datagrams per recvmmsg), then rests (the sampling interval, 0.2..1 s)
+ * before looking again, less when a drain found the socket crowded — its
+ * 4 MiB buffer holds a few thousand events.  With the kernel's
  * filter (forks and exits only) this took `attach` of one process on a busy
  * build host from 4.4 ms of CPU a second (a poll and a recv per event, ~540
  * events/s) to 0.35-0.5 ms (~190 events/s after the filter). */
 #define BATCH    64
 #define DGRAM    512
-#define PAUSE_MS 200
 
 static void *procconn_thread(void *arg)
 {
@@ -238,9 +242,10 @@ static void *procconn_thread(void *arg)
         iov[i].iov_len = DGRAM;
     }
     struct pollfd pf[2] = { { pc->fd, POLLIN, 0 }, { pc->wake[0], POLLIN, 0 } };
+    int rest = pc->rest_ms;
     for (int stopping = 0;;) {
         /* drain what is queued */
-        int busy = 0;
+        int busy = 0, drained = 0;
         for (;;) {
             memset(mm, 0, sizeof mm);
             for (int i = 0; i < BATCH; i++) {
@@ -261,6 +266,7 @@ static void *procconn_thread(void *arg)
             }
             for (int i = 0; i < got; i++)
                 handle_datagram(pc, bufs[i], (ssize_t)mm[i].msg_len);
+            drained += got;
             if (got < BATCH)
                 break;
             busy = 1;
@@ -268,7 +274,9 @@ static void *procconn_thread(void *arg)
         if (stopping)
             break;
         /* rest (or end on the stop pipe), then wait for the next event */
-        if (poll(&pf[1], 1, busy ? 0 : PAUSE_MS) > 0) {
+        /* a crowded socket (near its buffer's few thousand events) rests less */
+        rest = drained >= CROWD ? (rest / 2 > 10 ? rest / 2 : 10) : pc->rest_ms;
+        if (poll(&pf[1], 1, busy && drained >= CROWD ? 0 : rest) > 0) {
             stopping = 1;                    /* read what is queued, then end */
             continue;
         }
@@ -289,6 +297,13 @@ void procconn_add(procconn *pc, const pid_t *pids, int n)
             pc->total++;
         }
     pthread_mutex_unlock(&pc->lock);
+}
+
+void procconn_set_rest(procconn *pc, double seconds)
+{
+    if (seconds < 0.2) seconds = 0.2;
+    if (seconds > 1.0) seconds = 1.0;
+    pc->rest_ms = (int)(seconds * 1000);
 }
 
 void procconn_start(procconn *pc, const pid_t *seed, int nseed)
