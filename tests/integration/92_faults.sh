@@ -32,7 +32,10 @@ small_fs() {
 
 test_output_on_a_full_filesystem_leaves_the_job_whole_and_no_torn_line() {
     small_fs full 64k || return $?
-    "$JS" run -q -i 0.01 -o full/ev.jsonl -- sh -c 'for i in $(seq 1 50); do echo "out $i"; sleep 0.01; done; exit 7' \
+    # 50 lines of output, then the job waits (up to 3 s) until the events
+    # have filled the filesystem: how fast depends on the machine, not the test
+    "$JS" run -q -i 0.01 -o full/ev.jsonl -- sh -c 'for i in $(seq 1 50); do echo "out $i"; sleep 0.01; done
+        for i in $(seq 1 300); do [ "$(df --output=avail full | tail -1)" -le 8 ] && break; sleep 0.01; done; exit 7' \
         > out.txt 2> err.txt
     assert_eq $? 7 "job exit status" || return 1
     assert_eq "$(wc -l < out.txt)" 50 "job output" || return 1
