@@ -146,3 +146,15 @@ test_a_bad_sampler_name_is_125() {
     assert_eq $? 125 || return 1
     assert_match "$(cat err.txt)" 'expected auto, bpf or procfs'
 }
+
+test_a_job_larger_than_the_first_ring_buffer_grows_it_and_stays_exact() {
+    need_bpf || return $?
+    # 3500 processes do not fit the cgroup walk's first 1 MiB ring: that
+    # sample is read from /proc (counted), the ring grows, BPF goes on
+    "$JS" run --cgroup --sampler bpf -i 0.2 -o ev.jsonl -- "$W" fanout 3500 2
+    assert_eq $? 0 || return 1
+    [ "$(jq_py 'ev[0]["discovery"]' ev.jsonl)" = bpf-cgroup ] || { echo "    skip: no cgroup walk here" >&2; return 77; }
+    assert_eq "$(jq_py 'end["sampler"]' ev.jsonl)" bpf || return 1
+    assert_ge "$(jq_py 'end.get("sampler_fallbacks", 0)' ev.jsonl)" 1 "the overflow was seen" || return 1
+    assert_eq "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 3501 "peak procs"
+}
