@@ -89,9 +89,11 @@ static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_e
  * those metrics was written or dropped since.  The key is the body, the
  * arrays parameter and the resolved time range (relative times resolve
  * differently as the clock moves).  Small and bounded: QC_ENTRIES answers
- * of at most QC_MAX_ANSWER bytes, the least recently used one goes. */
+ * of at most QC_MAX_ANSWER bytes, QC_MAX_BYTES in all; the least recently
+ * used go first. */
 #define QC_ENTRIES    32
 #define QC_MAX_ANSWER (1u << 20)
+#define QC_MAX_BYTES  (8u << 20)     /* all answers together (memory bound) */
 #define QC_MAX_SUBS   16
 
 typedef struct qc_entry {
@@ -108,6 +110,7 @@ struct qcache {
     pthread_mutex_t mu;
     qc_entry        e[QC_ENTRIES];
     uint64_t        tick;
+    size_t          bytes;
     unsigned long long hits, misses;
 };
 
@@ -152,6 +155,7 @@ static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const u
                 e->used = ++c->tick;
             }
         } else {                    /* stale: the data changed */
+            c->bytes -= e->len;
             free(e->key); free(e->txt);
             memset(e, 0, sizeof *e);
         }
@@ -178,7 +182,19 @@ static void qc_store(struct qcache *c, const char *key, size_t keylen, const uin
         if (!e->key) { if (victim->key) victim = e; }
         else if (victim->key && e->used < victim->used) victim = e;
     }
+    if (victim->key) c->bytes -= victim->len;
     free(victim->key); free(victim->txt);
+    memset(victim, 0, sizeof *victim);
+    while (c->bytes + len > QC_MAX_BYTES) {     /* the least recently used go */
+        qc_entry *old = NULL;
+        for (int i = 0; i < QC_ENTRIES; i++)
+            if (c->e[i].key && (!old || c->e[i].used < old->used)) old = &c->e[i];
+        if (!old) break;
+        c->bytes -= old->len;
+        free(old->key); free(old->txt);
+        memset(old, 0, sizeof *old);
+    }
+    c->bytes += len;
     victim->key = k;
     victim->keylen = keylen;
     memcpy(victim->vers, vers, (size_t)nvers * sizeof *vers);

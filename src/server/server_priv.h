@@ -1,7 +1,6 @@
 /* server_priv.h — the inside of the server object, shared by the files of
  * the server core (server.c, http.c, ingest.c, lineproto.c, live.c,
- * api_*.c).  Modules
- * in other files use server.h only. */
+ * api_*.c).  Modules in other files use server.h only. */
 #ifndef JOBSCOPE_SERVER_PRIV_H
 #define JOBSCOPE_SERVER_PRIV_H
 
