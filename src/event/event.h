@@ -32,7 +32,8 @@ typedef struct js_event {
     size_t      len;
     uint64_t    seq;         /* per-job sequence number, from 1, gap-free */
     double      ts;          /* epoch seconds */
-    const struct mset *metrics;  /* EV_SAMPLE: its values, for the CSV and JoReMon encoders; else NULL */
+    const struct mset *metrics;  /* its values in the metric model (EV_SAMPLE, the GPU's
+                                  * gpu.stats), for the encoders that walk them; else NULL */
 } js_event;
 
 /* The annotations stamped on every event. Strings are owned by the emitter. */
