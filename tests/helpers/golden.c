@@ -54,7 +54,7 @@ static int fixed_annotations(annotations *a)
     setenv("PEGASUS_SITE", "local", 1);
     setenv("PMI_RANK", "3", 1);
     char *tags[] = { "site=test", "comment=a, \"quoted\" value" };
-    if (annotations_init(a, "golden-1", tags, 2) != 0) return -1;
+    if (annotations_init(a, "golden-1", tags, 2, 0) != 0) return -1;
     jbuf b;
     jbuf_init(&b, 512);
     json_str(&b, "hostname", a->hostname);
