@@ -15,6 +15,7 @@
  * kickstart.inv.online.gpu.stats.max.  No GPU, no driver, a broken library:
  * one diagnostic line and no GPU events; the job never notices. */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +262,23 @@ static void put_pct(jbuf *b, const char *key, int v)
     else json_null(b, key);
 }
 
+/* The device's numbers of gpu_stats, by catalogue field (pcie_* only with
+ * --gpu-pcie). */
+static const struct { metric_id id; size_t off; } dev_fields[] = {
+    { M_GPU_TEMP, offsetof(gpu_stats, temp) },
+    { M_GPU_POWER_USAGE, offsetof(gpu_stats, power_mw) },
+    { M_GPU_MEM_USAGE, offsetof(gpu_stats, mem_used) },
+    { M_GPU_BAR1_MEM_USAGE, offsetof(gpu_stats, bar1_used) },
+    { M_GPU_GPU_UTILIZATION, offsetof(gpu_stats, gpu_util) },
+    { M_GPU_MEM_UTILIZATION, offsetof(gpu_stats, mem_util) },
+    { M_GPU_GPU_CLOCK, offsetof(gpu_stats, gpu_clock) },
+    { M_GPU_SM_CLOCK, offsetof(gpu_stats, sm_clock) },
+    { M_GPU_MEM_CLOCK, offsetof(gpu_stats, mem_clock) },
+    { M_GPU_VIDEO_CLOCK, offsetof(gpu_stats, video_clock) },
+    { M_GPU_PCIE_TX, offsetof(gpu_stats, pcie_tx) },
+    { M_GPU_PCIE_RX, offsetof(gpu_stats, pcie_rx) },
+};
+
 /* One interval of one device: query, emit, aggregate. */
 static void dev_sample(gpu_dev *d)
 {
@@ -293,20 +311,9 @@ static void dev_sample(gpu_dev *d)
     if (d->info.compute_mode[0]) mset_label_str(m, "compute_mode", d->info.compute_mode, 0);
     if (d->info.mig_uuid[0]) mset_label_str(m, "mig_uuid", d->info.mig_uuid, 0);
     mset_f64(m, M_GPU_SAMPLING_DURATION, t1 - t0);
-    set_u64(m, M_GPU_TEMP, st->temp);
-    set_u64(m, M_GPU_POWER_USAGE, st->power_mw);
-    set_u64(m, M_GPU_MEM_USAGE, st->mem_used);
-    set_u64(m, M_GPU_BAR1_MEM_USAGE, st->bar1_used);
-    set_u64(m, M_GPU_GPU_UTILIZATION, st->gpu_util);
-    set_u64(m, M_GPU_MEM_UTILIZATION, st->mem_util);
-    set_u64(m, M_GPU_GPU_CLOCK, st->gpu_clock);
-    set_u64(m, M_GPU_SM_CLOCK, st->sm_clock);
-    set_u64(m, M_GPU_MEM_CLOCK, st->mem_clock);
-    set_u64(m, M_GPU_VIDEO_CLOCK, st->video_clock);
-    if (s->cfg.pcie) {
-        set_u64(m, M_GPU_PCIE_TX, st->pcie_tx);
-        set_u64(m, M_GPU_PCIE_RX, st->pcie_rx);
-    }
+    for (size_t k = 0; k < sizeof dev_fields / sizeof dev_fields[0]; k++)
+        if (s->cfg.pcie || dev_fields[k].id < M_GPU_PCIE_TX)
+            set_u64(m, dev_fields[k].id, *(const uint64_t *)((const char *)st + dev_fields[k].off));
     if (st->others_known && !s->cfg.all_procs) mset_u64(m, M_GPU_OTHER_PROCS, (uint64_t)st->other_procs);
     mset_u64(m, M_GPU_JOB_PROCS, (uint64_t)jprocs);
     mset_u64(m, M_GPU_JOB_MEM_USAGE, jmem);
