@@ -6,6 +6,7 @@
 #include "bpfsample.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,18 @@ struct bpfsample {
     long            *hash;          /* tgid -> index in procs, -1 empty */
     size_t           caphash;
     long             page_kb;
+    /* to reload with a bigger ring when a job outgrows it */
+    pid_t            root, anchor;
+    char            *cgroup_dir;
+    uint32_t         ring_bytes;
+    int              grow;
 };
+
+/* The cgroup program's ring buffer: its pages are mapped (twice) into
+ * jobscope for as long as it runs, so it starts small (1 MiB: about 2,900
+ * tasks) and grows fourfold, up to 64 MiB, when a job overflows it. */
+#define RING_FIRST (1u << 20)
+#define RING_MAX   (64u << 20)
 
 int bpfsample_built(void) { return 1; }
 
@@ -45,26 +57,36 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list a
     return 0;
 }
 
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err, size_t errlen)
+static void unload(bpfsample *b)
 {
-    libbpf_set_print(quiet_print);
-    bpfsample *b = calloc(1, sizeof *b);
-    if (!b) { snprintf(err, errlen, "out of memory"); return NULL; }
-    b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    if (b->ring) ring_buffer__free(b->ring);
+    if (b->link) bpf_link__destroy(b->link);
+    if (b->skel) tree_bpf__destroy(b->skel);
+    b->ring = NULL;
+    b->link = NULL;
+    b->skel = NULL;
+}
+
+/* Loads and attaches the program (the cgroup one with a ring of
+ * b->ring_bytes).  0, or -1 with err set. */
+static int load(bpfsample *b, char *err, size_t errlen)
+{
+    const char *cgroup_dir = b->cgroup_dir;
     b->skel = tree_bpf__open();
-    if (!b->skel) { snprintf(err, errlen, "BPF: cannot open the program: %s", strerror(errno)); goto fail; }
+    if (!b->skel) { snprintf(err, errlen, "BPF: cannot open the program: %s", strerror(errno)); return -1; }
     /* load only the program that will run: the cgroup one needs kernel 6.7+ */
     bpf_program__set_autoload(cgroup_dir ? b->skel->progs.jobscope_tree : b->skel->progs.jobscope_cgroup, false);
+    bpf_map__set_max_entries(b->skel->maps.records, cgroup_dir ? b->ring_bytes : 4096);
     if (tree_bpf__load(b->skel)) {
         snprintf(err, errlen, "BPF: the kernel refused the program (%s): needs root, BTF and task iterators",
                  strerror(errno));
-        goto fail;
+        return -1;
     }
-    b->skel->bss->root_tgid = (__u32)root;
-    b->skel->bss->anchor_tgid = (__u32)anchor;
+    b->skel->bss->root_tgid = (__u32)b->root;
+    b->skel->bss->anchor_tgid = (__u32)b->anchor;
     if (cgroup_dir) {
         int cfd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (cfd < 0) { snprintf(err, errlen, "BPF: %s: %s", cgroup_dir, strerror(errno)); goto fail; }
+        if (cfd < 0) { snprintf(err, errlen, "BPF: %s: %s", cgroup_dir, strerror(errno)); return -1; }
         union bpf_iter_link_info li;
         memset(&li, 0, sizeof li);
         li.cgroup.cgroup_fd = (__u32)cfd;
@@ -73,11 +95,25 @@ bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char
         b->link = bpf_program__attach_iter(b->skel->progs.jobscope_cgroup, &o);
         close(cfd);
         b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.records), ring_record, b, NULL);
-        if (!b->ring) { snprintf(err, errlen, "BPF: cannot map the ring buffer: %s", strerror(errno)); goto fail; }
+        if (!b->ring) { snprintf(err, errlen, "BPF: cannot map the ring buffer: %s", strerror(errno)); return -1; }
     } else {
         b->link = bpf_program__attach_iter(b->skel->progs.jobscope_tree, NULL);
     }
-    if (!b->link) { snprintf(err, errlen, "BPF: cannot attach the task iterator: %s", strerror(errno)); goto fail; }
+    if (!b->link) { snprintf(err, errlen, "BPF: cannot attach the task iterator: %s", strerror(errno)); return -1; }
+    return 0;
+}
+
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err, size_t errlen)
+{
+    libbpf_set_print(quiet_print);
+    bpfsample *b = calloc(1, sizeof *b);
+    if (!b) { snprintf(err, errlen, "out of memory"); return NULL; }
+    b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    b->root = root;
+    b->anchor = anchor;
+    b->ring_bytes = RING_FIRST;
+    if (cgroup_dir && !(b->cgroup_dir = strdup(cgroup_dir))) { snprintf(err, errlen, "out of memory"); goto fail; }
+    if (load(b, err, errlen) != 0) goto fail;
     return b;
 fail:
     bpfsample_close(b);
@@ -87,9 +123,8 @@ fail:
 void bpfsample_close(bpfsample *b)
 {
     if (!b) return;
-    if (b->ring) ring_buffer__free(b->ring);
-    if (b->link) bpf_link__destroy(b->link);
-    if (b->skel) tree_bpf__destroy(b->skel);
+    unload(b);
+    free(b->cgroup_dir);
     free(b->rec);
     free(b->procs);
     free(b->acc);
@@ -121,6 +156,15 @@ static int ring_record(void *ctx, void *data, size_t size)
 /* Reads the iterator to its end into b->rec. */
 static int read_records(bpfsample *b)
 {
+    if (b->grow) {                  /* the last read overflowed the ring: a bigger one */
+        char err[256];
+        b->grow = 0;
+        unload(b);
+        b->ring_bytes *= 4;
+        if (load(b, err, sizeof err) != 0) { unload(b); return -1; }
+    }
+    if (!b->link) return -1;
+    uint64_t lost = b->ring ? b->skel->bss->lost : 0;
     int fd = bpf_iter_create(bpf_link__fd(b->link));
     if (fd < 0) return -1;
     size_t bytes = 0, cap = b->caprec * sizeof *b->rec;
@@ -142,9 +186,11 @@ static int read_records(bpfsample *b)
     close(fd);
     b->nrec = bytes / sizeof *b->rec;
     if (b->ring) {
-        uint64_t lost = b->skel->bss->lost;
         if (ring_buffer__consume(b->ring) < 0) return -1;
-        if (b->skel->bss->lost != lost) return -1;      /* incomplete: the caller uses /proc */
+        if (b->skel->bss->lost != lost) {               /* incomplete: the caller uses /proc */
+            if (b->ring_bytes < RING_MAX) b->grow = 1;
+            return -1;
+        }
     }
     return 0;
 }
@@ -293,7 +339,33 @@ const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
     return i >= 0 ? &b->procs[i] : NULL;
 }
 
-#else  /* built without clang/bpftool/libbpf/BTF */
+#endif
+
+static int reader_read(void *ctx, const proc_snap **out) { return bpfsample_read(ctx, out); }
+static void reader_close(void *ctx) { bpfsample_close(ctx); }
+
+int jobscope_bpf_reader(pid_t root, pid_t anchor, const char *cgroup_dir,
+                        proctree_reader *out, char *err, size_t errlen)
+{
+    bpfsample *b = bpfsample_open(root, anchor, cgroup_dir, err, errlen);
+    if (!b) return -1;
+    const proc_snap *v;
+    if (bpfsample_read(b, &v) < 0) {          /* one trial read: fail now, not mid-job */
+        snprintf(err, errlen, "BPF: the first read of the tree failed");
+        bpfsample_close(b);
+        return -1;
+    }
+    malloc_trim(0);        /* libbpf parsed the kernel's BTF (MiBs) to load: give it back */
+    memset(out, 0, sizeof *out);
+    out->name = "bpf";
+    out->walk = cgroup_dir ? "bpf-cgroup" : "bpf-tasks";
+    out->ctx = b;
+    out->read = reader_read;
+    out->close = reader_close;
+    return 0;
+}
+
+#ifndef JOBSCOPE_BPF  /* built without clang/bpftool/libbpf/BTF */
 
 struct bpfsample { int unused; };
 

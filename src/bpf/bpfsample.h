@@ -16,16 +16,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "proc/procread.h"
+#include "proc/proctree.h"
 
-typedef struct bpf_proc {
-    pid_t       pid;
-    proc_stat   st;          /* as /proc/PID/stat: ticks, pages, bytes */
-    proc_io     io;          /* as /proc/PID/io (dead threads and reaped children included) */
-    proc_status ps;          /* kB; nvcsw/nivcsw of every thread, dead ones included */
-    uint64_t    cpu_ns;      /* own CPU of live and dead threads, ns (sum_exec_runtime) */
-    uint32_t    nthreads_seen;
-    char        comm[16];
-} bpf_proc;
+/* One process, with the numbers /proc would show (procread.h). */
+typedef proc_snap bpf_proc;
 
 typedef struct bpfsample bpfsample;
 
@@ -46,5 +40,11 @@ int  bpfsample_read(bpfsample *b, const bpf_proc **out);
 /* The entry of pid in the last read, or NULL. */
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid);
 void bpfsample_close(bpfsample *b);
+
+/* The plugin's entry point (jobscope-bpf.so, looked up by name with dlsym
+ * by src/monitor/sampler.c): opens the sampler as bpfsample_open does and
+ * fills *out with a process-tree reader over it.  0, or -1 with err set. */
+int jobscope_bpf_reader(pid_t root, pid_t anchor, const char *cgroup_dir,
+                        proctree_reader *out, char *err, size_t errlen);
 
 #endif

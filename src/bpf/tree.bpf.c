@@ -38,14 +38,14 @@ struct mm_struct___old { struct mm_rss_stat___old rss_stat; };
 static __always_inline int in_tree(struct task_struct *t)
 {
     __u32 tgid = t->tgid;
-    if (tgid == root_tgid) return 1;
+    if (root_tgid && tgid == root_tgid) return 1;     /* 0: none (run, before the spawn) */
     if (anchor_tgid && tgid == anchor_tgid) return 0;
     struct task_struct *p = t;
     for (int i = 0; i < MAX_DEPTH; i++) {
         struct task_struct *pp = p->real_parent;
         if (!pp || pp == p) return 0;
         __u32 pt = pp->tgid;
-        if (pt == root_tgid || (anchor_tgid && pt == anchor_tgid)) return 1;
+        if ((root_tgid && pt == root_tgid) || (anchor_tgid && pt == anchor_tgid)) return 1;
         if (pt <= 1) return 0;
         p = pp;
     }

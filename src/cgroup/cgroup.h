@@ -80,6 +80,7 @@ typedef struct cgroup_ops {
     int  (*read)(cgroup *cg, cg_stats *st);           /* 0, or -1 if nothing could be read */
     int  (*attach)(cgroup *cg, pid_t pid);            /* move a process (all its threads) in */
     int  (*nprocs)(cgroup *cg);                       /* processes inside now, -1 on error */
+    const char *(*task_dir)(cgroup *cg);              /* a directory whose cgroup holds the tasks */
     int  (*kill)(cgroup *cg, int sig);                /* signal every process inside; count */
     int  (*set_memory_max)(cgroup *cg, uint64_t bytes);
     int  (*set_pids_max)(cgroup *cg, uint64_t n);

@@ -158,6 +158,8 @@ static const char *v1_any(cg1 *g)
     return NULL;
 }
 
+static const char *v1_task_dir(cgroup *c) { return v1_any((cg1 *)c); }
+
 static int v1_nprocs(cgroup *c)
 {
     const char *d = v1_any((cg1 *)c);
@@ -223,6 +225,7 @@ static void v1_free(cgroup *c)
 
 static const cgroup_ops v1_ops = {
     .version = 1, .read = v1_read, .attach = v1_attach, .nprocs = v1_nprocs,
+    .task_dir = v1_task_dir,
     .kill = v1_kill, .set_memory_max = v1_set_memory_max, .set_pids_max = v1_set_pids_max,
     .remove = v1_remove, .free = v1_free,
 };

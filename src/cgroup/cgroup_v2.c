@@ -121,6 +121,7 @@ static int v2_attach(cgroup *c, pid_t pid)
     return cg_write_str(((cg2 *)c)->dir, "cgroup.procs", s);
 }
 
+static const char *v2_task_dir(cgroup *c) { return ((cg2 *)c)->dir; }
 static int v2_nprocs(cgroup *c) { return cg_count_procs(((cg2 *)c)->dir); }
 
 /* cgroup.kill (5.14+) kills everything at once, forks included; otherwise
@@ -160,6 +161,7 @@ static void v2_free(cgroup *c)
 
 static const cgroup_ops v2_ops = {
     .version = 2, .read = v2_read, .attach = v2_attach, .nprocs = v2_nprocs,
+    .task_dir = v2_task_dir,
     .kill = v2_kill, .set_memory_max = v2_set_memory_max, .set_pids_max = v2_set_pids_max,
     .remove = v2_remove, .free = v2_free,
 };

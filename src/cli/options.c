@@ -62,6 +62,9 @@ void options_usage(FILE *f)
 "                          report its totals (the default when possible, e.g. as\n"
 "                          root; --cgroup warns when it cannot); attach: watch the\n"
 "                          PID's cgroup (auto) or PATH. --no-cgroup = --cgroup=off\n"
+"      --sampler auto|bpf|procfs  how the process tree is read: bpf (one pass of\n"
+"                          a BPF iterator; root, kernel BTF; docs/bpf.md), procfs\n"
+"                          (/proc files), auto (default: bpf when it can load)\n"
 "      --limit NAME=VALUE[,...]  stop the job past a limit (repeatable): memory=4G,\n"
 "                          rss=2G, wall=2h, cpu=30m (CPU seconds), procs=100,\n"
 "                          disk-write=10G; sizes K/M/G/T, durations s/m/h/d\n"
@@ -136,7 +139,7 @@ enum { OPT_FORMAT = 1000, OPT_JOB, OPT_TAG, OPT_SUMMARY, OPT_VERSION, OPT_WAIT_A
        OPT_GPU_ALL_PROCS, OPT_TELEMETRY_LEVEL, OPT_SCAN_OUTPUT, OPT_STRIP_PAYLOADS,
        OPT_CGROUP, OPT_NO_CGROUP, OPT_LIMIT, OPT_KILL_GRACE, OPT_MEASURE_ONLY,
        OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_INSECURE, OPT_CA_FILE, OPT_REQUIRE_OUTPUT,
-       OPT_MODE, OPT_NULL_MISSING, OPT_PAYLOAD_SHAPE, OPT_NO_SERVE };
+       OPT_MODE, OPT_NULL_MISSING, OPT_PAYLOAD_SHAPE, OPT_NO_SERVE, OPT_SAMPLER };
 
 /* JoReMon's -mode: which row types (bits 1 << JOREMON_CPU/IO/MEM, see
  * sink/joremon.h: 0 cpu, 1 io, 2 mem). */
@@ -237,6 +240,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         { "strip-payloads", no_argument, 0, OPT_STRIP_PAYLOADS },
         { "cgroup", optional_argument, 0, OPT_CGROUP },
         { "no-cgroup", no_argument, 0, OPT_NO_CGROUP },
+        { "sampler", required_argument, 0, OPT_SAMPLER },
         { "no-serve", no_argument, 0, OPT_NO_SERVE },
         { "limit", required_argument, 0, OPT_LIMIT },
         { "kill-grace", required_argument, 0, OPT_KILL_GRACE },
@@ -358,6 +362,11 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
             break;
         }
         case OPT_NO_CGROUP: o->cgroup_mode = JS_CGROUP_OFF; break;
+        case OPT_SAMPLER:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "bpf") && strcmp(optarg, "procfs"))
+                return bad("--sampler %s: expected auto, bpf or procfs", optarg);
+            o->sampler = optarg;
+            break;
         case OPT_NO_SERVE: o->no_serve = 1; break;
         case OPT_LIMIT: {
             js_limits tmp = { 0, { 0 } };

@@ -40,6 +40,7 @@ typedef struct js_options {
     int     gpu_all_procs;        /* --gpu-all-procs: list other jobs' GPU processes too */
     enum js_cgroup_mode cgroup_mode;
     const char *cgroup_path;      /* JS_CGROUP_PATH */
+    const char *sampler;          /* --sampler: "auto" (NULL), "bpf", "procfs" */
     const char *limits[JS_MAX_LIMITS];  /* --limit specs, each checked by limits_parse() */
     int     nlimits;
     int     measure_only;         /* limits: report, never kill */

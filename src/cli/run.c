@@ -32,6 +32,7 @@ static void to_config(const js_options *o, monitor_config *c)
     c->no_serve = o->no_serve;
     c->cgroup.mode = o->cgroup_mode;
     c->cgroup.path = o->cgroup_path;
+    c->sampler = o->sampler;
     c->limits.specs = o->limits;
     c->limits.nspecs = o->nlimits;
     c->limits.measure_only = o->measure_only;

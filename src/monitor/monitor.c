@@ -29,6 +29,7 @@
 #include "../cgroup/cgroup.h"
 #include "../limits/limits.h"
 #include "../util/outpath.h"
+#include "sampler.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,7 +99,20 @@ struct monitor {
     log_once    sample_error;     /* sampling failures, reported once */
     char       *default_path;     /* JOB_ID.jsonl when no output was given */
     int         flush_abort;      /* a signal ended the end-of-job flush (sink_options) */
+    /* --sampler auto (sampler.c) */
+    int         bpf_pending;      /* may still switch from procfs to BPF */
+    uint64_t    sample_cpu_ns, bpf_payback_ns;
+    double      sampler_switch_ts;
 };
+
+/* The job's own cgroup directory (jobscope made it), for the BPF sampler's
+ * cgroup walk; NULL when the job has none of its own. */
+static const char *job_cgroup_dir(monitor *m)
+{
+    int owned = 0;
+    cgroup *cg = cgroup_source_cgroup(&m->ctx, &owned);
+    return cg && owned && cg->ops->task_dir ? cg->ops->task_dir(cg) : NULL;
+}
 
 static int error_exit(const char *fmt, ...)
 {
@@ -185,7 +199,8 @@ static void emit_start(monitor *m)
     json_str(b, "user", m->user);
     json_i64(b, "uid", getuid());
     json_fixed(b, "interval", m->opt.interval, 3);
-    json_str(b, "discovery", proctree_discovery_children(m->tree) ? "children" : "scan");
+    json_str(b, "discovery", proctree_discovery(m->tree));
+    json_str(b, "sampler", proctree_sampler(m->tree));
     hostinfo_write(b);
     hostinfo_rlimits(b);
     emitter_send(&m->em, b, EV_START, m->start_ts, NULL);
@@ -242,11 +257,43 @@ static double process_start_epoch(pid_t pid)
     return now_epoch() - (up - (double)st.starttime / (double)sysconf(_SC_CLK_TCK));
 }
 
+/* auto: procfs until sampling it has cost what loading BPF costs, then BPF
+ * (sampler.c).  Tried once; a failure keeps procfs, said with -v. */
+static void maybe_switch_sampler(monitor *m)
+{
+    if (m->sample_cpu_ns < m->bpf_payback_ns) return;
+    m->bpf_pending = 0;
+    proctree_reader r;
+    char err[512];
+    if (monitor_sampler_bpf(&r, m->opt.attach ? m->root : 0, m->opt.attach ? 0 : getpid(),
+                            job_cgroup_dir(m), err, sizeof err) != 0) {
+        js_log(m->opt.verbose, NULL, "sampler: staying with procfs: %s", err);
+        return;
+    }
+    proctree_set_reader(m->tree, &r);
+    m->sampler_switch_ts = now_epoch();
+    js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf after %.3f s of sampling CPU",
+           (double)m->sample_cpu_ns / 1e9);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
     refresh_exe(m);
-    if (proctree_sample(m->tree, s) != 0) {
+    uint64_t cpu0 = m->bpf_pending ? thread_cpu_ns() : 0;
+    int rc = proctree_sample(m->tree, s);
+    if (m->bpf_pending) {
+        m->sample_cpu_ns += thread_cpu_ns() - cpu0;
+        maybe_switch_sampler(m);
+    }
+    if (rc != 0) {
         js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
         return;
     }
@@ -340,6 +387,10 @@ static void emit_record(monitor *m)
     json_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
     json_u64(b, "samples", m->nsamples);
     json_u64(b, "total_procs", s->total_procs);
+    json_str(b, "sampler", proctree_sampler(m->tree));
+    if (m->sampler_switch_ts > 0) json_fixed(b, "sampler_since", m->sampler_switch_ts, 6);
+    if (proctree_reader_fallbacks(m->tree))
+        json_u64(b, "sampler_fallbacks", proctree_reader_fallbacks(m->tree));
     json_obj_open(b, "peaks");
     put_peak(b, "rss", &s->peak_rss_kb, 0);
     put_peak(b, "vm", &s->peak_vm_kb, 0);
@@ -663,11 +714,30 @@ int monitor_run(monitor *m)
         if (s) m->sources[m->nsources++] = s;
     }
 
+    /* the sampler (sampler.c): --sampler bpf loads before the job starts,
+     * so that an impossible one stops nothing; auto may switch later */
+    proctree_reader reader;
+    memset(&reader, 0, sizeof reader);
+    rc = 0;
+    const char *want = m->opt.sampler ? m->opt.sampler : "auto";
+    if (!strcmp(want, "bpf")) {
+        char err[512];
+        if (monitor_sampler_bpf(&reader, attach ? m->root : 0, attach ? 0 : getpid(),
+                                job_cgroup_dir(m), err, sizeof err) != 0) {
+            error_exit("--sampler bpf: %s", err);
+            rc = JS_EXIT_ERROR;
+        }
+    } else if (!strcmp(want, "auto")) {
+        m->bpf_pending = monitor_sampler_may_bpf();
+        m->bpf_payback_ns = (uint64_t)(monitor_sampler_payback() * 1e9);
+    }
+
     m->start_ts = now_epoch();
     m->start_mono = now_mono();
-    if (!attach) {
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
-        if ((rc = spawn_job(m)) != 0) {
+    if (!attach || rc != 0) {
+        if (rc == 0) prctl(PR_SET_CHILD_SUBREAPER, 1);
+        if (rc != 0 || (rc = spawn_job(m)) != 0) {
+            if (reader.close) reader.close(reader.ctx);
             for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
             emitter_close(&m->em, 0);
             if (m->default_path) unlink(m->default_path);
@@ -677,6 +747,7 @@ int monitor_run(monitor *m)
     }
     raise_fd_limit();
     m->tree = proctree_new(NULL, attach ? PROCTREE_ATTACH : PROCTREE_RUN, m->root, m->opt.interval);
+    if (reader.read) proctree_set_reader(m->tree, &reader);
     m->ctx.tree = m->tree;
     m->ctx.root = m->root;
     m->ctx.start_ts = m->start_ts;

@@ -44,6 +44,7 @@ typedef struct monitor_config {
     int     online_off;           /* -m 0: no online samples (the record still comes) */
     int     null_missing;         /* --null-missing: iowait null when not measured */
     int     no_serve;             /* --no-serve: do not stream to a local jobscope serve */
+    const char *sampler;          /* "auto" or NULL, "bpf", "procfs" (sampler.c) */
     /* each source's own config */
     cgroup_config     cgroup;
     limits_config     limits;

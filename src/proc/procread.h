@@ -30,6 +30,18 @@ typedef struct proc_status {
     uint32_t uid;
 } proc_status;
 
+/* One process as a one-pass reader of the whole tree (the BPF sampler,
+ * src/bpf) hands it over: the figures the three files above would show. */
+typedef struct proc_snap {
+    pid_t       pid;
+    proc_stat   st;          /* as /proc/PID/stat: ticks, pages, bytes */
+    proc_io     io;          /* as /proc/PID/io (dead threads and reaped children included) */
+    proc_status ps;          /* kB; nvcsw/nivcsw of every thread, dead ones included */
+    uint64_t    cpu_ns;      /* own CPU of live and dead threads, ns (sum_exec_runtime) */
+    uint32_t    nthreads_seen;
+    char        comm[16];
+} proc_snap;
+
 int procread_stat(const char *buf, size_t n, proc_stat *out);
 int procread_io(const char *buf, size_t n, proc_io *out);
 int procread_status(const char *buf, size_t n, proc_status *out);

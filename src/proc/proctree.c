@@ -32,6 +32,7 @@ typedef struct proc {
     pid_t    pid, ppid;
     int      fd_stat, fd_io, fd_status;
     uint32_t gen;               /* last sample this record was read alive */
+    uint32_t snap_gen;          /* last sample the reader filled it */
     uint8_t  reaped;            /* jobscope reaped it: carry already done */
     uint8_t  have_io, have_status, read_ok, folded;
     uint64_t starttime;
@@ -52,6 +53,7 @@ typedef struct proc {
     /* high resolution (interval < 0.1 s): own CPU in ns from schedstat */
     int      fd_sched;
     uint64_t self_ticks;        /* utime+stime, own threads only */
+    uint64_t cpu_ns;            /* from the reader: own CPU in ns (0: unknown) */
 } proc;
 
 /* open-addressing hash: pid -> index+1 into procs[] (0 = empty) */
@@ -99,6 +101,10 @@ struct proctree {
     int     have_last;
     tree_sample peaks;          /* only the peak fields are used */
     int     delayacct;
+
+    proctree_reader reader;     /* one-pass reader (BPF), or read == NULL */
+    uint64_t reader_fallbacks;
+    pidmap  awaiting;           /* vanished children of ours not reaped yet */
 
     pthread_mutex_t lock;       /* guards members[] */
     pid_t  *members;
@@ -325,6 +331,10 @@ static void proc_vanished(proctree *t, proc *p, int folded)
             t->carry.nivcsw += p->nivcsw;
         }
     }
+    /* a child of ours that vanished before we reaped it (a zombie is not in
+     * its cgroup any more): proctree_reaped must not count it again */
+    if (t->mode == PROCTREE_RUN && p->ppid == t->self && !p->reaped)
+        pm_put(&t->awaiting, p->pid, 1);
     if (p->read_ok) {
         /* self-only counters are never folded into a parent */
         t->carry_blkio_ticks += p->blkio;
@@ -576,6 +586,52 @@ static int read_member(proctree *t, proc *p, int want_status)
     return 1;
 }
 
+/* Fills one member from the reader's figures; 0 if the pid was reused. */
+static int member_from_snap(proctree *t, proc *p, const proc_snap *s)
+{
+    const proc_stat *st = &s->st;
+    if (p->read_ok && st->starttime != p->starttime) return 0;
+    p->starttime = st->starttime;
+    p->ppid = st->ppid;
+    p->cpu_u = st->utime + st->cutime;
+    p->cpu_s = st->stime + st->cstime;
+    p->self_ticks = st->utime + st->stime;
+    p->minflt = st->minflt + st->cminflt;
+    p->majflt = st->majflt + st->cmajflt;
+    p->nthreads = (uint32_t)st->num_threads;
+    p->rss_pages = st->rss;
+    p->vsize = st->vsize;
+    p->io = s->io;
+    p->have_io = 1;
+    p->swap_kb = s->ps.vmswap_kb;
+    if (s->ps.vmhwm_kb > p->hwm_kb) p->hwm_kb = s->ps.vmhwm_kb;
+    p->nvcsw = s->ps.nvcsw;
+    p->nivcsw = s->ps.nivcsw;
+    p->have_status = 1;
+    p->cpu_ns = s->cpu_ns;
+    p->snap_gen = t->gen;
+    p->read_ok = 1;
+    return 1;
+}
+
+/* Discovery and figures from the reader: every process it returned becomes
+ * (or stays) a member, queued with its figures already filled.  -1 if the
+ * reader failed (this sample then reads /proc). */
+static int read_from_reader(proctree *t)
+{
+    const proc_snap *v;
+    int n = t->reader.read(t->reader.ctx, &v);
+    if (n < 0) { t->reader_fallbacks++; return -1; }
+    for (int i = 0; i < n; i++) {
+        if (v[i].pid == t->self) continue;
+        proc *p = proc_get(t, v[i].pid);
+        if (!p && !(p = proc_add(t, v[i].pid))) continue;
+        if (!member_from_snap(t, p, &v[i])) continue;     /* reused pid: gone */
+        if (p->gen != t->gen) { p->gen = t->gen; queue_push(t, (int)(p - t->procs)); }
+    }
+    return 0;
+}
+
 static void peak(tree_peak *pk, double v, double ts)
 {
     if (v > pk->value || pk->ts == 0) { pk->value = v; pk->ts = ts; }
@@ -595,8 +651,12 @@ int proctree_sample(proctree *t, tree_sample *out)
     int full = t->full_next || (t->gen % t->status_every) == 0;
     t->full_next = 0;
 
-    /* 1. roots, then the members already known, then discovery */
-    if (t->mode == PROCTREE_ATTACH) {
+    /* 1. roots, then the members already known, then discovery (or all of
+     * it at once from the reader) */
+    int from_reader = t->reader.read && read_from_reader(t) == 0;
+    if (from_reader) {
+        /* members the reader did not return are read from /proc below */
+    } else if (t->mode == PROCTREE_ATTACH) {
         proc *r = proc_get(t, t->root);
         if (!r && t->gen == 1) child_found(t, t->root);
     } else if (t->children_mode) {
@@ -606,7 +666,7 @@ int proctree_sample(proctree *t, tree_sample *out)
         proc *p = &t->procs[i];
         if (p->pid && p->gen != t->gen) { p->gen = t->gen; queue_push(t, i); }
     }
-    if (!t->children_mode) scan_proc(t);
+    if (!t->children_mode && !from_reader) scan_proc(t);
 
     /* 2. read members in queue order; children mode discovers as it goes */
     tree_counters live = { 0 };
@@ -617,12 +677,14 @@ int proctree_sample(proctree *t, tree_sample *out)
     for (int qi = 0; qi < t->nqueue; qi++) {
         proc *p = &t->procs[t->queue[qi]];
         if (!p->pid) continue;
+        int snap = from_reader && p->snap_gen == t->gen;
         int want_status = full || ((p->status_phase + t->gen) % t->status_every) == 0;
-        if (!read_member(t, p, want_status)) {
+        if (!snap && !read_member(t, p, want_status)) {
             p->gen = t->gen - 1;          /* not alive in this sample */
             continue;
         }
-        if (t->children_mode) {
+        if (!snap) p->cpu_ns = 0;
+        if (t->children_mode && !from_reader) {
             int idx = t->queue[qi];
             t->nfound = 0;
             read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads, &p->thr_count);
@@ -631,7 +693,9 @@ int proctree_sample(proctree *t, tree_sample *out)
         }
         live.utime_us += p->cpu_u * tick_us;
         live.stime_us += p->cpu_s * tick_us;
-        if (t->hires)
+        if (snap && p->cpu_ns > p->self_ticks * tick_us * 1000)
+            hires_adj_us += (int64_t)(p->cpu_ns / 1000) - (int64_t)(p->self_ticks * tick_us);
+        else if (t->hires && !snap)
             hires_adj_us += (int64_t)(proc_self_ns(t, p, tick_us * 1000) / 1000) -
                             (int64_t)(p->self_ticks * tick_us);
         live.minflt += p->minflt;
@@ -688,7 +752,7 @@ int proctree_sample(proctree *t, tree_sample *out)
     c->nvcsw = clamp(&L->nvcsw, C->nvcsw + live.nvcsw);
     c->nivcsw = clamp(&L->nivcsw, C->nivcsw + live.nivcsw);
     c->iowait_us = clamp(&L->iowait_us, (t->carry_blkio_ticks + live_blkio) * tick_us);
-    o->iowait_valid = t->delayacct;
+    o->iowait_valid = t->delayacct && !t->reader.read;   /* the reader has no blkio delay */
     o->procs = procs;
     o->threads = threads;
     o->rss_kb = rss;
@@ -792,6 +856,8 @@ void proctree_free(proctree *t)
     if (t->procdir) closedir(t->procdir);
     pm_free(&t->map);
     pm_free(&t->outside);
+    pm_free(&t->awaiting);
+    if (t->reader.close) t->reader.close(t->reader.ctx);
     free(t->procs);
     free(t->free_list);
     free(t->queue);
@@ -804,6 +870,22 @@ void proctree_free(proctree *t)
 void proctree_full_next(proctree *t) { t->full_next = 1; }
 
 int proctree_discovery_children(const proctree *t) { return t->children_mode; }
+
+void proctree_set_reader(proctree *t, const proctree_reader *r)
+{
+    if (t->reader.close) t->reader.close(t->reader.ctx);
+    t->reader = *r;
+}
+
+const char *proctree_sampler(const proctree *t) { return t->reader.read ? t->reader.name : "procfs"; }
+
+const char *proctree_discovery(const proctree *t)
+{
+    if (t->reader.read) return t->reader.walk;
+    return t->children_mode ? "children" : "scan";
+}
+
+uint64_t proctree_reader_fallbacks(const proctree *t) { return t->reader_fallbacks; }
 
 void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const proc_io *io)
 {
@@ -827,6 +909,7 @@ void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const proc
     }
     if ((uint64_t)ru->ru_maxrss > t->hwm_kb) t->hwm_kb = (uint64_t)ru->ru_maxrss;
     if (p) p->reaped = 1;
+    else if (pm_get(&t->awaiting, pid)) pm_del(&t->awaiting, pid);
     else t->total_procs++;
 }
 

@@ -82,6 +82,29 @@ void proctree_full_next(proctree *t);
 /* 1 if members are found through /proc/PID/task/TID/children, 0: /proc scan. */
 int  proctree_discovery_children(const proctree *t);
 
+/* A reader of the whole tree in one pass (the BPF sampler, docs/bpf.md),
+ * used instead of /proc's files and discovery when installed.  read() gives
+ * every process of the tree with the figures /proc would show, or -1 (that
+ * sample then reads /proc).  Members the reader did not return (a process
+ * re-parented out of the root's ancestry in attach mode) are still read from
+ * /proc until they exit, so membership stays what proctree.h promises. */
+typedef struct proctree_reader {
+    const char *name;                  /* "bpf" */
+    const char *walk;                  /* how it finds members, for the start event */
+    void *ctx;
+    int  (*read)(void *ctx, const proc_snap **out);
+    void (*close)(void *ctx);
+} proctree_reader;
+
+/* Installs r (copied; closed by proctree_free). */
+void proctree_set_reader(proctree *t, const proctree_reader *r);
+/* "procfs", or the reader's name. */
+const char *proctree_sampler(const proctree *t);
+/* How members are found: "children", "scan", or the reader's walk. */
+const char *proctree_discovery(const proctree *t);
+/* Samples the reader could not give (read from /proc instead). */
+uint64_t proctree_reader_fallbacks(const proctree *t);
+
 /* Is pid a live member of the tree (as of the last sample)? Thread-safe:
  * GPU and metrics threads use it to attribute their data to the job. */
 int  proctree_contains(proctree *t, pid_t pid);

@@ -228,6 +228,115 @@ static void the_proc_root_is_where_delay_accounting_is_read_too(void **state)
     assert_null(proctree_new(longroot, PROCTREE_ATTACH, 1, 1));
 }
 
+/* ---- a one-pass reader (the BPF sampler's place) ------------------------ */
+
+typedef struct fake_reader {
+    proc_snap procs[8];
+    int n, fail, reads;
+} fake_reader;
+
+static int fake_read(void *ctx, const proc_snap **out)
+{
+    fake_reader *f = ctx;
+    f->reads++;
+    if (f->fail) return -1;
+    *out = f->procs;
+    return f->n;
+}
+
+static proc_snap snap(pid_t pid, pid_t ppid, uint64_t ut, uint64_t cut, uint64_t rchar)
+{
+    proc_snap s;
+    memset(&s, 0, sizeof s);
+    s.pid = pid;
+    s.st.ppid = ppid;
+    s.st.utime = ut;
+    s.st.cutime = cut;
+    s.st.starttime = 1000 + (uint64_t)pid;
+    s.st.num_threads = 1;
+    s.st.rss = 10;
+    s.io.rchar = rchar;
+    return s;
+}
+
+static void a_reader_replaces_discovery_and_files_with_the_same_rules(void **state)
+{
+    /* the fixture has only the root; the reader knows the whole tree */
+    put_proc(100, &(fx){ .ppid = 1, .ut = 1 });
+    fake_reader f = { .n = 2 };
+    f.procs[0] = snap(100, 1, 10, 0, 1000);
+    f.procs[1] = snap(101, 100, 20, 0, 300);
+    proctree *t = proctree_new(root, PROCTREE_ATTACH, 100, 1.0);
+    proctree_reader r = { .name = "fake", .walk = "fake-walk", .ctx = &f, .read = fake_read };
+    proctree_set_reader(t, &r);
+    assert_string_equal(proctree_sampler(t), "fake");
+    assert_string_equal(proctree_discovery(t), "fake-walk");
+    tree_sample s = sample(t);
+    assert_int_equal(s.procs, 2);
+    assert_int_equal(s.c.utime_us, 30 * TICK_US);        /* the reader's figures, not the file's */
+    assert_int_equal(s.c.rchar, 1300);
+    assert_true(proctree_contains(t, 101));
+    /* 101 is reaped by 100: folded into its cutime, counted once */
+    f.n = 1;
+    f.procs[0] = snap(100, 1, 10, 20, 1300);
+    s = sample(t);
+    assert_int_equal(s.procs, 1);
+    assert_int_equal(s.c.utime_us, 30 * TICK_US);
+    assert_int_equal(s.c.rchar, 1300);
+    assert_int_equal(s.total_procs, 2);
+    proctree_free(t);
+}
+
+static void a_member_the_reader_misses_is_read_from_proc_and_a_failed_read_falls_back(void **state)
+{
+    put_proc(100, &(fx){ .ppid = 1, .ut = 10 });
+    put_proc(101, &(fx){ .ppid = 1, .ut = 7 });          /* re-parented out of the root's ancestry */
+    fake_reader f = { .n = 2 };
+    f.procs[0] = snap(100, 1, 10, 0, 0);
+    f.procs[1] = snap(101, 100, 5, 0, 0);
+    proctree *t = proctree_new(root, PROCTREE_ATTACH, 100, 1.0);
+    proctree_reader r = { .name = "fake", .walk = "fake-walk", .ctx = &f, .read = fake_read };
+    proctree_set_reader(t, &r);
+    tree_sample s = sample(t);
+    assert_int_equal(s.c.utime_us, 15 * TICK_US);
+    f.n = 1;                                             /* the reader no longer returns 101 */
+    s = sample(t);
+    assert_int_equal(s.procs, 2);                        /* still a member, read from /proc */
+    assert_int_equal(s.c.utime_us, 17 * TICK_US);
+    f.fail = 1;                                          /* the reader fails: all from /proc */
+    s = sample(t);
+    assert_int_equal(s.procs, 2);
+    assert_int_equal(s.c.utime_us, 17 * TICK_US);
+    assert_int_equal(proctree_reader_fallbacks(t), 1);
+    proctree_free(t);
+}
+
+static void a_child_of_ours_gone_before_its_reaping_is_counted_once(void **state)
+{
+    /* run mode: the reader stops returning our child (a zombie has left its
+     * cgroup) before jobscope reaps it; the reaping then carries it exactly
+     * and does not count a new process */
+    fake_reader f = { .n = 1 };
+    f.procs[0] = snap(200, getpid(), 10, 0, 0);
+    proctree *t = proctree_new(root, PROCTREE_RUN, 200, 1.0);
+    proctree_reader r = { .name = "fake", .walk = "fake-walk", .ctx = &f, .read = fake_read };
+    proctree_set_reader(t, &r);
+    tree_sample s = sample(t);
+    assert_int_equal(s.total_procs, 1);
+    f.n = 0;
+    s = sample(t);
+    assert_int_equal(s.procs, 0);
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    ru.ru_utime.tv_sec = 0;
+    ru.ru_utime.tv_usec = 100000;                       /* 10 ticks */
+    proctree_reaped(t, 200, &ru, NULL);
+    s = sample(t);
+    assert_int_equal(s.total_procs, 1);
+    assert_int_equal(s.c.utime_us, 100000);
+    proctree_free(t);
+}
+
 int main(void)
 {
     if (sysconf(_SC_CLK_TCK) != 100) {
@@ -241,6 +350,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(counters_never_decrease, setup, teardown),
         cmocka_unit_test_setup_teardown(what_jobscope_reaped_is_carried_exactly_once, setup, teardown),
         cmocka_unit_test_setup_teardown(the_proc_root_is_where_delay_accounting_is_read_too, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_reader_replaces_discovery_and_files_with_the_same_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_member_the_reader_misses_is_read_from_proc_and_a_failed_read_falls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_child_of_ours_gone_before_its_reaping_is_counted_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

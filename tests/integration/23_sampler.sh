@@ -1,0 +1,148 @@
+# The two process-tree samplers (--sampler procfs|bpf|auto, docs/bpf.md)
+# give the same numbers: the truth workloads (fork storm, a child forked by a
+# non-main thread, a double-forked daemon, a wide fan-out) run under each,
+# and their totals match the kernel's own accounting and each other within
+# 1%, their peaks exactly where the kernel keeps them.  BPF needs root and a
+# build with the plugin; those tests skip (77) otherwise.
+W=$HELPERS/workload
+
+need_bpf() {
+    [ "$(id -u)" = 0 ] || { echo "    skip: not root" >&2; return 77; }
+    "$JS" --version | grep -q 'samplers: procfs, bpf' || { echo "    skip: BPF sampler not built" >&2; return 77; }
+    "$JS" run -q --sampler bpf -o /dev/null -- true 2>/dev/null || { echo "    skip: BPF cannot load here" >&2; return 77; }
+}
+
+# run_both OPTS... -- CMD...: runs the job under each sampler into
+# procfs.jsonl and bpf.jsonl, each with its own truth file from `report`.
+run_storm() {
+    local s=$1; shift
+    mkdir -p "out-$s"
+    "$JS" run --sampler "$s" -o "$s.jsonl" "$@" -- "$W" forkstorm 600 2 65536 "out-$s" report "truth-$s.txt"
+}
+
+cpu_of() { jq_py 'end["utime"]+end["stime"]' "$1"; }
+truth_cpu() { read -r tu ts < "$1"; awk -v a="$tu" -v b="$ts" 'BEGIN{print a+b}'; }
+
+test_each_sampler_says_which_ran_in_the_start_event_and_the_record() {
+    need_bpf || return $?
+    for s in procfs bpf; do
+        "$JS" run --sampler $s -o $s.jsonl -- "$W" burn 20
+        assert_eq $? 0 || return 1
+        assert_eq "$(jq_py 'ev[0]["sampler"]' $s.jsonl)" $s "start event" || return 1
+        assert_eq "$(jq_py 'end["sampler"]' $s.jsonl)" $s "record" || return 1
+    done
+    assert_match "$(jq_py 'ev[0]["discovery"]' bpf.jsonl)" '^bpf-(cgroup|tasks)$'
+}
+
+test_fork_storm_totals_are_the_kernels_under_both_samplers() {
+    need_bpf || return $?
+    for s in procfs bpf; do
+        run_storm $s -i 0.05
+        assert_eq $? 0 || return 1
+        assert_close "$(cpu_of $s.jsonl)" "$(truth_cpu truth-$s.txt)" 0.01 "$s cpu" || return 1
+        assert_close "$(jq_py 'end["wchar"]' $s.jsonl)" $((600*65536)) 0.01 "$s wchar" || return 1
+        assert_close "$(jq_py 'end["write_bytes"]' $s.jsonl)" $((600*65536)) 0.01 "$s write_bytes" || return 1
+    done
+    # and the two samplers agree with each other (same work, two runs)
+    for f in wchar write_bytes syscw; do
+        assert_close "$(jq_py "end['$f']" bpf.jsonl)" "$(jq_py "end['$f']" procfs.jsonl)" 0.01 "$f bpf vs procfs" || return 1
+    done
+    assert_close "$(jq_py 'end["minflt"]' bpf.jsonl)" "$(jq_py 'end["minflt"]' procfs.jsonl)" 0.05 "minflt"
+}
+
+test_bpf_counters_never_decrease_and_cpu_splits_as_proc_shows() {
+    need_bpf || return $?
+    run_storm bpf -i 0.02
+    for f in utime stime rchar wchar syscr syscw minflt majflt nvcsw nivcsw; do
+        r=$(jq_py "all(a['$f'] <= b['$f'] for a, b in zip(samples, samples[1:]))" bpf.jsonl)
+        assert_eq "$r" true "$f monotonic" || return 1
+    done
+    # user and system separately, as the kernel's rusage of the children splits them
+    read -r tu ts < truth-bpf.txt
+    assert_close "$(jq_py 'end["utime"]' bpf.jsonl)" "$tu" 0.05 "utime" || return 1
+    assert_close "$(jq_py 'end["rusage_children"]["utime"]+end["rusage_children"]["stime"]' bpf.jsonl)" \
+                 "$(cpu_of bpf.jsonl)" 0.01 "rusage_children"
+}
+
+test_a_child_of_a_non_main_thread_is_counted_by_both() {
+    need_bpf || return $?
+    for s in procfs bpf; do
+        "$JS" run --sampler $s -i 0.05 -o $s.jsonl -- "$W" threadfork 400
+        assert_ge "$(cpu_of $s.jsonl)" 0.38 "$s: cpu of the thread's child" || return 1
+        assert_ge "$(jq_py 'max(s["procs"] for s in samples)' $s.jsonl)" 2 "$s: child seen live" || return 1
+    done
+    assert_close "$(cpu_of bpf.jsonl)" "$(cpu_of procfs.jsonl)" 0.05 "bpf vs procfs"
+}
+
+test_a_double_forked_daemon_is_followed_by_both() {
+    need_bpf || return $?
+    for s in procfs bpf; do
+        "$JS" run --sampler $s --wait-all -i 0.05 -o $s.jsonl -- "$W" daemon 300 1000000 daemon-$s.out
+        assert_eq $? 0 || return 1
+        assert_ge "$(cpu_of $s.jsonl)" 0.29 "$s: daemon cpu" || return 1
+        assert_close "$(jq_py 'end["wchar"]' $s.jsonl)" 1000000 0.01 "$s: daemon writes" || return 1
+    done
+}
+
+test_bpf_without_a_cgroup_walks_the_host_tasks_and_gets_the_same_totals() {
+    need_bpf || return $?
+    run_storm bpf --no-cgroup -i 0.05
+    assert_eq "$(jq_py 'ev[0]["discovery"]' bpf.jsonl)" bpf-tasks || return 1
+    assert_close "$(cpu_of bpf.jsonl)" "$(truth_cpu truth-bpf.txt)" 0.01 "cpu" || return 1
+    assert_close "$(jq_py 'end["wchar"]' bpf.jsonl)" $((600*65536)) 0.01 "wchar"
+}
+
+test_peak_processes_are_exact_under_both() {
+    need_bpf || return $?
+    for s in procfs bpf; do
+        "$JS" run --sampler $s -i 0.1 -o $s.jsonl -- "$W" fanout 300 1.0
+        assert_eq "$(jq_py 'end["peaks"]["procs"]["value"]' $s.jsonl)" 301 "$s peak procs" || return 1
+    done
+    # the largest VmHWM of any process, as the kernel's ru_maxrss of the children
+    assert_eq "$(jq_py 'end["peaks"]["max_process_hwm"] >= end["rusage_children"]["maxrss"]' bpf.jsonl)" true
+}
+
+test_attach_under_bpf_follows_the_tree_to_its_end() {
+    need_bpf || return $?
+    "$W" forkstorm 200 2 4096 . report truth.txt & pid=$!
+    "$JS" attach --sampler bpf -i 0.05 -o ev.jsonl $pid
+    assert_eq $? 0 || return 1
+    assert_eq "$(jq_py 'end["sampler"]' ev.jsonl)" bpf || return 1
+    assert_ge "$(cpu_of ev.jsonl)" 0.3 "cpu seen"
+}
+
+test_auto_switches_to_bpf_once_procfs_has_cost_the_load_and_keeps_totals() {
+    need_bpf || return $?
+    # a payback of 0: the switch happens after the first sample, mid-job
+    mkdir out
+    JOBSCOPE_BPF_PAYBACK=0 "$JS" run -i 0.05 -o ev.jsonl -- "$W" forkstorm 600 2 65536 out report truth.txt
+    assert_eq $? 0 || return 1
+    assert_eq "$(jq_py 'ev[0]["sampler"]' ev.jsonl)" procfs "started with procfs" || return 1
+    assert_eq "$(jq_py 'end["sampler"]' ev.jsonl)" bpf "ended with bpf" || return 1
+    assert_ge "$(jq_py 'end["sampler_since"]' ev.jsonl)" "$(jq_py 'ev[0]["ts"]' ev.jsonl)" || return 1
+    assert_close "$(cpu_of ev.jsonl)" "$(truth_cpu truth.txt)" 0.01 "cpu across the switch" || return 1
+    assert_close "$(jq_py 'end["wchar"]' ev.jsonl)" $((600*65536)) 0.01 "wchar across the switch"
+}
+
+test_auto_keeps_procfs_for_a_small_job() {
+    "$JS" run -i 0.05 -o ev.jsonl -- "$W" burn 100
+    assert_eq "$(jq_py 'end["sampler"]' ev.jsonl)" procfs
+}
+
+test_sampler_bpf_where_it_cannot_load_is_125_and_the_job_does_not_run() {
+    [ "$(id -u)" = 0 ] || { echo "    skip: not root" >&2; return 77; }
+    need setpriv || return $?
+    chmod 777 .
+    setpriv --reuid 65534 --regid 65534 --clear-groups -- \
+        "$JS" run --sampler bpf -o ev.jsonl -- touch ran 2> err.txt
+    assert_eq $? 125 || return 1
+    [ ! -e ran ] || fail "the job ran" || return 1
+    assert_match "$(cat err.txt)" '^jobscope: --sampler bpf: ' || return 1
+    assert_eq "$(wc -l < err.txt)" 1 "one line"
+}
+
+test_a_bad_sampler_name_is_125() {
+    "$JS" run --sampler fast -- true 2> err.txt
+    assert_eq $? 125 || return 1
+    assert_match "$(cat err.txt)" 'expected auto, bpf or procfs'
+}
