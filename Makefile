@@ -69,7 +69,8 @@ ifeq ($(BPF_OK),1)
 $(BPF_OBJ): CFLAGS += -DJOBSCOPE_BPF -I$(BUILD)/bpf -Isrc/bpf
 $(BPF_OBJ): $(BUILD)/bpf/tree.skel.h
 BPF_LIBS := -lbpf
-all: $(BUILD)/jobscope-bpf.so
+BPF_PLUGIN := $(BUILD)/jobscope-bpf.so
+all: $(BPF_PLUGIN)
 endif
 $(BUILD)/jobscope-bpf.so: $(BPF_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $^ $(BPF_LIBS)
@@ -211,7 +212,7 @@ $(BUILD)/man/%: man/%.scd
 unit: $(UNIT_BINS)
 
 # The benchmark (bench/README.md): its own optimised build, then the harness.
-bench-bins: $(BUILD)/jobscope $(BENCH_BINS)
+bench-bins: $(BUILD)/jobscope $(BPF_PLUGIN) $(BENCH_BINS)
 
 bench:
 	$(MAKE) BUILD=build-bench OPT="-O2 -DNDEBUG -g" bench-bins

@@ -144,6 +144,11 @@ typedef struct cg_child {
 } cg_child;
 
 int  cgroup_create_child(const char *name, cg_child *out);
+/* 1 if jobscope sits in a non-root memory cgroup (a scheduler's, a systemd
+ * scope's): a cgroup for the job below it adds no memory charging the job
+ * does not pay already.  0 in the root memory cgroup, where the kernel skips
+ * charging, or with no memory controller (docs/cgroups.md: the default). */
+int  cgroup_memory_charged(void);
 int  cgroup_enter(cg_child *c);    /* jobscope into the new cgroup (before the fork) */
 int  cgroup_leave(cg_child *c);    /* jobscope back home (after the fork) */
 /* Moves pid to where jobscope came from, if jobscope sits in the job's new
@@ -171,6 +176,9 @@ int  cg_kill_procs(const char *dir, int sig);
 typedef struct procconn procconn;
 procconn *procconn_open(void);                   /* NULL + errno when unavailable */
 void      procconn_start(procconn *pc, const pid_t *seed, int nseed);  /* starts its thread */
+/* How long the thread rests between drains (default 0.2 s): the count is
+ * read once a sample, so up to the interval (clamped to 0.2..1 s). */
+void      procconn_set_rest(procconn *pc, double seconds);
 void      procconn_add(procconn *pc, const pid_t *pids, int n);  /* counts pids not yet known */
 void      procconn_stop(procconn *pc);           /* reads what is queued, ends the thread */
 uint64_t  procconn_total(procconn *pc);          /* processes ever in the job */
@@ -185,7 +193,8 @@ void cgroup_sample_fields(struct jbuf *ev, struct mset *set, const cg_stats *st)
 
 /* --cgroup (docs/cgroups.md) */
 enum js_cgroup_mode {
-    JS_CGROUP_DEFAULT = 0,        /* run: own cgroup when possible, quietly; attach: none */
+    JS_CGROUP_DEFAULT = 0,        /* run: own cgroup, quietly, where memory charging is already
+                                   * paid or a --limit wants one (cgroup_memory_charged); attach: none */
     JS_CGROUP_ON,                 /* --cgroup / --cgroup=auto: run: own cgroup; attach: the pid's */
     JS_CGROUP_PATH,               /* --cgroup=PATH (attach): watch that cgroup */
     JS_CGROUP_OFF,                /* --cgroup=off, --no-cgroup */
@@ -195,6 +204,7 @@ enum js_cgroup_mode {
 typedef struct cgroup_config {
     enum js_cgroup_mode mode;
     const char *path;             /* JS_CGROUP_PATH */
+    int  for_limits;              /* --limit given: a cgroup lets the kernel enforce them */
 } cgroup_config;
 
 /* The "cgroup" source (cgroup_source.c) and what it shares with the

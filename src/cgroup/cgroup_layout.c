@@ -426,6 +426,25 @@ int cgroup_create_child(const char *name, cg_child *out)
     return rc;
 }
 
+int cgroup_memory_charged(void)
+{
+    cg_mounts m;
+    cg_procpath p;
+    if (cgroup_mounts_parse(NULL, &m) < 0)
+        return 0;
+    if (cgroup_procpath_parse("/proc/self/cgroup", &p) < 0) {
+        cgroup_mounts_free(&m);
+        return 0;
+    }
+    int v = cgroup_layout_version(&m), charged = 0;
+    const char *path = v == 2 ? p.v2 : v == 1 && m.v1[CG_V1_MEMORY] ? p.v1[CG_V1_MEMORY] : NULL;
+    if (path && strcmp(path, "/") != 0)
+        charged = v == 1 || m.v2_controllers;
+    cgroup_procpath_free(&p);
+    cgroup_mounts_free(&m);
+    return charged;
+}
+
 int cgroup_enter(cg_child *c) { return c->cg->ops->attach(c->cg, getpid()); }
 int cgroup_leave(cg_child *c) { return c->home->ops->attach(c->home, getpid()); }
 

@@ -54,7 +54,13 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
     s->kill_grace = ctx->kill_grace;
     int explicit = o->mode == JS_CGROUP_ON || o->mode == JS_CGROUP_PATH;
 
-    if (ctx->run_mode && o->mode != JS_CGROUP_OFF) {
+    /* by default a cgroup of its own only where it costs the job nothing:
+     * jobscope already in a charged memory cgroup, or limits to enforce */
+    int place = explicit || o->for_limits || cgroup_memory_charged();
+    if (ctx->run_mode && o->mode != JS_CGROUP_OFF && !place)
+        js_log(s->verbose, "cgroup", "no cgroup of its own for the job: in the root memory cgroup it "
+               "would add memory charging the job does not pay now (--cgroup makes one)");
+    if (ctx->run_mode && o->mode != JS_CGROUP_OFF && place) {
         char name[64];
         snprintf(name, sizeof name, "jobscope-%ld", (long)getpid());
         if (cgroup_create_child(name, &s->child) == 0) {
@@ -112,6 +118,7 @@ static void cgsrc_start(source *src, monitor_ctx *ctx)
     }
     if (s->pc) {
         pid_t root = ctx->root;
+        procconn_set_rest(s->pc, ctx->interval);
         procconn_start(s->pc, &root, 1);
     }
 }

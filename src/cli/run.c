@@ -32,6 +32,7 @@ static void to_config(const js_options *o, monitor_config *c)
     c->no_serve = o->no_serve;
     c->cgroup.mode = o->cgroup_mode;
     c->cgroup.path = o->cgroup_path;
+    c->cgroup.for_limits = o->nlimits > 0;
     c->sampler = o->sampler;
     c->limits.specs = o->limits;
     c->limits.nspecs = o->nlimits;

@@ -105,13 +105,15 @@ struct monitor {
     double      sampler_switch_ts;
 };
 
-/* The job's own cgroup directory (jobscope made it), for the BPF sampler's
- * cgroup walk; NULL when the job has none of its own. */
+/* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
+ * one jobscope made, or the one named by `attach --cgroup PATH` (the user
+ * says every task in it is the job's); NULL when the job has none. */
 static const char *job_cgroup_dir(monitor *m)
 {
     int owned = 0;
     cgroup *cg = cgroup_source_cgroup(&m->ctx, &owned);
-    return cg && owned && cg->ops->task_dir ? cg->ops->task_dir(cg) : NULL;
+    if (!owned && !(m->opt.attach && m->opt.cgroup.mode == JS_CGROUP_PATH)) return NULL;
+    return cg && cg->ops->task_dir ? cg->ops->task_dir(cg) : NULL;
 }
 
 static int error_exit(const char *fmt, ...)

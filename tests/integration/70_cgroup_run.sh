@@ -18,7 +18,7 @@ need_cgroup_record() {
 test_cgroup_job_page_cache_and_exact_peak() {
     need_root_cgroup || return
     # 40 MB of page cache (the file stays), then 60 MB of anonymous memory
-    "$JS" run -q -i 0.1 -o ev.jsonl -- sh -c "$H cache 40 $T/f && $H mem 60 10 10 0.5"
+    "$JS" run -q --cgroup -i 0.1 -o ev.jsonl -- sh -c "$H cache 40 $T/f && $H mem 60 10 10 0.5"
     assert_eq $? 0 || return 1
     need_cgroup_record ev.jsonl || return
     # the samples carry the cgroup figures beside the /proc ones
@@ -41,7 +41,7 @@ test_cgroup_job_page_cache_and_exact_peak() {
 
 test_cgroup_cpu_matches_proc() {
     need_root_cgroup || return
-    "$JS" run -q -i 0.2 -o ev.jsonl -- "$H" spin 0.6
+    "$JS" run -q --cgroup -i 0.2 -o ev.jsonl -- "$H" spin 0.6
     need_cgroup_record ev.jsonl || return
     cg=$(jq_py 'end["cgroup"]["cpu_usage"]' ev.jsonl)
     pr=$(jq_py 'end["cpu_time"]' ev.jsonl)
@@ -60,6 +60,49 @@ test_cgroup_process_connector_counts_short_lived() {
     tp=$(jq_py 'end["total_processes"]' ev.jsonl)
     assert_ge "$tp" 32 "total_processes" || return 1
     assert_le "$tp" 34 "total_processes" || return 1
+}
+
+# The default (docs/cgroups.md): a cgroup of its own only where it costs the
+# job nothing, i.e. jobscope already sits in a charged (non-root) memory
+# cgroup, as under a scheduler or a systemd scope; in the root memory cgroup
+# the kernel skips charging, and a new cgroup would add it to the job.
+memcg_root() {   # the memory controller's root directory (v1 memory, or v2 with memory)
+    local v1 v2
+    v1=$(awk '$9=="cgroup" && $NF ~ /(^|,)memory(,|$)/ {print $5; exit}' /proc/self/mountinfo)
+    if [ -n "$v1" ]; then echo "$v1"; return; fi
+    v2=$(awk '$9=="cgroup2"{print $5; exit}' /proc/self/mountinfo)
+    [ -n "$v2" ] && grep -qw memory "$v2/cgroup.controllers" 2>/dev/null && echo "$v2"
+}
+
+test_default_makes_no_cgroup_in_the_root_memory_cgroup() {
+    need_root_cgroup || return
+    local m; m=$(memcg_root)
+    [ -n "$m" ] || { echo "    skip: no memory controller" >&2; return 77; }
+    [ -z "${JOBSCOPE_CGROUP_LAYOUT:-}" ] || return 77
+    # a subshell moved to the root memory cgroup runs jobscope
+    ( echo $BASHPID > "$m/cgroup.procs" && exec "$JS" run -q -i 0.1 -o ev.jsonl -- "$H" spin 0.2 ) || return 1
+    assert_eq "$(jq_py '"cgroup" in end and end["cgroup"].get("created", False)' ev.jsonl)" false "cgroup made" || return 1
+    # a --limit still gets one, so that the kernel can enforce it
+    ( echo $BASHPID > "$m/cgroup.procs" && exec "$JS" run -q -i 0.1 --limit memory=1G -o lim.jsonl -- "$H" spin 0.2 ) || return 1
+    need_cgroup_record lim.jsonl || return
+    # and so does --cgroup
+    ( echo $BASHPID > "$m/cgroup.procs" && exec "$JS" run -q --cgroup -i 0.1 -o on.jsonl -- "$H" spin 0.2 ) || return 1
+    assert_eq "$(jq_py 'end["cgroup"]["created"]' on.jsonl)" true
+}
+
+test_default_makes_a_cgroup_below_a_charged_memory_cgroup() {
+    need_root_cgroup || return
+    local m; m=$(memcg_root)
+    [ -n "$m" ] || { echo "    skip: no memory controller" >&2; return 77; }
+    local d="$m/jobscope-test-$$"
+    mkdir "$d" || return 1
+    ( echo $BASHPID > "$d/cgroup.procs" && exec "$JS" run -q -i 0.1 -o ev.jsonl -- "$H" spin 0.2 )
+    rc=$?
+    echo $$ > "$m/cgroup.procs" 2>/dev/null
+    rmdir "$d" 2>/dev/null
+    assert_eq $rc 0 || return 1
+    assert_eq "$(jq_py 'end["cgroup"]["created"]' ev.jsonl)" true "cgroup made" || return 1
+    assert_match "$(jq_py 'end["cgroup"]["path"]' ev.jsonl)" "jobscope-test-$$/jobscope-"
 }
 
 test_no_cgroup_option() {
@@ -100,7 +143,7 @@ test_cgroup_attach_path() {
 test_cgroup_v2_unified_hierarchy() {
     need_root_cgroup || return
     grep -q ' - cgroup2 ' /proc/self/mountinfo || { echo "    skip: no cgroup2 mount" >&2; return 77; }
-    JOBSCOPE_CGROUP_LAYOUT=v2 "$JS" run -q -i 0.2 -o ev.jsonl -- "$H" spin 0.5
+    JOBSCOPE_CGROUP_LAYOUT=v2 "$JS" run -q --cgroup -i 0.2 -o ev.jsonl -- "$H" spin 0.5
     assert_eq $? 0 || return 1
     need_cgroup_record ev.jsonl || return
     assert_eq "$(jq_py 'end["cgroup"]["version"]' ev.jsonl)" 2 || return 1

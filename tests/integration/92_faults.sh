@@ -89,6 +89,42 @@ test_broker_frozen_with_sigstop_neither_delays_the_job_nor_loses_events() {
 # The wall clock steps back an hour in the middle of a job (libfaketime,
 # re-reading its offset file): seq stays gap-free and increasing, and the
 # cumulative counters never go down.
+# After kill -9 of jobscope the job, now without its parent, is re-parented to
+# the nearest child subreaper (a batch system's step daemon) or to init, and
+# its exit status goes there: jobscope can no longer pass it on, but it is
+# not lost.  The helper plays the step daemon.
+test_after_kill_9_the_jobs_exit_status_reaches_the_nearest_subreaper() {
+    "$HELPERS/subreaper" reaped.txt "$JS" run -q -i 0.02 -o ev.jsonl -- \
+        sh -c 'echo $$ > job.pid; sleep 1; exit 3' &
+    local sr=$!
+    for i in $(seq 1 50); do [ -s job.pid ] && break; sleep 0.05; done
+    local js; js=$(awk '{print $4}' /proc/"$(cat job.pid)"/stat)      # the job's parent: jobscope
+    kill -9 "$js"
+    wait $sr
+    assert_eq $? 137 "the subreaper saw jobscope killed" || return 1
+    assert_eq "$(awk -v p="$(cat job.pid)" '$1==p{print $2}' reaped.txt)" 3 \
+        "the job's own exit status, at the subreaper" || return 1
+    whole_lines ev.jsonl >/dev/null || fail "a torn line after kill -9"
+}
+
+# /proc entries vanish while they are read: a churn of short-lived processes
+# and threads sampled every 10 ms (both discovery modes).  Nothing on stderr,
+# the counters never go down, and the totals are still the kernel's.
+test_proc_entries_vanishing_mid_read_leave_exact_monotonic_totals() {
+    for mode in children scan; do
+        mkdir -p out-$mode
+        JOBSCOPE_DISCOVERY=$mode "$JS" run -q --sampler procfs -i 0.01 -o $mode.jsonl -- \
+            "$HELPERS/workload" forkstorm 800 1 4096 out-$mode threadfork 50 report truth-$mode.txt 2> err-$mode.txt
+        assert_eq $? 0 "$mode: exit status" || return 1
+        assert_eq "$(cat err-$mode.txt)" "" "$mode: stderr" || return 1
+        read -r tu ts < truth-$mode.txt
+        assert_close "$(jq_py 'end["utime"]+end["stime"]' $mode.jsonl)" "$(awk -v a=$tu -v b=$ts 'BEGIN{print a+b}')" 0.01 "$mode cpu" || return 1
+        assert_close "$(jq_py 'end["wchar"]' $mode.jsonl)" $((800*4096)) 0.01 "$mode wchar" || return 1
+        assert_eq "$(jq_py 'all(b["utime"] >= a["utime"] and b["wchar"] >= a["wchar"] and b["minflt"] >= a["minflt"] for a, b in zip(samples, samples[1:]))' $mode.jsonl)" \
+            true "$mode: counters monotonic" || return 1
+    done
+}
+
 test_clock_stepping_backwards_keeps_seq_and_counters_monotonic() {
     local lib; lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
     [ -n "$lib" ] || { echo "    skip: libfaketime not installed" >&2; return 77; }
