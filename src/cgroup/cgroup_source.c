@@ -180,22 +180,19 @@ void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
                 mset_f64(set, (metric_id)(M_CG_PSI_CPU_SOME_AVG10 + 2 * i), st->psi[i].avg10);
                 mset_u64(set, (metric_id)(M_CG_PSI_CPU_SOME_TOTAL + 2 * i), st->psi[i].total_us);
             }
-    mset_write_json_range(ev, set, M_CG_CPU_USAGE, M_CG_IO_WIOS);
-    if (st->have & CG_HAVE_IO) {
-        json_arr_open(ev, "cg_io");
+    if (st->have & CG_HAVE_IO)
         for (int i = 0; i < st->nio; i++) {
             char dev[32];
             snprintf(dev, sizeof dev, "%u:%u", st->io[i].major, st->io[i].minor);
-            json_obj_open(ev, NULL);
-            json_str(ev, "dev", dev);
-            json_u64(ev, "rbytes", st->io[i].rbytes);
-            json_u64(ev, "wbytes", st->io[i].wbytes);
-            json_u64(ev, "rios", st->io[i].rios);
-            json_u64(ev, "wios", st->io[i].wios);
-            json_obj_close(ev);
+            mrow *r = mset_row(set, M_CG_IO_DEV_RBYTES, dev);
+            mrow_u64(r, M_CG_IO_DEV_RBYTES, st->io[i].rbytes);
+            mrow_u64(r, M_CG_IO_DEV_WBYTES, st->io[i].wbytes);
+            mrow_u64(r, M_CG_IO_DEV_RIOS, st->io[i].rios);
+            mrow_u64(r, M_CG_IO_DEV_WIOS, st->io[i].wios);
         }
-        json_arr_close(ev);
-    }
+    mset_write_json_range(ev, set, M_CG_CPU_USAGE, M_CG_IO_WIOS);
+    if (st->have & CG_HAVE_IO)
+        mset_write_json_group(ev, set, M_CG_IO_DEV_RBYTES);
     mset_write_json_range(ev, set, M_CG_PSI_CPU_SOME_AVG10, M_CG_PSI_IO_FULL_TOTAL);
 }
 

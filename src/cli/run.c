@@ -5,8 +5,6 @@
 #include "run.h"
 #include "options.h"
 #include "../monitor/monitor.h"
-#include "../event/event.h"
-#include "../sink/delivery/publisher.h"
 
 #include <string.h>
 
@@ -58,9 +56,6 @@ int monitor_main(int attach, int argc, char **argv)
     if (rc || exit_now) return rc;
     monitor_config cfg;
     to_config(&opt, &cfg);
-    /* process-wide switches of the layers below */
-    annotations_null_missing(opt.null_missing);
-    publisher_set_quiet(opt.quiet);
     monitor *m = monitor_new(&cfg);
     if (!m) return JS_EXIT_ERROR;
     return monitor_run(m);

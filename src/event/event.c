@@ -51,9 +51,6 @@ static const char *env_nonempty(const char *var)
     return v && *v ? v : NULL;
 }
 
-static int ann_null_missing;
-void annotations_null_missing(int on) { ann_null_missing = on; }
-
 static struct { const char *field, *value; } overrides[16];
 static int noverrides;
 
@@ -114,7 +111,7 @@ static int condor_job_id(char *out, size_t n)
     return 1;
 }
 
-int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags)
+int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags, int null_missing)
 {
     memset(a, 0, sizeof *a);
     char host[256] = "";
@@ -157,7 +154,7 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     for (size_t i = 0; i < sizeof wf_vars / sizeof wf_vars[0]; i++) {
         const char *v = override_of(wf_vars[i].field);
         if (!v) v = env_nonempty(wf_vars[i].var);
-        json_str(&b, wf_vars[i].field, v ? v : ann_null_missing ? NULL : "");
+        json_str(&b, wf_vars[i].field, v ? v : null_missing ? NULL : "");
     }
     long rank = 0;
     for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {

@@ -32,7 +32,8 @@ typedef struct js_event {
     size_t      len;
     uint64_t    seq;         /* per-job sequence number, from 1, gap-free */
     double      ts;          /* epoch seconds */
-    const struct mset *metrics;  /* EV_SAMPLE: its values, for the CSV and JoReMon encoders; else NULL */
+    const struct mset *metrics;  /* its values in the metric model (EV_SAMPLE, the GPU's
+                                  * gpu.stats), for the encoders that walk them; else NULL */
 } js_event;
 
 /* The annotations stamped on every event. Strings are owned by the emitter. */
@@ -54,12 +55,12 @@ typedef struct emitter {
 } emitter;
 
 /* Builds the annotations from the environment (PEGASUS_*, CONDOR_JOBID, MPI
- * ranks, scheduler job ids), --job and --tag KEY=VALUE. */
-int  annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags);
+ * ranks, scheduler job ids), --job and --tag KEY=VALUE.  null_missing
+ * (--null-missing): unset workflow annotations are null instead of ""
+ * (kickstart's type). */
+int  annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags,
+                      int null_missing);
 void annotations_free(annotations *a);
-/* Before annotations_init: unset workflow annotations become null instead of
- * "" (kickstart's type) -- --null-missing. */
-void annotations_null_missing(int on);
 /* Before annotations_init: FIELD (site, wf_label, xformation, ...) takes
  * VALUE instead of its environment variable (kickstart's -R, -L, -n), or a
  * FIELD that is no workflow annotation becomes a tag.  0, or -1 if full. */

@@ -15,6 +15,7 @@
  * kickstart.inv.online.gpu.stats.max.  No GPU, no driver, a broken library:
  * one diagnostic line and no GPU events; the job never notices. */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "source.h"
 #include "gpu/gpu.h"
 #include "util/log.h"
+#include "model/metric.h"
 
 #define EV_GPU_ENV   "kickstart.inv.online.gpu.env"
 #define EV_GPU_STATS "kickstart.inv.online.gpu.stats"
@@ -39,6 +41,7 @@ typedef struct gpu_dev {
     int          running, done, abandoned;
     gpu_stats    st;              /* the thread's own */
     jbuf         buf;
+    mset         set;             /* st's numbers in the metric model (model/metric.h) */
     /* below: under src->lock */
     int      have;
     uint64_t job_mem;
@@ -110,6 +113,13 @@ static int job_pids(void *arg, pid_t *out, int max)
 static void put_u64(jbuf *b, const char *key, uint64_t v)
 {
     if (v != GPU_NA) json_u64(b, key, v);
+}
+
+/* A number the device may not give: GPU_NA leaves the field unset (out of
+ * the event). */
+static void set_u64(mset *m, metric_id id, uint64_t v)
+{
+    if (v != GPU_NA) mset_u64(m, id, v);
 }
 
 /* ---- events ---- */
@@ -252,6 +262,23 @@ static void put_pct(jbuf *b, const char *key, int v)
     else json_null(b, key);
 }
 
+/* The device's numbers of gpu_stats, by catalogue field (pcie_* only with
+ * --gpu-pcie). */
+static const struct { metric_id id; size_t off; } dev_fields[] = {
+    { M_GPU_TEMP, offsetof(gpu_stats, temp) },
+    { M_GPU_POWER_USAGE, offsetof(gpu_stats, power_mw) },
+    { M_GPU_MEM_USAGE, offsetof(gpu_stats, mem_used) },
+    { M_GPU_BAR1_MEM_USAGE, offsetof(gpu_stats, bar1_used) },
+    { M_GPU_GPU_UTILIZATION, offsetof(gpu_stats, gpu_util) },
+    { M_GPU_MEM_UTILIZATION, offsetof(gpu_stats, mem_util) },
+    { M_GPU_GPU_CLOCK, offsetof(gpu_stats, gpu_clock) },
+    { M_GPU_SM_CLOCK, offsetof(gpu_stats, sm_clock) },
+    { M_GPU_MEM_CLOCK, offsetof(gpu_stats, mem_clock) },
+    { M_GPU_VIDEO_CLOCK, offsetof(gpu_stats, video_clock) },
+    { M_GPU_PCIE_TX, offsetof(gpu_stats, pcie_tx) },
+    { M_GPU_PCIE_RX, offsetof(gpu_stats, pcie_rx) },
+};
+
 /* One interval of one device: query, emit, aggregate. */
 static void dev_sample(gpu_dev *d)
 {
@@ -273,34 +300,36 @@ static void dev_sample(gpu_dev *d)
     double util[4];
     const char *how = job_share(s, st, &jmem, &jprocs, util, &util_ok);
 
+    /* the device's numbers into the model (catalogue: src/model/catalogue.c) */
+    mset *m = &d->set;
+    mset_clear(m, ts);
+    mset_label_str(m, "vendor", d->info.vendor, 0);
+    mset_label_num(m, "id", d->info.id);
+    mset_label_str(m, "name", d->info.name, 0);
+    if (d->info.uuid[0]) mset_label_str(m, "uuid", d->info.uuid, 0);
+    mset_label_str(m, "pci_bus_id", d->info.pci_bus_id, 0);
+    if (d->info.compute_mode[0]) mset_label_str(m, "compute_mode", d->info.compute_mode, 0);
+    if (d->info.mig_uuid[0]) mset_label_str(m, "mig_uuid", d->info.mig_uuid, 0);
+    mset_f64(m, M_GPU_SAMPLING_DURATION, t1 - t0);
+    for (size_t k = 0; k < sizeof dev_fields / sizeof dev_fields[0]; k++)
+        if (s->cfg.pcie || dev_fields[k].id < M_GPU_PCIE_TX)
+            set_u64(m, dev_fields[k].id, *(const uint64_t *)((const char *)st + dev_fields[k].off));
+    if (st->others_known && !s->cfg.all_procs) mset_u64(m, M_GPU_OTHER_PROCS, (uint64_t)st->other_procs);
+    mset_u64(m, M_GPU_JOB_PROCS, (uint64_t)jprocs);
+    mset_u64(m, M_GPU_JOB_MEM_USAGE, jmem);
+    for (int c = 0; c < 4; c++) {
+        if (util_ok && util[c] >= 0) mset_f64(m, (metric_id)(M_GPU_JOB_SM_UTIL + c), util[c]);
+        else mset_null(m, (metric_id)(M_GPU_JOB_SM_UTIL + c));
+    }
+
     jbuf *b = &d->buf;
     jbuf_reset(b);
     event_begin(s->ctx->em, b, EV_GPU_STATS, ts);
-    json_str(b, "vendor", d->info.vendor);
-    json_i64(b, "id", d->info.id);
-    json_str(b, "name", d->info.name);
-    if (d->info.uuid[0]) json_str(b, "uuid", d->info.uuid);
-    json_str(b, "pci_bus_id", d->info.pci_bus_id);
-    if (d->info.compute_mode[0]) json_str(b, "compute_mode", d->info.compute_mode);
-    if (d->info.mig_uuid[0]) json_str(b, "mig_uuid", d->info.mig_uuid);
-    json_fixed(b, "sampling_duration", t1 - t0, 6);
-    put_u64(b, "temp", st->temp);
-    put_u64(b, "power_usage", st->power_mw);
-    put_u64(b, "mem_usage", st->mem_used);
-    put_u64(b, "bar1_mem_usage", st->bar1_used);
-    put_u64(b, "gpu_utilization", st->gpu_util);
-    put_u64(b, "mem_utilization", st->mem_util);
-    put_u64(b, "gpu_clock", st->gpu_clock);
-    put_u64(b, "sm_clock", st->sm_clock);
-    put_u64(b, "mem_clock", st->mem_clock);
-    put_u64(b, "video_clock", st->video_clock);
-    if (s->cfg.pcie) {
-        put_u64(b, "pcie_tx", st->pcie_tx);
-        put_u64(b, "pcie_rx", st->pcie_rx);
-    }
+    mset_write_labels(b, m);
+    mset_write_json_range(b, m, M_GPU_SAMPLING_DURATION, M_GPU_PCIE_RX);
     put_procs(b, "compute_procs", st, 0);
     if (s->cfg.graphics_procs) put_procs(b, "graphics_procs", st, 1);
-    if (st->others_known && !s->cfg.all_procs) json_i64(b, "other_procs", st->other_procs);
+    mset_write_json_range(b, m, M_GPU_OTHER_PROCS, M_GPU_OTHER_PROCS);
     if (s->cfg.proc_util) {
         json_arr_open(b, "proc_samples");
         for (int k = 0; k < st->nsamples; k++) {
@@ -316,13 +345,7 @@ static void dev_sample(gpu_dev *d)
         }
         json_arr_close(b);
     }
-    json_i64(b, "job_procs", jprocs);
-    json_u64(b, "job_mem_usage", jmem);
-    static const char *const ukeys[4] = { "job_sm_util", "job_mem_util", "job_enc_util", "job_dec_util" };
-    for (int c = 0; c < 4; c++) {
-        if (util_ok && util[c] >= 0) json_fixed(b, ukeys[c], util[c], 1);
-        else json_null(b, ukeys[c]);
-    }
+    mset_write_json_range(b, m, M_GPU_JOB_PROCS, M_GPU_JOB_DEC_UTIL);
     json_str(b, "job_util_source", how);
     if (st->nengines) {
         json_obj_open(b, "job_engine_util");
@@ -332,7 +355,7 @@ static void dev_sample(gpu_dev *d)
     }
 
     {
-        emitter_send(s->ctx->em, b, EV_GPU_STATS, ts, NULL);
+        emitter_send(s->ctx->em, b, EV_GPU_STATS, ts, m);
         double dt = t1 - (d->have ? d->last_t : s->start_mono);
         if (dt < 0) dt = 0;
         d->have = 1;
@@ -554,9 +577,10 @@ static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *t
     }
     pthread_mutex_unlock(&s->lock);
     if (!have) return;                  /* nothing measured yet (or no GPU) */
-    json_u64(ev, "gpu_mem", mem);
-    if (util_ok) json_fixed(ev, "gpu_util", util, 1);
-    else json_null(ev, "gpu_util");
+    mset_u64(ctx->sample, M_GPU_MEM, mem);
+    if (util_ok) mset_f64(ctx->sample, M_GPU_UTIL, util);
+    else mset_null(ctx->sample, M_GPU_UTIL);
+    mset_write_json_range(ev, ctx->sample, M_GPU_MEM, M_GPU_UTIL);
 }
 
 static void gpu_stop(source *base, monitor_ctx *ctx)

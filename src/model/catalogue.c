@@ -1,12 +1,14 @@
-/* catalogue.c — the one description of every field of the process-tree
- * sample and of the cgroup source's scalar fields (see metric.h).  The docs
- * are checked against this table by tests/unit/test_model.c: a field added
- * here must be documented in docs/events.md or docs/cgroups.md. */
+/* catalogue.c — the one description of every numeric field of the samples:
+ * the process tree's, the cgroup source's (scalars and per-device cg_io
+ * rows) and the GPU source's (see metric.h).  The docs are checked against
+ * this table by tests/unit/test_model.c: a field added here must be
+ * documented in docs/events.md, docs/cgroups.md or docs/gpu.md. */
 #include "metric.h"
 
 #include <string.h>
 
 #define S  "kickstart.inv.online"
+#define G  "kickstart.inv.online.gpu.stats"
 #define U(n, unit, kind, help)          { n, S, unit, kind, MS_U64, 1, -1, 0, help }
 #define SEC(n, kind, flags, help)       { n, S, "seconds", kind, MS_U64, 1e6, 3, flags, help }
 #define CGB(n, kind, help)   { n, S, "bytes", kind, MS_U64, 1, -1, 0, help }
@@ -16,6 +18,9 @@
                                "Pressure: percent of the last 10 s " what " stalled (cgroup v2)." }, \
                              { n "_total", S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, \
                                "Pressure: seconds " what " stalled in all (cgroup v2)." }
+#define CGIO(n, unit, help)  { n, S, unit, METRIC_COUNTER, MS_U64, 1, -1, 0, help, "cg_io", "dev" }
+#define GU(n, unit, help)    { n, G, unit, METRIC_GAUGE, MS_U64, 1, -1, 0, help }
+#define GPCT(n, help)        { n, G, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE, help }
 
 
 /* Designated for the tree's fields; the cgroup's follow in order from
@@ -98,6 +103,40 @@ const metric_def metric_catalogue[M_COUNT] = {
     PSI("cg_psi_cpu_some", "some task was"), PSI("cg_psi_cpu_full", "all tasks were"),
     PSI("cg_psi_memory_some", "some task was"), PSI("cg_psi_memory_full", "all tasks were"),
     PSI("cg_psi_io_some", "some task was"), PSI("cg_psi_io_full", "all tasks were"),
+    [M_CG_IO_DEV_RBYTES] = CGIO("rbytes", "bytes", "Bytes the cgroup read from this block device."),
+    [M_CG_IO_DEV_WBYTES] = CGIO("wbytes", "bytes", "Bytes the cgroup wrote to this block device."),
+    [M_CG_IO_DEV_RIOS] = CGIO("rios", "operations", "Read operations of the cgroup on this block device."),
+    [M_CG_IO_DEV_WIOS] = CGIO("wios", "operations", "Write operations of the cgroup on this block device."),
+    /* the GPU source's (docs/gpu.md) */
+    [M_GPU_MEM] = { "gpu_mem", S, "bytes", METRIC_GAUGE, MS_U64, 1, -1, 0,
+                    "GPU memory held by the job's processes, summed over its GPUs." },
+    [M_GPU_UTIL] = { "gpu_util", S, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE,
+                     "GPU use of the job summed over its GPUs, 100 = one GPU (null: unknown)." },
+    [M_GPU_SAMPLING_DURATION] = { "sampling_duration", G, "seconds", METRIC_GAUGE, MS_F64, 1, 6, 0,
+                                  "Seconds this device's queries took." },
+    [M_GPU_TEMP] = GU("temp", "celsius", "Temperature of the GPU."),
+    [M_GPU_POWER_USAGE] = GU("power_usage", "milliwatts", "Power drawn by the GPU."),
+    [M_GPU_MEM_USAGE] = GU("mem_usage", "bytes", "Memory used on the GPU by all processes."),
+    [M_GPU_BAR1_MEM_USAGE] = GU("bar1_mem_usage", "bytes", "BAR1 memory used on the GPU."),
+    [M_GPU_GPU_UTILIZATION] = GU("gpu_utilization", "percent",
+                                 "GPU busy in the driver's last sample period (all processes)."),
+    [M_GPU_MEM_UTILIZATION] = GU("mem_utilization", "percent",
+                                 "Memory busy in the driver's last sample period (all processes)."),
+    [M_GPU_GPU_CLOCK] = GU("gpu_clock", "MHz", "Graphics clock of the GPU."),
+    [M_GPU_SM_CLOCK] = GU("sm_clock", "MHz", "SM clock of the GPU."),
+    [M_GPU_MEM_CLOCK] = GU("mem_clock", "MHz", "Memory clock of the GPU."),
+    [M_GPU_VIDEO_CLOCK] = GU("video_clock", "MHz", "Video clock of the GPU."),
+    [M_GPU_PCIE_TX] = GU("pcie_tx", "KB/s", "PCIe transmit throughput (--gpu-pcie)."),
+    [M_GPU_PCIE_RX] = GU("pcie_rx", "KB/s", "PCIe receive throughput (--gpu-pcie)."),
+    [M_GPU_OTHER_PROCS] = GU("other_procs", "count", "Processes of other jobs using this GPU."),
+    [M_GPU_JOB_PROCS] = GU("job_procs", "count", "The job's processes on this GPU."),
+    [M_GPU_JOB_MEM_USAGE] = GU("job_mem_usage", "bytes",
+                               "GPU memory held by the job's processes on this GPU."),
+    [M_GPU_JOB_SM_UTIL] = GPCT("job_sm_util", "Percent of this GPU's SMs used by the job (null: unknown)."),
+    [M_GPU_JOB_MEM_UTIL] = GPCT("job_mem_util",
+                                "Percent of this GPU's memory bandwidth used by the job (null: unknown)."),
+    [M_GPU_JOB_ENC_UTIL] = GPCT("job_enc_util", "Percent of this GPU's encoder used by the job (null: unknown)."),
+    [M_GPU_JOB_DEC_UTIL] = GPCT("job_dec_util", "Percent of this GPU's decoder used by the job (null: unknown)."),
 };
 
 const char *metric_kind_name(enum metric_kind k)
@@ -105,12 +144,28 @@ const char *metric_kind_name(enum metric_kind k)
     return k == METRIC_COUNTER ? "counter" : "gauge";
 }
 
+/* Does `s` (length n) name field d: NAME, or GROUP.NAME for a group's? */
+static int names(const metric_def *d, const char *s, size_t n)
+{
+    if (!d->group) return strlen(d->name) == n && !memcmp(d->name, s, n);
+    size_t g = strlen(d->group);
+    return n == g + 1 + strlen(d->name) && !memcmp(s, d->group, g) && s[g] == '.' &&
+           !memcmp(s + g + 1, d->name, n - g - 1);
+}
+
 const metric_def *metric_lookup(const char *name)
 {
     if (!name) return NULL;
-    size_t n = strlen(S);
-    if (!strncmp(name, S, n) && (name[n] == '.' || name[n] == '_')) name += n + 1;
+    size_t len = strlen(name);
     for (int i = 0; i < M_COUNT; i++)
-        if (!strcmp(metric_catalogue[i].name, name)) return &metric_catalogue[i];
+        if (names(&metric_catalogue[i], name, len)) return &metric_catalogue[i];
+    /* a series name: EVENT.FIELD or EVENT_FIELD, the event's name whole */
+    for (int i = 0; i < M_COUNT; i++) {
+        const metric_def *d = &metric_catalogue[i];
+        size_t e = strlen(d->event);
+        if (len > e + 1 && !strncmp(name, d->event, e) && (name[e] == '.' || name[e] == '_') &&
+            names(d, name + e + 1, len - e - 1))
+            return d;
+    }
     return NULL;
 }

@@ -1,14 +1,17 @@
 /* metric.h — the metric model: every number jobscope measures, described
  * once, and the set of values one sample carries.
  *
- * The catalogue (catalogue.c) describes each field of the process-tree
- * sample (and the scalar fields the cgroup source adds to it): its name in the events, unit, counter or gauge, how many decimals
- * the text encodings print, and a help line (Prometheus' HELP/TYPE, the
- * server's API and docs/events.md come from it).  A source fills an `mset`
- * (metric id, value; labels beside), and every encoder walks that set:
- * the JSON Lines writer (mset_write_json), CSV (mset_write_cell), JoReMon
- * (sink/formats/joremon.c).  A new field is one catalogue line plus the line
- * of the source that sets it.
+ * The catalogue (catalogue.c) describes each numeric field of the samples:
+ * the process tree's, the cgroup source's (scalars and the per-device
+ * cg_io rows) and the GPU source's (gpu_mem/gpu_util in the process sample,
+ * and the kickstart.inv.online.gpu.stats event of each device): its name in
+ * the events, the event that carries it, unit, counter or gauge, how many
+ * decimals the text encodings print, and a help line (Prometheus' HELP/TYPE,
+ * the server's API and the docs come from it).  A source fills an `mset`
+ * (metric id, value; labels beside; rows for per-device groups), and every
+ * encoder walks that set: the JSON Lines writer (mset_write_json, _range,
+ * _group), CSV (mset_write_cell), JoReMon (sink/formats/joremon.c).  A new
+ * field is one catalogue line plus the line of the source that sets it.
  *
  * Layer: depends on util and the JSON writer only; never on a source, the
  * monitor or an output (see docs/hacking.md). */
@@ -41,6 +44,20 @@ typedef enum metric_id {
     M_CG_PSI_MEMORY_SOME_AVG10, M_CG_PSI_MEMORY_SOME_TOTAL,
     M_CG_PSI_MEMORY_FULL_AVG10, M_CG_PSI_MEMORY_FULL_TOTAL,
     M_CG_PSI_IO_SOME_AVG10, M_CG_PSI_IO_SOME_TOTAL, M_CG_PSI_IO_FULL_AVG10, M_CG_PSI_IO_FULL_TOTAL,
+    /* the cgroup's per-device I/O: rows of the "cg_io" group, one per device
+     * (label "dev"), in the order of their members */
+    M_CG_IO_DEV_RBYTES, M_CG_IO_DEV_WBYTES, M_CG_IO_DEV_RIOS, M_CG_IO_DEV_WIOS,
+    /* the GPU source's share of the job, in the process sample */
+    M_GPU_MEM, M_GPU_UTIL,
+    /* kickstart.inv.online.gpu.stats, one event per device (labels: the
+     * device), in the order of the event; the source writes them itself,
+     * between its non-scalar parts (process lists) */
+    M_GPU_SAMPLING_DURATION, M_GPU_TEMP, M_GPU_POWER_USAGE, M_GPU_MEM_USAGE, M_GPU_BAR1_MEM_USAGE,
+    M_GPU_GPU_UTILIZATION, M_GPU_MEM_UTILIZATION, M_GPU_GPU_CLOCK, M_GPU_SM_CLOCK, M_GPU_MEM_CLOCK,
+    M_GPU_VIDEO_CLOCK, M_GPU_PCIE_TX, M_GPU_PCIE_RX,
+    M_GPU_OTHER_PROCS,
+    M_GPU_JOB_PROCS, M_GPU_JOB_MEM_USAGE,
+    M_GPU_JOB_SM_UTIL, M_GPU_JOB_MEM_UTIL, M_GPU_JOB_ENC_UTIL, M_GPU_JOB_DEC_UTIL,
     M_COUNT
 } metric_id;
 
@@ -65,13 +82,21 @@ typedef struct metric_def {
     int         decimals;    /* -1: an integer */
     unsigned    flags;
     const char *help;
+    /* A field of a group of rows (an array of objects in the event, one per
+     * instance): the array's name ("cg_io") and the label naming the row
+     * ("dev"); NULL for a field of the event itself.  Its series name is
+     * GROUP.NAME ("cg_io.rbytes"). */
+    const char *group;
+    const char *row_label;
 } metric_def;
 
 extern const metric_def metric_catalogue[M_COUNT];
 
-/* The definition of a field, by name ("rss") or by series name
- * ("kickstart.inv.online.rss", "kickstart.inv.online_rss"); NULL if
- * unknown.  For the server: Prometheus HELP/TYPE, units in the API. */
+/* The definition of a field, by name ("rss", "cg_io.rbytes") or by series
+ * name, its event's name and the field's joined by '.' or '_'
+ * ("kickstart.inv.online.rss", "kickstart.inv.online_rss",
+ * "kickstart.inv.online.gpu.stats.temp"); NULL if unknown.  For the server:
+ * Prometheus HELP/TYPE, units in the API. */
 const metric_def *metric_lookup(const char *name);
 /* "counter" or "gauge" (Prometheus TYPE). */
 const char *metric_kind_name(enum metric_kind k);
@@ -95,12 +120,24 @@ typedef struct mlabel {
 } mlabel;
 
 #define MSET_MAX_LABELS 8
+#define MSET_MAX_ROWS   16     /* rows of groups (cg_io: CG_MAX_IO_DEVS) */
+#define MROW_MAX_VALUES 4      /* fields of a group */
+
+/* One row of a group: its label and the values of the group's fields,
+ * by (id - first). */
+typedef struct mrow {
+    metric_id first;                   /* the group's first field */
+    char      label[32];
+    mvalue    v[MROW_MAX_VALUES];
+} mrow;
 
 typedef struct mset {
     double  ts;                        /* epoch seconds */
     mlabel  labels[MSET_MAX_LABELS];   /* written first, in order */
     int     nlabels;
     mvalue  v[M_COUNT];                /* by metric id */
+    mrow    rows[MSET_MAX_ROWS];       /* in the order they were added */
+    int     nrows;
 } mset;
 
 void mset_clear(mset *s, double ts);
@@ -113,6 +150,11 @@ void mset_label_str(mset *s, const char *key, const char *v, int hidden);
 /* The label's string (NULL if absent or null) / number (0 if absent). */
 const char *mset_label(const mset *s, const char *key);
 long long   mset_label_num_get(const mset *s, const char *key);
+
+/* Adds a row to the group whose first field is `first` (M_CG_IO_DEV_RBYTES);
+ * NULL when the set has no room left (the row is then not written). */
+mrow *mset_row(mset *s, metric_id first, const char *label);
+void  mrow_u64(mrow *r, metric_id id, uint64_t v);
 
 /* The value as a double (raw: no divisor); 0 when unset or null. */
 double   mset_get(const mset *s, metric_id id);
@@ -129,6 +171,12 @@ int      mset_has(const mset *s, metric_id id);      /* set and not null */
 void mset_write_json(jbuf *b, const mset *s);
 /* Appends the members for ids [from, to] only (the end record's counters). */
 void mset_write_json_range(jbuf *b, const mset *s, metric_id from, metric_id to);
+/* Appends the visible labels only (an event whose fields are written in
+ * ranges between its other parts: gpu.stats). */
+void mset_write_labels(jbuf *b, const mset *s);
+/* Appends the group whose first field is `first` as "GROUP":[{LABEL:..,
+ * fields..}, ...], every row (none: an empty array). */
+void mset_write_json_group(jbuf *b, const mset *s, metric_id first);
 /* Appends one value as text (CSV cell); nothing for null, missing or unset. */
 void mset_write_cell(jbuf *b, const mset *s, metric_id id);
 

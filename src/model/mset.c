@@ -3,6 +3,7 @@
  * for every sample. */
 #include "metric.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void mset_clear(mset *s, double ts)
@@ -85,7 +86,7 @@ void mset_write_json_range(jbuf *b, const mset *s, metric_id from, metric_id to)
             write_member(b, s, (metric_id)id);
 }
 
-void mset_write_json(jbuf *b, const mset *s)
+void mset_write_labels(jbuf *b, const mset *s)
 {
     for (int i = 0; i < s->nlabels; i++) {
         const mlabel *l = &s->labels[i];
@@ -93,7 +94,58 @@ void mset_write_json(jbuf *b, const mset *s)
         if (l->is_num) json_i64(b, l->key, l->num);
         else json_str(b, l->key, l->str);
     }
+}
+
+void mset_write_json(jbuf *b, const mset *s)
+{
+    mset_write_labels(b, s);
     mset_write_json_range(b, s, 0, M_COUNT - 1);
+}
+
+mrow *mset_row(mset *s, metric_id first, const char *label)
+{
+    if (s->nrows >= MSET_MAX_ROWS) return NULL;
+    mrow *r = &s->rows[s->nrows++];
+    memset(r, 0, sizeof *r);
+    r->first = first;
+    snprintf(r->label, sizeof r->label, "%s", label);
+    return r;
+}
+
+void mrow_u64(mrow *r, metric_id id, uint64_t v)
+{
+    if (r && id >= r->first && id - r->first < MROW_MAX_VALUES)
+        r->v[id - r->first] = (mvalue){ .u = v, .d = (double)v, .set = 1 };
+}
+
+/* A row's member: as write_member, the value held in the row. */
+static void write_row_member(jbuf *b, const mrow *r, metric_id id)
+{
+    const metric_def *d = &metric_catalogue[id];
+    const mvalue *v = &r->v[id - r->first];
+    if (v->null) json_null(b, d->name);
+    else if (d->decimals < 0) json_u64(b, d->name, v->u);
+    else if (d->store == MS_F64) json_fixed(b, d->name, v->d, d->decimals);
+    else json_fixed(b, d->name, (double)v->u / d->divisor, d->decimals);
+}
+
+void mset_write_json_group(jbuf *b, const mset *s, metric_id first)
+{
+    const metric_def *g = &metric_catalogue[first];
+    json_arr_open(b, g->group);
+    for (int i = 0; i < s->nrows; i++) {
+        const mrow *r = &s->rows[i];
+        if (r->first != first) continue;
+        json_obj_open(b, NULL);
+        json_str(b, g->row_label, r->label);
+        for (int k = 0; k < MROW_MAX_VALUES && first + k < M_COUNT; k++) {
+            const metric_def *d = &metric_catalogue[first + k];
+            if (!d->group || strcmp(d->group, g->group)) break;
+            if (r->v[k].set) write_row_member(b, r, (metric_id)(first + k));
+        }
+        json_obj_close(b);
+    }
+    json_arr_close(b);
 }
 
 void mset_write_cell(jbuf *b, const mset *s, metric_id id)

@@ -98,6 +98,7 @@ struct monitor {
     jbuf        evbuf;
     log_once    sample_error;     /* sampling failures, reported once */
     char       *default_path;     /* JOB_ID.jsonl when no output was given */
+    int         flush_abort;      /* a signal ended the end-of-job flush (sink_options) */
     /* --sampler auto (sampler.c) */
     int         bpf_pending;      /* may still switch from procfs to BPF */
     uint64_t    sample_cpu_ns, bpf_payback_ns;
@@ -644,13 +645,15 @@ monitor *monitor_new(const monitor_config *cfg)
     m->sigfd = -1;
 
     annotations ann;
-    if (annotations_init(&ann, m->opt.job_id, m->opt.tags, m->opt.ntags) != 0) {
+    if (annotations_init(&ann, m->opt.job_id, m->opt.tags, m->opt.ntags, m->opt.null_missing) != 0) {
         error_exit("out of memory");
         free(m);
         return NULL;
     }
     emitter_init(&m->em, &ann);
     m->opt.sink.ann = &m->em.ann;
+    m->opt.sink.quiet = m->opt.quiet;
+    m->opt.sink.flush_abort = &m->flush_abort;
     if (open_outputs(m, &m->default_path) != 0) {
         emitter_close(&m->em, 0);
         free(m->default_path);

@@ -106,7 +106,7 @@ static int csv_write(sink *base, const js_event *ev)
 {
     csv_sink *s = (csv_sink *)base;
     const mset *t = ev->metrics;
-    if (!t) return 0;
+    if (!t || strcmp(ev->name, EV_SAMPLE)) return 0;     /* samples only (not gpu.stats) */
     int rc = 0;
     if (!s->header_done) {
         jbuf_reset(&s->buf);

@@ -108,7 +108,7 @@ static int file_write(sink *base, const js_event *ev)
 {
     file_sink *s = (file_sink *)base;
     if (s->format == FORMAT_JOREMON_JSON) {
-        if (!ev->metrics) return 0;                /* JoReMon has samples only */
+        if (!ev->metrics || strcmp(ev->name, EV_SAMPLE)) return 0;   /* JoReMon has samples only */
         int rc = 0;
         joremon_state_update(&s->jr, ev->metrics);
         for (int type = 0; type < JOREMON_NTYPES; type++) {

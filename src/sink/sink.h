@@ -36,6 +36,11 @@ typedef struct sink_options {
     int    require_output;    /* an unreachable destination is an error at start-up */
     const struct annotations *ann;  /* job id, hostname, for encoders that need them */
     unsigned joremon_types;   /* --mode: bit (1 << JOREMON_CPU/IO/MEM) per row type; 0 = all */
+    int    quiet;             /* -q: no warnings about destinations and spools */
+    /* Set once a signal ended the end-of-job flush: every publisher of the
+     * same monitor then stops waiting.  Owned by whoever opens the sinks (the
+     * monitor); NULL: each publisher keeps its own. */
+    int   *flush_abort;
 } sink_options;
 
 typedef struct sink sink;

@@ -10,10 +10,17 @@
  * a fixed environment, plus fixed source events (a custom metric, a GPU
  * sample, an end record) for the time-series encoders.  Outputs: ev.jsonl
  * and ev.csv (file sinks), jr.jsonl and jr.csv (JoReMon), influx.txt (line
- * protocol), opentsdb.json (one /api/put body per event) and cgroup.jsonl
+ * protocol), opentsdb.json (one /api/put body per event), cgroup.jsonl
  * (the cg_* fields the cgroup source adds to a sample, from the v2 and v1
- * fixtures of tests/fixtures/cgroup; $ROOT is the repository, default "."). */
+ * fixtures of tests/fixtures/cgroup; $ROOT is the repository, default ".")
+ * and gpu.jsonl: the real GPU source against the fake NVML
+ * ($JOBSCOPE_NVML_LIBRARY, make fake-nvml) with a fixed script and every
+ * optional part on; its events (env, stats, stats.max) and the gpu_* fields
+ * it adds to a sample, with what varies from run to run (times, seq, the
+ * helper's own pid) replaced by fixed text and the lines sorted. */
 #include "monitor/monitor.h"
+#include "source.h"
+#include "gpu/gpu.h"
 #include "event/event.h"
 #include "proc/proctree.h"
 #include "cgroup/cgroup.h"
@@ -21,10 +28,14 @@
 #include "sink/formats/sbuf.h"
 #include "sink/formats/tsconv.h"
 
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+extern const source_ops gpu_source_ops;
 
 static const char *const cleared_env[] = {
     "PEGASUS_SITE", "PEGASUS_WF_UUID", "PEGASUS_WF_LABEL", "PEGASUS_DAG_JOB_ID", "CONDOR_JOBID",
@@ -43,7 +54,7 @@ static int fixed_annotations(annotations *a)
     setenv("PEGASUS_SITE", "local", 1);
     setenv("PMI_RANK", "3", 1);
     char *tags[] = { "site=test", "comment=a, \"quoted\" value" };
-    if (annotations_init(a, "golden-1", tags, 2) != 0) return -1;
+    if (annotations_init(a, "golden-1", tags, 2, 0) != 0) return -1;
     jbuf b;
     jbuf_init(&b, 512);
     json_str(&b, "hostname", a->hostname);
@@ -156,6 +167,149 @@ static int cgroup_fields(const char *dir)
     return rc;
 }
 
+/* Replaces every match of re's first group in line by `by`. */
+static void mask(char *line, const char *re, const char *by)
+{
+    regex_t r;
+    if (regcomp(&r, re, REG_EXTENDED) != 0) return;
+    char out[65536];
+    size_t o = 0;
+    const char *p = line;
+    regmatch_t m[2];
+    while (regexec(&r, p, 2, m, p == line ? 0 : REG_NOTBOL) == 0 && m[1].rm_so >= 0) {
+        size_t n = (size_t)m[1].rm_so, bl = strlen(by);
+        if (o + n + bl + 1 >= sizeof out) break;
+        memcpy(out + o, p, n);
+        memcpy(out + o + n, by, bl);
+        o += n + bl;
+        p += m[1].rm_eo;
+        if (m[0].rm_eo == 0) break;
+    }
+    size_t rest = strlen(p);
+    if (o + rest + 1 < sizeof out) {
+        memcpy(out + o, p, rest + 1);
+        memcpy(line, out, o + rest + 1);
+    }
+    regfree(&r);
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The GPU source against the fake NVML: three devices, the helper itself
+ * as the job (a member of its own process tree) using device 0; device 2
+ * answers neither process samples, temperature nor PCIe (unknown fields). */
+static int gpu_fields(const char *dir)
+{
+    if (!getenv("JOBSCOPE_NVML_LIBRARY")) {
+        fprintf(stderr, "golden: JOBSCOPE_NVML_LIBRARY (the fake NVML) is not set\n");
+        return -1;
+    }
+    char script[4096], raw[4096], nosys[4096];
+    snprintf(script, sizeof script, "%s/nvml.script", dir);
+    snprintf(raw, sizeof raw, "%s/gpu-raw.jsonl", dir);
+    snprintf(nosys, sizeof nosys, "%s/nosys", dir);
+    remove(raw);
+    FILE *f = fopen(script, "w");
+    if (!f) { perror(script); return -1; }
+    fprintf(f, "devices 3\nunsupported 2 nvmlDeviceGetProcessUtilization\n"
+               "unsupported 2 nvmlDeviceGetTemperature\nunsupported 2 nvmlDeviceGetPcieThroughput\n"
+               "name 0 NVIDIA A100-SXM4-40GB\nutil 0 95 30\nutil 1 10 5\n"
+               "proc 0 %d 268435456 40 7 1 2\ngproc 0 %d 1048576\nproc 0 1 1073741824 90 20 0 0\n"
+               "proc 1 1 4096 3 1 0 0\n", (int)getpid(), (int)getpid());
+    fclose(f);
+    setenv("FAKE_NVML_SCRIPT", script, 1);
+    setenv("JOBSCOPE_SYSFS_ROOT", nosys, 1);
+    unsetenv("FAKE_NVML_LOG");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("NVIDIA_VISIBLE_DEVICES");
+
+    annotations ann;
+    emitter em;
+    if (fixed_annotations(&ann) != 0) return -1;
+    emitter_init(&em, &ann);
+    sink_options so;
+    memset(&so, 0, sizeof so);
+    so.format = FORMAT_AUTO;
+    so.ann = &em.ann;
+    char err[512];
+    sink *out = sink_open(raw, &so, err, sizeof err);
+    if (!out) { fprintf(stderr, "golden: %s\n", err); return -1; }
+    emitter_add_sink(&em, out);
+
+    proctree *tree = proctree_new(NULL, PROCTREE_ATTACH, getpid(), 1000);
+    tree_sample ts;
+    if (!tree || proctree_sample(tree, &ts) != 0) { fprintf(stderr, "golden: proctree\n"); return -1; }
+    mset set;
+    monitor_ctx ctx = { .em = &em, .tree = tree, .root = getpid(), .run_mode = 1, .interval = 1000,
+                        .quiet = 1, .sample = &set };
+    gpu_source_config cfg = { .mode = 1, .graphics_procs = 1, .proc_util = 1, .pcie = 1 };
+    source *src = gpu_source_ops.open(&ctx, &cfg);
+    if (!src) { fprintf(stderr, "golden: the GPU source did not open\n"); return -1; }
+    gpu_source_ops.start(src, &ctx);
+    /* the sample hook adds nothing until every device was sampled once */
+    jbuf b;
+    jbuf_init(&b, 1024);
+    for (int i = 0; i < 500; i++) {
+        jbuf_reset(&b);
+        b.comma = 0;
+        mset_clear(&set, 0);
+        jbuf_putc(&b, '{');
+        gpu_source_ops.sample(src, &ctx, &ts, &b);
+        if (b.len > 1 && strstr(b.p, "gpu_util")) break;
+        usleep(10000);
+    }
+    gpu_source_ops.stop(src, &ctx);
+    jbuf_putc(&b, '}');
+    gpu_source_ops.close(src);
+    emitter_close(&em, 1);
+    proctree_free(tree);
+
+    /* every line, with the varying parts fixed, sorted */
+    char *lines[64];
+    int n = 0;
+    lines[n++] = strndup(b.p, b.len);
+    jbuf_free(&b);
+    f = fopen(raw, "r");
+    if (!f) { perror(raw); return -1; }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0 && n < 64) {
+        if (line[len - 1] == '\n') line[--len] = 0;
+        char *l = malloc(65536);
+        snprintf(l, 65536, "%s", line);
+        lines[n++] = l;
+    }
+    free(line);
+    fclose(f);
+    char pid[32];
+    snprintf(pid, sizeof pid, "\"pid\":(%d)[,}]", (int)getpid());
+    jbuf o;
+    jbuf_init(&o, 8192);
+    for (int i = 0; i < n; i++) {
+        mask(lines[i], "\"ts\":([0-9.]+)", "TS");
+        mask(lines[i], "\"seq\":([0-9]+)", "SEQ");
+        mask(lines[i], "\"sampling_duration\":([0-9.]+)", "DT");
+        mask(lines[i], "\"sample_ts\":([0-9]+)", "T");
+        mask(lines[i], "\"job_gpu_seconds\":([0-9.]+)", "S");
+        mask(lines[i], pid, "PID");
+    }
+    qsort(lines, (size_t)n, sizeof lines[0], cmp_lines);
+    for (int i = 0; i < n; i++) {
+        jbuf_puts(&o, lines[i]);
+        jbuf_putc(&o, '\n');
+        free(lines[i]);
+    }
+    int rc = write_file(dir, "gpu.jsonl", o.p, o.len);
+    jbuf_free(&o);
+    remove(raw);
+    remove(script);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) { fprintf(stderr, "usage: golden DIR\n"); return 2; }
@@ -241,5 +395,6 @@ int main(int argc, char **argv)
     sbuf_free(&tsdb);
     sbuf_free(&tsdb_some);
     if (cgroup_fields(dir) != 0) rc = 1;
+    if (gpu_fields(dir) != 0) rc = 1;
     return rc ? 1 : 0;
 }

@@ -3,13 +3,16 @@
 # through the real sinks and time-series encoders; the files must equal
 # tests/golden/*.  A real run must keep the shape recorded in
 # tests/golden/run-shape.txt (field order, names, decimals).  A legitimate
-# change of the output regenerates them: tests/golden/regenerate.
+# change of the output regenerates them: tests/golden/regenerate.  The GPU
+# part (gpu.jsonl) runs the GPU source against the fake NVML (make fake-nvml).
 G=$ROOT/tests/golden
+export JOBSCOPE_NVML_LIBRARY="$ROOT/$BUILD/fake-nvml/libnvidia-ml.so.1"
 
 test_every_encoding_of_fixed_samples_is_byte_identical_to_the_golden_files() {
+    [ -f "$JOBSCOPE_NVML_LIBRARY" ] || { echo "    missing $JOBSCOPE_NVML_LIBRARY (make fake-nvml)" >&2; return 1; }
     "$HELPERS/golden" "$T" || return 1
     local f bad=0
-    for f in ev.jsonl ev.csv jr.jsonl jr.csv influx.txt opentsdb.json cgroup.jsonl; do
+    for f in ev.jsonl ev.csv jr.jsonl jr.csv influx.txt opentsdb.json cgroup.jsonl gpu.jsonl; do
         cmp "$T/$f" "$G/$f" || { diff "$G/$f" "$T/$f" | head -5; bad=1; }
     done
     return $bad

@@ -1,4 +1,5 @@
-/* The JSON writer: numbers, escaping, structure. */
+/* The JSON writer: numbers, escaping, structure; and the annotations every
+ * event starts with (--null-missing is an argument of each, not a global). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 
 #include "event/json.h"
+#include "event/event.h"
 
 static void expect_doc(jbuf *b, const char *want)
 {
@@ -71,12 +73,28 @@ static void strings_are_escaped_and_invalid_utf8_replaced(void **state)
     jbuf_free(&b);
 }
 
+static void null_missing_is_chosen_by_each_annotations_init(void **state)
+{
+    unsetenv("PEGASUS_SITE");
+    annotations a, b;
+    assert_int_equal(annotations_init(&a, "j1", NULL, 0, 1), 0);
+    assert_int_equal(annotations_init(&b, "j2", NULL, 0, 0), 0);
+    char *fa = strndup(a.fragment, a.fragment_len), *fb = strndup(b.fragment, b.fragment_len);
+    assert_non_null(strstr(fa, "\"site\":null"));
+    assert_non_null(strstr(fb, "\"site\":\"\""));
+    free(fa);
+    free(fb);
+    annotations_free(&a);
+    annotations_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(numbers_are_formatted_exactly),
         cmocka_unit_test(objects_arrays_and_commas),
         cmocka_unit_test(strings_are_escaped_and_invalid_utf8_replaced),
+        cmocka_unit_test(null_missing_is_chosen_by_each_annotations_init),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* The metric model: the catalogue describes every sample field once (unit,
  * counter/gauge, decimals, help), lookups by name serve the server's
- * HELP/TYPE, sets encode as the events do, and docs/events.md (the tree's
- * fields) and docs/cgroups.md (the cgroup's) document every field. */
+ * HELP/TYPE, sets encode as the events do (groups of rows too), and
+ * docs/events.md (the tree's fields), docs/cgroups.md (the cgroup's, cg_io
+ * rows included) and docs/gpu.md (the GPU's) document every field. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,8 +22,10 @@ static void every_field_has_a_name_unit_help_and_event(void **state)
         assert_non_null(d->unit);
         assert_non_null(d->help);
         assert_true(strlen(d->help) > 10);
-        assert_string_equal(d->event, "kickstart.inv.online");
+        assert_true(!strcmp(d->event, "kickstart.inv.online") ||
+                    !strcmp(d->event, "kickstart.inv.online.gpu.stats"));
         assert_true(d->divisor > 0);
+        assert_true(!d->group == !d->row_label);
         for (int j = 0; j < i; j++) assert_string_not_equal(metric_catalogue[j].name, d->name);
     }
 }
@@ -49,6 +52,53 @@ static void lookup_by_field_or_series_name_gives_help_and_type(void **state)
     assert_null(metric_lookup("no_such_field"));
     assert_null(metric_lookup("kickstart.inv.online.nope"));
     assert_null(metric_lookup(NULL));
+}
+
+static void gpu_and_per_device_fields_are_in_the_catalogue(void **state)
+{
+    const metric_def *d = metric_lookup("kickstart.inv.online.gpu.stats.temp");
+    assert_non_null(d);
+    assert_string_equal(d->event, "kickstart.inv.online.gpu.stats");
+    assert_string_equal(d->unit, "celsius");
+    assert_string_equal(metric_kind_name(d->kind), "gauge");
+    assert_ptr_equal(metric_lookup("kickstart.inv.online.gpu.stats_job_sm_util"),
+                     &metric_catalogue[M_GPU_JOB_SM_UTIL]);
+    assert_true(metric_catalogue[M_GPU_JOB_SM_UTIL].flags & MF_NULLABLE);
+    d = metric_lookup("kickstart.inv.online.gpu_util");
+    assert_ptr_equal(d, &metric_catalogue[M_GPU_UTIL]);
+    assert_int_equal(d->decimals, 1);
+    assert_null(metric_lookup("kickstart.inv.online.temp"));       /* not that event's */
+    d = metric_lookup("cg_io.rbytes");
+    assert_ptr_equal(d, &metric_catalogue[M_CG_IO_DEV_RBYTES]);
+    assert_string_equal(d->row_label, "dev");
+    assert_string_equal(metric_kind_name(d->kind), "counter");
+    assert_ptr_equal(metric_lookup("kickstart.inv.online.cg_io.wios"), &metric_catalogue[M_CG_IO_DEV_WIOS]);
+    assert_null(metric_lookup("rbytes"));                          /* a row's field: GROUP.NAME */
+    assert_ptr_equal(metric_lookup("cg_io_rbytes"), &metric_catalogue[M_CG_IO_RBYTES]);
+}
+
+static void a_group_writes_one_object_per_row_and_an_empty_array_without_rows(void **state)
+{
+    mset s;
+    mset_clear(&s, 0);
+    jbuf b;
+    jbuf_init(&b, 64);
+    jbuf_putc(&b, '{');
+    mset_write_json_group(&b, &s, M_CG_IO_DEV_RBYTES);
+    mrow *r = mset_row(&s, M_CG_IO_DEV_RBYTES, "8:0");
+    mrow_u64(r, M_CG_IO_DEV_RBYTES, 4096);
+    mrow_u64(r, M_CG_IO_DEV_WIOS, 2);
+    mrow_u64(r, M_GPU_TEMP, 9);                                    /* not of the group: ignored */
+    r = mset_row(&s, M_CG_IO_DEV_RBYTES, "253:1");
+    mrow_u64(r, M_CG_IO_DEV_WBYTES, 1);
+    mset_write_json_group(&b, &s, M_CG_IO_DEV_RBYTES);
+    jbuf_putc(&b, '}');
+    jbuf_putc(&b, 0);
+    assert_string_equal(b.p, "{\"cg_io\":[],\"cg_io\":[{\"dev\":\"8:0\",\"rbytes\":4096,\"wios\":2},"
+                             "{\"dev\":\"253:1\",\"wbytes\":1}]}");
+    for (int i = 2; i < MSET_MAX_ROWS; i++) assert_non_null(mset_row(&s, M_CG_IO_DEV_RBYTES, "x"));
+    assert_null(mset_row(&s, M_CG_IO_DEV_RBYTES, "one too many"));
+    jbuf_free(&b);
 }
 
 static void a_set_writes_labels_then_values_with_the_catalogues_decimals(void **state)
@@ -118,11 +168,11 @@ static void the_docs_document_every_catalogue_field(void **state)
 {
     static char doc[1 << 21];
     size_t n = 0;
-    const char *const files[] = { "docs/events.md", "docs/cgroups.md" };
-    for (int i = 0; i < 2; i++) {
+    const char *const files[] = { "docs/events.md", "docs/cgroups.md", "docs/gpu.md" };
+    for (int i = 0; i < 3; i++) {
         FILE *f = fopen(files[i], "r");
         assert_non_null(f);
-        n += fread(doc + n, 1, sizeof doc / 2 - 1 - n, f);
+        n += fread(doc + n, 1, sizeof doc - 1 - n, f);
         fclose(f);
     }
     doc[n] = 0;
@@ -141,6 +191,20 @@ static void the_docs_document_every_catalogue_field(void **state)
         if (d->flags & MF_HIDDEN) continue;
         char want[96];
         snprintf(want, sizeof want, "`%s`", d->name);
+        if (d->group) {
+            /* a row's field: named ("NAME") on the line that documents `GROUP` */
+            char grp[64], line[512];
+            snprintf(grp, sizeof grp, "`%s`", d->group);
+            const char *g = strstr(doc, grp);
+            const char *eol = g ? strchr(g, '\n') : NULL;
+            snprintf(line, sizeof line, "%.*s", g ? (int)((eol ? eol : g + strlen(g)) - g) : 0, g ? g : "");
+            snprintf(want, sizeof want, "\"%s\"", d->name);
+            if (!strstr(line, want)) {
+                fprintf(stderr, "the docs do not document %s.%s\n", d->group, d->name);
+                missing++;
+            }
+            continue;
+        }
         if (!strstr(doc, want) && !strstr(expanded, want)) {
             fprintf(stderr, "the docs do not document %s\n", d->name);
             missing++;
@@ -154,7 +218,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_field_has_a_name_unit_help_and_event),
         cmocka_unit_test(lookup_by_field_or_series_name_gives_help_and_type),
+        cmocka_unit_test(gpu_and_per_device_fields_are_in_the_catalogue),
         cmocka_unit_test(a_set_writes_labels_then_values_with_the_catalogues_decimals),
+        cmocka_unit_test(a_group_writes_one_object_per_row_and_an_empty_array_without_rows),
         cmocka_unit_test(the_docs_document_every_catalogue_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

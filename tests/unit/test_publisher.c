@@ -11,12 +11,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "sink/delivery/publisher.h"
+#include "util/clock.h"
 
 typedef struct fake {
     pthread_mutex_t mu;
@@ -251,6 +254,109 @@ static void an_abandoned_delivery_thread_keeps_its_own_spool(void **st)
     rmdir(dir);
 }
 
+/* -q and the flush-abort latch are state of each publisher (given by its
+ * opener in sink_options), not of the process: one publisher's settings
+ * never leak into another's. */
+static sink *make_with(fake *f, const pub_backend *be, const char *dir, const char *url, int quiet,
+                       int *latch)
+{
+    sink_options o;
+    memset(&o, 0, sizeof o);
+    o.spool_dir = dir;
+    o.quiet = quiet;
+    o.flush_abort = latch;
+    char err[256];
+    sink *s = publisher_sink_create(&fake_ops, url, be, f, &o, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+static int always_down(void *ctx, double t, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "fake: down");
+    return -1;
+}
+
+static void quiet_is_a_setting_of_each_publisher(void **st)
+{
+    char dir[] = "/tmp/jobscope-pub-XXXXXX", log[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(log, sizeof log, "%s/stderr", dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    fake f = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    pub_backend be = { "fake", 64, always_down, fake_send, fake_nop, fake_nop };
+    sink *loud = make_with(&f, &be, dir, "fake://loud/x", 0, NULL);
+    sink *quiet = make_with(&f, &be, dir, "fake://quiet/x", 1, NULL);
+    produce(loud, 1, 5, 0);
+    produce(quiet, 1, 5, 0);
+    usleep(200000);                     /* both threads have failed to connect */
+    loud->ops->flush(loud, 0);
+    quiet->ops->flush(quiet, 0);
+    loud->ops->close(loud);
+    quiet->ops->close(quiet);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char text[8192] = "";
+    FILE *in = fopen(log, "r");
+    assert_non_null(in);
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    text[n] = 0;
+    fclose(in);
+    assert_non_null(strstr(text, "jobscope: fake://loud/x: "));
+    assert_null(strstr(text, "fake://quiet/x"));
+    /* the spools they left (kept: nothing delivered) */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void a_signal_during_the_flush_stops_every_publisher_sharing_the_latch(void **st)
+{
+    char dir[] = "/tmp/jobscope-pub-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    fake f = { .mu = PTHREAD_MUTEX_INITIALIZER, .delay = 20000 };
+    pub_backend be = { "fake", 10, fake_connect, fake_send, fake_nop, fake_nop };
+    int latch = 0;
+    sink *a = make_with(&f, &be, dir, "fake://a/x", 1, &latch);
+    sink *b = make_with(&f, &be, dir, "fake://b/x", 1, &latch);
+    sink *c = make_with(&f, &be, dir, "fake://c/x", 1, NULL);    /* its own latch */
+    produce(a, 1, 2000, 0);
+    produce(b, 1, 2000, 0);
+    produce(c, 1, 2000, 0);
+    /* a SIGTERM pending during a's flush (the monitor blocks it) */
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, &old);
+    raise(SIGTERM);
+    double t0 = now_mono();
+    assert_int_equal(a->ops->flush(a, 5), -1);
+    assert_true(now_mono() - t0 < 1);
+    assert_int_equal(latch, 1);
+    struct timespec zero = { 0, 0 };
+    assert_int_equal(sigtimedwait(&term, NULL, &zero), SIGTERM);   /* read, as the monitor does */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* no signal pending now: b still stops at once (the shared latch), c waits */
+    t0 = now_mono();
+    assert_int_equal(b->ops->flush(b, 5), -1);
+    assert_true(now_mono() - t0 < 1);
+    t0 = now_mono();
+    assert_int_equal(c->ops->flush(c, 0.5), -1);
+    assert_true(now_mono() - t0 >= 0.45);
+    a->ops->close(a);
+    b->ops->close(b);
+    c->ops->close(c);
+    free(f.got);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +364,8 @@ int main(void)
         cmocka_unit_test(several_spills_during_one_send),
         cmocka_unit_test(exit_with_timeout_leaves_the_rest_in_order),
         cmocka_unit_test(an_abandoned_delivery_thread_keeps_its_own_spool),
+        cmocka_unit_test(quiet_is_a_setting_of_each_publisher),
+        cmocka_unit_test(a_signal_during_the_flush_stops_every_publisher_sharing_the_latch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,9 @@ struct publisher {
     pub_backend bec;
     void    *ctx;
     char    *label;
+    int      quiet;         /* -q: publisher_warn prints nothing */
+    int      own_abort;     /* flush_abort when the opener gave none */
+    int     *flush_abort;   /* a signal ended the flush: no more waiting */
     char    *spool_dir;
     long long spool_max;
     pthread_t th;
@@ -75,14 +78,11 @@ static int same_error(const char *a, const char *b)
     }
 }
 
-/* -q: warnings about destinations and spools are silenced (errors that end
- * the run, such as --require-output, are printed elsewhere). */
-static int publisher_quiet;
-void publisher_set_quiet(int on) { publisher_quiet = on; }
-
-void publisher_warn(const char *label, const char *fmt, ...)
+/* quiet (-q): warnings about destinations and spools are silenced (errors
+ * that end the run, such as --require-output, are printed elsewhere). */
+void publisher_warn(int quiet, const char *label, const char *fmt, ...)
 {
-    if (publisher_quiet) return;
+    if (quiet) return;
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
@@ -160,7 +160,7 @@ static int ensure_spool(publisher *p)
     gethostname(host, sizeof host - 1);
     for (char *c = host; *c; c++) if (*c == '/') *c = '_';
     if (mkdir_p(p->spool_dir) < 0) {
-        publisher_warn(p->label, "cannot create spool directory %s: %s; undeliverable events are lost",
+        publisher_warn(p->quiet, p->label, "cannot create spool directory %s: %s; undeliverable events are lost",
                        p->spool_dir, strerror(errno));
         p->spool_broken = 1;
         return -1;
@@ -182,7 +182,7 @@ static int ensure_spool(publisher *p)
         }
         if (errno != EEXIST) break;
     }
-    publisher_warn(p->label, "%s; undeliverable events are lost", err);
+    publisher_warn(p->quiet, p->label, "%s; undeliverable events are lost", err);
     p->spool_broken = 1;
     return -1;
 }
@@ -196,7 +196,7 @@ static void spool_put(publisher *p, uint64_t seq, const char *name, const char *
     }
     if (spool_pending_bytes(&p->sp) + (long long)len + 64 > p->spool_max) {
         if (!p->warned_full)
-            publisher_warn(p->label, "spool %s is full (--spool-max %lld bytes): dropping events",
+            publisher_warn(p->quiet, p->label, "spool %s is full (--spool-max %lld bytes): dropping events",
                            p->sp.path, p->spool_max);
         p->warned_full = 1;
         p->dropped++;
@@ -204,7 +204,7 @@ static void spool_put(publisher *p, uint64_t seq, const char *name, const char *
     }
     if (spool_append(&p->sp, seq, name, json, len) < 0) {
         if (!p->warned_full)
-            publisher_warn(p->label, "cannot write spool %s: %s: dropping events", p->sp.path, strerror(errno));
+            publisher_warn(p->quiet, p->label, "cannot write spool %s: %s: dropping events", p->sp.path, strerror(errno));
         p->warned_full = 1;
         p->dropped++;
         return;
@@ -317,14 +317,14 @@ static void *pub_thread(void *arg)
         pthread_cond_broadcast(&p->idle);
         if (!failed) {
             backoff = BACKOFF_MIN;
-            if (p->down) publisher_warn(p->label, "delivering again");
+            if (p->down) publisher_warn(p->quiet, p->label, "delivering again");
             p->down = 0;
             continue;
         }
         if (p->connected && be->disconnect) be->disconnect(p->ctx);
         p->connected = 0;
         if ((!p->down || !same_error(err, p->lasterr)) && strcmp(be->kind, "unusable"))
-            publisher_warn(p->label, "%s; events wait in the spool until it answers", err[0] ? err : "delivery failed");
+            publisher_warn(p->quiet, p->label, "%s; events wait in the spool until it answers", err[0] ? err : "delivery failed");
         snprintf(p->lasterr, sizeof p->lasterr, "%s", err);
         p->down = 1;
         spill_memory(p);
@@ -386,6 +386,8 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
     p->be = &p->bec;
     p->ctx = ctx;
     p->label = sink_redact_url(url);
+    p->quiet = o ? o->quiet : 0;
+    p->flush_abort = o && o->flush_abort ? o->flush_abort : &p->own_abort;
     p->spool_dir = strdup(o && o->spool_dir && *o->spool_dir ? o->spool_dir : publisher_default_spool_dir());
     p->spool_max = o && o->spool_max > 0 ? o->spool_max : SPOOL_MAX_DEFAULT;
     p->cap = MEM_MAX_ITEMS;
@@ -412,18 +414,19 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
  * (emitter_close, `jobscope flush`) gives each the time left of one
  * deadline: --flush-timeout bounds the whole exit, not each destination's
  * share of it. */
-static int flush_aborted;      /* a signal ended the flush: no more waiting */
 
 /* The monitor blocks the signals that end jobscope and reads them through a
- * signalfd: one that arrived during the end-of-job flush is pending. */
-static int flush_interrupted(void)
+ * signalfd: one that arrived during the end-of-job flush is pending.  The
+ * latch (*p->flush_abort) is shared by the publishers of one monitor
+ * (sink_options.flush_abort): once set, none of them waits any more. */
+static int flush_interrupted(const publisher *p)
 {
     sigset_t pend;
-    if (!__atomic_load_n(&flush_aborted, __ATOMIC_RELAXED) && sigpending(&pend) == 0 &&
+    if (!__atomic_load_n(p->flush_abort, __ATOMIC_RELAXED) && sigpending(&pend) == 0 &&
         (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 ||
          sigismember(&pend, SIGHUP) == 1 || sigismember(&pend, SIGQUIT) == 1))
-        __atomic_store_n(&flush_aborted, 1, __ATOMIC_RELAXED);
-    return __atomic_load_n(&flush_aborted, __ATOMIC_RELAXED);
+        __atomic_store_n(p->flush_abort, 1, __ATOMIC_RELAXED);
+    return __atomic_load_n(p->flush_abort, __ATOMIC_RELAXED);
 }
 
 static int pub_flush(publisher *p, double timeout_s)
@@ -434,7 +437,7 @@ static int pub_flush(publisher *p, double timeout_s)
     p->deadline = mine;
     /* Only wait: the delivery thread keeps its backoff (0.1 -> 5 s) here too;
      * waking it on every turn of this loop made it hammer a refusing server. */
-    while ((p->count > 0 || spool_has(p)) && p->started && !flush_interrupted()) {
+    while ((p->count > 0 || spool_has(p)) && p->started && !flush_interrupted(p)) {
         double left = p->deadline - now_mono();
         if (left <= 0) break;
         /* never reachable in this run (refused, unknown scheme, bad TLS...):
@@ -459,18 +462,18 @@ static void pub_release(publisher *p)
     spill_memory(p);
     for (int i = 0; i < p->count; i++) free(p->ring[(p->head + i) % p->cap]);
     if (p->have_spool && p->sp.skipped)
-        publisher_warn(p->label, "%ld malformed line%s in spool %s passed over", p->sp.skipped,
+        publisher_warn(p->quiet, p->label, "%ld malformed line%s in spool %s passed over", p->sp.skipped,
                        p->sp.skipped == 1 ? "" : "s", p->sp.path ? p->sp.path : "");
     if (p->have_spool) {
         long left = p->sp.pending;
         char *path = strdup(p->sp.path ? p->sp.path : "");
         if (!spool_close(&p->sp) && !p->abandoned)
-            publisher_warn(p->label, "%ld event%s not delivered, kept in %s (send later: jobscope flush %s)",
+            publisher_warn(p->quiet, p->label, "%ld event%s not delivered, kept in %s (send later: jobscope flush %s)",
                            left, left == 1 ? "" : "s", path, path);
         free(path);
     }
     if (p->dropped)
-        publisher_warn(p->label, "%llu event%s lost (spool full or unwritable)", p->dropped,
+        publisher_warn(p->quiet, p->label, "%llu event%s lost (spool full or unwritable)", p->dropped,
                        p->dropped == 1 ? "" : "s");
     if (!p->connected && p->be->disconnect) p->be->disconnect(p->ctx);
     if (p->be->destroy) p->be->destroy(p->ctx);   /* closes a live connection politely */
@@ -498,7 +501,7 @@ static void pub_free(publisher *p)
          * Its events are in the spool file, which stays open and is kept. */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        if (flush_interrupted()) {       /* a signal: exit now, the spool keeps the rest */
+        if (flush_interrupted(p)) {       /* a signal: exit now, the spool keeps the rest */
             ts.tv_nsec += 300000000L;
             if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
         } else {
@@ -507,11 +510,11 @@ static void pub_free(publisher *p)
         if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
             pthread_mutex_lock(&p->mu);
             if (!p->thread_done) {
-                publisher_warn(p->label, "delivery thread does not answer; leaving it");
+                publisher_warn(p->quiet, p->label, "delivery thread does not answer; leaving it");
                 spill_memory(p);
                 if (p->have_spool) {
                     fsync(p->sp.fd);
-                    publisher_warn(p->label, "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
+                    publisher_warn(p->quiet, p->label, "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
                                    p->sp.pending, p->sp.path, p->sp.path);
                 }
                 p->abandoned = 1;
@@ -553,12 +556,12 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
         free(s);
         return NULL;
     } else if (!strcmp(be->kind, "unusable")) {
-        publisher_warn(p->label, "%s: events go to the spool; deliver them later with "
+        publisher_warn(p->quiet, p->label, "%s: events go to the spool; deliver them later with "
                        "'jobscope flush -o URL SPOOL'", why);
         p->down = 1;
         p->unreached = 1;
     } else {
-        publisher_warn(p->label, "%s; events wait in the spool until it answers", why);
+        publisher_warn(p->quiet, p->label, "%s; events wait in the spool until it answers", why);
         snprintf(p->lasterr, sizeof p->lasterr, "%s", why);
         p->down = 1;
     }

@@ -70,9 +70,8 @@ int   publisher_adopt_spool(publisher *p, const char *path, char *err, size_t er
 void  publisher_get_stats(publisher *p, pub_stats *st);
 
 /* Backend helpers. */
-/* -q: publisher_warn() prints nothing. */
-void  publisher_set_quiet(int on);
-void  publisher_warn(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "jobscope: LABEL: message" on stderr, unless quiet (sink_options.quiet, -q). */
+void  publisher_warn(int quiet, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Default spool directory: $JOBSCOPE_SPOOL_DIR, else /var/tmp/jobscope-spool-UID. */
 const char *publisher_default_spool_dir(void);
 

@@ -155,7 +155,7 @@ static int es_install_template(es_ctx *e, double timeout, char *err, size_t errl
             rc = 0;
             e->template_done = 1;
             if (httpc_status_class(st) != 0)
-                publisher_warn(e->label, "index template not installed (%s); ts may be mapped as float", why);
+                publisher_warn(e->c.quiet, e->label, "index template not installed (%s); ts may be mapped as float", why);
         }
     }
     free(url);
@@ -181,7 +181,7 @@ static int es_send(void *ctx, const pub_item *it, int n, double timeout, char *e
     int cls = httpc_status_class(st);
     if (cls == 1) return 0;
     if (cls == 2) {
-        httpc_rejected(&e->rejected, (unsigned long)n, e->label, err);
+        httpc_rejected(&e->c, &e->rejected, (unsigned long)n, e->label, err);
         return n;
     }
     int rejected;
@@ -193,7 +193,7 @@ static int es_send(void *ctx, const pub_item *it, int n, double timeout, char *e
         return 0;
     }
     if (rejected) {
-        if (!e->rejected) publisher_warn(e->label, "document rejected (%s); such events are skipped", reason);
+        if (!e->rejected) publisher_warn(e->c.quiet, e->label, "document rejected (%s); such events are skipped", reason);
         e->rejected += (unsigned long)rejected;
     }
     if (done < n) snprintf(err, errlen, "_bulk item answered %ld", retry);

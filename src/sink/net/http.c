@@ -35,7 +35,7 @@ static int http_send(void *ctx, const pub_item *it, int n, double timeout, char 
             long st = httpc_post(&h->c, h->url, "application/json", it[i].json, it[i].len, timeout, err, errlen);
             int cls = httpc_status_class(st);
             if (cls == 1) return i;
-            if (cls == 2) httpc_rejected(&h->rejected, 1, h->label, err);
+            if (cls == 2) httpc_rejected(&h->c, &h->rejected, 1, h->label, err);
         }
         return n;
     }

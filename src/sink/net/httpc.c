@@ -40,6 +40,7 @@ int httpc_init(httpc *c, const net_url *u, const sink_options *o, char *err, siz
     if (u->pass) c->pass = strdup(u->pass);
     if (o && o->ca_file) c->ca_file = strdup(o->ca_file);
     c->insecure = o ? o->insecure : 0;
+    c->quiet = o ? o->quiet : 0;
     return 0;
 }
 
@@ -142,10 +143,11 @@ int httpc_status_class(long st)
     return 1;
 }
 
-void httpc_rejected(unsigned long *rejected, unsigned long n, const char *label, const char *why)
+void httpc_rejected(const httpc *c, unsigned long *rejected, unsigned long n, const char *label,
+                    const char *why)
 {
     if (*rejected == 0)
-        publisher_warn(label, "rejected by the server (%s); such events are skipped", why);
+        publisher_warn(c->quiet, label, "rejected by the server (%s); such events are skipped", why);
     *rejected += n;
 }
 
@@ -156,6 +158,6 @@ int httpc_deliver(httpc *c, const char *url, const char *content_type, const cha
     long st = httpc_post(c, url, content_type, body, len, timeout_s, err, errlen);
     int cls = httpc_status_class(st);
     if (cls == 1) return 0;
-    if (cls == 2) httpc_rejected(rejected, (unsigned long)n, label, err);
+    if (cls == 2) httpc_rejected(c, rejected, (unsigned long)n, label, err);
     return n;
 }

@@ -23,6 +23,7 @@ typedef struct httpc {
     void  *headers;         /* struct curl_slist * */
     char  *unix_socket;     /* talk HTTP over this Unix socket (jobscope serve) */
     char  *bearer;          /* "Authorization: Bearer ..." header, or NULL */
+    int    quiet;           /* -q (sink_options.quiet): its warnings are silenced */
 } httpc;
 
 /* Takes the credentials from u. 0, or -1 with err. */
@@ -44,7 +45,9 @@ int  httpc_status_class(long status);
 int  httpc_deliver(httpc *c, const char *url, const char *content_type, const char *body,
                    size_t len, int n, unsigned long *rejected, const char *label,
                    double timeout_s, char *err, size_t errlen);
-/* Counts n events the server refused for good, warning the first time. */
-void httpc_rejected(unsigned long *rejected, unsigned long n, const char *label, const char *why);
+/* Counts n events the server refused for good, warning the first time
+ * (unless c->quiet). */
+void httpc_rejected(const httpc *c, unsigned long *rejected, unsigned long n, const char *label,
+                    const char *why);
 
 #endif

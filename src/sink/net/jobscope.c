@@ -54,7 +54,7 @@ static int js_send(void *ctx, const pub_item *it, int n, double timeout, char *e
         unsigned long failed = (unsigned long)n;
         const char *f = x->c.resp ? strstr(x->c.resp, "\"failed\":") : NULL;
         if (f) failed = strtoul(f + 9, NULL, 10);
-        if (failed) httpc_rejected(&x->rejected, failed, x->label, err);
+        if (failed) httpc_rejected(&x->c, &x->rejected, failed, x->label, err);
     }
     return n;
 }

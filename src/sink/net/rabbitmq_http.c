@@ -67,7 +67,7 @@ static int rmq_send(void *ctx, const pub_item *it, int n, double timeout, char *
         size_t bl = b64_encode(it[i].json, it[i].len, r->b64);
         char *body = jsonx_rabbitmq_body(r->routing_key ? r->routing_key : it[i].name, r->b64, bl);
         if (!body) {   /* not UTF-8: retrying would not help */
-            if (!r->rejected) publisher_warn(r->label, "cannot encode an event (routing key not UTF-8?); skipped");
+            if (!r->rejected) publisher_warn(r->c.quiet, r->label, "cannot encode an event (routing key not UTF-8?); skipped");
             r->rejected++;
             continue;
         }
@@ -77,10 +77,10 @@ static int rmq_send(void *ctx, const pub_item *it, int n, double timeout, char *
         if (cls == 1) return i;
         if (cls == 2) {
             if (!r->rejected)
-                publisher_warn(r->label, "rejected by the broker (%s); such events are skipped", err);
+                publisher_warn(r->c.quiet, r->label, "rejected by the broker (%s); such events are skipped", err);
             r->rejected++;
         } else if (r->c.resp && strstr(r->c.resp, "\"routed\":false") && !r->warned_unrouted) {
-            publisher_warn(r->label, "the broker routed an event to no queue (is a queue bound to the exchange?)");
+            publisher_warn(r->c.quiet, r->label, "the broker routed an event to no queue (is a queue bound to the exchange?)");
             r->warned_unrouted = 1;
         }
     }
