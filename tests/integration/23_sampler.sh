@@ -47,7 +47,11 @@ test_fork_storm_totals_are_the_kernels_under_both_samplers() {
     for f in wchar write_bytes syscw; do
         assert_close "$(jq_py "end['$f']" bpf.jsonl)" "$(jq_py "end['$f']" procfs.jsonl)" 0.01 "$f bpf vs procfs" || return 1
     done
-    assert_close "$(jq_py 'end["minflt"]' bpf.jsonl)" "$(jq_py 'end["minflt"]' procfs.jsonl)" 0.05 "minflt"
+    # page faults vary between two runs of the same work: each against its
+    # own run's kernel figure (everything was reaped by jobscope)
+    for s in procfs bpf; do
+        assert_close "$(jq_py 'end["minflt"]' $s.jsonl)" "$(jq_py 'end["rusage_children"]["minflt"]' $s.jsonl)" 0.01 "$s minflt" || return 1
+    done
 }
 
 test_bpf_counters_never_decrease_and_cpu_splits_as_proc_shows() {
