@@ -130,8 +130,7 @@ void json_obj_close(jbuf *b)                   { jbuf_putc(b, '}'); b->comma = 1
 void json_arr_open(jbuf *b, const char *key)  { json_key(b, key); jbuf_putc(b, '['); b->comma = 0; }
 void json_arr_close(jbuf *b)                   { jbuf_putc(b, ']'); b->comma = 1; }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t json_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
     size_t len;
@@ -161,7 +160,7 @@ void json_escape(jbuf *b, const char *str, size_t n)
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { i++; continue; }
         jbuf_put(b, (const char *)s + run, i - run);
         if (c >= 0x80) {
-            size_t l = utf8_len(s + i, n - i);
+            size_t l = json_utf8_len(s + i, n - i);
             if (l) jbuf_put(b, (const char *)s + i, l), i += l;
             else jbuf_put(b, "\\ufffd", 6), i++;
         } else {

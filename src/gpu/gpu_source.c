@@ -321,6 +321,7 @@ static void dev_sample(gpu_dev *d)
         if (util_ok && util[c] >= 0) mset_f64(m, (metric_id)(M_GPU_JOB_SM_UTIL + c), util[c]);
         else mset_null(m, (metric_id)(M_GPU_JOB_SM_UTIL + c));
     }
+    mset_label_str(m, "job_util_source", how, MLABEL_AFTER);   /* written below, after the values */
 
     jbuf *b = &d->buf;
     jbuf_reset(b);

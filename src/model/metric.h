@@ -10,7 +10,8 @@
  * the server's API and the docs come from it).  A source fills an `mset`
  * (metric id, value; labels beside; rows for per-device groups), and every
  * encoder walks that set: the JSON Lines writer (mset_write_json, _range,
- * _group), CSV (mset_write_cell), JoReMon (sink/formats/joremon.c).  A new
+ * _group), CSV (mset_write_cell), JoReMon (sink/formats/joremon.c), the
+ * Influx and OpenTSDB encoders (sink/formats/tsconv.c, tsconv_*_set).  A new
  * field is one catalogue line plus the line of the source that sets it.
  *
  * Layer: depends on util and the JSON writer only; never on a source, the
@@ -111,7 +112,12 @@ typedef struct mvalue {
                               * convention) but an empty CSV cell */
 } mvalue;
 
-/* A label: a string (NULL: JSON null) or an integer. */
+/* A label: a string (NULL: JSON null) or an integer.  `hidden`: 0, written
+ * first in the JSON event (mset_write_labels); MLABEL_HIDDEN, not written
+ * (cmd, cwd, user: JoReMon's); MLABEL_AFTER, written by its source itself
+ * after the values (gpu.stats' job_util_source), so that the time-series
+ * encoders (sink/formats/tsconv.c) know it is there and where. */
+enum { MLABEL_SHOWN = 0, MLABEL_HIDDEN = 1, MLABEL_AFTER = 2 };
 typedef struct mlabel {
     const char *key;
     const char *str;
@@ -119,7 +125,7 @@ typedef struct mlabel {
     uint8_t     is_num, hidden;
 } mlabel;
 
-#define MSET_MAX_LABELS 8
+#define MSET_MAX_LABELS 10     /* gpu.stats has up to 8 (7 + job_util_source) */
 #define MSET_MAX_ROWS   16     /* rows of groups (cg_io: CG_MAX_IO_DEVS) */
 #define MROW_MAX_VALUES 4      /* fields of a group */
 
@@ -146,7 +152,7 @@ void mset_f64(mset *s, metric_id id, double v);
 void mset_null(mset *s, metric_id id);
 void mset_missing(mset *s, metric_id id);   /* not measured: 0 in JSON, empty in CSV */
 void mset_label_num(mset *s, const char *key, long long v);
-void mset_label_str(mset *s, const char *key, const char *v, int hidden);
+void mset_label_str(mset *s, const char *key, const char *v, int hidden);  /* MLABEL_* */
 /* The label's string (NULL if absent or null) / number (0 if absent). */
 const char *mset_label(const mset *s, const char *key);
 long long   mset_label_num_get(const mset *s, const char *key);
