@@ -81,7 +81,7 @@ $(BUILD)/bpf/tree.bpf.o: src/bpf/tree.bpf.c src/bpf/bpf_rec.h $(BUILD)/bpf/vmlin
 	clang -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -Isrc/bpf -c $< -o $@
 $(BUILD)/bpf/tree.skel.h: $(BUILD)/bpf/tree.bpf.o
 	bpftool gen skeleton $< name tree_bpf > $@.tmp && mv $@.tmp $@
-NET_SRCS := $(sort $(wildcard src/sink/net/*.c)) src/sink/formats/tsconv.c
+NET_SRCS := $(sort $(wildcard src/sink/net/*.c)) src/sink/formats/tsconv.c src/sink/formats/tsconv_set.c
 NET_REG := $(BUILD)/pic/src/sink/net/net.o
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
 NET_OBJS := $(NET_SRCS:%.c=$(BUILD)/pic/%.o)

@@ -17,7 +17,16 @@
  * ($JOBSCOPE_NVML_LIBRARY, make fake-nvml) with a fixed script and every
  * optional part on; its events (env, stats, stats.max) and the gpu_* fields
  * it adds to a sample, with what varies from run to run (times, seq, the
- * helper's own pid) replaced by fixed text and the lines sorted. */
+ * helper's own pid) replaced by fixed text and the lines sorted.
+ *
+ * The time-series lines of the samples come from their value sets
+ * (tsconv_*_set, as the influx:// and opentsdb:// outputs make them), the
+ * other events' from their JSON.  Beside that, every event that carries a
+ * value set -- the three samples, samples with the cgroup fixtures' fields,
+ * the GPU share, nulls and odd labels, and the real GPU source's gpu.stats
+ * -- is encoded both ways with several tag lists, and any difference is
+ * printed and makes the helper fail; the last line of its output says
+ * "tsconv paths: N encodings compared, D differ". */
 #include "monitor/monitor.h"
 #include "source.h"
 #include "gpu/gpu.h"
@@ -27,6 +36,7 @@
 #include "sink/sink.h"
 #include "sink/formats/sbuf.h"
 #include "sink/formats/tsconv.h"
+#include "model/metric.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -121,6 +131,54 @@ static const char *const source_events[] = {
 };
 static const char *const source_names[] = { "jobscope.metric", "gpu.sample", "jobscope.end" };
 
+/* ---- the two ways into the time-series encoders ------------------------ */
+
+static int paths_compared, paths_differ;
+
+/* Encodes one event from its value set and from its JSON, for Influx and
+ * OpenTSDB, with several tag lists; counts the differences. */
+static void compare_paths(const char *json, size_t len, const char *name, double ts, const mset *set,
+                          const annotations *ann)
+{
+    static const char *const keeps[] = { NULL, "job_id,pid", "hostname,id", "exe,vendor,job_util_source,rank" };
+    for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++) {
+        tsconv_ann a;
+        if (tsconv_ann_init(&a, ann->fragment, ann->fragment_len, keeps[k]) != 0) {
+            fprintf(stderr, "golden: tsconv_ann_init failed\n");
+            paths_differ++;
+            continue;
+        }
+        for (int f = 0; f < 2; f++) {
+            sbuf js = { 0 }, ss = { 0 };
+            int nj = f ? tsconv_opentsdb_points(&js, json, len, keeps[k])
+                       : tsconv_influx_line(&js, json, len, keeps[k]);
+            int ns = f ? tsconv_opentsdb_set(&ss, name, ts, set, &a, keeps[k])
+                       : tsconv_influx_set(&ss, name, ts, set, &a, keeps[k]);
+            paths_compared++;
+            if (nj != ns || js.len != ss.len || (js.len && memcmp(js.p, ss.p, js.len))) {
+                paths_differ++;
+                fprintf(stderr, "golden: the %s encoding of %s differs (tags %s):\n  json %d: %s\n  set  %d: %s\n",
+                        f ? "OpenTSDB" : "Influx", name, keeps[k] ? keeps[k] : "all", nj,
+                        js.p ? js.p : "", ns, ss.p ? ss.p : "");
+            }
+            sbuf_free(&js);
+            sbuf_free(&ss);
+        }
+        tsconv_ann_free(&a);
+    }
+}
+
+/* A sink that compares the two paths for every event with a value set. */
+static const annotations *compare_ann;
+static int compare_write(sink *s, const js_event *ev)
+{
+    if (ev->metrics) compare_paths(ev->json, ev->len, ev->name, ev->ts, ev->metrics, compare_ann);
+    return 0;
+}
+static void compare_close(sink *s) { (void)s; }
+static const sink_ops compare_ops = { "compare", NULL, NULL, compare_write, NULL, compare_close };
+static sink compare_sink = { &compare_ops, NULL, 0, 0 };
+
 static int write_file(const char *dir, const char *name, const char *p, size_t n)
 {
     char path[4096];
@@ -145,8 +203,13 @@ static int cgroup_fields(const char *dir)
         [CG_V1_MEMORY] = fx[0], [CG_V1_CPUACCT] = fx[1], [CG_V1_BLKIO] = fx[2], [CG_V1_PIDS] = fx[3],
     };
     cgroup *cgs[2] = { cgroup_v2_open(v2), cgroup_v1_open(dirs, "/job") };
-    jbuf b;
+    jbuf b, ev;
     jbuf_init(&b, 4096);
+    jbuf_init(&ev, 4096);
+    annotations ann;
+    emitter em;                /* no sinks: emitter_send only closes the event */
+    if (fixed_annotations(&ann) != 0) return -1;
+    emitter_init(&em, &ann);
     for (int i = 0; i < 2; i++) {
         cg_stats st;
         if (!cgs[i] || cgs[i]->ops->read(cgs[i], &st) != 0) {
@@ -160,10 +223,29 @@ static int cgroup_fields(const char *dir)
         json_obj_close(&b);
         jbuf_putc(&b, '\n');
         b.comma = 0;
+        /* a whole sample as the monitor and its sources write it (tree,
+         * total_processes, cg_* with the cg_io rows, gpu_*), with nulls
+         * (--null-missing, no GPU utilisation) and labels to escape */
+        static const char *const exes[2] = { "/opt/a b,c=d\"q\\/run", "/opt/b\xff\xc3(d/\xe2\x82\xacrun" };
+        tree_sample smp;
+        fixed_sample(&smp, 1);
+        event_begin(&em, &ev, EV_SAMPLE, smp.ts);
+        monitor_sample_fields(&ev, &set, 4242, exes[i], &smp, 1);
+        mset_u64(&set, M_TOTAL_PROCESSES, 9);
+        mset_write_json_range(&ev, &set, M_TOTAL_PROCESSES, M_TOTAL_PROCESSES);
+        cgroup_sample_fields(&ev, &set, &st);
+        mset_u64(&set, M_GPU_MEM, 1u << 20);
+        if (i) mset_f64(&set, M_GPU_UTIL, 42.25);
+        else mset_null(&set, M_GPU_UTIL);
+        mset_write_json_range(&ev, &set, M_GPU_MEM, M_GPU_UTIL);
+        emitter_send(&em, &ev, EV_SAMPLE, smp.ts, &set);
+        compare_paths(ev.p, ev.len, EV_SAMPLE, smp.ts, &set, &em.ann);
         cgs[i]->ops->free(cgs[i]);
     }
     int rc = write_file(dir, "cgroup.jsonl", b.p, b.len);
     jbuf_free(&b);
+    jbuf_free(&ev);
+    emitter_close(&em, 1);
     return rc;
 }
 
@@ -238,6 +320,8 @@ static int gpu_fields(const char *dir)
     sink *out = sink_open(raw, &so, err, sizeof err);
     if (!out) { fprintf(stderr, "golden: %s\n", err); return -1; }
     emitter_add_sink(&em, out);
+    compare_ann = &em.ann;
+    emitter_add_sink(&em, &compare_sink);     /* gpu.stats: both time-series paths */
 
     proctree *tree = proctree_new(NULL, PROCTREE_ATTACH, getpid(), 1000);
     tree_sample ts;
@@ -347,6 +431,7 @@ int main(int argc, char **argv)
         event_begin(&em, &b, EV_SAMPLE, smp[i].ts);
         monitor_sample_fields(&b, &set[i], 4242, i ? "/usr/bin/python3" : NULL, &smp[i], 0);
         emitter_send(&em, &b, EV_SAMPLE, smp[i].ts, &set[i]);
+        compare_paths(b.p, b.len, EV_SAMPLE, smp[i].ts, &set[i], &em.ann);
     }
     for (int i = 0; i < 3; i++) {
         double ts = 1700000005.5 + i;
@@ -356,9 +441,17 @@ int main(int argc, char **argv)
         emitter_send(&em, &b, source_names[i], ts, NULL);
     }
     jbuf_free(&b);
-    emitter_close(&em, 1);
+    /* the time-series encodings: the samples' from their value sets (as the
+     * outputs make them), the other lines' from their JSON */
+    tsconv_ann all, jp, hi;
+    if (tsconv_ann_init(&all, em.ann.fragment, em.ann.fragment_len, NULL) != 0 ||
+        tsconv_ann_init(&jp, em.ann.fragment, em.ann.fragment_len, "job_id,pid") != 0 ||
+        tsconv_ann_init(&hi, em.ann.fragment, em.ann.fragment_len, "hostname,id") != 0) {
+        fprintf(stderr, "golden: tsconv_ann_init\n");
+        return 1;
+    }
+    emitter_close(&em, 1);          /* frees the annotations */
 
-    /* the time-series encodings of every JSON line */
     char path[4096];
     snprintf(path, sizeof path, "%s/ev.jsonl", dir);
     FILE *f = fopen(path, "rb");
@@ -367,19 +460,33 @@ int main(int argc, char **argv)
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    while ((n = getline(&line, &cap, f)) > 0) {
+    for (int ln = 0; (n = getline(&line, &cap, f)) > 0; ln++) {
         if (line[n - 1] == '\n') line[--n] = 0;
-        tsconv_influx_line(&influx, line, (size_t)n, NULL);
-        tsconv_influx_line(&influx, line, (size_t)n, "job_id,pid");
-        sbuf body = { 0 };
-        if (tsconv_opentsdb_points(&body, line, (size_t)n, NULL)) {
+        sbuf body = { 0 }, some = { 0 };
+        int pts, spts;
+        if (ln < 3) {
+            const char *ev = EV_SAMPLE;
+            double ts = smp[ln].ts;
+            if (tsconv_influx_set(&influx, ev, ts, &set[ln], &all, NULL) < 0 ||
+                tsconv_influx_set(&influx, ev, ts, &set[ln], &jp, "job_id,pid") < 0) {
+                fprintf(stderr, "golden: the set path declined sample %d\n", ln);
+                return 1;
+            }
+            pts = tsconv_opentsdb_set(&body, ev, ts, &set[ln], &all, NULL);
+            spts = tsconv_opentsdb_set(&some, ev, ts, &set[ln], &hi, "hostname,id");
+        } else {
+            tsconv_influx_line(&influx, line, (size_t)n, NULL);
+            tsconv_influx_line(&influx, line, (size_t)n, "job_id,pid");
+            pts = tsconv_opentsdb_points(&body, line, (size_t)n, NULL);
+            spts = tsconv_opentsdb_points(&some, line, (size_t)n, "hostname,id");
+        }
+        if (pts > 0) {
             sbuf_putc(&body, ']');
             sbuf_put(&tsdb, body.p, body.len);
             sbuf_putc(&tsdb, '\n');
         }
         sbuf_free(&body);
-        sbuf some = { 0 };
-        if (tsconv_opentsdb_points(&some, line, (size_t)n, "hostname,id")) {
+        if (spts > 0) {
             sbuf_putc(&some, ']');
             sbuf_put(&tsdb_some, some.p, some.len);
             sbuf_putc(&tsdb_some, '\n');
@@ -394,7 +501,12 @@ int main(int argc, char **argv)
     sbuf_free(&influx);
     sbuf_free(&tsdb);
     sbuf_free(&tsdb_some);
+    tsconv_ann_free(&all);
+    tsconv_ann_free(&jp);
+    tsconv_ann_free(&hi);
     if (cgroup_fields(dir) != 0) rc = 1;
     if (gpu_fields(dir) != 0) rc = 1;
+    printf("tsconv paths: %d encodings compared, %d differ\n", paths_compared, paths_differ);
+    if (paths_differ) rc = 1;
     return rc ? 1 : 0;
 }

@@ -18,6 +18,22 @@ test_every_encoding_of_fixed_samples_is_byte_identical_to_the_golden_files() {
     return $bad
 }
 
+# The influx:// and opentsdb:// outputs encode samples and gpu.stats from
+# their value sets, everything else (and what comes back from a spool) from
+# the JSON: the helper encodes each event with a set both ways (3 samples,
+# 2 with the cgroup fixtures, GPU share and odd labels, the real GPU
+# source's gpu.stats; 4 tag lists x 2 formats each) and counts differences.
+test_the_time_series_encodings_from_the_value_set_equal_those_from_the_json() {
+    [ -f "$JOBSCOPE_NVML_LIBRARY" ] || { echo "    missing $JOBSCOPE_NVML_LIBRARY (make fake-nvml)" >&2; return 1; }
+    "$HELPERS/golden" "$T" > "$T/out.txt" || { cat "$T/out.txt"; return 1; }
+    local line n d
+    line=$(grep '^tsconv paths:' "$T/out.txt") || { fail "no comparison summary"; return 1; }
+    n=$(echo "$line" | awk '{print $3}')
+    d=$(echo "$line" | awk '{print $6}')
+    [ "$d" = 0 ] || { fail "$line"; return 1; }
+    [ "$n" -ge $(( (5 + 1) * 8 )) ] || { fail "too few compared (no gpu.stats?): $line"; return 1; }
+}
+
 test_a_real_run_keeps_the_golden_shape_of_its_events_and_csv() {
     env -i PATH=/usr/bin:/bin HOME="$T" "$JS" run --no-cgroup -i 5 --job golden --tag site=test \
         -o ev.jsonl -o ev.csv -- "$HELPERS/workload" sleep 0.3 || return 1

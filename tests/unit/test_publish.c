@@ -17,6 +17,8 @@
 #include "sink/delivery/spool.h"
 #include "sink/formats/sbuf.h"
 #include "sink/formats/tsconv.h"
+#include "model/metric.h"
+#include <math.h>
 
 int sink_amqp_parse_path(const char *path, char **vhost, char **exchange);
 
@@ -291,6 +293,114 @@ static void opentsdb_points(void **st)
     sbuf_free(&b);
 }
 
+/* ---- the value-set path of the time-series encoders ----------------------- */
+
+static const char ANN[] = "\"hostname\":\"node 1\",\"site\":\"\",\"wf_uuid\":null,\"rank\":3,"
+                          "\"job_id\":\"j,1\",\"tags\":{\"a\":\"b\"}";
+
+/* The event's JSON as the monitor writes it from the set: annotations,
+ * labels, values, the group's rows, then what comes after (as gpu.stats). */
+static void set_json(jbuf *b, const char *name, double ts, const mset *s, const char *after)
+{
+    jbuf_reset(b);
+    jbuf_putc(b, '{');
+    b->comma = 0;
+    json_str(b, "event", name);
+    json_fixed(b, "ts", ts, 6);
+    jbuf_putc(b, ',');
+    jbuf_puts(b, ANN);
+    mset_write_json(b, s);
+    mset_write_json_group(b, s, M_CG_IO_DEV_RBYTES);
+    if (after) json_str(b, "job_util_source", after);
+    json_u64(b, "seq", 9);
+    json_obj_close(b);
+}
+
+/* Both paths, both formats, several tag lists: the same bytes. */
+static void assert_same_both_ways(const mset *s, double ts, const char *after)
+{
+    static const char *const keeps[] = { NULL, "pid", "exe,job_util_source", "hostname,rank,id" };
+    jbuf j;
+    jbuf_init(&j, 1024);
+    set_json(&j, "ev.x", ts, s, after);
+    for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++) {
+        tsconv_ann a;
+        assert_int_equal(tsconv_ann_init(&a, ANN, strlen(ANN), keeps[k]), 0);
+        for (int f = 0; f < 2; f++) {
+            sbuf js = { 0 }, ss = { 0 };
+            int nj = f ? tsconv_opentsdb_points(&js, j.p, j.len, keeps[k]) : tsconv_influx_line(&js, j.p, j.len, keeps[k]);
+            int ns = f ? tsconv_opentsdb_set(&ss, "ev.x", ts, s, &a, keeps[k])
+                       : tsconv_influx_set(&ss, "ev.x", ts, s, &a, keeps[k]);
+            assert_true(nj > 0);
+            assert_int_equal(ns, nj);
+            assert_string_equal(ss.p, js.p);
+            sbuf_free(&js);
+            sbuf_free(&ss);
+        }
+        tsconv_ann_free(&a);
+    }
+    jbuf_free(&j);
+}
+
+static void the_set_path_writes_what_the_json_path_writes(void **st)
+{
+    mset s;
+    mset_clear(&s, 0);
+    mset_label_num(&s, "pid", 4242);
+    mset_label_str(&s, "exe", "/opt/a b,c=d\"q\\\x01/\xff\xc3(/\xe2\x82\xac", MLABEL_SHOWN);
+    mset_label_str(&s, "cmd", "hidden", MLABEL_HIDDEN);
+    mset_label_str(&s, "empty", "", MLABEL_SHOWN);
+    mset_label_str(&s, "nothing", NULL, MLABEL_SHOWN);
+    mset_label_num(&s, "level", -7);                      /* not an id: a number */
+    mset_label_str(&s, "job_util_source", "process", MLABEL_AFTER);
+    mset_f64(&s, M_ELAPSED, 1.0000005);                   /* rounded by the text (3 decimals): 1.000 */
+    mset_u64(&s, M_UTIME, 1234567);                       /* microseconds: 1.235 */
+    mset_null(&s, M_IOWAIT);                              /* null: left out */
+    mset_missing(&s, M_BREAD);                            /* written 0 */
+    mset_u64(&s, M_RSS, 9007199254740993ull);             /* > 2^53: as jansson reads it */
+    mset_f64(&s, M_CPU_PERCENT, NAN);                     /* null in JSON: left out */
+    mset_f64(&s, M_ROOT_START, 5);                        /* hidden: left out */
+    mset_u64(&s, M_CG_MEMORY_CURRENT, 0);
+    mset_f64(&s, M_CG_PSI_CPU_SOME_AVG10, -0.0001);        /* prints 0.00 */
+    mset_f64(&s, M_GPU_UTIL, 1e300);                      /* exponent form */
+    mrow *r = mset_row(&s, M_CG_IO_DEV_RBYTES, "8:0");    /* rows: arrays, left out */
+    mrow_u64(r, M_CG_IO_DEV_RBYTES, 5);
+    assert_same_both_ways(&s, 1700000000.1234565, "process");
+    assert_same_both_ways(&s, NAN, "process");             /* ts null: 0 */
+}
+
+static void the_set_path_leaves_to_the_json_path_what_it_reads_otherwise(void **st)
+{
+    tsconv_ann a;
+    assert_int_equal(tsconv_ann_init(&a, ANN, strlen(ANN), NULL), 0);
+    sbuf b = { 0 };
+    mset s;
+    mset_clear(&s, 0);
+    mset_u64(&s, M_RSS, 1);
+    assert_int_equal(tsconv_influx_set(&b, "ev.x", 1, &s, &a, NULL), 1);
+    sbuf_reset(&b);
+    mset_label_str(&s, "hostname", "twice", MLABEL_SHOWN);   /* an annotation's key */
+    assert_int_equal(tsconv_influx_set(&b, "ev.x", 1, &s, &a, NULL), -1);
+    assert_int_equal(tsconv_opentsdb_set(&b, "ev.x", 1, &s, &a, NULL), -1);
+    assert_int_equal(b.len, 0);
+    mset_clear(&s, 0);
+    mset_u64(&s, M_RSS, UINT64_MAX);                          /* jansson refuses the JSON */
+    assert_int_equal(tsconv_influx_set(&b, "ev.x", 1, &s, &a, NULL), -1);
+    jbuf j;
+    jbuf_init(&j, 256);
+    set_json(&j, "ev.x", 1, &s, NULL);
+    assert_int_equal(tsconv_influx_line(&b, j.p, j.len, NULL), 0);
+    jbuf_free(&j);
+    mset_clear(&s, 0);                                        /* no numbers: nothing */
+    assert_int_equal(tsconv_influx_set(&b, "ev.x", 1, &s, &a, NULL), 0);
+    assert_int_equal(tsconv_opentsdb_set(&b, "ev.x", 1, &s, &a, NULL), 0);
+    assert_int_equal(b.len, 0);
+    tsconv_ann_free(&a);
+    /* annotations named like a field: the set path is off */
+    assert_int_equal(tsconv_ann_init(&a, "\"rss\":1", 7, NULL), -1);
+    sbuf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +414,8 @@ int main(void)
         cmocka_unit_test(spool_skips_many_malformed_lines_in_one_pass),
         cmocka_unit_test(influx_line),
         cmocka_unit_test(opentsdb_points),
+        cmocka_unit_test(the_set_path_writes_what_the_json_path_writes),
+        cmocka_unit_test(the_set_path_leaves_to_the_json_path_what_it_reads_otherwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,7 @@
-/* tsconv.c — see tsconv.h. */
+/* tsconv.c — see tsconv.h: events to Influx lines and OpenTSDB points from
+ * their JSON text (jansson), and the writers of both formats that the value
+ * set path (tsconv_set.c, which cannot include jansson.h beside the JSON
+ * writer's json.h) shares.  Built into the network plugin. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +10,7 @@
 #include "tsconv.h"
 #include "sbuf.h"
 
-static int listed(const char *list, const char *key)
+int tsconv_listed(const char *list, const char *key)
 {
     if (!list) return 1;
     size_t kl = strlen(key);
@@ -37,13 +40,13 @@ int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tag
         if (!strcmp(k, "event") || !strcmp(k, "ts") || !strcmp(k, "seq")) continue;
         char buf[64];
         if (json_is_string(v)) {
-            if (!json_string_length(v) || !listed(keep_tags, k) || p->ntags >= 64) continue;
+            if (!json_string_length(v) || !tsconv_listed(keep_tags, k) || p->ntags >= 64) continue;
             p->tags[p->ntags].key = k;
             p->tags[p->ntags++].val = strdup(json_string_value(v));
         } else if (json_is_number(v)) {
             double x = json_number_value(v);
             if (!strcmp(k, "rank") || !strcmp(k, "pid") || !strcmp(k, "id")) {
-                if (!listed(keep_tags, k) || p->ntags >= 64) continue;
+                if (!tsconv_listed(keep_tags, k) || p->ntags >= 64) continue;
                 if (json_is_integer(v)) snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
                 else snprintf(buf, sizeof buf, "%.17g", x);
                 p->tags[p->ntags].key = k;
@@ -59,8 +62,8 @@ int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tag
 
 void tsconv_free(ts_point *p)
 {
-    for (int i = 0; i < p->ntags; i++) free(p->tags[i].val);
-    free(p->name);
+    for (int i = 0; i < p->ntags; i++) free((char *)p->tags[i].val);
+    free((char *)p->name);
     json_decref(p->doc);
     memset(p, 0, sizeof *p);
 }
@@ -75,31 +78,35 @@ static void lp_esc(sbuf *b, const char *s, const char *chars)
     }
 }
 
+void tsconv_influx_point(sbuf *b, const ts_point *p)
+{
+    lp_esc(b, p->name, ", ");
+    for (int i = 0; i < p->ntags; i++) {
+        sbuf_putc(b, ',');
+        lp_esc(b, p->tags[i].key, ",= ");
+        sbuf_putc(b, '=');
+        lp_esc(b, p->tags[i].val, ",= ");
+    }
+    for (int i = 0; i < p->nfields; i++) {
+        sbuf_putc(b, i ? ',' : ' ');
+        lp_esc(b, strcmp(p->fields[i].key, TSCONV_OWN_VALUE) ? p->fields[i].key : "value", ",= ");
+        double v = p->fields[i].val;
+        if (v == floor(v) && fabs(v) < 1e15) sbuf_printf(b, "=%.1f", v);
+        else sbuf_printf(b, "=%.17g", v);
+    }
+    sbuf_printf(b, " %lld000\n", (long long)llround(p->ts * 1e6));
+}
+
 /* Appends one event as a line; returns 0 if it had no numbers. */
 int tsconv_influx_line(sbuf *b, const char *json, size_t len, const char *keep_tags)
 {
     ts_point p;
     if (tsconv_parse(&p, json, len, keep_tags) < 0) return 0;
-    if (p.nfields == 0) { tsconv_free(&p); return 0; }
-    lp_esc(b, p.name, ", ");
-    for (int i = 0; i < p.ntags; i++) {
-        sbuf_putc(b, ',');
-        lp_esc(b, p.tags[i].key, ",= ");
-        sbuf_putc(b, '=');
-        lp_esc(b, p.tags[i].val, ",= ");
-    }
-    for (int i = 0; i < p.nfields; i++) {
-        sbuf_putc(b, i ? ',' : ' ');
-        lp_esc(b, strcmp(p.fields[i].key, TSCONV_OWN_VALUE) ? p.fields[i].key : "value", ",= ");
-        double v = p.fields[i].val;
-        if (v == floor(v) && fabs(v) < 1e15) sbuf_printf(b, "=%.1f", v);
-        else sbuf_printf(b, "=%.17g", v);
-    }
-    sbuf_printf(b, " %lld000\n", (long long)llround(p.ts * 1e6));
+    int n = p.nfields > 0;
+    if (n) tsconv_influx_point(b, &p);
     tsconv_free(&p);
-    return 1;
+    return n;
 }
-
 
 /* OpenTSDB allows [a-zA-Z0-9-_./] in names and tag values. */
 static void tsdb_name(sbuf *b, const char *s)
@@ -112,31 +119,41 @@ static void tsdb_name(sbuf *b, const char *s)
     }
 }
 
+int tsconv_opentsdb_point(sbuf *b, const ts_point *p)
+{
+    long long ms = llround(p->ts * 1e3);
+    for (int i = 0; i < p->nfields; i++) {
+        sbuf_putc(b, b->len > 1 ? ',' : '[');
+        sbuf_puts(b, "{\"metric\":\"");
+        tsdb_name(b, p->name);
+        if (strcmp(p->fields[i].key, TSCONV_OWN_VALUE)) {
+            sbuf_putc(b, '.');
+            tsdb_name(b, p->fields[i].key);
+        }
+        sbuf_printf(b, "\",\"timestamp\":%lld,\"value\":%.17g,\"tags\":{", ms, p->fields[i].val);
+        for (int j = 0; j < p->ntags; j++) {
+            sbuf_puts(b, j ? ",\"" : "\"");
+            tsdb_name(b, p->tags[j].key);
+            sbuf_puts(b, "\":\"");
+            tsdb_name(b, p->tags[j].val);
+            sbuf_putc(b, '"');
+        }
+        if (!p->ntags) sbuf_puts(b, "\"source\":\"jobscope\"");
+        sbuf_puts(b, "}}");
+    }
+    return p->nfields;
+}
+
 int tsconv_opentsdb_points(sbuf *b, const char *json, size_t len, const char *keep_tags)
 {
     ts_point p;
     if (tsconv_parse(&p, json, len, keep_tags) < 0) return 0;
-    long long ms = llround(p.ts * 1e3);
-    for (int i = 0; i < p.nfields; i++) {
-        sbuf_putc(b, b->len > 1 ? ',' : '[');
-        sbuf_puts(b, "{\"metric\":\"");
-        tsdb_name(b, p.name);
-        if (strcmp(p.fields[i].key, TSCONV_OWN_VALUE)) {
-            sbuf_putc(b, '.');
-            tsdb_name(b, p.fields[i].key);
-        }
-        sbuf_printf(b, "\",\"timestamp\":%lld,\"value\":%.17g,\"tags\":{", ms, p.fields[i].val);
-        for (int j = 0; j < p.ntags; j++) {
-            sbuf_puts(b, j ? ",\"" : "\"");
-            tsdb_name(b, p.tags[j].key);
-            sbuf_puts(b, "\":\"");
-            tsdb_name(b, p.tags[j].val);
-            sbuf_putc(b, '"');
-        }
-        if (!p.ntags) sbuf_puts(b, "\"source\":\"jobscope\"");
-        sbuf_puts(b, "}}");
-    }
-    int n = p.nfields;
+    int n = tsconv_opentsdb_point(b, &p);
     tsconv_free(&p);
     return n;
+}
+
+int tsconv_has_key(const ts_point *p, const char *key)
+{
+    return p->doc && json_object_get(p->doc, key) != NULL;
 }

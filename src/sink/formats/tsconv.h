@@ -1,5 +1,19 @@
 /* tsconv.h — turns an event into time-series points, for the OpenTSDB and
- * Influx line-protocol sinks.  Runs on the publisher thread (jansson).
+ * Influx line-protocol sinks (net/tsdb.c).  Two ways in, one result:
+ *
+ *  - from the event's value set (model/metric.h), for the events that carry
+ *    one (samples, gpu.stats): tsconv_influx_set / tsconv_opentsdb_set, on
+ *    the producer's thread when the event is queued, without parsing;
+ *  - from the event's JSON text (jansson), on the publisher thread, for the
+ *    others (start, end, custom metrics, gpu.env, ...) and for every event
+ *    replayed from a spool, which holds JSON only.
+ *
+ * Both produce the same bytes for the same event: the set path takes the
+ * job's annotations as the JSON path reads them (tsconv_ann, parsed once),
+ * then the set's labels and its visible values in catalogue order (its JSON
+ * order), each number read back from the text the JSON writer prints.
+ * tests/helpers/golden.c runs both over fixed samples, cgroup fixtures and
+ * the GPU source, and fails on any difference.
  *
  * Rule: every top-level number of the event is a value (metric
  * "<event>.<field>" for OpenTSDB, field <field> of measurement <event> for
@@ -17,17 +31,17 @@
 
 #define TSCONV_OWN_VALUE "_value"
 
-typedef struct ts_kv { const char *key; char *val; } ts_kv;
+typedef struct ts_kv { const char *key; const char *val; } ts_kv;
 typedef struct ts_field { const char *key; double val; } ts_field;
 
 typedef struct ts_point {
-    char    *name;        /* the event name */
+    const char *name;     /* the event name */
     double   ts;          /* epoch seconds */
     ts_kv    tags[64];
     int      ntags;
     ts_field fields[256];
     int      nfields;
-    void    *doc;         /* json_t *, owns the keys */
+    void    *doc;         /* json_t *, owns the keys (JSON path; the set path: NULL) */
 } ts_point;
 
 /* 0 on success; -1 when the JSON is not an object with "event". */
@@ -42,5 +56,36 @@ int  tsconv_influx_line(struct sbuf *b, const char *json, size_t len, const char
 /* Appends the event's data points to a JSON array being built in b (b
  * starts empty; the caller closes it with ']'); returns the points added. */
 int  tsconv_opentsdb_points(struct sbuf *b, const char *json, size_t len, const char *keep_tags);
+
+/* The writers both paths share: a point as one line (it has numbers), as
+ * OpenTSDB data points (returns how many); `keep_tags` membership; whether
+ * a parsed document has a top-level key. */
+void tsconv_influx_point(struct sbuf *b, const ts_point *p);
+int  tsconv_opentsdb_point(struct sbuf *b, const ts_point *p);
+int  tsconv_listed(const char *keep_tags, const char *key);
+int  tsconv_has_key(const ts_point *p, const char *key);
+
+/* ---- from a value set (tsconv_set.c) ------------------------------------- */
+
+struct mset;
+/* The job's annotations (the "key":value,... every event starts with) as
+ * the JSON path reads them: their tags (keep_tags applied) and numbers. */
+typedef struct tsconv_ann {
+    ts_point p;
+} tsconv_ann;
+
+/* Parses the annotations fragment once; 0, or -1 if it is no JSON. */
+int  tsconv_ann_init(tsconv_ann *a, const char *fragment, size_t len, const char *keep_tags);
+void tsconv_ann_free(tsconv_ann *a);
+
+/* The event `name` at `ts` with values s, as tsconv_influx_line and
+ * tsconv_opentsdb_points would encode its JSON text: the same return
+ * values, or -1 (nothing written) when the set holds something the JSON
+ * path reads differently (a label named like an annotation, an integer
+ * jansson refuses): the caller then encodes the JSON. */
+int  tsconv_influx_set(struct sbuf *b, const char *name, double ts, const struct mset *s,
+                       const tsconv_ann *a, const char *keep_tags);
+int  tsconv_opentsdb_set(struct sbuf *b, const char *name, double ts, const struct mset *s,
+                         const tsconv_ann *a, const char *keep_tags);
 
 #endif
