@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "sink/delivery/publisher.h"
+#include "sink/formats/sbuf.h"
 #include "util/clock.h"
 
 typedef struct fake {
@@ -104,6 +105,106 @@ static void produce(sink *s, uint64_t from, uint64_t to, useconds_t pause)
         assert_int_equal(s->ops->write(s, &ev), 0);
         if (pause && i % 1000 == 0) usleep(pause);
     }
+}
+
+/* ---- an encoder of the backend's own (publisher_set_encoder) ----------- */
+
+static int enc_with, enc_without, enc_bad, enc_calls;
+
+/* Encodes an event that has a value set as "E<seq>". */
+static int enc_encode(void *ctx, const js_event *ev, struct sbuf *out)
+{
+    char t[32];
+    enc_calls++;
+    sbuf_put(out, t, (size_t)snprintf(t, sizeof t, "E%llu", (unsigned long long)ev->seq));
+    return 1;
+}
+
+/* fake_send, counting the items that came with their encoding (right) and
+ * those that came with the JSON only. */
+static int enc_send(void *ctx, const pub_item *it, int n, double t, char *err, size_t errlen)
+{
+    int done = fake_send(ctx, it, n, t, err, errlen);
+    for (int i = 0; i < done; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "E%llu", (unsigned long long)it[i].seq);
+        if (!it[i].enc) enc_without++;
+        else if (it[i].enc_n == 1 && it[i].enc_len == strlen(want) && !strcmp(it[i].enc, want)) enc_with++;
+        else enc_bad++;
+    }
+    return done;
+}
+
+static void produce_with_set(sink *s, uint64_t from, uint64_t to)
+{
+    static const int dummy_set;              /* the encoder only checks that there is one */
+    char json[32];
+    for (uint64_t i = from; i <= to; i++) {
+        int len = snprintf(json, sizeof json, "{\"seq\":%llu}", (unsigned long long)i);
+        js_event ev = { "ev.test", json, (size_t)len, i, 0, (const struct mset *)(const void *)&dummy_set };
+        assert_int_equal(s->ops->write(s, &ev), 0);
+    }
+}
+
+/* Up: every event reaches send() with the text encoded when it was queued;
+ * an event without a value set is not encoded. */
+static void an_encoded_event_travels_beside_its_json(void **st)
+{
+    char dir[] = "/tmp/jobscope-pub-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    fake f = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    pub_backend be = { "fake", 64, fake_connect, enc_send, fake_nop, fake_nop };
+    sink *s = make(&f, &be, dir);
+    publisher_set_encoder(publisher_of(s), enc_encode);
+    enc_with = enc_without = enc_bad = enc_calls = 0;
+    produce_with_set(s, 1, 500);
+    produce(s, 501, 510, 0);                 /* no value set: JSON only */
+    assert_int_equal(s->ops->flush(s, 30), 0);
+    s->ops->close(s);
+    check_order(&f, 510);
+    assert_int_equal(enc_calls, 500);
+    assert_int_equal(enc_with, 500);
+    assert_int_equal(enc_without, 10);
+    assert_int_equal(enc_bad, 0);
+    rmdir(dir);
+    free(f.got);
+}
+
+/* Down: what waits in the spool is the JSON only (its format unchanged),
+ * and comes back without the encoding, for send() to encode from JSON. */
+static void the_spool_keeps_the_json_only(void **st)
+{
+    char dir[] = "/tmp/jobscope-pub-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    fake f = { .mu = PTHREAD_MUTEX_INITIALIZER, .down_connects = 3 };
+    pub_backend be = { "fake", 64, fake_connect, enc_send, fake_nop, fake_nop };
+    sink *s = make(&f, &be, dir);
+    publisher *p = publisher_of(s);
+    publisher_set_encoder(p, enc_encode);
+    enc_with = enc_without = enc_bad = enc_calls = 0;
+    produce_with_set(s, 1, 200);
+    pub_stats ps;
+    for (int i = 0; i < 3000; i++) {          /* the first connect fails: spilled */
+        publisher_get_stats(p, &ps);
+        if (ps.spooled > 0) break;
+        usleep(1000);
+    }
+    assert_true(ps.spooled > 0);
+    produce_with_set(s, 201, 400);
+    for (int i = 0; i < 6000; i++) {          /* a flush gives up on a destination never reached */
+        publisher_get_stats(p, &ps);
+        if (ps.delivered > 0) break;
+        usleep(10000);
+    }
+    assert_true(ps.delivered > 0);
+    assert_int_equal(s->ops->flush(s, 30), 0);
+    s->ops->close(s);
+    check_order(&f, 400);
+    assert_true(enc_without > 0);             /* replayed from the spool: JSON */
+    assert_true(enc_with + enc_without >= 400);
+    assert_int_equal(enc_bad, 0);
+    rmdir(dir);
+    free(f.got);
 }
 
 static int count_files(const char *dir)
@@ -361,6 +462,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(overflow_and_failures_keep_order),
+        cmocka_unit_test(an_encoded_event_travels_beside_its_json),
+        cmocka_unit_test(the_spool_keeps_the_json_only),
         cmocka_unit_test(several_spills_during_one_send),
         cmocka_unit_test(exit_with_timeout_leaves_the_rest_in_order),
         cmocka_unit_test(an_abandoned_delivery_thread_keeps_its_own_spool),

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "publisher.h"
+#include "../formats/sbuf.h"
 
 #define MEM_MAX_ITEMS  16384
 #define MEM_MAX_BYTES  (32u << 20)
@@ -22,7 +23,11 @@ typedef struct qitem {
     uint64_t seq;
     size_t   len;
     char    *name;
-    char     json[];        /* json, NUL, name, NUL */
+    char    *enc;           /* the backend's encoding (NULL: none), enc_len bytes */
+    size_t   enc_len;
+    int      enc_n;
+    size_t   mem;           /* len + enc_len: what it counts in mem_bytes */
+    char     json[];        /* json, NUL, name, NUL[, enc, NUL] */
 } qitem;
 
 struct publisher {
@@ -57,6 +62,10 @@ struct publisher {
     int      abandoned;     /* pub_free gave up on the thread: it frees all */
     int      thread_done;   /* the thread has left its loop */
     char     lasterr[512];
+    /* publisher_set_encoder: run by write() on the producer's thread (the
+     * emitter lock serialises writes), into enc_buf */
+    int    (*encode)(void *ctx, const js_event *ev, sbuf *out);
+    sbuf     enc_buf;
 };
 
 typedef struct pub_sink {
@@ -262,7 +271,8 @@ static void *pub_thread(void *arg)
             n = p->count < max ? p->count : max;
             for (int i = 0; i < n; i++) {
                 qitem *it = batch[i] = p->ring[(p->head + i) % p->cap];
-                items[i] = (pub_item){ it->seq, it->name, it->json, it->len };
+                items[i] = (pub_item){ it->seq, it->name, it->json, it->len, it->enc, it->enc_len,
+                                       it->enc_n };
             }
             p->inflight = n;
         }
@@ -303,7 +313,7 @@ static void *pub_thread(void *arg)
             /* the spool was replaced meanwhile: nothing of ours to consume */
         } else if (gen == p->gen) {
             for (int i = 0; i < done; i++) {
-                p->mem_bytes -= batch[i]->len;
+                p->mem_bytes -= batch[i]->mem;
                 free(batch[i]);
             }
             p->head = (p->head + done) % p->cap;
@@ -342,10 +352,11 @@ static void *pub_thread(void *arg)
     return NULL;
 }
 
-static int pub_enqueue(publisher *p, uint64_t seq, const char *name, const char *json, size_t len)
+static int pub_enqueue(publisher *p, uint64_t seq, const char *name, const char *json, size_t len,
+                       const char *enc, size_t enc_len, int enc_n)
 {
-    size_t nlen = strlen(name);
-    qitem *it = malloc(sizeof *it + len + nlen + 2);
+    size_t nlen = strlen(name), elen = enc ? enc_len + 1 : 0;
+    qitem *it = malloc(sizeof *it + len + nlen + 2 + elen);
     if (!it) return -1;
     it->seq = seq;
     it->len = len;
@@ -353,20 +364,31 @@ static int pub_enqueue(publisher *p, uint64_t seq, const char *name, const char 
     it->json[len] = 0;
     it->name = it->json + len + 1;
     memcpy(it->name, name, nlen + 1);
+    it->enc = NULL;
+    it->enc_len = 0;
+    it->enc_n = 0;
+    if (enc) {
+        it->enc = it->name + nlen + 1;
+        memcpy(it->enc, enc, enc_len);
+        it->enc[enc_len] = 0;
+        it->enc_len = enc_len;
+        it->enc_n = enc_n;
+    }
+    size_t mem = it->mem = len + it->enc_len;
 
     pthread_mutex_lock(&p->mu);
     int rc = 0;
-    if (!p->down && p->count < p->cap && p->mem_bytes + len <= MEM_MAX_BYTES) {
+    if (!p->down && p->count < p->cap && p->mem_bytes + mem <= MEM_MAX_BYTES) {
         p->ring[(p->head + p->count) % p->cap] = it;
         p->count++;
-        p->mem_bytes += len;
+        p->mem_bytes += mem;
         it = NULL;
     } else if (spill_memory(p) == 0) {
         spool_put(p, seq, name, json, len);
     } else if (p->count < p->cap) {   /* no spool at all: keep it in memory while there is room */
         p->ring[(p->head + p->count) % p->cap] = it;
         p->count++;
-        p->mem_bytes += len;
+        p->mem_bytes += mem;
         it = NULL;
     } else {
         p->dropped++;
@@ -482,6 +504,7 @@ static void pub_release(publisher *p)
     pthread_cond_destroy(&p->wake);
     pthread_cond_destroy(&p->idle);
     free(p->ring); free(p->inflight_ends); free(p->label); free(p->spool_dir);
+    sbuf_free(&p->enc_buf);
     free(p);
 }
 
@@ -627,8 +650,21 @@ sink *publisher_bad_url(const sink_ops *ops, const char *url, const sink_options
 
 int publisher_sink_write(sink *s, const js_event *ev)
 {
-    pub_sink *ps = (pub_sink *)s;
-    return pub_enqueue(ps->pub, ev->seq, ev->name ? ev->name : "", ev->json, ev->len);
+    publisher *p = ((pub_sink *)s)->pub;
+    const char *enc = NULL;
+    int n = 0;
+    if (p->encode && ev->metrics) {
+        sbuf_reset(&p->enc_buf);
+        n = p->encode(p->ctx, ev, &p->enc_buf);
+        if (n >= 0 && !p->enc_buf.oom) enc = p->enc_buf.p ? p->enc_buf.p : "";
+    }
+    return pub_enqueue(p, ev->seq, ev->name ? ev->name : "", ev->json, ev->len, enc,
+                       enc ? p->enc_buf.len : 0, n);
+}
+
+void publisher_set_encoder(publisher *p, int (*encode)(void *ctx, const js_event *ev, sbuf *out))
+{
+    if (p) p->encode = encode;
 }
 
 int publisher_sink_flush(sink *s, double timeout_s)

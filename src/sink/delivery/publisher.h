@@ -15,7 +15,9 @@
  * loses events, and that is reported.  Delivery is at-least-once.
  *
  * Backends implement pub_backend; publisher_sink_create() wraps one into a
- * sink (sink.h) whose write/flush/close are the publisher's. */
+ * sink (sink.h) whose write/flush/close are the publisher's.  A backend may
+ * also encode events on the producer's thread (publisher_set_encoder): the
+ * queue then holds that text beside the JSON. */
 #ifndef JOBSCOPE_PUBLISHER_H
 #define JOBSCOPE_PUBLISHER_H
 
@@ -64,6 +66,15 @@ void  publisher_sink_close(sink *s);
 
 /* The publisher of a sink made by publisher_sink_create(), else NULL. */
 publisher *publisher_of(sink *s);
+struct sbuf;
+/* Gives the publisher an encoder of its backend's own (the time-series
+ * backends, net/tsdb.c), called by write() for each event that carries a
+ * value set (ev->metrics), on the producer's thread under the emitter lock:
+ * it appends to out and returns the points/lines added (0: none), or -1
+ * when it leaves the event to send(), which gets the result beside the JSON
+ * (pub_item.enc).  What goes to the spool is the JSON only.  Call it right
+ * after publisher_sink_create, before any write. */
+void  publisher_set_encoder(publisher *p, int (*encode)(void *ctx, const js_event *ev, struct sbuf *out));
 /* Makes an existing spool file this publisher's spool (for `jobscope
  * flush`): its pending records are delivered before anything else. */
 int   publisher_adopt_spool(publisher *p, const char *path, char *err, size_t errlen);

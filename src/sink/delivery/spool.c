@@ -193,10 +193,8 @@ int spool_read(spool *s, int max, pub_item *items, off_t *ends, char **buf, size
             char *t1 = strchr(p, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
             if (t2) {
                 *t1 = *t2 = 0;
-                items[n].seq = strtoull(p, NULL, 10);
-                items[n].name = t1 + 1;
-                items[n].json = t2 + 1;
-                items[n].len = (size_t)(nl - t2 - 1);
+                items[n] = (pub_item){ .seq = strtoull(p, NULL, 10), .name = t1 + 1, .json = t2 + 1,
+                                       .len = (size_t)(nl - t2 - 1) };   /* no enc: JSON only */
                 ends[n] = line_end;
                 n++;
             } else {

@@ -25,6 +25,13 @@ typedef struct pub_item {       /* one event, borrowed pointers */
     const char *name;
     const char *json;
     size_t      len;
+    /* the backend's own encoding, made when the event was queued
+     * (publisher_set_encoder): enc_n points or lines in enc_len bytes;
+     * enc NULL when there is none (always, for a record read from a spool,
+     * which holds the JSON only) */
+    const char *enc;
+    size_t      enc_len;
+    int         enc_n;
 } pub_item;
 
 typedef struct spool {
