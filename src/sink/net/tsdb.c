@@ -15,7 +15,12 @@
  * Which parts of an event become tags and fields: formats/tsconv.h.  Both
  * take `?tags=a,b` to keep only those tags (OpenTSDB refuses more than 8 by
  * default).  The formats differ only in what the table below says: scheme,
- * default port, request path, batch size, content type and encoder. */
+ * default port, request path, batch size, content type and encoders.
+ *
+ * An event with a value set (samples, gpu.stats) is encoded from the set
+ * when it is queued (tsdb_encode_set, on the producer's thread); send()
+ * then only joins the texts.  Other events, and those replayed from the
+ * spool (JSON only), are encoded from their JSON by send(). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,7 @@
 #include "httpc.h"
 #include "../formats/sbuf.h"
 #include "../formats/tsconv.h"
+#include "../../model/metric.h"
 
 typedef struct tsdb_format tsdb_format;
 
@@ -34,6 +40,8 @@ typedef struct tsdb_ctx {
     char  *label;
     sbuf   body;
     unsigned long rejected;
+    tsconv_ann ann;              /* the job's annotations, for the set path */
+    int    have_ann;
 } tsdb_ctx;
 
 struct tsdb_format {
@@ -45,6 +53,9 @@ struct tsdb_format {
     const char *content_type;
     /* Appends one event; returns the lines/points added. */
     int (*encode)(sbuf *b, const char *json, size_t len, const char *keep_tags);
+    /* The same from the event's value set; -1: left to encode. */
+    int (*encode_set)(sbuf *b, const char *name, double ts, const mset *s, const tsconv_ann *a,
+                      const char *keep_tags);
     int   json_array;            /* the body is a JSON array: close it with ']' */
     /* Sets u->path (and x->url) for this format; -1 + err when u is wrong. */
     int (*request_url)(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen);
@@ -56,12 +67,36 @@ static int tsdb_connect(void *ctx, double timeout, char *err, size_t errlen)
     return httpc_probe(&x->c, x->url, timeout, err, errlen);
 }
 
+/* Producer side (publisher_set_encoder): the event from its value set. */
+static int tsdb_encode_set(void *ctx, const js_event *ev, sbuf *out)
+{
+    tsdb_ctx *x = ctx;
+    if (!x->have_ann || !ev->metrics) return -1;
+    return x->f->encode_set(out, ev->name, ev->ts, ev->metrics, &x->ann, x->keep_tags);
+}
+
+/* Appends an item encoded when it was queued.  Its text was made as if
+ * alone in the body: a JSON array's '[' becomes ',' after other points. */
+static int tsdb_join(tsdb_ctx *x, const pub_item *it)
+{
+    if (it->enc_n <= 0 || !it->enc_len) return 0;
+    if (x->f->json_array && x->body.len && it->enc[0] == '[') {
+        sbuf_putc(&x->body, ',');
+        sbuf_put(&x->body, it->enc + 1, it->enc_len - 1);
+    } else {
+        sbuf_put(&x->body, it->enc, it->enc_len);
+    }
+    return it->enc_n;
+}
+
 static int tsdb_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)
 {
     tsdb_ctx *x = ctx;
     sbuf_reset(&x->body);
     int added = 0;
-    for (int i = 0; i < n; i++) added += x->f->encode(&x->body, it[i].json, it[i].len, x->keep_tags);
+    for (int i = 0; i < n; i++)
+        added += it[i].enc ? tsdb_join(x, &it[i])
+                           : x->f->encode(&x->body, it[i].json, it[i].len, x->keep_tags);
     if (!added) return n;
     if (x->f->json_array) sbuf_putc(&x->body, ']');
     if (x->body.oom) { snprintf(err, errlen, "out of memory"); return 0; }
@@ -74,6 +109,7 @@ static void tsdb_destroy(void *ctx)
     tsdb_ctx *x = ctx;
     httpc_free(&x->c);
     sbuf_free(&x->body);
+    if (x->have_ann) tsconv_ann_free(&x->ann);
     free(x->url); free(x->keep_tags); free(x->label);
     free(x);
 }
@@ -115,11 +151,11 @@ extern const sink_ops sink_influx_ops, sink_opentsdb_ops;
 static const tsdb_format formats[] = {
     { "influx", &sink_influx_ops,
       { "influx", 1000, tsdb_connect, tsdb_send, NULL, tsdb_destroy },
-      8086, NULL, "text/plain; charset=utf-8", tsconv_influx_line, 0, influx_url },
+      8086, NULL, "text/plain; charset=utf-8", tsconv_influx_line, tsconv_influx_set, 0, influx_url },
     { "opentsdb", &sink_opentsdb_ops,
       { "opentsdb", 200, tsdb_connect, tsdb_send, NULL, tsdb_destroy },
-      4242, "expected opentsdb[s]://HOST[:PORT]", "application/json", tsconv_opentsdb_points, 1,
-      opentsdb_url },
+      4242, "expected opentsdb[s]://HOST[:PORT]", "application/json", tsconv_opentsdb_points,
+      tsconv_opentsdb_set, 1, opentsdb_url },
 };
 
 static const tsdb_format *format_of_url(const char *url, int *tls)
@@ -170,7 +206,13 @@ static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t
         return NULL;
     }
     net_url_free(&u);
-    return publisher_sink_create(f->ops, url, &f->backend, x, o, err, errlen);
+    /* the annotations every event starts with, read once as the JSON path
+     * reads them; without them (jobscope flush) every event goes that way */
+    if (o && o->ann && o->ann->fragment)
+        x->have_ann = tsconv_ann_init(&x->ann, o->ann->fragment, o->ann->fragment_len, x->keep_tags) == 0;
+    sink *s = publisher_sink_create(f->ops, url, &f->backend, x, o, err, errlen);
+    publisher_set_encoder(publisher_of(s), tsdb_encode_set);
+    return s;
 }
 
 const sink_ops sink_influx_ops = {
