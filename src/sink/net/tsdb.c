@@ -71,7 +71,7 @@ static int tsdb_connect(void *ctx, double timeout, char *err, size_t errlen)
 static int tsdb_encode_set(void *ctx, const js_event *ev, sbuf *out)
 {
     tsdb_ctx *x = ctx;
-    if (!x->have_ann || !ev->metrics) return -1;
+    if (!x->have_ann || !ev->metrics || !ev->name) return -1;
     return x->f->encode_set(out, ev->name, ev->ts, ev->metrics, &x->ann, x->keep_tags);
 }
 
