@@ -736,16 +736,17 @@ int monitor_run(monitor *m)
 
     m->start_ts = now_epoch();
     m->start_mono = now_mono();
-    if (!attach || rc != 0) {
-        if (rc == 0) prctl(PR_SET_CHILD_SUBREAPER, 1);
-        if (rc != 0 || (rc = spawn_job(m)) != 0) {
-            if (reader.close) reader.close(reader.ctx);
-            for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
-            emitter_close(&m->em, 0);
-            if (m->default_path) unlink(m->default_path);
-            monitor_free(m);
-            return rc;
-        }
+    if (rc == 0 && !attach) {
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        rc = spawn_job(m);
+    }
+    if (rc != 0) {                       /* no job runs: undo what was opened */
+        if (reader.close) reader.close(reader.ctx);
+        for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
+        emitter_close(&m->em, 0);
+        if (m->default_path) unlink(m->default_path);
+        monitor_free(m);
+        return rc;
     }
     raise_fd_limit();
     m->tree = proctree_new(NULL, attach ? PROCTREE_ATTACH : PROCTREE_RUN, m->root, m->opt.interval);
