@@ -184,22 +184,27 @@ static int set_point(ts_point *p, set_text *t, const char *name, double ts, cons
     return 0;
 }
 
-int tsconv_influx_set(sbuf *b, const char *name, double ts, const mset *s, const tsconv_ann *a,
-                      const char *keep_tags)
+/* The point of the set, written as a line (influx) or as data points. */
+static int set_write(sbuf *b, int influx, const char *name, double ts, const mset *s,
+                     const tsconv_ann *a, const char *keep_tags)
 {
     ts_point p;
     set_text t;
     if (set_point(&p, &t, name, ts, s, a, keep_tags) < 0) return -1;
+    if (!influx) return tsconv_opentsdb_point(b, &p);
     if (!p.nfields) return 0;
     tsconv_influx_point(b, &p);
     return 1;
 }
 
+int tsconv_influx_set(sbuf *b, const char *name, double ts, const mset *s, const tsconv_ann *a,
+                      const char *keep_tags)
+{
+    return set_write(b, 1, name, ts, s, a, keep_tags);
+}
+
 int tsconv_opentsdb_set(sbuf *b, const char *name, double ts, const mset *s, const tsconv_ann *a,
                         const char *keep_tags)
 {
-    ts_point p;
-    set_text t;
-    if (set_point(&p, &t, name, ts, s, a, keep_tags) < 0) return -1;
-    return tsconv_opentsdb_point(b, &p);
+    return set_write(b, 0, name, ts, s, a, keep_tags);
 }
