@@ -26,7 +26,7 @@
 #include "cgroup.h"
 
 #define PAUSE_MS 200          /* the default rest; procconn_set_rest sets it */
-#define CROWD    1024         /* a drain this large halves the next rest */
+#define CROWD    1024         /* a drain this large means no rest before the next */
 
 struct procconn {
     int       fd;
@@ -223,7 +223,7 @@ static void handle_datagram(procconn *pc, const char *buf, ssize_t n)
 /* Every fork and exit on the host arrives here (one datagram each), so the
  * thread does not wake per event: it drains the socket (up to BATCH
  * datagrams per recvmmsg), then rests (the sampling interval, 0.2..1 s)
- * before looking again, less when a drain found the socket crowded — its
+ * before looking again, not at all after a drain that found it crowded — its
  * 4 MiB buffer holds a few thousand events.  With the kernel's
  * filter (forks and exits only) this took `attach` of one process on a busy
  * build host from 4.4 ms of CPU a second (a poll and a recv per event, ~540
@@ -242,10 +242,9 @@ static void *procconn_thread(void *arg)
         iov[i].iov_len = DGRAM;
     }
     struct pollfd pf[2] = { { pc->fd, POLLIN, 0 }, { pc->wake[0], POLLIN, 0 } };
-    int rest = pc->rest_ms;
     for (int stopping = 0;;) {
         /* drain what is queued */
-        int busy = 0, drained = 0;
+        int drained = 0;
         for (;;) {
             memset(mm, 0, sizeof mm);
             for (int i = 0; i < BATCH; i++) {
@@ -269,14 +268,12 @@ static void *procconn_thread(void *arg)
             drained += got;
             if (got < BATCH)
                 break;
-            busy = 1;
         }
         if (stopping)
             break;
-        /* rest (or end on the stop pipe), then wait for the next event */
-        /* a crowded socket (near its buffer's few thousand events) rests less */
-        rest = drained >= CROWD ? (rest / 2 > 10 ? rest / 2 : 10) : pc->rest_ms;
-        if (poll(&pf[1], 1, busy && drained >= CROWD ? 0 : rest) > 0) {
+        /* rest (or end on the stop pipe), then wait for the next event; a
+         * crowded socket (near its buffer's few thousand events) gets no rest */
+        if (poll(&pf[1], 1, drained >= CROWD ? 0 : pc->rest_ms) > 0) {
             stopping = 1;                    /* read what is queued, then end */
             continue;
         }

@@ -128,9 +128,7 @@ static void batch_free(put_batch *b)
     memset(b, 0, sizeof *b);
 }
 
-/* OpenTSDB's rule for metric names, tag keys and values:
- * a-z A-Z 0-9 - _ . / and Unicode letters (any byte >= 0x80 here). */
-static int valid_name(const char *s, size_t n)
+int server_valid_name(const char *s, size_t n)
 {
     if (!n || n > 256) return 0;
     for (size_t i = 0; i < n; i++) {
@@ -182,7 +180,7 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
     if (!json_is_object(dp)) return "Data point is not an object";
     json_t *m = json_object_get(dp, "metric");
     if (!json_is_string(m) || !json_string_length(m)) return "Missing metric";
-    if (!valid_name(json_string_value(m), json_string_length(m)))
+    if (!server_valid_name(json_string_value(m), json_string_length(m)))
         return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
     int64_t ms = default_ts_ms;
     json_t *t = json_object_get(dp, "timestamp");
@@ -203,7 +201,7 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
         else if (json_is_integer(x)) { sl = (size_t)snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x)); sv = num; }
         else if (json_is_real(x)) { sl = (size_t)snprintf(num, sizeof num, "%.17g", json_real_value(x)); sv = num; }
         else { batch_drop_last(b); return "Invalid tag value: a string is expected"; }
-        if (!valid_name(k, strlen(k)) || !valid_name(sv, sl)) {
+        if (!server_valid_name(k, strlen(k)) || !server_valid_name(sv, sl)) {
             batch_drop_last(b);
             return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
         }

@@ -98,38 +98,9 @@ static size_t lp_token(const char *p, const char *end, unsigned stop, char *out,
     return (size_t)(q - p);
 }
 
-/* OpenTSDB's rule for names: a-z A-Z 0-9 - _ . / and bytes >= 0x80. */
-static int lp_valid_name(const char *s, size_t n)
-{
-    if (!n || n > 256) return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.' || c == '/' || c >= 0x80))
-            return 0;
-    }
-    return 1;
-}
-
-static uint64_t lp_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull ^ n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-        s += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-    return h ^ (h >> 31);
-}
 
 /* The request's copy of a metric name (NULL on OOM); *valid tells whether
- * it passes lp_valid_name.  Each distinct name is copied and checked once. */
+ * it passes server_valid_name.  Each distinct name is copied and checked once. */
 static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
 {
     if ((b->nnames + 1) * 2 >= b->capnames) {
@@ -146,7 +117,7 @@ static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
         b->names = t;
         b->capnames = cap;
     }
-    uint64_t h = lp_hash(s, n);
+    uint64_t h = server_hash_bytes(s, n);
     size_t j = h & (b->capnames - 1);
     for (; b->names[j].s; j = (j + 1) & (b->capnames - 1)) {
         lp_name_ent *e = &b->names[j];
@@ -159,7 +130,7 @@ static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
     if (!c) return NULL;
     memcpy(c, s, n);
     c[n] = 0;
-    b->names[j] = (lp_name_ent){ c, n, h, lp_valid_name(s, n) };
+    b->names[j] = (lp_name_ent){ c, n, h, server_valid_name(s, n) };
     b->nnames++;
     *valid = b->names[j].valid;
     return c;

@@ -40,8 +40,7 @@ typedef struct live_set {
     size_t     nvals, capvals;
 } live_set;
 
-/* A word at a time: every ingested point with a job_id is hashed here. */
-static uint64_t hash_mem(const char *s, size_t n)
+uint64_t server_hash_bytes(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ull ^ n;
     while (n >= 8) {
@@ -67,7 +66,7 @@ static int tag_cmp(const void *a, const void *b)
 static live_name *name_get(server_priv *p, const char *m)
 {
     size_t len = strlen(m);
-    uint64_t h = hash_mem(m, len);
+    uint64_t h = server_hash_bytes(m, len);
     if (p->live_names_n >= p->live_names_cap) {
         size_t cap = p->live_names_cap ? p->live_names_cap * 2 : 256;
         live_name **t = calloc(cap, sizeof *t);
@@ -141,7 +140,7 @@ static int rehash(server_priv *p, size_t cap)
 static live_set *set_get(server_priv *p, const store_tag *sorted, int ntags, const sbuf *key)
 {
     if (!p->live_cap && rehash(p, 1024) < 0) return NULL;
-    uint64_t h = hash_mem(key->p, key->len);
+    uint64_t h = server_hash_bytes(key->p, key->len);
     live_set *l = p->live[h & (p->live_cap - 1)];
     while (l && !(l->h == h && l->keylen == key->len && !memcmp(l->key, key->p, key->len))) l = l->next;
     if (l) return l;

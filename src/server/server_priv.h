@@ -78,6 +78,13 @@ void server_qcache_free(server *s);
  * a 400 in e.  Every /api/query path applies it (api_query.c, peers.c). */
 struct tsq_query;
 struct tsq_error;
+/* OpenTSDB's rule for metric names, tag keys and values (api_ingest.c):
+ * a-z A-Z 0-9 - _ . / and Unicode letters (any byte >= 0x80), 1..256 bytes. */
+int  server_valid_name(const char *s, size_t n);
+/* A 64-bit hash of bytes, a word at a time, for the in-memory tables of the
+ * ingest path (live.c, lineproto.c); never stored. */
+uint64_t server_hash_bytes(const char *s, size_t n);
+
 int  server_query_check_size(const struct tsq_query *q, struct tsq_error *e);
 /* live.c */
 void server_live_update(server *s, const store_point *pts, size_t n);
