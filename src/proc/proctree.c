@@ -7,7 +7,9 @@
  * members are found either through /proc/PID/task/TID/children (kernels with
  * CONFIG_PROC_CHILDREN) or through a scan of /proc that reads the stat of
  * pids it has not classified yet; pids known to be outside the tree are
- * cached by (pid, inode) so steady state costs one getdents pass. */
+ * cached by (pid, inode) so steady state costs one getdents pass.  Either
+ * walk is skipped when no task was created on the host since the last one
+ * and no member has gone (discovery_due). */
 #include "proctree.h"
 #include "procread.h"
 #include "hostinfo.h"
@@ -71,6 +73,11 @@ struct proctree {
     uint32_t gen;
     uint32_t status_every;
     int     full_next;
+    /* discovery_due: skip the walk while nothing was created */
+    int     fd_loadavg;
+    long    walk_last_pid;          /* loadavg's last pid before the last walk; -1 unknown */
+    int     member_gone;            /* a member vanished or became a zombie */
+    int     prev_from_reader;       /* the last sample came from the reader */
 
     proc   *procs;
     int     nprocs, cap;
@@ -180,7 +187,8 @@ static void pm_free(pidmap *m) { free(m->keys); free(m->vals); memset(m, 0, size
 static int open_proc_file(const proctree *t, pid_t pid, pid_t tid, const char *name)
 {
     char path[280];
-    if (tid) snprintf(path, sizeof path, "%s/%d/task/%d/%s", t->proc, (int)pid, (int)tid, name);
+    if (!pid) snprintf(path, sizeof path, "%s/%s", t->proc, name);      /* not per process */
+    else if (tid) snprintf(path, sizeof path, "%s/%d/task/%d/%s", t->proc, (int)pid, (int)tid, name);
     else snprintf(path, sizeof path, "%s/%d/%s", t->proc, (int)pid, name);
     return open(path, O_RDONLY | O_CLOEXEC);
 }
@@ -550,6 +558,30 @@ static uint64_t proc_self_ns(const proctree *t, proc *p, uint64_t tick_ns)
     return ns > ticks_ns ? ns : ticks_ns;
 }
 
+/* Is a discovery walk needed this sample?  A member can only have a child
+ * we have not seen if a task was created since the last walk began, or if
+ * its parent left (an orphan is re-parented, possibly before any walk read
+ * it).  /proc/loadavg's last field is the last pid handed out in jobscope's
+ * pid namespace, which a task created in any nested namespace takes too:
+ * while it and the member list stand still, the walk would find nothing.
+ * Every status round (about 10 s, and the final sample) walks anyway, which
+ * bounds the one blind spot: exactly pid_max creations between two looks.
+ * Without a readable loadavg (a fixture) every sample walks. */
+static int discovery_due(proctree *t, int full, int reader_before)
+{
+    char b[128];
+    long last = -1;
+    ssize_t n = read_at(t, &t->fd_loadavg, 0, 0, "loadavg", b, sizeof b, 0);
+    if (n > 0) {
+        char *sp = strrchr(b, ' ');
+        if (sp) last = strtol(sp + 1, NULL, 10);
+    }
+    int due = full || reader_before || t->member_gone || last < 0 || last != t->walk_last_pid;
+    t->walk_last_pid = last;
+    if (due) t->member_gone = 0;
+    return due;
+}
+
 /* Reads one member; returns 0 if it is gone. */
 static int read_member(proctree *t, proc *p, int want_status)
 {
@@ -557,6 +589,7 @@ static int read_member(proctree *t, proc *p, int want_status)
     proc_stat st;
     if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
     if (p->read_ok && st.starttime != p->starttime) return 0;    /* pid reused */
+    if (st.state == 'Z' || st.state == 'X') t->member_gone = 1;  /* orphans moved on */
     p->starttime = st.starttime;
     p->ppid = st.ppid;
     p->cpu_u = st.utime + st.cutime;
@@ -654,19 +687,21 @@ int proctree_sample(proctree *t, tree_sample *out)
     /* 1. roots, then the members already known, then discovery (or all of
      * it at once from the reader) */
     int from_reader = t->reader.read && read_from_reader(t) == 0;
+    int walk = !from_reader && discovery_due(t, full, t->prev_from_reader);
+    t->prev_from_reader = from_reader;
     if (from_reader) {
         /* members the reader did not return are read from /proc below */
     } else if (t->mode == PROCTREE_ATTACH) {
         proc *r = proc_get(t, t->root);
         if (!r && t->gen == 1) child_found(t, t->root);
-    } else if (t->children_mode) {
+    } else if (t->children_mode && walk) {
         self_children(t);
     }
     for (int i = 0; i < t->nprocs; i++) {
         proc *p = &t->procs[i];
         if (p->pid && p->gen != t->gen) { p->gen = t->gen; queue_push(t, i); }
     }
-    if (!t->children_mode && !from_reader) scan_proc(t);
+    if (!t->children_mode && walk) scan_proc(t);
 
     /* 2. read members in queue order; children mode discovers as it goes */
     tree_counters live = { 0 };
@@ -684,12 +719,16 @@ int proctree_sample(proctree *t, tree_sample *out)
             continue;
         }
         if (!snap) p->cpu_ns = 0;
-        if (t->children_mode && !from_reader) {
+        if (t->children_mode && walk) {
             int idx = t->queue[qi];
             t->nfound = 0;
             read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads, &p->thr_count);
             for (int k = 0; k < t->nfound; k++) child_found(t, t->found[k]);
             p = &t->procs[idx];                   /* procs[] may have moved */
+        } else if (t->children_mode && t->hires && !snap && p->nthreads > 1 &&
+                   p->thr_count != p->nthreads) {
+            thr_relist(t, p->pid, &p->thr, &p->nthr, &p->cap_thr);   /* for schedstat */
+            p->thr_count = p->nthreads;
         }
         live.utime_us += p->cpu_u * tick_us;
         live.stime_us += p->cpu_s * tick_us;
@@ -724,6 +763,7 @@ int proctree_sample(proctree *t, tree_sample *out)
         if (p->pid && p->gen != t->gen) {
             p->folded = (uint8_t)proc_folded(t, p, 0);
             nvan++;
+            t->member_gone = 1;
         }
     }
     for (int i = 0; nvan && i < t->nprocs; i++) {
@@ -835,6 +875,9 @@ proctree *proctree_new(const char *proc_root, enum proctree_mode mode, pid_t roo
     t->children_mode = access(path, R_OK) == 0;
     if (force && !strcmp(force, "scan")) t->children_mode = 0;
 
+    t->fd_loadavg = NO_FD;
+    t->walk_last_pid = -1;
+
     t->delayacct = 1;
     snprintf(path, sizeof path, "%s/sys/kernel/task_delayacct", t->proc);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -853,6 +896,7 @@ void proctree_free(proctree *t)
         if (t->procs[i].pid) proc_remove(t, &t->procs[i]);
     for (int i = 0; i < t->nself_thr; i++) close_fd(&t->self_thr[i].fd);
     free(t->self_thr);
+    close_fd(&t->fd_loadavg);
     if (t->procdir) closedir(t->procdir);
     pm_free(&t->map);
     pm_free(&t->outside);
@@ -889,6 +933,7 @@ uint64_t proctree_reader_fallbacks(const proctree *t) { return t->reader_fallbac
 
 void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const proc_io *io)
 {
+    t->member_gone = 1;                /* its orphans came to us: walk next time */
     proc *p = proc_get(t, pid);
     tree_counters *C = &t->carry;
     C->utime_us += (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec;

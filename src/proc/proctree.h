@@ -4,7 +4,8 @@
  * descendant, found through /proc/PID/task/TID/children where the kernel has
  * it (CONFIG_PROC_CHILDREN) or else through a scan of /proc; once a process
  * is in the tree it stays there until it exits, even if it is re-parented
- * (daemons, setsid).  In `run` mode jobscope is a child subreaper, so orphans
+ * (daemons, setsid).  The walk is skipped while no task was created on the
+ * host and no member left since the last one (it could find nothing).  In `run` mode jobscope is a child subreaper, so orphans
  * come back to it and are reaped by it.
  *
  * Accounting: a reaped child's CPU is folded by the kernel into its parent's

@@ -25,6 +25,7 @@ static char root[256];
 
 typedef struct fx {
     pid_t ppid;
+    char state;                         /* 0: 'S' */
     uint64_t ut, st, cut, cst, minflt, rss_pages, rchar, wbytes;
 } fx;
 
@@ -46,8 +47,8 @@ static void put_proc(pid_t pid, const fx *x)
     /* fields 1-24 as the kernel writes them, then zeros up to 52 with
      * delayacct_blkio_ticks (42) = 0 */
     int n = snprintf(stat, sizeof stat,
-                     "%d (fx %d) S %d 0 0 0 -1 0 %llu 0 0 0 %llu %llu %llu %llu 20 0 1 0 %d %llu %llu",
-                     (int)pid, (int)pid, (int)x->ppid, (unsigned long long)x->minflt,
+                     "%d (fx %d) %c %d 0 0 0 -1 0 %llu 0 0 0 %llu %llu %llu %llu 20 0 1 0 %d %llu %llu",
+                     (int)pid, (int)pid, x->state ? x->state : 'S', (int)x->ppid, (unsigned long long)x->minflt,
                      (unsigned long long)x->ut, (unsigned long long)x->st,
                      (unsigned long long)x->cut, (unsigned long long)x->cst, 1000 + (int)pid,
                      (unsigned long long)(x->rss_pages * 4096 * 4), (unsigned long long)x->rss_pages);
@@ -61,6 +62,17 @@ static void put_proc(pid_t pid, const fx *x)
     put_file(pid, "io", io);
     put_file(pid, "status", "Name:\tfx\nVmHWM:\t    1000 kB\nVmSwap:\t       0 kB\n"
                             "voluntary_ctxt_switches:\t1\nnonvoluntary_ctxt_switches:\t0\n");
+}
+
+/* /proc/loadavg, whose last field is the last pid handed out */
+static void put_last_pid(int last)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/loadavg", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "0.00 0.00 0.00 1/80 %d\n", last);
+    fclose(f);
 }
 
 /* The process is gone: its open files read empty, then they disappear. */
@@ -228,6 +240,43 @@ static void the_proc_root_is_where_delay_accounting_is_read_too(void **state)
     assert_null(proctree_new(longroot, PROCTREE_ATTACH, 1, 1));
 }
 
+/* Discovery is skipped while nothing was created on the host (loadavg's
+ * last pid stands still) and no member left: the walk could find nothing. */
+static void discovery_walks_only_when_a_task_was_created_or_a_member_left(void **state)
+{
+    put_last_pid(500);
+    put_proc(100, &(fx){ .ppid = 1, .ut = 1 });
+    proctree *t = proctree_new(root, PROCTREE_ATTACH, 100, 0.1);
+    assert_int_equal(sample(t).procs, 1);
+    /* a child appears but no pid was handed out: not looked for */
+    put_proc(101, &(fx){ .ppid = 100, .ut = 2 });
+    assert_int_equal(sample(t).procs, 1);
+    /* the last pid moved: the walk finds it */
+    put_last_pid(501);
+    assert_int_equal(sample(t).procs, 2);
+    assert_int_equal(sample(t).procs, 2);
+    /* a member leaves: the sample after it walks (an orphan may have moved) */
+    kill_proc(101);
+    put_proc(102, &(fx){ .ppid = 100, .ut = 3 });
+    assert_int_equal(sample(t).procs, 1);
+    assert_int_equal(sample(t).procs, 2);
+    /* a member seen as a zombie has left too */
+    put_proc(102, &(fx){ .ppid = 100, .ut = 3, .state = 'Z' });
+    put_proc(103, &(fx){ .ppid = 100, .ut = 4 });
+    assert_int_equal(sample(t).procs, 2);
+    assert_int_equal(sample(t).procs, 3);
+    assert_int_equal(sample(t).procs, 3);           /* still a zombie: walks again */
+    kill_proc(102);                                  /* reaped */
+    assert_int_equal(sample(t).procs, 2);
+    assert_int_equal(sample(t).procs, 2);
+    /* a full sample (the final one, every status round) always walks */
+    put_proc(104, &(fx){ .ppid = 100, .ut = 5 });
+    assert_int_equal(sample(t).procs, 2);
+    proctree_full_next(t);
+    assert_int_equal(sample(t).procs, 3);
+    proctree_free(t);
+}
+
 /* ---- a one-pass reader (the BPF sampler's place) ------------------------ */
 
 typedef struct fake_reader {
@@ -350,6 +399,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(counters_never_decrease, setup, teardown),
         cmocka_unit_test_setup_teardown(what_jobscope_reaped_is_carried_exactly_once, setup, teardown),
         cmocka_unit_test_setup_teardown(the_proc_root_is_where_delay_accounting_is_read_too, setup, teardown),
+        cmocka_unit_test_setup_teardown(discovery_walks_only_when_a_task_was_created_or_a_member_left, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reader_replaces_discovery_and_files_with_the_same_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(a_member_the_reader_misses_is_read_from_proc_and_a_failed_read_falls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(a_child_of_ours_gone_before_its_reaping_is_counted_once, setup, teardown),
