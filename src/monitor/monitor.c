@@ -103,6 +103,9 @@ struct monitor {
     int         bpf_pending;      /* may still switch from procfs to BPF */
     uint64_t    sample_cpu_ns, bpf_payback_ns;
     double      sampler_switch_ts;
+    int         bpf_trial;        /* switched: measuring whether BPF is cheaper */
+    sampler_cost cost_procfs, cost_bpf;
+    double      sampler_revert_ts;
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -274,8 +277,29 @@ static void maybe_switch_sampler(monitor *m)
     }
     proctree_set_reader(m->tree, &r);
     m->sampler_switch_ts = now_epoch();
+    m->bpf_trial = 1;
     js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf after %.3f s of sampling CPU",
            (double)m->sample_cpu_ns / 1e9);
+}
+
+/* auto, after the switch: back to procfs if BPF turned out dearer. */
+static void maybe_revert_sampler(monitor *m)
+{
+    int v = monitor_sampler_verdict(&m->cost_procfs, &m->cost_bpf);
+    if (v < 0) return;
+    m->bpf_trial = 0;
+    double bpf_us = monitor_sampler_cost_us(&m->cost_bpf), procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
+    if (v == 1) {
+        js_log(m->opt.verbose, NULL, "sampler: keeping bpf: %.2f us a process-sample against %.2f",
+               bpf_us, procfs_us);
+        return;
+    }
+    proctree_reader none;
+    memset(&none, 0, sizeof none);
+    proctree_set_reader(m->tree, &none);
+    m->sampler_revert_ts = now_epoch();
+    js_log(m->opt.verbose, NULL, "sampler: bpf -> procfs: %.2f us a process-sample against %.2f",
+           bpf_us, procfs_us);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -289,11 +313,20 @@ static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
     refresh_exe(m);
-    uint64_t cpu0 = m->bpf_pending ? thread_cpu_ns() : 0;
+    int measure = m->bpf_pending || m->bpf_trial;
+    uint64_t cpu0 = measure ? thread_cpu_ns() : 0;
     int rc = proctree_sample(m->tree, s);
-    if (m->bpf_pending) {
-        m->sample_cpu_ns += thread_cpu_ns() - cpu0;
-        maybe_switch_sampler(m);
+    if (measure) {
+        uint64_t ns = thread_cpu_ns() - cpu0;
+        uint32_t procs = rc == 0 ? s->procs : 0;
+        if (m->bpf_pending) {
+            m->sample_cpu_ns += ns;
+            monitor_sampler_cost_add(&m->cost_procfs, ns, procs);
+            maybe_switch_sampler(m);
+        } else {
+            monitor_sampler_cost_add(&m->cost_bpf, ns, procs);
+            maybe_revert_sampler(m);
+        }
     }
     if (rc != 0) {
         js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
@@ -391,6 +424,7 @@ static void emit_record(monitor *m)
     json_u64(b, "total_procs", s->total_procs);
     json_str(b, "sampler", proctree_sampler(m->tree));
     if (m->sampler_switch_ts > 0) json_fixed(b, "sampler_since", m->sampler_switch_ts, 6);
+    if (m->sampler_revert_ts > 0) json_fixed(b, "sampler_reverted", m->sampler_revert_ts, 6);
     if (proctree_reader_fallbacks(m->tree))
         json_u64(b, "sampler_fallbacks", proctree_reader_fallbacks(m->tree));
     json_obj_open(b, "peaks");

@@ -13,7 +13,11 @@
  * earn back.  So --sampler bpf loads it before the job starts (an error if
  * it cannot), and auto, as root, starts with procfs and switches to BPF once
  * sampling /proc has cost as much CPU as the load (monitor_sampler_payback):
- * the rent-or-buy rule, never more than twice the cheaper choice's cost. */
+ * the rent-or-buy rule, never more than twice the cheaper choice's cost.
+ * That rule assumes BPF is the cheaper one, which its host-task walk is not
+ * on a crowded host with a small job: so auto then measures BPF for a few
+ * samples and goes back to procfs if it costs more than twice as much per
+ * process-sample (monitor_sampler_verdict). */
 #include "sampler.h"
 #include "../util/companion.h"
 
@@ -69,4 +73,23 @@ double monitor_sampler_payback(void)
     char *end;
     double v = e ? strtod(e, &end) : 0;
     return e && end != e && *end == 0 && v >= 0 && v < 1e6 ? v : 0.1;
+}
+
+void monitor_sampler_cost_add(sampler_cost *c, uint64_t ns, uint32_t procs)
+{
+    if (c->seen++ == 0) return;               /* the first sample warms up */
+    c->ns += ns;
+    c->proc_samples += procs ? procs : 1;
+}
+
+double monitor_sampler_cost_us(const sampler_cost *c)
+{
+    return c->proc_samples ? (double)c->ns / 1e3 / (double)c->proc_samples : 0;
+}
+
+int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf)
+{
+    if (bpf->seen < 6) return -1;
+    if (!procfs->proc_samples) return 1;      /* nothing to compare with */
+    return monitor_sampler_cost_us(bpf) > 2 * monitor_sampler_cost_us(procfs) ? 0 : 1;
 }

@@ -21,4 +21,14 @@ int monitor_sampler_may_bpf(void);
  * $JOBSCOPE_BPF_PAYBACK). */
 double monitor_sampler_payback(void);
 
+/* What a sampler costs the sampling thread: CPU per process-sample over the
+ * samples after its first (which opens files, or warms the program up). */
+typedef struct sampler_cost { uint64_t ns, proc_samples; uint32_t seen; } sampler_cost;
+void monitor_sampler_cost_add(sampler_cost *c, uint64_t ns, uint32_t procs);
+/* After auto switched: 1 keep BPF, 0 go back to procfs (BPF costs more than
+ * twice what procfs did: its host-task walk on a crowded host), -1 not known
+ * yet (fewer than 5 samples of BPF). */
+int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf);
+double monitor_sampler_cost_us(const sampler_cost *c);
+
 #endif

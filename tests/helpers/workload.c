@@ -10,6 +10,8 @@
  *   workload fanout N SECONDS            N children that all exist together for SECONDS
  *                                        (they wait on a pipe the parent closes), then wait
  *   workload chain DEPTH SECONDS         a chain of DEPTH nested processes that sleep
+ *   workload crowd N FILE                N idle threads (a crowded host), then "ready"
+ *                                        in FILE; waits until killed
  *   workload catch FILE                  catch INT TERM HUP QUIT USR1 USR2 for 0.5 s after
  *                                        the first; write "SIGNO COUNT", exit 100+SIGNO
  *   workload report FILE                 (after any of the above, as last argument
@@ -60,6 +62,8 @@ static void write_bytes(long bytes, const char *path)
 
 static volatile sig_atomic_t caught_sig, caught_count;
 static void on_signal(int sig) { caught_sig = sig; caught_count++; }
+
+static void *idle_main(void *arg) { for (;;) pause(); return arg; }
 
 static double thread_ms;
 static void *thread_main(void *arg)
@@ -149,6 +153,22 @@ int main(int argc, char **argv)
             }
             usleep((useconds_t)(secs * 1e6));
             _exit(0);
+        } else if (!strcmp(c, "crowd") && i + 2 < argc) {
+            int n = atoi(argv[i + 1]);
+            const char *path = argv[i + 2];
+            i += 2;
+            pthread_attr_t a;
+            pthread_attr_init(&a);
+            pthread_attr_setstacksize(&a, 16384);
+            for (int k = 0; k < n; k++) {
+                pthread_t t;
+                if (pthread_create(&t, &a, idle_main, NULL) != 0) { perror("pthread_create"); return 2; }
+            }
+            FILE *f = fopen(path, "w");
+            if (!f) return 2;
+            fputs("ready\n", f);
+            fclose(f);
+            for (;;) pause();
         } else if (!strcmp(c, "report") && i + 1 < argc) {
             struct rusage s, ch;
             getrusage(RUSAGE_SELF, &s);

@@ -128,6 +128,22 @@ test_auto_switches_to_bpf_once_procfs_has_cost_the_load_and_keeps_totals() {
     assert_close "$(jq_py 'end["wchar"]' ev.jsonl)" $((600*65536)) 0.01 "wchar across the switch"
 }
 
+test_auto_goes_back_to_procfs_where_bpf_costs_more_and_keeps_totals() {
+    need_bpf || return $?
+    # 20,000 idle threads elsewhere on the host: BPF's host-task walk (the
+    # job has no cgroup) costs far more than /proc for a one-process job
+    "$W" crowd 20000 crowd.ready & crowd=$!
+    for _ in $(seq 300); do [ -s crowd.ready ] && break; sleep 0.1; done
+    JOBSCOPE_BPF_PAYBACK=0.0003 "$JS" run --no-cgroup -i 0.05 -o ev.jsonl -- "$W" burn 1500 report truth.txt
+    local rc=$?
+    kill $crowd; wait $crowd 2>/dev/null
+    assert_eq $rc 0 || return 1
+    assert_ge "$(jq_py 'end["sampler_since"]' ev.jsonl)" "$(jq_py 'ev[0]["ts"]' ev.jsonl)" "switched" || return 1
+    assert_eq "$(jq_py 'end["sampler"]' ev.jsonl)" procfs "went back" || return 1
+    assert_ge "$(jq_py 'end["sampler_reverted"]' ev.jsonl)" "$(jq_py 'end["sampler_since"]' ev.jsonl)" || return 1
+    assert_close "$(cpu_of ev.jsonl)" "$(truth_cpu truth.txt)" 0.01 "cpu across both switches"
+}
+
 test_auto_keeps_procfs_for_a_small_job() {
     "$JS" run -i 0.05 -o ev.jsonl -- "$W" burn 100
     assert_eq "$(jq_py 'end["sampler"]' ev.jsonl)" procfs
