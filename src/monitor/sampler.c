@@ -16,8 +16,8 @@
  * the rent-or-buy rule, never more than twice the cheaper choice's cost.
  * That rule assumes BPF is the cheaper one, which its host-task walk is not
  * on a crowded host with a small job: so auto then measures BPF for a few
- * samples and goes back to procfs if it costs more than twice as much per
- * process-sample (monitor_sampler_verdict). */
+ * samples and goes back to procfs if it costs more per process-sample
+ * (monitor_sampler_verdict): the load is spent either way. */
 #include "sampler.h"
 #include "../util/companion.h"
 
@@ -91,5 +91,5 @@ int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf)
 {
     if (bpf->seen < 6) return -1;
     if (!procfs->proc_samples) return 1;      /* nothing to compare with */
-    return monitor_sampler_cost_us(bpf) > 2 * monitor_sampler_cost_us(procfs) ? 0 : 1;
+    return monitor_sampler_cost_us(bpf) > monitor_sampler_cost_us(procfs) ? 0 : 1;
 }

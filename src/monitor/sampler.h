@@ -25,9 +25,9 @@ double monitor_sampler_payback(void);
  * samples after its first (which opens files, or warms the program up). */
 typedef struct sampler_cost { uint64_t ns, proc_samples; uint32_t seen; } sampler_cost;
 void monitor_sampler_cost_add(sampler_cost *c, uint64_t ns, uint32_t procs);
-/* After auto switched: 1 keep BPF, 0 go back to procfs (BPF costs more than
- * twice what procfs did: its host-task walk on a crowded host), -1 not known
- * yet (fewer than 5 samples of BPF). */
+/* After auto switched: 1 keep BPF, 0 go back to procfs (BPF costs more per
+ * process-sample than procfs did: its host-task walk on a crowded host, a
+ * job of a few processes), -1 not known yet (fewer than 5 samples of BPF). */
 int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf);
 double monitor_sampler_cost_us(const sampler_cost *c);
 
