@@ -51,10 +51,13 @@ int bpfsample_built(void) { return 1; }
 
 static int ring_record(void *ctx, void *data, size_t size);
 
+/* libbpf's messages (the verifier's log among them) only with
+ * JOBSCOPE_BPF_DEBUG=1: a failed load falls back, said in one line. */
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-    (void)level; (void)fmt; (void)ap;
-    return 0;
+    (void)level;
+    const char *d = getenv("JOBSCOPE_BPF_DEBUG");
+    return d && *d && *d != '0' ? vfprintf(stderr, fmt, ap) : 0;
 }
 
 static void unload(bpfsample *b)
