@@ -23,6 +23,7 @@ struct bpfrec {
     __u64 prev_utime, prev_stime;                  /* the kernel's cputime_adjust state */
     __u64 nr_threads;
     __u64 rss_pages, swap_pages, total_vm, hiwater_rss;
+    __u64 blkio_delay;                             /* ns, delay accounting (0: off) */
     char  comm[16];
 };
 

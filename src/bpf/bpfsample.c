@@ -274,6 +274,7 @@ static void fold(const bpfsample *b, const acc *a, bpf_proc *p)
     p->st.starttime = l->start_boottime / NS_PER_TICK;
     p->st.vsize = l->total_vm * (uint64_t)b->page_kb * 1024;
     p->st.rss = l->rss_pages;
+    p->st.blkio_ticks = l->blkio_delay / NS_PER_TICK;
     uint64_t io[BPFREC_NIO];
     for (int k = 0; k < BPFREC_NIO; k++) io[k] = a->io[k] + l->sig_io[k];
     p->io.rchar = io[0];

@@ -111,6 +111,9 @@ static __always_inline void emit(struct seq_file *seq, struct task_struct *t)
         r.prev_utime = sig->prev_cputime.utime;
         r.prev_stime = sig->prev_cputime.stime;
         r.nr_threads = sig->nr_threads;
+        /* /proc/PID/stat's delayacct_blkio_ticks: the leader's own */
+        struct task_delay_info *d = t->delays;
+        if (d) r.blkio_delay = d->blkio_delay;
         struct mm_struct *mm = t->mm;
         if (mm) {
             /* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */

@@ -634,6 +634,7 @@ static int member_from_snap(proctree *t, proc *p, const proc_snap *s)
     p->nthreads = (uint32_t)st->num_threads;
     p->rss_pages = st->rss;
     p->vsize = st->vsize;
+    p->blkio = st->blkio_ticks;
     p->io = s->io;
     p->have_io = 1;
     p->swap_kb = s->ps.vmswap_kb;
@@ -792,7 +793,7 @@ int proctree_sample(proctree *t, tree_sample *out)
     c->nvcsw = clamp(&L->nvcsw, C->nvcsw + live.nvcsw);
     c->nivcsw = clamp(&L->nivcsw, C->nivcsw + live.nivcsw);
     c->iowait_us = clamp(&L->iowait_us, (t->carry_blkio_ticks + live_blkio) * tick_us);
-    o->iowait_valid = t->delayacct && !t->reader.read;   /* the reader has no blkio delay */
+    o->iowait_valid = t->delayacct;
     o->procs = procs;
     o->threads = threads;
     o->rss_kb = rss;

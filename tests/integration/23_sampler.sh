@@ -96,6 +96,20 @@ test_bpf_without_a_cgroup_walks_the_host_tasks_and_gets_the_same_totals() {
     assert_close "$(jq_py 'end["wchar"]' bpf.jsonl)" $((600*65536)) 0.01 "wchar"
 }
 
+test_bpf_reports_iowait_from_delay_accounting() {
+    need_bpf || return $?
+    local was
+    was=$(cat /proc/sys/kernel/task_delayacct 2>/dev/null) && echo 1 > /proc/sys/kernel/task_delayacct ||
+        { echo "    skip: no delay accounting switch" >&2; return 77; }
+    "$JS" run --null-missing --sampler bpf -i 0.1 -o bpf.jsonl -- "$W" write 20000000 f
+    local rc=$?
+    echo "$was" > /proc/sys/kernel/task_delayacct
+    assert_eq $rc 0 || return 1
+    # measured (a number), not null as before BPF read the leader's blkio delay
+    assert_eq "$(jq_py 'type(end["iowait"]).__name__' bpf.jsonl)" float || return 1
+    assert_eq "$(jq_py 'all(type(s["iowait"]).__name__ == "float" for s in samples)' bpf.jsonl)" true
+}
+
 test_peak_processes_are_exact_under_both() {
     need_bpf || return $?
     for s in procfs bpf; do

@@ -145,6 +145,7 @@ static void check_same_as_proc(const bpf_proc *b, int single_threaded)
     assert_int_equal(b->st.starttime, st.starttime);
     assert_int_equal(b->st.vsize, st.vsize);
     assert_int_equal(b->st.rss, st.rss);
+    assert_int_equal(b->st.blkio_ticks, st.blkio_ticks);
     assert_memory_equal(&b->io, &io, sizeof io);
     assert_int_equal(b->ps.vmsize_kb, ps.vmsize_kb);
     /* status sums the per-CPU RSS deltas, which BPF cannot reach: at most

@@ -315,6 +315,7 @@ static void a_reader_replaces_discovery_and_files_with_the_same_rules(void **sta
     fake_reader f = { .n = 2 };
     f.procs[0] = snap(100, 1, 10, 0, 1000);
     f.procs[1] = snap(101, 100, 20, 0, 300);
+    f.procs[0].st.blkio_ticks = 3;                        /* the leader's blkio delay */
     proctree *t = proctree_new(root, PROCTREE_ATTACH, 100, 1.0);
     proctree_reader r = { .name = "fake", .walk = "fake-walk", .ctx = &f, .read = fake_read };
     proctree_set_reader(t, &r);
@@ -324,6 +325,8 @@ static void a_reader_replaces_discovery_and_files_with_the_same_rules(void **sta
     assert_int_equal(s.procs, 2);
     assert_int_equal(s.c.utime_us, 30 * TICK_US);        /* the reader's figures, not the file's */
     assert_int_equal(s.c.rchar, 1300);
+    assert_true(s.iowait_valid);
+    assert_int_equal(s.c.iowait_us, 3 * TICK_US);
     assert_true(proctree_contains(t, 101));
     /* 101 is reaped by 100: folded into its cutime, counted once */
     f.n = 1;
