@@ -24,8 +24,11 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 m, W, F = r["machine"], r["workloads"], r["figures"]
 assert m["cores"] >= 1 and m["kernel"], "machine not recorded"
-for w in ("tree", "cpu", "forkstorm", "orphans"):
+for w in ("tree", "cpu", "forkstorm", "orphans", "crowd"):
     assert w in W, "workload %s missing" % w
+c = W["crowd"]["runs"]["jobscope"]
+assert c["idle"] and c["crowded"], "crowd: no jobscope run"
+assert c["crowded"][0]["procs_seen"] == 10, "crowd: jobscope saw %s of 10" % c["crowded"][0]["procs_seen"]
 t = W["tree"]["tree-1000@1s"]["runs"]
 assert t["floor"] and t["jobscope"], "tree-1000: no floor or jobscope run"
 js = t["jobscope"][0]
