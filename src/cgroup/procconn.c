@@ -121,25 +121,26 @@ static int kernel_filters_events(void)
 
 static int send_op(int fd, enum proc_cn_mcast_op op)
 {
-    struct __attribute__((aligned(NLMSG_ALIGNTO))) {
-        struct nlmsghdr nl;
-        struct __attribute__((packed)) {
-            struct cn_msg cn;
-            struct js_proc_input in;
-        } body;
-    } msg;
-    memset(&msg, 0, sizeof msg);
-    size_t len = kernel_filters_events() ? sizeof msg.body.in : sizeof msg.body.in.mcast_op;
-    size_t total = NLMSG_LENGTH(sizeof msg.body.cn + len);
-    msg.nl.nlmsg_len = (uint32_t)total;
-    msg.nl.nlmsg_pid = 0;
-    msg.nl.nlmsg_type = NLMSG_DONE;
-    msg.body.cn.id.idx = CN_IDX_PROC;
-    msg.body.cn.id.val = CN_VAL_PROC;
-    msg.body.cn.len = (uint16_t)len;
-    msg.body.in.mcast_op = (uint32_t)op;
-    msg.body.in.event_type = JS_PROC_EVENT_FORK | JS_PROC_EVENT_EXIT;
-    return send(fd, &msg, total, 0) == (ssize_t)total ? 0 : -1;
+    /* netlink header, connector header, then the request (laid out by hand:
+     * struct cn_msg ends in a flexible array, so it cannot be nested) */
+    struct js_proc_input in = { (uint32_t)op, JS_PROC_EVENT_FORK | JS_PROC_EVENT_EXIT };
+    size_t len = kernel_filters_events() ? sizeof in : sizeof in.mcast_op;
+    struct cn_msg cn;
+    memset(&cn, 0, sizeof cn);
+    cn.id.idx = CN_IDX_PROC;
+    cn.id.val = CN_VAL_PROC;
+    cn.len = (uint16_t)len;
+    struct nlmsghdr nl;
+    memset(&nl, 0, sizeof nl);
+    size_t total = NLMSG_LENGTH(sizeof cn + len);
+    nl.nlmsg_len = (uint32_t)total;
+    nl.nlmsg_type = NLMSG_DONE;
+    _Alignas(NLMSG_ALIGNTO) char msg[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct js_proc_input))];
+    memset(msg, 0, sizeof msg);
+    memcpy(msg, &nl, sizeof nl);
+    memcpy(msg + NLMSG_HDRLEN, &cn, sizeof cn);
+    memcpy(msg + NLMSG_HDRLEN + sizeof cn, &in, len);
+    return send(fd, msg, total, 0) == (ssize_t)total ? 0 : -1;
 }
 
 procconn *procconn_open(void)

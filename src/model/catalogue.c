@@ -9,25 +9,25 @@
 
 #define S  "kickstart.inv.online"
 #define G  "kickstart.inv.online.gpu.stats"
-#define U(n, unit, kind, help)          { n, S, unit, kind, MS_U64, 1, -1, 0, help }
-#define SEC(n, kind, flags, help)       { n, S, "seconds", kind, MS_U64, 1e6, 3, flags, help }
-#define CGB(n, kind, help)   { n, S, "bytes", kind, MS_U64, 1, -1, 0, help }
-#define CGN(n, unit, kind, help)  { n, S, unit, kind, MS_U64, 1, -1, 0, help }
-#define CGS(n, help)         { n, S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, help }
+#define U(n, unit, kind, help)          { n, S, unit, kind, MS_U64, 1, -1, 0, help, NULL, NULL }
+#define SEC(n, kind, flags, help)       { n, S, "seconds", kind, MS_U64, 1e6, 3, flags, help, NULL, NULL }
+#define CGB(n, kind, help)   { n, S, "bytes", kind, MS_U64, 1, -1, 0, help, NULL, NULL }
+#define CGN(n, unit, kind, help)  { n, S, unit, kind, MS_U64, 1, -1, 0, help, NULL, NULL }
+#define CGS(n, help)         { n, S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, help, NULL, NULL }
 #define PSI(n, what)         { n "_avg10", S, "percent", METRIC_GAUGE, MS_F64, 1, 2, 0, \
-                               "Pressure: percent of the last 10 s " what " stalled (cgroup v2)." }, \
+                               "Pressure: percent of the last 10 s " what " stalled (cgroup v2).", NULL, NULL }, \
                              { n "_total", S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, \
-                               "Pressure: seconds " what " stalled in all (cgroup v2)." }
+                               "Pressure: seconds " what " stalled in all (cgroup v2).", NULL, NULL }
 #define CGIO(n, unit, help)  { n, S, unit, METRIC_COUNTER, MS_U64, 1, -1, 0, help, "cg_io", "dev" }
-#define GU(n, unit, help)    { n, G, unit, METRIC_GAUGE, MS_U64, 1, -1, 0, help }
-#define GPCT(n, help)        { n, G, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE, help }
+#define GU(n, unit, help)    { n, G, unit, METRIC_GAUGE, MS_U64, 1, -1, 0, help, NULL, NULL }
+#define GPCT(n, help)        { n, G, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE, help, NULL, NULL }
 
 
 /* Designated for the tree's fields; the cgroup's follow in order from
  * M_TOTAL_PROCESSES (each PSI(...) is two entries). */
 const metric_def metric_catalogue[M_COUNT] = {
     [M_ELAPSED] = { "elapsed", S, "seconds", METRIC_GAUGE, MS_F64, 1, 3, 0,
-                    "Seconds since the job started." },
+                    "Seconds since the job started.", NULL, NULL },
     [M_UTIME] = SEC("utime", METRIC_COUNTER, 0,
                     "User CPU seconds of every process that ever ran in the job's tree."),
     [M_STIME] = SEC("stime", METRIC_COUNTER, 0,
@@ -58,7 +58,7 @@ const metric_def metric_catalogue[M_COUNT] = {
     [M_PROCS] = U("procs", "count", METRIC_GAUGE, "Live processes in the tree."),
     [M_THREADS] = U("threads", "count", METRIC_GAUGE, "Threads of the live processes."),
     [M_CPU_PERCENT] = { "cpu_percent", S, "percent", METRIC_GAUGE, MS_F64, 1, 2, 0,
-                        "CPU since the previous sample, 100 = one core." },
+                        "CPU since the previous sample, 100 = one core.", NULL, NULL },
     [M_MAX_HWM] = U("max_hwm", "kB", METRIC_GAUGE,
                     "Largest per-process memory high-water mark so far."),
     [M_TOTAL_PROCS] = U("total_procs", "count", METRIC_COUNTER,
@@ -66,11 +66,11 @@ const metric_def metric_catalogue[M_COUNT] = {
     [M_BSEND] = U("bsend", "bytes", METRIC_COUNTER, "Always 0 (kickstart compatibility)."),
     [M_BRECV] = U("brecv", "bytes", METRIC_COUNTER, "Always 0 (kickstart compatibility)."),
     [M_ROOT_START] = { "start", S, "seconds", METRIC_GAUGE, MS_F64, 1, 6, MF_HIDDEN,
-                       "Epoch seconds the job's main process started." },
+                       "Epoch seconds the job's main process started.", NULL, NULL },
     [M_PEAK_CPU_PERCENT] = { "peak_cpu_percent", S, "percent", METRIC_GAUGE, MS_F64, 1, 2,
-                             MF_HIDDEN, "Largest cpu_percent so far." },
+                             MF_HIDDEN, "Largest cpu_percent so far.", NULL, NULL },
     [M_PEAK_RSS] = { "peak_rss", S, "kB", METRIC_GAUGE, MS_F64, 1, 0, MF_HIDDEN,
-                     "Largest rss so far." },
+                     "Largest rss so far.", NULL, NULL },
     /* the cgroup source's fields (docs/cgroups.md), in its order */
     [M_TOTAL_PROCESSES] = CGN("total_processes", "count", METRIC_COUNTER,
         "Processes the job ever started, short-lived ones included (process connector)."),
@@ -109,11 +109,11 @@ const metric_def metric_catalogue[M_COUNT] = {
     [M_CG_IO_DEV_WIOS] = CGIO("wios", "operations", "Write operations of the cgroup on this block device."),
     /* the GPU source's (docs/gpu.md) */
     [M_GPU_MEM] = { "gpu_mem", S, "bytes", METRIC_GAUGE, MS_U64, 1, -1, 0,
-                    "GPU memory held by the job's processes, summed over its GPUs." },
+                    "GPU memory held by the job's processes, summed over its GPUs.", NULL, NULL },
     [M_GPU_UTIL] = { "gpu_util", S, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE,
-                     "GPU use of the job summed over its GPUs, 100 = one GPU (null: unknown)." },
+                     "GPU use of the job summed over its GPUs, 100 = one GPU (null: unknown).", NULL, NULL },
     [M_GPU_SAMPLING_DURATION] = { "sampling_duration", G, "seconds", METRIC_GAUGE, MS_F64, 1, 6, 0,
-                                  "Seconds this device's queries took." },
+                                  "Seconds this device's queries took.", NULL, NULL },
     [M_GPU_TEMP] = GU("temp", "celsius", "Temperature of the GPU."),
     [M_GPU_POWER_USAGE] = GU("power_usage", "milliwatts", "Power drawn by the GPU."),
     [M_GPU_MEM_USAGE] = GU("mem_usage", "bytes", "Memory used on the GPU by all processes."),
