@@ -77,19 +77,24 @@ double monitor_sampler_payback(void)
 
 void monitor_sampler_cost_add(sampler_cost *c, uint64_t ns, uint32_t procs)
 {
-    if (c->seen++ == 0) return;               /* the first sample warms up */
+    if (c->seen++ == 0) {                     /* the first sample warms up */
+        c->first_ns = ns;
+        c->first_procs = procs ? procs : 1;
+        return;
+    }
     c->ns += ns;
     c->proc_samples += procs ? procs : 1;
 }
 
 double monitor_sampler_cost_us(const sampler_cost *c)
 {
-    return c->proc_samples ? (double)c->ns / 1e3 / (double)c->proc_samples : 0;
+    if (c->proc_samples) return (double)c->ns / 1e3 / (double)c->proc_samples;
+    return c->first_procs ? (double)c->first_ns / 1e3 / (double)c->first_procs : 0;
 }
 
 int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf)
 {
     if (bpf->seen < 6) return -1;
-    if (!procfs->proc_samples) return 1;      /* nothing to compare with */
+    if (!procfs->seen) return 1;              /* nothing to compare with */
     return monitor_sampler_cost_us(bpf) > monitor_sampler_cost_us(procfs) ? 0 : 1;
 }

@@ -22,8 +22,13 @@ int monitor_sampler_may_bpf(void);
 double monitor_sampler_payback(void);
 
 /* What a sampler costs the sampling thread: CPU per process-sample over the
- * samples after its first (which opens files, or warms the program up). */
-typedef struct sampler_cost { uint64_t ns, proc_samples; uint32_t seen; } sampler_cost;
+ * samples after its first (which opens files, or warms the program up); the
+ * first stands in while it is the only one. */
+typedef struct sampler_cost {
+    uint64_t ns, proc_samples;
+    uint64_t first_ns, first_procs;
+    uint32_t seen;
+} sampler_cost;
 void monitor_sampler_cost_add(sampler_cost *c, uint64_t ns, uint32_t procs);
 /* After auto switched: 1 keep BPF, 0 go back to procfs (BPF costs more per
  * process-sample than procfs did: its host-task walk on a crowded host, a

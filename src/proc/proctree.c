@@ -677,6 +677,22 @@ static uint64_t clamp(uint64_t *last, uint64_t now)
     return *last;
 }
 
+/* CPU is clamped as a total, then split: user and system each never
+ * decrease, and their sum is the clamped total.  Clamping each on its own
+ * would lock in a split that later moved (the kernel's cputime_adjust
+ * settles a process's split when it is reaped), so that utime + stime
+ * would exceed every total the kernel ever showed. */
+static void clamp_cpu(uint64_t *lu, uint64_t *ls, uint64_t u, uint64_t s)
+{
+    uint64_t t = u + s, tl = *lu + *ls;
+    if (t < tl) t = tl;
+    uint64_t hi = t - *ls;
+    if (u < *lu) u = *lu;
+    if (u > hi) u = hi;
+    *lu = u;
+    *ls = t - u;
+}
+
 int proctree_sample(proctree *t, tree_sample *out)
 {
     double ts = now_epoch();
@@ -778,8 +794,9 @@ int proctree_sample(proctree *t, tree_sample *out)
     o->ts = ts;
     o->elapsed = ts - t->start_ts;
     tree_counters *c = &o->c, *L = &t->last, *C = &t->carry;
-    c->utime_us = clamp(&L->utime_us, C->utime_us + live.utime_us);
-    c->stime_us = clamp(&L->stime_us, C->stime_us + live.stime_us);
+    clamp_cpu(&L->utime_us, &L->stime_us, C->utime_us + live.utime_us, C->stime_us + live.stime_us);
+    c->utime_us = L->utime_us;
+    c->stime_us = L->stime_us;
     c->rchar = clamp(&L->rchar, C->rchar + live.rchar);
     c->wchar = clamp(&L->wchar, C->wchar + live.wchar);
     c->syscr = clamp(&L->syscr, C->syscr + live.syscr);

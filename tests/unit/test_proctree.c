@@ -191,6 +191,26 @@ static void counters_never_decrease(void **state)
     proctree_free(t);
 }
 
+/* The kernel may settle a process's user/system split differently later
+ * (cputime_adjust at reaping): each part still never decreases, and their
+ * sum is the total the kernel shows, not more. */
+static void a_shifting_cpu_split_keeps_the_total_true(void **state)
+{
+    put_proc(100, &(fx){ .ppid = 1, .ut = 10, .st = 5 });
+    proctree *t = proctree_new(root, PROCTREE_ATTACH, 100, 1.0);
+    tree_sample s = sample(t);
+    assert_int_equal(s.c.utime_us + s.c.stime_us, 15 * TICK_US);
+    put_proc(100, &(fx){ .ppid = 1, .ut = 9, .st = 7 });      /* 16 in all, split moved */
+    s = sample(t);
+    assert_int_equal(s.c.utime_us, 10 * TICK_US);
+    assert_int_equal(s.c.stime_us, 6 * TICK_US);
+    put_proc(100, &(fx){ .ppid = 1, .ut = 12, .st = 8 });
+    s = sample(t);
+    assert_int_equal(s.c.utime_us, 12 * TICK_US);
+    assert_int_equal(s.c.stime_us, 8 * TICK_US);
+    proctree_free(t);
+}
+
 /* run mode: jobscope's own children are members; what it reaped is carried
  * exactly from wait4's rusage and the zombie's io, not from /proc again */
 static void what_jobscope_reaped_is_carried_exactly_once(void **state)
@@ -400,6 +420,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_child_reaped_by_a_live_parent_is_counted_once, setup, teardown),
         cmocka_unit_test_setup_teardown(a_member_that_leaves_without_being_folded_is_carried, setup, teardown),
         cmocka_unit_test_setup_teardown(counters_never_decrease, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_shifting_cpu_split_keeps_the_total_true, setup, teardown),
         cmocka_unit_test_setup_teardown(what_jobscope_reaped_is_carried_exactly_once, setup, teardown),
         cmocka_unit_test_setup_teardown(the_proc_root_is_where_delay_accounting_is_read_too, setup, teardown),
         cmocka_unit_test_setup_teardown(discovery_walks_only_when_a_task_was_created_or_a_member_left, setup, teardown),

@@ -46,6 +46,18 @@ static void bpf_stays_when_cheaper_per_process_or_when_nothing_compares(void **s
     assert_int_equal(monitor_sampler_verdict(&none, &bpf), 1);
 }
 
+/* auto can switch after procfs's first sample (a slow build, a payback of
+ * 0): that sample, warm-up and all, is then procfs's figure */
+static void a_lone_warm_up_sample_stands_in_for_procfs(void **state)
+{
+    (void)state;
+    sampler_cost procfs = { 0 }, bpf = { 0 };
+    feed(&procfs, 1, 900000, 1);                     /* 900 us, opening files */
+    assert_true(monitor_sampler_cost_us(&procfs) > 899.9 && monitor_sampler_cost_us(&procfs) < 900.1);
+    feed(&bpf, 6, 12000000, 1);                      /* 12 ms: the crowded host walk */
+    assert_int_equal(monitor_sampler_verdict(&procfs, &bpf), 0);
+}
+
 static void bpf_is_left_when_dearer_per_process_sample(void **state)
 {
     (void)state;
@@ -62,6 +74,7 @@ int main(void)
         cmocka_unit_test(no_verdict_before_five_counted_samples_of_bpf),
         cmocka_unit_test(bpf_stays_when_cheaper_per_process_or_when_nothing_compares),
         cmocka_unit_test(bpf_is_left_when_dearer_per_process_sample),
+        cmocka_unit_test(a_lone_warm_up_sample_stands_in_for_procfs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
