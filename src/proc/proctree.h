@@ -16,7 +16,9 @@
  * tree without being folded into a live member: processes jobscope reaped
  * itself (exact, from wait4 and the zombie's /proc/PID/io) and, in attach
  * mode, processes whose parent is outside the tree (last values seen).
- * Reported cumulative counters are clamped so they never decrease. */
+ * Reported cumulative counters are clamped so they never decrease; CPU is
+ * clamped as utime + stime, then split, so that a split the kernel settles
+ * later never adds up to more than its total. */
 #ifndef JOBSCOPE_PROCTREE_H
 #define JOBSCOPE_PROCTREE_H
 
