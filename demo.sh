@@ -42,7 +42,7 @@ for i in $(seq 50); do curl -sf -o /dev/null "127.0.0.1:$port/api/version" && br
 echo "== jobscope run -v -i 0.2 --job demo2 -- sh -c '...'   (streams to the server by itself)"
 ./build/jobscope run -v -i 0.2 --job demo2 -o "$out/events2.jsonl" -- \
     sh -c 'head -c 30000000 /dev/urandom | gzip -1 > /dev/null' 2>&1 | grep "local server"
-q="start=1h-ago&m=max:kickstart.inv.online.rss{job_id=demo2}"
+q="start=1h-ago&m=max:kickstart.inv.online.rss{job_id=demo2}&ms=true"
 echo "== curl -g 'http://127.0.0.1:$port/api/query?$q'"
 curl -sg "http://127.0.0.1:$port/api/query?$q" | python3 -c '
 import json, sys
