@@ -101,7 +101,7 @@ struct monitor {
     int         flush_abort;      /* a signal ended the end-of-job flush (sink_options) */
     /* --sampler auto (sampler.c) */
     int         bpf_pending;      /* may still switch from procfs to BPF */
-    uint64_t    sample_cpu_ns, bpf_payback_ns;
+    uint64_t    bpf_payback_ns;
     double      sampler_switch_ts;
     int         bpf_trial;        /* switched: measuring whether BPF is cheaper */
     sampler_cost cost_procfs, cost_bpf;
@@ -266,7 +266,8 @@ static double process_start_epoch(pid_t pid)
  * (sampler.c).  Tried once; a failure keeps procfs, said with -v. */
 static void maybe_switch_sampler(monitor *m)
 {
-    if (m->sample_cpu_ns < m->bpf_payback_ns) return;
+    uint64_t spent = monitor_sampler_cost_total_ns(&m->cost_procfs);
+    if (spent < m->bpf_payback_ns) return;
     m->bpf_pending = 0;
     proctree_reader r;
     char err[512];
@@ -279,7 +280,7 @@ static void maybe_switch_sampler(monitor *m)
     m->sampler_switch_ts = now_epoch();
     m->bpf_trial = 1;
     js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf after %.3f s of sampling CPU",
-           (double)m->sample_cpu_ns / 1e9);
+           (double)spent / 1e9);
 }
 
 /* auto, after the switch: back to procfs if BPF turned out dearer. */
@@ -320,7 +321,6 @@ static void sample_and_emit(monitor *m)
         uint64_t ns = thread_cpu_ns() - cpu0;
         uint32_t procs = rc == 0 ? s->procs : 0;
         if (m->bpf_pending) {
-            m->sample_cpu_ns += ns;
             monitor_sampler_cost_add(&m->cost_procfs, ns, procs);
             maybe_switch_sampler(m);
         } else {

@@ -92,6 +92,8 @@ double monitor_sampler_cost_us(const sampler_cost *c)
     return c->first_procs ? (double)c->first_ns / 1e3 / (double)c->first_procs : 0;
 }
 
+uint64_t monitor_sampler_cost_total_ns(const sampler_cost *c) { return c->first_ns + c->ns; }
+
 int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf)
 {
     if (bpf->seen < 6) return -1;

@@ -35,5 +35,7 @@ void monitor_sampler_cost_add(sampler_cost *c, uint64_t ns, uint32_t procs);
  * job of a few processes), -1 not known yet (fewer than 5 samples of BPF). */
 int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf);
 double monitor_sampler_cost_us(const sampler_cost *c);
+/* All the CPU measured, the first sample included (auto's payback). */
+uint64_t monitor_sampler_cost_total_ns(const sampler_cost *c);
 
 #endif

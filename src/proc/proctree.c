@@ -75,7 +75,7 @@ struct proctree {
     int     full_next;
     /* discovery_due: skip the walk while nothing was created */
     int     fd_loadavg;
-    long    walk_last_pid;          /* loadavg's last pid before the last walk; -1 unknown */
+    long    walk_last_pid;          /* loadavg's last pid at the last look; -1 unknown */
     int     member_gone;            /* a member vanished or became a zombie */
     int     prev_from_reader;       /* the last sample came from the reader */
 
@@ -567,7 +567,7 @@ static uint64_t proc_self_ns(const proctree *t, proc *p, uint64_t tick_ns)
  * Every status round (about 10 s, and the final sample) walks anyway, which
  * bounds the one blind spot: exactly pid_max creations between two looks.
  * Without a readable loadavg (a fixture) every sample walks. */
-static int discovery_due(proctree *t, int full, int reader_before)
+static int discovery_due(proctree *t, int full)
 {
     char b[128];
     long last = -1;
@@ -576,7 +576,7 @@ static int discovery_due(proctree *t, int full, int reader_before)
         char *sp = strrchr(b, ' ');
         if (sp) last = strtol(sp + 1, NULL, 10);
     }
-    int due = full || reader_before || t->member_gone || last < 0 || last != t->walk_last_pid;
+    int due = full || t->prev_from_reader || t->member_gone || last < 0 || last != t->walk_last_pid;
     t->walk_last_pid = last;
     if (due) t->member_gone = 0;
     return due;
@@ -704,7 +704,7 @@ int proctree_sample(proctree *t, tree_sample *out)
     /* 1. roots, then the members already known, then discovery (or all of
      * it at once from the reader) */
     int from_reader = t->reader.read && read_from_reader(t) == 0;
-    int walk = !from_reader && discovery_due(t, full, t->prev_from_reader);
+    int walk = !from_reader && discovery_due(t, full);
     t->prev_from_reader = from_reader;
     if (from_reader) {
         /* members the reader did not return are read from /proc below */

@@ -5,8 +5,9 @@
  * it (CONFIG_PROC_CHILDREN) or else through a scan of /proc; once a process
  * is in the tree it stays there until it exits, even if it is re-parented
  * (daemons, setsid).  The walk is skipped while no task was created on the
- * host and no member left since the last one (it could find nothing).  In `run` mode jobscope is a child subreaper, so orphans
- * come back to it and are reaped by it.
+ * host and no member left since the last one (it could find nothing).  In
+ * `run` mode jobscope is a child subreaper, so orphans come back to it and
+ * are reaped by it.
  *
  * Accounting: a reaped child's CPU is folded by the kernel into its parent's
  * cutime/cstime and its I/O into the parent's /proc/PID/io.  So the tree's

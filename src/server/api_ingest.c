@@ -35,10 +35,12 @@ typedef struct put_batch {
     int          oom;
 } put_batch;
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
+/* Room for need elements of elem bytes in p (capacity *cap, doubled from
+ * 64); on failure p is kept and *oom set. */
+void *server_grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
 {
     if (need <= *cap) return p;
-    size_t c = *cap ? *cap * 2 : 256;
+    size_t c = *cap ? *cap * 2 : 64;
     while (c < need) c *= 2;
     void *q = realloc(p, c * elem);
     if (!q) { *oom = 1; return p; }
@@ -74,7 +76,7 @@ static const char *own(put_batch *b, const char *s, size_t n)
     size_t h = str_hash(s, n) & (b->capintern - 1);
     for (; b->intern[h]; h = (h + 1) & (b->capintern - 1))
         if (!strncmp(b->intern[h], s, n) && b->intern[h][n] == 0) return b->intern[h];
-    b->strs = grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
+    b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
     if (b->oom) return NULL;
     char *c = strndup(s, n);
     if (!c) { b->oom = 1; return NULL; }
@@ -87,7 +89,7 @@ static const char *own(put_batch *b, const char *s, size_t n)
 static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms, double v)
 {
     size_t cap = b->cap;
-    b->pts = grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
+    b->pts = server_grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
     if (!b->oom && b->cap != cap) {
         size_t *t = realloc(b->tag_off, b->cap * sizeof *t);
         if (!t) { b->oom = 1; return; }
@@ -101,7 +103,7 @@ static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t t
 
 static void batch_tag(put_batch *b, const char *k, size_t kl, const char *v, size_t vl)
 {
-    b->tags = grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
+    b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
     if (b->oom) return;
     b->tags[b->ntags].key = own(b, k, kl);
     b->tags[b->ntags].value = own(b, v, vl);

@@ -25,21 +25,10 @@ typedef struct ev_batch {
     int          oom;
 } ev_batch;
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (!q) { *oom = 1; return p; }
-    *cap = c;
-    return q;
-}
-
 static char *keep_str(ev_batch *b, char *s)
 {
     if (!s) { b->oom = 1; return NULL; }
-    b->strs = grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
+    b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
     if (b->oom) { free(s); return NULL; }
     b->strs[b->nstrs++] = s;
     return s;
@@ -72,7 +61,7 @@ static void add_point(ev_batch *b, const char *metric, store_tag *tags, int ntag
     char *m = keep_str(b, strdup(metric));
     if (!m) return;
     tsdb_clean(m);
-    b->pts = grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
+    b->pts = server_grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
     if (b->oom) return;
     b->pts[b->n++] = (store_point){ m, tags, ntags, ts_ms, v };
 }
@@ -135,7 +124,7 @@ static int event_points(ev_batch *b, json_t *d, const char **job_end)
 
     store_tag *tags = calloc(MAX_EV_TAGS, sizeof *tags);
     if (!tags) { b->oom = 1; return -1; }
-    b->tagsets = grow(b->tagsets, &b->captagsets, b->ntagsets + 1, sizeof *b->tagsets, &b->oom);
+    b->tagsets = server_grow(b->tagsets, &b->captagsets, b->ntagsets + 1, sizeof *b->tagsets, &b->oom);
     if (b->oom) { free(tags); return -1; }
     b->tagsets[b->ntagsets++] = tags;
     int ntags = 0;
@@ -243,7 +232,7 @@ int server_ingest_ndjson(server *s, const char *body, size_t len,
             bad++;
             continue;
         }
-        lines = grow(lines, &caplines, nlines + 1, sizeof *lines, &oom);
+        lines = server_grow(lines, &caplines, nlines + 1, sizeof *lines, &oom);
         if (oom) { json_decref(d); break; }
         lines[nlines++] = (line_ref){ p, l, d, job_end };
         ok++;

@@ -64,17 +64,6 @@ static char *arena_alloc(lp_batch *b, size_t n)
     return p;
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap * 2 : 1024;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (!q) { *oom = 1; return p; }
-    *cap = c;
-    return q;
-}
-
 /* Reads up to an unescaped character of class `stop`, unescaping into out
  * (at most cap-1 bytes kept, as the protocol's names are short).  Returns
  * the bytes consumed. */
@@ -185,7 +174,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
         if (!kl || !vl) return "empty tag key or value";
         if (ntags >= LP_MAX_TAGS) return "too many tags";
         char *kv = arena_alloc(b, kl + vl + 2);
-        b->tags = grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
+        b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
         if (b->oom) return "out of memory";
         memcpy(kv, key, kl + 1);
         memcpy(kv + kl + 1, val, vl + 1);
@@ -195,7 +184,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
     if (p + i >= end || p[i] != ' ') return "missing fields";
     while (p + i < end && p[i] == ' ') i++;
     if (!ntags) {
-        b->tags = grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
+        b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
         if (b->oom) return "out of memory";
         b->tags[b->ntags++] = (store_tag){ "host", host };
         ntags = 1;
@@ -252,7 +241,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
             if (!valid) bad_name = 1;
             if (b->n == b->cap) {
                 size_t cap = b->cap;
-                b->pts = grow(b->pts, &cap, b->n + 1, sizeof *b->pts, &b->oom);
+                b->pts = server_grow(b->pts, &cap, b->n + 1, sizeof *b->pts, &b->oom);
                 if (b->oom) return "out of memory";
                 uint32_t *t = realloc(b->toff, cap * sizeof *t);
                 if (!t) { b->oom = 1; return "out of memory"; }

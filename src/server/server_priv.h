@@ -84,6 +84,9 @@ int  server_valid_name(const char *s, size_t n);
 /* A 64-bit hash of bytes, a word at a time, for the in-memory tables of the
  * ingest path (live.c, lineproto.c); never stored. */
 uint64_t server_hash_bytes(const char *s, size_t n);
+/* The ingest batches' arrays (api_ingest.c): room for need elements of elem
+ * bytes in p, whose capacity *cap doubles; on failure p is kept, *oom set. */
+void *server_grow(void *p, size_t *cap, size_t need, size_t elem, int *oom);
 
 int  server_query_check_size(const struct tsq_query *q, struct tsq_error *e);
 /* live.c */

@@ -22,6 +22,7 @@ static void the_first_sample_is_warm_up_and_costs_are_per_process_sample(void **
     monitor_sampler_cost_add(&c, 5000000, 10);      /* opening every file */
     feed(&c, 4, 200000, 10);
     assert_int_equal(c.proc_samples, 40);
+    assert_int_equal(monitor_sampler_cost_total_ns(&c), 5800000);   /* the payback counts it all */
     assert_true(monitor_sampler_cost_us(&c) > 19.99 && monitor_sampler_cost_us(&c) < 20.01);
 }
 
