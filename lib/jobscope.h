@@ -37,8 +37,7 @@ int js_metric_tags(const char *name, double value, const char *const *tags);
 /* tags as arguments: key, value, ..., NULL */
 int js_metric_tagv(const char *name, double value, ...);
 /* everything: ts <= 0 means now */
-int js_metric_full(const char *name, double value, double ts, int level,
-                   const char *const *tags);
+int js_metric_full(const char *name, double value, double ts, int level, const char *const *tags);
 
 /* A whole monitoring payload object, as printed in a MONITORING_PAYLOAD block:
  * {"monitoring_event": "...", "ts": ..., "payload": [ {...}, ... ]} */

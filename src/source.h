@@ -24,22 +24,22 @@ struct cgsrc;
 struct mset;
 
 typedef struct monitor_ctx {
-    emitter  *em;
+    emitter *em;
     proctree *tree;
-    pid_t     root;          /* the job's main process */
-    int       run_mode;      /* 1: jobscope run, 0: attach */
-    double    interval;      /* seconds */
-    double    start_ts;      /* epoch seconds */
-    int       verbose;       /* diagnostics on stderr */
-    int       quiet;         /* not even warnings */
-    double    kill_grace;    /* seconds between SIGTERM and SIGKILL */
-    pid_t     attach_pid;    /* attach: the watched pid (known before open) */
-    struct cgsrc *cgroup;    /* this monitor's cgroup source, or NULL (cgroup/cgroup.h) */
-    struct mset *sample;     /* the sample being built: sources' hooks add their values */
+    pid_t root;           /* the job's main process */
+    int run_mode;         /* 1: jobscope run, 0: attach */
+    double interval;      /* seconds */
+    double start_ts;      /* epoch seconds */
+    int verbose;          /* diagnostics on stderr */
+    int quiet;            /* not even warnings */
+    double kill_grace;    /* seconds between SIGTERM and SIGKILL */
+    pid_t attach_pid;     /* attach: the watched pid (known before open) */
+    struct cgsrc *cgroup; /* this monitor's cgroup source, or NULL (cgroup/cgroup.h) */
+    struct mset *sample;  /* the sample being built: sources' hooks add their values */
     /* A source that must stop the job (limits) calls this: the monitor sends
      * SIGTERM to the whole tree, SIGKILL after the grace period. */
-    void    (*request_kill)(struct monitor_ctx *ctx, const char *reason);
-    void     *monitor;       /* private to src/monitor/monitor.c */
+    void (*request_kill)(struct monitor_ctx *ctx, const char *reason);
+    void *monitor; /* private to src/monitor/monitor.c */
 } monitor_ctx;
 
 typedef struct source source;
@@ -67,6 +67,8 @@ typedef struct source_ops {
     void (*close)(source *s);
 } source_ops;
 
-struct source { const source_ops *ops; };
+struct source {
+    const source_ops *ops;
+};
 
 #endif

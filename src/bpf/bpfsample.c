@@ -20,25 +20,25 @@
 #include "bpf_rec.h"
 #include "tree.skel.h"
 
-#define NS_PER_TICK 10000000ull        /* USER_HZ = 100 */
+#define NS_PER_TICK 10000000ull /* USER_HZ = 100 */
 
 struct bpfsample {
     struct tree_bpf *skel;
     struct bpf_link *link;
-    struct ring_buffer *ring;       /* the cgroup program's records */
-    struct bpfrec   *rec;
-    size_t           nrec, caprec;
-    bpf_proc        *procs;
-    struct acc      *acc;
-    size_t           nprocs, capprocs;
-    long            *hash;          /* tgid -> index in procs, -1 empty */
-    size_t           caphash;
-    long             page_kb;
+    struct ring_buffer *ring; /* the cgroup program's records */
+    struct bpfrec *rec;
+    size_t nrec, caprec;
+    bpf_proc *procs;
+    struct acc *acc;
+    size_t nprocs, capprocs;
+    long *hash; /* tgid -> index in procs, -1 empty */
+    size_t caphash;
+    long page_kb;
     /* to reload with a bigger ring when a job outgrows it */
-    pid_t            root, anchor;
-    char            *cgroup_dir;
-    uint32_t         ring_bytes;
-    int              grow;
+    pid_t root, anchor;
+    char *cgroup_dir;
+    uint32_t ring_bytes;
+    int grow;
 };
 
 /* The cgroup program's ring buffer: its pages are mapped (twice) into
@@ -47,7 +47,10 @@ struct bpfsample {
 #define RING_FIRST (1u << 20)
 #define RING_MAX   (64u << 20)
 
-int bpfsample_built(void) { return 1; }
+int bpfsample_built(void)
+{
+    return 1;
+}
 
 static int ring_record(void *ctx, void *data, size_t size);
 
@@ -76,12 +79,17 @@ static int load(bpfsample *b, char *err, size_t errlen)
 {
     const char *cgroup_dir = b->cgroup_dir;
     b->skel = tree_bpf__open();
-    if (!b->skel) { snprintf(err, errlen, "BPF: cannot open the program: %s", strerror(errno)); return -1; }
+    if (!b->skel) {
+        snprintf(err, errlen, "BPF: cannot open the program: %s", strerror(errno));
+        return -1;
+    }
     /* load only the program that will run: the cgroup one needs kernel 6.7+ */
-    bpf_program__set_autoload(cgroup_dir ? b->skel->progs.jobscope_tree : b->skel->progs.jobscope_cgroup, false);
+    bpf_program__set_autoload(
+        cgroup_dir ? b->skel->progs.jobscope_tree : b->skel->progs.jobscope_cgroup, false);
     bpf_map__set_max_entries(b->skel->maps.records, cgroup_dir ? b->ring_bytes : 4096);
     if (tree_bpf__load(b->skel)) {
-        snprintf(err, errlen, "BPF: the kernel refused the program (%s): needs root, BTF and task iterators",
+        snprintf(err, errlen,
+                 "BPF: the kernel refused the program (%s): needs root, BTF and task iterators",
                  strerror(errno));
         return -1;
     }
@@ -89,7 +97,10 @@ static int load(bpfsample *b, char *err, size_t errlen)
     b->skel->bss->anchor_tgid = (__u32)b->anchor;
     if (cgroup_dir) {
         int cfd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (cfd < 0) { snprintf(err, errlen, "BPF: %s: %s", cgroup_dir, strerror(errno)); return -1; }
+        if (cfd < 0) {
+            snprintf(err, errlen, "BPF: %s: %s", cgroup_dir, strerror(errno));
+            return -1;
+        }
         union bpf_iter_link_info li;
         memset(&li, 0, sizeof li);
         li.cgroup.cgroup_fd = (__u32)cfd;
@@ -98,24 +109,37 @@ static int load(bpfsample *b, char *err, size_t errlen)
         b->link = bpf_program__attach_iter(b->skel->progs.jobscope_cgroup, &o);
         close(cfd);
         b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.records), ring_record, b, NULL);
-        if (!b->ring) { snprintf(err, errlen, "BPF: cannot map the ring buffer: %s", strerror(errno)); return -1; }
+        if (!b->ring) {
+            snprintf(err, errlen, "BPF: cannot map the ring buffer: %s", strerror(errno));
+            return -1;
+        }
     } else {
         b->link = bpf_program__attach_iter(b->skel->progs.jobscope_tree, NULL);
     }
-    if (!b->link) { snprintf(err, errlen, "BPF: cannot attach the task iterator: %s", strerror(errno)); return -1; }
+    if (!b->link) {
+        snprintf(err, errlen, "BPF: cannot attach the task iterator: %s", strerror(errno));
+        return -1;
+    }
     return 0;
 }
 
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err, size_t errlen)
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err,
+                          size_t errlen)
 {
     libbpf_set_print(quiet_print);
     bpfsample *b = calloc(1, sizeof *b);
-    if (!b) { snprintf(err, errlen, "out of memory"); return NULL; }
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
     b->root = root;
     b->anchor = anchor;
     b->ring_bytes = RING_FIRST;
-    if (cgroup_dir && !(b->cgroup_dir = strdup(cgroup_dir))) { snprintf(err, errlen, "out of memory"); goto fail; }
+    if (cgroup_dir && !(b->cgroup_dir = strdup(cgroup_dir))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     if (load(b, err, errlen) != 0) goto fail;
     return b;
 fail:
@@ -159,12 +183,15 @@ static int ring_record(void *ctx, void *data, size_t size)
 /* Reads the iterator to its end into b->rec. */
 static int read_records(bpfsample *b)
 {
-    if (b->grow) {                  /* the last read overflowed the ring: a bigger one */
+    if (b->grow) { /* the last read overflowed the ring: a bigger one */
         char err[256];
         b->grow = 0;
         unload(b);
         b->ring_bytes *= 4;
-        if (load(b, err, sizeof err) != 0) { unload(b); return -1; }
+        if (load(b, err, sizeof err) != 0) {
+            unload(b);
+            return -1;
+        }
     }
     if (!b->link) return -1;
     uint64_t lost = b->ring ? b->skel->bss->lost : 0;
@@ -175,14 +202,20 @@ static int read_records(bpfsample *b)
         if (cap - bytes < 64 * sizeof *b->rec) {
             size_t ncap = b->caprec ? b->caprec * 2 : 1024;
             struct bpfrec *n = realloc(b->rec, ncap * sizeof *n);
-            if (!n) { close(fd); return -1; }
+            if (!n) {
+                close(fd);
+                return -1;
+            }
             b->rec = n;
             b->caprec = ncap;
             cap = ncap * sizeof *n;
         }
         ssize_t r = read(fd, (char *)b->rec + bytes, cap - bytes);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) { close(fd); return -1; }
+        if (r < 0) {
+            close(fd);
+            return -1;
+        }
         if (r == 0) break;
         bytes += (size_t)r;
     }
@@ -190,7 +223,7 @@ static int read_records(bpfsample *b)
     b->nrec = bytes / sizeof *b->rec;
     if (b->ring) {
         if (ring_buffer__consume(b->ring) < 0) return -1;
-        if (b->skel->bss->lost != lost) {               /* incomplete: the caller uses /proc */
+        if (b->skel->bss->lost != lost) { /* incomplete: the caller uses /proc */
             if (b->ring_bytes < RING_MAX) b->grow = 1;
             return -1;
         }
@@ -200,19 +233,28 @@ static int read_records(bpfsample *b)
 
 /* The kernel's cputime_adjust(): rtime split in the ratio of the sampled
  * ticks, never below what it reported before (prev). */
-static void cputime_adjust(uint64_t rtime, uint64_t utime, uint64_t stime,
-                           uint64_t prev_u, uint64_t prev_s, uint64_t *ut, uint64_t *st)
+static void cputime_adjust(uint64_t rtime, uint64_t utime, uint64_t stime, uint64_t prev_u,
+                           uint64_t prev_s, uint64_t *ut, uint64_t *st)
 {
-    if (prev_s + prev_u >= rtime) { *ut = prev_u; *st = prev_s; return; }
-    if (stime == 0) utime = rtime;
-    else if (utime == 0) stime = rtime;
+    if (prev_s + prev_u >= rtime) {
+        *ut = prev_u;
+        *st = prev_s;
+        return;
+    }
+    if (stime == 0)
+        utime = rtime;
+    else if (utime == 0)
+        stime = rtime;
     else {
         stime = (uint64_t)((unsigned __int128)stime * rtime / (stime + utime));
         if (stime > rtime) stime = rtime;
     }
     if (stime < prev_s) stime = prev_s;
     utime = rtime - stime;
-    if (utime < prev_u) { utime = prev_u; stime = rtime - utime; }
+    if (utime < prev_u) {
+        utime = prev_u;
+        stime = rtime - utime;
+    }
     *ut = utime;
     *st = stime;
 }
@@ -254,7 +296,8 @@ static int grow(bpfsample *b, size_t need)
 static void fold(const bpfsample *b, const acc *a, bpf_proc *p)
 {
     const struct bpfrec *l = a->leader;
-    uint64_t ut = a->ut + l->sig_utime, st = a->st + l->sig_stime, rt = a->rt + l->sig_sum_sched_runtime;
+    uint64_t ut = a->ut + l->sig_utime, st = a->st + l->sig_stime,
+             rt = a->rt + l->sig_sum_sched_runtime;
     uint64_t aut, ast;
     cputime_adjust(rt, ut, st, l->prev_utime, l->prev_stime, &aut, &ast);
     memcpy(p->comm, l->comm, sizeof p->comm);
@@ -288,7 +331,8 @@ static void fold(const bpfsample *b, const acc *a, bpf_proc *p)
     p->ps.vmsize_kb = l->total_vm * (uint64_t)b->page_kb;
     p->ps.vmrss_kb = l->rss_pages * (uint64_t)b->page_kb;
     p->ps.vmswap_kb = l->swap_pages * (uint64_t)b->page_kb;
-    p->ps.vmhwm_kb = (l->hiwater_rss > l->rss_pages ? l->hiwater_rss : l->rss_pages) * (uint64_t)b->page_kb;
+    p->ps.vmhwm_kb =
+        (l->hiwater_rss > l->rss_pages ? l->hiwater_rss : l->rss_pages) * (uint64_t)b->page_kb;
     p->ps.nvcsw = a->nvcsw + l->sig_nvcsw;
     p->ps.nivcsw = a->nivcsw + l->sig_nivcsw;
     p->cpu_ns = rt;
@@ -301,7 +345,7 @@ int bpfsample_read(bpfsample *b, const bpf_proc **out)
     if (grow(b, b->nrec + 1) < 0) return -1;
     memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
     size_t n = 0;
-    for (size_t i = 0; i < b->nrec; i++) {          /* sum the threads of each process */
+    for (size_t i = 0; i < b->nrec; i++) { /* sum the threads of each process */
         const struct bpfrec *r = &b->rec[i];
         size_t h = slot_of(b, (pid_t)r->tgid);
         if (b->hash[h] < 0) {
@@ -323,10 +367,13 @@ int bpfsample_read(bpfsample *b, const bpf_proc **out)
         if (r->flags & BPFREC_LEADER) a->leader = r;
     }
     size_t kept = 0;
-    for (size_t i = 0; i < n; i++) {                /* a group seen without its leader is skipped */
+    for (size_t i = 0; i < n; i++) { /* a group seen without its leader is skipped */
         if (!b->acc[i].leader) continue;
         fold(b, &b->acc[i], &b->procs[i]);
-        if (kept != i) { b->procs[kept] = b->procs[i]; b->acc[kept] = b->acc[i]; }
+        if (kept != i) {
+            b->procs[kept] = b->procs[i];
+            b->acc[kept] = b->acc[i];
+        }
         kept++;
     }
     b->nprocs = kept;
@@ -345,21 +392,27 @@ const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
 
 #endif
 
-static int reader_read(void *ctx, const proc_snap **out) { return bpfsample_read(ctx, out); }
-static void reader_close(void *ctx) { bpfsample_close(ctx); }
+static int reader_read(void *ctx, const proc_snap **out)
+{
+    return bpfsample_read(ctx, out);
+}
+static void reader_close(void *ctx)
+{
+    bpfsample_close(ctx);
+}
 
-int jobscope_bpf_reader(pid_t root, pid_t anchor, const char *cgroup_dir,
-                        proctree_reader *out, char *err, size_t errlen)
+int jobscope_bpf_reader(pid_t root, pid_t anchor, const char *cgroup_dir, proctree_reader *out,
+                        char *err, size_t errlen)
 {
     bpfsample *b = bpfsample_open(root, anchor, cgroup_dir, err, errlen);
     if (!b) return -1;
     const proc_snap *v;
-    if (bpfsample_read(b, &v) < 0) {          /* one trial read: fail now, not mid-job */
+    if (bpfsample_read(b, &v) < 0) { /* one trial read: fail now, not mid-job */
         snprintf(err, errlen, "BPF: the first read of the tree failed");
         bpfsample_close(b);
         return -1;
     }
-    malloc_trim(0);        /* libbpf parsed the kernel's BTF (MiBs) to load: give it back */
+    malloc_trim(0); /* libbpf parsed the kernel's BTF (MiBs) to load: give it back */
     memset(out, 0, sizeof *out);
     out->name = "bpf";
     out->walk = cgroup_dir ? "bpf-cgroup" : "bpf-tasks";
@@ -369,20 +422,42 @@ int jobscope_bpf_reader(pid_t root, pid_t anchor, const char *cgroup_dir,
     return 0;
 }
 
-#ifndef JOBSCOPE_BPF  /* built without clang/bpftool/libbpf/BTF */
+#ifndef JOBSCOPE_BPF /* built without clang/bpftool/libbpf/BTF */
 
-struct bpfsample { int unused; };
+struct bpfsample {
+    int unused;
+};
 
-int bpfsample_built(void) { return 0; }
-
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err, size_t errlen)
+int bpfsample_built(void)
 {
-    (void)root; (void)anchor; (void)cgroup_dir;
-    snprintf(err, errlen, "BPF sampler not built (needs clang, bpftool, libbpf and kernel BTF at build time)");
+    return 0;
+}
+
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err,
+                          size_t errlen)
+{
+    (void)root;
+    (void)anchor;
+    (void)cgroup_dir;
+    snprintf(err, errlen,
+             "BPF sampler not built (needs clang, bpftool, libbpf and kernel BTF at build time)");
     return NULL;
 }
-int bpfsample_read(bpfsample *b, const bpf_proc **out) { (void)b; *out = NULL; return -1; }
-const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid) { (void)b; (void)pid; return NULL; }
-void bpfsample_close(bpfsample *b) { (void)b; }
+int bpfsample_read(bpfsample *b, const bpf_proc **out)
+{
+    (void)b;
+    *out = NULL;
+    return -1;
+}
+const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
+{
+    (void)b;
+    (void)pid;
+    return NULL;
+}
+void bpfsample_close(bpfsample *b)
+{
+    (void)b;
+}
 
 #endif

@@ -32,11 +32,12 @@ int bpfsample_built(void);
  * the job, not with the host; kernel 6.7+), or NULL to walk every task of
  * the host with an ancestry filter.  NULL and a one-line reason when BPF
  * cannot be used here. */
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err, size_t errlen);
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err,
+                          size_t errlen);
 
 /* Reads the tree now: *out gets one entry per process, in no particular
  * order, valid until the next call.  Returns the number of processes, or -1. */
-int  bpfsample_read(bpfsample *b, const bpf_proc **out);
+int bpfsample_read(bpfsample *b, const bpf_proc **out);
 /* The entry of pid in the last read, or NULL. */
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid);
 void bpfsample_close(bpfsample *b);
@@ -44,7 +45,7 @@ void bpfsample_close(bpfsample *b);
 /* The plugin's entry point (jobscope-bpf.so, looked up by name with dlsym
  * by src/monitor/sampler.c): opens the sampler as bpfsample_open does and
  * fills *out with a process-tree reader over it.  0, or -1 with err set. */
-int jobscope_bpf_reader(pid_t root, pid_t anchor, const char *cgroup_dir,
-                        proctree_reader *out, char *err, size_t errlen);
+int jobscope_bpf_reader(pid_t root, pid_t anchor, const char *cgroup_dir, proctree_reader *out,
+                        char *err, size_t errlen);
 
 #endif

@@ -19,7 +19,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 __u32 root_tgid;
 __u32 anchor_tgid;
-__u64 lost;                 /* records the ring buffer had no room for (cgroup program) */
+__u64 lost; /* records the ring buffer had no room for (cgroup program) */
 
 /* The cgroup program writes all of a job's tasks in one invocation: more
  * than the iterator's seq_file buffer (32 KiB) holds, so its records go
@@ -32,13 +32,17 @@ struct {
 #define MAX_DEPTH 64
 
 /* Before 6.2 the RSS counters were atomics, not per-CPU counters. */
-struct mm_rss_stat___old { atomic_long_t count[4]; };
-struct mm_struct___old { struct mm_rss_stat___old rss_stat; };
+struct mm_rss_stat___old {
+    atomic_long_t count[4];
+};
+struct mm_struct___old {
+    struct mm_rss_stat___old rss_stat;
+};
 
 static __always_inline int in_tree(struct task_struct *t)
 {
     __u32 tgid = t->tgid;
-    if (root_tgid && tgid == root_tgid) return 1;     /* 0: none (run, before the spawn) */
+    if (root_tgid && tgid == root_tgid) return 1; /* 0: none (run, before the spawn) */
     if (anchor_tgid && tgid == anchor_tgid) return 0;
     struct task_struct *p = t;
     for (int i = 0; i < MAX_DEPTH; i++) {
@@ -72,7 +76,10 @@ static __always_inline __s64 rss_counter(struct mm_struct *mm, int i)
     return mm->rss_stat[i].count;
 }
 
-static __always_inline __u64 pos(__s64 v) { return v > 0 ? (__u64)v : 0; }
+static __always_inline __u64 pos(__s64 v)
+{
+    return v > 0 ? (__u64)v : 0;
+}
 
 /* Writes the record of one task of the tree: to the iterator's seq_file, or
  * (seq NULL) to the ring buffer. */
@@ -117,15 +124,18 @@ static __always_inline void emit(struct seq_file *seq, struct task_struct *t)
         struct mm_struct *mm = t->mm;
         if (mm) {
             /* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */
-            r.rss_pages = pos(rss_counter(mm, 0)) + pos(rss_counter(mm, 1)) + pos(rss_counter(mm, 3));
+            r.rss_pages =
+                pos(rss_counter(mm, 0)) + pos(rss_counter(mm, 1)) + pos(rss_counter(mm, 3));
             r.swap_pages = pos(rss_counter(mm, 2));
             r.total_vm = mm->total_vm;
             r.hiwater_rss = mm->hiwater_rss;
             r.flags |= BPFREC_HAVE_RSS;
         }
     }
-    if (seq) bpf_seq_write(seq, &r, sizeof r);
-    else if (bpf_ringbuf_output(&records, &r, sizeof r, 0)) __sync_fetch_and_add(&lost, 1);
+    if (seq)
+        bpf_seq_write(seq, &r, sizeof r);
+    else if (bpf_ringbuf_output(&records, &r, sizeof r, 0))
+        __sync_fetch_and_add(&lost, 1);
 }
 
 /* Every task on the host, filtered by ancestry: for a job without a cgroup

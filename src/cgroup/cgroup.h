@@ -18,25 +18,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define CG_NOLIMIT UINT64_MAX   /* "max": no limit set */
+#define CG_NOLIMIT     UINT64_MAX /* "max": no limit set */
 #define CG_MAX_IO_DEVS 16
 
 /* Which figures a read produced (the kernel, the controllers mounted and
  * the version decide). */
 enum {
-    CG_HAVE_CPU        = 1 << 0,   /* cpu_usage_us */
-    CG_HAVE_CPU_SPLIT  = 1 << 1,   /* cpu_user_us, cpu_system_us */
-    CG_HAVE_THROTTLE   = 1 << 2,   /* cpu_nr_throttled, cpu_throttled_us */
-    CG_HAVE_MEM        = 1 << 3,   /* mem_current, mem_max */
-    CG_HAVE_MEM_PEAK   = 1 << 4,   /* mem_peak */
-    CG_HAVE_MEM_STAT   = 1 << 5,   /* mem_anon, mem_file, mem_shmem */
-    CG_HAVE_MEM_KERNEL = 1 << 6,   /* mem_kernel */
-    CG_HAVE_OOM        = 1 << 7,   /* mem_oom (v2 only) */
-    CG_HAVE_OOM_KILL   = 1 << 8,   /* mem_oom_kill, mem_max_events */
-    CG_HAVE_PIDS       = 1 << 9,   /* pids_current, pids_max, pids_max_events */
-    CG_HAVE_PIDS_PEAK  = 1 << 10,  /* pids_peak */
-    CG_HAVE_IO         = 1 << 11,  /* io_* and io[] */
-    CG_HAVE_PSI        = 1 << 12,  /* psi[] (v2 only) */
+    CG_HAVE_CPU = 1 << 0,        /* cpu_usage_us */
+    CG_HAVE_CPU_SPLIT = 1 << 1,  /* cpu_user_us, cpu_system_us */
+    CG_HAVE_THROTTLE = 1 << 2,   /* cpu_nr_throttled, cpu_throttled_us */
+    CG_HAVE_MEM = 1 << 3,        /* mem_current, mem_max */
+    CG_HAVE_MEM_PEAK = 1 << 4,   /* mem_peak */
+    CG_HAVE_MEM_STAT = 1 << 5,   /* mem_anon, mem_file, mem_shmem */
+    CG_HAVE_MEM_KERNEL = 1 << 6, /* mem_kernel */
+    CG_HAVE_OOM = 1 << 7,        /* mem_oom (v2 only) */
+    CG_HAVE_OOM_KILL = 1 << 8,   /* mem_oom_kill, mem_max_events */
+    CG_HAVE_PIDS = 1 << 9,       /* pids_current, pids_max, pids_max_events */
+    CG_HAVE_PIDS_PEAK = 1 << 10, /* pids_peak */
+    CG_HAVE_IO = 1 << 11,        /* io_* and io[] */
+    CG_HAVE_PSI = 1 << 12,       /* psi[] (v2 only) */
 };
 
 typedef struct cg_io_dev {
@@ -46,26 +46,33 @@ typedef struct cg_io_dev {
 
 /* One line of a PSI file ("some" or "full"). */
 typedef struct cg_psi {
-    double   avg10, avg60, avg300;      /* percent */
+    double avg10, avg60, avg300; /* percent */
     uint64_t total_us;
-    int      valid;
+    int valid;
 } cg_psi;
 
-enum { CG_PSI_CPU_SOME, CG_PSI_CPU_FULL, CG_PSI_MEM_SOME, CG_PSI_MEM_FULL,
-       CG_PSI_IO_SOME, CG_PSI_IO_FULL, CG_PSI_N };
+enum {
+    CG_PSI_CPU_SOME,
+    CG_PSI_CPU_FULL,
+    CG_PSI_MEM_SOME,
+    CG_PSI_MEM_FULL,
+    CG_PSI_IO_SOME,
+    CG_PSI_IO_FULL,
+    CG_PSI_N
+};
 
 typedef struct cg_stats {
-    unsigned have;                       /* CG_HAVE_* */
+    unsigned have; /* CG_HAVE_* */
     uint64_t cpu_usage_us, cpu_user_us, cpu_system_us;
     uint64_t cpu_nr_throttled, cpu_throttled_us;
-    uint64_t mem_current, mem_peak, mem_max;          /* bytes; mem_max CG_NOLIMIT */
+    uint64_t mem_current, mem_peak, mem_max; /* bytes; mem_max CG_NOLIMIT */
     uint64_t mem_anon, mem_file, mem_shmem, mem_kernel;
-    uint64_t mem_oom, mem_oom_kill, mem_max_events;   /* v1: failcnt for max */
+    uint64_t mem_oom, mem_oom_kill, mem_max_events; /* v1: failcnt for max */
     uint64_t pids_current, pids_peak, pids_max, pids_max_events;
-    uint64_t io_rbytes, io_wbytes, io_rios, io_wios;  /* summed over devices */
-    int      nio;
+    uint64_t io_rbytes, io_wbytes, io_rios, io_wios; /* summed over devices */
+    int nio;
     cg_io_dev io[CG_MAX_IO_DEVS];
-    cg_psi   psi[CG_PSI_N];
+    cg_psi psi[CG_PSI_N];
 } cg_stats;
 
 /* v1 controllers jobscope reads, in this order everywhere. */
@@ -76,21 +83,21 @@ typedef struct cgroup cgroup;
 
 /* What each reader implements. */
 typedef struct cgroup_ops {
-    int version;                                      /* 1 or 2 */
-    int  (*read)(cgroup *cg, cg_stats *st);           /* 0, or -1 if nothing could be read */
-    int  (*attach)(cgroup *cg, pid_t pid);            /* move a process (all its threads) in */
-    int  (*nprocs)(cgroup *cg);                       /* processes inside now, -1 on error */
-    const char *(*task_dir)(cgroup *cg);              /* a directory whose cgroup holds the tasks */
-    int  (*kill)(cgroup *cg, int sig);                /* signal every process inside; count */
-    int  (*set_memory_max)(cgroup *cg, uint64_t bytes);
-    int  (*set_pids_max)(cgroup *cg, uint64_t n);
-    int  (*remove)(cgroup *cg);                       /* rmdir (the empty) directories */
+    int version;                           /* 1 or 2 */
+    int (*read)(cgroup *cg, cg_stats *st); /* 0, or -1 if nothing could be read */
+    int (*attach)(cgroup *cg, pid_t pid);  /* move a process (all its threads) in */
+    int (*nprocs)(cgroup *cg);             /* processes inside now, -1 on error */
+    const char *(*task_dir)(cgroup *cg);   /* a directory whose cgroup holds the tasks */
+    int (*kill)(cgroup *cg, int sig);      /* signal every process inside; count */
+    int (*set_memory_max)(cgroup *cg, uint64_t bytes);
+    int (*set_pids_max)(cgroup *cg, uint64_t n);
+    int (*remove)(cgroup *cg); /* rmdir (the empty) directories */
     void (*free)(cgroup *cg);
 } cgroup_ops;
 
 struct cgroup {
     const cgroup_ops *ops;
-    char *path;          /* for messages and the record: v2 dir, or v1 path inside the hierarchies */
+    char *path; /* for messages and the record: v2 dir, or v1 path inside the hierarchies */
 };
 
 /* Readers on explicit directories (fixtures, or paths found below). */
@@ -101,23 +108,23 @@ cgroup *cgroup_v1_open(const char *const dirs[CG_V1_N], const char *rel);
 
 /* The mounts: where the unified hierarchy and each v1 controller are. */
 typedef struct cg_mounts {
-    char *v2;                      /* cgroup2 mount point, or NULL */
-    char *v2_root;                 /* its root inside the hierarchy ("/" unless namespaced) */
-    int   v2_controllers;          /* cgroup.controllers of the mount lists memory or cpu */
-    char *v1[CG_V1_N];             /* mount point per controller, or NULL */
+    char *v2;           /* cgroup2 mount point, or NULL */
+    char *v2_root;      /* its root inside the hierarchy ("/" unless namespaced) */
+    int v2_controllers; /* cgroup.controllers of the mount lists memory or cpu */
+    char *v1[CG_V1_N];  /* mount point per controller, or NULL */
     char *v1_root[CG_V1_N];
 } cg_mounts;
 
-int  cgroup_mounts_parse(const char *mountinfo_path, cg_mounts *m);
+int cgroup_mounts_parse(const char *mountinfo_path, cg_mounts *m);
 void cgroup_mounts_free(cg_mounts *m);
 
 /* A process's place, from /proc/PID/cgroup. */
 typedef struct cg_procpath {
-    char *v2;                      /* the "0::" line, or NULL */
+    char *v2; /* the "0::" line, or NULL */
     char *v1[CG_V1_N];
 } cg_procpath;
 
-int  cgroup_procpath_parse(const char *proc_cgroup_path, cg_procpath *p);
+int cgroup_procpath_parse(const char *proc_cgroup_path, cg_procpath *p);
 void cgroup_procpath_free(cg_procpath *p);
 
 /* 2 when the unified hierarchy holds the controllers, 1 when v1 holds
@@ -134,56 +141,56 @@ cgroup *cgroup_open_path(const char *path);
 /* Placement: creates NAME under jobscope's own cgroup (each v1 controller),
  * ready for cgroup_enter/cgroup_leave.  NULL + errno when not possible. */
 typedef struct cg_child {
-    cgroup *cg;                    /* the new cgroup */
-    cgroup *home;                  /* where jobscope goes back to */
+    cgroup *cg;   /* the new cgroup */
+    cgroup *home; /* where jobscope goes back to */
     /* v2 only: the controllers could be enabled under jobscope's cgroup
      * only after moving jobscope to a leaf of its own (home); undone at
      * the end. */
-    char   *v2_parent;
-    unsigned v2_enabled;           /* bit i: controller i was enabled by us */
+    char *v2_parent;
+    unsigned v2_enabled; /* bit i: controller i was enabled by us */
 } cg_child;
 
-int  cgroup_create_child(const char *name, cg_child *out);
+int cgroup_create_child(const char *name, cg_child *out);
 /* 1 if jobscope sits in a non-root memory cgroup (a scheduler's, a systemd
  * scope's): a cgroup for the job below it adds no memory charging the job
  * does not pay already.  0 in the root memory cgroup, where the kernel skips
  * charging, or with no memory controller (docs/cgroups.md: the default). */
-int  cgroup_memory_charged(void);
-int  cgroup_enter(cg_child *c);    /* jobscope into the new cgroup (before the fork) */
-int  cgroup_leave(cg_child *c);    /* jobscope back home (after the fork) */
+int cgroup_memory_charged(void);
+int cgroup_enter(cg_child *c); /* jobscope into the new cgroup (before the fork) */
+int cgroup_leave(cg_child *c); /* jobscope back home (after the fork) */
 /* Moves pid to where jobscope came from, if jobscope sits in the job's new
  * cgroup now (between the cgroup source's open and start): for a helper
  * forked meanwhile that is no part of the job (the --scan-output relay).
  * ctx: the monitor's (its cgroup source).  No allocation: callable in a
  * forked child.  0, or -1 with errno. */
 struct monitor_ctx;
-int  cgroup_send_home(const struct monitor_ctx *ctx, pid_t pid);
+int cgroup_send_home(const struct monitor_ctx *ctx, pid_t pid);
 /* Removes the new cgroup (waits up to wait_s for its processes to be gone)
  * and undoes the v2 leaf; frees everything.  0, or -1 if it stayed. */
-int  cgroup_child_destroy(cg_child *c, double wait_s);
+int cgroup_child_destroy(cg_child *c, double wait_s);
 
 /* The common helpers the readers share (cgroup_util.c). */
-int  cg_read_file(const char *dir, const char *name, char *buf, size_t cap);  /* length or -1 */
-int  cg_read_u64(const char *dir, const char *name, uint64_t *v);             /* "max" -> CG_NOLIMIT */
-int  cg_write_str(const char *dir, const char *name, const char *s);
-int  cg_keyval(const char *text, const char *key, uint64_t *v);                /* "key N" lines */
-int  cg_parse_psi(const char *text, cg_psi *some, cg_psi *full);
-int  cg_count_procs(const char *dir);
-int  cg_kill_procs(const char *dir, int sig);
+int cg_read_file(const char *dir, const char *name, char *buf, size_t cap); /* length or -1 */
+int cg_read_u64(const char *dir, const char *name, uint64_t *v); /* "max" -> CG_NOLIMIT */
+int cg_write_str(const char *dir, const char *name, const char *s);
+int cg_keyval(const char *text, const char *key, uint64_t *v); /* "key N" lines */
+int cg_parse_psi(const char *text, cg_psi *some, cg_psi *full);
+int cg_count_procs(const char *dir);
+int cg_kill_procs(const char *dir, int sig);
 
 /* Netlink process connector (procconn.c): counts every process started by
  * the job, including those that lived between two samples.  Root only. */
 typedef struct procconn procconn;
-procconn *procconn_open(void);                   /* NULL + errno when unavailable */
-void      procconn_start(procconn *pc, const pid_t *seed, int nseed);  /* starts its thread */
+procconn *procconn_open(void);                                   /* NULL + errno when unavailable */
+void procconn_start(procconn *pc, const pid_t *seed, int nseed); /* starts its thread */
 /* How long the thread rests between drains (default 0.2 s): the count is
  * read once a sample, so up to the interval (clamped to 0.2..1 s). */
-void      procconn_set_rest(procconn *pc, double seconds);
-void      procconn_add(procconn *pc, const pid_t *pids, int n);  /* counts pids not yet known */
-void      procconn_stop(procconn *pc);           /* reads what is queued, ends the thread */
-uint64_t  procconn_total(procconn *pc);          /* processes ever in the job */
-uint64_t  procconn_lost(procconn *pc);           /* events lost (socket overrun) */
-void      procconn_close(procconn *pc);
+void procconn_set_rest(procconn *pc, double seconds);
+void procconn_add(procconn *pc, const pid_t *pids, int n); /* counts pids not yet known */
+void procconn_stop(procconn *pc);      /* reads what is queued, ends the thread */
+uint64_t procconn_total(procconn *pc); /* processes ever in the job */
+uint64_t procconn_lost(procconn *pc);  /* events lost (socket overrun) */
+void procconn_close(procconn *pc);
 
 /* The cg_* fields of a kickstart.inv.online sample (docs/cgroups.md): sets
  * them in the sample's metric set and appends them, with cg_io, to ev. */
@@ -193,18 +200,18 @@ void cgroup_sample_fields(struct jbuf *ev, struct mset *set, const cg_stats *st)
 
 /* --cgroup (docs/cgroups.md) */
 enum js_cgroup_mode {
-    JS_CGROUP_DEFAULT = 0,        /* run: own cgroup, quietly, where memory charging is already
-                                   * paid or a --limit wants one (cgroup_memory_charged); attach: none */
-    JS_CGROUP_ON,                 /* --cgroup / --cgroup=auto: run: own cgroup; attach: the pid's */
-    JS_CGROUP_PATH,               /* --cgroup=PATH (attach): watch that cgroup */
-    JS_CGROUP_OFF,                /* --cgroup=off, --no-cgroup */
+    JS_CGROUP_DEFAULT = 0, /* run: own cgroup, quietly, where memory charging is already
+                            * paid or a --limit wants one (cgroup_memory_charged); attach: none */
+    JS_CGROUP_ON,          /* --cgroup / --cgroup=auto: run: own cgroup; attach: the pid's */
+    JS_CGROUP_PATH,        /* --cgroup=PATH (attach): watch that cgroup */
+    JS_CGROUP_OFF,         /* --cgroup=off, --no-cgroup */
 };
 
 /* The cgroup source's config (its part of monitor_config). */
 typedef struct cgroup_config {
     enum js_cgroup_mode mode;
-    const char *path;             /* JS_CGROUP_PATH */
-    int  for_limits;              /* --limit given: a cgroup lets the kernel enforce them */
+    const char *path; /* JS_CGROUP_PATH */
+    int for_limits;   /* --limit given: a cgroup lets the kernel enforce them */
 } cgroup_config;
 
 /* The "cgroup" source (cgroup_source.c) and what it shares with the
@@ -214,12 +221,12 @@ struct source_ops;
 struct monitor_ctx;
 extern const struct source_ops cgroup_source_ops;
 /* the job's cgroup, or NULL; owned: jobscope made it */
-cgroup         *cgroup_source_cgroup(const struct monitor_ctx *ctx, int *owned);
+cgroup *cgroup_source_cgroup(const struct monitor_ctx *ctx, int *owned);
 /* this sample's figures, or NULL */
 const cg_stats *cgroup_source_stats(const struct monitor_ctx *ctx);
 /* Signals everything in the job's cgroup (only one jobscope made) and
  * notes that a limit asked for the kill: stop() then SIGKILLs what is left
  * after --kill-grace. */
-void            cgroup_source_kill(const struct monitor_ctx *ctx, int sig);
+void cgroup_source_kill(const struct monitor_ctx *ctx, int sig);
 
 #endif

@@ -22,10 +22,10 @@
 static char *unescape(const char *s)
 {
     char *out = malloc(strlen(s) + 1), *o = out;
-    if (!out)
-        return NULL;
+    if (!out) return NULL;
     while (*s) {
-        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+            s[3] >= '0' && s[3] <= '7') {
             *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
             s += 4;
         } else {
@@ -39,12 +39,11 @@ static char *unescape(const char *s)
 static int has_token(const char *list, const char *tok)
 {
     size_t n = strlen(tok);
-    for (const char *p = list; p && *p; ) {
+    for (const char *p = list; p && *p;) {
         if (!strncmp(p, tok, n) && (p[n] == ',' || p[n] == 0 || p[n] == ' ' || p[n] == '\n'))
             return 1;
         p = strpbrk(p, ", ");
-        if (p)
-            p++;
+        if (p) p++;
     }
     return 0;
 }
@@ -53,8 +52,7 @@ int cgroup_mounts_parse(const char *mountinfo_path, cg_mounts *m)
 {
     memset(m, 0, sizeof *m);
     FILE *f = fopen(mountinfo_path ? mountinfo_path : "/proc/self/mountinfo", "re");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     char line[4096];
     while (fgets(line, sizeof line, f)) {
         char root[1024], mnt[1024], fstype[64], source[256], opts[1024];
@@ -99,24 +97,20 @@ int cgroup_procpath_parse(const char *proc_cgroup_path, cg_procpath *p)
 {
     memset(p, 0, sizeof *p);
     FILE *f = fopen(proc_cgroup_path, "re");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     char line[4096];
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!c2)
-            continue;
+        if (!c2) continue;
         *c1 = *c2 = 0;
         const char *ctrls = c1 + 1, *path = c2 + 1;
         if (!strcmp(line, "0") && !*ctrls) {
-            if (!p->v2)
-                p->v2 = strdup(path);
+            if (!p->v2) p->v2 = strdup(path);
             continue;
         }
         for (int i = 0; i < CG_V1_N; i++)
-            if (!p->v1[i] && has_token(ctrls, cg_v1_names[i]))
-                p->v1[i] = strdup(path);
+            if (!p->v1[i] && has_token(ctrls, cg_v1_names[i])) p->v1[i] = strdup(path);
     }
     fclose(f);
     return 0;
@@ -125,8 +119,7 @@ int cgroup_procpath_parse(const char *proc_cgroup_path, cg_procpath *p)
 void cgroup_procpath_free(cg_procpath *p)
 {
     free(p->v2);
-    for (int i = 0; i < CG_V1_N; i++)
-        free(p->v1[i]);
+    for (int i = 0; i < CG_V1_N; i++) free(p->v1[i]);
     memset(p, 0, sizeof *p);
 }
 
@@ -134,14 +127,10 @@ int cgroup_layout_version(const cg_mounts *m)
 {
     /* a knob for tests and odd setups: force one layout */
     const char *force = getenv("JOBSCOPE_CGROUP_LAYOUT");
-    if (force && !strcmp(force, "v2") && m->v2)
-        return 2;
-    if (force && !strcmp(force, "v1") && (m->v1[CG_V1_MEMORY] || m->v1[CG_V1_CPUACCT]))
-        return 1;
-    if (m->v2 && m->v2_controllers)
-        return 2;
-    if (m->v1[CG_V1_MEMORY] || m->v1[CG_V1_CPUACCT])
-        return 1;
+    if (force && !strcmp(force, "v2") && m->v2) return 2;
+    if (force && !strcmp(force, "v1") && (m->v1[CG_V1_MEMORY] || m->v1[CG_V1_CPUACCT])) return 1;
+    if (m->v2 && m->v2_controllers) return 2;
+    if (m->v1[CG_V1_MEMORY] || m->v1[CG_V1_CPUACCT]) return 1;
     return 0;
 }
 
@@ -149,10 +138,8 @@ int cgroup_layout_version(const cg_mounts *m)
 static int join(char *out, size_t cap, const char *mnt, const char *mroot, const char *path)
 {
     size_t rl = mroot ? strlen(mroot) : 0;
-    if (rl > 1 && !strncmp(path, mroot, rl) && (path[rl] == '/' || path[rl] == 0))
-        path += rl;
-    while (*path == '/')
-        path++;
+    if (rl > 1 && !strncmp(path, mroot, rl) && (path[rl] == '/' || path[rl] == 0)) path += rl;
+    while (*path == '/') path++;
     int n = snprintf(out, cap, "%s%s%s", mnt, *path ? "/" : "", path);
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
@@ -165,7 +152,8 @@ static int is_dir(const char *p)
 
 /* Opens the cgroup at path (relative to the hierarchies' roots) with the
  * reader the layout asks for. */
-static cgroup *open_rel(const cg_mounts *m, int version, const char *const rel[CG_V1_N], const char *v2rel)
+static cgroup *open_rel(const cg_mounts *m, int version, const char *const rel[CG_V1_N],
+                        const char *v2rel)
 {
     char buf[PATH_MAX];
     if (version == 2) {
@@ -175,24 +163,26 @@ static cgroup *open_rel(const cg_mounts *m, int version, const char *const rel[C
         }
         return cgroup_v2_open(buf);
     }
-    char *dirs[CG_V1_N] = { 0 };
-    const char *cdirs[CG_V1_N] = { 0 };
+    char *dirs[CG_V1_N] = {0};
+    const char *cdirs[CG_V1_N] = {0};
     int any = 0;
     for (int i = 0; i < CG_V1_N; i++) {
-        if (!m->v1[i] || !rel[i] || join(buf, sizeof buf, m->v1[i], m->v1_root[i], rel[i]) < 0 || !is_dir(buf))
+        if (!m->v1[i] || !rel[i] || join(buf, sizeof buf, m->v1[i], m->v1_root[i], rel[i]) < 0 ||
+            !is_dir(buf))
             continue;
         cdirs[i] = dirs[i] = strdup(buf);
         any = 1;
     }
     cgroup *cg = NULL;
     if (any) {
-        const char *name = rel[CG_V1_MEMORY] ? rel[CG_V1_MEMORY] : rel[CG_V1_CPUACCT] ? rel[CG_V1_CPUACCT] : "/";
+        const char *name = rel[CG_V1_MEMORY]    ? rel[CG_V1_MEMORY]
+                           : rel[CG_V1_CPUACCT] ? rel[CG_V1_CPUACCT]
+                                                : "/";
         cg = cgroup_v1_open(cdirs, name);
     } else {
         errno = ENOENT;
     }
-    for (int i = 0; i < CG_V1_N; i++)
-        free(dirs[i]);
+    for (int i = 0; i < CG_V1_N; i++) free(dirs[i]);
     return cg;
 }
 
@@ -206,8 +196,7 @@ cgroup *cgroup_of_pid(pid_t pid)
         snprintf(path, sizeof path, "/proc/%ld/cgroup", (long)pid);
     else
         strcpy(path, "/proc/self/cgroup");
-    if (cgroup_mounts_parse(NULL, &m) < 0)
-        return NULL;
+    if (cgroup_mounts_parse(NULL, &m) < 0) return NULL;
     if (cgroup_procpath_parse(path, &p) < 0) {
         cgroup_mounts_free(&m);
         return NULL;
@@ -233,9 +222,9 @@ cgroup *cgroup_open_path(const char *path)
     int v = cgroup_layout_version(&m);
     const char *rel = path;
     /* a full path under one of the mounts: take the path inside it */
-    if (m.v2 && !strncmp(path, m.v2, strlen(m.v2)) && (path[strlen(m.v2)] == '/' || !path[strlen(m.v2)])) {
-        if (is_dir(path))
-            cg = cgroup_v2_open(path);
+    if (m.v2 && !strncmp(path, m.v2, strlen(m.v2)) &&
+        (path[strlen(m.v2)] == '/' || !path[strlen(m.v2)])) {
+        if (is_dir(path)) cg = cgroup_v2_open(path);
         goto out;
     }
     for (int i = 0; i < CG_V1_N; i++) {
@@ -246,17 +235,14 @@ cgroup *cgroup_open_path(const char *path)
             break;
         }
     }
-    if (!*rel)
-        rel = "/";
+    if (!*rel) rel = "/";
     if (v) {
         const char *rels[CG_V1_N];
-        for (int i = 0; i < CG_V1_N; i++)
-            rels[i] = rel;
+        for (int i = 0; i < CG_V1_N; i++) rels[i] = rel;
         cg = open_rel(&m, v, rels, rel);
     }
 out:
-    if (!cg && !errno)
-        errno = ENOENT;
+    if (!cg && !errno) errno = ENOENT;
     cgroup_mounts_free(&m);
     return cg;
 }
@@ -267,8 +253,7 @@ out:
 static void sweep_stale(const char *parent)
 {
     DIR *d = opendir(parent);
-    if (!d)
-        return;
+    if (!d) return;
     struct dirent *e;
     while ((e = readdir(d))) {
         long pid;
@@ -276,16 +261,14 @@ static void sweep_stale(const char *parent)
         if (sscanf(e->d_name, "jobscope-%ld%n", &pid, &n) != 1 || pid <= 0 ||
             (e->d_name[n] && strcmp(e->d_name + n, ".self")))
             continue;
-        if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
+        if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
         char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < (int)sizeof path)
-            rmdir(path);
+        if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < (int)sizeof path) rmdir(path);
     }
     closedir(d);
 }
 
-static const char *const v2_ctl[] = { "memory", "cpu", "io", "pids" };
+static const char *const v2_ctl[] = {"memory", "cpu", "io", "pids"};
 #define V2_NCTL 4
 
 /* v2: enable the controllers jobscope reads in dir's children, one by one
@@ -297,7 +280,8 @@ static unsigned v2_enable(const char *dir, unsigned *ours)
     unsigned on = 0;
     for (int i = 0; i < V2_NCTL; i++) {
         char w[16];
-        if (cg_read_file(dir, "cgroup.subtree_control", buf, sizeof buf) >= 0 && has_token(buf, v2_ctl[i])) {
+        if (cg_read_file(dir, "cgroup.subtree_control", buf, sizeof buf) >= 0 &&
+            has_token(buf, v2_ctl[i])) {
             on |= 1u << i;
             continue;
         }
@@ -320,10 +304,10 @@ static int create_v2(const cg_mounts *m, const cg_procpath *p, const char *name,
         return -1;
     }
     char buf[512];
-    int need = !(cg_read_file(own, "cgroup.subtree_control", buf, sizeof buf) >= 0 && has_token(buf, "memory"));
+    int need = !(cg_read_file(own, "cgroup.subtree_control", buf, sizeof buf) >= 0 &&
+                 has_token(buf, "memory"));
     sweep_stale(own);
-    if (mkdir(dir, 0755) < 0)
-        return -1;
+    if (mkdir(dir, 0755) < 0) return -1;
     out->cg = cgroup_v2_open(dir);
     unsigned ours = 0;
     if (need && v2_enable(own, &ours) == 0) {
@@ -331,7 +315,8 @@ static int create_v2(const cg_mounts *m, const cg_procpath *p, const char *name,
          * cannot be enabled below it.  Move jobscope to a leaf of its own
          * and try again; if others still live in own, go without. */
         cgroup *leaf = NULL;
-        if (mkdir(self, 0755) == 0 && (leaf = cgroup_v2_open(self)) && leaf->ops->attach(leaf, getpid()) == 0) {
+        if (mkdir(self, 0755) == 0 && (leaf = cgroup_v2_open(self)) &&
+            leaf->ops->attach(leaf, getpid()) == 0) {
             if (v2_enable(own, &ours) != 0) {
                 out->home = leaf;
                 out->v2_parent = strdup(own);
@@ -344,8 +329,7 @@ static int create_v2(const cg_mounts *m, const cg_procpath *p, const char *name,
                 back->ops->free(back);
             }
         }
-        if (leaf)
-            leaf->ops->free(leaf);
+        if (leaf) leaf->ops->free(leaf);
         rmdir(self);
     }
     out->home = cgroup_v2_open(own);
@@ -355,16 +339,17 @@ static int create_v2(const cg_mounts *m, const cg_procpath *p, const char *name,
 static int create_v1(const cg_mounts *m, const cg_procpath *p, const char *name, cg_child *out)
 {
     char own[CG_V1_N][PATH_MAX], dir[CG_V1_N][PATH_MAX];
-    const char *owns[CG_V1_N] = { 0 }, *dirs[CG_V1_N] = { 0 };
+    const char *owns[CG_V1_N] = {0}, *dirs[CG_V1_N] = {0};
     int made = 0;
     for (int i = 0; i < CG_V1_N; i++) {
-        if (!m->v1[i] || !p->v1[i] || join(own[i], sizeof own[i], m->v1[i], m->v1_root[i], p->v1[i]) < 0 ||
+        if (!m->v1[i] || !p->v1[i] ||
+            join(own[i], sizeof own[i], m->v1[i], m->v1_root[i], p->v1[i]) < 0 ||
             snprintf(dir[i], sizeof dir[i], "%s/%s", own[i], name) >= (int)sizeof dir[i])
             continue;
         sweep_stale(own[i]);
         if (mkdir(dir[i], 0755) < 0 && errno != EEXIST) {
             if (i == CG_V1_MEMORY || i == CG_V1_CPUACCT)
-                goto fail;               /* without these it is not worth it */
+                goto fail; /* without these it is not worth it */
             continue;
         }
         owns[i] = own[i];
@@ -377,15 +362,15 @@ static int create_v1(const cg_mounts *m, const cg_procpath *p, const char *name,
     }
     char rel[PATH_MAX];
     const char *base = p->v1[CG_V1_MEMORY] ? p->v1[CG_V1_MEMORY] : p->v1[CG_V1_CPUACCT];
-    snprintf(rel, sizeof rel, "%s%s%s", base ? base : "", base && base[strlen(base) - 1] == '/' ? "" : "/", name);
+    snprintf(rel, sizeof rel, "%s%s%s", base ? base : "",
+             base && base[strlen(base) - 1] == '/' ? "" : "/", name);
     out->cg = cgroup_v1_open(dirs, rel);
     out->home = cgroup_v1_open(owns, base ? base : "/");
     return out->cg && out->home ? 0 : -1;
 fail:;
     int e = errno;
     for (int i = 0; i < CG_V1_N; i++)
-        if (dirs[i])
-            rmdir(dirs[i]);
+        if (dirs[i]) rmdir(dirs[i]);
     errno = e;
     return -1;
 }
@@ -395,8 +380,7 @@ int cgroup_create_child(const char *name, cg_child *out)
     cg_mounts m;
     cg_procpath p;
     memset(out, 0, sizeof *out);
-    if (cgroup_mounts_parse(NULL, &m) < 0)
-        return -1;
+    if (cgroup_mounts_parse(NULL, &m) < 0) return -1;
     if (cgroup_procpath_parse("/proc/self/cgroup", &p) < 0) {
         cgroup_mounts_free(&m);
         return -1;
@@ -416,8 +400,7 @@ int cgroup_create_child(const char *name, cg_child *out)
             out->cg->ops->remove(out->cg);
             out->cg->ops->free(out->cg);
         }
-        if (out->home)
-            out->home->ops->free(out->home);
+        if (out->home) out->home->ops->free(out->home);
         memset(out, 0, sizeof *out);
     }
     cgroup_procpath_free(&p);
@@ -430,32 +413,35 @@ int cgroup_memory_charged(void)
 {
     cg_mounts m;
     cg_procpath p;
-    if (cgroup_mounts_parse(NULL, &m) < 0)
-        return 0;
+    if (cgroup_mounts_parse(NULL, &m) < 0) return 0;
     if (cgroup_procpath_parse("/proc/self/cgroup", &p) < 0) {
         cgroup_mounts_free(&m);
         return 0;
     }
     int v = cgroup_layout_version(&m), charged = 0;
     const char *path = v == 2 ? p.v2 : v == 1 && m.v1[CG_V1_MEMORY] ? p.v1[CG_V1_MEMORY] : NULL;
-    if (path && strcmp(path, "/") != 0)
-        charged = v == 1 || m.v2_controllers;
+    if (path && strcmp(path, "/") != 0) charged = v == 1 || m.v2_controllers;
     cgroup_procpath_free(&p);
     cgroup_mounts_free(&m);
     return charged;
 }
 
-int cgroup_enter(cg_child *c) { return c->cg->ops->attach(c->cg, getpid()); }
-int cgroup_leave(cg_child *c) { return c->home->ops->attach(c->home, getpid()); }
+int cgroup_enter(cg_child *c)
+{
+    return c->cg->ops->attach(c->cg, getpid());
+}
+int cgroup_leave(cg_child *c)
+{
+    return c->home->ops->attach(c->home, getpid());
+}
 
 int cgroup_child_destroy(cg_child *c, double wait_s)
 {
     int rc = 0;
     if (c->cg) {
         /* processes that just exited may linger a moment as zombies */
-        for (int i = 0; ; i++) {
-            if (c->cg->ops->remove(c->cg) == 0 || errno == ENOENT)
-                break;
+        for (int i = 0;; i++) {
+            if (c->cg->ops->remove(c->cg) == 0 || errno == ENOENT) break;
             if (errno != EBUSY || i * 0.02 >= wait_s) {
                 rc = -1;
                 break;
@@ -473,13 +459,10 @@ int cgroup_child_destroy(cg_child *c, double wait_s)
                 cg_write_str(c->v2_parent, "cgroup.subtree_control", w);
             }
         cgroup *own = cgroup_v2_open(c->v2_parent);
-        if (own && own->ops->attach(own, getpid()) == 0)
-            c->home->ops->remove(c->home);
-        if (own)
-            own->ops->free(own);
+        if (own && own->ops->attach(own, getpid()) == 0) c->home->ops->remove(c->home);
+        if (own) own->ops->free(own);
     }
-    if (c->home)
-        c->home->ops->free(c->home);
+    if (c->home) c->home->ops->free(c->home);
     free(c->v2_parent);
     memset(c, 0, sizeof *c);
     return rc;

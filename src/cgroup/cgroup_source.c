@@ -28,27 +28,26 @@
 extern const source_ops cgroup_source_ops;
 
 typedef struct cgsrc {
-    source    base;
-    cg_child  child;             /* run: the cgroup we made */
-    cgroup   *cg;                /* the cgroup read (child.cg or a foreign one) */
-    int       owned, inside;     /* we made it; jobscope is in it now */
-    int       verbose, run_mode;
-    cg_stats  st;
-    int       have;              /* st is valid */
-    int       removed;           /* stop() removed it */
+    source base;
+    cg_child child;    /* run: the cgroup we made */
+    cgroup *cg;        /* the cgroup read (child.cg or a foreign one) */
+    int owned, inside; /* we made it; jobscope is in it now */
+    int verbose, run_mode;
+    cg_stats st;
+    int have;    /* st is valid */
+    int removed; /* stop() removed it */
     procconn *pc;
-    double    kill_at;           /* monotonic time a limit asked for the kill; 0 = none */
-    double    kill_grace;
-    int       version;
-    char      path[512];
+    double kill_at; /* monotonic time a limit asked for the kill; 0 = none */
+    double kill_grace;
+    int version;
+    char path[512];
 } cgsrc;
 
 static source *cgsrc_open(monitor_ctx *ctx, const void *config)
 {
     const cgroup_config *o = config;
     cgsrc *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     s->verbose = ctx->verbose;
     s->run_mode = ctx->run_mode;
     s->kill_grace = ctx->kill_grace;
@@ -58,7 +57,8 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
      * jobscope already in a charged memory cgroup, or limits to enforce */
     int place = explicit || o->for_limits || cgroup_memory_charged();
     if (ctx->run_mode && o->mode != JS_CGROUP_OFF && !place)
-        js_log(s->verbose, "cgroup", "no cgroup of its own for the job: in the root memory cgroup it "
+        js_log(s->verbose, "cgroup",
+               "no cgroup of its own for the job: in the root memory cgroup it "
                "would add memory charging the job does not pay now (--cgroup makes one)");
     if (ctx->run_mode && o->mode != JS_CGROUP_OFF && place) {
         char name[64];
@@ -75,15 +75,20 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
         }
         if (!s->cg) {
             if (explicit && !ctx->quiet)
-                fprintf(stderr, "jobscope: --cgroup: cannot make a cgroup for the job (%s); going on without\n",
-                        strerror(errno));
+                fprintf(
+                    stderr,
+                    "jobscope: --cgroup: cannot make a cgroup for the job (%s); going on without\n",
+                    strerror(errno));
             else
-                js_log(s->verbose, "cgroup", "no cgroup of its own for the job: %s", strerror(errno));
+                js_log(s->verbose, "cgroup", "no cgroup of its own for the job: %s",
+                       strerror(errno));
         }
     } else if (!ctx->run_mode && explicit) {
-        s->cg = o->mode == JS_CGROUP_PATH ? cgroup_open_path(o->path) : cgroup_of_pid(ctx->attach_pid);
+        s->cg =
+            o->mode == JS_CGROUP_PATH ? cgroup_open_path(o->path) : cgroup_of_pid(ctx->attach_pid);
         if (!s->cg && !ctx->quiet)
-            fprintf(stderr, "jobscope: --cgroup: cannot open the cgroup of %s: %s; going on without\n",
+            fprintf(stderr,
+                    "jobscope: --cgroup: cannot open the cgroup of %s: %s; going on without\n",
                     o->mode == JS_CGROUP_PATH ? o->path : "the process", strerror(errno));
     }
     if (s->cg) {
@@ -91,12 +96,12 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
         snprintf(s->path, sizeof s->path, "%s", s->cg->path);
     }
     if (s->cg)
-        js_log(s->verbose, "cgroup", "using v%d cgroup %s%s", s->cg->ops->version, s->cg->path, s->owned ? " (made for the job)" : "");
+        js_log(s->verbose, "cgroup", "using v%d cgroup %s%s", s->cg->ops->version, s->cg->path,
+               s->owned ? " (made for the job)" : "");
 
     if (geteuid() == 0 && o->mode != JS_CGROUP_OFF) {
         s->pc = procconn_open();
-        if (!s->pc)
-            js_log(s->verbose, "cgroup", "no process connector: %s", strerror(errno));
+        if (!s->pc) js_log(s->verbose, "cgroup", "no process connector: %s", strerror(errno));
     }
     if (!s->cg && !s->pc) {
         free(s);
@@ -114,7 +119,8 @@ static void cgsrc_start(source *src, monitor_ctx *ctx)
         if (cgroup_leave(&s->child) == 0)
             s->inside = 0;
         else
-            js_log(s->verbose, "cgroup", "cannot move jobscope back out of the job's cgroup: %s", strerror(errno));
+            js_log(s->verbose, "cgroup", "cannot move jobscope back out of the job's cgroup: %s",
+                   strerror(errno));
     }
     if (s->pc) {
         pid_t root = ctx->root;
@@ -123,15 +129,17 @@ static void cgsrc_start(source *src, monitor_ctx *ctx)
     }
 }
 
-static void put_secs(jbuf *b, const char *k, uint64_t us) { json_fixed(b, k, (double)us / 1e6, 6); }
+static void put_secs(jbuf *b, const char *k, uint64_t us)
+{
+    json_fixed(b, k, (double)us / 1e6, 6);
+}
 
 /* The cg_* fields of a sample from the cgroup's figures, into the metric
  * model (names, units, decimals: src/model/catalogue.c) and the event.
  * Also driven by the golden-output test on the fixtures. */
 void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
 {
-    if (st->have & CG_HAVE_CPU)
-        mset_u64(set, M_CG_CPU_USAGE, st->cpu_usage_us);
+    if (st->have & CG_HAVE_CPU) mset_u64(set, M_CG_CPU_USAGE, st->cpu_usage_us);
     if (st->have & CG_HAVE_CPU_SPLIT) {
         mset_u64(set, M_CG_CPU_USER, st->cpu_user_us);
         mset_u64(set, M_CG_CPU_SYSTEM, st->cpu_system_us);
@@ -142,30 +150,24 @@ void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
     }
     if (st->have & CG_HAVE_MEM) {
         mset_u64(set, M_CG_MEMORY_CURRENT, st->mem_current);
-        if (st->have & CG_HAVE_MEM_PEAK)
-            mset_u64(set, M_CG_MEMORY_PEAK, st->mem_peak);
-        if (st->mem_max != CG_NOLIMIT)
-            mset_u64(set, M_CG_MEMORY_MAX, st->mem_max);
+        if (st->have & CG_HAVE_MEM_PEAK) mset_u64(set, M_CG_MEMORY_PEAK, st->mem_peak);
+        if (st->mem_max != CG_NOLIMIT) mset_u64(set, M_CG_MEMORY_MAX, st->mem_max);
     }
     if (st->have & CG_HAVE_MEM_STAT) {
         mset_u64(set, M_CG_MEMORY_ANON, st->mem_anon);
         mset_u64(set, M_CG_MEMORY_FILE, st->mem_file);
         mset_u64(set, M_CG_MEMORY_SHMEM, st->mem_shmem);
     }
-    if (st->have & CG_HAVE_MEM_KERNEL)
-        mset_u64(set, M_CG_MEMORY_KERNEL, st->mem_kernel);
-    if (st->have & CG_HAVE_OOM)
-        mset_u64(set, M_CG_MEMORY_OOM, st->mem_oom);
+    if (st->have & CG_HAVE_MEM_KERNEL) mset_u64(set, M_CG_MEMORY_KERNEL, st->mem_kernel);
+    if (st->have & CG_HAVE_OOM) mset_u64(set, M_CG_MEMORY_OOM, st->mem_oom);
     if (st->have & CG_HAVE_OOM_KILL) {
         mset_u64(set, M_CG_MEMORY_OOM_KILL, st->mem_oom_kill);
         mset_u64(set, M_CG_MEMORY_MAX_EVENTS, st->mem_max_events);
     }
     if (st->have & CG_HAVE_PIDS) {
         mset_u64(set, M_CG_PIDS_CURRENT, st->pids_current);
-        if (st->have & CG_HAVE_PIDS_PEAK)
-            mset_u64(set, M_CG_PIDS_PEAK, st->pids_peak);
-        if (st->pids_max != CG_NOLIMIT)
-            mset_u64(set, M_CG_PIDS_MAX, st->pids_max);
+        if (st->have & CG_HAVE_PIDS_PEAK) mset_u64(set, M_CG_PIDS_PEAK, st->pids_peak);
+        if (st->pids_max != CG_NOLIMIT) mset_u64(set, M_CG_PIDS_MAX, st->pids_max);
         mset_u64(set, M_CG_PIDS_MAX_EVENTS, st->pids_max_events);
     }
     if (st->have & CG_HAVE_IO) {
@@ -191,8 +193,7 @@ void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
             mrow_u64(r, M_CG_IO_DEV_WIOS, st->io[i].wios);
         }
     mset_write_json_range(ev, set, M_CG_CPU_USAGE, M_CG_IO_WIOS);
-    if (st->have & CG_HAVE_IO)
-        mset_write_json_group(ev, set, M_CG_IO_DEV_RBYTES);
+    if (st->have & CG_HAVE_IO) mset_write_json_group(ev, set, M_CG_IO_DEV_RBYTES);
     mset_write_json_range(ev, set, M_CG_PSI_CPU_SOME_AVG10, M_CG_PSI_IO_FULL_TOTAL);
 }
 
@@ -207,16 +208,13 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, j
             procconn_add(s->pc, pids, n);
         }
         uint64_t t = procconn_total(s->pc);
-        if (t < ts->total_procs)
-            t = ts->total_procs;     /* events lost: never below what /proc saw */
+        if (t < ts->total_procs) t = ts->total_procs; /* events lost: never below what /proc saw */
         mset_u64(ctx->sample, M_TOTAL_PROCESSES, t);
         mset_write_json_range(ev, ctx->sample, M_TOTAL_PROCESSES, M_TOTAL_PROCESSES);
     }
-    if (!s->cg)
-        return;
+    if (!s->cg) return;
     s->have = s->cg->ops->read(s->cg, &s->st) == 0;
-    if (!s->have)
-        return;
+    if (!s->have) return;
     cgroup_sample_fields(ev, ctx->sample, &s->st);
 }
 
@@ -249,28 +247,25 @@ static void sweep(cgsrc *s)
 static void cgsrc_stop(source *src, monitor_ctx *ctx)
 {
     cgsrc *s = (cgsrc *)src;
-    if (s->pc)
-        procconn_stop(s->pc);
-    if (!s->cg)
-        return;
-    if (s->owned && s->kill_at > 0)
-        sweep(s);
+    if (s->pc) procconn_stop(s->pc);
+    if (!s->cg) return;
+    if (s->owned && s->kill_at > 0) sweep(s);
     cg_stats st;
     if (s->cg->ops->read(s->cg, &st) == 0) {
         s->st = st;
         s->have = 1;
     }
     if (s->owned) {
-        if (s->inside)
-            cgroup_leave(&s->child);
+        if (s->inside) cgroup_leave(&s->child);
         reap_some(s);
-        char *path = strdup(s->cg->path);       /* destroy frees s->cg */
+        char *path = strdup(s->cg->path); /* destroy frees s->cg */
         s->removed = cgroup_child_destroy(&s->child, 0.5) == 0;
         if (!s->removed)
-            js_log(s->verbose, "cgroup", "cgroup %s left behind: processes still inside (try --wait-all)",
-                 path ? path : "?");
+            js_log(s->verbose, "cgroup",
+                   "cgroup %s left behind: processes still inside (try --wait-all)",
+                   path ? path : "?");
         free(path);
-        s->cg = NULL;       /* freed by cgroup_child_destroy */
+        s->cg = NULL; /* freed by cgroup_child_destroy */
     }
 }
 
@@ -282,45 +277,35 @@ static void cgsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
         if (procconn_lost(s->pc))
             json_u64(rec, "total_processes_lost_events", procconn_lost(s->pc));
     }
-    if (!s->have)
-        return;
+    if (!s->have) return;
     const cg_stats *st = &s->st;
     json_obj_open(rec, "cgroup");
     json_i64(rec, "version", s->version);
     json_str(rec, "path", s->path);
     json_bool(rec, "created", s->owned);
-    if (s->owned)
-        json_bool(rec, "removed", s->removed);
-    if (st->have & CG_HAVE_CPU)
-        put_secs(rec, "cpu_usage", st->cpu_usage_us);
+    if (s->owned) json_bool(rec, "removed", s->removed);
+    if (st->have & CG_HAVE_CPU) put_secs(rec, "cpu_usage", st->cpu_usage_us);
     if (st->have & CG_HAVE_CPU_SPLIT) {
         put_secs(rec, "cpu_user", st->cpu_user_us);
         put_secs(rec, "cpu_system", st->cpu_system_us);
     }
-    if (st->have & CG_HAVE_THROTTLE)
-        put_secs(rec, "cpu_throttled", st->cpu_throttled_us);
+    if (st->have & CG_HAVE_THROTTLE) put_secs(rec, "cpu_throttled", st->cpu_throttled_us);
     if (st->have & CG_HAVE_MEM_PEAK)
-        json_u64(rec, "memory_peak", st->mem_peak);      /* exact: kept by the kernel */
+        json_u64(rec, "memory_peak", st->mem_peak); /* exact: kept by the kernel */
     if (st->have & CG_HAVE_MEM) {
         json_u64(rec, "memory_current", st->mem_current);
-        if (st->mem_max != CG_NOLIMIT)
-            json_u64(rec, "memory_max", st->mem_max);
+        if (st->mem_max != CG_NOLIMIT) json_u64(rec, "memory_max", st->mem_max);
     }
     if (st->have & CG_HAVE_MEM_STAT) {
         json_u64(rec, "memory_anon", st->mem_anon);
-        json_u64(rec, "memory_file", st->mem_file);     /* page cache still charged to the job */
+        json_u64(rec, "memory_file", st->mem_file); /* page cache still charged to the job */
         json_u64(rec, "memory_shmem", st->mem_shmem);
     }
-    if (st->have & CG_HAVE_MEM_KERNEL)
-        json_u64(rec, "memory_kernel", st->mem_kernel);
-    if (st->have & CG_HAVE_OOM)
-        json_u64(rec, "oom", st->mem_oom);
-    if (st->have & CG_HAVE_OOM_KILL)
-        json_u64(rec, "oom_kill", st->mem_oom_kill);
-    if (st->have & CG_HAVE_PIDS_PEAK)
-        json_u64(rec, "pids_peak", st->pids_peak);
-    if (st->have & CG_HAVE_PIDS)
-        json_u64(rec, "pids_max_events", st->pids_max_events);
+    if (st->have & CG_HAVE_MEM_KERNEL) json_u64(rec, "memory_kernel", st->mem_kernel);
+    if (st->have & CG_HAVE_OOM) json_u64(rec, "oom", st->mem_oom);
+    if (st->have & CG_HAVE_OOM_KILL) json_u64(rec, "oom_kill", st->mem_oom_kill);
+    if (st->have & CG_HAVE_PIDS_PEAK) json_u64(rec, "pids_peak", st->pids_peak);
+    if (st->have & CG_HAVE_PIDS) json_u64(rec, "pids_max_events", st->pids_max_events);
     if (st->have & CG_HAVE_IO) {
         json_u64(rec, "io_rbytes", st->io_rbytes);
         json_u64(rec, "io_wbytes", st->io_wbytes);
@@ -338,15 +323,14 @@ static void cgsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
 int cgroup_send_home(const monitor_ctx *ctx, pid_t pid)
 {
     cgsrc *s = ctx ? ctx->cgroup : NULL;
-    if (!s || !s->inside || !s->child.home)
-        return 0;                      /* jobscope is not in the job's cgroup */
+    if (!s || !s->inside || !s->child.home) return 0; /* jobscope is not in the job's cgroup */
     return s->child.home->ops->attach(s->child.home, pid);
 }
 
 static void cgsrc_close(source *src)
 {
     cgsrc *s = (cgsrc *)src;
-    if (s->inside)               /* the spawn failed: start() never ran */
+    if (s->inside) /* the spawn failed: start() never ran */
         cgroup_leave(&s->child);
     if (s->owned && s->child.cg)
         cgroup_child_destroy(&s->child, 0);
@@ -369,8 +353,7 @@ const source_ops cgroup_source_ops = {
 cgroup *cgroup_source_cgroup(const monitor_ctx *ctx, int *owned)
 {
     const cgsrc *active = ctx->cgroup;
-    if (owned)
-        *owned = active && active->owned;
+    if (owned) *owned = active && active->owned;
     return active ? active->cg : NULL;
 }
 
@@ -383,9 +366,7 @@ const cg_stats *cgroup_source_stats(const monitor_ctx *ctx)
 void cgroup_source_kill(const monitor_ctx *ctx, int sig)
 {
     cgsrc *active = ctx->cgroup;
-    if (!active || !active->owned || !active->cg)
-        return;
-    if (!active->kill_at)
-        active->kill_at = now_mono();
+    if (!active || !active->owned || !active->cg) return;
+    if (!active->kill_at) active->kill_at = now_mono();
     active->cg->ops->kill(active->cg, sig);
 }

@@ -14,21 +14,16 @@
 int cg_read_file(const char *dir, const char *name, char *buf, size_t cap)
 {
     char path[PATH_MAX];
-    if (cap == 0 || snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
-        return -1;
+    if (cap == 0 || snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) return -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     size_t len = 0;
     for (;;) {
         ssize_t n = read(fd, buf + len, cap - 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
         len += (size_t)n;
-        if (len == cap - 1)
-            break;
+        if (len == cap - 1) break;
     }
     close(fd);
     buf[len] = 0;
@@ -37,19 +32,16 @@ int cg_read_file(const char *dir, const char *name, char *buf, size_t cap)
 
 static int parse_u64(const char *s, uint64_t *v)
 {
-    while (*s == ' ' || *s == '\t')
-        s++;
+    while (*s == ' ' || *s == '\t') s++;
     if (!strncmp(s, "max", 3)) {
         *v = CG_NOLIMIT;
         return 0;
     }
-    if (*s < '0' || *s > '9')
-        return -1;
+    if (*s < '0' || *s > '9') return -1;
     char *end;
     errno = 0;
     unsigned long long x = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
+    if (errno) return -1;
     *v = x;
     return 0;
 }
@@ -57,8 +49,7 @@ static int parse_u64(const char *s, uint64_t *v)
 int cg_read_u64(const char *dir, const char *name, uint64_t *v)
 {
     char buf[64];
-    if (!dir || cg_read_file(dir, name, buf, sizeof buf) <= 0)
-        return -1;
+    if (!dir || cg_read_file(dir, name, buf, sizeof buf) <= 0) return -1;
     return parse_u64(buf, v);
 }
 
@@ -70,8 +61,7 @@ int cg_write_str(const char *dir, const char *name, const char *s)
         return -1;
     }
     int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     size_t n = strlen(s);
     ssize_t w = write(fd, s, n);
     int e = errno;
@@ -87,12 +77,11 @@ int cg_write_str(const char *dir, const char *name, const char *s)
 int cg_keyval(const char *text, const char *key, uint64_t *v)
 {
     size_t kl = strlen(key);
-    for (const char *p = text; p && *p; ) {
+    for (const char *p = text; p && *p;) {
         if (!strncmp(p, key, kl) && (p[kl] == ' ' || p[kl] == '\t'))
             return parse_u64(p + kl + 1, v);
         p = strchr(p, '\n');
-        if (p)
-            p++;
+        if (p) p++;
     }
     return -1;
 }
@@ -101,10 +90,13 @@ static void psi_line(const char *p, cg_psi *out)
 {
     const char *q;
     memset(out, 0, sizeof *out);
-    if ((q = strstr(p, "avg10=")))  out->avg10 = strtod(q + 6, NULL);
-    if ((q = strstr(p, "avg60=")))  out->avg60 = strtod(q + 6, NULL);
+    if ((q = strstr(p, "avg10="))) out->avg10 = strtod(q + 6, NULL);
+    if ((q = strstr(p, "avg60="))) out->avg60 = strtod(q + 6, NULL);
     if ((q = strstr(p, "avg300="))) out->avg300 = strtod(q + 7, NULL);
-    if ((q = strstr(p, "total=")))  { out->total_us = strtoull(q + 6, NULL, 10); out->valid = 1; }
+    if ((q = strstr(p, "total="))) {
+        out->total_us = strtoull(q + 6, NULL, 10);
+        out->valid = 1;
+    }
 }
 
 /* "some avg10=.. avg60=.. avg300=.. total=..\nfull ...". */
@@ -113,12 +105,16 @@ int cg_parse_psi(const char *text, cg_psi *some, cg_psi *full)
     int found = 0;
     memset(some, 0, sizeof *some);
     memset(full, 0, sizeof *full);
-    for (const char *p = text; p && *p; ) {
-        if (!strncmp(p, "some ", 5)) { psi_line(p, some); found |= some->valid; }
-        else if (!strncmp(p, "full ", 5)) { psi_line(p, full); found |= full->valid; }
+    for (const char *p = text; p && *p;) {
+        if (!strncmp(p, "some ", 5)) {
+            psi_line(p, some);
+            found |= some->valid;
+        } else if (!strncmp(p, "full ", 5)) {
+            psi_line(p, full);
+            found |= full->valid;
+        }
         p = strchr(p, '\n');
-        if (p)
-            p++;
+        if (p) p++;
     }
     return found ? 0 : -1;
 }
@@ -127,23 +123,25 @@ int cg_parse_psi(const char *text, cg_psi *some, cg_psi *full)
 static int for_each_proc(const char *dir, int sig)
 {
     char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/cgroup.procs", dir) >= (int)sizeof path)
-        return -1;
+    if (snprintf(path, sizeof path, "%s/cgroup.procs", dir) >= (int)sizeof path) return -1;
     FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     int n = 0;
     long pid;
     while (fscanf(f, "%ld", &pid) == 1) {
-        if (pid <= 0)
-            continue;
-        if (sig && kill((pid_t)pid, sig) < 0)
-            continue;
+        if (pid <= 0) continue;
+        if (sig && kill((pid_t)pid, sig) < 0) continue;
         n++;
     }
     fclose(f);
     return n;
 }
 
-int cg_count_procs(const char *dir) { return for_each_proc(dir, 0); }
-int cg_kill_procs(const char *dir, int sig) { return for_each_proc(dir, sig); }
+int cg_count_procs(const char *dir)
+{
+    return for_each_proc(dir, 0);
+}
+int cg_kill_procs(const char *dir, int sig)
+{
+    return for_each_proc(dir, sig);
+}

@@ -18,18 +18,18 @@
 #include <unistd.h>
 #include "cgroup.h"
 
-const char *const cg_v1_names[CG_V1_N] = { "memory", "cpuacct", "blkio", "pids" };
+const char *const cg_v1_names[CG_V1_N] = {"memory", "cpuacct", "blkio", "pids"};
 
 typedef struct cg1 {
     cgroup base;
-    char  *dir[CG_V1_N];
-    char  *rel;
+    char *dir[CG_V1_N];
+    char *rel;
 } cg1;
 
 /* blkio.throttle.* : "MAJ:MIN Read N" ... lines; adds to dev[] by device. */
 static void v1_blkio(const char *text, cg_stats *st, int ios)
 {
-    for (const char *line = text; line && *line; ) {
+    for (const char *line = text; line && *line;) {
         unsigned ma, mi;
         char op[16];
         unsigned long long v;
@@ -37,8 +37,7 @@ static void v1_blkio(const char *text, cg_stats *st, int ios)
             (!strcmp(op, "Read") || !strcmp(op, "Write"))) {
             int i;
             for (i = 0; i < st->nio; i++)
-                if (st->io[i].major == ma && st->io[i].minor == mi)
-                    break;
+                if (st->io[i].major == ma && st->io[i].minor == mi) break;
             if (i == st->nio && st->nio < CG_MAX_IO_DEVS) {
                 memset(&st->io[i], 0, sizeof st->io[i]);
                 st->io[i].major = ma;
@@ -46,7 +45,8 @@ static void v1_blkio(const char *text, cg_stats *st, int ios)
                 st->nio++;
             }
             int rd = op[0] == 'R';
-            uint64_t *tot = ios ? (rd ? &st->io_rios : &st->io_wios) : (rd ? &st->io_rbytes : &st->io_wbytes);
+            uint64_t *tot =
+                ios ? (rd ? &st->io_rios : &st->io_wios) : (rd ? &st->io_rbytes : &st->io_wbytes);
             *tot += v;
             if (i < st->nio) {
                 cg_io_dev *d = &st->io[i];
@@ -54,8 +54,7 @@ static void v1_blkio(const char *text, cg_stats *st, int ios)
             }
         }
         line = strchr(line, '\n');
-        if (line)
-            line++;
+        if (line) line++;
     }
 }
 
@@ -73,15 +72,15 @@ static int v1_read(cgroup *c, cg_stats *st)
         st->cpu_usage_us = v / 1000;
         st->have |= CG_HAVE_CPU;
         uint64_t u, s;
-        if (!cg_read_u64(cpu, "cpuacct.usage_user", &u) && !cg_read_u64(cpu, "cpuacct.usage_sys", &s)) {
+        if (!cg_read_u64(cpu, "cpuacct.usage_user", &u) &&
+            !cg_read_u64(cpu, "cpuacct.usage_sys", &s)) {
             st->cpu_user_us = u / 1000;
             st->cpu_system_us = s / 1000;
             st->have |= CG_HAVE_CPU_SPLIT;
         } else if (cg_read_file(cpu, "cpuacct.stat", buf, sizeof buf) > 0 &&
                    !cg_keyval(buf, "user", &u) && !cg_keyval(buf, "system", &s)) {
             long hz = sysconf(_SC_CLK_TCK);
-            if (hz <= 0)
-                hz = 100;
+            if (hz <= 0) hz = 100;
             st->cpu_user_us = u * 1000000 / (uint64_t)hz;
             st->cpu_system_us = s * 1000000 / (uint64_t)hz;
             st->have |= CG_HAVE_CPU_SPLIT;
@@ -91,12 +90,14 @@ static int v1_read(cgroup *c, cg_stats *st)
     if (mem && !cg_read_u64(mem, "memory.usage_in_bytes", &st->mem_current)) {
         st->have |= CG_HAVE_MEM;
         /* "unlimited" is PAGE_COUNTER_MAX pages, a huge number: say no limit */
-        if (cg_read_u64(mem, "memory.limit_in_bytes", &st->mem_max) || st->mem_max >= (UINT64_C(1) << 62))
+        if (cg_read_u64(mem, "memory.limit_in_bytes", &st->mem_max) ||
+            st->mem_max >= (UINT64_C(1) << 62))
             st->mem_max = CG_NOLIMIT;
         if (!cg_read_u64(mem, "memory.max_usage_in_bytes", &st->mem_peak))
             st->have |= CG_HAVE_MEM_PEAK;
         if (cg_read_file(mem, "memory.stat", buf, sizeof buf) > 0 &&
-            !cg_keyval(buf, "total_rss", &st->mem_anon) && !cg_keyval(buf, "total_cache", &st->mem_file)) {
+            !cg_keyval(buf, "total_rss", &st->mem_anon) &&
+            !cg_keyval(buf, "total_cache", &st->mem_file)) {
             st->have |= CG_HAVE_MEM_STAT;
             cg_keyval(buf, "total_shmem", &st->mem_shmem);
             /* v1 counts shmem in cache; v2 counts it in file as well */
@@ -111,15 +112,14 @@ static int v1_read(cgroup *c, cg_stats *st)
 
     if (pids && !cg_read_u64(pids, "pids.current", &st->pids_current)) {
         st->have |= CG_HAVE_PIDS;
-        if (cg_read_u64(pids, "pids.max", &st->pids_max))
-            st->pids_max = CG_NOLIMIT;
-        if (!cg_read_u64(pids, "pids.peak", &st->pids_peak))
-            st->have |= CG_HAVE_PIDS_PEAK;
+        if (cg_read_u64(pids, "pids.max", &st->pids_max)) st->pids_max = CG_NOLIMIT;
+        if (!cg_read_u64(pids, "pids.peak", &st->pids_peak)) st->have |= CG_HAVE_PIDS_PEAK;
         if (cg_read_file(pids, "pids.events", buf, sizeof buf) > 0)
             cg_keyval(buf, "max", &st->pids_max_events);
     }
 
-    if (blk && cg_read_file(blk, "blkio.throttle.io_service_bytes_recursive", buf, sizeof buf) >= 0) {
+    if (blk &&
+        cg_read_file(blk, "blkio.throttle.io_service_bytes_recursive", buf, sizeof buf) >= 0) {
         st->have |= CG_HAVE_IO;
         v1_blkio(buf, st, 0);
         if (cg_read_file(blk, "blkio.throttle.io_serviced_recursive", buf, sizeof buf) >= 0)
@@ -135,11 +135,9 @@ static int v1_attach(cgroup *c, pid_t pid)
     int rc = 0, any = 0;
     snprintf(s, sizeof s, "%ld", (long)pid);
     for (int i = 0; i < CG_V1_N; i++) {
-        if (!g->dir[i])
-            continue;
+        if (!g->dir[i]) continue;
         any = 1;
-        if (cg_write_str(g->dir[i], "cgroup.procs", s) < 0)
-            rc = -1;
+        if (cg_write_str(g->dir[i], "cgroup.procs", s) < 0) rc = -1;
     }
     if (!any) {
         errno = ENOENT;
@@ -153,12 +151,14 @@ static int v1_attach(cgroup *c, pid_t pid)
 static const char *v1_any(cg1 *g)
 {
     for (int i = 0; i < CG_V1_N; i++)
-        if (g->dir[i])
-            return g->dir[i];
+        if (g->dir[i]) return g->dir[i];
     return NULL;
 }
 
-static const char *v1_task_dir(cgroup *c) { return v1_any((cg1 *)c); }
+static const char *v1_task_dir(cgroup *c)
+{
+    return v1_any((cg1 *)c);
+}
 
 static int v1_nprocs(cgroup *c)
 {
@@ -207,39 +207,39 @@ static int v1_remove(cgroup *c)
     cg1 *g = (cg1 *)c;
     int rc = 0;
     for (int i = 0; i < CG_V1_N; i++)
-        if (g->dir[i] && rmdir(g->dir[i]) < 0 && errno != ENOENT)
-            rc = -1;
+        if (g->dir[i] && rmdir(g->dir[i]) < 0 && errno != ENOENT) rc = -1;
     return rc;
 }
 
 static void v1_free(cgroup *c)
 {
     cg1 *g = (cg1 *)c;
-    if (!g)
-        return;
-    for (int i = 0; i < CG_V1_N; i++)
-        free(g->dir[i]);
+    if (!g) return;
+    for (int i = 0; i < CG_V1_N; i++) free(g->dir[i]);
     free(g->rel);
     free(g);
 }
 
 static const cgroup_ops v1_ops = {
-    .version = 1, .read = v1_read, .attach = v1_attach, .nprocs = v1_nprocs,
+    .version = 1,
+    .read = v1_read,
+    .attach = v1_attach,
+    .nprocs = v1_nprocs,
     .task_dir = v1_task_dir,
-    .kill = v1_kill, .set_memory_max = v1_set_memory_max, .set_pids_max = v1_set_pids_max,
-    .remove = v1_remove, .free = v1_free,
+    .kill = v1_kill,
+    .set_memory_max = v1_set_memory_max,
+    .set_pids_max = v1_set_pids_max,
+    .remove = v1_remove,
+    .free = v1_free,
 };
 
 cgroup *cgroup_v1_open(const char *const dirs[CG_V1_N], const char *rel)
 {
     cg1 *g = calloc(1, sizeof *g);
-    if (!g)
-        goto nomem;
+    if (!g) goto nomem;
     for (int i = 0; i < CG_V1_N; i++)
-        if (dirs[i] && !(g->dir[i] = strdup(dirs[i])))
-            goto nomem;
-    if (!(g->rel = strdup(rel ? rel : "")))
-        goto nomem;
+        if (dirs[i] && !(g->dir[i] = strdup(dirs[i]))) goto nomem;
+    if (!(g->rel = strdup(rel ? rel : ""))) goto nomem;
     g->base.ops = &v1_ops;
     g->base.path = g->rel;
     return &g->base;

@@ -14,7 +14,7 @@
 
 typedef struct cg2 {
     cgroup base;
-    char  *dir;
+    char *dir;
 } cg2;
 
 static int v2_read(cgroup *c, cg_stats *st)
@@ -26,8 +26,7 @@ static int v2_read(cgroup *c, cg_stats *st)
     st->mem_max = st->pids_max = CG_NOLIMIT;
 
     if (cg_read_file(g->dir, "cpu.stat", buf, sizeof buf) > 0) {
-        if (!cg_keyval(buf, "usage_usec", &st->cpu_usage_us))
-            st->have |= CG_HAVE_CPU;
+        if (!cg_keyval(buf, "usage_usec", &st->cpu_usage_us)) st->have |= CG_HAVE_CPU;
         if (!cg_keyval(buf, "user_usec", &st->cpu_user_us) &&
             !cg_keyval(buf, "system_usec", &st->cpu_system_us))
             st->have |= CG_HAVE_CPU_SPLIT;
@@ -38,10 +37,8 @@ static int v2_read(cgroup *c, cg_stats *st)
 
     if (!cg_read_u64(g->dir, "memory.current", &st->mem_current)) {
         st->have |= CG_HAVE_MEM;
-        if (cg_read_u64(g->dir, "memory.max", &st->mem_max))
-            st->mem_max = CG_NOLIMIT;
-        if (!cg_read_u64(g->dir, "memory.peak", &st->mem_peak))
-            st->have |= CG_HAVE_MEM_PEAK;
+        if (cg_read_u64(g->dir, "memory.max", &st->mem_max)) st->mem_max = CG_NOLIMIT;
+        if (!cg_read_u64(g->dir, "memory.peak", &st->mem_peak)) st->have |= CG_HAVE_MEM_PEAK;
     }
     if (cg_read_file(g->dir, "memory.stat", buf, sizeof buf) > 0 &&
         !cg_keyval(buf, "anon", &st->mem_anon) && !cg_keyval(buf, "file", &st->mem_file)) {
@@ -49,32 +46,28 @@ static int v2_read(cgroup *c, cg_stats *st)
         cg_keyval(buf, "shmem", &st->mem_shmem);
         if (!cg_keyval(buf, "kernel", &st->mem_kernel)) {
             st->have |= CG_HAVE_MEM_KERNEL;
-        } else {                 /* before 5.18: the sum of the kernel parts */
-            static const char *const parts[] = { "kernel_stack", "pagetables", "percpu", "sock", "slab" };
+        } else { /* before 5.18: the sum of the kernel parts */
+            static const char *const parts[] = {"kernel_stack", "pagetables", "percpu", "sock",
+                                                "slab"};
             int any = 0;
             for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
                 if (!cg_keyval(buf, parts[i], &v)) {
                     st->mem_kernel += v;
                     any = 1;
                 }
-            if (any)
-                st->have |= CG_HAVE_MEM_KERNEL;
+            if (any) st->have |= CG_HAVE_MEM_KERNEL;
         }
     }
     if (cg_read_file(g->dir, "memory.events", buf, sizeof buf) > 0) {
-        if (!cg_keyval(buf, "oom", &st->mem_oom))
-            st->have |= CG_HAVE_OOM;
-        if (!cg_keyval(buf, "oom_kill", &st->mem_oom_kill))
-            st->have |= CG_HAVE_OOM_KILL;
+        if (!cg_keyval(buf, "oom", &st->mem_oom)) st->have |= CG_HAVE_OOM;
+        if (!cg_keyval(buf, "oom_kill", &st->mem_oom_kill)) st->have |= CG_HAVE_OOM_KILL;
         cg_keyval(buf, "max", &st->mem_max_events);
     }
 
     if (!cg_read_u64(g->dir, "pids.current", &st->pids_current)) {
         st->have |= CG_HAVE_PIDS;
-        if (cg_read_u64(g->dir, "pids.max", &st->pids_max))
-            st->pids_max = CG_NOLIMIT;
-        if (!cg_read_u64(g->dir, "pids.peak", &st->pids_peak))
-            st->have |= CG_HAVE_PIDS_PEAK;
+        if (cg_read_u64(g->dir, "pids.max", &st->pids_max)) st->pids_max = CG_NOLIMIT;
+        if (!cg_read_u64(g->dir, "pids.peak", &st->pids_peak)) st->have |= CG_HAVE_PIDS_PEAK;
         if (cg_read_file(g->dir, "pids.events", buf, sizeof buf) > 0)
             cg_keyval(buf, "max", &st->pids_max_events);
     }
@@ -82,30 +75,28 @@ static int v2_read(cgroup *c, cg_stats *st)
     /* io.stat: "MAJ:MIN rbytes=N wbytes=N rios=N wios=N dbytes=N dios=N" */
     if (cg_read_file(g->dir, "io.stat", buf, sizeof buf) >= 0) {
         st->have |= CG_HAVE_IO;
-        for (char *line = buf; line && *line; ) {
+        for (char *line = buf; line && *line;) {
             char *nl = strchr(line, '\n');
-            if (nl)
-                *nl = 0;
+            if (nl) *nl = 0;
             unsigned ma, mi;
             if (sscanf(line, "%u:%u", &ma, &mi) == 2) {
-                cg_io_dev d = { ma, mi, 0, 0, 0, 0 };
+                cg_io_dev d = {ma, mi, 0, 0, 0, 0};
                 char *q;
                 if ((q = strstr(line, "rbytes="))) d.rbytes = strtoull(q + 7, NULL, 10);
                 if ((q = strstr(line, "wbytes="))) d.wbytes = strtoull(q + 7, NULL, 10);
-                if ((q = strstr(line, "rios=")))   d.rios = strtoull(q + 5, NULL, 10);
-                if ((q = strstr(line, "wios=")))   d.wios = strtoull(q + 5, NULL, 10);
+                if ((q = strstr(line, "rios="))) d.rios = strtoull(q + 5, NULL, 10);
+                if ((q = strstr(line, "wios="))) d.wios = strtoull(q + 5, NULL, 10);
                 st->io_rbytes += d.rbytes;
                 st->io_wbytes += d.wbytes;
                 st->io_rios += d.rios;
                 st->io_wios += d.wios;
-                if (st->nio < CG_MAX_IO_DEVS)
-                    st->io[st->nio++] = d;
+                if (st->nio < CG_MAX_IO_DEVS) st->io[st->nio++] = d;
             }
             line = nl ? nl + 1 : NULL;
         }
     }
 
-    static const char *const psi_files[] = { "cpu.pressure", "memory.pressure", "io.pressure" };
+    static const char *const psi_files[] = {"cpu.pressure", "memory.pressure", "io.pressure"};
     for (int i = 0; i < 3; i++)
         if (cg_read_file(g->dir, psi_files[i], buf, sizeof buf) > 0 &&
             !cg_parse_psi(buf, &st->psi[2 * i], &st->psi[2 * i + 1]))
@@ -121,8 +112,14 @@ static int v2_attach(cgroup *c, pid_t pid)
     return cg_write_str(((cg2 *)c)->dir, "cgroup.procs", s);
 }
 
-static const char *v2_task_dir(cgroup *c) { return ((cg2 *)c)->dir; }
-static int v2_nprocs(cgroup *c) { return cg_count_procs(((cg2 *)c)->dir); }
+static const char *v2_task_dir(cgroup *c)
+{
+    return ((cg2 *)c)->dir;
+}
+static int v2_nprocs(cgroup *c)
+{
+    return cg_count_procs(((cg2 *)c)->dir);
+}
 
 /* cgroup.kill (5.14+) kills everything at once, forks included; otherwise
  * signal what cgroup.procs lists. */
@@ -130,8 +127,7 @@ static int v2_kill(cgroup *c, int sig)
 {
     cg2 *g = (cg2 *)c;
     int n = cg_kill_procs(g->dir, sig);
-    if (sig == SIGKILL)
-        cg_write_str(g->dir, "cgroup.kill", "1");
+    if (sig == SIGKILL) cg_write_str(g->dir, "cgroup.kill", "1");
     return n;
 }
 
@@ -145,25 +141,39 @@ static int v2_set_u64(const char *dir, const char *file, uint64_t v)
     return cg_write_str(dir, file, s);
 }
 
-static int v2_set_memory_max(cgroup *c, uint64_t b) { return v2_set_u64(((cg2 *)c)->dir, "memory.max", b); }
-static int v2_set_pids_max(cgroup *c, uint64_t n)   { return v2_set_u64(((cg2 *)c)->dir, "pids.max", n); }
+static int v2_set_memory_max(cgroup *c, uint64_t b)
+{
+    return v2_set_u64(((cg2 *)c)->dir, "memory.max", b);
+}
+static int v2_set_pids_max(cgroup *c, uint64_t n)
+{
+    return v2_set_u64(((cg2 *)c)->dir, "pids.max", n);
+}
 
-static int v2_remove(cgroup *c) { return rmdir(((cg2 *)c)->dir); }
+static int v2_remove(cgroup *c)
+{
+    return rmdir(((cg2 *)c)->dir);
+}
 
 static void v2_free(cgroup *c)
 {
     cg2 *g = (cg2 *)c;
-    if (!g)
-        return;
+    if (!g) return;
     free(g->dir);
     free(g);
 }
 
 static const cgroup_ops v2_ops = {
-    .version = 2, .read = v2_read, .attach = v2_attach, .nprocs = v2_nprocs,
+    .version = 2,
+    .read = v2_read,
+    .attach = v2_attach,
+    .nprocs = v2_nprocs,
     .task_dir = v2_task_dir,
-    .kill = v2_kill, .set_memory_max = v2_set_memory_max, .set_pids_max = v2_set_pids_max,
-    .remove = v2_remove, .free = v2_free,
+    .kill = v2_kill,
+    .set_memory_max = v2_set_memory_max,
+    .set_pids_max = v2_set_pids_max,
+    .remove = v2_remove,
+    .free = v2_free,
 };
 
 cgroup *cgroup_v2_open(const char *dir)

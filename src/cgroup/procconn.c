@@ -25,31 +25,32 @@
 #include <linux/netlink.h>
 #include "cgroup.h"
 
-#define PAUSE_MS 200          /* the default rest; procconn_set_rest sets it */
-#define CROWD    1024         /* a drain this large means no rest before the next */
+#define PAUSE_MS 200  /* the default rest; procconn_set_rest sets it */
+#define CROWD    1024 /* a drain this large means no rest before the next */
 
 struct procconn {
-    int       fd;
-    int       wake[2];           /* stop pipe */
+    int fd;
+    int wake[2]; /* stop pipe */
     pthread_t th;
-    int       started;
+    int started;
     pthread_mutex_t lock;
-    uint64_t  total, lost;
-    int       rest_ms;           /* between drains (procconn_set_rest) */
+    uint64_t total, lost;
+    int rest_ms; /* between drains (procconn_set_rest) */
     /* open-addressing set of live job pids: 0 empty, -1 deleted */
-    pid_t    *set;
-    size_t    cap, used;         /* used counts deleted slots too */
+    pid_t *set;
+    size_t cap, used; /* used counts deleted slots too */
 };
 
-static size_t slot(pid_t p, size_t cap) { return ((uint32_t)p * 2654435761u) & (cap - 1); }
+static size_t slot(pid_t p, size_t cap)
+{
+    return ((uint32_t)p * 2654435761u) & (cap - 1);
+}
 
 static int set_has(procconn *pc, pid_t p)
 {
     for (size_t i = slot(p, pc->cap), n = 0; n < pc->cap; i = (i + 1) & (pc->cap - 1), n++) {
-        if (pc->set[i] == p)
-            return 1;
-        if (pc->set[i] == 0)
-            return 0;
+        if (pc->set[i] == p) return 1;
+        if (pc->set[i] == 0) return 0;
     }
     return 0;
 }
@@ -61,28 +62,22 @@ static void set_grow(procconn *pc)
     pid_t *old = pc->set;
     size_t oc = pc->cap, nc = oc * 2;
     pid_t *ns = calloc(nc, sizeof *ns);
-    if (!ns)
-        return;                  /* keep going in the old table */
+    if (!ns) return; /* keep going in the old table */
     pc->set = ns;
     pc->cap = nc;
     pc->used = 0;
     for (size_t i = 0; i < oc; i++)
-        if (old[i] > 0)
-            set_put(pc, old[i]);
+        if (old[i] > 0) set_put(pc, old[i]);
     free(old);
 }
 
 static void set_put(procconn *pc, pid_t p)
 {
-    if ((pc->used + 1) * 2 > pc->cap)
-        set_grow(pc);
+    if ((pc->used + 1) * 2 > pc->cap) set_grow(pc);
     size_t i = slot(p, pc->cap);
-    while (pc->set[i] > 0 && pc->set[i] != p)
-        i = (i + 1) & (pc->cap - 1);
-    if (pc->set[i] == p)
-        return;
-    if (pc->set[i] == 0)
-        pc->used++;
+    while (pc->set[i] > 0 && pc->set[i] != p) i = (i + 1) & (pc->cap - 1);
+    if (pc->set[i] == p) return;
+    if (pc->set[i] == 0) pc->used++;
     pc->set[i] = p;
 }
 
@@ -93,8 +88,7 @@ static void set_del(procconn *pc, pid_t p)
             pc->set[i] = -1;
             return;
         }
-        if (pc->set[i] == 0)
-            return;
+        if (pc->set[i] == 0) return;
     }
 }
 
@@ -114,8 +108,7 @@ static int kernel_filters_events(void)
 {
     struct utsname u;
     int major = 0, minor = 0;
-    if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-        return 0;
+    if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2) return 0;
     return major > 6 || (major == 6 && minor >= 6);
 }
 
@@ -123,7 +116,7 @@ static int send_op(int fd, enum proc_cn_mcast_op op)
 {
     /* netlink header, connector header, then the request (laid out by hand:
      * struct cn_msg ends in a flexible array, so it cannot be nested) */
-    struct js_proc_input in = { (uint32_t)op, JS_PROC_EVENT_FORK | JS_PROC_EVENT_EXIT };
+    struct js_proc_input in = {(uint32_t)op, JS_PROC_EVENT_FORK | JS_PROC_EVENT_EXIT};
     size_t len = kernel_filters_events() ? sizeof in : sizeof in.mcast_op;
     struct cn_msg cn;
     memset(&cn, 0, sizeof cn);
@@ -135,7 +128,8 @@ static int send_op(int fd, enum proc_cn_mcast_op op)
     size_t total = NLMSG_LENGTH(sizeof cn + len);
     nl.nlmsg_len = (uint32_t)total;
     nl.nlmsg_type = NLMSG_DONE;
-    _Alignas(NLMSG_ALIGNTO) char msg[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct js_proc_input))];
+    _Alignas(
+        NLMSG_ALIGNTO) char msg[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct js_proc_input))];
     memset(msg, 0, sizeof msg);
     memcpy(msg, &nl, sizeof nl);
     memcpy(msg + NLMSG_HDRLEN, &cn, sizeof cn);
@@ -146,12 +140,11 @@ static int send_op(int fd, enum proc_cn_mcast_op op)
 procconn *procconn_open(void)
 {
     int fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
-    if (fd < 0)
-        return NULL;
+    if (fd < 0) return NULL;
     int sz = 4 << 20;
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) < 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
-    struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = 0 };
+    struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = 0};
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || send_op(fd, PROC_CN_MCAST_LISTEN) < 0) {
         int e = errno;
         close(fd);
@@ -181,8 +174,7 @@ static void handle(procconn *pc, const struct proc_event *ev)
     case PROC_EVENT_FORK: {
         pid_t parent = ev->event_data.fork.parent_tgid;
         pid_t child = ev->event_data.fork.child_pid, tgid = ev->event_data.fork.child_tgid;
-        if (child != tgid)
-            break;               /* a new thread */
+        if (child != tgid) break; /* a new thread */
         pthread_mutex_lock(&pc->lock);
         if (set_has(pc, parent)) {
             set_put(pc, child);
@@ -205,9 +197,9 @@ static void handle(procconn *pc, const struct proc_event *ev)
 
 static void handle_datagram(procconn *pc, const char *buf, ssize_t n)
 {
-    for (const struct nlmsghdr *nh = (const struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
-        if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP)
-            continue;
+    for (const struct nlmsghdr *nh = (const struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
+         nh = NLMSG_NEXT(nh, n)) {
+        if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP) continue;
         const struct cn_msg *cn = NLMSG_DATA(nh);
         if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
             cn->len < sizeof(struct proc_event) - sizeof(((struct proc_event *)0)->event_data))
@@ -229,8 +221,8 @@ static void handle_datagram(procconn *pc, const char *buf, ssize_t n)
  * filter (forks and exits only) this took `attach` of one process on a busy
  * build host from 4.4 ms of CPU a second (a poll and a recv per event, ~540
  * events/s) to 0.35-0.5 ms (~190 events/s after the filter). */
-#define BATCH    64
-#define DGRAM    512
+#define BATCH 64
+#define DGRAM 512
 
 static void *procconn_thread(void *arg)
 {
@@ -242,7 +234,7 @@ static void *procconn_thread(void *arg)
         iov[i].iov_base = bufs[i];
         iov[i].iov_len = DGRAM;
     }
-    struct pollfd pf[2] = { { pc->fd, POLLIN, 0 }, { pc->wake[0], POLLIN, 0 } };
+    struct pollfd pf[2] = {{pc->fd, POLLIN, 0}, {pc->wake[0], POLLIN, 0}};
     for (int stopping = 0;;) {
         /* drain what is queued */
         int drained = 0;
@@ -254,34 +246,28 @@ static void *procconn_thread(void *arg)
             }
             int got = recvmmsg(pc->fd, mm, BATCH, MSG_DONTWAIT, NULL);
             if (got < 0) {
-                if (errno == ENOBUFS) {      /* the socket overran: some events are gone */
+                if (errno == ENOBUFS) { /* the socket overran: some events are gone */
                     pthread_mutex_lock(&pc->lock);
                     pc->lost++;
                     pthread_mutex_unlock(&pc->lock);
                     continue;
                 }
-                if (errno == EINTR)
-                    continue;
-                break;                       /* EAGAIN: drained */
+                if (errno == EINTR) continue;
+                break; /* EAGAIN: drained */
             }
-            for (int i = 0; i < got; i++)
-                handle_datagram(pc, bufs[i], (ssize_t)mm[i].msg_len);
+            for (int i = 0; i < got; i++) handle_datagram(pc, bufs[i], (ssize_t)mm[i].msg_len);
             drained += got;
-            if (got < BATCH)
-                break;
+            if (got < BATCH) break;
         }
-        if (stopping)
-            break;
+        if (stopping) break;
         /* rest (or end on the stop pipe), then wait for the next event; a
          * crowded socket (near its buffer's few thousand events) gets no rest */
         if (poll(&pf[1], 1, drained >= CROWD ? 0 : pc->rest_ms) > 0) {
-            stopping = 1;                    /* read what is queued, then end */
+            stopping = 1; /* read what is queued, then end */
             continue;
         }
-        if (poll(pf, 2, -1) < 0 && errno != EINTR)
-            break;
-        if (pf[1].revents)
-            stopping = 1;
+        if (poll(pf, 2, -1) < 0 && errno != EINTR) break;
+        if (pf[1].revents) stopping = 1;
     }
     return NULL;
 }
@@ -307,8 +293,7 @@ void procconn_set_rest(procconn *pc, double seconds)
 void procconn_start(procconn *pc, const pid_t *seed, int nseed)
 {
     procconn_add(pc, seed, nseed);
-    if (!pc->started && pthread_create(&pc->th, NULL, procconn_thread, pc) == 0)
-        pc->started = 1;
+    if (!pc->started && pthread_create(&pc->th, NULL, procconn_thread, pc) == 0) pc->started = 1;
 }
 
 uint64_t procconn_total(procconn *pc)
@@ -330,7 +315,8 @@ uint64_t procconn_lost(procconn *pc)
 void procconn_stop(procconn *pc)
 {
     if (pc && pc->started) {
-        if (write(pc->wake[1], "x", 1) < 0) { /* cannot happen: a fresh pipe */ }
+        if (write(pc->wake[1], "x", 1) < 0) { /* cannot happen: a fresh pipe */
+        }
         pthread_join(pc->th, NULL);
         pc->started = 0;
     }
@@ -338,8 +324,7 @@ void procconn_stop(procconn *pc)
 
 void procconn_close(procconn *pc)
 {
-    if (!pc)
-        return;
+    if (!pc) return;
     procconn_stop(pc);
     send_op(pc->fd, PROC_CN_MCAST_IGNORE);
     close(pc->fd);

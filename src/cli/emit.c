@@ -26,26 +26,26 @@
 
 static void emit_usage(FILE *f)
 {
-    fputs(
-"usage: jobscope emit [OPTIONS] NAME VALUE\n"
-"       jobscope emit [OPTIONS] --payload FILE|-\n"
-"\n"
-"Sends a custom metric (or a whole monitoring payload object) to the\n"
-"`jobscope run` monitoring this job; each becomes an event (jobscope.metric, or\n"
-"the payload's monitoring_event).  Does nothing, successfully, outside a\n"
-"monitored job (JOBSCOPE_SOCKET unset) or for a level above the run's\n"
-"telemetry level.\n"
-"\n"
-"  NAME                 1-128 characters of A-Z a-z 0-9 _ . : / -\n"
-"  VALUE                a finite number\n"
-"      --tag KEY=VALUE  a tag (repeatable, at most 16)\n"
-"      --level N        telemetry level of the metric, 1-255 (default 1)\n"
-"      --ts EPOCH       timestamp in epoch seconds (default: now)\n"
-"      --payload FILE   send FILE ('-': stdin), a JSON object\n"
-"                       {\"monitoring_event\": ..., \"ts\": ..., \"payload\": [{...}, ...]}\n"
-"  -v, --verbose        say why nothing was sent\n"
-"  -h, --help           this help\n",
-        f);
+    fputs("usage: jobscope emit [OPTIONS] NAME VALUE\n"
+          "       jobscope emit [OPTIONS] --payload FILE|-\n"
+          "\n"
+          "Sends a custom metric (or a whole monitoring payload object) to the\n"
+          "`jobscope run` monitoring this job; each becomes an event (jobscope.metric, or\n"
+          "the payload's monitoring_event).  Does nothing, successfully, outside a\n"
+          "monitored job (JOBSCOPE_SOCKET unset) or for a level above the run's\n"
+          "telemetry level.\n"
+          "\n"
+          "  NAME                 1-128 characters of A-Z a-z 0-9 _ . : / -\n"
+          "  VALUE                a finite number\n"
+          "      --tag KEY=VALUE  a tag (repeatable, at most 16)\n"
+          "      --level N        telemetry level of the metric, 1-255 (default 1)\n"
+          "      --ts EPOCH       timestamp in epoch seconds (default: now)\n"
+          "      --payload FILE   send FILE ('-': stdin), a JSON object\n"
+          "                       {\"monitoring_event\": ..., \"ts\": ..., \"payload\": [{...}, "
+          "...]}\n"
+          "  -v, --verbose        say why nothing was sent\n"
+          "  -h, --help           this help\n",
+          f);
 }
 
 static int emit_bad(const char *fmt, const char *arg)
@@ -58,22 +58,24 @@ static int emit_bad(const char *fmt, const char *arg)
 
 static void emit_noop(void *ctx, const char *name, double ts, const char *f, size_t n)
 {
-    (void)ctx; (void)name; (void)ts; (void)f; (void)n;
+    (void)ctx;
+    (void)name;
+    (void)ts;
+    (void)f;
+    (void)n;
 }
 
 /* Reads a whole file (or stdin) of at most PAYLOAD_CAP bytes. */
 static char *emit_read(const char *path, size_t *len)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     size_t cap = 65536, n = 0;
     char *buf = malloc(cap + 3);
     while (buf) {
         size_t r = fread(buf + 3 + n, 1, cap - n, f);
         n += r;
-        if (r == 0)
-            break;
+        if (r == 0) break;
         if (n == cap) {
             if (cap > PAYLOAD_CAP) {
                 free(buf);
@@ -83,37 +85,37 @@ static char *emit_read(const char *path, size_t *len)
             }
             cap *= 2;
             char *nb = realloc(buf, cap + 3);
-            if (!nb) { free(buf); buf = NULL; }
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
             buf = nb;
         }
     }
-    if (f != stdin)
-        fclose(f);
+    if (f != stdin) fclose(f);
     *len = n;
     return buf;
 }
 
 static int emit_send(const char *path, const char *msg, size_t n, int verbose)
 {
-    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof a.sun_path) {
         if (verbose) fprintf(stderr, "jobscope: emit: JOBSCOPE_SOCKET is too long\n");
         return 0;
     }
     memcpy(a.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
+    if (fd < 0) return 0;
     int sz = (int)n + 65536;
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
-    if (n > 65536)                      /* root may go beyond wmem_max */
+    if (n > 65536) /* root may go beyond wmem_max */
         setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz);
-    struct timeval tv = { 2, 0 };
+    struct timeval tv = {2, 0};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     ssize_t r = -1;
     if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
-        do
-            r = send(fd, msg, n, MSG_NOSIGNAL);
+        do r = send(fd, msg, n, MSG_NOSIGNAL);
         while (r < 0 && errno == EINTR);
     }
     int err = errno;
@@ -122,10 +124,10 @@ static int emit_send(const char *path, const char *msg, size_t n, int verbose)
         char num[32];
         snprintf(num, sizeof num, "%zu", n);
         return emit_bad("a payload of %s bytes is too large for the socket; print it in a "
-                        "MONITORING_PAYLOAD block under --scan-output instead", num);
+                        "MONITORING_PAYLOAD block under --scan-output instead",
+                        num);
     }
-    if (r < 0 && verbose)
-        fprintf(stderr, "jobscope: emit: not sent: %s\n", strerror(err));
+    if (r < 0 && verbose) fprintf(stderr, "jobscope: emit: not sent: %s\n", strerror(err));
     return 0;
 }
 
@@ -133,12 +135,9 @@ static int emit_send(const char *path, const char *msg, size_t n, int verbose)
 static const char *emit_optval(int argc, char **argv, int *i, const char *opt, int *err)
 {
     size_t n = strlen(opt);
-    if (strncmp(argv[*i], opt, n))
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n])
-        return NULL;
+    if (strncmp(argv[*i], opt, n)) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n]) return NULL;
     if (*i + 1 >= argc) {
         *err = 1;
         return NULL;
@@ -151,7 +150,7 @@ int emit_main(int argc, char **argv)
     char *tags[WIRE_MAX_TAGS];
     int ntags = 0, level = 1, verbose = 0, npos = 0, err = 0, dashdash = 0;
     double ts = 0;
-    const char *payload_path = NULL, *pos[2] = { NULL, NULL }, *v;
+    const char *payload_path = NULL, *pos[2] = {NULL, NULL}, *v;
     char *end;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -171,9 +170,9 @@ int emit_main(int argc, char **argv)
             if (!eq || !wire_name_ok(v, (size_t)(eq - v), WIRE_MAX_TAGKEY) ||
                 strlen(eq + 1) > WIRE_MAX_TAGVAL || strpbrk(eq + 1, "\t\n\r"))
                 return emit_bad("bad --tag '%s': KEY=VALUE, KEY like a metric name, VALUE "
-                                "at most 256 bytes without tabs or newlines", v);
-            if (ntags == WIRE_MAX_TAGS)
-                return emit_bad("too many tags (at most %s)", "16");
+                                "at most 256 bytes without tabs or newlines",
+                                v);
+            if (ntags == WIRE_MAX_TAGS) return emit_bad("too many tags (at most %s)", "16");
             tags[ntags++] = (char *)v;
         } else if ((v = emit_optval(argc, argv, &i, "--level", &err))) {
             long l = strtol(v, &end, 10);
@@ -187,8 +186,9 @@ int emit_main(int argc, char **argv)
         } else if ((v = emit_optval(argc, argv, &i, "--payload", &err))) {
             payload_path = v;
         } else {
-            return emit_bad(err ? "option '%s' needs a value" :
-                                  "unknown option '%s' (try 'jobscope emit --help')", a);
+            return emit_bad(err ? "option '%s' needs a value"
+                                : "unknown option '%s' (try 'jobscope emit --help')",
+                            a);
         }
     }
     if (payload_path ? npos != 0 : npos != 2)
@@ -231,14 +231,14 @@ int emit_main(int argc, char **argv)
         return 0;
     }
     if (level > maxlevel) {
-        if (verbose) fprintf(stderr, "jobscope: emit: level %d is above the run's %ld\n", level, maxlevel);
+        if (verbose)
+            fprintf(stderr, "jobscope: emit: level %d is above the run's %ld\n", level, maxlevel);
         return 0;
     }
     char msg[8192];
-    if (ts <= 0)
-        ts = now_epoch();
-    size_t n = wire_format(msg, sizeof msg, name, value, ts, level, (long)getppid(), 0, tags, ntags);
-    if (!n)
-        return emit_bad("metric too long%s", "");
+    if (ts <= 0) ts = now_epoch();
+    size_t n =
+        wire_format(msg, sizeof msg, name, value, ts, level, (long)getppid(), 0, tags, ntags);
+    if (!n) return emit_bad("metric too long%s", "");
     return emit_send(sock, msg, n, verbose);
 }

@@ -37,7 +37,8 @@ static void flush_usage(FILE *f)
           "      --ca-file FILE      CA certificates to verify TLS peers with\n"
           "  -q, --quiet             no report\n"
           "  -h, --help              this help\n"
-          "Exit status: 0 all delivered, 1 events left, 125 bad usage.\n", f);
+          "Exit status: 0 all delivered, 1 events left, 125 bad usage.\n",
+          f);
 }
 
 static int flush_one(const char *path, const char *url_opt, const sink_options *so,
@@ -64,8 +65,11 @@ static int flush_one(const char *path, const char *url_opt, const sink_options *
     }
     if (!url) {
         if (strstr(label, ":***@")) {
-            fprintf(stderr, "jobscope: %s: the destination %s had a password, which spool files do not keep: "
-                    "give it with -o URL or -o @FILE\n", path, label);
+            fprintf(
+                stderr,
+                "jobscope: %s: the destination %s had a password, which spool files do not keep: "
+                "give it with -o URL or -o @FILE\n",
+                path, label);
             free(label);
             return 1;
         }
@@ -85,10 +89,10 @@ static int flush_one(const char *path, const char *url_opt, const sink_options *
         pub_stats st;
         publisher_get_stats(p, &st);
         if (!quiet)
-            fprintf(stderr, "jobscope: %s: %llu of %ld event%s delivered to %s\n", path, st.delivered,
-                    pending, pending == 1 ? "" : "s", s->label);
+            fprintf(stderr, "jobscope: %s: %llu of %ld event%s delivered to %s\n", path,
+                    st.delivered, pending, pending == 1 ? "" : "s", s->label);
     }
-    if (s) s->ops->close(s);    /* reports what is left and where */
+    if (s) s->ops->close(s); /* reports what is left and where */
     free(url);
     free(label);
     return rc;
@@ -103,18 +107,18 @@ static int is_spool_name(const char *n)
 int flush_main(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "output", required_argument, 0, 'o' },
-        { "flush-timeout", required_argument, 0, 1 },
-        { "insecure", no_argument, 0, 2 },
-        { "ca-file", required_argument, 0, 3 },
-        { "quiet", no_argument, 0, 'q' },
-        { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+        {"output", required_argument, 0, 'o'},
+        {"flush-timeout", required_argument, 0, 1},
+        {"insecure", no_argument, 0, 2},
+        {"ca-file", required_argument, 0, 3},
+        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     sink_options so;
     memset(&so, 0, sizeof so);
     char *url = NULL;
-    double timeout = 60, deadline = 0;   /* one deadline for every spool */
+    double timeout = 60, deadline = 0; /* one deadline for every spool */
     int quiet = 0, c;
     optind = 1;
     opterr = 0;
@@ -124,12 +128,13 @@ int flush_main(int argc, char **argv)
             free(url);
             if (optarg[0] == '@') {
                 if (!(url = options_read_url_file(optarg + 1))) {
-                    fprintf(stderr, "jobscope: cannot read a destination URL from '%s'\n", optarg + 1);
+                    fprintf(stderr, "jobscope: cannot read a destination URL from '%s'\n",
+                            optarg + 1);
                     return JS_EXIT_ERROR;
                 }
             } else {
                 url = strdup(optarg);
-                sink_url_scrub(optarg);                 /* hide its secrets from ps */
+                sink_url_scrub(optarg); /* hide its secrets from ps */
             }
             break;
         case 1: {
@@ -141,12 +146,22 @@ int flush_main(int argc, char **argv)
             }
             break;
         }
-        case 2: so.insecure = 1; break;
-        case 3: so.ca_file = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'h': flush_usage(stdout); return 0;
+        case 2:
+            so.insecure = 1;
+            break;
+        case 3:
+            so.ca_file = optarg;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            flush_usage(stdout);
+            return 0;
         default:
-            fprintf(stderr, "jobscope: flush: unknown or incomplete option '%s' (try 'jobscope flush --help')\n",
+            fprintf(stderr,
+                    "jobscope: flush: unknown or incomplete option '%s' (try 'jobscope flush "
+                    "--help')\n",
                     argv[optind - 1]);
             return JS_EXIT_ERROR;
         }

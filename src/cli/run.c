@@ -50,7 +50,7 @@ static void to_config(const js_options *o, monitor_config *c)
 
 int monitor_main(int attach, int argc, char **argv)
 {
-    static js_options opt;        /* its strings outlive the monitor */
+    static js_options opt; /* its strings outlive the monitor */
     int exit_now = 0;
     int rc = options_parse(&opt, attach, argc, argv, &exit_now);
     if (rc || exit_now) return rc;

@@ -21,28 +21,28 @@ double flush_time_left(double *deadline, double timeout_s)
 /* ---- annotations ------------------------------------------------------ */
 
 /* Workflow annotations, as pegasus-kickstart reads them. */
-static const struct { const char *field, *var; } wf_vars[] = {
-    { "site",          "PEGASUS_SITE" },
-    { "wf_uuid",       "PEGASUS_WF_UUID" },
-    { "wf_label",      "PEGASUS_WF_LABEL" },
-    { "dag_job_id",    "PEGASUS_DAG_JOB_ID" },
-    { "condor_job_id", "CONDOR_JOBID" },
-    { "xformation",    "PEGASUS_XFORMATION" },
-    { "task_id",       "PEGASUS_TASK_ID" },
+static const struct {
+    const char *field, *var;
+} wf_vars[] = {
+    {"site", "PEGASUS_SITE"},          {"wf_uuid", "PEGASUS_WF_UUID"},
+    {"wf_label", "PEGASUS_WF_LABEL"},  {"dag_job_id", "PEGASUS_DAG_JOB_ID"},
+    {"condor_job_id", "CONDOR_JOBID"}, {"xformation", "PEGASUS_XFORMATION"},
+    {"task_id", "PEGASUS_TASK_ID"},
 };
 
 /* MPI rank: kickstart's order first, then newer launchers. */
 static const char *const rank_vars[] = {
-    "OMPI_COMM_WORLD_RANK", "ALPS_APP_PE", "PMI_RANK", "PMI_ID", "MPIRUN_RANK",
-    "PMIX_RANK", "SLURM_PROCID",
+    "OMPI_COMM_WORLD_RANK", "ALPS_APP_PE", "PMI_RANK",     "PMI_ID",
+    "MPIRUN_RANK",          "PMIX_RANK",   "SLURM_PROCID",
 };
 
 /* Batch systems, in order of precedence. */
-static const struct { const char *system, *var; } batch_vars[] = {
-    { "slurm",  "SLURM_JOB_ID" }, { "slurm", "SLURM_JOBID" },
-    { "pbs",    "PBS_JOBID" },    { "lsf",   "LSB_JOBID" },
-    { "sge",    "JOB_ID" },       { "condor", "CONDOR_JOBID" },
-    { "cobalt", "COBALT_JOBID" }, { "flux",  "FLUX_JOB_ID" },
+static const struct {
+    const char *system, *var;
+} batch_vars[] = {
+    {"slurm", "SLURM_JOB_ID"},  {"slurm", "SLURM_JOBID"}, {"pbs", "PBS_JOBID"},
+    {"lsf", "LSB_JOBID"},       {"sge", "JOB_ID"},        {"condor", "CONDOR_JOBID"},
+    {"cobalt", "COBALT_JOBID"}, {"flux", "FLUX_JOB_ID"},
 };
 
 static const char *env_nonempty(const char *var)
@@ -51,13 +51,18 @@ static const char *env_nonempty(const char *var)
     return v && *v ? v : NULL;
 }
 
-static struct { const char *field, *value; } overrides[16];
+static struct {
+    const char *field, *value;
+} overrides[16];
 static int noverrides;
 
 int annotations_override(const char *field, const char *value)
 {
     for (int i = 0; i < noverrides; i++)
-        if (!strcmp(overrides[i].field, field)) { overrides[i].value = value; return 0; }
+        if (!strcmp(overrides[i].field, field)) {
+            overrides[i].value = value;
+            return 0;
+        }
     if (noverrides == (int)(sizeof overrides / sizeof overrides[0])) return -1;
     overrides[noverrides].field = field;
     overrides[noverrides++].value = value;
@@ -79,16 +84,25 @@ static const char *override_of(const char *field)
 static int mpi_launch_id(char *out, size_t n)
 {
     static const char *const vars[] = {
-        "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid", "PMI_KVSNAME",
+        "PMIX_NAMESPACE",
+        "OMPI_MCA_ess_base_jobid",
+        "OMPI_MCA_orte_ess_jobid",
+        "PMI_KVSNAME",
     };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = env_nonempty(vars[i]);
-        if (v) { snprintf(out, n, "%s", v); return 1; }
+        if (v) {
+            snprintf(out, n, "%s", v);
+            return 1;
+        }
     }
     const char *job = env_nonempty("SLURM_JOB_ID"), *step = env_nonempty("SLURM_STEP_ID");
     if (!job) job = env_nonempty("SLURM_JOBID");
     if (!step) step = env_nonempty("SLURM_STEPID");
-    if (job && step) { snprintf(out, n, "%s.%s", job, step); return 1; }
+    if (job && step) {
+        snprintf(out, n, "%s.%s", job, step);
+        return 1;
+    }
     return 0;
 }
 
@@ -102,8 +116,10 @@ static int condor_job_id(char *out, size_t n)
     long cluster = -1, proc = -1;
     char line[512];
     while (fgets(line, sizeof line, f)) {
-        if (!strncmp(line, "ClusterId = ", 12)) cluster = strtol(line + 12, NULL, 10);
-        else if (!strncmp(line, "ProcId = ", 9)) proc = strtol(line + 9, NULL, 10);
+        if (!strncmp(line, "ClusterId = ", 12))
+            cluster = strtol(line + 12, NULL, 10);
+        else if (!strncmp(line, "ProcId = ", 9))
+            proc = strtol(line + 9, NULL, 10);
     }
     fclose(f);
     if (cluster < 0 || proc < 0) return 0;
@@ -111,7 +127,8 @@ static int condor_job_id(char *out, size_t n)
     return 1;
 }
 
-int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags, int null_missing)
+int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags,
+                     int null_missing)
 {
     memset(a, 0, sizeof *a);
     char host[256] = "";
@@ -137,7 +154,8 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         else
             a->job_id = strdup(bid);
     } else if (override_of("dag_job_id") || env_nonempty("PEGASUS_DAG_JOB_ID")) {
-        a->job_id = strdup(override_of("dag_job_id") ? override_of("dag_job_id") : getenv("PEGASUS_DAG_JOB_ID"));
+        a->job_id = strdup(override_of("dag_job_id") ? override_of("dag_job_id")
+                                                     : getenv("PEGASUS_DAG_JOB_ID"));
     } else if (mpi_launch_id(gen, sizeof gen)) {
         char mpi[sizeof gen + 8];
         snprintf(mpi, sizeof mpi, "mpi-%s", gen);
@@ -164,7 +182,7 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             errno = 0;
             long r = strtol(v, &end, 10);
             if (*end) continue;
-            if (errno || r < 0 || r > 0x7fffffffL) {     /* no rank: say so, try the next */
+            if (errno || r < 0 || r > 0x7fffffffL) { /* no rank: say so, try the next */
                 fprintf(stderr, "jobscope: %s='%.40s' is not an MPI rank (0 to 2^31-1): ignored\n",
                         rank_vars[i], v);
                 continue;
@@ -184,7 +202,7 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         json_str(&b, "job_id", bid);
         json_obj_close(&b);
     }
-    int extra = 0;                 /* overrides that are no workflow annotation */
+    int extra = 0; /* overrides that are no workflow annotation */
     for (int i = 0; i < noverrides; i++) {
         int wf = !strcmp(overrides[i].field, "dag_job_id");
         for (size_t k = 0; k < sizeof wf_vars / sizeof wf_vars[0]; k++)
@@ -202,7 +220,7 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         for (int i = 0; i < ntags; i++) {
             const char *eq = strchr(tags[i], '=');
             if (!eq) continue;
-            int later = 0;                    /* a key given again: the last value, once */
+            int later = 0; /* a key given again: the last value, once */
             for (int j = i + 1; j < ntags && !later; j++)
                 later = !strncmp(tags[j], tags[i], (size_t)(eq - tags[i]) + 1);
             if (later) continue;
@@ -215,7 +233,10 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         }
         json_obj_close(&b);
     }
-    if (b.oom || !a->hostname || !a->job_id) { jbuf_free(&b); return -1; }
+    if (b.oom || !a->hostname || !a->job_id) {
+        jbuf_free(&b);
+        return -1;
+    }
     a->fragment = b.p;
     a->fragment_len = b.len;
     return 0;
@@ -260,15 +281,14 @@ void event_begin(const emitter *em, jbuf *b, const char *name, double ts)
     }
 }
 
-uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
-                      const struct mset *metrics)
+uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts, const struct mset *metrics)
 {
     pthread_mutex_lock(&em->lock);
     uint64_t seq = ++em->seq;
     json_u64(b, "seq", seq);
     json_obj_close(b);
     if (!b->oom) {
-        js_event ev = { name, b->p, b->len, seq, ts, metrics };
+        js_event ev = {name, b->p, b->len, seq, ts, metrics};
         for (int i = 0; i < em->nsinks; i++) {
             sink *s = em->sinks[i];
             errno = 0;
@@ -276,7 +296,8 @@ uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
                 /* a lost output is an error, not noise: said once, even
                  * with -q; the count goes into the end-of-job record */
                 if (s->errors++ == 0)
-                    fprintf(stderr, "jobscope: %s: cannot write events%s%s%s; what does not fit is lost\n",
+                    fprintf(stderr,
+                            "jobscope: %s: cannot write events%s%s%s; what does not fit is lost\n",
                             s->label ? s->label : "output", errno ? " (" : "",
                             errno ? strerror(errno) : "", errno ? ")" : "");
                 em->dropped++;
@@ -306,7 +327,7 @@ void emitter_put_errors(emitter *em, jbuf *b, const char *key)
 void emitter_close(emitter *em, double flush_timeout_s)
 {
     pthread_mutex_lock(&em->lock);
-    double deadline = 0;          /* the first flush fixes it for all */
+    double deadline = 0; /* the first flush fixes it for all */
     for (int i = 0; i < em->nsinks; i++) {
         sink *s = em->sinks[i];
         if (s->ops->flush) s->ops->flush(s, flush_time_left(&deadline, flush_timeout_s));

@@ -18,57 +18,57 @@
 #include "json.h"
 #include "../util/clock.h"
 
-struct mset;                 /* model/metric.h */
-struct sink;                 /* sink/sink.h */
+struct mset; /* model/metric.h */
+struct sink; /* sink/sink.h */
 
 /* Well-known event names (kickstart-compatible where kickstart had one). */
-#define EV_SAMPLE   "kickstart.inv.online"
-#define EV_START    "jobscope.start"
-#define EV_END      "jobscope.end"
+#define EV_SAMPLE "kickstart.inv.online"
+#define EV_START  "jobscope.start"
+#define EV_END    "jobscope.end"
 
 typedef struct js_event {
-    const char *name;        /* event name, also the AMQP routing key */
-    const char *json;        /* the whole JSON object, no trailing newline */
-    size_t      len;
-    uint64_t    seq;         /* per-job sequence number, from 1, gap-free */
-    double      ts;          /* epoch seconds */
-    const struct mset *metrics;  /* its values in the metric model (EV_SAMPLE, the GPU's
-                                  * gpu.stats), for the encoders that walk them; else NULL */
+    const char *name; /* event name, also the AMQP routing key */
+    const char *json; /* the whole JSON object, no trailing newline */
+    size_t len;
+    uint64_t seq;               /* per-job sequence number, from 1, gap-free */
+    double ts;                  /* epoch seconds */
+    const struct mset *metrics; /* its values in the metric model (EV_SAMPLE, the GPU's
+                                 * gpu.stats), for the encoders that walk them; else NULL */
 } js_event;
 
 /* The annotations stamped on every event. Strings are owned by the emitter. */
 typedef struct annotations {
-    char *fragment;          /* pre-encoded  "key":value,...  (no braces) */
+    char *fragment; /* pre-encoded  "key":value,...  (no braces) */
     size_t fragment_len;
-    char *job_id;            /* --job, or a scheduler id, or generated */
+    char *job_id; /* --job, or a scheduler id, or generated */
     char *hostname;
-    long  rank;              /* MPI rank (0 without a launcher) */
+    long rank; /* MPI rank (0 without a launcher) */
 } annotations;
 
 typedef struct emitter {
     pthread_mutex_t lock;
-    uint64_t        seq;
-    annotations     ann;
-    struct sink   **sinks;
-    int             nsinks;
-    unsigned long   dropped;   /* events a sink refused */
+    uint64_t seq;
+    annotations ann;
+    struct sink **sinks;
+    int nsinks;
+    unsigned long dropped; /* events a sink refused */
 } emitter;
 
 /* Builds the annotations from the environment (PEGASUS_*, CONDOR_JOBID, MPI
  * ranks, scheduler job ids), --job and --tag KEY=VALUE.  null_missing
  * (--null-missing): unset workflow annotations are null instead of ""
  * (kickstart's type). */
-int  annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags,
-                      int null_missing);
+int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags,
+                     int null_missing);
 void annotations_free(annotations *a);
 /* Before annotations_init: FIELD (site, wf_label, xformation, ...) takes
  * VALUE instead of its environment variable (kickstart's -R, -L, -n), or a
  * FIELD that is no workflow annotation becomes a tag.  0, or -1 if full. */
-int  annotations_override(const char *field, const char *value);
+int annotations_override(const char *field, const char *value);
 
-int  emitter_init(emitter *em, const annotations *ann);  /* takes ownership of ann */
+int emitter_init(emitter *em, const annotations *ann); /* takes ownership of ann */
 void emitter_add_sink(emitter *em, struct sink *s);
-void emitter_close(emitter *em, double flush_timeout_s);  /* flush + close all sinks */
+void emitter_close(emitter *em, double flush_timeout_s); /* flush + close all sinks */
 /* Adds "key": {label: failed writes} for the outputs that failed any write. */
 void emitter_put_errors(emitter *em, jbuf *b, const char *key);
 

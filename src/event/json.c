@@ -16,7 +16,10 @@ void jbuf_init(jbuf *b, size_t cap)
     memset(b, 0, sizeof *b);
     b->cap = cap ? cap : 256;
     b->p = malloc(b->cap);
-    if (!b->p) { b->cap = 0; b->oom = 1; }
+    if (!b->p) {
+        b->cap = 0;
+        b->oom = 1;
+    }
 }
 
 void jbuf_free(jbuf *b)
@@ -34,13 +37,14 @@ void jbuf_reset(jbuf *b)
 
 static int jbuf_reserve(jbuf *b, size_t n)
 {
-    if (b->len + n + 1 <= b->cap)
-        return 1;
+    if (b->len + n + 1 <= b->cap) return 1;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1)
-        cap *= 2;
+    while (cap < b->len + n + 1) cap *= 2;
     char *p = realloc(b->p, cap);
-    if (!p) { b->oom = 1; return 0; }
+    if (!p) {
+        b->oom = 1;
+        return 0;
+    }
     b->p = p;
     b->cap = cap;
     return 1;
@@ -61,7 +65,10 @@ void jbuf_putc(jbuf *b, char c)
     b->p[b->len] = 0;
 }
 
-void jbuf_puts(jbuf *b, const char *s) { jbuf_put(b, s, strlen(s)); }
+void jbuf_puts(jbuf *b, const char *s)
+{
+    jbuf_put(b, s, strlen(s));
+}
 
 /* ---- numbers ---------------------------------------------------------- */
 
@@ -69,7 +76,10 @@ size_t fmt_u64(char *out, uint64_t v)
 {
     char tmp[24];
     size_t n = 0;
-    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
     for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
     return n;
 }
@@ -84,8 +94,8 @@ size_t fmt_i64(char *out, int64_t v)
 }
 
 static const uint64_t pow10_tab[] = {
-    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-    100000000ull, 1000000000ull,
+    1ull,      10ull,      100ull,      1000ull,      10000ull,
+    100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
 };
 
 size_t fmt_fixed(char *out, double v, int decimals)
@@ -94,7 +104,7 @@ size_t fmt_fixed(char *out, double v, int decimals)
     if (decimals > 9) decimals = 9;
     double av = fabs(v);
     uint64_t scale = pow10_tab[decimals];
-    if (!(av * (double)scale < 9.0e18))     /* huge (or NaN): exponent form */
+    if (!(av * (double)scale < 9.0e18)) /* huge (or NaN): exponent form */
         return (size_t)snprintf(out, 48, "%.17g", v);
     uint64_t x = (uint64_t)llround(av * (double)scale);
     size_t n = 0;
@@ -125,21 +135,47 @@ static void json_key(jbuf *b, const char *key)
     }
 }
 
-void json_obj_open(jbuf *b, const char *key)  { json_key(b, key); jbuf_putc(b, '{'); b->comma = 0; }
-void json_obj_close(jbuf *b)                   { jbuf_putc(b, '}'); b->comma = 1; }
-void json_arr_open(jbuf *b, const char *key)  { json_key(b, key); jbuf_putc(b, '['); b->comma = 0; }
-void json_arr_close(jbuf *b)                   { jbuf_putc(b, ']'); b->comma = 1; }
+void json_obj_open(jbuf *b, const char *key)
+{
+    json_key(b, key);
+    jbuf_putc(b, '{');
+    b->comma = 0;
+}
+void json_obj_close(jbuf *b)
+{
+    jbuf_putc(b, '}');
+    b->comma = 1;
+}
+void json_arr_open(jbuf *b, const char *key)
+{
+    json_key(b, key);
+    jbuf_putc(b, '[');
+    b->comma = 0;
+}
+void json_arr_close(jbuf *b)
+{
+    jbuf_putc(b, ']');
+    b->comma = 1;
+}
 
 size_t json_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
     size_t len;
     unsigned min;
-    if (c < 0xC2) return 0;
-    else if (c < 0xE0) { len = 2; min = 0x80; }
-    else if (c < 0xF0) { len = 3; min = 0x800; }
-    else if (c < 0xF5) { len = 4; min = 0x10000; }
-    else return 0;
+    if (c < 0xC2)
+        return 0;
+    else if (c < 0xE0) {
+        len = 2;
+        min = 0x80;
+    } else if (c < 0xF0) {
+        len = 3;
+        min = 0x800;
+    } else if (c < 0xF5) {
+        len = 4;
+        min = 0x10000;
+    } else
+        return 0;
     if (n < len) return 0;
     unsigned cp = c & (0x3F >> (len - 1));
     for (size_t i = 1; i < len; i++) {
@@ -157,24 +193,54 @@ void json_escape(jbuf *b, const char *str, size_t n)
     static const char hex[] = "0123456789abcdef";
     while (i < n) {
         unsigned c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { i++; continue; }
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
         jbuf_put(b, (const char *)s + run, i - run);
         if (c >= 0x80) {
             size_t l = json_utf8_len(s + i, n - i);
-            if (l) jbuf_put(b, (const char *)s + i, l), i += l;
-            else jbuf_put(b, "\\ufffd", 6), i++;
+            if (l)
+                jbuf_put(b, (const char *)s + i, l), i += l;
+            else
+                jbuf_put(b, "\\ufffd", 6), i++;
         } else {
-            char e[6] = { '\\', 0 };
+            char e[6] = {'\\', 0};
             switch (c) {
-            case '"':  e[1] = '"';  jbuf_put(b, e, 2); break;
-            case '\\': e[1] = '\\'; jbuf_put(b, e, 2); break;
-            case '\n': e[1] = 'n';  jbuf_put(b, e, 2); break;
-            case '\r': e[1] = 'r';  jbuf_put(b, e, 2); break;
-            case '\t': e[1] = 't';  jbuf_put(b, e, 2); break;
-            case '\b': e[1] = 'b';  jbuf_put(b, e, 2); break;
-            case '\f': e[1] = 'f';  jbuf_put(b, e, 2); break;
+            case '"':
+                e[1] = '"';
+                jbuf_put(b, e, 2);
+                break;
+            case '\\':
+                e[1] = '\\';
+                jbuf_put(b, e, 2);
+                break;
+            case '\n':
+                e[1] = 'n';
+                jbuf_put(b, e, 2);
+                break;
+            case '\r':
+                e[1] = 'r';
+                jbuf_put(b, e, 2);
+                break;
+            case '\t':
+                e[1] = 't';
+                jbuf_put(b, e, 2);
+                break;
+            case '\b':
+                e[1] = 'b';
+                jbuf_put(b, e, 2);
+                break;
+            case '\f':
+                e[1] = 'f';
+                jbuf_put(b, e, 2);
+                break;
             default:
-                e[1] = 'u'; e[2] = '0'; e[3] = '0'; e[4] = hex[c >> 4]; e[5] = hex[c & 15];
+                e[1] = 'u';
+                e[2] = '0';
+                e[3] = '0';
+                e[4] = hex[c >> 4];
+                e[5] = hex[c & 15];
                 jbuf_put(b, e, 6);
             }
             i++;
@@ -194,7 +260,10 @@ void json_strn(jbuf *b, const char *key, const char *v, size_t n)
 
 void json_str(jbuf *b, const char *key, const char *v)
 {
-    if (!v) { json_null(b, key); return; }
+    if (!v) {
+        json_null(b, key);
+        return;
+    }
     json_strn(b, key, v, strlen(v));
 }
 
@@ -214,7 +283,10 @@ void json_i64(jbuf *b, const char *key, int64_t v)
 
 void json_fixed(jbuf *b, const char *key, double v, int decimals)
 {
-    if (!isfinite(v)) { json_null(b, key); return; }
+    if (!isfinite(v)) {
+        json_null(b, key);
+        return;
+    }
     char t[64];
     json_key(b, key);
     jbuf_put(b, t, fmt_fixed(t, v, decimals));
@@ -222,10 +294,13 @@ void json_fixed(jbuf *b, const char *key, double v, int decimals)
 
 void json_num(jbuf *b, const char *key, double v)
 {
-    if (!isfinite(v)) { json_null(b, key); return; }
+    if (!isfinite(v)) {
+        json_null(b, key);
+        return;
+    }
     char t[40];
     int n = 0;
-    for (int prec = 15; prec <= 17; prec++) {       /* shortest that round-trips */
+    for (int prec = 15; prec <= 17; prec++) { /* shortest that round-trips */
         n = snprintf(t, sizeof t, "%.*g", prec, v);
         if (strtod(t, NULL) == v) break;
     }
@@ -236,7 +311,10 @@ void json_num(jbuf *b, const char *key, double v)
 void json_bool(jbuf *b, const char *key, int v)
 {
     json_key(b, key);
-    if (v) jbuf_put(b, "true", 4); else jbuf_put(b, "false", 5);
+    if (v)
+        jbuf_put(b, "true", 4);
+    else
+        jbuf_put(b, "false", 5);
 }
 
 void json_null(jbuf *b, const char *key)

@@ -14,10 +14,10 @@
 #include <stdint.h>
 
 typedef struct jbuf {
-    char  *p;
+    char *p;
     size_t len, cap;
-    int    comma;      /* a value was written at this level: next needs ',' */
-    int    oom;        /* an allocation failed: the document is incomplete */
+    int comma; /* a value was written at this level: next needs ',' */
+    int oom;   /* an allocation failed: the document is incomplete */
 } jbuf;
 
 void jbuf_init(jbuf *b, size_t cap);
@@ -32,7 +32,7 @@ void json_obj_close(jbuf *b);
 void json_arr_open(jbuf *b, const char *key);
 void json_arr_close(jbuf *b);
 
-void json_str(jbuf *b, const char *key, const char *v);          /* v NULL -> null */
+void json_str(jbuf *b, const char *key, const char *v); /* v NULL -> null */
 void json_strn(jbuf *b, const char *key, const char *v, size_t n);
 void json_u64(jbuf *b, const char *key, uint64_t v);
 void json_i64(jbuf *b, const char *key, int64_t v);
@@ -43,10 +43,10 @@ void json_null(jbuf *b, const char *key);
 void json_raw(jbuf *b, const char *key, const char *json, size_t n); /* already-encoded value */
 
 /* Low-level pieces, exported for encoders of other formats (CSV, line protocol). */
-size_t fmt_u64(char *out, uint64_t v);               /* returns length, no NUL */
+size_t fmt_u64(char *out, uint64_t v); /* returns length, no NUL */
 size_t fmt_i64(char *out, int64_t v);
 size_t fmt_fixed(char *out, double v, int decimals); /* out >= 48 bytes */
-void   json_escape(jbuf *b, const char *s, size_t n); /* body of a string, no quotes */
+void json_escape(jbuf *b, const char *s, size_t n);  /* body of a string, no quotes */
 /* Length of the valid UTF-8 sequence at s (n bytes left, s[0] >= 0x80), 0
  * if invalid (json_escape writes U+FFFD for each such byte). */
 size_t json_utf8_len(const unsigned char *s, size_t n);

@@ -27,31 +27,31 @@ double (*gpu_drm_clock)(void) = now_mono;
 
 typedef struct drm_client {
     unsigned long long id;
-    pid_t    pid;
-    uint64_t mem;                           /* device-local bytes */
-    int      neng;
-    char     eng[GPU_MAX_ENGINES][24];
-    uint64_t busy[GPU_MAX_ENGINES];         /* ns, or cycles */
-    uint64_t total[GPU_MAX_ENGINES];        /* total cycles (xe), 0 for ns */
-    unsigned cap[GPU_MAX_ENGINES];          /* engine capacity, >= 1 */
+    pid_t pid;
+    uint64_t mem; /* device-local bytes */
+    int neng;
+    char eng[GPU_MAX_ENGINES][24];
+    uint64_t busy[GPU_MAX_ENGINES];  /* ns, or cycles */
+    uint64_t total[GPU_MAX_ENGINES]; /* total cycles (xe), 0 for ns */
+    unsigned cap[GPU_MAX_ENGINES];   /* engine capacity, >= 1 */
 } drm_client;
 
 typedef struct drm_dev {
-    int      card;
-    char     dir[64];                       /* /sys/class/drm/cardN */
-    char     hwmon[160];                    /* /sys/class/drm/cardN/device/hwmon/hwmonM, "" */
-    char     driver[32], pci[32], pci_id[16];
+    int card;
+    char dir[64];    /* /sys/class/drm/cardN */
+    char hwmon[160]; /* /sys/class/drm/cardN/device/hwmon/hwmonM, "" */
+    char driver[32], pci[32], pci_id[16];
     /* fdinfo state of the previous interval */
     drm_client *prev;
-    int      nprev;
-    double   prev_t;
+    int nprev;
+    double prev_t;
     drm_client *cur;
 } drm_dev;
 
 typedef struct drm_backend {
     gpu_backend b;
-    gpu_config  cfg;
-    drm_dev     dev[GPU_MAX_DEVICES];
+    gpu_config cfg;
+    drm_dev dev[GPU_MAX_DEVICES];
 } drm_backend;
 
 static const char *drm_vendor(const char *driver)
@@ -111,9 +111,12 @@ static uint64_t drm_size(const char *v)
     char *end;
     unsigned long long n = strtoull(v, &end, 10);
     while (*end == ' ' || *end == '\t') end++;
-    if (!strncmp(end, "KiB", 3)) n <<= 10;
-    else if (!strncmp(end, "MiB", 3)) n <<= 20;
-    else if (!strncmp(end, "GiB", 3)) n <<= 30;
+    if (!strncmp(end, "KiB", 3))
+        n <<= 10;
+    else if (!strncmp(end, "MiB", 3))
+        n <<= 20;
+    else if (!strncmp(end, "GiB", 3))
+        n <<= 30;
     return n;
 }
 
@@ -138,8 +141,8 @@ static int drm_region_local(const char *r)
 static int drm_parse_fdinfo(char *text, const char *pci, int only_device, drm_client *c)
 {
     int is_drm = 0, have_pdev = 0, pdev_ok = 0, have_id = 0;
-    uint64_t local[3] = { 0, 0, 0 }, other[3] = { 0, 0, 0 };  /* resident, memory, total */
-    int has_local[3] = { 0, 0, 0 }, has_other[3] = { 0, 0, 0 };
+    uint64_t local[3] = {0, 0, 0}, other[3] = {0, 0, 0}; /* resident, memory, total */
+    int has_local[3] = {0, 0, 0}, has_other[3] = {0, 0, 0};
     char *save = NULL;
     memset(c, 0, sizeof *c);
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -148,12 +151,20 @@ static int drm_parse_fdinfo(char *text, const char *pci, int only_device, drm_cl
         *colon = 0;
         char *key = line + 4, *val = colon + 1;
         while (*val == ' ' || *val == '\t') val++;
-        if (!strcmp(key, "driver")) is_drm = 1;
-        else if (!strcmp(key, "client-id")) { c->id = strtoull(val, NULL, 10); have_id = 1; }
-        else if (!strcmp(key, "pdev")) { have_pdev = 1; pdev_ok = !strcasecmp(val, pci); }
-        else if (!strncmp(key, "engine-capacity-", 16)) {
+        if (!strcmp(key, "driver"))
+            is_drm = 1;
+        else if (!strcmp(key, "client-id")) {
+            c->id = strtoull(val, NULL, 10);
+            have_id = 1;
+        } else if (!strcmp(key, "pdev")) {
+            have_pdev = 1;
+            pdev_ok = !strcasecmp(val, pci);
+        } else if (!strncmp(key, "engine-capacity-", 16)) {
             int s = drm_engine_slot(c, key + 16);
-            if (s >= 0) { c->cap[s] = (unsigned)strtoul(val, NULL, 10); if (!c->cap[s]) c->cap[s] = 1; }
+            if (s >= 0) {
+                c->cap[s] = (unsigned)strtoul(val, NULL, 10);
+                if (!c->cap[s]) c->cap[s] = 1;
+            }
         } else if (!strncmp(key, "engine-", 7)) {
             int s = drm_engine_slot(c, key + 7);
             if (s >= 0) c->busy[s] = strtoull(val, NULL, 10);
@@ -164,23 +175,36 @@ static int drm_parse_fdinfo(char *text, const char *pci, int only_device, drm_cl
             int s = drm_engine_slot(c, key + 7);
             if (s >= 0) c->busy[s] = strtoull(val, NULL, 10);
         } else {
-            int kind = !strncmp(key, "resident-", 9) ? 0 : !strncmp(key, "memory-", 7) ? 1
-                     : !strncmp(key, "total-", 6) ? 2 : -1;
+            int kind = !strncmp(key, "resident-", 9) ? 0
+                       : !strncmp(key, "memory-", 7) ? 1
+                       : !strncmp(key, "total-", 6)  ? 2
+                                                     : -1;
             if (kind < 0) continue;
             const char *region = strchr(key, '-') + 1;
-            if (!strcmp(region, "cpu")) continue;          /* amdgpu: CPU-side copies */
+            if (!strcmp(region, "cpu")) continue; /* amdgpu: CPU-side copies */
             uint64_t bytes = drm_size(val);
-            if (drm_region_local(region)) { local[kind] += bytes; has_local[kind] = 1; }
-            else { other[kind] += bytes; has_other[kind] = 1; }
+            if (drm_region_local(region)) {
+                local[kind] += bytes;
+                has_local[kind] = 1;
+            } else {
+                other[kind] += bytes;
+                has_other[kind] = 1;
+            }
         }
     }
     if (!is_drm) return 0;
     if (have_pdev ? !pdev_ok : !only_device) return 0;
     if (!have_id) c->id = 0;
     for (int k = 0; k < 3; k++)
-        if (has_local[k]) { c->mem = local[k]; return 1; }
-    for (int k = 0; k < 3; k++)                      /* integrated GPUs: no local region */
-        if (has_other[k]) { c->mem = other[k]; return 1; }
+        if (has_local[k]) {
+            c->mem = local[k];
+            return 1;
+        }
+    for (int k = 0; k < 3; k++) /* integrated GPUs: no local region */
+        if (has_other[k]) {
+            c->mem = other[k];
+            return 1;
+        }
     return 1;
 }
 
@@ -200,7 +224,7 @@ static void drm_scan_pid(drm_backend *d, drm_dev *dv, pid_t pid, int *ncur)
         ssize_t n = readlink(link, target, sizeof target - 1);
         if (n <= 0) continue;
         target[n] = 0;
-        if (strncmp(target, "/dev/dri/", 9)) continue;     /* cheap filter before fdinfo */
+        if (strncmp(target, "/dev/dri/", 9)) continue; /* cheap filter before fdinfo */
         char info[4096], rel[128];
         snprintf(rel, sizeof rel, "/proc/%d/fdinfo/%.32s", (int)pid, e->d_name);
         if (gpu_read_file(root, rel, info, sizeof info) <= 0) continue;
@@ -208,7 +232,7 @@ static void drm_scan_pid(drm_backend *d, drm_dev *dv, pid_t pid, int *ncur)
         if (!drm_parse_fdinfo(info, dv->pci, d->b.ndev == 1, &c)) continue;
         int dup = 0;
         for (int i = 0; i < *ncur; i++)
-            if (c.id && dv->cur[i].id == c.id) dup = 1;   /* one client, many fds/processes */
+            if (c.id && dv->cur[i].id == c.id) dup = 1; /* one client, many fds/processes */
         if (dup || *ncur >= DRM_MAX_CLIENTS) continue;
         c.pid = pid;
         dv->cur[(*ncur)++] = c;
@@ -220,10 +244,11 @@ static int drm_class(const char *e)
 {
     /* 0: compute/3D ("sm"), 1: encode, 2: decode, -1: other (copy, ...) */
     if (!strncmp(e, "gfx", 3) || !strcmp(e, "compute") || !strcmp(e, "render") ||
-        !strcmp(e, "ccs") || !strcmp(e, "rcs")) return 0;
+        !strcmp(e, "ccs") || !strcmp(e, "rcs"))
+        return 0;
     if (!strncmp(e, "enc", 3) || !strcmp(e, "video-enhance") || !strcmp(e, "vecs")) return 1;
-    if (!strncmp(e, "dec", 3) || !strcmp(e, "video") || !strcmp(e, "vcs") ||
-        !strncmp(e, "jpeg", 4)) return 2;
+    if (!strncmp(e, "dec", 3) || !strcmp(e, "video") || !strcmp(e, "vcs") || !strncmp(e, "jpeg", 4))
+        return 2;
     return -1;
 }
 
@@ -238,7 +263,8 @@ static void drm_fdinfo(drm_backend *d, drm_dev *dv, const gpu_job *job, gpu_stat
         DIR *dir = opendir(path);
         struct dirent *e;
         while (dir && (e = readdir(dir)))
-            if (isdigit((unsigned char)e->d_name[0])) drm_scan_pid(d, dv, (pid_t)atoi(e->d_name), &ncur);
+            if (isdigit((unsigned char)e->d_name[0]))
+                drm_scan_pid(d, dv, (pid_t)atoi(e->d_name), &ncur);
         if (dir) closedir(dir);
     } else {
         pid_t pids[4096];
@@ -257,16 +283,16 @@ static void drm_fdinfo(drm_backend *d, drm_dev *dv, const gpu_job *job, gpu_stat
             if (s->procs[k].pid == c->pid) p = &s->procs[k];
         if (!p && s->nprocs < GPU_MAX_PROCS) {
             p = &s->procs[s->nprocs++];
-            *p = (gpu_proc){ c->pid, 0, 0 };
+            *p = (gpu_proc){c->pid, 0, 0};
         }
         if (p) p->mem += c->mem;
         if (!s->samples_ok) continue;
         const drm_client *o = NULL;
         for (int k = 0; k < dv->nprev; k++)
             if (dv->prev[k].id == c->id && dv->prev[k].pid == c->pid) o = &dv->prev[k];
-        if (!o) continue;                      /* a new client: usage from the next interval */
-        double cls[3] = { 0, 0, 0 };
-        int seen[3] = { 0, 0, 0 };
+        if (!o) continue; /* a new client: usage from the next interval */
+        double cls[3] = {0, 0, 0};
+        int seen[3] = {0, 0, 0};
         for (int e = 0; e < c->neng; e++) {
             int oe = -1;
             for (int k = 0; k < o->neng; k++)
@@ -274,7 +300,8 @@ static void drm_fdinfo(drm_backend *d, drm_dev *dv, const gpu_job *job, gpu_stat
             if (oe < 0 || c->busy[e] < o->busy[oe]) continue;
             double pct;
             if (c->total[e] > o->total[oe])
-                pct = 100.0 * (double)(c->busy[e] - o->busy[oe]) / (double)(c->total[e] - o->total[oe]);
+                pct = 100.0 * (double)(c->busy[e] - o->busy[oe]) /
+                      (double)(c->total[e] - o->total[oe]);
             else if (c->total[e] == 0)
                 pct = 100.0 * (double)(c->busy[e] - o->busy[oe]) * 1e-9 / dt;
             else
@@ -282,7 +309,10 @@ static void drm_fdinfo(drm_backend *d, drm_dev *dv, const gpu_job *job, gpu_stat
             pct /= c->cap[e];
             if (pct > 100) pct = 100;
             int cl = drm_class(c->eng[e]);
-            if (cl >= 0) { cls[cl] += pct; seen[cl] = 1; }
+            if (cl >= 0) {
+                cls[cl] += pct;
+                seen[cl] = 1;
+            }
             int slot = -1;
             for (int k = 0; k < s->nengines; k++)
                 if (!strcmp(s->engines[k].name, c->eng[e])) slot = k;
@@ -298,10 +328,10 @@ static void drm_fdinfo(drm_backend *d, drm_dev *dv, const gpu_job *job, gpu_stat
             if (s->samples[k].pid == c->pid) ps = &s->samples[k];
         if (!ps && s->nsamples < GPU_MAX_PROCS) {
             ps = &s->samples[s->nsamples++];
-            *ps = (gpu_psample){ c->pid, ts_us, -1, -1, -1, -1 };
+            *ps = (gpu_psample){c->pid, ts_us, -1, -1, -1, -1};
         }
         if (!ps) continue;
-        int *dst[3] = { &ps->sm, &ps->enc, &ps->dec };
+        int *dst[3] = {&ps->sm, &ps->enc, &ps->dec};
         for (int k = 0; k < 3; k++)
             if (seen[k]) {
                 int v = (*dst[k] < 0 ? 0 : *dst[k]) + (int)(cls[k] + 0.5);
@@ -428,7 +458,7 @@ gpu_backend *gpu_drm_open(const gpu_config *c, char *err, size_t errlen)
         if (strncmp(e->d_name, "card", 4) || !e->d_name[4]) continue;
         char *end;
         long card = strtol(e->d_name + 4, &end, 10);
-        if (*end) continue;                                  /* card0-DP-1: a connector */
+        if (*end) continue; /* card0-DP-1: a connector */
         drm_dev *dv = &d->dev[d->b.ndev];
         memset(dv, 0, sizeof *dv);
         dv->card = (int)card;
@@ -438,13 +468,19 @@ gpu_backend *gpu_drm_open(const gpu_config *c, char *err, size_t errlen)
         if (gpu_read_file(d->cfg.sysfs_root, rel, ue, sizeof ue) <= 0) continue;
         char *save = NULL;
         for (char *l = strtok_r(ue, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-            if (!strncmp(l, "DRIVER=", 7)) snprintf(dv->driver, sizeof dv->driver, "%s", l + 7);
-            else if (!strncmp(l, "PCI_SLOT_NAME=", 14)) snprintf(dv->pci, sizeof dv->pci, "%s", l + 14);
-            else if (!strncmp(l, "PCI_ID=", 7)) snprintf(dv->pci_id, sizeof dv->pci_id, "%s", l + 7);
+            if (!strncmp(l, "DRIVER=", 7))
+                snprintf(dv->driver, sizeof dv->driver, "%s", l + 7);
+            else if (!strncmp(l, "PCI_SLOT_NAME=", 14))
+                snprintf(dv->pci, sizeof dv->pci, "%s", l + 14);
+            else if (!strncmp(l, "PCI_ID=", 7))
+                snprintf(dv->pci_id, sizeof dv->pci_id, "%s", l + 7);
         }
         if (!dv->driver[0]) continue;
         /* the proprietary driver publishes nothing useful here: NVML's job */
-        if (!strcmp(dv->driver, "nvidia")) { skipped++; continue; }
+        if (!strcmp(dv->driver, "nvidia")) {
+            skipped++;
+            continue;
+        }
         if (!strcmp(dv->driver, "simpledrm") || !strcmp(dv->driver, "vgem")) continue;
         d->b.ndev++;
     }
@@ -476,9 +512,12 @@ gpu_backend *gpu_drm_open(const gpu_config *c, char *err, size_t errlen)
     }
     d->b.ndev = keep;
     if (d->b.ndev == 0) {
-        if (amd) snprintf(err, errlen, "DRM: ROCR/HIP_VISIBLE_DEVICES selects none of the AMD GPUs");
-        else if (skipped) snprintf(err, errlen, "DRM: only cards of the nvidia driver (NVML's)");
-        else snprintf(err, errlen, "DRM: no GPU under %s", path);
+        if (amd)
+            snprintf(err, errlen, "DRM: ROCR/HIP_VISIBLE_DEVICES selects none of the AMD GPUs");
+        else if (skipped)
+            snprintf(err, errlen, "DRM: only cards of the nvidia driver (NVML's)");
+        else
+            snprintf(err, errlen, "DRM: no GPU under %s", path);
         free(d);
         return NULL;
     }

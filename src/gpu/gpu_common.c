@@ -33,7 +33,7 @@ int gpu_visible_tokens(const char *list, char tok[][96], int max)
         const char *t = e;
         while (t > p && isspace((unsigned char)t[-1])) t--;
         size_t len = (size_t)(t - p);
-        if (len == 0) break;            /* CUDA stops at the first empty entry */
+        if (len == 0) break; /* CUDA stops at the first empty entry */
         if (len >= 96) len = 95;
         memcpy(tok[n], p, len);
         tok[n][len] = 0;
@@ -49,8 +49,7 @@ ssize_t gpu_read_file(const char *root, const char *path, char *buf, size_t len)
 {
     char full[4096];
     if (len == 0) return -1;
-    if (snprintf(full, sizeof full, "%s%s", root ? root : "", path) >= (int)sizeof full)
-        return -1;
+    if (snprintf(full, sizeof full, "%s%s", root ? root : "", path) >= (int)sizeof full) return -1;
     int fd = open(full, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     ssize_t got = 0;

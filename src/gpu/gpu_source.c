@@ -33,58 +33,61 @@
 typedef struct gpu_src gpu_src;
 
 typedef struct gpu_dev {
-    gpu_src     *src;
+    gpu_src *src;
     gpu_backend *b;
-    int          i;               /* index within the backend */
+    int i; /* index within the backend */
     gpu_dev_info info;
-    pthread_t    thread;
-    int          running, done, abandoned;
-    gpu_stats    st;              /* the thread's own */
-    jbuf         buf;
-    mset         set;             /* st's numbers in the metric model (model/metric.h) */
+    pthread_t thread;
+    int running, done, abandoned;
+    gpu_stats st; /* the thread's own */
+    jbuf buf;
+    mset set; /* st's numbers in the metric model (model/metric.h) */
     /* below: under src->lock */
-    int      have;
+    int have;
     uint64_t job_mem;
-    double   job_util;            /* percent, 100 = this GPU fully used by the job */
-    int      job_util_ok;
-    double   last_t;              /* monotonic time of the previous sample */
-    double   gpu_seconds;
+    double job_util; /* percent, 100 = this GPU fully used by the job */
+    int job_util_ok;
+    double last_t; /* monotonic time of the previous sample */
+    double gpu_seconds;
     unsigned long samples;
     uint64_t max_temp, max_power, max_mem, max_bar1, max_util, max_job_mem;
-    double   max_job_util;
+    double max_job_util;
 } gpu_dev;
 
 struct gpu_src {
-    source       base;
-    gpu_config   cfg;
+    source base;
+    gpu_config cfg;
     monitor_ctx *ctx;
-    int          quiet;
-    char         visible_buf[512];   /* CUDA_VISIBLE_DEVICES read from an attached job */
+    int quiet;
+    char visible_buf[512]; /* CUDA_VISIBLE_DEVICES read from an attached job */
     pthread_mutex_t lock;
-    pthread_cond_t  cond;            /* CLOCK_MONOTONIC */
-    int          stopping;
-    int          detached;           /* a thread was left behind: stop touching the job */
+    pthread_cond_t cond; /* CLOCK_MONOTONIC */
+    int stopping;
+    int detached; /* a thread was left behind: stop touching the job */
     /* pids seen in the job's tree: the final sample, taken after the job
      * ended, still attributes their last per-process samples to the job */
     pthread_mutex_t known_lock;
-    pid_t        known[1024];
-    int          nknown;
-    int          init_running, init_done, init_abandoned;
-    pthread_t    init_thread;
+    pid_t known[1024];
+    int nknown;
+    int init_running, init_done, init_abandoned;
+    pthread_t init_thread;
     gpu_backend *backends[2];
-    int          nbackends;
-    gpu_dev     *devs[GPU_MAX_DEVICES * 2];
-    int          ndev;
-    double       start_mono;
-    uint64_t     peak_mem;
-    double       peak_mem_ts;
+    int nbackends;
+    gpu_dev *devs[GPU_MAX_DEVICES * 2];
+    int ndev;
+    double start_mono;
+    uint64_t peak_mem;
+    double peak_mem_ts;
 };
 
 static void abs_time(struct timespec *ts, double mono_s)
 {
     ts->tv_sec = (time_t)mono_s;
     ts->tv_nsec = (long)((mono_s - (double)ts->tv_sec) * 1e9);
-    if (ts->tv_nsec >= 1000000000L) { ts->tv_sec++; ts->tv_nsec -= 1000000000L; }
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
 }
 
 static int job_contains(void *arg, pid_t pid)
@@ -137,8 +140,10 @@ static void emit_env(gpu_src *s, gpu_backend *b, gpu_dev **devs, int n)
     json_str(&buf, "backend", b->name);
     if (!strcmp(b->name, "nvml")) {
         json_str(&buf, "nvidia_driver_version", b->driver_version[0] ? b->driver_version : NULL);
-        if (b->cuda_version >= 0) json_fixed(&buf, "cuda_version", b->cuda_version, 1);
-        else json_null(&buf, "cuda_version");
+        if (b->cuda_version >= 0)
+            json_fixed(&buf, "cuda_version", b->cuda_version, 1);
+        else
+            json_null(&buf, "cuda_version");
     } else {
         json_str(&buf, "driver_version", b->driver_version[0] ? b->driver_version : NULL);
     }
@@ -177,13 +182,13 @@ static void emit_env(gpu_src *s, gpu_backend *b, gpu_dev **devs, int n)
 static const char *job_share(gpu_src *s, const gpu_stats *st, uint64_t *mem, int *nprocs,
                              double util[4], int *util_ok)
 {
-    const gpu_job job = { job_contains, job_pids, s };
+    const gpu_job job = {job_contains, job_pids, s};
     *mem = 0;
     *nprocs = 0;
     for (int k = 0; k < st->nprocs; k++) {
         const gpu_proc *p = &st->procs[k];
         if (!job.contains(job.arg, p->pid)) continue;
-        int dup = 0;                      /* one process in both lists: count it once */
+        int dup = 0; /* one process in both lists: count it once */
         for (int j = 0; j < k; j++)
             if (st->procs[j].pid == p->pid) dup = 1;
         if (dup) continue;
@@ -198,25 +203,31 @@ static const char *job_share(gpu_src *s, const gpu_stats *st, uint64_t *mem, int
     *util_ok = 0;
     if (st->samples_ok) {
         /* per pid: mean of its samples; then summed over the job's pids */
-        double sum[4] = { 0, 0, 0, 0 };
-        int any[4] = { 0, 0, 0, 0 };
+        double sum[4] = {0, 0, 0, 0};
+        int any[4] = {0, 0, 0, 0};
         for (int k = 0; k < st->nsamples; k++) {
             pid_t pid = st->samples[k].pid;
             int first = 1;
             for (int j = 0; j < k; j++)
                 if (st->samples[j].pid == pid) first = 0;
             if (!first || !job.contains(job.arg, pid)) continue;
-            double acc[4] = { 0, 0, 0, 0 };
-            int cnt[4] = { 0, 0, 0, 0 };
+            double acc[4] = {0, 0, 0, 0};
+            int cnt[4] = {0, 0, 0, 0};
             for (int j = k; j < st->nsamples; j++) {
                 if (st->samples[j].pid != pid) continue;
-                const int v[4] = { st->samples[j].sm, st->samples[j].mem, st->samples[j].enc,
-                                   st->samples[j].dec };
+                const int v[4] = {st->samples[j].sm, st->samples[j].mem, st->samples[j].enc,
+                                  st->samples[j].dec};
                 for (int c = 0; c < 4; c++)
-                    if (v[c] >= 0) { acc[c] += v[c]; cnt[c]++; }
+                    if (v[c] >= 0) {
+                        acc[c] += v[c];
+                        cnt[c]++;
+                    }
             }
             for (int c = 0; c < 4; c++)
-                if (cnt[c]) { sum[c] += acc[c] / cnt[c]; any[c] = 1; }
+                if (cnt[c]) {
+                    sum[c] += acc[c] / cnt[c];
+                    any[c] = 1;
+                }
         }
         for (int c = 0; c < 4; c++) {
             util[c] = sum[c] > 100 ? 100 : sum[c];
@@ -249,8 +260,10 @@ static void put_procs(jbuf *b, const char *key, const gpu_stats *st, int graphic
         if (st->procs[k].graphics != graphics) continue;
         json_obj_open(b, NULL);
         json_i64(b, "pid", st->procs[k].pid);
-        if (st->procs[k].mem != GPU_NA) json_u64(b, "mem_usage", st->procs[k].mem);
-        else json_null(b, "mem_usage");
+        if (st->procs[k].mem != GPU_NA)
+            json_u64(b, "mem_usage", st->procs[k].mem);
+        else
+            json_null(b, "mem_usage");
         json_obj_close(b);
     }
     json_arr_close(b);
@@ -258,32 +271,37 @@ static void put_procs(jbuf *b, const char *key, const gpu_stats *st, int graphic
 
 static void put_pct(jbuf *b, const char *key, int v)
 {
-    if (v >= 0) json_i64(b, key, v);
-    else json_null(b, key);
+    if (v >= 0)
+        json_i64(b, key, v);
+    else
+        json_null(b, key);
 }
 
 /* The device's numbers of gpu_stats, by catalogue field (pcie_* only with
  * --gpu-pcie). */
-static const struct { metric_id id; size_t off; } dev_fields[] = {
-    { M_GPU_TEMP, offsetof(gpu_stats, temp) },
-    { M_GPU_POWER_USAGE, offsetof(gpu_stats, power_mw) },
-    { M_GPU_MEM_USAGE, offsetof(gpu_stats, mem_used) },
-    { M_GPU_BAR1_MEM_USAGE, offsetof(gpu_stats, bar1_used) },
-    { M_GPU_GPU_UTILIZATION, offsetof(gpu_stats, gpu_util) },
-    { M_GPU_MEM_UTILIZATION, offsetof(gpu_stats, mem_util) },
-    { M_GPU_GPU_CLOCK, offsetof(gpu_stats, gpu_clock) },
-    { M_GPU_SM_CLOCK, offsetof(gpu_stats, sm_clock) },
-    { M_GPU_MEM_CLOCK, offsetof(gpu_stats, mem_clock) },
-    { M_GPU_VIDEO_CLOCK, offsetof(gpu_stats, video_clock) },
-    { M_GPU_PCIE_TX, offsetof(gpu_stats, pcie_tx) },
-    { M_GPU_PCIE_RX, offsetof(gpu_stats, pcie_rx) },
+static const struct {
+    metric_id id;
+    size_t off;
+} dev_fields[] = {
+    {M_GPU_TEMP, offsetof(gpu_stats, temp)},
+    {M_GPU_POWER_USAGE, offsetof(gpu_stats, power_mw)},
+    {M_GPU_MEM_USAGE, offsetof(gpu_stats, mem_used)},
+    {M_GPU_BAR1_MEM_USAGE, offsetof(gpu_stats, bar1_used)},
+    {M_GPU_GPU_UTILIZATION, offsetof(gpu_stats, gpu_util)},
+    {M_GPU_MEM_UTILIZATION, offsetof(gpu_stats, mem_util)},
+    {M_GPU_GPU_CLOCK, offsetof(gpu_stats, gpu_clock)},
+    {M_GPU_SM_CLOCK, offsetof(gpu_stats, sm_clock)},
+    {M_GPU_MEM_CLOCK, offsetof(gpu_stats, mem_clock)},
+    {M_GPU_VIDEO_CLOCK, offsetof(gpu_stats, video_clock)},
+    {M_GPU_PCIE_TX, offsetof(gpu_stats, pcie_tx)},
+    {M_GPU_PCIE_RX, offsetof(gpu_stats, pcie_rx)},
 };
 
 /* One interval of one device: query, emit, aggregate. */
 static void dev_sample(gpu_dev *d)
 {
     gpu_src *s = d->src;
-    const gpu_job job = { job_contains, job_pids, s };
+    const gpu_job job = {job_contains, job_pids, s};
     gpu_stats *st = &d->st;
     double ts = now_epoch();
     double t0 = now_mono();
@@ -291,7 +309,7 @@ static void dev_sample(gpu_dev *d)
     double t1 = now_mono();
 
     pthread_mutex_lock(&s->lock);
-    if (d->abandoned || s->detached) {       /* the monitor has moved on */
+    if (d->abandoned || s->detached) { /* the monitor has moved on */
         pthread_mutex_unlock(&s->lock);
         return;
     }
@@ -314,14 +332,17 @@ static void dev_sample(gpu_dev *d)
     for (size_t k = 0; k < sizeof dev_fields / sizeof dev_fields[0]; k++)
         if (s->cfg.pcie || dev_fields[k].id < M_GPU_PCIE_TX)
             set_u64(m, dev_fields[k].id, *(const uint64_t *)((const char *)st + dev_fields[k].off));
-    if (st->others_known && !s->cfg.all_procs) mset_u64(m, M_GPU_OTHER_PROCS, (uint64_t)st->other_procs);
+    if (st->others_known && !s->cfg.all_procs)
+        mset_u64(m, M_GPU_OTHER_PROCS, (uint64_t)st->other_procs);
     mset_u64(m, M_GPU_JOB_PROCS, (uint64_t)jprocs);
     mset_u64(m, M_GPU_JOB_MEM_USAGE, jmem);
     for (int c = 0; c < 4; c++) {
-        if (util_ok && util[c] >= 0) mset_f64(m, (metric_id)(M_GPU_JOB_SM_UTIL + c), util[c]);
-        else mset_null(m, (metric_id)(M_GPU_JOB_SM_UTIL + c));
+        if (util_ok && util[c] >= 0)
+            mset_f64(m, (metric_id)(M_GPU_JOB_SM_UTIL + c), util[c]);
+        else
+            mset_null(m, (metric_id)(M_GPU_JOB_SM_UTIL + c));
     }
-    mset_label_str(m, "job_util_source", how, MLABEL_AFTER);   /* written below, after the values */
+    mset_label_str(m, "job_util_source", how, MLABEL_AFTER); /* written below, after the values */
 
     jbuf *b = &d->buf;
     jbuf_reset(b);
@@ -366,7 +387,8 @@ static void dev_sample(gpu_dev *d)
         d->job_util_ok = util_ok;
         d->job_util = util_ok ? util[0] : 0;
         if (util_ok) d->gpu_seconds += util[0] / 100.0 * dt;
-#define UPMAX(field, v) if ((v) != GPU_NA && (d->field == GPU_NA || (v) > d->field)) d->field = (v)
+#define UPMAX(field, v)                                                                            \
+    if ((v) != GPU_NA && (d->field == GPU_NA || (v) > d->field)) d->field = (v)
         UPMAX(max_temp, st->temp);
         UPMAX(max_power, st->power_mw);
         UPMAX(max_mem, st->mem_used);
@@ -399,12 +421,12 @@ static void *dev_thread(void *arg)
         if (final || s->stopping || d->abandoned) break;
         next += interval;
         double now = now_mono();
-        while (next <= now) next += interval;   /* a slow call: skip the missed ticks */
+        while (next <= now) next += interval; /* a slow call: skip the missed ticks */
         struct timespec until;
         abs_time(&until, next);
         while (!s->stopping && now_mono() < next)
             if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT) break;
-        final = s->stopping;               /* woken by stop(): one last sample */
+        final = s->stopping; /* woken by stop(): one last sample */
         pthread_mutex_unlock(&s->lock);
     }
     d->done = 1;
@@ -426,7 +448,8 @@ static void *init_thread(void *arg)
     if (nb == 0 && !s->quiet)
         fprintf(stderr, "jobscope: gpu: no GPU monitored (%s; %s)\n", err_nvml, err_drm);
     else if (err_nvml[0] || err_drm[0])
-        js_log(s->cfg.verbose, "gpu", "%s%s%s", err_nvml, err_nvml[0] && err_drm[0] ? "; " : "", err_drm);
+        js_log(s->cfg.verbose, "gpu", "%s%s%s", err_nvml, err_nvml[0] && err_drm[0] ? "; " : "",
+               err_drm);
 
     gpu_dev *mine[GPU_MAX_DEVICES * 2];
     int n = 0;
@@ -574,13 +597,18 @@ static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *t
         if (!d->have) continue;
         have = 1;
         mem += d->job_mem;
-        if (d->job_util_ok) { util += d->job_util; util_ok = 1; }
+        if (d->job_util_ok) {
+            util += d->job_util;
+            util_ok = 1;
+        }
     }
     pthread_mutex_unlock(&s->lock);
-    if (!have) return;                  /* nothing measured yet (or no GPU) */
+    if (!have) return; /* nothing measured yet (or no GPU) */
     mset_u64(ctx->sample, M_GPU_MEM, mem);
-    if (util_ok) mset_f64(ctx->sample, M_GPU_UTIL, util);
-    else mset_null(ctx->sample, M_GPU_UTIL);
+    if (util_ok)
+        mset_f64(ctx->sample, M_GPU_UTIL, util);
+    else
+        mset_null(ctx->sample, M_GPU_UTIL);
     mset_write_json_range(ev, ctx->sample, M_GPU_MEM, M_GPU_UTIL);
 }
 
@@ -622,17 +650,22 @@ static void gpu_stop(source *base, monitor_ctx *ctx)
     if (stuck || s->init_abandoned) __atomic_store_n(&s->detached, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&s->lock);
     if (s->init_running) {
-        if (s->init_abandoned) pthread_detach(s->init_thread);
-        else pthread_join(s->init_thread, NULL);
+        if (s->init_abandoned)
+            pthread_detach(s->init_thread);
+        else
+            pthread_join(s->init_thread, NULL);
     }
     for (int k = 0; k < s->ndev; k++) {
         gpu_dev *d = s->devs[k];
         if (!d->running) continue;
-        if (d->abandoned) pthread_detach(d->thread);
-        else pthread_join(d->thread, NULL);
+        if (d->abandoned)
+            pthread_detach(d->thread);
+        else
+            pthread_join(d->thread, NULL);
     }
     if (stuck && !s->quiet)
-        fprintf(stderr, "jobscope: gpu: %d device(s) stuck in a driver call at the end: left behind\n",
+        fprintf(stderr,
+                "jobscope: gpu: %d device(s) stuck in a driver call at the end: left behind\n",
                 stuck);
     if (s->init_abandoned) return;
 
@@ -646,8 +679,9 @@ static void gpu_stop(source *base, monitor_ctx *ctx)
         const char *vendor = NULL;
         for (int i = 0; i < s->ndev; i++)
             if (s->devs[i]->b == s->backends[k])
-                vendor = !vendor || !strcmp(vendor, s->devs[i]->info.vendor) ? s->devs[i]->info.vendor
-                                                                             : "mixed";
+                vendor = !vendor || !strcmp(vendor, s->devs[i]->info.vendor)
+                             ? s->devs[i]->info.vendor
+                             : "mixed";
         json_str(&buf, "vendor", vendor ? vendor : "");
         json_str(&buf, "backend", s->backends[k]->name);
         json_arr_open(&buf, "devices");
@@ -693,11 +727,15 @@ static void gpu_record(source *base, monitor_ctx *ctx, jbuf *rec)
     }
     json_u64(rec, "samples", samples);
     json_u64(rec, "peak_mem", s->peak_mem);
-    if (s->peak_mem_ts > 0) json_fixed(rec, "peak_mem_ts", s->peak_mem_ts, 6);
-    else json_null(rec, "peak_mem_ts");
+    if (s->peak_mem_ts > 0)
+        json_fixed(rec, "peak_mem_ts", s->peak_mem_ts, 6);
+    else
+        json_null(rec, "peak_mem_ts");
     double span = last - s->start_mono;
-    if (samples && span > 0) json_fixed(rec, "mean_util", 100.0 * secs / span, 2);
-    else json_null(rec, "mean_util");
+    if (samples && span > 0)
+        json_fixed(rec, "mean_util", 100.0 * secs / span, 2);
+    else
+        json_null(rec, "mean_util");
     json_fixed(rec, "gpu_seconds", secs, 3);
     json_arr_open(rec, "per_device");
     for (int k = 0; k < s->ndev; k++) {
@@ -718,12 +756,12 @@ static void gpu_record(source *base, monitor_ctx *ctx, jbuf *rec)
 static void gpu_close(source *base)
 {
     gpu_src *s = (gpu_src *)base;
-    if (s->init_abandoned) return;    /* the init thread still owns the backends: leave all */
+    if (s->init_abandoned) return; /* the init thread still owns the backends: leave all */
     int forget = 0;
     for (int k = 0; k < s->ndev; k++)
         if (s->devs[k]->abandoned) forget = 1;
     for (int k = 0; k < s->nbackends; k++) s->backends[k]->close(s->backends[k], forget);
-    if (forget) return;      /* a thread still holds pointers into s: leave it (we exit soon) */
+    if (forget) return; /* a thread still holds pointers into s: leave it (we exit soon) */
     for (int k = 0; k < s->ndev; k++) {
         jbuf_free(&s->devs[k]->buf);
         free(s->devs[k]);

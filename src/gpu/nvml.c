@@ -29,26 +29,32 @@ enum {
     NVML_ERROR_FUNCTION_NOT_FOUND = 13,
 };
 #define NVML_VALUE_NOT_AVAILABLE (~0ULL)
-typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
-typedef struct { unsigned long long bar1Total, bar1Free, bar1Used; } nvmlBAR1Memory_t;
-typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
+typedef struct {
+    unsigned long long total, free, used;
+} nvmlMemory_t;
+typedef struct {
+    unsigned long long bar1Total, bar1Free, bar1Used;
+} nvmlBAR1Memory_t;
+typedef struct {
+    unsigned int gpu, memory;
+} nvmlUtilization_t;
 typedef struct {
     char busIdLegacy[16];
     unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
     char busId[32];
 } nvmlPciInfo_t;
-typedef struct {                      /* _v2 and _v3 calls */
+typedef struct { /* _v2 and _v3 calls */
     unsigned int pid;
     unsigned long long usedGpuMemory;
     unsigned int gpuInstanceId, computeInstanceId;
 } nvmlProcessInfo_t;
-typedef struct {                      /* the unversioned (v1) calls */
+typedef struct { /* the unversioned (v1) calls */
     unsigned int pid;
     unsigned long long usedGpuMemory;
 } nvmlProcessInfo_v1_t;
 typedef struct {
     unsigned int pid;
-    unsigned long long timeStamp;     /* CPU time, microseconds */
+    unsigned long long timeStamp; /* CPU time, microseconds */
     unsigned int smUtil, memUtil, encUtil, decUtil;
 } nvmlProcessUtilizationSample_t;
 
@@ -57,7 +63,7 @@ typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned int *, void *);
 struct nvml_api {
     nvmlReturn_t (*Init)(void);
     nvmlReturn_t (*Shutdown)(void);
-    const char  *(*ErrorString)(nvmlReturn_t);
+    const char *(*ErrorString)(nvmlReturn_t);
     nvmlReturn_t (*SystemGetDriverVersion)(char *, unsigned int);
     nvmlReturn_t (*SystemGetCudaDriverVersion)(int *);
     nvmlReturn_t (*DeviceGetCount)(unsigned int *);
@@ -82,28 +88,51 @@ struct nvml_api {
     nvmlReturn_t (*DeviceGetPcieThroughput)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*DeviceGetProcessUtilization)(nvmlDevice_t, nvmlProcessUtilizationSample_t *,
                                                 unsigned int *, unsigned long long);
-    procs_fn     ComputeProcs, GraphicsProcs;
-    int          procs_v1;            /* only the unversioned calls exist */
+    procs_fn ComputeProcs, GraphicsProcs;
+    int procs_v1; /* only the unversioned calls exist */
 };
 
 /* Calls remembered per device once unsupported. */
 enum {
-    C_TEMP, C_POWER, C_MEM, C_BAR1, C_UTIL, C_CLK0, C_CLK1, C_CLK2, C_CLK3,
-    C_PCIE_TX, C_PCIE_RX, C_CPROCS, C_GPROCS, C_PUTIL, C_NCALLS
+    C_TEMP,
+    C_POWER,
+    C_MEM,
+    C_BAR1,
+    C_UTIL,
+    C_CLK0,
+    C_CLK1,
+    C_CLK2,
+    C_CLK3,
+    C_PCIE_TX,
+    C_PCIE_RX,
+    C_CPROCS,
+    C_GPROCS,
+    C_PUTIL,
+    C_NCALLS
 };
 static const char *const call_names[C_NCALLS] = {
-    "temperature", "power usage", "memory info", "BAR1 memory", "utilization",
-    "graphics clock", "SM clock", "memory clock", "video clock",
-    "PCIe tx", "PCIe rx", "compute processes", "graphics processes",
+    "temperature",
+    "power usage",
+    "memory info",
+    "BAR1 memory",
+    "utilization",
+    "graphics clock",
+    "SM clock",
+    "memory clock",
+    "video clock",
+    "PCIe tx",
+    "PCIe rx",
+    "compute processes",
+    "graphics processes",
     "process utilization",
 };
 
 typedef struct nvml_dev {
     nvmlDevice_t h;
     unsigned int index;
-    char     mig_uuid[96];
-    unsigned unsup;                   /* bit per C_* call */
-    unsigned long long last_seen;     /* newest process sample seen, us */
+    char mig_uuid[96];
+    unsigned unsup;               /* bit per C_* call */
+    unsigned long long last_seen; /* newest process sample seen, us */
     nvmlProcessInfo_t *pbuf;
     unsigned int pcap;
     nvmlProcessUtilizationSample_t *ubuf;
@@ -112,10 +141,10 @@ typedef struct nvml_dev {
 
 typedef struct nvml_backend {
     gpu_backend b;
-    void       *dl;
+    void *dl;
     struct nvml_api f;
-    gpu_config  cfg;
-    nvml_dev    dev[GPU_MAX_DEVICES];
+    gpu_config cfg;
+    nvml_dev dev[GPU_MAX_DEVICES];
 } nvml_backend;
 
 static const char *nvml_err(nvml_backend *n, nvmlReturn_t r)
@@ -137,15 +166,15 @@ static int nvml_ok(nvml_backend *n, nvml_dev *d, int call, nvmlReturn_t r)
         r == NVML_ERROR_FUNCTION_NOT_FOUND) {
         d->unsup |= 1u << call;
         if (n->cfg.verbose)
-            fprintf(stderr, "jobscope: gpu: NVML device %u: %s: %s, not asked again\n",
-                    d->index, call_names[call], nvml_err(n, r));
+            fprintf(stderr, "jobscope: gpu: NVML device %u: %s: %s, not asked again\n", d->index,
+                    call_names[call], nvml_err(n, r));
     }
     return 0;
 }
-#define ASK(n, d, call, fn, ...) \
-    (!((d)->unsup & (1u << (call))) && (n)->f.fn \
-     ? nvml_ok((n), (d), (call), (n)->f.fn(__VA_ARGS__)) \
-     : ((d)->unsup |= 1u << (call), 0))
+#define ASK(n, d, call, fn, ...)                                                                   \
+    (!((d)->unsup & (1u << (call))) && (n)->f.fn                                                   \
+         ? nvml_ok((n), (d), (call), (n)->f.fn(__VA_ARGS__))                                       \
+         : ((d)->unsup |= 1u << (call), 0))
 
 static void *nvml_sym(void *dl, const char *a, const char *b, const char *c)
 {
@@ -167,9 +196,11 @@ static void nvml_load(nvml_backend *n)
     LOAD(SystemGetCudaDriverVersion, "nvmlSystemGetCudaDriverVersion_v2",
          "nvmlSystemGetCudaDriverVersion", NULL);
     LOAD(DeviceGetCount, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", NULL);
-    LOAD(DeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex", NULL);
+    LOAD(DeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex",
+         NULL);
     LOAD(DeviceGetHandleByUUID, "nvmlDeviceGetHandleByUUID", NULL, NULL);
-    LOAD(DeviceGetDeviceHandleFromMigDeviceHandle, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", NULL, NULL);
+    LOAD(DeviceGetDeviceHandleFromMigDeviceHandle, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+         NULL, NULL);
     LOAD(DeviceGetIndex, "nvmlDeviceGetIndex", NULL, NULL);
     LOAD(DeviceGetName, "nvmlDeviceGetName", NULL, NULL);
     LOAD(DeviceGetUUID, "nvmlDeviceGetUUID", NULL, NULL);
@@ -246,7 +277,7 @@ static int nvml_resolve(nvml_backend *n, unsigned count, const char *tok, char *
         size_t tl = strlen(tok);
         if (!strncmp(uuid, tok, tl) ||
             (strncmp(tok, "GPU-", 4) && !strncmp(uuid, "GPU-", 4) && !strncmp(uuid + 4, tok, tl))) {
-            if (found >= 0) return -1;          /* ambiguous prefix */
+            if (found >= 0) return -1; /* ambiguous prefix */
             found = (int)i;
         }
     }
@@ -256,7 +287,7 @@ static int nvml_resolve(nvml_backend *n, unsigned count, const char *tok, char *
 static int nvml_add(nvml_backend *n, unsigned idx, const char *mig)
 {
     for (int k = 0; k < n->b.ndev; k++)
-        if (n->dev[k].index == idx) return 0;   /* two MIG instances of one GPU */
+        if (n->dev[k].index == idx) return 0; /* two MIG instances of one GPU */
     if (n->b.ndev >= GPU_MAX_DEVICES) return -1;
     nvml_dev *d = &n->dev[n->b.ndev];
     if (n->f.DeviceGetHandleByIndex(idx, &d->h) != NVML_SUCCESS) return -1;
@@ -264,7 +295,8 @@ static int nvml_add(nvml_backend *n, unsigned idx, const char *mig)
     snprintf(d->mig_uuid, sizeof d->mig_uuid, "%s", mig ? mig : "");
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    d->last_seen = (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
+    d->last_seen =
+        (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
     n->b.ndev++;
     return 0;
 }
@@ -295,8 +327,8 @@ static int nvml_info(gpu_backend *b, int i, gpu_dev_info *o)
     }
     int mode;
     if (f->DeviceGetComputeMode && f->DeviceGetComputeMode(h, &mode) == NVML_SUCCESS) {
-        static const char *const modes[] = { "Default", "Exclusive_Thread", "Prohibited",
-                                             "Exclusive_Process" };
+        static const char *const modes[] = {"Default", "Exclusive_Thread", "Prohibited",
+                                            "Exclusive_Process"};
         snprintf(o->compute_mode, sizeof o->compute_mode, "%s",
                  mode >= 0 && mode < 4 ? modes[mode] : "Unknown");
     }
@@ -315,7 +347,8 @@ static int nvml_info(gpu_backend *b, int i, gpu_dev_info *o)
     nvmlBAR1Memory_t bar;
     if (f->DeviceGetBAR1MemoryInfo && f->DeviceGetBAR1MemoryInfo(h, &bar) == NVML_SUCCESS)
         o->total_bar1 = bar.bar1Total;
-    uint64_t *clk[4] = { &o->max_gpu_clock, &o->max_sm_clock, &o->max_mem_clock, &o->max_video_clock };
+    uint64_t *clk[4] = {&o->max_gpu_clock, &o->max_sm_clock, &o->max_mem_clock,
+                        &o->max_video_clock};
     for (int c = 0; c < 4; c++)
         if (f->DeviceGetMaxClockInfo && f->DeviceGetMaxClockInfo(h, c, &v) == NVML_SUCCESS)
             *clk[c] = v;
@@ -355,7 +388,7 @@ static void nvml_procs(nvml_backend *n, nvml_dev *d, int call, procs_fn fn, int 
         memcpy(&pid, e, sizeof pid);
         memcpy(&mem, e + offsetof(nvmlProcessInfo_t, usedGpuMemory), sizeof mem);
         int mine = job->contains(job->arg, (pid_t)pid);
-        if (!mine && !n->cfg.all_procs) continue;   /* the kernel still counts it below */
+        if (!mine && !n->cfg.all_procs) continue; /* the kernel still counts it below */
         int dup = 0;
         for (int j = 0; j < s->nprocs; j++)
             if (s->procs[j].pid == (pid_t)pid && s->procs[j].graphics == graphics) dup = 1;
@@ -381,7 +414,7 @@ static void nvml_putil(nvml_backend *n, nvml_dev *d, const gpu_job *job, gpu_sta
     }
     unsigned count = 0;
     nvmlReturn_t r = n->f.DeviceGetProcessUtilization(d->h, NULL, &count, d->last_seen);
-    if (r == NVML_ERROR_NOT_FOUND) {            /* no sample newer than last_seen */
+    if (r == NVML_ERROR_NOT_FOUND) { /* no sample newer than last_seen */
         s->samples_ok = 1;
         return;
     }
@@ -441,7 +474,7 @@ static int nvml_stats(gpu_backend *b, int i, const gpu_job *job, gpu_stats *s)
         s->gpu_util = u.gpu;
         s->mem_util = u.memory;
     }
-    uint64_t *clk[4] = { &s->gpu_clock, &s->sm_clock, &s->mem_clock, &s->video_clock };
+    uint64_t *clk[4] = {&s->gpu_clock, &s->sm_clock, &s->mem_clock, &s->video_clock};
     for (int c = 0; c < 4; c++)
         if (ASK(n, d, C_CLK0 + c, DeviceGetClockInfo, h, c, &v)) *clk[c] = v;
     if (n->cfg.pcie) {
@@ -450,8 +483,7 @@ static int nvml_stats(gpu_backend *b, int i, const gpu_job *job, gpu_stats *s)
     }
     nvml_procs(n, d, C_CPROCS, n->f.ComputeProcs, 0, job, s);
     s->others_known = !(d->unsup & (1u << C_CPROCS));
-    if (n->cfg.graphics_procs)
-        nvml_procs(n, d, C_GPROCS, n->f.GraphicsProcs, 1, job, s);
+    if (n->cfg.graphics_procs) nvml_procs(n, d, C_GPROCS, n->f.GraphicsProcs, 1, job, s);
     nvml_putil(n, d, job, s);
     return 0;
 }
@@ -459,7 +491,7 @@ static int nvml_stats(gpu_backend *b, int i, const gpu_job *job, gpu_stats *s)
 static void nvml_close(gpu_backend *b, int forget)
 {
     nvml_backend *n = (nvml_backend *)b;
-    if (forget) return;          /* a thread may still be inside NVML: leave it loaded */
+    if (forget) return; /* a thread may still be inside NVML: leave it loaded */
     for (int i = 0; i < n->b.ndev; i++) {
         free(n->dev[i].pbuf);
         free(n->dev[i].ubuf);
@@ -503,8 +535,10 @@ gpu_backend *gpu_nvml_open(const gpu_config *c, char *err, size_t errlen)
     unsigned count = 0;
     r = n->f.DeviceGetCount(&count);
     if (r != NVML_SUCCESS || count == 0) {
-        if (r != NVML_SUCCESS) snprintf(err, errlen, "NVML: nvmlDeviceGetCount failed: %s", nvml_err(n, r));
-        else snprintf(err, errlen, "NVML: no NVIDIA GPU on this node");
+        if (r != NVML_SUCCESS)
+            snprintf(err, errlen, "NVML: nvmlDeviceGetCount failed: %s", nvml_err(n, r));
+        else
+            snprintf(err, errlen, "NVML: no NVIDIA GPU on this node");
         goto fail;
     }
     if (c->all_devices || !c->cuda_visible) {
@@ -524,8 +558,10 @@ gpu_backend *gpu_nvml_open(const gpu_config *c, char *err, size_t errlen)
             int idx = nvml_resolve(n, count, tok[k], mig);
             if (idx < 0) {
                 if (c->verbose)
-                    fprintf(stderr, "jobscope: gpu: visible device '%s' matches no GPU: "
-                            "ignoring it and those after it\n", tok[k]);
+                    fprintf(stderr,
+                            "jobscope: gpu: visible device '%s' matches no GPU: "
+                            "ignoring it and those after it\n",
+                            tok[k]);
                 break;
             }
             nvml_add(n, (unsigned)idx, mig);
@@ -546,7 +582,8 @@ gpu_backend *gpu_nvml_open(const gpu_config *c, char *err, size_t errlen)
     n->b.close = nvml_close;
     n->b.cuda_version = -1;
     if (!n->f.SystemGetDriverVersion ||
-        n->f.SystemGetDriverVersion(n->b.driver_version, sizeof n->b.driver_version) != NVML_SUCCESS)
+        n->f.SystemGetDriverVersion(n->b.driver_version, sizeof n->b.driver_version) !=
+            NVML_SUCCESS)
         n->b.driver_version[0] = 0;
     int cv;
     if (n->f.SystemGetCudaDriverVersion && n->f.SystemGetCudaDriverVersion(&cv) == NVML_SUCCESS)

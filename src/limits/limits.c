@@ -13,16 +13,23 @@
 #include "limits.h"
 #include "../util/size.h"
 
-static const char *const names[LIM_N] = { "memory", "rss", "wall", "cpu", "procs", "disk-write" };
+static const char *const names[LIM_N] = {"memory", "rss", "wall", "cpu", "procs", "disk-write"};
 
-const char *limits_name(enum limit_kind k) { return k < LIM_N ? names[k] : "?"; }
+const char *limits_name(enum limit_kind k)
+{
+    return k < LIM_N ? names[k] : "?";
+}
 
 const char *limits_unit(enum limit_kind k)
 {
     switch (k) {
-    case LIM_WALL: case LIM_CPU: return "seconds";
-    case LIM_PROCS: return "processes";
-    default: return "bytes";
+    case LIM_WALL:
+    case LIM_CPU:
+        return "seconds";
+    case LIM_PROCS:
+        return "processes";
+    default:
+        return "bytes";
     }
 }
 
@@ -36,28 +43,37 @@ int limits_parse_seconds(const char *s, double *out)
     double total = 0;
     const char *p = s;
     int parts = 0;
-    if (!*p)
-        return -1;
+    if (!*p) return -1;
     while (*p) {
         double v;
         const char *u;
-        if (size_number(p, &v, &u) < 0)
-            return -1;
+        if (size_number(p, &v, &u) < 0) return -1;
         double mul;
         switch (*u) {
-        case 0:   mul = 1; if (parts) return -1; break;   /* "1h30": unit missing */
-        case 's': mul = 1; break;
-        case 'm': mul = 60; break;
-        case 'h': mul = 3600; break;
-        case 'd': mul = 86400; break;
-        default: return -1;
+        case 0:
+            mul = 1;
+            if (parts) return -1;
+            break; /* "1h30": unit missing */
+        case 's':
+            mul = 1;
+            break;
+        case 'm':
+            mul = 60;
+            break;
+        case 'h':
+            mul = 3600;
+            break;
+        case 'd':
+            mul = 86400;
+            break;
+        default:
+            return -1;
         }
         total += v * mul;
         p = *u ? u + 1 : u;
         parts++;
     }
-    if (!(total > 0) || total > 1e10)
-        return -1;
+    if (!(total > 0) || total > 1e10) return -1;
     *out = total;
     return 0;
 }
@@ -66,17 +82,20 @@ static int parse_one(const char *item, js_limits *l, char *err, size_t errlen)
 {
     const char *eq = strchr(item, '=');
     if (!eq) {
-        snprintf(err, errlen, "--limit: '%s' is not NAME=VALUE (names: memory, rss, wall, cpu, procs, disk-write)", item);
+        snprintf(
+            err, errlen,
+            "--limit: '%s' is not NAME=VALUE (names: memory, rss, wall, cpu, procs, disk-write)",
+            item);
         return -1;
     }
     size_t nl = (size_t)(eq - item);
     const char *val = eq + 1;
     int k;
     for (k = 0; k < LIM_N; k++)
-        if (strlen(names[k]) == nl && !strncmp(item, names[k], nl))
-            break;
+        if (strlen(names[k]) == nl && !strncmp(item, names[k], nl)) break;
     if (k == LIM_N) {
-        snprintf(err, errlen, "--limit: unknown limit '%.*s' (names: memory, rss, wall, cpu, procs, disk-write)",
+        snprintf(err, errlen,
+                 "--limit: unknown limit '%.*s' (names: memory, rss, wall, cpu, procs, disk-write)",
                  (int)nl, item);
         return -1;
     }
@@ -84,7 +103,8 @@ static int parse_one(const char *item, js_limits *l, char *err, size_t errlen)
     int rc;
     const char *what;
     switch (k) {
-    case LIM_WALL: case LIM_CPU:
+    case LIM_WALL:
+    case LIM_CPU:
         rc = limits_parse_seconds(val, &v);
         what = "a duration > 0 like 90, 30s, 15m, 2h, 1d, 1h30m";
         break;
@@ -124,11 +144,9 @@ int limits_parse(const char *spec, js_limits *l, char *err, size_t errlen)
     }
     int rc = 0, n = 0;
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        while (*item == ' ')
-            item++;
+        while (*item == ' ') item++;
         n++;
-        if ((rc = parse_one(item, l, err, errlen)) < 0)
-            break;
+        if ((rc = parse_one(item, l, err, errlen)) < 0) break;
     }
     if (!rc && (!n || spec[strlen(spec) - 1] == ',' || spec[0] == ',' || strstr(spec, ",,"))) {
         snprintf(err, errlen, "--limit: empty item in '%s'", spec);

@@ -16,16 +16,16 @@
 enum limit_kind { LIM_MEMORY, LIM_RSS, LIM_WALL, LIM_CPU, LIM_PROCS, LIM_DISK_WRITE, LIM_N };
 
 typedef struct js_limits {
-    unsigned set;                /* bit (1 << LIM_*) */
-    double   max[LIM_N];         /* bytes, seconds or a count */
+    unsigned set;      /* bit (1 << LIM_*) */
+    double max[LIM_N]; /* bytes, seconds or a count */
 } js_limits;
 
 /* Adds the limits of one spec to *l.  0, or -1 with a one-line message
  * (without the "jobscope: " prefix) in err. */
 int limits_parse(const char *spec, js_limits *l, char *err, size_t errlen);
 
-const char *limits_name(enum limit_kind k);      /* "memory", "disk-write", ... */
-const char *limits_unit(enum limit_kind k);      /* "bytes", "seconds", "processes" */
+const char *limits_name(enum limit_kind k); /* "memory", "disk-write", ... */
+const char *limits_unit(enum limit_kind k); /* "bytes", "seconds", "processes" */
 
 /* Units alone, exported for tests: "4G" -> 4294967296, "1h30m" -> 5400. */
 int limits_parse_bytes(const char *s, double *out);
@@ -35,8 +35,8 @@ int limits_parse_seconds(const char *s, double *out);
  * specs, each already checked by limits_parse(). */
 typedef struct limits_config {
     const char *const *specs;
-    int  nspecs;
-    int  measure_only;            /* report, never kill */
+    int nspecs;
+    int measure_only; /* report, never kill */
 } limits_config;
 
 /* The "limits" source (limits_source.c), listed in src/monitor/monitor.c. */

@@ -23,31 +23,29 @@ extern const source_ops limits_source_ops;
 #include "../cgroup/cgroup.h"
 
 typedef struct limsrc {
-    source    base;
+    source base;
     js_limits lim;
-    int       measure_only, verbose, quiet, run_mode;
-    double    grace;
-    unsigned  exceeded;                  /* bit per limit */
-    double    value[LIM_N], ts[LIM_N], elapsed[LIM_N];
-    const char *how[LIM_N];              /* "sample", "oom_kill", "fork_refused" */
-    int       enforced_mem, enforced_pids;
-    uint64_t  oom_base, pids_base;
-    int       killed;
-    double    kill_mono;
-    jbuf      b;
+    int measure_only, verbose, quiet, run_mode;
+    double grace;
+    unsigned exceeded; /* bit per limit */
+    double value[LIM_N], ts[LIM_N], elapsed[LIM_N];
+    const char *how[LIM_N]; /* "sample", "oom_kill", "fork_refused" */
+    int enforced_mem, enforced_pids;
+    uint64_t oom_base, pids_base;
+    int killed;
+    double kill_mono;
+    jbuf b;
 } limsrc;
 
 static source *limsrc_open(monitor_ctx *ctx, const void *config)
 {
     const limits_config *o = config;
-    if (!o->nspecs)
-        return NULL;
+    if (!o->nspecs) return NULL;
     limsrc *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     for (int i = 0; i < o->nspecs; i++) {
         char err[256];
-        if (limits_parse(o->specs[i], &s->lim, err, sizeof err) < 0) {   /* options.c checked */
+        if (limits_parse(o->specs[i], &s->lim, err, sizeof err) < 0) { /* options.c checked */
             fprintf(stderr, "jobscope: %s\n", err);
             free(s);
             return NULL;
@@ -70,23 +68,25 @@ static void limsrc_start(source *src, monitor_ctx *ctx)
     limsrc *s = (limsrc *)src;
     int owned = 0;
     cgroup *cg = cgroup_source_cgroup(ctx, &owned);
-    if (!cg || !owned || s->measure_only)
-        return;
+    if (!cg || !owned || s->measure_only) return;
     cg_stats st;
     if (cg->ops->read(cg, &st) == 0) {
         s->oom_base = st.mem_oom_kill;
         s->pids_base = st.pids_max_events;
     }
-    if ((s->lim.set & (1u << LIM_MEMORY)) && cg->ops->set_memory_max(cg, (uint64_t)s->lim.max[LIM_MEMORY]) == 0)
+    if ((s->lim.set & (1u << LIM_MEMORY)) &&
+        cg->ops->set_memory_max(cg, (uint64_t)s->lim.max[LIM_MEMORY]) == 0)
         s->enforced_mem = 1;
-    if ((s->lim.set & (1u << LIM_PROCS)) && cg->ops->set_pids_max(cg, (uint64_t)s->lim.max[LIM_PROCS]) == 0)
+    if ((s->lim.set & (1u << LIM_PROCS)) &&
+        cg->ops->set_pids_max(cg, (uint64_t)s->lim.max[LIM_PROCS]) == 0)
         s->enforced_pids = 1;
     if (s->verbose)
         fprintf(stderr, "jobscope: limits: kernel enforces%s%s in cgroup %s\n",
                 s->enforced_mem ? " memory" : "", s->enforced_pids ? " procs" : "", cg->path);
 }
 
-static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k, double v, const char *how)
+static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k, double v,
+                      const char *how)
 {
     s->exceeded |= 1u << k;
     s->value[k] = v;
@@ -104,11 +104,12 @@ static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k,
     json_str(b, "detected_by", how);
     json_str(b, "action", s->measure_only ? "report" : "kill");
     emitter_send(ctx->em, b, "jobscope.limit", ts->ts, NULL);
-    if (!s->quiet && (s->verbose || !s->measure_only))     /* -q: the event says it */
-        fprintf(stderr, "jobscope: limit %s=%.10g (%s) exceeded after %.1f s: %.10g (%s)%s\n", limits_name(k),
-                s->lim.max[k], limits_unit(k), ts->elapsed, v,
-                !strcmp(how, "sample") ? "sampled" : !strcmp(how, "oom_kill") ? "the kernel's OOM killer hit the cgroup limit"
-                                                    : "the kernel refused a fork at the cgroup limit",
+    if (!s->quiet && (s->verbose || !s->measure_only)) /* -q: the event says it */
+        fprintf(stderr, "jobscope: limit %s=%.10g (%s) exceeded after %.1f s: %.10g (%s)%s\n",
+                limits_name(k), s->lim.max[k], limits_unit(k), ts->elapsed, v,
+                !strcmp(how, "sample")     ? "sampled"
+                : !strcmp(how, "oom_kill") ? "the kernel's OOM killer hit the cgroup limit"
+                                           : "the kernel refused a fork at the cgroup limit",
                 s->measure_only ? "; measure only" : "; stopping the job");
     if (!s->measure_only && !s->killed) {
         s->killed = 1;
@@ -118,15 +119,17 @@ static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k,
     }
 }
 
-static double maxd(double a, double b) { return a > b ? a : b; }
+static double maxd(double a, double b)
+{
+    return a > b ? a : b;
+}
 
 static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
 {
     limsrc *s = (limsrc *)src;
     const cg_stats *st = cgroup_source_stats(ctx);
     for (int k = 0; k < LIM_N; k++) {
-        if (!(s->lim.set & (1u << k)) || (s->exceeded & (1u << k)))
-            continue;
+        if (!(s->lim.set & (1u << k)) || (s->exceeded & (1u << k))) continue;
         double v = 0, max = s->lim.max[k];
         const char *how = "sample";
         int hit = 0;
@@ -134,13 +137,15 @@ static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, 
         case LIM_MEMORY:
             if (st && (st->have & CG_HAVE_MEM)) {
                 /* what the kernel charges, less the page cache it can drop */
-                double file = (st->have & CG_HAVE_MEM_STAT) ? (double)st->mem_file - (double)st->mem_shmem : 0;
+                double file = (st->have & CG_HAVE_MEM_STAT)
+                                  ? (double)st->mem_file - (double)st->mem_shmem
+                                  : 0;
                 v = maxd((double)st->mem_current - maxd(file, 0), 0);
-                if (s->enforced_mem && (st->have & CG_HAVE_OOM_KILL) && st->mem_oom_kill > s->oom_base) {
+                if (s->enforced_mem && (st->have & CG_HAVE_OOM_KILL) &&
+                    st->mem_oom_kill > s->oom_base) {
                     hit = 1;
                     how = "oom_kill";
-                    if (st->have & CG_HAVE_MEM_PEAK)
-                        v = maxd(v, (double)st->mem_peak);
+                    if (st->have & CG_HAVE_MEM_PEAK) v = maxd(v, (double)st->mem_peak);
                 }
             } else {
                 v = (double)(ts->rss_kb + ts->swap_kb) * 1024;
@@ -154,28 +159,25 @@ static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, 
             break;
         case LIM_CPU:
             v = (double)(ts->c.utime_us + ts->c.stime_us) / 1e6;
-            if (st && (st->have & CG_HAVE_CPU))
-                v = maxd(v, (double)st->cpu_usage_us / 1e6);
+            if (st && (st->have & CG_HAVE_CPU)) v = maxd(v, (double)st->cpu_usage_us / 1e6);
             break;
         case LIM_PROCS:
             v = ts->procs;
-            if (s->enforced_pids && st && (st->have & CG_HAVE_PIDS) && st->pids_max_events > s->pids_base) {
-                hit = 1;          /* the kernel refused a fork: the job wanted more */
+            if (s->enforced_pids && st && (st->have & CG_HAVE_PIDS) &&
+                st->pids_max_events > s->pids_base) {
+                hit = 1; /* the kernel refused a fork: the job wanted more */
                 how = "fork_refused";
                 v = maxd(v, max + 1);
             }
             break;
         case LIM_DISK_WRITE:
             v = (double)ts->c.write_bytes;
-            if (st && (st->have & CG_HAVE_IO))
-                v = maxd(v, (double)st->io_wbytes);
+            if (st && (st->have & CG_HAVE_IO)) v = maxd(v, (double)st->io_wbytes);
             break;
         }
-        if (hit || v > max)
-            violation(s, ctx, ts, k, v, how);
+        if (hit || v > max) violation(s, ctx, ts, k, v, how);
     }
-    if (s->killed && now_mono() >= s->kill_mono + s->grace)
-        cgroup_source_kill(ctx, SIGKILL);
+    if (s->killed && now_mono() >= s->kill_mono + s->grace) cgroup_source_kill(ctx, SIGKILL);
     (void)ev;
 }
 
@@ -184,8 +186,7 @@ static int alive(pid_t p)
     char path[64], buf[256];
     snprintf(path, sizeof path, "/proc/%ld/stat", (long)p);
     FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
+    if (!f) return 0;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
@@ -200,16 +201,14 @@ static void limsrc_stop(source *src, monitor_ctx *ctx)
 {
     limsrc *s = (limsrc *)src;
     int owned = 0;
-    if (!s->killed || (cgroup_source_cgroup(ctx, &owned) && owned))
-        return;
+    if (!s->killed || (cgroup_source_cgroup(ctx, &owned) && owned)) return;
     pid_t pids[4096];
     int n = proctree_pids(ctx->tree, pids, 4096);
     for (;;) {
         int left = 0;
         for (int i = 0; i < n; i++)
             if (alive(pids[i])) left++;
-        if (!left)
-            break;
+        if (!left) break;
         if (now_mono() >= s->kill_mono + s->grace) {
             for (int i = 0; i < n; i++)
                 if (alive(pids[i])) kill(pids[i], SIGKILL);
@@ -245,8 +244,7 @@ static void limsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
     json_arr_close(rec);
     json_arr_open(rec, "violations");
     for (int k = 0; k < LIM_N; k++) {
-        if (!(s->exceeded & (1u << k)))
-            continue;
+        if (!(s->exceeded & (1u << k))) continue;
         json_obj_open(rec, NULL);
         json_str(rec, "limit", limits_name(k));
         json_num(rec, "value", s->value[k]);

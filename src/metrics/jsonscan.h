@@ -23,10 +23,14 @@ const char *jscan_ws(const char *p, const char *end);
 size_t jscan_minify(const char *p, size_t n, char *out);
 
 /* Iteration over a valid object or array ([p, end) exactly the value). */
-typedef struct jscan_iter { const char *p, *end; } jscan_iter;
+typedef struct jscan_iter {
+    const char *p, *end;
+} jscan_iter;
 typedef struct jscan_item {
-    const char *key; size_t klen;    /* raw key text without the quotes (objects) */
-    const char *val; size_t vlen;    /* the value, raw */
+    const char *key;
+    size_t klen; /* raw key text without the quotes (objects) */
+    const char *val;
+    size_t vlen; /* the value, raw */
 } jscan_item;
 
 /* Returns 0 if the value is not an object ('{') / array ('['). */

@@ -31,13 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SERIES_SLOTS 1024
-#define SERIES_MAX   512
-#define MAX_CONNS    4096
-#define MAX_CONNS_PER_PID 64    /* libjobscope uses one per process: a hog gets no more */
-#define RXBUF        (PAYLOAD_CAP + 64)
-#define POLL_MS      1          /* while metrics flow, look every millisecond */
-#define POLL_IDLE_ROUNDS 100    /* then block again after ~100 ms without any */
+#define SERIES_SLOTS      1024
+#define SERIES_MAX        512
+#define MAX_CONNS         4096
+#define MAX_CONNS_PER_PID 64 /* libjobscope uses one per process: a hog gets no more */
+#define RXBUF             (PAYLOAD_CAP + 64)
+#define POLL_MS           1   /* while metrics flow, look every millisecond */
+#define POLL_IDLE_ROUNDS  100 /* then block again after ~100 ms without any */
 
 typedef struct series {
     char *name;
@@ -45,25 +45,35 @@ typedef struct series {
     double min, max, sum, last;
 } series;
 
-enum { C_MALFORMED, C_BAD_NAME, C_BAD_VALUE, C_BAD_LEVEL, C_BAD_TAG, C_ABOVE_LEVEL,
-       C_CLIENT_LOST, C_TOO_LARGE, C_SERIES_FULL, C_N };
+enum {
+    C_MALFORMED,
+    C_BAD_NAME,
+    C_BAD_VALUE,
+    C_BAD_LEVEL,
+    C_BAD_TAG,
+    C_ABOVE_LEVEL,
+    C_CLIENT_LOST,
+    C_TOO_LARGE,
+    C_SERIES_FULL,
+    C_N
+};
 static const char *const counter_names[C_N] = {
-    "malformed", "bad_name", "bad_value", "bad_level", "bad_tag", "above_level",
-    "client_lost", "too_large", "series_overflow",
+    "malformed",   "bad_name",    "bad_value", "bad_level",       "bad_tag",
+    "above_level", "client_lost", "too_large", "series_overflow",
 };
 
 typedef struct metrics_src {
     source base;
     monitor_ctx *ctx;
     int level;
-    int panorama;                    /* --payload-shape panorama */
+    int panorama; /* --payload-shape panorama */
     char dir[80], path[108];
     int lfd, epfd, wake[2];
     pthread_t th;
     int started;
     atomic_int stopping;
     int conns[MAX_CONNS];
-    pid_t conn_pid[MAX_CONNS];          /* the peer of conns[i] */
+    pid_t conn_pid[MAX_CONNS]; /* the peer of conns[i] */
     int nconns;
     char *rx;
     jbuf ev;
@@ -81,7 +91,6 @@ typedef struct metrics_src {
     char **env;
 } metrics_src;
 
-
 /* ---- events ---- */
 
 static void metrics_gate_wait(metrics_src *m)
@@ -90,7 +99,7 @@ static void metrics_gate_wait(metrics_src *m)
     if (!m->gate_open) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
-        t.tv_sec += 5;                       /* never hang on it */
+        t.tv_sec += 5; /* never hang on it */
         while (!m->gate_open && pthread_cond_timedwait(&m->gate_cond, &m->gate_lock, &t) == 0) {}
     }
     pthread_mutex_unlock(&m->gate_lock);
@@ -112,18 +121,15 @@ static void metrics_vlog(metrics_src *m, const char *msg, const char *arg)
 static series *metrics_series(metrics_src *m, const char *name, size_t n)
 {
     uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)name[i]) * 16777619u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)name[i]) * 16777619u;
     for (uint32_t i = 0; i < SERIES_SLOTS; i++) {
         series *s = &m->table[(h + i) % SERIES_SLOTS];
         if (!s->name) {
-            if (m->nseries >= SERIES_MAX || !(s->name = strndup(name, n)))
-                return NULL;
+            if (m->nseries >= SERIES_MAX || !(s->name = strndup(name, n))) return NULL;
             m->nseries++;
             return s;
         }
-        if (!strncmp(s->name, name, n) && !s->name[n])
-            return s;
+        if (!strncmp(s->name, name, n) && !s->name[n]) return s;
     }
     return NULL;
 }
@@ -163,7 +169,7 @@ static void metrics_emit(metrics_src *m, const wire_metric *w)
 /* Keys of payload items that would clash with our annotations are dropped. */
 /* Panorama's stored shape (--payload-shape panorama) names the event for
  * what pegasus-monitord made of it and carries its own identity fields. */
-static const char *const panorama_keys[] = { "monitoring_event", "xwf_id", "job_id", "sched_id" };
+static const char *const panorama_keys[] = {"monitoring_event", "xwf_id", "job_id", "sched_id"};
 
 static int metrics_reserved(void *ctx, const char *key, size_t klen)
 {
@@ -171,10 +177,8 @@ static int metrics_reserved(void *ctx, const char *key, size_t klen)
     const annotations *a = &m->ctx->em->ann;
     if (m->panorama)
         for (size_t i = 0; i < sizeof panorama_keys / sizeof panorama_keys[0]; i++)
-            if (strlen(panorama_keys[i]) == klen && !memcmp(panorama_keys[i], key, klen))
-                return 1;
-    if (!a->fragment || klen + 3 > 128)
-        return 0;
+            if (strlen(panorama_keys[i]) == klen && !memcmp(panorama_keys[i], key, klen)) return 1;
+    if (!a->fragment || klen + 3 > 128) return 0;
     char pat[132];
     pat[0] = '"';
     memcpy(pat + 1, key, klen);
@@ -183,8 +187,7 @@ static int metrics_reserved(void *ctx, const char *key, size_t klen)
     const char *f = a->fragment;
     size_t fl = a->fragment_len, pl = klen + 3;
     for (const char *p = f; (p = memmem(p, fl - (size_t)(p - f), pat, pl)); p++)
-        if (p == f || p[-1] == ',' || p[-1] == '{')
-            return 1;
+        if (p == f || p[-1] == ',' || p[-1] == '{') return 1;
     return 0;
 }
 
@@ -195,11 +198,9 @@ static const char *ann_raw(const annotations *a, const char *from, const char *k
     char pat[64];
     snprintf(pat, sizeof pat, "\"%s\":", key);
     const char *f = a->fragment, *end = f + a->fragment_len, *p = f;
-    if (from && !(p = memmem(f, a->fragment_len, from, strlen(from))))
-        return NULL;
+    if (from && !(p = memmem(f, a->fragment_len, from, strlen(from)))) return NULL;
     for (; (p = memmem(p, (size_t)(end - p), pat, strlen(pat))); p++) {
-        if (p != f && p[-1] != ',' && p[-1] != '{')
-            continue;
+        if (p != f && p[-1] != ',' && p[-1] != '{') continue;
         const char *v = p + strlen(pat), *e = v;
         if (*v == '"') {
             for (e = v + 1; e < end && *e != '"'; e++)
@@ -216,7 +217,10 @@ static const char *ann_raw(const annotations *a, const char *from, const char *k
 
 static void metrics_put_raw(jbuf *b, const char *key, const char *v, size_t n)
 {
-    if (!v) { json_str(b, key, ""); return; }
+    if (!v) {
+        json_str(b, key, "");
+        return;
+    }
     jbuf_putc(b, ',');
     jbuf_putc(b, '"');
     jbuf_puts(b, key);
@@ -239,8 +243,10 @@ static void metrics_panorama_begin(metrics_src *m, jbuf *b, const char *name, do
     json_str(b, "monitoring_event", name);
     v = ann_raw(a, NULL, "wf_uuid", &n);
     metrics_put_raw(b, "xwf_id", v, n);
-    if ((v = ann_raw(a, NULL, "dag_job_id", &n))) metrics_put_raw(b, "job_id", v, n);
-    else json_str(b, "job_id", a->job_id);
+    if ((v = ann_raw(a, NULL, "dag_job_id", &n)))
+        metrics_put_raw(b, "job_id", v, n);
+    else
+        json_str(b, "job_id", a->job_id);
     if (!(v = ann_raw(a, NULL, "condor_job_id", &n))) v = ann_raw(a, "\"batch\":{", "job_id", &n);
     metrics_put_raw(b, "sched_id", v, n);
     b->comma = 1;
@@ -276,8 +282,7 @@ static void metrics_payload_error(metrics_src *m, const char *stream, const char
     json_str(&b, "stream", stream);
     json_str(&b, "reason", reason);
     json_u64(&b, "size", size);
-    if (text)
-        json_strn(&b, "excerpt", text, tlen > 160 ? 160 : tlen);
+    if (text) json_strn(&b, "excerpt", text, tlen > 160 ? 160 : tlen);
     emitter_send(m->ctx->em, &b, EV_PAYLOAD_ERROR, ts, NULL);
     jbuf_free(&b);
     atomic_fetch_add(&m->pl_errors, 1);
@@ -323,11 +328,21 @@ static void metrics_message(metrics_src *m, const char *p, size_t n)
     case WIRE_PAYLOAD:
         metrics_block(m, "socket", pl, pll);
         return;
-    case WIRE_BAD_NAME:  m->counters[C_BAD_NAME]++;  break;
-    case WIRE_BAD_VALUE: m->counters[C_BAD_VALUE]++; break;
-    case WIRE_BAD_LEVEL: m->counters[C_BAD_LEVEL]++; break;
-    case WIRE_BAD_TAG:   m->counters[C_BAD_TAG]++;   break;
-    default:             m->counters[C_MALFORMED]++; break;
+    case WIRE_BAD_NAME:
+        m->counters[C_BAD_NAME]++;
+        break;
+    case WIRE_BAD_VALUE:
+        m->counters[C_BAD_VALUE]++;
+        break;
+    case WIRE_BAD_LEVEL:
+        m->counters[C_BAD_LEVEL]++;
+        break;
+    case WIRE_BAD_TAG:
+        m->counters[C_BAD_TAG]++;
+        break;
+    default:
+        m->counters[C_MALFORMED]++;
+        break;
     }
 }
 
@@ -349,9 +364,8 @@ static void metrics_close_conn(metrics_src *m, int fd)
  * (SIOCINQ: the bytes of every queued message) is left to read. */
 static int metrics_at_eof(int fd)
 {
-    struct pollfd pf = { .fd = fd, .events = POLLIN | POLLRDHUP };
-    if (poll(&pf, 1, 0) < 0 || !(pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-        return 0;
+    struct pollfd pf = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&pf, 1, 0) < 0 || !(pf.revents & (POLLRDHUP | POLLHUP | POLLERR))) return 0;
     int queued = 0;
     return ioctl(fd, SIOCINQ, &queued) < 0 || queued == 0;
 }
@@ -360,7 +374,7 @@ static int metrics_at_eof(int fd)
  * it stopped with messages left (to let other connections have a turn). */
 static int metrics_drain(metrics_src *m, int fd)
 {
-    for (int k = 0; k < 4096; k++) {      /* bounded: let others have a turn */
+    for (int k = 0; k < 4096; k++) { /* bounded: let others have a turn */
         ssize_t n = recv(fd, m->rx, RXBUF, MSG_DONTWAIT | MSG_TRUNC);
         if (n > 0) {
             if ((size_t)n > RXBUF)
@@ -369,15 +383,13 @@ static int metrics_drain(metrics_src *m, int fd)
                 metrics_message(m, m->rx, (size_t)n);
             continue;
         }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
         if (n == 0 && !metrics_at_eof(fd)) {
-            m->counters[C_MALFORMED]++;  /* an empty message: nothing to read in it */
+            m->counters[C_MALFORMED]++; /* an empty message: nothing to read in it */
             continue;
         }
-        metrics_close_conn(m, fd);       /* EOF or error */
+        metrics_close_conn(m, fd); /* EOF or error */
         return 0;
     }
     return 1;
@@ -387,20 +399,18 @@ static void metrics_accept(metrics_src *m)
 {
     for (;;) {
         int fd = accept4(m->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return;
-        struct ucred cr = { 0 };
+        if (fd < 0) return;
+        struct ucred cr = {0};
         socklen_t crl = sizeof cr;
         getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl);
         int same = 0;
-        for (int i = 0; i < m->nconns && cr.pid > 0; i++)
-            same += m->conn_pid[i] == cr.pid;
+        for (int i = 0; i < m->nconns && cr.pid > 0; i++) same += m->conn_pid[i] == cr.pid;
         if (m->nconns >= MAX_CONNS || same >= MAX_CONNS_PER_PID) {
-            close(fd);                       /* fair shares: one process cannot take them all */
+            close(fd); /* fair shares: one process cannot take them all */
             m->counters[C_CLIENT_LOST]++;
             continue;
         }
-        struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = fd };
+        struct epoll_event e = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = fd};
         if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
             close(fd);
             continue;
@@ -427,13 +437,12 @@ static void *metrics_thread(void *arg)
          * spell: the clients' sends then just queue the message. */
         int polling = idle_rounds < POLL_IDLE_ROUNDS;
         if (polling) {
-            struct timespec d = { 0, POLL_MS * 1000000L };
+            struct timespec d = {0, POLL_MS * 1000000L};
             nanosleep(&d, NULL);
         }
         int n = epoll_wait(m->epfd, evs, 64, polling ? 0 : -1);
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             break;
         }
         int data = 0;
@@ -461,14 +470,12 @@ static void *metrics_thread(void *arg)
 
 static int metrics_resolve_level(const metrics_config *o)
 {
-    if (o && o->telemetry_level >= 0)
-        return o->telemetry_level;
+    if (o && o->telemetry_level >= 0) return o->telemetry_level;
     const char *e = getenv(METRICS_ENV_LEVEL);
     if (e && *e) {
         char *end;
         long v = strtol(e, &end, 10);
-        if (!*end && v >= 0 && v <= WIRE_MAX_LEVEL)
-            return (int)v;
+        if (!*end && v >= 0 && v <= WIRE_MAX_LEVEL) return (int)v;
     }
     return METRICS_DEFAULT_LEVEL;
 }
@@ -476,16 +483,15 @@ static int metrics_resolve_level(const metrics_config *o)
 static int metrics_socket_open(metrics_src *m)
 {
     const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp || strlen(tmp) > 60)
-        tmp = "/tmp";
+    if (!tmp || !*tmp || strlen(tmp) > 60) tmp = "/tmp";
     snprintf(m->dir, sizeof m->dir, "%s/jobscope.XXXXXX", tmp);
-    if (!mkdtemp(m->dir)) {                 /* mkdtemp makes it 0700 */
+    if (!mkdtemp(m->dir)) { /* mkdtemp makes it 0700 */
         metrics_vlog(m, "cannot create the socket directory", strerror(errno));
         m->dir[0] = 0;
         return -1;
     }
     snprintf(m->path, sizeof m->path, "%s/metrics.sock", m->dir);
-    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
     memcpy(a.sun_path, m->path, strlen(m->path) + 1);
     m->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (m->lfd < 0 || bind(m->lfd, (struct sockaddr *)&a, sizeof a) < 0 ||
@@ -494,15 +500,13 @@ static int metrics_socket_open(metrics_src *m)
         return -1;
     }
     m->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (m->epfd < 0 || pipe2(m->wake, O_NONBLOCK | O_CLOEXEC) < 0)
-        return -1;
-    struct epoll_event e = { .events = EPOLLIN, .data.fd = m->lfd };
-    struct epoll_event w = { .events = EPOLLIN, .data.fd = m->wake[0] };
+    if (m->epfd < 0 || pipe2(m->wake, O_NONBLOCK | O_CLOEXEC) < 0) return -1;
+    struct epoll_event e = {.events = EPOLLIN, .data.fd = m->lfd};
+    struct epoll_event w = {.events = EPOLLIN, .data.fd = m->wake[0]};
     if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->lfd, &e) < 0 ||
         epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->wake[0], &w) < 0)
         return -1;
-    if (!(m->rx = malloc(RXBUF + 1)))
-        return -1;
+    if (!(m->rx = malloc(RXBUF + 1))) return -1;
     jbuf_init(&m->ev, 1024);
     return 0;
 }
@@ -519,15 +523,12 @@ static int metrics_send_home(void *ctx, pid_t pid)
 static source *metrics_open(monitor_ctx *ctx, const void *config)
 {
     const metrics_config *o = config;
-    if (!ctx->run_mode)
-        return NULL;                        /* attach: no way to reach the job */
+    if (!ctx->run_mode) return NULL; /* attach: no way to reach the job */
     int level = metrics_resolve_level(o);
     int scan = o && o->scan_output;
-    if (level <= 0 && !scan)
-        return NULL;
+    if (level <= 0 && !scan) return NULL;
     metrics_src *m = calloc(1, sizeof *m);
-    if (!m)
-        return NULL;
+    if (!m) return NULL;
     m->base.ops = &metrics_source_ops;
     m->ctx = ctx;
     m->level = level;
@@ -540,7 +541,7 @@ static source *metrics_open(monitor_ctx *ctx, const void *config)
         return NULL;
     }
     if (scan) {
-        pump_cbs cb = { metrics_block, metrics_block_error, m, metrics_send_home };
+        pump_cbs cb = {metrics_block, metrics_block_error, m, metrics_send_home};
         if (!(m->pump = pump_open(o->strip_payloads, 1, 2, &cb))) {
             metrics_vlog(m, "cannot create the output pipes", strerror(errno));
             metrics_close(&m->base);
@@ -554,16 +555,12 @@ static source *metrics_open(monitor_ctx *ctx, const void *config)
  * else a copy (owned by the source) with our two variables set. */
 static char **metrics_child_env(metrics_src *m, char **env)
 {
-    if (!m || m->lfd < 0)
-        return env;
-    if (m->env)
-        return m->env;
+    if (!m || m->lfd < 0) return env;
+    if (m->env) return m->env;
     size_t n = 0;
-    while (env && env[n])
-        n++;
+    while (env && env[n]) n++;
     char **e = calloc(n + 3, sizeof *e);
-    if (!e)
-        return env;
+    if (!e) return env;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(env[i], METRICS_ENV_SOCKET "=", sizeof METRICS_ENV_SOCKET) &&
@@ -589,16 +586,14 @@ static char **metrics_child_env(metrics_src *m, char **env)
 static char **metrics_spawn(source *s, monitor_ctx *ctx, posix_spawn_file_actions_t *fa, char **env)
 {
     metrics_src *m = (metrics_src *)s;
-    if (m->pump)
-        pump_spawn_actions(m->pump, fa);
+    if (m->pump) pump_spawn_actions(m->pump, fa);
     return metrics_child_env(m, env);
 }
 
 static void metrics_start(source *s, monitor_ctx *ctx)
 {
     metrics_src *m = (metrics_src *)s;
-    if (m->pump && pump_start(m->pump) < 0)
-        metrics_vlog(m, "cannot start the output pump", NULL);
+    if (m->pump && pump_start(m->pump) < 0) metrics_vlog(m, "cannot start the output pump", NULL);
     if (m->lfd >= 0) {
         if (pthread_create(&m->th, NULL, metrics_thread, m) == 0)
             m->started = 1;
@@ -611,8 +606,7 @@ static void metrics_stop(source *s, monitor_ctx *ctx)
 {
     metrics_src *m = (metrics_src *)s;
     metrics_gate_open(m);
-    if (m->pump)
-        pump_stop(m->pump, 1.0);
+    if (m->pump) pump_stop(m->pump, 1.0);
     if (m->started) {
         atomic_store(&m->stopping, 1);
         if (write(m->wake[1], "x", 1) < 0) {}
@@ -626,8 +620,7 @@ static void metrics_sample(source *s, monitor_ctx *ctx, const tree_sample *ts, j
     /* metrics are events of their own; the first sample follows the start
      * event, so from now on ours may flow */
     metrics_src *m = (metrics_src *)s;
-    if (!m->gate_open)
-        metrics_gate_open(m);
+    if (!m->gate_open) metrics_gate_open(m);
 }
 
 static void metrics_record(source *s, monitor_ctx *ctx, jbuf *rec)
@@ -639,14 +632,12 @@ static void metrics_record(source *s, monitor_ctx *ctx, jbuf *rec)
         json_u64(rec, "received", m->received);
         json_u64(rec, "connections", m->connections);
         json_obj_open(rec, "dropped");
-        for (int i = 0; i < C_N; i++)
-            json_u64(rec, counter_names[i], m->counters[i]);
+        for (int i = 0; i < C_N; i++) json_u64(rec, counter_names[i], m->counters[i]);
         json_obj_close(rec);
         json_obj_open(rec, "series");
         for (int i = 0; i < SERIES_SLOTS; i++) {
             series *se = &m->table[i];
-            if (!se->name)
-                continue;
+            if (!se->name) continue;
             json_obj_open(rec, se->name);
             json_u64(rec, "count", se->count);
             json_num(rec, "min", se->min);
@@ -672,20 +663,17 @@ static void metrics_record(source *s, monitor_ctx *ctx, jbuf *rec)
 static void metrics_close(source *s)
 {
     metrics_src *m = (metrics_src *)s;
-    if (!m)
-        return;
+    if (!m) return;
     metrics_stop(s, m->ctx);
     pump_free(m->pump);
-    for (int i = 0; i < m->nconns; i++)
-        close(m->conns[i]);
+    for (int i = 0; i < m->nconns; i++) close(m->conns[i]);
     if (m->lfd >= 0) close(m->lfd);
     if (m->epfd >= 0) close(m->epfd);
     if (m->wake[0] >= 0) close(m->wake[0]);
     if (m->wake[1] >= 0) close(m->wake[1]);
     if (m->path[0]) unlink(m->path);
     if (m->dir[0]) rmdir(m->dir);
-    for (int i = 0; i < SERIES_SLOTS; i++)
-        free(m->table[i].name);
+    for (int i = 0; i < SERIES_SLOTS; i++) free(m->table[i].name);
     if (m->env) {
         size_t n = 0;
         while (m->env[n]) n++;
@@ -703,12 +691,12 @@ static void metrics_close(source *s)
 }
 
 const source_ops metrics_source_ops = {
-    .name   = "metrics",
-    .open   = metrics_open,
+    .name = "metrics",
+    .open = metrics_open,
     .spawn = metrics_spawn,
-    .start  = metrics_start,
+    .start = metrics_start,
     .sample = metrics_sample,
-    .stop   = metrics_stop,
+    .stop = metrics_stop,
     .record = metrics_record,
-    .close  = metrics_close,
+    .close = metrics_close,
 };

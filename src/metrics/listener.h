@@ -16,18 +16,18 @@
 #include <spawn.h>
 #include "source.h"
 
-#define EV_METRIC        "jobscope.metric"
-#define EV_PAYLOAD_ERROR "jobscope.payload.error"
-#define METRICS_ENV_SOCKET "JOBSCOPE_SOCKET"
-#define METRICS_ENV_LEVEL  "JOBSCOPE_TELEMETRY_LEVEL"
+#define EV_METRIC             "jobscope.metric"
+#define EV_PAYLOAD_ERROR      "jobscope.payload.error"
+#define METRICS_ENV_SOCKET    "JOBSCOPE_SOCKET"
+#define METRICS_ENV_LEVEL     "JOBSCOPE_TELEMETRY_LEVEL"
 #define METRICS_DEFAULT_LEVEL 1
 
 /* The metrics source's config (its part of monitor_config). */
 typedef struct metrics_config {
-    int telemetry_level;          /* --telemetry-level; -1: JOBSCOPE_TELEMETRY_LEVEL or 1; 0: off */
-    int scan_output;              /* --scan-output: the job's stdout/stderr through pipes */
-    int strip_payloads;           /* --strip-payloads: remove the blocks from that output */
-    int payload_panorama;         /* --payload-shape panorama */
+    int telemetry_level;  /* --telemetry-level; -1: JOBSCOPE_TELEMETRY_LEVEL or 1; 0: off */
+    int scan_output;      /* --scan-output: the job's stdout/stderr through pipes */
+    int strip_payloads;   /* --strip-payloads: remove the blocks from that output */
+    int payload_panorama; /* --payload-shape panorama */
 } metrics_config;
 
 extern const source_ops metrics_source_ops;

@@ -20,38 +20,33 @@ struct payload_scanner {
     size_t cap;
     payload_cbs cb;
     int inside, overflow, eat_nl;
-    size_t m;                       /* marker bytes matched so far */
-    char *buf;                      /* block content (+ a partial END) */
+    size_t m;  /* marker bytes matched so far */
+    char *buf; /* block content (+ a partial END) */
     size_t blen, bcap;
-    unsigned char fs[SL], fe[EL];   /* KMP failure tables */
+    unsigned char fs[SL], fe[EL]; /* KMP failure tables */
 };
 
 static void payload_kmp(const char *pat, size_t n, unsigned char *f)
 {
     f[0] = 0;
     for (size_t i = 1, k = 0; i < n; i++) {
-        while (k > 0 && pat[i] != pat[k])
-            k = f[k - 1];
-        if (pat[i] == pat[k])
-            k++;
+        while (k > 0 && pat[i] != pat[k]) k = f[k - 1];
+        if (pat[i] == pat[k]) k++;
         f[i] = (unsigned char)k;
     }
 }
 
 static size_t payload_step(const char *pat, const unsigned char *f, size_t m, char c)
 {
-    while (m > 0 && pat[m] != c)
-        m = f[m - 1];
-    if (pat[m] == c)
-        m++;
+    while (m > 0 && pat[m] != c) m = f[m - 1];
+    if (pat[m] == c) m++;
     return m;
 }
 
 payload_scanner *payload_new(int strip, size_t cap, const payload_cbs *cb)
 {
     payload_scanner *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     s->strip = strip;
     s->cap = cap ? cap : PAYLOAD_CAP;
     s->cb = *cb;
@@ -70,10 +65,8 @@ void payload_free(payload_scanner *s)
 
 size_t payload_held(const payload_scanner *s)
 {
-    if (!s->strip)
-        return 0;
-    if (!s->inside)
-        return s->m;
+    if (!s->strip) return 0;
+    if (!s->inside) return s->m;
     return s->overflow ? 0 : SL + s->blen;
 }
 
@@ -81,19 +74,16 @@ size_t payload_held(const payload_scanner *s)
  * already passed on by payload_feed(). */
 static void payload_out(payload_scanner *s, const char *p, size_t n)
 {
-    if (s->strip && n && s->cb.out)
-        s->cb.out(s->cb.ctx, p, n);
+    if (s->strip && n && s->cb.out) s->cb.out(s->cb.ctx, p, n);
 }
 
 static int payload_append(payload_scanner *s, const char *p, size_t n)
 {
     if (s->blen + n > s->bcap) {
         size_t nc = s->bcap ? s->bcap : 4096;
-        while (nc < s->blen + n)
-            nc *= 2;
+        while (nc < s->blen + n) nc *= 2;
         char *nb = realloc(s->buf, nc);
-        if (!nb)
-            return -1;
+        if (!nb) return -1;
         s->buf = nb;
         s->bcap = nc;
     }
@@ -106,13 +96,12 @@ static int payload_append(payload_scanner *s, const char *p, size_t n)
  * and let the rest of it through until END. */
 static void payload_give_up(payload_scanner *s, const char *reason)
 {
-    if (s->cb.error)
-        s->cb.error(s->cb.ctx, reason, s->blen);
+    if (s->cb.error) s->cb.error(s->cb.ctx, reason, s->blen);
     payload_out(s, PAYLOAD_START, SL);
     payload_out(s, s->buf, s->blen);
     s->overflow = 1;
     s->blen = 0;
-    if (s->bcap > 65536) {          /* give the memory back */
+    if (s->bcap > 65536) { /* give the memory back */
         free(s->buf);
         s->buf = NULL;
         s->bcap = 0;
@@ -121,8 +110,7 @@ static void payload_give_up(payload_scanner *s, const char *reason)
 
 void payload_feed(payload_scanner *s, const char *p, size_t n)
 {
-    if (!s->strip && n && s->cb.out)
-        s->cb.out(s->cb.ctx, p, n);
+    if (!s->strip && n && s->cb.out) s->cb.out(s->cb.ctx, p, n);
     size_t i = 0;
     while (i < n) {
         if (s->eat_nl) {
@@ -132,7 +120,7 @@ void payload_feed(payload_scanner *s, const char *p, size_t n)
                 continue;
             }
         }
-        if (s->m == 0) {                /* fast path: up to the next '@' */
+        if (s->m == 0) { /* fast path: up to the next '@' */
             const char *at = memchr(p + i, '@', n - i);
             size_t j = at ? (size_t)(at - p) : n;
             if (j > i) {
@@ -152,7 +140,7 @@ void payload_feed(payload_scanner *s, const char *p, size_t n)
         char c = p[i++];
         if (!s->inside) {
             size_t k = payload_step(PAYLOAD_START, s->fs, s->m, c);
-            size_t rel = s->m + 1 - k;  /* bytes that can no longer start a marker */
+            size_t rel = s->m + 1 - k; /* bytes that can no longer start a marker */
             if (rel > s->m) {
                 payload_out(s, PAYLOAD_START, s->m);
                 payload_out(s, &c, 1);
@@ -176,8 +164,7 @@ void payload_feed(payload_scanner *s, const char *p, size_t n)
         } else {
             s->m = payload_step(PAYLOAD_END, s->fe, s->m, c);
             if (s->m == EL) {
-                if (s->cb.block)
-                    s->cb.block(s->cb.ctx, s->buf ? s->buf : "", s->blen + 1 - EL);
+                if (s->cb.block) s->cb.block(s->cb.ctx, s->buf ? s->buf : "", s->blen + 1 - EL);
                 s->inside = 0;
                 s->m = 0;
                 s->blen = 0;
@@ -205,16 +192,14 @@ void payload_flush(payload_scanner *s)
 void payload_abandon(payload_scanner *s, const char *reason)
 {
     payload_flush(s);
-    if (s->strip && s->inside && !s->overflow)
-        payload_give_up(s, reason);
+    if (s->strip && s->inside && !s->overflow) payload_give_up(s, reason);
 }
 
 void payload_finish(payload_scanner *s)
 {
     payload_flush(s);
     if (s->inside && !s->overflow) {
-        if (s->cb.error)
-            s->cb.error(s->cb.ctx, "payload block without END marker", s->blen);
+        if (s->cb.error) s->cb.error(s->cb.ctx, "payload block without END marker", s->blen);
         payload_out(s, PAYLOAD_START, SL);
         payload_out(s, s->buf, s->blen);
     }
@@ -237,14 +222,27 @@ static size_t payload_key_text(const char *k, size_t n, char *out)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        if (k[i] != '\\' || i + 1 >= n) { out[o++] = k[i]; continue; }
+        if (k[i] != '\\' || i + 1 >= n) {
+            out[o++] = k[i];
+            continue;
+        }
         char c = k[++i];
         switch (c) {
-        case 'b': out[o++] = '\b'; break;
-        case 'f': out[o++] = '\f'; break;
-        case 'n': out[o++] = '\n'; break;
-        case 'r': out[o++] = '\r'; break;
-        case 't': out[o++] = '\t'; break;
+        case 'b':
+            out[o++] = '\b';
+            break;
+        case 'f':
+            out[o++] = '\f';
+            break;
+        case 'n':
+            out[o++] = '\n';
+            break;
+        case 'r':
+            out[o++] = '\r';
+            break;
+        case 't':
+            out[o++] = '\t';
+            break;
         case 'u': {
             unsigned cp = 0;
             if (i + 4 >= n) return o;
@@ -265,18 +263,26 @@ static size_t payload_key_text(const char *k, size_t n, char *out)
                 }
             }
             /* \uXXXX is 6 bytes, its UTF-8 at most 3 (4 for a 12-byte pair) */
-            if (cp < 0x80) out[o++] = (char)cp;
-            else if (cp < 0x800) { out[o++] = (char)(0xC0 | cp >> 6); out[o++] = (char)(0x80 | (cp & 63)); }
-            else if (cp < 0x10000) {
-                out[o++] = (char)(0xE0 | cp >> 12); out[o++] = (char)(0x80 | ((cp >> 6) & 63));
+            if (cp < 0x80)
+                out[o++] = (char)cp;
+            else if (cp < 0x800) {
+                out[o++] = (char)(0xC0 | cp >> 6);
+                out[o++] = (char)(0x80 | (cp & 63));
+            } else if (cp < 0x10000) {
+                out[o++] = (char)(0xE0 | cp >> 12);
+                out[o++] = (char)(0x80 | ((cp >> 6) & 63));
                 out[o++] = (char)(0x80 | (cp & 63));
             } else {
-                out[o++] = (char)(0xF0 | cp >> 18); out[o++] = (char)(0x80 | ((cp >> 12) & 63));
-                out[o++] = (char)(0x80 | ((cp >> 6) & 63)); out[o++] = (char)(0x80 | (cp & 63));
+                out[o++] = (char)(0xF0 | cp >> 18);
+                out[o++] = (char)(0x80 | ((cp >> 12) & 63));
+                out[o++] = (char)(0x80 | ((cp >> 6) & 63));
+                out[o++] = (char)(0x80 | (cp & 63));
             }
             break;
         }
-        default: out[o++] = c; break;       /* \" \\ \/ */
+        default:
+            out[o++] = c;
+            break; /* \" \\ \/ */
         }
     }
     return o;
@@ -290,8 +296,7 @@ static int payload_dkey(const char *d, size_t n, const char *k)
 static int payload_number(const char *p, size_t n, double *v)
 {
     char tmp[64], *end;
-    if (n == 0 || n >= sizeof tmp || !(*p == '-' || (*p >= '0' && *p <= '9')))
-        return -1;
+    if (n == 0 || n >= sizeof tmp || !(*p == '-' || (*p >= '0' && *p <= '9'))) return -1;
     memcpy(tmp, p, n);
     tmp[n] = 0;
     *v = strtod(tmp, &end);
@@ -307,27 +312,32 @@ static char *payload_repair(const char *json, size_t n, size_t *outn, char *what
 {
     const char *end = json + n, *p = json;
     const char *obj = jscan_ws(json, end);
-    if (obj >= end || *obj != '{')
-        return NULL;
+    if (obj >= end || *obj != '{') return NULL;
     const char *pl = NULL;
     for (const char *q = json; (q = memmem(q, (size_t)(end - q), "\"payload\"", 9)); q += 9) {
         const char *c = jscan_ws(q + 9, end);
-        if (c < end && *c == ':' && (c = jscan_ws(c + 1, end)) < end && *c == '[') { pl = c; break; }
+        if (c < end && *c == ':' && (c = jscan_ws(c + 1, end)) < end && *c == '[') {
+            pl = c;
+            break;
+        }
     }
-    if (!pl)
-        return NULL;
+    if (!pl) return NULL;
     char *out = malloc(2 * n + 8), *moved = malloc(n + 1);
-    if (!out || !moved) { free(out); free(moved); return NULL; }
+    if (!out || !moved) {
+        free(out);
+        free(moved);
+        return NULL;
+    }
     size_t o = 0, mv = 0, items = 0;
     what[0] = 0;
-    memcpy(out, json, (size_t)(pl + 1 - json));  /* up to and with '[' */
+    memcpy(out, json, (size_t)(pl + 1 - json)); /* up to and with '[' */
     o = (size_t)(pl + 1 - json);
     p = jscan_ws(pl + 1, end);
     while (p < end && *p != ']') {
         const char *v = jscan_skip(p, end);
         if (!v) goto bad;
         const char *c = jscan_ws(v, end);
-        if (*p == '"' && c < end && *c == ':') {     /* "key": value inside the list */
+        if (*p == '"' && c < end && *c == ':') { /* "key": value inside the list */
             const char *ve = jscan_skip(jscan_ws(c + 1, end), end);
             if (!ve) goto bad;
             if (mv) moved[mv++] = ',';
@@ -345,7 +355,7 @@ static char *payload_repair(const char *json, size_t n, size_t *outn, char *what
         p = c;
     }
     if (p >= end || !mv) goto bad;
-    memcpy(out + o, p, (size_t)(end - p));          /* "]" and the rest */
+    memcpy(out + o, p, (size_t)(end - p)); /* "]" and the rest */
     o += (size_t)(end - p);
     /* the moved members go first in the object: {"ts":1,...} */
     size_t at = (size_t)(obj - json) + 1;
@@ -378,8 +388,7 @@ int payload_parse(const char *json, size_t n, double now, payload_event_fn fn,
             snprintf(note, sizeof note, "moved %s out of the payload list into the block", what);
             int r = payload_parse_block(fixed, fn_len, now, fn, reserved, ctx, err, note);
             free(fixed);
-            if (r >= 0)
-                return r;
+            if (r >= 0) return r;
         }
     }
     return payload_parse_block(json, n, now, fn, reserved, ctx, err, NULL);
@@ -439,7 +448,7 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
     }
     jscan_item item;
     int count = 0;
-    while (jscan_next(&ai, &item, 0)) {           /* check first: all or nothing */
+    while (jscan_next(&ai, &item, 0)) { /* check first: all or nothing */
         if (item.val[0] != '{') {
             *err = "\"payload\" has an item that is not an object";
             return -1;
@@ -448,12 +457,18 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
     }
     /* Keys are compared decoded: "\u0065vent" is "event", and of two keys
      * that decode alike only the last is kept (one key, one value). */
-    typedef struct { jscan_item m; const char *dk; size_t dkl; } kv;
+    typedef struct {
+        jscan_item m;
+        const char *dk;
+        size_t dkl;
+    } kv;
     size_t extra = repaired ? 2 * strlen(repaired) + 32 : 0;
     char *out = malloc(pllen + 1 + extra), *dkeys = malloc(pllen + 1);
-    kv *kvs = malloc(sizeof *kvs * (pllen / 4 + 1));   /* an item of k keys has >= 4k bytes */
+    kv *kvs = malloc(sizeof *kvs * (pllen / 4 + 1)); /* an item of k keys has >= 4k bytes */
     if (!out || !dkeys || !kvs) {
-        free(out); free(dkeys); free(kvs);
+        free(out);
+        free(dkeys);
+        free(kvs);
         *err = "out of memory";
         return -1;
     }
@@ -474,8 +489,7 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
             const kv *e = &kvs[i];
             if (payload_dkey(e->dk, e->dkl, "ts")) {
                 double t;
-                if (payload_number(e->m.val, e->m.vlen, &t) == 0 && t > 0)
-                    ts = t;
+                if (payload_number(e->m.val, e->m.vlen, &t) == 0 && t > 0) ts = t;
                 continue;
             }
             if (payload_dkey(e->dk, e->dkl, "event") || payload_dkey(e->dk, e->dkl, "seq") ||
@@ -485,10 +499,8 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
             int later = 0;
             for (size_t j = i + 1; j < nkv && !later; j++)
                 later = kvs[j].dkl == e->dkl && !memcmp(kvs[j].dk, e->dk, e->dkl);
-            if (later)
-                continue;
-            if (o)
-                out[o++] = ',';
+            if (later) continue;
+            if (o) out[o++] = ',';
             out[o++] = '"';
             memcpy(out + o, e->m.key, e->m.klen);
             o += e->m.klen;
@@ -496,11 +508,10 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
             out[o++] = ':';
             o += jscan_minify(e->m.val, e->m.vlen, out + o);
         }
-        if (repaired) {                 /* what was repaired, in the event */
+        if (repaired) { /* what was repaired, in the event */
             o += (size_t)sprintf(out + o, "%s\"payload_repaired\":\"", o ? "," : "");
             for (const char *r = repaired; *r; r++) {
-                if (*r == '"' || *r == '\\')
-                    out[o++] = '\\';
+                if (*r == '"' || *r == '\\') out[o++] = '\\';
                 out[o++] = *r;
             }
             out[o++] = '"';

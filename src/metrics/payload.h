@@ -20,10 +20,10 @@
 
 #include <stddef.h>
 
-#define PAYLOAD_START "@@@MONITORING_PAYLOAD - START@@@"
-#define PAYLOAD_END   "@@@MONITORING_PAYLOAD - END@@@"
+#define PAYLOAD_START         "@@@MONITORING_PAYLOAD - START@@@"
+#define PAYLOAD_END           "@@@MONITORING_PAYLOAD - END@@@"
 #define PAYLOAD_DEFAULT_EVENT "monitoring.additional"
-#define PAYLOAD_CAP   (1024 * 1024)
+#define PAYLOAD_CAP           (1024 * 1024)
 
 typedef struct payload_cbs {
     /* bytes to pass on, in order (all of them unless stripping) */
@@ -39,19 +39,19 @@ typedef struct payload_scanner payload_scanner;
 
 payload_scanner *payload_new(int strip, size_t cap, const payload_cbs *cb);
 void payload_feed(payload_scanner *s, const char *p, size_t n);
-void payload_flush(payload_scanner *s);    /* release held partial-marker bytes */
-void payload_finish(payload_scanner *s);   /* end of stream */
+void payload_flush(payload_scanner *s);  /* release held partial-marker bytes */
+void payload_finish(payload_scanner *s); /* end of stream */
 /* strip: stop holding an open block (error reported, bytes passed on, the
  * rest of it let through): the pump calls it when a block stays open long */
 void payload_abandon(payload_scanner *s, const char *reason);
 void payload_free(payload_scanner *s);
-size_t payload_held(const payload_scanner *s);  /* bytes currently held back (strip) */
+size_t payload_held(const payload_scanner *s); /* bytes currently held back (strip) */
 
 /* One event per payload item.  fields: the item's members, minified, without
  * the braces; keys "event", "ts", "seq" and those reserved(ctx) says 1 for
  * are removed.  ts: the item's numeric "ts", else the block's, else now. */
-typedef void (*payload_event_fn)(void *ctx, const char *name, double ts,
-                                 const char *fields, size_t n);
+typedef void (*payload_event_fn)(void *ctx, const char *name, double ts, const char *fields,
+                                 size_t n);
 typedef int (*payload_reserved_fn)(void *ctx, const char *key, size_t klen);
 
 /* Returns the number of events, or -1 with *err set (nothing emitted). */

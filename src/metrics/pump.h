@@ -26,13 +26,13 @@ typedef struct pump_cbs {
 /* Creates the pipes.  out_fd/err_fd: where the bytes go (1 and 2). */
 pump *pump_open(int strip, int out_fd, int err_fd, const pump_cbs *cb);
 /* The child's side: dup2 the pipes onto 1 and 2 in the spawned job. */
-int  pump_spawn_actions(pump *p, posix_spawn_file_actions_t *fa);
+int pump_spawn_actions(pump *p, posix_spawn_file_actions_t *fa);
 /* After the spawn: close the child's side here, start the thread. */
-int  pump_start(pump *p);
+int pump_start(pump *p);
 /* The job ended: read on until both pipes reach EOF, or until they stay
  * quiet for grace_s (a background process still holds them). */
 void pump_stop(pump *p, double grace_s);
 void pump_free(pump *p);
-unsigned long long pump_bytes(const pump *p, int stream);   /* 0: stdout, 1: stderr */
+unsigned long long pump_bytes(const pump *p, int stream); /* 0: stdout, 1: stderr */
 
 #endif

@@ -7,27 +7,62 @@
 
 #include <string.h>
 
-#define S  "kickstart.inv.online"
-#define G  "kickstart.inv.online.gpu.stats"
-#define U(n, unit, kind, help)          { n, S, unit, kind, MS_U64, 1, -1, 0, help, NULL, NULL }
-#define SEC(n, kind, flags, help)       { n, S, "seconds", kind, MS_U64, 1e6, 3, flags, help, NULL, NULL }
-#define CGB(n, kind, help)   { n, S, "bytes", kind, MS_U64, 1, -1, 0, help, NULL, NULL }
-#define CGN(n, unit, kind, help)  { n, S, unit, kind, MS_U64, 1, -1, 0, help, NULL, NULL }
-#define CGS(n, help)         { n, S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, help, NULL, NULL }
-#define PSI(n, what)         { n "_avg10", S, "percent", METRIC_GAUGE, MS_F64, 1, 2, 0, \
-                               "Pressure: percent of the last 10 s " what " stalled (cgroup v2).", NULL, NULL }, \
-                             { n "_total", S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, \
-                               "Pressure: seconds " what " stalled in all (cgroup v2).", NULL, NULL }
-#define CGIO(n, unit, help)  { n, S, unit, METRIC_COUNTER, MS_U64, 1, -1, 0, help, "cg_io", "dev" }
-#define GU(n, unit, help)    { n, G, unit, METRIC_GAUGE, MS_U64, 1, -1, 0, help, NULL, NULL }
-#define GPCT(n, help)        { n, G, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE, help, NULL, NULL }
-
+#define S "kickstart.inv.online"
+#define G "kickstart.inv.online.gpu.stats"
+#define U(n, unit, kind, help)                                                                     \
+    {                                                                                              \
+        n, S, unit, kind, MS_U64, 1, -1, 0, help, NULL, NULL                                       \
+    }
+#define SEC(n, kind, flags, help)                                                                  \
+    {                                                                                              \
+        n, S, "seconds", kind, MS_U64, 1e6, 3, flags, help, NULL, NULL                             \
+    }
+#define CGB(n, kind, help)                                                                         \
+    {                                                                                              \
+        n, S, "bytes", kind, MS_U64, 1, -1, 0, help, NULL, NULL                                    \
+    }
+#define CGN(n, unit, kind, help)                                                                   \
+    {                                                                                              \
+        n, S, unit, kind, MS_U64, 1, -1, 0, help, NULL, NULL                                       \
+    }
+#define CGS(n, help)                                                                               \
+    {                                                                                              \
+        n, S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0, help, NULL, NULL                       \
+    }
+#define PSI(n, what)                                                                               \
+    {n "_avg10",                                                                                   \
+     S,                                                                                            \
+     "percent",                                                                                    \
+     METRIC_GAUGE,                                                                                 \
+     MS_F64,                                                                                       \
+     1,                                                                                            \
+     2,                                                                                            \
+     0,                                                                                            \
+     "Pressure: percent of the last 10 s " what " stalled (cgroup v2).",                           \
+     NULL,                                                                                         \
+     NULL},                                                                                        \
+    {                                                                                              \
+        n "_total", S, "seconds", METRIC_COUNTER, MS_U64, 1e6, 6, 0,                               \
+            "Pressure: seconds " what " stalled in all (cgroup v2).", NULL, NULL                   \
+    }
+#define CGIO(n, unit, help)                                                                        \
+    {                                                                                              \
+        n, S, unit, METRIC_COUNTER, MS_U64, 1, -1, 0, help, "cg_io", "dev"                         \
+    }
+#define GU(n, unit, help)                                                                          \
+    {                                                                                              \
+        n, G, unit, METRIC_GAUGE, MS_U64, 1, -1, 0, help, NULL, NULL                               \
+    }
+#define GPCT(n, help)                                                                              \
+    {                                                                                              \
+        n, G, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE, help, NULL, NULL                 \
+    }
 
 /* Designated for the tree's fields; the cgroup's follow in order from
  * M_TOTAL_PROCESSES (each PSI(...) is two entries). */
 const metric_def metric_catalogue[M_COUNT] = {
-    [M_ELAPSED] = { "elapsed", S, "seconds", METRIC_GAUGE, MS_F64, 1, 3, 0,
-                    "Seconds since the job started.", NULL, NULL },
+    [M_ELAPSED] = {"elapsed", S, "seconds", METRIC_GAUGE, MS_F64, 1, 3, 0,
+                   "Seconds since the job started.", NULL, NULL},
     [M_UTIME] = SEC("utime", METRIC_COUNTER, 0,
                     "User CPU seconds of every process that ever ran in the job's tree."),
     [M_STIME] = SEC("stime", METRIC_COUNTER, 0,
@@ -42,10 +77,9 @@ const metric_def metric_catalogue[M_COUNT] = {
     [M_WCHAR] = U("wchar", "bytes", METRIC_COUNTER, "Bytes passed to write-like system calls."),
     [M_SYSCR] = U("syscr", "calls", METRIC_COUNTER, "Read-like system calls."),
     [M_SYSCW] = U("syscw", "calls", METRIC_COUNTER, "Write-like system calls."),
-    [M_READ_BYTES] = U("read_bytes", "bytes", METRIC_COUNTER,
-                       "Bytes fetched from the storage layer."),
-    [M_WRITE_BYTES] = U("write_bytes", "bytes", METRIC_COUNTER,
-                        "Bytes sent to the storage layer."),
+    [M_READ_BYTES] =
+        U("read_bytes", "bytes", METRIC_COUNTER, "Bytes fetched from the storage layer."),
+    [M_WRITE_BYTES] = U("write_bytes", "bytes", METRIC_COUNTER, "Bytes sent to the storage layer."),
     [M_CANCELLED_WRITE_BYTES] = U("cancelled_write_bytes", "bytes", METRIC_COUNTER,
                                   "Dirty page cache truncated before writeback."),
     [M_MINFLT] = U("minflt", "faults", METRIC_COUNTER, "Minor page faults."),
@@ -57,23 +91,24 @@ const metric_def metric_catalogue[M_COUNT] = {
     [M_SWAP] = U("swap", "kB", METRIC_GAUGE, "Swapped-out memory of the live processes."),
     [M_PROCS] = U("procs", "count", METRIC_GAUGE, "Live processes in the tree."),
     [M_THREADS] = U("threads", "count", METRIC_GAUGE, "Threads of the live processes."),
-    [M_CPU_PERCENT] = { "cpu_percent", S, "percent", METRIC_GAUGE, MS_F64, 1, 2, 0,
-                        "CPU since the previous sample, 100 = one core.", NULL, NULL },
-    [M_MAX_HWM] = U("max_hwm", "kB", METRIC_GAUGE,
-                    "Largest per-process memory high-water mark so far."),
-    [M_TOTAL_PROCS] = U("total_procs", "count", METRIC_COUNTER,
-                        "Processes known to have been in the tree."),
+    [M_CPU_PERCENT] = {"cpu_percent", S, "percent", METRIC_GAUGE, MS_F64, 1, 2, 0,
+                       "CPU since the previous sample, 100 = one core.", NULL, NULL},
+    [M_MAX_HWM] =
+        U("max_hwm", "kB", METRIC_GAUGE, "Largest per-process memory high-water mark so far."),
+    [M_TOTAL_PROCS] =
+        U("total_procs", "count", METRIC_COUNTER, "Processes known to have been in the tree."),
     [M_BSEND] = U("bsend", "bytes", METRIC_COUNTER, "Always 0 (kickstart compatibility)."),
     [M_BRECV] = U("brecv", "bytes", METRIC_COUNTER, "Always 0 (kickstart compatibility)."),
-    [M_ROOT_START] = { "start", S, "seconds", METRIC_GAUGE, MS_F64, 1, 6, MF_HIDDEN,
-                       "Epoch seconds the job's main process started.", NULL, NULL },
-    [M_PEAK_CPU_PERCENT] = { "peak_cpu_percent", S, "percent", METRIC_GAUGE, MS_F64, 1, 2,
-                             MF_HIDDEN, "Largest cpu_percent so far.", NULL, NULL },
-    [M_PEAK_RSS] = { "peak_rss", S, "kB", METRIC_GAUGE, MS_F64, 1, 0, MF_HIDDEN,
-                     "Largest rss so far.", NULL, NULL },
+    [M_ROOT_START] = {"start", S, "seconds", METRIC_GAUGE, MS_F64, 1, 6, MF_HIDDEN,
+                      "Epoch seconds the job's main process started.", NULL, NULL},
+    [M_PEAK_CPU_PERCENT] = {"peak_cpu_percent", S, "percent", METRIC_GAUGE, MS_F64, 1, 2, MF_HIDDEN,
+                            "Largest cpu_percent so far.", NULL, NULL},
+    [M_PEAK_RSS] = {"peak_rss", S, "kB", METRIC_GAUGE, MS_F64, 1, 0, MF_HIDDEN,
+                    "Largest rss so far.", NULL, NULL},
     /* the cgroup source's fields (docs/cgroups.md), in its order */
-    [M_TOTAL_PROCESSES] = CGN("total_processes", "count", METRIC_COUNTER,
-        "Processes the job ever started, short-lived ones included (process connector)."),
+    [M_TOTAL_PROCESSES] =
+        CGN("total_processes", "count", METRIC_COUNTER,
+            "Processes the job ever started, short-lived ones included (process connector)."),
     CGS("cg_cpu_usage", "CPU seconds of everything that ever ran in the cgroup."),
     CGS("cg_cpu_user", "User CPU seconds of the cgroup."),
     CGS("cg_cpu_system", "System CPU seconds of the cgroup."),
@@ -92,7 +127,8 @@ const metric_def metric_catalogue[M_COUNT] = {
         "Processes the OOM killer killed in the cgroup."),
     CGN("cg_memory_max_events", "events", METRIC_COUNTER,
         "Times the cgroup's memory usage hit its limit."),
-    CGN("cg_pids_current", "tasks", METRIC_GAUGE, "Tasks (processes and threads) in the cgroup now."),
+    CGN("cg_pids_current", "tasks", METRIC_GAUGE,
+        "Tasks (processes and threads) in the cgroup now."),
     CGN("cg_pids_peak", "tasks", METRIC_GAUGE, "Most tasks in the cgroup at once."),
     CGN("cg_pids_max", "tasks", METRIC_GAUGE, "The cgroup's pids limit."),
     CGN("cg_pids_max_events", "forks", METRIC_COUNTER, "Forks the cgroup's pids limit refused."),
@@ -100,20 +136,26 @@ const metric_def metric_catalogue[M_COUNT] = {
     CGB("cg_io_wbytes", METRIC_COUNTER, "Bytes the cgroup wrote to block devices."),
     CGN("cg_io_rios", "operations", METRIC_COUNTER, "Block read operations of the cgroup."),
     CGN("cg_io_wios", "operations", METRIC_COUNTER, "Block write operations of the cgroup."),
-    PSI("cg_psi_cpu_some", "some task was"), PSI("cg_psi_cpu_full", "all tasks were"),
-    PSI("cg_psi_memory_some", "some task was"), PSI("cg_psi_memory_full", "all tasks were"),
-    PSI("cg_psi_io_some", "some task was"), PSI("cg_psi_io_full", "all tasks were"),
+    PSI("cg_psi_cpu_some", "some task was"),
+    PSI("cg_psi_cpu_full", "all tasks were"),
+    PSI("cg_psi_memory_some", "some task was"),
+    PSI("cg_psi_memory_full", "all tasks were"),
+    PSI("cg_psi_io_some", "some task was"),
+    PSI("cg_psi_io_full", "all tasks were"),
     [M_CG_IO_DEV_RBYTES] = CGIO("rbytes", "bytes", "Bytes the cgroup read from this block device."),
     [M_CG_IO_DEV_WBYTES] = CGIO("wbytes", "bytes", "Bytes the cgroup wrote to this block device."),
-    [M_CG_IO_DEV_RIOS] = CGIO("rios", "operations", "Read operations of the cgroup on this block device."),
-    [M_CG_IO_DEV_WIOS] = CGIO("wios", "operations", "Write operations of the cgroup on this block device."),
+    [M_CG_IO_DEV_RIOS] =
+        CGIO("rios", "operations", "Read operations of the cgroup on this block device."),
+    [M_CG_IO_DEV_WIOS] =
+        CGIO("wios", "operations", "Write operations of the cgroup on this block device."),
     /* the GPU source's (docs/gpu.md) */
-    [M_GPU_MEM] = { "gpu_mem", S, "bytes", METRIC_GAUGE, MS_U64, 1, -1, 0,
-                    "GPU memory held by the job's processes, summed over its GPUs.", NULL, NULL },
-    [M_GPU_UTIL] = { "gpu_util", S, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE,
-                     "GPU use of the job summed over its GPUs, 100 = one GPU (null: unknown).", NULL, NULL },
-    [M_GPU_SAMPLING_DURATION] = { "sampling_duration", G, "seconds", METRIC_GAUGE, MS_F64, 1, 6, 0,
-                                  "Seconds this device's queries took.", NULL, NULL },
+    [M_GPU_MEM] = {"gpu_mem", S, "bytes", METRIC_GAUGE, MS_U64, 1, -1, 0,
+                   "GPU memory held by the job's processes, summed over its GPUs.", NULL, NULL},
+    [M_GPU_UTIL] = {"gpu_util", S, "percent", METRIC_GAUGE, MS_F64, 1, 1, MF_NULLABLE,
+                    "GPU use of the job summed over its GPUs, 100 = one GPU (null: unknown).", NULL,
+                    NULL},
+    [M_GPU_SAMPLING_DURATION] = {"sampling_duration", G, "seconds", METRIC_GAUGE, MS_F64, 1, 6, 0,
+                                 "Seconds this device's queries took.", NULL, NULL},
     [M_GPU_TEMP] = GU("temp", "celsius", "Temperature of the GPU."),
     [M_GPU_POWER_USAGE] = GU("power_usage", "milliwatts", "Power drawn by the GPU."),
     [M_GPU_MEM_USAGE] = GU("mem_usage", "bytes", "Memory used on the GPU by all processes."),
@@ -130,13 +172,16 @@ const metric_def metric_catalogue[M_COUNT] = {
     [M_GPU_PCIE_RX] = GU("pcie_rx", "KB/s", "PCIe receive throughput (--gpu-pcie)."),
     [M_GPU_OTHER_PROCS] = GU("other_procs", "count", "Processes of other jobs using this GPU."),
     [M_GPU_JOB_PROCS] = GU("job_procs", "count", "The job's processes on this GPU."),
-    [M_GPU_JOB_MEM_USAGE] = GU("job_mem_usage", "bytes",
-                               "GPU memory held by the job's processes on this GPU."),
-    [M_GPU_JOB_SM_UTIL] = GPCT("job_sm_util", "Percent of this GPU's SMs used by the job (null: unknown)."),
-    [M_GPU_JOB_MEM_UTIL] = GPCT("job_mem_util",
-                                "Percent of this GPU's memory bandwidth used by the job (null: unknown)."),
-    [M_GPU_JOB_ENC_UTIL] = GPCT("job_enc_util", "Percent of this GPU's encoder used by the job (null: unknown)."),
-    [M_GPU_JOB_DEC_UTIL] = GPCT("job_dec_util", "Percent of this GPU's decoder used by the job (null: unknown)."),
+    [M_GPU_JOB_MEM_USAGE] =
+        GU("job_mem_usage", "bytes", "GPU memory held by the job's processes on this GPU."),
+    [M_GPU_JOB_SM_UTIL] =
+        GPCT("job_sm_util", "Percent of this GPU's SMs used by the job (null: unknown)."),
+    [M_GPU_JOB_MEM_UTIL] = GPCT(
+        "job_mem_util", "Percent of this GPU's memory bandwidth used by the job (null: unknown)."),
+    [M_GPU_JOB_ENC_UTIL] =
+        GPCT("job_enc_util", "Percent of this GPU's encoder used by the job (null: unknown)."),
+    [M_GPU_JOB_DEC_UTIL] =
+        GPCT("job_dec_util", "Percent of this GPU's decoder used by the job (null: unknown)."),
 };
 
 const char *metric_kind_name(enum metric_kind k)

@@ -56,56 +56,56 @@ extern char **environ;
 extern const source_ops gpu_source_ops;
 static const struct source_entry {
     const source_ops *ops;
-    size_t config;                /* offset of its config in monitor_config */
+    size_t config; /* offset of its config in monitor_config */
 } source_table[] = {
     /* cgroup first: its start() moves jobscope out of the job's cgroup
      * before other sources start threads that allocate (NVML init); limits
      * right after it: it reads the cgroup figures of the same sample. */
-    { &cgroup_source_ops, offsetof(monitor_config, cgroup) },
-    { &limits_source_ops, offsetof(monitor_config, limits) },
-    { &gpu_source_ops, offsetof(monitor_config, gpu) },
-    { &metrics_source_ops, offsetof(monitor_config, metrics) },
-    { NULL, 0 },
+    {&cgroup_source_ops, offsetof(monitor_config, cgroup)},
+    {&limits_source_ops, offsetof(monitor_config, limits)},
+    {&gpu_source_ops, offsetof(monitor_config, gpu)},
+    {&metrics_source_ops, offsetof(monitor_config, metrics)},
+    {NULL, 0},
 };
 
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 struct monitor {
     monitor_config opt;
-    emitter     em;
-    proctree   *tree;
+    emitter em;
+    proctree *tree;
     monitor_ctx ctx;
-    source     *sources[sizeof source_table / sizeof source_table[0]];
-    int         nsources;
-    int         sigfd;
-    sigset_t    orig_mask;
-    pid_t       root;
-    int         root_done;        /* main process reaped (run) or gone (attach) */
-    int         status;           /* wait status of the main process */
+    source *sources[sizeof source_table / sizeof source_table[0]];
+    int nsources;
+    int sigfd;
+    sigset_t orig_mask;
+    pid_t root;
+    int root_done; /* main process reaped (run) or gone (attach) */
+    int status;    /* wait status of the main process */
     struct rusage root_ru;
-    double      start_ts, end_ts, start_mono;
+    double start_ts, end_ts, start_mono;
     tree_sample last;
-    mset        sample_set;       /* the last sample in the metric model */
-    uint64_t    nsamples;
-    char       *cmd, *cwd, *user, *exe;
-    double      proc_start;       /* epoch seconds the main process started (JoReMon's ClockTime) */
-    int         stop_signal;      /* attach: interrupted by this signal */
+    mset sample_set; /* the last sample in the metric model */
+    uint64_t nsamples;
+    char *cmd, *cwd, *user, *exe;
+    double proc_start; /* epoch seconds the main process started (JoReMon's ClockTime) */
+    int stop_signal;   /* attach: interrupted by this signal */
     /* limits */
-    char        kill_reason[128];
-    double      kill_deadline;    /* monotonic; 0 = none */
-    int         killed_hard;
-    int         summary_fd;
-    jbuf        evbuf;
-    log_once    sample_error;     /* sampling failures, reported once */
-    char       *default_path;     /* JOB_ID.jsonl when no output was given */
-    int         flush_abort;      /* a signal ended the end-of-job flush (sink_options) */
+    char kill_reason[128];
+    double kill_deadline; /* monotonic; 0 = none */
+    int killed_hard;
+    int summary_fd;
+    jbuf evbuf;
+    log_once sample_error; /* sampling failures, reported once */
+    char *default_path;    /* JOB_ID.jsonl when no output was given */
+    int flush_abort;       /* a signal ended the end-of-job flush (sink_options) */
     /* --sampler auto (sampler.c) */
-    int         bpf_pending;      /* may still switch from procfs to BPF */
-    uint64_t    bpf_payback_ns;
-    double      sampler_switch_ts;
-    int         bpf_trial;        /* switched: measuring whether BPF is cheaper */
+    int bpf_pending; /* may still switch from procfs to BPF */
+    uint64_t bpf_payback_ns;
+    double sampler_switch_ts;
+    int bpf_trial; /* switched: measuring whether BPF is cheaper */
     sampler_cost cost_procfs, cost_bpf;
-    double      sampler_revert_ts;
+    double sampler_revert_ts;
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -173,7 +173,8 @@ static int open_outputs(monitor *m, char **default_path)
         char err[512];
         sink *s = sink_open(serve_url, &o->sink, err, sizeof err);
         if (s) emitter_add_sink(&m->em, s);
-        if (o->sink.verbose) fprintf(stderr, "jobscope: streaming to the local server (%s)\n", serve_url + 16);
+        if (o->sink.verbose)
+            fprintf(stderr, "jobscope: streaming to the local server (%s)\n", serve_url + 16);
     }
     if (o->summary_path) {
         m->summary_fd = open(o->summary_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -238,10 +239,16 @@ static void refresh_exe(monitor *m)
     buf[n] = 0;
     if (m->exe && !strcmp(m->exe, buf)) return;
     char *e = strdup(buf), *c = hostinfo_cmdline(m->root);
-    if (!e) { free(c); return; }
+    if (!e) {
+        free(c);
+        return;
+    }
     free(m->exe);
     m->exe = e;
-    if (c) { free(m->cmd); m->cmd = c; }
+    if (c) {
+        free(m->cmd);
+        m->cmd = c;
+    }
 }
 
 /* When PID started, in epoch seconds: stat's starttime counts clock ticks
@@ -289,7 +296,8 @@ static void maybe_revert_sampler(monitor *m)
     int v = monitor_sampler_verdict(&m->cost_procfs, &m->cost_bpf);
     if (v < 0) return;
     m->bpf_trial = 0;
-    double bpf_us = monitor_sampler_cost_us(&m->cost_bpf), procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
+    double bpf_us = monitor_sampler_cost_us(&m->cost_bpf),
+           procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
     if (v == 1) {
         js_log(m->opt.verbose, NULL, "sampler: keeping bpf: %.2f us a process-sample against %.2f",
                bpf_us, procfs_us);
@@ -396,8 +404,10 @@ static void emit_record(monitor *m)
         json_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
     }
     if (!m->opt.attach) {
-        if (WIFEXITED(m->status)) json_i64(b, "exit_code", WEXITSTATUS(m->status));
-        else json_null(b, "exit_code");
+        if (WIFEXITED(m->status))
+            json_i64(b, "exit_code", WEXITSTATUS(m->status));
+        else
+            json_null(b, "exit_code");
         if (WIFSIGNALED(m->status)) {
             json_i64(b, "signal", WTERMSIG(m->status));
             const char *abbrev = sigabbrev_np(WTERMSIG(m->status));
@@ -458,7 +468,7 @@ static void emit_record(monitor *m)
 
 static void human_size(char *out, size_t n, double bytes)
 {
-    static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int i = 0;
     while (bytes >= 1024 && i < 4) bytes /= 1024, i++;
     snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
@@ -474,19 +484,21 @@ static void print_summary(const monitor *m, const char *events_path)
     human_size(rss, sizeof rss, s->peak_rss_kb.value * 1024);
     human_size(rd, sizeof rd, (double)s->c.read_bytes);
     human_size(wr, sizeof wr, (double)s->c.write_bytes);
-    if (m->opt.attach) snprintf(how, sizeof how, "ended");
+    if (m->opt.attach)
+        snprintf(how, sizeof how, "ended");
     else if (WIFSIGNALED(m->status))
         snprintf(how, sizeof how, "killed by SIG%s%s", sigabbrev_np(WTERMSIG(m->status)) ?: "?",
                  m->kill_reason[0] ? " (limit)" : "");
-    else snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(m->status));
+    else
+        snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(m->status));
     fprintf(stderr,
             "jobscope: %s %s after %.2f s\n"
             "jobscope:   CPU %.2f s user+sys, efficiency %.0f%% of %d core%s\n"
             "jobscope:   peak memory %s RSS, at most %u process%s at once, %llu seen\n"
             "jobscope:   disk read %s, written %s\n",
             m->opt.attach ? "process" : "job", how, dur, cpu,
-            dur > 0 ? 100.0 * cpu / (dur * cores) : 0.0, cores, cores > 1 ? "s" : "",
-            rss, (unsigned)s->peak_procs.value, s->peak_procs.value == 1 ? "" : "es",
+            dur > 0 ? 100.0 * cpu / (dur * cores) : 0.0, cores, cores > 1 ? "s" : "", rss,
+            (unsigned)s->peak_procs.value, s->peak_procs.value == 1 ? "" : "es",
             (unsigned long long)s->total_procs, rd, wr);
     if (events_path) fprintf(stderr, "jobscope:   events in %s\n", events_path);
 }
@@ -508,7 +520,10 @@ static void reap_children(monitor *m)
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
             ssize_t n = read(fd, buf, sizeof buf - 1);
-            if (n > 0) { buf[n] = 0; have_io = procread_io(buf, (size_t)n, &io) == 0; }
+            if (n > 0) {
+                buf[n] = 0;
+                have_io = procread_io(buf, (size_t)n, &io) == 0;
+            }
             close(fd);
         }
         int status;
@@ -528,8 +543,11 @@ static void reap_children(monitor *m)
 static void handle_signal(monitor *m, const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
-    if (sig == SIGCHLD) { if (!m->opt.attach) reap_children(m); return; }
-    if (m->opt.attach) {                 /* attach: a signal ends the watch */
+    if (sig == SIGCHLD) {
+        if (!m->opt.attach) reap_children(m);
+        return;
+    }
+    if (m->opt.attach) { /* attach: a signal ends the watch */
         m->stop_signal = sig;
         return;
     }
@@ -559,7 +577,7 @@ static void default_signals(sigset_t *set)
     for (int sig = 1; sig < SIGRTMIN; sig++) {
         struct sigaction sa;
         if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) continue;
-        if (sigaddset(set, sig) != 0)          /* internal to glibc: set the bit itself */
+        if (sigaddset(set, sig) != 0) /* internal to glibc: set the bit itself */
             ((unsigned long *)set)[(sig - 1) / (8 * sizeof(unsigned long))] |=
                 1UL << ((sig - 1) % (8 * sizeof(unsigned long)));
     }
@@ -585,7 +603,8 @@ static int spawn_job(monitor *m)
     sigaddset(&dflt, SIGPIPE);
     /* the mask back as it was; dispositions as a shell gives them (above) */
     posix_spawnattr_setsigmask(&attr, &m->orig_mask);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_USEVFORK);
+    posix_spawnattr_setflags(&attr,
+                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_USEVFORK);
     /* custom metrics: JOBSCOPE_SOCKET in the job's environment and, with
      * --scan-output, pipes on its stdout/stderr; both unchanged otherwise */
     posix_spawn_file_actions_t fa;
@@ -650,14 +669,14 @@ static void loop(monitor *m)
                 m->root_done = 1;
                 m->end_ts = now_epoch();
             }
-            while (next <= now) next += interval;     /* skip missed ticks */
+            while (next <= now) next += interval; /* skip missed ticks */
             if (tree_finished(m) || m->stop_signal) break;
         }
         double wait = next - now_mono();
         if (m->kill_deadline > 0 && !m->killed_hard && m->kill_deadline - now_mono() < wait)
             wait = m->kill_deadline - now_mono();
         int timeout = wait > 0 ? (int)(wait * 1000.0 + 0.999) : 0;
-        struct pollfd pfd = { m->sigfd, POLLIN, 0 };
+        struct pollfd pfd = {m->sigfd, POLLIN, 0};
         int r = poll(&pfd, 1, timeout);
         if (r > 0) {
             struct signalfd_siginfo si[8];
@@ -673,13 +692,17 @@ static void loop(monitor *m)
 monitor *monitor_new(const monitor_config *cfg)
 {
     monitor *m = calloc(1, sizeof *m);
-    if (!m) { error_exit("out of memory"); return NULL; }
+    if (!m) {
+        error_exit("out of memory");
+        return NULL;
+    }
     m->opt = *cfg;
     m->summary_fd = -1;
     m->sigfd = -1;
 
     annotations ann;
-    if (annotations_init(&ann, m->opt.job_id, m->opt.tags, m->opt.ntags, m->opt.null_missing) != 0) {
+    if (annotations_init(&ann, m->opt.job_id, m->opt.tags, m->opt.ntags, m->opt.null_missing) !=
+        0) {
         error_exit("out of memory");
         free(m);
         return NULL;
@@ -713,7 +736,10 @@ monitor *monitor_new(const monitor_config *cfg)
 static void monitor_free(monitor *m)
 {
     jbuf_free(&m->evbuf);
-    free(m->cmd); free(m->cwd); free(m->user); free(m->exe);
+    free(m->cmd);
+    free(m->cwd);
+    free(m->user);
+    free(m->exe);
     free(m->default_path);
     if (m->sigfd >= 0) close(m->sigfd);
     free(m);
@@ -730,7 +756,7 @@ int monitor_run(monitor *m)
     for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
         sigaddset(&mask, forwarded_signals[i]);
     sigaddset(&mask, SIGCHLD);
-    sigaddset(&mask, SIGPIPE);                /* a closed output is an error, not death */
+    sigaddset(&mask, SIGPIPE); /* a closed output is an error, not death */
     pthread_sigmask(SIG_BLOCK, &mask, &m->orig_mask);
     sigdelset(&mask, SIGPIPE);
     m->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -746,7 +772,8 @@ int monitor_run(monitor *m)
     m->ctx.request_kill = monitor_request_kill;
     m->ctx.monitor = m;
     for (size_t i = 0; source_table[i].ops; i++) {
-        source *s = source_table[i].ops->open(&m->ctx, (const char *)&m->opt + source_table[i].config);
+        source *s =
+            source_table[i].ops->open(&m->ctx, (const char *)&m->opt + source_table[i].config);
         if (s) m->sources[m->nsources++] = s;
     }
 
@@ -774,7 +801,7 @@ int monitor_run(monitor *m)
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         rc = spawn_job(m);
     }
-    if (rc != 0) {                       /* no job runs: undo what was opened */
+    if (rc != 0) { /* no job runs: undo what was opened */
         if (reader.close) reader.close(reader.ctx);
         for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
         emitter_close(&m->em, 0);
@@ -795,7 +822,10 @@ int monitor_run(monitor *m)
         char path[48], buf[4096];
         snprintf(path, sizeof path, "/proc/%d/exe", (int)m->root);
         ssize_t n = readlink(path, buf, sizeof buf - 1);
-        if (n > 0) { buf[n] = 0; m->exe = strdup(buf); }
+        if (n > 0) {
+            buf[n] = 0;
+            m->exe = strdup(buf);
+        }
         m->proc_start = process_start_epoch(m->root);
         struct stat st;
         snprintf(path, sizeof path, "/proc/%d", (int)m->root);
@@ -810,11 +840,13 @@ int monitor_run(monitor *m)
     if (!attach) reap_children(m);
     loop(m);
 
-    if (!attach && !m->root_done) {        /* unreachable in practice: be safe */
+    if (!attach && !m->root_done) { /* unreachable in practice: be safe */
         int status;
         struct rusage ru;
         if (wait4(m->root, &status, 0, &ru) == m->root) {
-            m->status = status; m->root_ru = ru; m->root_done = 1;
+            m->status = status;
+            m->root_ru = ru;
+            m->root_done = 1;
         }
     }
     if (!attach) reap_children(m);
@@ -825,8 +857,7 @@ int monitor_run(monitor *m)
         if (m->sources[i]->ops->stop) m->sources[i]->ops->stop(m->sources[i], &m->ctx);
     emit_record(m);
     int status = exit_status(m);
-    if (!m->opt.quiet && isatty(STDERR_FILENO))
-        print_summary(m, m->default_path);
+    if (!m->opt.quiet && isatty(STDERR_FILENO)) print_summary(m, m->default_path);
     for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
     emitter_close(&m->em, m->opt.flush_timeout);
     proctree_free(m->tree);

@@ -26,30 +26,30 @@
 #define MONITOR_MAX_OUTPUTS 16
 
 typedef struct monitor_config {
-    int     attach;               /* 0: run, 1: attach */
-    pid_t   pid;                  /* attach: the pid to watch */
-    char  **argv;                 /* run: the command and its arguments */
-    double  interval;             /* seconds */
-    const char *outputs[MONITOR_MAX_OUTPUTS];   /* none: JOB_ID.jsonl */
-    int     noutputs;
-    sink_options sink;            /* passed to every sink */
-    const char *job_id;           /* NULL: from the environment */
-    char *const *tags;            /* "KEY=VALUE" */
-    int     ntags;
+    int attach;                               /* 0: run, 1: attach */
+    pid_t pid;                                /* attach: the pid to watch */
+    char **argv;                              /* run: the command and its arguments */
+    double interval;                          /* seconds */
+    const char *outputs[MONITOR_MAX_OUTPUTS]; /* none: JOB_ID.jsonl */
+    int noutputs;
+    sink_options sink;  /* passed to every sink */
+    const char *job_id; /* NULL: from the environment */
+    char *const *tags;  /* "KEY=VALUE" */
+    int ntags;
     const char *summary_path;
-    int     quiet, verbose;
-    int     wait_all;             /* run: wait for every descendant */
-    double  flush_timeout;        /* seconds, at the end */
-    double  kill_grace;           /* seconds between SIGTERM and SIGKILL */
-    int     online_off;           /* -m 0: no online samples (the record still comes) */
-    int     null_missing;         /* --null-missing: iowait null when not measured */
-    int     no_serve;             /* --no-serve: do not stream to a local jobscope serve */
-    const char *sampler;          /* "auto" or NULL, "bpf", "procfs" (sampler.c) */
+    int quiet, verbose;
+    int wait_all;         /* run: wait for every descendant */
+    double flush_timeout; /* seconds, at the end */
+    double kill_grace;    /* seconds between SIGTERM and SIGKILL */
+    int online_off;       /* -m 0: no online samples (the record still comes) */
+    int null_missing;     /* --null-missing: iowait null when not measured */
+    int no_serve;         /* --no-serve: do not stream to a local jobscope serve */
+    const char *sampler;  /* "auto" or NULL, "bpf", "procfs" (sampler.c) */
     /* each source's own config */
-    cgroup_config     cgroup;
-    limits_config     limits;
+    cgroup_config cgroup;
+    limits_config limits;
     gpu_source_config gpu;
-    metrics_config    metrics;
+    metrics_config metrics;
 } monitor_config;
 
 typedef struct monitor monitor;
@@ -58,7 +58,7 @@ typedef struct monitor monitor;
  * stderr when that fails.  cfg is copied; its strings must outlive m. */
 monitor *monitor_new(const monitor_config *cfg);
 /* Runs the job to its end; returns its exit status and frees m. */
-int      monitor_run(monitor *m);
+int monitor_run(monitor *m);
 
 /* The process-tree fields of a kickstart.inv.online event (pid ... brecv):
  * fills *set from s and appends its JSON members to b.  The golden-output

@@ -27,10 +27,11 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef int (*bpf_reader_fn)(pid_t root, pid_t anchor, const char *cgroup_dir,
-                             proctree_reader *out, char *err, size_t errlen);
+typedef int (*bpf_reader_fn)(pid_t root, pid_t anchor, const char *cgroup_dir, proctree_reader *out,
+                             char *err, size_t errlen);
 
-static int load_bpf(proctree_reader *out, pid_t root, pid_t anchor, const char *cgdir, char *err, size_t errlen)
+static int load_bpf(proctree_reader *out, pid_t root, pid_t anchor, const char *cgdir, char *err,
+                    size_t errlen)
 {
     char path[4096];
     if (!util_companion("jobscope-bpf.so", path, sizeof path)) {
@@ -48,16 +49,17 @@ static int load_bpf(proctree_reader *out, pid_t root, pid_t anchor, const char *
         dlclose(h);
         return -1;
     }
-    return 0;                         /* the plugin stays loaded for the reader */
+    return 0; /* the plugin stays loaded for the reader */
 }
 
-int monitor_sampler_bpf(proctree_reader *out, pid_t root, pid_t anchor,
-                        const char *cgroup_dir, char *err, size_t errlen)
+int monitor_sampler_bpf(proctree_reader *out, pid_t root, pid_t anchor, const char *cgroup_dir,
+                        char *err, size_t errlen)
 {
     err[0] = 0;
     memset(out, 0, sizeof *out);
     if (load_bpf(out, root, anchor, cgroup_dir, err, errlen) == 0) return 0;
-    if (cgroup_dir && load_bpf(out, root, anchor, NULL, err, errlen) == 0) return 0;   /* kernel < 6.7 */
+    if (cgroup_dir && load_bpf(out, root, anchor, NULL, err, errlen) == 0)
+        return 0; /* kernel < 6.7 */
     return -1;
 }
 
@@ -77,7 +79,7 @@ double monitor_sampler_payback(void)
 
 void monitor_sampler_cost_add(sampler_cost *c, uint64_t ns, uint32_t procs)
 {
-    if (c->seen++ == 0) {                     /* the first sample warms up */
+    if (c->seen++ == 0) { /* the first sample warms up */
         c->first_ns = ns;
         c->first_procs = procs ? procs : 1;
         return;
@@ -92,11 +94,14 @@ double monitor_sampler_cost_us(const sampler_cost *c)
     return c->first_procs ? (double)c->first_ns / 1e3 / (double)c->first_procs : 0;
 }
 
-uint64_t monitor_sampler_cost_total_ns(const sampler_cost *c) { return c->first_ns + c->ns; }
+uint64_t monitor_sampler_cost_total_ns(const sampler_cost *c)
+{
+    return c->first_ns + c->ns;
+}
 
 int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf)
 {
     if (bpf->seen < 6) return -1;
-    if (!procfs->seen) return 1;              /* nothing to compare with */
+    if (!procfs->seen) return 1; /* nothing to compare with */
     return monitor_sampler_cost_us(bpf) > monitor_sampler_cost_us(procfs) ? 0 : 1;
 }

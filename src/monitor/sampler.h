@@ -13,8 +13,8 @@
  * cgroup_dir, the job's own cgroup or NULL (then, and on kernels before
  * 6.7, every task of the host is walked with an ancestry filter).  0 with
  * *out ready for proctree_set_reader; -1 with a one-line reason in err. */
-int monitor_sampler_bpf(proctree_reader *out, pid_t root, pid_t anchor,
-                        const char *cgroup_dir, char *err, size_t errlen);
+int monitor_sampler_bpf(proctree_reader *out, pid_t root, pid_t anchor, const char *cgroup_dir,
+                        char *err, size_t errlen);
 /* 1 if auto may try BPF here: root, and the plugin was built. */
 int monitor_sampler_may_bpf(void);
 /* Seconds of procfs sampling CPU after which auto loads BPF (0.1, or

@@ -28,8 +28,16 @@ static char *read_small(const char *path, size_t *len)
     if (fd < 0) return NULL;
     size_t cap = 4096, n = 0;
     char *b = malloc(cap);
-    for (ssize_t r; b; ) {
-        if (n + 1 >= cap) { char *g = realloc(b, cap *= 2); if (!g) { free(b); b = NULL; break; } b = g; }
+    for (ssize_t r; b;) {
+        if (n + 1 >= cap) {
+            char *g = realloc(b, cap *= 2);
+            if (!g) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = g;
+        }
         r = read(fd, b + n, cap - n - 1);
         if (r <= 0) break;
         n += (size_t)r;
@@ -58,7 +66,10 @@ void hostinfo_write(jbuf *b)
             mlen = strcspn(m, "\n");
         }
     }
-    if (model) json_strn(b, "cpu_model", model, mlen); else json_null(b, "cpu_model");
+    if (model)
+        json_strn(b, "cpu_model", model, mlen);
+    else
+        json_null(b, "cpu_model");
     free(cpuinfo);
     json_i64(b, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
     json_i64(b, "cpus_available", hostinfo_cpus_available());
@@ -74,19 +85,28 @@ void hostinfo_write(jbuf *b)
 
 void hostinfo_rlimits(jbuf *b)
 {
-    static const struct { const char *name; int res; } lim[] = {
-        { "as", RLIMIT_AS }, { "core", RLIMIT_CORE }, { "cpu", RLIMIT_CPU },
-        { "data", RLIMIT_DATA }, { "fsize", RLIMIT_FSIZE }, { "memlock", RLIMIT_MEMLOCK },
-        { "nofile", RLIMIT_NOFILE }, { "nproc", RLIMIT_NPROC }, { "rss", RLIMIT_RSS },
-        { "stack", RLIMIT_STACK },
+    static const struct {
+        const char *name;
+        int res;
+    } lim[] = {
+        {"as", RLIMIT_AS},         {"core", RLIMIT_CORE},   {"cpu", RLIMIT_CPU},
+        {"data", RLIMIT_DATA},     {"fsize", RLIMIT_FSIZE}, {"memlock", RLIMIT_MEMLOCK},
+        {"nofile", RLIMIT_NOFILE}, {"nproc", RLIMIT_NPROC}, {"rss", RLIMIT_RSS},
+        {"stack", RLIMIT_STACK},
     };
     json_obj_open(b, "rlimits");
     for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
         struct rlimit r;
         if (getrlimit(lim[i].res, &r) != 0) continue;
         json_obj_open(b, lim[i].name);
-        if (r.rlim_cur == RLIM_INFINITY) json_null(b, "soft"); else json_u64(b, "soft", r.rlim_cur);
-        if (r.rlim_max == RLIM_INFINITY) json_null(b, "hard"); else json_u64(b, "hard", r.rlim_max);
+        if (r.rlim_cur == RLIM_INFINITY)
+            json_null(b, "soft");
+        else
+            json_u64(b, "soft", r.rlim_cur);
+        if (r.rlim_max == RLIM_INFINITY)
+            json_null(b, "hard");
+        else
+            json_u64(b, "hard", r.rlim_max);
         json_obj_close(b);
     }
     json_obj_close(b);
@@ -100,7 +120,8 @@ char *hostinfo_cmdline(pid_t pid)
     char *s = read_small(path, &n);
     if (!s) return NULL;
     while (n > 0 && s[n - 1] == 0) n--;
-    for (size_t i = 0; i < n; i++) if (!s[i]) s[i] = ' ';
+    for (size_t i = 0; i < n; i++)
+        if (!s[i]) s[i] = ' ';
     s[n] = 0;
     return s;
 }

@@ -7,7 +7,7 @@
 #include "../event/json.h"
 
 /* CPUs this process may run on (affinity), at least 1. */
-int  hostinfo_cpus_available(void);
+int hostinfo_cpus_available(void);
 /* Adds the host/kernel/cpu/memory/user fields to an open event object. */
 void hostinfo_write(jbuf *b);
 /* Adds the rlimits as an object "rlimits" ("unlimited" -> null). */

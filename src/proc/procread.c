@@ -23,23 +23,35 @@ int procread_stat(const char *buf, size_t n, proc_stat *o)
 {
     const char *end = buf + n;
     const char *p = NULL;
-    for (const char *q = end; q > buf; q--)      /* comm may hold ')' and spaces */
-        if (q[-1] == ')') { p = q; break; }
+    for (const char *q = end; q > buf; q--) /* comm may hold ')' and spaces */
+        if (q[-1] == ')') {
+            p = q;
+            break;
+        }
     if (!p || p + 2 >= end) return -1;
-    p++;                                         /* the space */
+    p++; /* the space */
     memset(o, 0, sizeof *o);
-    o->state = *p;                               /* field 3 */
+    o->state = *p; /* field 3 */
     p = skip_field(p, end);
-    uint64_t f[40];                              /* fields 4..43 */
+    uint64_t f[40]; /* fields 4..43 */
     int i = 0;
     for (; i < 40 && p < end && *p != '\n'; i++) p = read_u64(p, end, &f[i]);
-    if (i < 21) return -1;                       /* need up to rss (field 24) */
+    if (i < 21) return -1; /* need up to rss (field 24) */
     for (; i < 40; i++) f[i] = 0;
-#define F(k) f[(k) - 4]
+#define F(k) f[(k)-4]
     o->ppid = (pid_t)F(4);
-    o->minflt = F(10); o->cminflt = F(11); o->majflt = F(12); o->cmajflt = F(13);
-    o->utime = F(14); o->stime = F(15); o->cutime = F(16); o->cstime = F(17);
-    o->num_threads = F(20); o->starttime = F(22); o->vsize = F(23); o->rss = F(24);
+    o->minflt = F(10);
+    o->cminflt = F(11);
+    o->majflt = F(12);
+    o->cmajflt = F(13);
+    o->utime = F(14);
+    o->stime = F(15);
+    o->cutime = F(16);
+    o->cstime = F(17);
+    o->num_threads = F(20);
+    o->starttime = F(22);
+    o->vsize = F(23);
+    o->rss = F(24);
     o->blkio_ticks = F(42);
 #undef F
     return 0;
@@ -47,8 +59,13 @@ int procread_stat(const char *buf, size_t n, proc_stat *o)
 
 int procread_io(const char *buf, size_t n, proc_io *o)
 {
-    uint64_t *dst[] = { &o->rchar, &o->wchar, &o->syscr, &o->syscw, &o->read_bytes,
-                        &o->write_bytes, &o->cancelled_write_bytes };
+    uint64_t *dst[] = {&o->rchar,
+                       &o->wchar,
+                       &o->syscr,
+                       &o->syscw,
+                       &o->read_bytes,
+                       &o->write_bytes,
+                       &o->cancelled_write_bytes};
     const char *p = buf, *end = buf + n;
     memset(o, 0, sizeof *o);
     size_t k = 0;
@@ -76,10 +93,18 @@ static uint64_t line_u64(const char *p, const char *end)
 
 int procread_status(const char *buf, size_t n, proc_status *o)
 {
-    static const struct { const char *key; size_t len; int idx; } keys[] = {
-        { "VmSize:", 7, 0 }, { "VmRSS:", 6, 1 }, { "VmSwap:", 7, 2 }, { "VmHWM:", 6, 3 },
-        { "voluntary_ctxt_switches:", 24, 4 }, { "nonvoluntary_ctxt_switches:", 27, 5 },
-        { "Uid:", 4, 6 },
+    static const struct {
+        const char *key;
+        size_t len;
+        int idx;
+    } keys[] = {
+        {"VmSize:", 7, 0},
+        {"VmRSS:", 6, 1},
+        {"VmSwap:", 7, 2},
+        {"VmHWM:", 6, 3},
+        {"voluntary_ctxt_switches:", 24, 4},
+        {"nonvoluntary_ctxt_switches:", 27, 5},
+        {"Uid:", 4, 6},
     };
     const char *p = buf, *end = buf + n;
     int found = 0;
@@ -91,13 +116,27 @@ int procread_status(const char *buf, size_t n, proc_status *o)
             if ((size_t)(le - p) > keys[i].len && !memcmp(p, keys[i].key, keys[i].len)) {
                 uint64_t v = line_u64(p + keys[i].len, le);
                 switch (keys[i].idx) {
-                case 0: o->vmsize_kb = v; break;
-                case 1: o->vmrss_kb = v; break;
-                case 2: o->vmswap_kb = v; break;
-                case 3: o->vmhwm_kb = v; break;
-                case 4: o->nvcsw = v; break;
-                case 5: o->nivcsw = v; break;
-                case 6: o->uid = (uint32_t)v; break;
+                case 0:
+                    o->vmsize_kb = v;
+                    break;
+                case 1:
+                    o->vmrss_kb = v;
+                    break;
+                case 2:
+                    o->vmswap_kb = v;
+                    break;
+                case 3:
+                    o->vmhwm_kb = v;
+                    break;
+                case 4:
+                    o->nvcsw = v;
+                    break;
+                case 5:
+                    o->nivcsw = v;
+                    break;
+                case 6:
+                    o->uid = (uint32_t)v;
+                    break;
                 }
                 found++;
                 break;

@@ -9,14 +9,14 @@
 #include <sys/types.h>
 
 typedef struct proc_stat {
-    pid_t    ppid;
-    char     state;
+    pid_t ppid;
+    char state;
     uint64_t minflt, cminflt, majflt, cmajflt;
-    uint64_t utime, stime, cutime, cstime;      /* clock ticks */
-    uint64_t num_threads, starttime;            /* starttime: ticks after boot */
-    uint64_t vsize;                             /* bytes */
-    uint64_t rss;                               /* pages */
-    uint64_t blkio_ticks;                       /* delayacct_blkio_ticks */
+    uint64_t utime, stime, cutime, cstime; /* clock ticks */
+    uint64_t num_threads, starttime;       /* starttime: ticks after boot */
+    uint64_t vsize;                        /* bytes */
+    uint64_t rss;                          /* pages */
+    uint64_t blkio_ticks;                  /* delayacct_blkio_ticks */
 } proc_stat;
 
 typedef struct proc_io {
@@ -33,13 +33,13 @@ typedef struct proc_status {
 /* One process as a one-pass reader of the whole tree (the BPF sampler,
  * src/bpf) hands it over: the figures the three files above would show. */
 typedef struct proc_snap {
-    pid_t       pid;
-    proc_stat   st;          /* as /proc/PID/stat: ticks, pages, bytes */
-    proc_io     io;          /* as /proc/PID/io (dead threads and reaped children included) */
-    proc_status ps;          /* kB; nvcsw/nivcsw of every thread, dead ones included */
-    uint64_t    cpu_ns;      /* own CPU of live and dead threads, ns (sum_exec_runtime) */
-    uint32_t    nthreads_seen;
-    char        comm[16];
+    pid_t pid;
+    proc_stat st;    /* as /proc/PID/stat: ticks, pages, bytes */
+    proc_io io;      /* as /proc/PID/io (dead threads and reaped children included) */
+    proc_status ps;  /* kB; nvcsw/nivcsw of every thread, dead ones included */
+    uint64_t cpu_ns; /* own CPU of live and dead threads, ns (sum_exec_runtime) */
+    uint32_t nthreads_seen;
+    char comm[16];
 } proc_snap;
 
 int procread_stat(const char *buf, size_t n, proc_stat *out);

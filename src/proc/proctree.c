@@ -25,99 +25,106 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NO_FD (-1)
-#define FD_UNAVAILABLE (-2)     /* cannot be opened (EACCES): don't retry */
+#define NO_FD          (-1)
+#define FD_UNAVAILABLE (-2) /* cannot be opened (EACCES): don't retry */
 
-typedef struct thr { pid_t tid; int fd, fd_sched; } thr;   /* children, schedstat */
+typedef struct thr {
+    pid_t tid;
+    int fd, fd_sched;
+} thr; /* children, schedstat */
 
 typedef struct proc {
-    pid_t    pid, ppid;
-    int      fd_stat, fd_io, fd_status;
-    uint32_t gen;               /* last sample this record was read alive */
-    uint32_t snap_gen;          /* last sample the reader filled it */
-    uint8_t  reaped;            /* jobscope reaped it: carry already done */
-    uint8_t  have_io, have_status, read_ok, folded;
+    pid_t pid, ppid;
+    int fd_stat, fd_io, fd_status;
+    uint32_t gen;      /* last sample this record was read alive */
+    uint32_t snap_gen; /* last sample the reader filled it */
+    uint8_t reaped;    /* jobscope reaped it: carry already done */
+    uint8_t have_io, have_status, read_ok, folded;
     uint64_t starttime;
     /* last values read: inclusive of reaped descendants */
-    uint64_t cpu_u, cpu_s;      /* ticks: utime+cutime, stime+cstime */
+    uint64_t cpu_u, cpu_s; /* ticks: utime+cutime, stime+cstime */
     uint64_t minflt, majflt;
-    proc_io  io;
+    proc_io io;
     /* self only */
-    uint64_t blkio;             /* ticks */
+    uint64_t blkio; /* ticks */
     uint64_t nvcsw, nivcsw;
     uint64_t rss_pages, vsize, swap_kb, hwm_kb;
     uint32_t nthreads;
     uint32_t status_phase;
     /* children mode */
-    thr     *thr;
-    int      nthr, cap_thr;
-    uint32_t thr_count;         /* num_threads when thr[] was listed */
+    thr *thr;
+    int nthr, cap_thr;
+    uint32_t thr_count; /* num_threads when thr[] was listed */
     /* high resolution (interval < 0.1 s): own CPU in ns from schedstat */
-    int      fd_sched;
-    uint64_t self_ticks;        /* utime+stime, own threads only */
-    uint64_t cpu_ns;            /* from the reader: own CPU in ns (0: unknown) */
+    int fd_sched;
+    uint64_t self_ticks; /* utime+stime, own threads only */
+    uint64_t cpu_ns;     /* from the reader: own CPU in ns (0: unknown) */
 } proc;
 
 /* open-addressing hash: pid -> index+1 into procs[] (0 = empty) */
-typedef struct pidmap { pid_t *keys; int *vals; size_t cap, used; } pidmap;
+typedef struct pidmap {
+    pid_t *keys;
+    int *vals;
+    size_t cap, used;
+} pidmap;
 
 struct proctree {
-    char    proc[200];          /* the proc filesystem: "/proc", or a fixture */
+    char proc[200]; /* the proc filesystem: "/proc", or a fixture */
     enum proctree_mode mode;
-    pid_t   root, self;
-    double  interval;
-    int     children_mode;      /* 1: /proc/PID/task/TID/children, 0: scan /proc */
-    int     hires;              /* refine CPU percent with schedstat (ns) */
-    long    ticks, pagesize_kb;
-    int     ncpus;              /* CPUs the job may use (affinity) */
+    pid_t root, self;
+    double interval;
+    int children_mode; /* 1: /proc/PID/task/TID/children, 0: scan /proc */
+    int hires;         /* refine CPU percent with schedstat (ns) */
+    long ticks, pagesize_kb;
+    int ncpus; /* CPUs the job may use (affinity) */
     uint32_t gen;
     uint32_t status_every;
-    int     full_next;
+    int full_next;
     /* discovery_due: skip the walk while nothing was created */
-    int     fd_loadavg;
-    long    walk_last_pid;          /* loadavg's last pid at the last look; -1 unknown */
-    int     member_gone;            /* a member vanished or became a zombie */
-    int     prev_from_reader;       /* the last sample came from the reader */
+    int fd_loadavg;
+    long walk_last_pid;   /* loadavg's last pid at the last look; -1 unknown */
+    int member_gone;      /* a member vanished or became a zombie */
+    int prev_from_reader; /* the last sample came from the reader */
 
-    proc   *procs;
-    int     nprocs, cap;
-    int    *free_list;          /* indices of unused slots */
-    int     nfree;
-    pidmap  map;
+    proc *procs;
+    int nprocs, cap;
+    int *free_list; /* indices of unused slots */
+    int nfree;
+    pidmap map;
 
     /* scan mode: pids known NOT to be in the tree, keyed by (pid, inode) */
-    pidmap  outside;            /* vals: low bits of inode */
-    DIR    *procdir;
+    pidmap outside; /* vals: low bits of inode */
+    DIR *procdir;
 
     /* self children files (run mode, children mode) */
-    thr    *self_thr;
-    int     nself_thr;
+    thr *self_thr;
+    int nself_thr;
 
-    pid_t  *found;              /* children read from one process's files */
-    int     nfound, cap_found;
+    pid_t *found; /* children read from one process's files */
+    int nfound, cap_found;
 
-    int    *queue;              /* BFS order */
-    int     nqueue, cap_queue;
+    int *queue; /* BFS order */
+    int nqueue, cap_queue;
 
-    tree_counters carry;        /* left the tree, not folded into a live member */
-    tree_counters last;         /* last reported (for clamping) */
+    tree_counters carry; /* left the tree, not folded into a live member */
+    tree_counters last;  /* last reported (for clamping) */
     uint64_t carry_blkio_ticks;
     uint64_t hwm_kb;
     uint64_t total_procs;
-    double  last_ts, last_cpu_s, start_ts;
-    int     have_last;
-    tree_sample peaks;          /* only the peak fields are used */
-    int     delayacct;
+    double last_ts, last_cpu_s, start_ts;
+    int have_last;
+    tree_sample peaks; /* only the peak fields are used */
+    int delayacct;
 
-    proctree_reader reader;     /* one-pass reader (BPF), or read == NULL */
+    proctree_reader reader; /* one-pass reader (BPF), or read == NULL */
     uint64_t reader_fallbacks;
-    pidmap  awaiting;           /* vanished children of ours not reaped yet */
+    pidmap awaiting; /* vanished children of ours not reaped yet */
 
-    pthread_mutex_t lock;       /* guards members[] */
-    pid_t  *members;
-    int     nmembers, cap_members;
+    pthread_mutex_t lock; /* guards members[] */
+    pid_t *members;
+    int nmembers, cap_members;
 
-    char    buf[8192];
+    char buf[8192];
 };
 
 /* ---- pid map ----------------------------------------------------------- */
@@ -142,8 +149,16 @@ static void pm_put(pidmap *m, pid_t pid, int val)
 {
     if ((m->used + 1) * 2 > m->cap && pm_grow(m) != 0) return;
     for (size_t i = pm_slot(m, pid);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == pid) { m->vals[i] = val; return; }
-        if (m->keys[i] == 0) { m->keys[i] = pid; m->vals[i] = val; m->used++; return; }
+        if (m->keys[i] == pid) {
+            m->vals[i] = val;
+            return;
+        }
+        if (m->keys[i] == 0) {
+            m->keys[i] = pid;
+            m->vals[i] = val;
+            m->used++;
+            return;
+        }
     }
 }
 
@@ -170,8 +185,12 @@ static void pm_del(pidmap *m, pid_t pid)
 static int pm_grow(pidmap *m)
 {
     size_t ncap = m->cap ? m->cap * 2 : 64;
-    pidmap n = { calloc(ncap, sizeof(pid_t)), calloc(ncap, sizeof(int)), ncap, 0 };
-    if (!n.keys || !n.vals) { free(n.keys); free(n.vals); return -1; }
+    pidmap n = {calloc(ncap, sizeof(pid_t)), calloc(ncap, sizeof(int)), ncap, 0};
+    if (!n.keys || !n.vals) {
+        free(n.keys);
+        free(n.vals);
+        return -1;
+    }
     for (size_t i = 0; i < m->cap; i++)
         if (m->keys[i]) pm_put(&n, m->keys[i], m->vals[i]);
     free(m->keys);
@@ -180,16 +199,24 @@ static int pm_grow(pidmap *m)
     return 0;
 }
 
-static void pm_free(pidmap *m) { free(m->keys); free(m->vals); memset(m, 0, sizeof *m); }
+static void pm_free(pidmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
 
 /* ---- reading ----------------------------------------------------------- */
 
 static int open_proc_file(const proctree *t, pid_t pid, pid_t tid, const char *name)
 {
     char path[280];
-    if (!pid) snprintf(path, sizeof path, "%s/%s", t->proc, name);      /* not per process */
-    else if (tid) snprintf(path, sizeof path, "%s/%d/task/%d/%s", t->proc, (int)pid, (int)tid, name);
-    else snprintf(path, sizeof path, "%s/%d/%s", t->proc, (int)pid, name);
+    if (!pid)
+        snprintf(path, sizeof path, "%s/%s", t->proc, name); /* not per process */
+    else if (tid)
+        snprintf(path, sizeof path, "%s/%d/task/%d/%s", t->proc, (int)pid, (int)tid, name);
+    else
+        snprintf(path, sizeof path, "%s/%d/%s", t->proc, (int)pid, name);
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
@@ -215,10 +242,14 @@ static ssize_t read_at(const proctree *t, int *fd, pid_t pid, pid_t tid, const c
             *fd = FD_UNAVAILABLE;
             return -1;
         }
-        if (open_fds < fd_budget) { *fd = f; open_fds++; }
+        if (open_fds < fd_budget) {
+            *fd = f;
+            open_fds++;
+        }
     }
     ssize_t n;
-    do n = pread(f, buf, cap - 1, off); while (n < 0 && errno == EINTR);
+    do n = pread(f, buf, cap - 1, off);
+    while (n < 0 && errno == EINTR);
     if (*fd != f) close(f);
     if (n < 0) return errno == ESRCH || errno == ENOENT ? GONE : -1;
     buf[n] = 0;
@@ -230,8 +261,7 @@ static ssize_t read_at(const proctree *t, int *fd, pid_t pid, pid_t tid, const c
  * long (or filled the buffer) may have more behind it.  Pids are never split
  * because we continue from the end of the last whole pid.  Returns GONE if
  * the thread has exited. */
-static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid,
-                              void (*fn)(void *, pid_t))
+static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid, void (*fn)(void *, pid_t))
 {
     off_t off = 0;
     for (;;) {
@@ -240,7 +270,7 @@ static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid,
         if (r <= 0) return 0;
         size_t use = (size_t)r;
         int more = r >= 4096 - 24 || r == (ssize_t)sizeof t->buf - 1;
-        if (more) {                                   /* stop at the last space */
+        if (more) { /* stop at the last space */
             while (use > 0 && t->buf[use - 1] != ' ') use--;
             if (use == 0) return 0;
         }
@@ -252,7 +282,10 @@ static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid,
 
 static void close_fd(int *fd)
 {
-    if (*fd >= 0) { close(*fd); open_fds--; }
+    if (*fd >= 0) {
+        close(*fd);
+        open_fds--;
+    }
     *fd = NO_FD;
 }
 
@@ -274,7 +307,11 @@ static proc *proc_add(proctree *t, pid_t pid)
             int ncap = t->cap ? t->cap * 2 : 64;
             proc *np = realloc(t->procs, sizeof *np * (size_t)ncap);
             int *nf = realloc(t->free_list, sizeof *nf * (size_t)ncap);
-            if (!np || !nf) { if (np) t->procs = np; if (nf) t->free_list = nf; return NULL; }
+            if (!np || !nf) {
+                if (np) t->procs = np;
+                if (nf) t->free_list = nf;
+                return NULL;
+            }
             t->procs = np;
             t->free_list = nf;
             t->cap = ncap;
@@ -285,7 +322,7 @@ static proc *proc_add(proctree *t, pid_t pid)
     memset(p, 0, sizeof *p);
     p->pid = pid;
     p->fd_stat = p->fd_io = p->fd_status = p->fd_sched = NO_FD;
-    p->status_phase = (uint32_t)pid;      /* staggers status reads across samples */
+    p->status_phase = (uint32_t)pid; /* staggers status reads across samples */
     pm_put(&t->map, pid, idx + 1);
     t->total_procs++;
     return p;
@@ -297,7 +334,10 @@ static void proc_remove(proctree *t, proc *p)
     close_fd(&p->fd_io);
     close_fd(&p->fd_status);
     close_fd(&p->fd_sched);
-    for (int i = 0; i < p->nthr; i++) { close_fd(&p->thr[i].fd); close_fd(&p->thr[i].fd_sched); }
+    for (int i = 0; i < p->nthr; i++) {
+        close_fd(&p->thr[i].fd);
+        close_fd(&p->thr[i].fd_sched);
+    }
     free(p->thr);
     pm_del(&t->map, p->pid);
     p->pid = 0;
@@ -371,7 +411,7 @@ static void child_found(void *arg, pid_t pid)
     proc *p = proc_get(t, pid);
     if (!p) p = proc_add(t, pid);
     if (p && p->gen != t->gen) {
-        p->gen = t->gen;               /* queued this round */
+        p->gen = t->gen; /* queued this round */
         queue_push(t, (int)(p - t->procs));
     }
 }
@@ -423,7 +463,10 @@ static void thr_relist(const proctree *t, pid_t pid, thr **tv, int *n, int *cap)
         nn++;
     }
     closedir(d);
-    for (int i = 0; i < nold; i++) { close_fd(&old[i].fd); close_fd(&old[i].fd_sched); }
+    for (int i = 0; i < nold; i++) {
+        close_fd(&old[i].fd);
+        close_fd(&old[i].fd_sched);
+    }
     free(old);
     *tv = nv;
     *n = nn;
@@ -432,8 +475,8 @@ static void thr_relist(const proctree *t, pid_t pid, thr **tv, int *n, int *cap)
 
 /* Reads every thread's children file; relists threads when their number
  * changed or one vanished. */
-static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap,
-                          uint32_t nthreads, uint32_t *listed)
+static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap, uint32_t nthreads,
+                          uint32_t *listed)
 {
     if (!*tv || *listed != nthreads) {
         thr_relist(t, pid, tv, n, cap);
@@ -466,8 +509,11 @@ static void scan_proc(proctree *t)
         pid_t pid = (pid_t)atoi(de->d_name);
         if (pid == t->self) continue;
         proc *p = proc_get(t, pid);
-        if (p) {                                    /* already a member */
-            if (p->gen != t->gen) { p->gen = t->gen; queue_push(t, (int)(p - t->procs)); }
+        if (p) { /* already a member */
+            if (p->gen != t->gen) {
+                p->gen = t->gen;
+                queue_push(t, (int)(p - t->procs));
+            }
             continue;
         }
         int ino = (int)(de->d_ino & 0x7fffffff) | 1;
@@ -479,8 +525,7 @@ static void scan_proc(proctree *t)
         proc_stat st;
         if (r <= 0 || procread_stat(t->buf, (size_t)r, &st) != 0) continue;
         proc *parent = proc_get(t, st.ppid);
-        int member = (parent && parent->pid) ||
-                     (t->mode == PROCTREE_RUN && st.ppid == t->self) ||
+        int member = (parent && parent->pid) || (t->mode == PROCTREE_RUN && st.ppid == t->self) ||
                      (pid == t->root);
         if (member) {
             child_found(t, pid);
@@ -490,13 +535,18 @@ static void scan_proc(proctree *t)
             cappend = cappend ? cappend * 2 : 64;
             pid_t *a = realloc(pend, sizeof *a * (size_t)cappend);
             pid_t *b = realloc(pend_pp, sizeof *b * (size_t)cappend);
-            if (!a || !b) { free(a ? a : pend); free(b ? b : pend_pp); return; }
-            pend = a; pend_pp = b;
+            if (!a || !b) {
+                free(a ? a : pend);
+                free(b ? b : pend_pp);
+                return;
+            }
+            pend = a;
+            pend_pp = b;
         }
         pend[npend] = pid;
-        pend_pp[npend] = (pid_t)ino;          /* remember inode; ppid stored below */
+        pend_pp[npend] = (pid_t)ino; /* remember inode; ppid stored below */
         npend++;
-        pm_put(&t->outside, pid, -(int)st.ppid);   /* provisional: negative = ppid */
+        pm_put(&t->outside, pid, -(int)st.ppid); /* provisional: negative = ppid */
     }
     /* resolve pids whose parent was itself new this round */
     for (int changed = 1; changed;) {
@@ -542,7 +592,8 @@ static uint64_t sched_ns(const proctree *t, int *fd, pid_t pid, pid_t tid)
     char b[128];
     ssize_t n = read_at(t, fd, pid, tid, "schedstat", b, sizeof b, 0);
     uint64_t v = 0;
-    for (ssize_t i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++) v = v * 10 + (uint64_t)(b[i] - '0');
+    for (ssize_t i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++)
+        v = v * 10 + (uint64_t)(b[i] - '0');
     return v;
 }
 
@@ -552,9 +603,11 @@ static uint64_t sched_ns(const proctree *t, int *fd, pid_t pid, pid_t tid)
 static uint64_t proc_self_ns(const proctree *t, proc *p, uint64_t tick_ns)
 {
     uint64_t ticks_ns = p->self_ticks * tick_ns, ns = 0;
-    if (p->nthreads <= 1) ns = sched_ns(t, &p->fd_sched, p->pid, 0);
+    if (p->nthreads <= 1)
+        ns = sched_ns(t, &p->fd_sched, p->pid, 0);
     else if (p->thr && (uint32_t)p->nthr == p->nthreads)
-        for (int i = 0; i < p->nthr; i++) ns += sched_ns(t, &p->thr[i].fd_sched, p->pid, p->thr[i].tid);
+        for (int i = 0; i < p->nthr; i++)
+            ns += sched_ns(t, &p->thr[i].fd_sched, p->pid, p->thr[i].tid);
     return ns > ticks_ns ? ns : ticks_ns;
 }
 
@@ -588,8 +641,8 @@ static int read_member(proctree *t, proc *p, int want_status)
     ssize_t n = read_at(t, &p->fd_stat, p->pid, 0, "stat", t->buf, sizeof t->buf, 0);
     proc_stat st;
     if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
-    if (p->read_ok && st.starttime != p->starttime) return 0;    /* pid reused */
-    if (st.state == 'Z' || st.state == 'X') t->member_gone = 1;  /* orphans moved on */
+    if (p->read_ok && st.starttime != p->starttime) return 0;   /* pid reused */
+    if (st.state == 'Z' || st.state == 'X') t->member_gone = 1; /* orphans moved on */
     p->starttime = st.starttime;
     p->ppid = st.ppid;
     p->cpu_u = st.utime + st.cutime;
@@ -603,7 +656,10 @@ static int read_member(proctree *t, proc *p, int want_status)
     p->vsize = st.vsize;
     n = read_at(t, &p->fd_io, p->pid, 0, "io", t->buf, sizeof t->buf, 0);
     proc_io io;
-    if (n > 0 && procread_io(t->buf, (size_t)n, &io) == 0) { p->io = io; p->have_io = 1; }
+    if (n > 0 && procread_io(t->buf, (size_t)n, &io) == 0) {
+        p->io = io;
+        p->have_io = 1;
+    }
     if (want_status || !p->have_status) {
         n = read_at(t, &p->fd_status, p->pid, 0, "status", t->buf, sizeof t->buf, 0);
         proc_status ps;
@@ -655,20 +711,29 @@ static int read_from_reader(proctree *t)
 {
     const proc_snap *v;
     int n = t->reader.read(t->reader.ctx, &v);
-    if (n < 0) { t->reader_fallbacks++; return -1; }
+    if (n < 0) {
+        t->reader_fallbacks++;
+        return -1;
+    }
     for (int i = 0; i < n; i++) {
         if (v[i].pid == t->self) continue;
         proc *p = proc_get(t, v[i].pid);
         if (!p && !(p = proc_add(t, v[i].pid))) continue;
-        if (!member_from_snap(t, p, &v[i])) continue;     /* reused pid: gone */
-        if (p->gen != t->gen) { p->gen = t->gen; queue_push(t, (int)(p - t->procs)); }
+        if (!member_from_snap(t, p, &v[i])) continue; /* reused pid: gone */
+        if (p->gen != t->gen) {
+            p->gen = t->gen;
+            queue_push(t, (int)(p - t->procs));
+        }
     }
     return 0;
 }
 
 static void peak(tree_peak *pk, double v, double ts)
 {
-    if (v > pk->value || pk->ts == 0) { pk->value = v; pk->ts = ts; }
+    if (v > pk->value || pk->ts == 0) {
+        pk->value = v;
+        pk->ts = ts;
+    }
 }
 
 static uint64_t clamp(uint64_t *last, uint64_t now)
@@ -716,23 +781,26 @@ int proctree_sample(proctree *t, tree_sample *out)
     }
     for (int i = 0; i < t->nprocs; i++) {
         proc *p = &t->procs[i];
-        if (p->pid && p->gen != t->gen) { p->gen = t->gen; queue_push(t, i); }
+        if (p->pid && p->gen != t->gen) {
+            p->gen = t->gen;
+            queue_push(t, i);
+        }
     }
     if (!t->children_mode && walk) scan_proc(t);
 
     /* 2. read members in queue order; children mode discovers as it goes */
-    tree_counters live = { 0 };
+    tree_counters live = {0};
     uint64_t live_blkio = 0, rss = 0, vm = 0, swap = 0;
     uint32_t procs = 0, threads = 0;
     uint64_t tick_us = 1000000 / (uint64_t)t->ticks;
-    int64_t hires_adj_us = 0;          /* precise own CPU minus its tick value */
+    int64_t hires_adj_us = 0; /* precise own CPU minus its tick value */
     for (int qi = 0; qi < t->nqueue; qi++) {
         proc *p = &t->procs[t->queue[qi]];
         if (!p->pid) continue;
         int snap = from_reader && p->snap_gen == t->gen;
         int want_status = full || ((p->status_phase + t->gen) % t->status_every) == 0;
         if (!snap && !read_member(t, p, want_status)) {
-            p->gen = t->gen - 1;          /* not alive in this sample */
+            p->gen = t->gen - 1; /* not alive in this sample */
             continue;
         }
         if (!snap) p->cpu_ns = 0;
@@ -741,10 +809,10 @@ int proctree_sample(proctree *t, tree_sample *out)
             t->nfound = 0;
             read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads, &p->thr_count);
             for (int k = 0; k < t->nfound; k++) child_found(t, t->found[k]);
-            p = &t->procs[idx];                   /* procs[] may have moved */
+            p = &t->procs[idx]; /* procs[] may have moved */
         } else if (t->children_mode && t->hires && !snap && p->nthreads > 1 &&
                    p->thr_count != p->nthreads) {
-            thr_relist(t, p->pid, &p->thr, &p->nthr, &p->cap_thr);   /* for schedstat */
+            thr_relist(t, p->pid, &p->thr, &p->nthr, &p->cap_thr); /* for schedstat */
             p->thr_count = p->nthreads;
         }
         live.utime_us += p->cpu_u * tick_us;
@@ -785,7 +853,10 @@ int proctree_sample(proctree *t, tree_sample *out)
     }
     for (int i = 0; nvan && i < t->nprocs; i++) {
         proc *p = &t->procs[i];
-        if (p->pid && p->gen != t->gen) { proc_vanished(t, p, p->folded); nvan--; }
+        if (p->pid && p->gen != t->gen) {
+            proc_vanished(t, p, p->folded);
+            nvan--;
+        }
     }
 
     /* 4. totals = carry + live, never decreasing */
@@ -803,8 +874,8 @@ int proctree_sample(proctree *t, tree_sample *out)
     c->syscw = clamp(&L->syscw, C->syscw + live.syscw);
     c->read_bytes = clamp(&L->read_bytes, C->read_bytes + live.read_bytes);
     c->write_bytes = clamp(&L->write_bytes, C->write_bytes + live.write_bytes);
-    c->cancelled_write_bytes = clamp(&L->cancelled_write_bytes,
-                                     C->cancelled_write_bytes + live.cancelled_write_bytes);
+    c->cancelled_write_bytes =
+        clamp(&L->cancelled_write_bytes, C->cancelled_write_bytes + live.cancelled_write_bytes);
     c->minflt = clamp(&L->minflt, C->minflt + live.minflt);
     c->majflt = clamp(&L->majflt, C->majflt + live.majflt);
     c->nvcsw = clamp(&L->nvcsw, C->nvcsw + live.nvcsw);
@@ -820,7 +891,8 @@ int proctree_sample(proctree *t, tree_sample *out)
     o->total_procs = t->total_procs;
     /* the rate uses the unclamped total, refined to ns at high rates */
     double cpu_s = ((double)(C->utime_us + C->stime_us + live.utime_us + live.stime_us) +
-                    (double)hires_adj_us) / 1e6;
+                    (double)hires_adj_us) /
+                   1e6;
     if (t->have_last && ts > t->last_ts) {
         /* CPU of processes that lived and died between two samples becomes
          * visible at once when they are reaped; over a short interval that
@@ -849,7 +921,10 @@ int proctree_sample(proctree *t, tree_sample *out)
     pthread_mutex_lock(&t->lock);
     if (t->cap_members < t->nprocs) {
         pid_t *m = realloc(t->members, sizeof *m * (size_t)t->nprocs);
-        if (m) { t->members = m; t->cap_members = t->nprocs; }
+        if (m) {
+            t->members = m;
+            t->cap_members = t->nprocs;
+        }
     }
     t->nmembers = 0;
     for (int i = 0; i < t->nprocs && t->nmembers < t->cap_members; i++)
@@ -865,7 +940,11 @@ proctree *proctree_new(const char *proc_root, enum proctree_mode mode, pid_t roo
     proctree *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     if (!proc_root || !*proc_root) proc_root = "/proc";
-    if (strlen(proc_root) >= sizeof t->proc) { free(t); errno = ENAMETOOLONG; return NULL; }
+    if (strlen(proc_root) >= sizeof t->proc) {
+        free(t);
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
     strcpy(t->proc, proc_root);
     t->mode = mode;
     t->root = root;
@@ -929,9 +1008,15 @@ void proctree_free(proctree *t)
     free(t);
 }
 
-void proctree_full_next(proctree *t) { t->full_next = 1; }
+void proctree_full_next(proctree *t)
+{
+    t->full_next = 1;
+}
 
-int proctree_discovery_children(const proctree *t) { return t->children_mode; }
+int proctree_discovery_children(const proctree *t)
+{
+    return t->children_mode;
+}
 
 void proctree_set_reader(proctree *t, const proctree_reader *r)
 {
@@ -939,7 +1024,10 @@ void proctree_set_reader(proctree *t, const proctree_reader *r)
     t->reader = *r;
 }
 
-const char *proctree_sampler(const proctree *t) { return t->reader.read ? t->reader.name : "procfs"; }
+const char *proctree_sampler(const proctree *t)
+{
+    return t->reader.read ? t->reader.name : "procfs";
+}
 
 const char *proctree_discovery(const proctree *t)
 {
@@ -947,11 +1035,14 @@ const char *proctree_discovery(const proctree *t)
     return t->children_mode ? "children" : "scan";
 }
 
-uint64_t proctree_reader_fallbacks(const proctree *t) { return t->reader_fallbacks; }
+uint64_t proctree_reader_fallbacks(const proctree *t)
+{
+    return t->reader_fallbacks;
+}
 
 void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const proc_io *io)
 {
-    t->member_gone = 1;                /* its orphans came to us: walk next time */
+    t->member_gone = 1; /* its orphans came to us: walk next time */
     proc *p = proc_get(t, pid);
     tree_counters *C = &t->carry;
     C->utime_us += (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec;
@@ -971,9 +1062,12 @@ void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const proc
         C->cancelled_write_bytes += src->cancelled_write_bytes;
     }
     if ((uint64_t)ru->ru_maxrss > t->hwm_kb) t->hwm_kb = (uint64_t)ru->ru_maxrss;
-    if (p) p->reaped = 1;
-    else if (pm_get(&t->awaiting, pid)) pm_del(&t->awaiting, pid);
-    else t->total_procs++;
+    if (p)
+        p->reaped = 1;
+    else if (pm_get(&t->awaiting, pid))
+        pm_del(&t->awaiting, pid);
+    else
+        t->total_procs++;
 }
 
 int proctree_contains(proctree *t, pid_t pid)
@@ -981,7 +1075,10 @@ int proctree_contains(proctree *t, pid_t pid)
     int found = 0;
     pthread_mutex_lock(&t->lock);
     for (int i = 0; i < t->nmembers; i++)
-        if (t->members[i] == pid) { found = 1; break; }
+        if (t->members[i] == pid) {
+            found = 1;
+            break;
+        }
     pthread_mutex_unlock(&t->lock);
     return found;
 }

@@ -30,35 +30,35 @@
 
 /* Cumulative counters, over every process that ever ran in the tree. */
 typedef struct tree_counters {
-    uint64_t utime_us, stime_us;     /* CPU, microseconds */
+    uint64_t utime_us, stime_us; /* CPU, microseconds */
     uint64_t rchar, wchar, syscr, syscw;
     uint64_t read_bytes, write_bytes, cancelled_write_bytes;
     uint64_t minflt, majflt;
-    uint64_t iowait_us;              /* delay accounting (blkio), if enabled */
-    uint64_t nvcsw, nivcsw;          /* context switches (see docs/events.md) */
+    uint64_t iowait_us;     /* delay accounting (blkio), if enabled */
+    uint64_t nvcsw, nivcsw; /* context switches (see docs/events.md) */
 } tree_counters;
 
 typedef struct tree_peak {
-    double value, ts;                /* ts: epoch seconds when reached */
+    double value, ts; /* ts: epoch seconds when reached */
 } tree_peak;
 
 /* One sample of the tree: what the kickstart.inv.online event carries. */
 typedef struct tree_sample {
-    double   ts;                     /* epoch seconds */
-    double   elapsed;                /* seconds since the job started */
+    double ts;                       /* epoch seconds */
+    double elapsed;                  /* seconds since the job started */
     tree_counters c;                 /* cumulative, monotonic */
-    double   cpu_percent;            /* since the previous sample, 100 = one core */
+    double cpu_percent;              /* since the previous sample, 100 = one core */
     uint32_t procs, threads;         /* live now */
     uint64_t rss_kb, vm_kb, swap_kb; /* sum over live processes */
     uint64_t hwm_kb;                 /* max VmHWM / ru_maxrss of any process so far */
     uint64_t total_procs;            /* processes ever seen in the tree (lower bound) */
-    int      iowait_valid;           /* delay accounting is on */
+    int iowait_valid;                /* delay accounting is on */
     /* peaks so far, with the time they were reached */
     tree_peak peak_rss_kb, peak_vm_kb, peak_cpu_percent, peak_procs, peak_threads;
     /* root process facts, for JoReMon-style output */
-    pid_t    root_pid;
-    double   root_start;             /* epoch seconds the root started */
-    const char *root_cmd, *root_cwd, *user;  /* set once by the monitor; may be NULL */
+    pid_t root_pid;
+    double root_start;                      /* epoch seconds the root started */
+    const char *root_cmd, *root_cwd, *user; /* set once by the monitor; may be NULL */
 } tree_sample;
 
 typedef struct proctree proctree;
@@ -70,21 +70,20 @@ enum proctree_mode { PROCTREE_RUN, PROCTREE_ATTACH };
  * filesystem to read (NULL: "/proc"); tests point it at a fixture folder
  * of PID/stat, PID/io, PID/status files (tests/unit/test_proctree.c). */
 proctree *proctree_new(const char *proc_root, enum proctree_mode mode, pid_t root, double interval);
-void      proctree_free(proctree *t);
+void proctree_free(proctree *t);
 
 /* Walks the tree and fills *out. Cheap: cached fds re-read with pread. */
-int  proctree_sample(proctree *t, tree_sample *out);
+int proctree_sample(proctree *t, tree_sample *out);
 
 /* Called for every child jobscope reaps: pid, its wait4 rusage and the I/O
  * read from its zombie /proc/PID/io just before reaping (io may be NULL). */
 #include "procread.h"
-void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru,
-                     const struct proc_io *io);
+void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const struct proc_io *io);
 
 /* The next sample reads every file (status too): use for the final one. */
 void proctree_full_next(proctree *t);
 /* 1 if members are found through /proc/PID/task/TID/children, 0: /proc scan. */
-int  proctree_discovery_children(const proctree *t);
+int proctree_discovery_children(const proctree *t);
 
 /* A reader of the whole tree in one pass (the BPF sampler, docs/bpf.md),
  * used instead of /proc's files and discovery when installed.  read() gives
@@ -93,10 +92,10 @@ int  proctree_discovery_children(const proctree *t);
  * re-parented out of the root's ancestry in attach mode) are still read from
  * /proc until they exit, so membership stays what proctree.h promises. */
 typedef struct proctree_reader {
-    const char *name;                  /* "bpf" */
-    const char *walk;                  /* how it finds members, for the start event */
+    const char *name; /* "bpf" */
+    const char *walk; /* how it finds members, for the start event */
     void *ctx;
-    int  (*read)(void *ctx, const proc_snap **out);
+    int (*read)(void *ctx, const proc_snap **out);
     void (*close)(void *ctx);
 } proctree_reader;
 
@@ -111,11 +110,11 @@ uint64_t proctree_reader_fallbacks(const proctree *t);
 
 /* Is pid a live member of the tree (as of the last sample)? Thread-safe:
  * GPU and metrics threads use it to attribute their data to the job. */
-int  proctree_contains(proctree *t, pid_t pid);
+int proctree_contains(proctree *t, pid_t pid);
 /* Copies up to max member pids (thread-safe); returns the count. */
-int  proctree_pids(proctree *t, pid_t *out, int max);
+int proctree_pids(proctree *t, pid_t *out, int max);
 
 /* Sends sig to every live member (used by limits and --kill). Returns count. */
-int  proctree_kill(proctree *t, int sig);
+int proctree_kill(proctree *t, int sig);
 
 #endif

@@ -12,9 +12,12 @@ void tree_metrics_fill(mset *m, const tree_sample *s, pid_t root, const char *ex
     mset_f64(m, M_ELAPSED, s->elapsed);
     mset_u64(m, M_UTIME, s->c.utime_us);
     mset_u64(m, M_STIME, s->c.stime_us);
-    if (s->iowait_valid) mset_u64(m, M_IOWAIT, s->c.iowait_us);
-    else if (null_missing) mset_null(m, M_IOWAIT);
-    else mset_missing(m, M_IOWAIT);         /* kickstart: a number, 0 when not measured */
+    if (s->iowait_valid)
+        mset_u64(m, M_IOWAIT, s->c.iowait_us);
+    else if (null_missing)
+        mset_null(m, M_IOWAIT);
+    else
+        mset_missing(m, M_IOWAIT); /* kickstart: a number, 0 when not measured */
     mset_u64(m, M_BREAD, s->c.read_bytes);
     mset_u64(m, M_BWRITE, s->c.write_bytes);
     mset_u64(m, M_RCHAR, s->c.rchar);

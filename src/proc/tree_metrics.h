@@ -12,6 +12,7 @@
  * (hidden: JoReMon's), every field of the tree in the catalogue.  iowait
  * without delay accounting is 0, as kickstart wrote it, or null with
  * null_missing (--null-missing). */
-void tree_metrics_fill(mset *out, const tree_sample *s, pid_t root, const char *exe, int null_missing);
+void tree_metrics_fill(mset *out, const tree_sample *s, pid_t root, const char *exe,
+                       int null_missing);
 
 #endif

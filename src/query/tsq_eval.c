@@ -26,18 +26,18 @@ long tsq_max_points = 10L * 1000 * 1000;
 typedef struct pser {
     const tsq_series *s;
     int64_t *ts;
-    double  *v;
-    size_t   n;
+    double *v;
+    size_t n;
 } pser;
 
 typedef struct ctx {
-    const tsq_agg  *agg, *dsagg;
+    const tsq_agg *agg, *dsagg;
     const tsq_query *q;
-    const tsq_sub  *sub;
+    const tsq_sub *sub;
     int64_t from, to;
-    const char **gbk;           /* group-by keys, sorted, unique */
+    const char **gbk; /* group-by keys, sorted, unique */
     int ngb;
-    const char **gv;            /* ncand * ngb values */
+    const char **gv; /* ncand * ngb values */
     pser *ps;
     size_t nps;
 } ctx;
@@ -45,8 +45,7 @@ typedef struct ctx {
 static const char *tagv(const tsq_series *s, const char *k)
 {
     for (int i = 0; i < s->ntags; i++)
-        if (strcmp(s->tags[i].key, k) == 0)
-            return s->tags[i].value;
+        if (strcmp(s->tags[i].key, k) == 0) return s->tags[i].value;
     return NULL;
 }
 
@@ -54,11 +53,9 @@ static int cmp_tags(const tsq_series *a, const tsq_series *b)
 {
     for (int i = 0; i < a->ntags && i < b->ntags; i++) {
         int c = strcmp(a->tags[i].key, b->tags[i].key);
-        if (c)
-            return c;
+        if (c) return c;
         c = strcmp(a->tags[i].value, b->tags[i].value);
-        if (c)
-            return c;
+        if (c) return c;
     }
     return a->ntags - b->ntags;
 }
@@ -69,19 +66,16 @@ static int cmp_cand(const void *pa, const void *pb, void *arg)
     const ctx *c = arg;
     for (int k = 0; k < c->ngb; k++) {
         int r = strcmp(c->gv[a * (size_t)c->ngb + k], c->gv[b * (size_t)c->ngb + k]);
-        if (r)
-            return r;
+        if (r) return r;
     }
     return cmp_tags(c->ps[a].s, c->ps[b].s);
 }
 
 static int same_group(const ctx *c, size_t a, size_t b)
 {
-    if (c->agg->kind == TSQ_AG_NONE)
-        return 0;
+    if (c->agg->kind == TSQ_AG_NONE) return 0;
     for (int k = 0; k < c->ngb; k++)
-        if (strcmp(c->gv[a * (size_t)c->ngb + k], c->gv[b * (size_t)c->ngb + k]))
-            return 0;
+        if (strcmp(c->gv[a * (size_t)c->ngb + k], c->gv[b * (size_t)c->ngb + k])) return 0;
     return 1;
 }
 
@@ -90,7 +84,10 @@ static size_t lower_bound(const int64_t *ts, size_t n, int64_t t)
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ts[mid] < t) lo = mid + 1; else hi = mid;
+        if (ts[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -104,17 +101,18 @@ static int64_t align(int64_t t, int64_t iv)
 static size_t work_cap(const ctx *c, size_t npts)
 {
     const tsq_downsample *ds = &c->sub->ds;
-    if (ds->all)
-        return 1;
+    if (ds->all) return 1;
     if (ds->interval_ms > 0 && ds->fill != TSQ_FILL_NONE) {
-        int64_t nb = (align(c->to, ds->interval_ms) - align(c->from, ds->interval_ms)) / ds->interval_ms;
+        int64_t nb =
+            (align(c->to, ds->interval_ms) - align(c->from, ds->interval_ms)) / ds->interval_ms;
         return (size_t)(nb > 0 ? nb : 0) + npts;
     }
     return npts;
 }
 
 /* Downsample (with fill) and rate one series' points [lo, hi) into p. */
-static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pser *p, double *scratch)
+static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pser *p,
+                    double *scratch)
 {
     const tsq_downsample *ds = &c->sub->ds;
     const int64_t *ts = s->pts.ts;
@@ -123,8 +121,7 @@ static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pse
     if (ds->all) {
         /* one bucket over [start, end), stamped with the query start */
         size_t a = lo, b;
-        while (a < hi && ts[a] < c->q->start_ms)
-            a++;
+        while (a < hi && ts[a] < c->q->start_ms) a++;
         for (b = a; b < hi && ts[b] < c->q->end_ms; b++)
             ;
         if (b > a) {
@@ -142,15 +139,14 @@ static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pse
         while (i < hi) {
             int64_t b = align(ts[i], iv), e = b + iv;
             size_t j = i + 1;
-            while (j < hi && ts[j] < e)
-                j++;
+            while (j < hi && ts[j] < e) j++;
             double val;
             size_t cnt = j - i;
-            switch (da->kind) {     /* the common ones without a call */
-            case TSQ_AG_AVG: case TSQ_AG_SUM: {
+            switch (da->kind) { /* the common ones without a call */
+            case TSQ_AG_AVG:
+            case TSQ_AG_SUM: {
                 double sum = 0;
-                for (size_t k = i; k < j; k++)
-                    sum += v[k];
+                for (size_t k = i; k < j; k++) sum += v[k];
                 val = da->kind == TSQ_AG_AVG ? sum / (double)cnt : sum;
                 break;
             }
@@ -158,8 +154,7 @@ static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pse
                 val = tsq_agg_run(da, v + i, cnt, scratch);
             }
             if (fill) {
-                if (b >= endb)
-                    break;
+                if (b >= endb) break;
                 while (next < b) {
                     p->ts[n] = next;
                     p->v[n++] = fillv;
@@ -167,7 +162,7 @@ static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pse
                 }
                 if (b == next)
                     next += iv;
-                else if (b < next) {  /* before the first filled bucket */
+                else if (b < next) { /* before the first filled bucket */
                     i = j;
                     continue;
                 }
@@ -206,8 +201,7 @@ static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pse
                 }
                 diff = ro->counter_max - y0 + y1;
                 r = diff / dt;
-                if (ro->reset_value > 0 && r > ro->reset_value)
-                    r = 0;
+                if (ro->reset_value > 0 && r > ro->reset_value) r = 0;
             } else
                 r = diff / dt;
             p->ts[m] = t1;
@@ -223,10 +217,14 @@ static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pse
 /* Merges sorted, duplicate-free runs into one (pairwise, O(N log runs)). */
 static int64_t *union_ts(int64_t **runs, size_t *lens, size_t nruns, size_t total, size_t *out_n)
 {
-    int64_t *a = malloc((total ? total : 1) * sizeof *a), *b = malloc((total ? total : 1) * sizeof *b);
+    int64_t *a = malloc((total ? total : 1) * sizeof *a),
+            *b = malloc((total ? total : 1) * sizeof *b);
     size_t *off = malloc((nruns + 1) * sizeof *off), *len = malloc((nruns + 1) * sizeof *len);
     if (!a || !b || !off || !len) {
-        free(a); free(b); free(off); free(len);
+        free(a);
+        free(b);
+        free(off);
+        free(len);
         return NULL;
     }
     size_t pos = 0;
@@ -248,9 +246,14 @@ static int64_t *union_ts(int64_t **runs, size_t *lens, size_t nruns, size_t tota
                 const int64_t *x = a + off[r], *y = a + off[r + 1];
                 size_t i = 0, j = 0, nx = len[r], ny = len[r + 1];
                 while (i < nx && j < ny) {
-                    if (x[i] < y[j]) b[w++] = x[i++];
-                    else if (y[j] < x[i]) b[w++] = y[j++];
-                    else { b[w++] = x[i++]; j++; }
+                    if (x[i] < y[j])
+                        b[w++] = x[i++];
+                    else if (y[j] < x[i])
+                        b[w++] = y[j++];
+                    else {
+                        b[w++] = x[i++];
+                        j++;
+                    }
                 }
                 while (i < nx) b[w++] = x[i++];
                 while (j < ny) b[w++] = y[j++];
@@ -258,13 +261,16 @@ static int64_t *union_ts(int64_t **runs, size_t *lens, size_t nruns, size_t tota
             off[nn] = start;
             len[nn++] = w - start;
         }
-        int64_t *t = a; a = b; b = t;
+        int64_t *t = a;
+        a = b;
+        b = t;
         nr = nn;
     }
     *out_n = nr ? len[0] : 0;
-    if (nr && off[0])
-        memmove(a, a + off[0], len[0] * sizeof *a);
-    free(b); free(off); free(len);
+    if (nr && off[0]) memmove(a, a + off[0], len[0] * sizeof *a);
+    free(b);
+    free(off);
+    free(len);
     return a;
 }
 
@@ -283,11 +289,9 @@ static char *xstrdup(const char *s)
 static int group_tags(tsq_out *o, pser **mem, size_t nm)
 {
     size_t cap = 0;
-    for (size_t i = 0; i < nm; i++)
-        cap += (size_t)mem[i]->s->ntags;
+    for (size_t i = 0; i < nm; i++) cap += (size_t)mem[i]->s->ntags;
     tagacc *acc = calloc(cap ? cap : 1, sizeof *acc);
-    if (!acc)
-        return -1;
+    if (!acc) return -1;
     size_t na = 0;
     for (size_t i = 0; i < nm; i++) {
         const tsq_series *s = mem[i]->s;
@@ -303,8 +307,7 @@ static int group_tags(tsq_out *o, pser **mem, size_t nm)
         }
     }
     size_t nt = 0, nd = 0;
-    for (size_t j = 0; j < na; j++)
-        acc[j].discarded ? nd++ : nt++;
+    for (size_t j = 0; j < na; j++) acc[j].discarded ? nd++ : nt++;
     o->tags = calloc(nt ? nt : 1, sizeof *o->tags);
     o->aggregate_tags = calloc(nd ? nd : 1, sizeof *o->aggregate_tags);
     if (!o->tags || !o->aggregate_tags) {
@@ -321,13 +324,17 @@ static int group_tags(tsq_out *o, pser **mem, size_t nm)
             o->tags[o->ntags++].value = xstrdup(acc[j].v);
         }
     }
-    for (int i = 1; i < o->ntags; i++)             /* insertion sorts: few keys */
+    for (int i = 1; i < o->ntags; i++) /* insertion sorts: few keys */
         for (int j = i; j > 0 && strcmp(o->tags[j - 1].key, o->tags[j].key) > 0; j--) {
-            store_tag t = o->tags[j]; o->tags[j] = o->tags[j - 1]; o->tags[j - 1] = t;
+            store_tag t = o->tags[j];
+            o->tags[j] = o->tags[j - 1];
+            o->tags[j - 1] = t;
         }
     for (int i = 1; i < o->naggregate_tags; i++)
         for (int j = i; j > 0 && strcmp(o->aggregate_tags[j - 1], o->aggregate_tags[j]) > 0; j--) {
-            char *t = o->aggregate_tags[j]; o->aggregate_tags[j] = o->aggregate_tags[j - 1]; o->aggregate_tags[j - 1] = t;
+            char *t = o->aggregate_tags[j];
+            o->aggregate_tags[j] = o->aggregate_tags[j - 1];
+            o->aggregate_tags[j - 1] = t;
         }
     free(acc);
     return 0;
@@ -343,8 +350,7 @@ static tsq_out *result_add(tsq_result *r)
     if (r->n == r->cap) {
         size_t nc = r->cap ? r->cap * 2 : 8;
         tsq_out *nv = realloc(r->v, nc * sizeof *nv);
-        if (!nv)
-            return NULL;
+        if (!nv) return NULL;
         r->v = nv;
         r->cap = nc;
     }
@@ -358,8 +364,7 @@ static int cmp_first(const void *pa, const void *pb, void *arg)
     pser **mem = arg;
     size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
     int64_t x = mem[a]->ts[0], y = mem[b]->ts[0];
-    if (x != y)
-        return x < y ? -1 : 1;
+    if (x != y) return x < y ? -1 : 1;
     return a < b ? -1 : a > b;
 }
 
@@ -373,12 +378,12 @@ static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
     size_t *lens = malloc((nm ? nm : 1) * sizeof *lens);
     size_t *cur = calloc(nm ? nm : 1, sizeof *cur);
     double *vals = malloc((nm ? nm : 1) * 2 * sizeof *vals);
-    size_t *act = malloc((nm ? nm : 1) * sizeof *act), *byfirst = malloc((nm ? nm : 1) * sizeof *byfirst);
+    size_t *act = malloc((nm ? nm : 1) * sizeof *act),
+           *byfirst = malloc((nm ? nm : 1) * sizeof *byfirst);
     int rc = -1;
     int64_t *u = NULL;
     size_t nu = 0;
-    if (!runs || !lens || !cur || !vals || !act || !byfirst)
-        goto out;
+    if (!runs || !lens || !cur || !vals || !act || !byfirst) goto out;
     for (size_t k = 0; k < nm; k++) {
         size_t a = lower_bound(mem[k]->ts, mem[k]->n, st);
         size_t b = lower_bound(mem[k]->ts, mem[k]->n, en + 1);
@@ -389,8 +394,7 @@ static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
     if (nm == 1) {
         nu = lens[0];
         u = malloc((nu ? nu : 1) * sizeof *u);
-        if (!u)
-            goto out;
+        if (!u) goto out;
         memcpy(u, runs[0], nu * sizeof *u);
     } else if (!(u = union_ts(runs, lens, nm, total, &nu)))
         goto out;
@@ -398,24 +402,21 @@ static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
     o->n = nu;
     o->val = malloc((nu ? nu : 1) * sizeof *o->val);
     o->is_null = calloc(nu ? nu : 1, 1);
-    if (!o->val || !o->is_null)
-        goto out;
+    if (!o->val || !o->is_null) goto out;
     if (nm == 1) {
         const double *v = mem[0]->v + (runs[0] - mem[0]->ts);
         if (identity_on_one(agg->kind))
             memcpy(o->val, v, nu * sizeof *v);
         else
-            for (size_t i = 0; i < nu; i++)
-                o->val[i] = tsq_agg_run(agg, v + i, 1, vals);
+            for (size_t i = 0; i < nu; i++) o->val[i] = tsq_agg_run(agg, v + i, 1, vals);
     } else {
         /* series join the active list at their first point and leave after
          * their last; the list keeps group order (first/last/diff/mult) */
         tsq_interp ip = c->sub->rate ? TSQ_IP_PREV : agg->interp;
         size_t nb = 0, nact = 0, nextadd = 0;
         for (size_t k = 0; k < nm; k++)
-            if (mem[k]->n)
-                byfirst[nb++] = k;
-        qsort_r(byfirst, nb, sizeof *byfirst, cmp_first, mem);   /* by first ts, then group order */
+            if (mem[k]->n) byfirst[nb++] = k;
+        qsort_r(byfirst, nb, sizeof *byfirst, cmp_first, mem); /* by first ts, then group order */
         for (size_t i = 0; i < nu; i++) {
             const int64_t t = u[i];
             while (nextadd < nb && mem[byfirst[nextadd]]->ts[0] <= t) {
@@ -430,12 +431,10 @@ static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
             for (size_t a = 0; a < nact; a++) {
                 size_t k = act[a];
                 const pser *p = mem[k];
-                if (p->ts[p->n - 1] < t)
-                    continue;                   /* ended: drop from the list */
+                if (p->ts[p->n - 1] < t) continue; /* ended: drop from the list */
                 act[w++] = k;
                 size_t cc = cur[k];
-                while (p->ts[cc] < t)
-                    cc++;
+                while (p->ts[cc] < t) cc++;
                 cur[k] = cc;
                 if (p->ts[cc] == t) {
                     vals[nv++] = p->v[cc];
@@ -444,11 +443,21 @@ static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
                 const int64_t x0 = p->ts[cc - 1], x1 = p->ts[cc];
                 const double y0 = p->v[cc - 1], y1 = p->v[cc];
                 switch (ip) {
-                case TSQ_IP_LERP: vals[nv++] = y0 + (double)(t - x0) * (y1 - y0) / (double)(x1 - x0); break;
-                case TSQ_IP_ZIM:  vals[nv++] = 0; break;
-                case TSQ_IP_MAX:  vals[nv++] = 1.7976931348623157e308; break;
-                case TSQ_IP_MIN:  vals[nv++] = 4.9e-324; break;
-                case TSQ_IP_PREV: vals[nv++] = y0; break;
+                case TSQ_IP_LERP:
+                    vals[nv++] = y0 + (double)(t - x0) * (y1 - y0) / (double)(x1 - x0);
+                    break;
+                case TSQ_IP_ZIM:
+                    vals[nv++] = 0;
+                    break;
+                case TSQ_IP_MAX:
+                    vals[nv++] = 1.7976931348623157e308;
+                    break;
+                case TSQ_IP_MIN:
+                    vals[nv++] = 4.9e-324;
+                    break;
+                case TSQ_IP_PREV:
+                    vals[nv++] = y0;
+                    break;
                 }
             }
             nact = w;
@@ -456,51 +465,57 @@ static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
         }
     }
     if (c->sub->ds.fill == TSQ_FILL_NULL)
-        for (size_t i = 0; i < nu; i++)
-            o->is_null[i] = isnan(o->val[i]);
+        for (size_t i = 0; i < nu; i++) o->is_null[i] = isnan(o->val[i]);
     rc = 0;
 out:
-    free(runs); free(lens); free(cur); free(vals); free(act); free(byfirst);
+    free(runs);
+    free(lens);
+    free(cur);
+    free(vals);
+    free(act);
+    free(byfirst);
     return rc;
 }
 
 typedef struct mpt {
     int64_t ts;
-    double  v;
-    size_t  ord;
+    double v;
+    size_t ord;
 } mpt;
 
 static int cmp_mpt(const void *pa, const void *pb)
 {
     const mpt *a = pa, *b = pb;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
     return a->ord < b->ord ? -1 : a->ord > b->ord;
 }
 
 /* Processes the union of several copies of one series (candidates
  * which[0..n), in set order for "later wins"). */
-static int process_merged(const ctx *c, const size_t *which, size_t n, const size_t *lo, const size_t *hi,
-                          size_t cnt, pser *p)
+static int process_merged(const ctx *c, const size_t *which, size_t n, const size_t *lo,
+                          const size_t *hi, size_t cnt, pser *p)
 {
     mpt *m = malloc((cnt ? cnt : 1) * sizeof *m);
     int64_t *ts = malloc((cnt ? cnt : 1) * sizeof *ts);
-    double *v = malloc((cnt ? cnt : 1) * sizeof *v), *scratch = malloc((cnt ? cnt : 1) * sizeof *scratch);
+    double *v = malloc((cnt ? cnt : 1) * sizeof *v),
+           *scratch = malloc((cnt ? cnt : 1) * sizeof *scratch);
     if (!m || !ts || !v || !scratch) {
-        free(m); free(ts); free(v); free(scratch);
+        free(m);
+        free(ts);
+        free(v);
+        free(scratch);
         return -1;
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const tsq_series *s = c->ps[which[i]].s;
         for (size_t j = lo[which[i]]; j < hi[which[i]]; j++)
-            m[k++] = (mpt){ s->pts.ts[j], s->pts.val[j], which[i] };
+            m[k++] = (mpt){s->pts.ts[j], s->pts.val[j], which[i]};
     }
     qsort(m, k, sizeof *m, cmp_mpt);
     size_t u = 0;
     for (size_t i = 0; i < k; i++) {
-        if (u && ts[u - 1] == m[i].ts)
-            u--;                        /* the later copy wins */
+        if (u && ts[u - 1] == m[i].ts) u--; /* the later copy wins */
         ts[u] = m[i].ts;
         v[u++] = m[i].v;
     }
@@ -509,11 +524,15 @@ static int process_merged(const ctx *c, const size_t *which, size_t n, const siz
     tmp.pts.val = v;
     tmp.pts.n = tmp.pts.cap = u;
     process(c, &tmp, 0, u, p, scratch);
-    free(m); free(ts); free(v); free(scratch);
+    free(m);
+    free(ts);
+    free(v);
+    free(scratch);
     return 0;
 }
 
-int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_result *out, tsq_error *err)
+int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_result *out,
+             tsq_error *err)
 {
     ctx c;
     memset(&c, 0, sizeof c);
@@ -523,8 +542,7 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         return tsq_fail(err, 400, NULL, "No such aggregation function: %s", sub->aggregator);
     if ((sub->ds.interval_ms > 0 || sub->ds.all) && !(c.dsagg = tsq_agg_find(sub->ds.agg)))
         return tsq_fail(err, 400, NULL, "No such downsampling function: %s", sub->ds.agg);
-    if (tsq_filters_compile((tsq_sub *)sub, err) < 0)
-        return -1;
+    if (tsq_filters_compile((tsq_sub *)sub, err) < 0) return -1;
     tsq_scan_range(q, sub, &c.from, &c.to);
 
     size_t nin = in ? in->n : 0, ncand = 0, work = 0, maxn = 1;
@@ -545,20 +563,20 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
             continue;
         size_t a = lower_bound(s->pts.ts, s->pts.n, c.from);
         size_t b = lower_bound(s->pts.ts, s->pts.n, c.to + 1);
-        if (b <= a)
-            continue;
+        if (b <= a) continue;
         lo[ncand] = a;
         hi[ncand] = b;
         c.ps[ncand].s = s;
-        if (b - a > maxn)
-            maxn = b - a;
+        if (b - a > maxn) maxn = b - a;
         work += work_cap(&c, b - a);
         ncand++;
     }
     c.nps = ncand;
     if (work > (size_t)tsq_max_points) {
-        tsq_fail(err, 413, NULL, "Sorry, this query would process %zu data points (limit %ld): "
-                 "narrow the time range or use a longer downsample interval", work, tsq_max_points);
+        tsq_fail(err, 413, NULL,
+                 "Sorry, this query would process %zu data points (limit %ld): "
+                 "narrow the time range or use a longer downsample interval",
+                 work, tsq_max_points);
         goto out;
     }
     /* group-by keys: the keys of group-by filters, sorted and unique */
@@ -568,13 +586,10 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         goto out;
     }
     for (int f = 0; f < sub->nfilters; f++) {
-        if (!sub->filters[f].group_by)
-            continue;
+        if (!sub->filters[f].group_by) continue;
         int j, dup = 0;
-        for (j = 0; j < c.ngb && !dup; j++)
-            dup = !strcmp(c.gbk[j], sub->filters[f].tagk);
-        if (dup)
-            continue;
+        for (j = 0; j < c.ngb && !dup; j++) dup = !strcmp(c.gbk[j], sub->filters[f].tagk);
+        if (dup) continue;
         for (j = c.ngb; j > 0 && strcmp(c.gbk[j - 1], sub->filters[f].tagk) > 0; j--)
             c.gbk[j] = c.gbk[j - 1];
         c.gbk[j] = sub->filters[f].tagk;
@@ -602,7 +617,7 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
      * its points are merged, a timestamp given twice keeping the later set's
      * value.  Then each distinct series is downsampled and rated. */
     size_t nuniq = 0, pos = 0;
-    for (size_t a = 0; a < ncand; ) {
+    for (size_t a = 0; a < ncand;) {
         size_t b = a + 1, cnt = hi[idx[a]] - lo[idx[a]];
         while (b < ncand && cmp_tags(c.ps[idx[a]].s, c.ps[idx[b]].s) == 0) {
             cnt += hi[idx[b]] - lo[idx[b]];
@@ -622,12 +637,10 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         a = b;
     }
 
-    for (size_t g = 0; g < nuniq; ) {
+    for (size_t g = 0; g < nuniq;) {
         size_t e = g + 1;
-        while (e < nuniq && same_group(&c, idx[g], idx[e]))
-            e++;
-        for (size_t k = g; k < e; k++)
-            mem[k - g] = &c.ps[idx[k]];
+        while (e < nuniq && same_group(&c, idx[g], idx[e])) e++;
+        for (size_t k = g; k < e; k++) mem[k - g] = &c.ps[idx[k]];
         tsq_out *o = result_add(out);
         if (!o) {
             tsq_fail(err, 500, NULL, "out of memory");
@@ -643,15 +656,22 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
     }
     rc = 0;
 out:
-    free(lo); free(hi); free(idx); free(c.ps); free(c.gbk); free(c.gv);
-    free(arena_ts); free(arena_v); free(scratch); free(mem);
+    free(lo);
+    free(hi);
+    free(idx);
+    free(c.ps);
+    free(c.gbk);
+    free(c.gv);
+    free(arena_ts);
+    free(arena_v);
+    free(scratch);
+    free(mem);
     return rc;
 }
 
 void tsq_result_free(tsq_result *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     for (size_t i = 0; i < r->n; i++) {
         tsq_out *o = &r->v[i];
         free(o->metric);
@@ -660,8 +680,7 @@ void tsq_result_free(tsq_result *r)
             free((char *)o->tags[t].value);
         }
         free(o->tags);
-        for (int t = 0; t < o->naggregate_tags; t++)
-            free(o->aggregate_tags[t]);
+        for (int t = 0; t < o->naggregate_tags; t++) free(o->aggregate_tags[t]);
         free(o->aggregate_tags);
         free(o->ts);
         free(o->val);
@@ -673,8 +692,7 @@ void tsq_result_free(tsq_result *r)
 
 void tsq_set_free(tsq_set *set)
 {
-    if (!set)
-        return;
+    if (!set) return;
     for (size_t i = 0; i < set->n; i++) {
         tsq_series *s = &set->v[i];
         free(s->metric);

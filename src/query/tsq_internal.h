@@ -12,25 +12,36 @@
 /* How a series that has no point at a timestamp contributes there
  * (OpenTSDB Aggregators.Interpolation). */
 typedef enum tsq_interp {
-    TSQ_IP_LERP,      /* linear between its own neighbours */
-    TSQ_IP_ZIM,       /* 0 */
-    TSQ_IP_MAX,       /* DBL_MAX (so min ignores it) */
-    TSQ_IP_MIN,       /* Java Double.MIN_VALUE, 4.9e-324 (so max ignores it) */
-    TSQ_IP_PREV,      /* its previous value */
+    TSQ_IP_LERP, /* linear between its own neighbours */
+    TSQ_IP_ZIM,  /* 0 */
+    TSQ_IP_MAX,  /* DBL_MAX (so min ignores it) */
+    TSQ_IP_MIN,  /* Java Double.MIN_VALUE, 4.9e-324 (so max ignores it) */
+    TSQ_IP_PREV, /* its previous value */
 } tsq_interp;
 
 typedef enum tsq_agg_kind {
-    TSQ_AG_SUM, TSQ_AG_SQSUM, TSQ_AG_MIN, TSQ_AG_MAX, TSQ_AG_AVG, TSQ_AG_MEDIAN,
-    TSQ_AG_NONE, TSQ_AG_MULT, TSQ_AG_DEV, TSQ_AG_DIFF, TSQ_AG_COUNT,
-    TSQ_AG_FIRST, TSQ_AG_LAST, TSQ_AG_PCT,
+    TSQ_AG_SUM,
+    TSQ_AG_SQSUM,
+    TSQ_AG_MIN,
+    TSQ_AG_MAX,
+    TSQ_AG_AVG,
+    TSQ_AG_MEDIAN,
+    TSQ_AG_NONE,
+    TSQ_AG_MULT,
+    TSQ_AG_DEV,
+    TSQ_AG_DIFF,
+    TSQ_AG_COUNT,
+    TSQ_AG_FIRST,
+    TSQ_AG_LAST,
+    TSQ_AG_PCT,
 } tsq_agg_kind;
 
 typedef struct tsq_agg {
-    const char  *name;
+    const char *name;
     tsq_agg_kind kind;
-    tsq_interp   interp;
-    double       pct;         /* TSQ_AG_PCT: 50 .. 99.9 */
-    int          est;         /* 0 legacy (pNN), 3 = R-3, 7 = R-7 */
+    tsq_interp interp;
+    double pct; /* TSQ_AG_PCT: 50 .. 99.9 */
+    int est;    /* 0 legacy (pNN), 3 = R-3, 7 = R-7 */
 } tsq_agg;
 
 /* NULL when unknown (names are case-sensitive, as in OpenTSDB). */
@@ -55,7 +66,7 @@ int tsq_parse_downsample(const char *spec, tsq_downsample *ds, tsq_error *err);
 void tsq_scan_range(const tsq_query *q, const tsq_sub *sub, int64_t *from_ms, int64_t *to_ms);
 
 /* Compiles the sub-query's filters (regexes, literal lists, globs); 0 or -1. */
-int  tsq_filters_compile(tsq_sub *sub, tsq_error *err);
+int tsq_filters_compile(tsq_sub *sub, tsq_error *err);
 void tsq_filter_free(tsq_filter *f);
 
 /* The shortest decimal text that reads back as v; returns its length. */

@@ -14,20 +14,17 @@
 #include "query/tsq_internal.h"
 
 typedef struct obuf {
-    char  *p;
+    char *p;
     size_t n, cap;
-    int    oom;
+    int oom;
 } obuf;
 
 static int ob_reserve(obuf *b, size_t more)
 {
-    if (b->oom)
-        return -1;
-    if (b->n + more + 1 <= b->cap)
-        return 0;
+    if (b->oom) return -1;
+    if (b->n + more + 1 <= b->cap) return 0;
     size_t nc = b->cap ? b->cap : 4096;
-    while (nc < b->n + more + 1)
-        nc *= 2;
+    while (nc < b->n + more + 1) nc *= 2;
     char *np = realloc(b->p, nc);
     if (!np) {
         b->oom = 1;
@@ -40,8 +37,7 @@ static int ob_reserve(obuf *b, size_t more)
 
 static void ob_put(obuf *b, const char *s, size_t l)
 {
-    if (ob_reserve(b, l) < 0)
-        return;
+    if (ob_reserve(b, l) < 0) return;
     memcpy(b->p + b->n, s, l);
     b->n += l;
     b->p[b->n] = 0;
@@ -54,8 +50,7 @@ static void ob_s(obuf *b, const char *s)
 
 static void ob_c(obuf *b, char c)
 {
-    if (ob_reserve(b, 1) < 0)
-        return;
+    if (ob_reserve(b, 1) < 0) return;
     b->p[b->n++] = c;
     b->p[b->n] = 0;
 }
@@ -69,7 +64,7 @@ static void ob_str(obuf *b, const char *s)
             ob_c(b, '\\');
             ob_c(b, (char)*p);
         } else if (*p < 0x20) {
-            char e[7] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15], 0 };
+            char e[7] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15], 0};
             ob_s(b, e);
         } else
             ob_c(b, (char)*p);
@@ -86,18 +81,15 @@ static int fmt_i64(char *t, int64_t v)
         rev[n++] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    if (v < 0)
-        t[l++] = '-';
-    while (n)
-        t[l++] = rev[--n];
+    if (v < 0) t[l++] = '-';
+    while (n) t[l++] = rev[--n];
     t[l] = 0;
     return l;
 }
 
 static void ob_i64(obuf *b, int64_t v)
 {
-    if (ob_reserve(b, 24) < 0)
-        return;
+    if (ob_reserve(b, 24) < 0) return;
     b->n += (size_t)fmt_i64(b->p + b->n, v);
 }
 
@@ -107,8 +99,7 @@ static void ob_i64(obuf *b, int64_t v)
 int tsq_fmt_double(char *t, size_t n, double v)
 {
     if (fabs(v) < 1e15) {
-        if (v == (double)(int64_t)v)
-            return fmt_i64(t, (int64_t)v);
+        if (v == (double)(int64_t)v) return fmt_i64(t, (int64_t)v);
         double p = 10;
         for (int k = 1; k <= 6; k++, p *= 10) {
             double m = nearbyint(v * p);
@@ -116,13 +107,11 @@ int tsq_fmt_double(char *t, size_t n, double v)
                 char d[24];
                 int64_t im = (int64_t)m;
                 int dl = fmt_i64(d, im < 0 ? -im : im), l = 0;
-                if (im < 0)
-                    t[l++] = '-';
-                if (dl <= k) {              /* 0.000ddd */
+                if (im < 0) t[l++] = '-';
+                if (dl <= k) { /* 0.000ddd */
                     t[l++] = '0';
                     t[l++] = '.';
-                    for (int z = dl; z < k; z++)
-                        t[l++] = '0';
+                    for (int z = dl; z < k; z++) t[l++] = '0';
                 } else {
                     memcpy(t + l, d, (size_t)(dl - k));
                     l += dl - k;
@@ -131,8 +120,7 @@ int tsq_fmt_double(char *t, size_t n, double v)
                 int from = dl <= k ? 0 : dl - k;
                 memcpy(t + l, d + from, (size_t)(dl - from));
                 l += dl - from;
-                while (t[l - 1] == '0')
-                    l--;
+                while (t[l - 1] == '0') l--;
                 t[l] = 0;
                 return l;
             }
@@ -141,16 +129,14 @@ int tsq_fmt_double(char *t, size_t n, double v)
     int l = 0;
     for (int prec = 15; prec <= 17; prec++) {
         l = snprintf(t, n, "%.*g", prec, v);
-        if (strtod(t, NULL) == v)
-            return l;
+        if (strtod(t, NULL) == v) return l;
     }
     return l;
 }
 
 static void ob_num(obuf *b, double v)
 {
-    if (ob_reserve(b, 40) < 0)
-        return;
+    if (ob_reserve(b, 40) < 0) return;
     b->n += (size_t)tsq_fmt_double(b->p + b->n, 40, v);
 }
 
@@ -171,35 +157,31 @@ static void ob_val(obuf *b, const tsq_out *o, size_t i, int fill)
 static const tsq_sub *sub_of(const tsq_query *q, int index)
 {
     for (int i = 0; i < q->nsubs; i++)
-        if (q->subs[i].index == index)
-            return &q->subs[i];
+        if (q->subs[i].index == index) return &q->subs[i];
     return NULL;
 }
 
 char *tsq_result_json(const tsq_query *q, const tsq_result *r, size_t *len)
 {
-    obuf b = { 0 };
+    obuf b = {0};
     ob_c(&b, '[');
     for (size_t i = 0; i < r->n; i++) {
         const tsq_out *o = &r->v[i];
         const tsq_sub *sub = sub_of(q, o->sub_index);
         int fill = sub ? (int)sub->ds.fill : TSQ_FILL_NONE;
-        if (i)
-            ob_c(&b, ',');
+        if (i) ob_c(&b, ',');
         ob_s(&b, "{\"metric\":");
         ob_str(&b, o->metric);
         ob_s(&b, ",\"tags\":{");
         for (int t = 0; t < o->ntags; t++) {
-            if (t)
-                ob_c(&b, ',');
+            if (t) ob_c(&b, ',');
             ob_str(&b, o->tags[t].key);
             ob_c(&b, ':');
             ob_str(&b, o->tags[t].value);
         }
         ob_s(&b, "},\"aggregateTags\":[");
         for (int t = 0; t < o->naggregate_tags; t++) {
-            if (t)
-                ob_c(&b, ',');
+            if (t) ob_c(&b, ',');
             ob_str(&b, o->aggregate_tags[t]);
         }
         ob_c(&b, ']');
@@ -222,8 +204,7 @@ char *tsq_result_json(const tsq_query *q, const tsq_result *r, size_t *len)
              * every JSON reader keeps the last, so only the last is written */
             if (!q->arrays && !q->ms_resolution && k + 1 < o->n && o->ts[k + 1] / 1000 == ts)
                 continue;
-            if (!first)
-                ob_c(&b, ',');
+            if (!first) ob_c(&b, ',');
             first = 0;
             if (q->arrays) {
                 ob_c(&b, '[');
@@ -246,14 +227,13 @@ char *tsq_result_json(const tsq_query *q, const tsq_result *r, size_t *len)
         free(b.p);
         return NULL;
     }
-    if (len)
-        *len = b.n;
+    if (len) *len = b.n;
     return b.p;
 }
 
 char *tsq_error_json(const tsq_error *err, size_t *len)
 {
-    obuf b = { 0 };
+    obuf b = {0};
     ob_s(&b, "{\"error\":{\"code\":");
     ob_i64(&b, err->code ? err->code : 500);
     ob_s(&b, ",\"message\":");
@@ -267,8 +247,7 @@ char *tsq_error_json(const tsq_error *err, size_t *len)
         free(b.p);
         return NULL;
     }
-    if (len)
-        *len = b.n;
+    if (len) *len = b.n;
     return b.p;
 }
 
@@ -276,35 +255,58 @@ char *tsq_error_json(const tsq_error *err, size_t *len)
 
 char *tsq_config_filters_json(size_t *len)
 {
-    static const struct { const char *type, *examples, *description; } f[] = {
-        { "iliteral_or", "host=iliteral_or(web01),  host=iliteral_or(web01|web02|web03)  "
-          "{\"type\":\"iliteral_or\",\"tagk\":\"host\",\"filter\":\"web01|web02|web03\",\"groupBy\":false}",
-          "Matches series whose value for the key is one of the |-separated values, ignoring case." },
-        { "wildcard", "host=wildcard(web*),  host=wildcard(web*.tsdb.net)  "
-          "{\"type\":\"wildcard\",\"tagk\":\"host\",\"filter\":\"web*.tsdb.net\",\"groupBy\":false}",
-          "Glob match of the value with one or more * (case-sensitive); * alone matches any value of the key." },
-        { "not_literal_or", "host=not_literal_or(web01),  host=not_literal_or(web01|web02|web03)  "
-          "{\"type\":\"not_literal_or\",\"tagk\":\"host\",\"filter\":\"web01|web02|web03\",\"groupBy\":false}",
-          "Matches series that have the key with a value that is none of the |-separated values (case-sensitive)." },
-        { "not_iliteral_or", "host=not_iliteral_or(web01),  host=not_iliteral_or(web01|web02|web03)  "
-          "{\"type\":\"not_iliteral_or\",\"tagk\":\"host\",\"filter\":\"web01|web02|web03\",\"groupBy\":false}",
-          "Matches series that have the key with a value that is none of the |-separated values, ignoring case." },
-        { "not_key", "host=not_key()  {\"type\":\"not_key\",\"tagk\":\"host\",\"filter\":\"\",\"groupBy\":false}",
-          "Skips every series that has the key, whatever its value. The filter value must be empty." },
-        { "iwildcard", "host=iwildcard(web*),  host=iwildcard(web*.tsdb.net)  "
-          "{\"type\":\"iwildcard\",\"tagk\":\"host\",\"filter\":\"web*.tsdb.net\",\"groupBy\":false}",
-          "Glob match of the value with one or more * , ignoring case; * alone matches any value of the key." },
-        { "literal_or", "host=literal_or(web01),  host=literal_or(web01|web02|web03)  "
-          "{\"type\":\"literal_or\",\"tagk\":\"host\",\"filter\":\"web01|web02|web03\",\"groupBy\":false}",
-          "Matches series whose value for the key is one of the |-separated values (case-sensitive)." },
-        { "regexp", "host=regexp(.*)  {\"type\":\"regexp\",\"tagk\":\"host\",\"filter\":\".*\",\"groupBy\":false}",
-          "Matches series whose value for the key contains a match of the POSIX extended regular expression." },
+    static const struct {
+        const char *type, *examples, *description;
+    } f[] = {
+        {"iliteral_or",
+         "host=iliteral_or(web01),  host=iliteral_or(web01|web02|web03)  "
+         "{\"type\":\"iliteral_or\",\"tagk\":\"host\",\"filter\":\"web01|web02|web03\",\"groupBy\":"
+         "false}",
+         "Matches series whose value for the key is one of the |-separated values, ignoring case."},
+        {"wildcard",
+         "host=wildcard(web*),  host=wildcard(web*.tsdb.net)  "
+         "{\"type\":\"wildcard\",\"tagk\":\"host\",\"filter\":\"web*.tsdb.net\",\"groupBy\":false}",
+         "Glob match of the value with one or more * (case-sensitive); * alone matches any value "
+         "of the key."},
+        {"not_literal_or",
+         "host=not_literal_or(web01),  host=not_literal_or(web01|web02|web03)  "
+         "{\"type\":\"not_literal_or\",\"tagk\":\"host\",\"filter\":\"web01|web02|web03\","
+         "\"groupBy\":false}",
+         "Matches series that have the key with a value that is none of the |-separated values "
+         "(case-sensitive)."},
+        {"not_iliteral_or",
+         "host=not_iliteral_or(web01),  host=not_iliteral_or(web01|web02|web03)  "
+         "{\"type\":\"not_iliteral_or\",\"tagk\":\"host\",\"filter\":\"web01|web02|web03\","
+         "\"groupBy\":false}",
+         "Matches series that have the key with a value that is none of the |-separated values, "
+         "ignoring case."},
+        {"not_key",
+         "host=not_key()  "
+         "{\"type\":\"not_key\",\"tagk\":\"host\",\"filter\":\"\",\"groupBy\":false}",
+         "Skips every series that has the key, whatever its value. The filter value must be "
+         "empty."},
+        {"iwildcard",
+         "host=iwildcard(web*),  host=iwildcard(web*.tsdb.net)  "
+         "{\"type\":\"iwildcard\",\"tagk\":\"host\",\"filter\":\"web*.tsdb.net\",\"groupBy\":"
+         "false}",
+         "Glob match of the value with one or more * , ignoring case; * alone matches any value of "
+         "the key."},
+        {"literal_or",
+         "host=literal_or(web01),  host=literal_or(web01|web02|web03)  "
+         "{\"type\":\"literal_or\",\"tagk\":\"host\",\"filter\":\"web01|web02|web03\",\"groupBy\":"
+         "false}",
+         "Matches series whose value for the key is one of the |-separated values "
+         "(case-sensitive)."},
+        {"regexp",
+         "host=regexp(.*)  "
+         "{\"type\":\"regexp\",\"tagk\":\"host\",\"filter\":\".*\",\"groupBy\":false}",
+         "Matches series whose value for the key contains a match of the POSIX extended regular "
+         "expression."},
     };
-    obuf b = { 0 };
+    obuf b = {0};
     ob_c(&b, '{');
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-        if (i)
-            ob_c(&b, ',');
+        if (i) ob_c(&b, ',');
         ob_str(&b, f[i].type);
         ob_s(&b, ":{\"examples\":");
         ob_str(&b, f[i].examples);
@@ -317,8 +319,7 @@ char *tsq_config_filters_json(size_t *len)
         free(b.p);
         return NULL;
     }
-    if (len)
-        *len = b.n;
+    if (len) *len = b.n;
     return b.p;
 }
 
@@ -331,32 +332,28 @@ char *tsq_config_filters_json(size_t *len)
  * seconds a generic JSON tree needs. */
 char *tsq_set_json(const tsq_set *set, size_t *len)
 {
-    obuf b = { 0 };
+    obuf b = {0};
     ob_s(&b, "{\"series\":[");
     for (size_t i = 0; i < set->n; i++) {
         const tsq_series *s = &set->v[i];
-        if (i)
-            ob_c(&b, ',');
+        if (i) ob_c(&b, ',');
         ob_s(&b, "{\"metric\":");
         ob_str(&b, s->metric);
         ob_s(&b, ",\"tags\":{");
         for (int t = 0; t < s->ntags; t++) {
-            if (t)
-                ob_c(&b, ',');
+            if (t) ob_c(&b, ',');
             ob_str(&b, s->tags[t].key);
             ob_c(&b, ':');
             ob_str(&b, s->tags[t].value);
         }
         ob_s(&b, "},\"dt\":[");
         for (size_t k = 0; k < s->pts.n; k++) {
-            if (k)
-                ob_c(&b, ',');
+            if (k) ob_c(&b, ',');
             ob_i64(&b, k ? s->pts.ts[k] - s->pts.ts[k - 1] : s->pts.ts[0]);
         }
         ob_s(&b, "],\"v\":[");
         for (size_t k = 0; k < s->pts.n; k++) {
-            if (k)
-                ob_c(&b, ',');
+            if (k) ob_c(&b, ',');
             if (isfinite(s->pts.val[k]))
                 ob_num(&b, s->pts.val[k]);
             else
@@ -369,8 +366,7 @@ char *tsq_set_json(const tsq_set *set, size_t *len)
         free(b.p);
         return NULL;
     }
-    if (len)
-        *len = b.n;
+    if (len) *len = b.n;
     return b.p;
 }
 
@@ -380,8 +376,7 @@ typedef struct rd {
 
 static void rd_ws(rd *r)
 {
-    while (r->p < r->e && (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r'))
-        r->p++;
+    while (r->p < r->e && (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r')) r->p++;
 }
 
 static int rd_lit(rd *r, char c)
@@ -400,10 +395,14 @@ static int rd_hex4(const char *p, unsigned *out)
     for (int i = 0; i < 4; i++) {
         char c = p[i];
         v <<= 4;
-        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
-        else return -1;
+        if (c >= '0' && c <= '9')
+            v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned)(c - 'A' + 10);
+        else
+            return -1;
     }
     *out = v;
     return 0;
@@ -412,13 +411,20 @@ static int rd_hex4(const char *p, unsigned *out)
 static void put_utf8(char **w, unsigned u)
 {
     char *o = *w;
-    if (u < 0x80) *o++ = (char)u;
-    else if (u < 0x800) { *o++ = (char)(0xC0 | u >> 6); *o++ = (char)(0x80 | (u & 63)); }
-    else if (u < 0x10000) {
-        *o++ = (char)(0xE0 | u >> 12); *o++ = (char)(0x80 | ((u >> 6) & 63)); *o++ = (char)(0x80 | (u & 63));
+    if (u < 0x80)
+        *o++ = (char)u;
+    else if (u < 0x800) {
+        *o++ = (char)(0xC0 | u >> 6);
+        *o++ = (char)(0x80 | (u & 63));
+    } else if (u < 0x10000) {
+        *o++ = (char)(0xE0 | u >> 12);
+        *o++ = (char)(0x80 | ((u >> 6) & 63));
+        *o++ = (char)(0x80 | (u & 63));
     } else {
-        *o++ = (char)(0xF0 | u >> 18); *o++ = (char)(0x80 | ((u >> 12) & 63));
-        *o++ = (char)(0x80 | ((u >> 6) & 63)); *o++ = (char)(0x80 | (u & 63));
+        *o++ = (char)(0xF0 | u >> 18);
+        *o++ = (char)(0x80 | ((u >> 12) & 63));
+        *o++ = (char)(0x80 | ((u >> 6) & 63));
+        *o++ = (char)(0x80 | (u & 63));
     }
     *w = o;
 }
@@ -426,40 +432,48 @@ static void put_utf8(char **w, unsigned u)
 /* a JSON string, unescaped into a malloc'ed UTF-8 string (no NULs) */
 static char *rd_str(rd *r)
 {
-    if (!rd_lit(r, '"'))
-        return NULL;
+    if (!rd_lit(r, '"')) return NULL;
     const char *q = r->p;
-    while (q < r->e && *q != '"')
-        q += *q == '\\' ? 2 : 1;
-    if (q >= r->e)
-        return NULL;
+    while (q < r->e && *q != '"') q += *q == '\\' ? 2 : 1;
+    if (q >= r->e) return NULL;
     char *out = malloc((size_t)(q - r->p) + 1), *w = out;
-    if (!out)
-        return NULL;
+    if (!out) return NULL;
     while (r->p < q) {
         char c = *r->p++;
-        if ((unsigned char)c < 0x20)
-            goto bad;
+        if ((unsigned char)c < 0x20) goto bad;
         if (c != '\\') {
             *w++ = c;
             continue;
         }
         c = *r->p++;
         switch (c) {
-        case '"': case '\\': case '/': *w++ = c; break;
-        case 'b': *w++ = '\b'; break;
-        case 'f': *w++ = '\f'; break;
-        case 'n': *w++ = '\n'; break;
-        case 'r': *w++ = '\r'; break;
-        case 't': *w++ = '\t'; break;
+        case '"':
+        case '\\':
+        case '/':
+            *w++ = c;
+            break;
+        case 'b':
+            *w++ = '\b';
+            break;
+        case 'f':
+            *w++ = '\f';
+            break;
+        case 'n':
+            *w++ = '\n';
+            break;
+        case 'r':
+            *w++ = '\r';
+            break;
+        case 't':
+            *w++ = '\t';
+            break;
         case 'u': {
             unsigned u, lo;
-            if (q - r->p < 4 || rd_hex4(r->p, &u) < 0)
-                goto bad;
+            if (q - r->p < 4 || rd_hex4(r->p, &u) < 0) goto bad;
             r->p += 4;
             if (u >= 0xD800 && u < 0xDC00) {
-                if (q - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || rd_hex4(r->p + 2, &lo) < 0 ||
-                    lo < 0xDC00 || lo > 0xDFFF)
+                if (q - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' ||
+                    rd_hex4(r->p + 2, &lo) < 0 || lo < 0xDC00 || lo > 0xDFFF)
                     goto bad;
                 r->p += 6;
                 u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
@@ -490,12 +504,10 @@ static int rd_i64(rd *r, int64_t *out)
         r->p++;
     }
     while (r->p < r->e && *r->p >= '0' && *r->p <= '9') {
-        if (++nd > 18)
-            return -1;
+        if (++nd > 18) return -1;
         v = v * 10 + (uint64_t)(*r->p++ - '0');
     }
-    if (!nd)
-        return -1;
+    if (!nd) return -1;
     *out = neg ? -(int64_t)v : (int64_t)v;
     return 0;
 }
@@ -510,8 +522,8 @@ static int rd_num(rd *r, double *out)
     }
     /* fast path (Clinger): at most 15 digits, no exponent: m / 10^k is
      * exact-rounded because m < 2^53 and 10^k (k <= 15) are exact */
-    static const double p10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
-                                  1e14, 1e15 };
+    static const double p10[] = {1,   1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     const char *p = r->p;
     int neg = 0, nd = 0, k = -1;
     uint64_t m = 0;
@@ -523,8 +535,7 @@ static int rd_num(rd *r, double *out)
         if (*p >= '0' && *p <= '9') {
             m = m * 10 + (uint64_t)(*p - '0');
             nd++;
-            if (k >= 0)
-                k++;
+            if (k >= 0) k++;
         } else if (*p == '.' && k < 0 && nd)
             k = 0;
         else
@@ -543,8 +554,7 @@ static int rd_num(rd *r, double *out)
             *r->p == 'e' || *r->p == 'E'))
         buf[n++] = *r->p++;
     buf[n] = 0;
-    if (!n)
-        return -1;
+    if (!n) return -1;
     char *end;
     *out = strtod(buf, &end);
     return *end || !isfinite(*out) ? -1 : 0;
@@ -558,12 +568,10 @@ static int cmp_tag(const void *a, const void *b)
 /* makes room for element n of an array of capacity *cap */
 static int grow(void **p, size_t *cap, size_t n, size_t sz)
 {
-    if (n < *cap)
-        return 0;
+    if (n < *cap) return 0;
     size_t nc = *cap ? *cap * 2 : 16;
     void *np = realloc(*p, nc * sz);
-    if (!np)
-        return -1;
+    if (!np) return -1;
     *p = np;
     *cap = nc;
     return 0;
@@ -572,16 +580,12 @@ static int grow(void **p, size_t *cap, size_t n, size_t sz)
 static int rd_tags(rd *r, tsq_series *s)
 {
     size_t cap = 0;
-    if (!rd_lit(r, '{'))
-        return -1;
-    if (rd_lit(r, '}'))
-        return 0;
+    if (!rd_lit(r, '{')) return -1;
+    if (rd_lit(r, '}')) return 0;
     do {
-        if (grow((void **)&s->tags, &cap, (size_t)s->ntags, sizeof *s->tags) < 0)
-            return -1;
+        if (grow((void **)&s->tags, &cap, (size_t)s->ntags, sizeof *s->tags) < 0) return -1;
         char *k = rd_str(r), *v = NULL;
-        if (k && rd_lit(r, ':'))
-            v = rd_str(r);
+        if (k && rd_lit(r, ':')) v = rd_str(r);
         if (!k || !v) {
             free(k);
             free(v);
@@ -597,8 +601,7 @@ static int rd_series(rd *r, tsq_series *s)
 {
     size_t tcap = 0, vcap = 0, vn = 0;
     int have_dt = 0, have_v = 0, have_tags = 0;
-    if (!rd_lit(r, '{'))
-        return -1;
+    if (!rd_lit(r, '{')) return -1;
     do {
         char *key = rd_str(r);
         int rc = key && rd_lit(r, ':') ? 0 : -1;
@@ -621,11 +624,10 @@ static int rd_series(rd *r, tsq_series *s)
                         rc = -1;
                         break;
                     }
-                    t = s->pts.n ? t + d : d;     /* strictly increasing */
+                    t = s->pts.n ? t + d : d; /* strictly increasing */
                     s->pts.ts[s->pts.n++] = t;
                 } while (rd_lit(r, ','));
-                if (rc == 0 && !rd_lit(r, ']'))
-                    rc = -1;
+                if (rc == 0 && !rd_lit(r, ']')) rc = -1;
             }
         } else if (!strcmp(key, "v") && !have_v) {
             have_v = 1;
@@ -633,56 +635,46 @@ static int rd_series(rd *r, tsq_series *s)
             if (rc == 0 && !rd_lit(r, ']')) {
                 do {
                     double d;
-                    if (rd_num(r, &d) < 0 || grow((void **)&s->pts.val, &vcap, vn, sizeof *s->pts.val) < 0) {
+                    if (rd_num(r, &d) < 0 ||
+                        grow((void **)&s->pts.val, &vcap, vn, sizeof *s->pts.val) < 0) {
                         rc = -1;
                         break;
                     }
                     s->pts.val[vn++] = d;
                 } while (rd_lit(r, ','));
-                if (rc == 0 && !rd_lit(r, ']'))
-                    rc = -1;
+                if (rc == 0 && !rd_lit(r, ']')) rc = -1;
             }
         } else
             rc = -1;
         free(key);
-        if (rc < 0)
-            return -1;
+        if (rc < 0) return -1;
     } while (rd_lit(r, ','));
-    if (!rd_lit(r, '}') || !s->metric || !have_dt || !have_v || vn != s->pts.n)
-        return -1;
+    if (!rd_lit(r, '}') || !s->metric || !have_dt || !have_v || vn != s->pts.n) return -1;
     s->pts.cap = tcap < vcap ? tcap : vcap;
-    if (s->ntags > 1)
-        qsort(s->tags, (size_t)s->ntags, sizeof *s->tags, cmp_tag);
+    if (s->ntags > 1) qsort(s->tags, (size_t)s->ntags, sizeof *s->tags, cmp_tag);
     for (int i = 1; i < s->ntags; i++)
-        if (!strcmp(s->tags[i - 1].key, s->tags[i].key))
-            return -1;                  /* keys are unique */
+        if (!strcmp(s->tags[i - 1].key, s->tags[i].key)) return -1; /* keys are unique */
     return 0;
 }
 
 int tsq_set_parse(const char *body, size_t len, tsq_set *out)
 {
-    rd r = { body, body + len };
-    if (!body || !rd_lit(&r, '{'))
-        return -1;
+    rd r = {body, body + len};
+    if (!body || !rd_lit(&r, '{')) return -1;
     char *key = rd_str(&r);
     int ok = key && !strcmp(key, "series") && rd_lit(&r, ':') && rd_lit(&r, '[');
     free(key);
-    if (!ok)
-        return -1;
+    if (!ok) return -1;
     if (!rd_lit(&r, ']')) {
         do {
-            if (grow((void **)&out->v, &out->cap, out->n, sizeof *out->v) < 0)
-                return -1;
+            if (grow((void **)&out->v, &out->cap, out->n, sizeof *out->v) < 0) return -1;
             tsq_series *s = &out->v[out->n++];
             memset(s, 0, sizeof *s);
-            if (rd_series(&r, s) < 0)
-                return -1;
+            if (rd_series(&r, s) < 0) return -1;
         } while (rd_lit(&r, ','));
-        if (!rd_lit(&r, ']'))
-            return -1;
+        if (!rd_lit(&r, ']')) return -1;
     }
-    if (!rd_lit(&r, '}'))
-        return -1;
+    if (!rd_lit(&r, '}')) return -1;
     rd_ws(&r);
     return r.p == r.e ? 0 : -1;
 }

@@ -25,11 +25,9 @@
 
 static int all_digits(const char *s, size_t n)
 {
-    if (!n)
-        return 0;
+    if (!n) return 0;
     for (size_t i = 0; i < n; i++)
-        if (!isdigit((unsigned char)s[i]))
-            return 0;
+        if (!isdigit((unsigned char)s[i])) return 0;
     return 1;
 }
 
@@ -37,31 +35,45 @@ int64_t tsq_parse_duration(const char *s, tsq_error *err)
 {
     size_t len = strlen(s), unit = 0;
     if (!len)
-        return tsq_fail(err, BAD, NULL, "Invalid duration, must have an integer and unit: %s", s), -1;
+        return tsq_fail(err, BAD, NULL, "Invalid duration, must have an integer and unit: %s", s),
+               -1;
     while (isdigit((unsigned char)s[unit])) {
         unit++;
         if (unit >= len)
-            return tsq_fail(err, BAD, NULL, "Invalid duration, must have an integer and unit: %s", s), -1;
+            return tsq_fail(err, BAD, NULL, "Invalid duration, must have an integer and unit: %s",
+                            s),
+                   -1;
     }
     if (unit == 0 || unit > 18)
         return tsq_fail(err, BAD, NULL, "Invalid duration (number): %s", s), -1;
     int64_t n = strtoll(s, NULL, 10);
-    if (n <= 0)
-        return tsq_fail(err, BAD, NULL, "Zero or negative duration: %s", s), -1;
+    if (n <= 0) return tsq_fail(err, BAD, NULL, "Zero or negative duration: %s", s), -1;
     const char *u = s + unit;
     int64_t mult;
-    if (strcmp(u, "ms") == 0)
-        return n;
-    if (strlen(u) != 1)
-        return tsq_fail(err, BAD, NULL, "Invalid duration (suffix): %s", s), -1;
+    if (strcmp(u, "ms") == 0) return n;
+    if (strlen(u) != 1) return tsq_fail(err, BAD, NULL, "Invalid duration (suffix): %s", s), -1;
     switch (tolower((unsigned char)*u)) {
-    case 's': mult = 1; break;
-    case 'm': mult = 60; break;
-    case 'h': mult = 3600; break;
-    case 'd': mult = 86400; break;
-    case 'w': mult = 86400 * 7; break;
-    case 'n': mult = 86400 * 30; break;
-    case 'y': mult = 86400 * 365; break;
+    case 's':
+        mult = 1;
+        break;
+    case 'm':
+        mult = 60;
+        break;
+    case 'h':
+        mult = 3600;
+        break;
+    case 'd':
+        mult = 86400;
+        break;
+    case 'w':
+        mult = 86400 * 7;
+        break;
+    case 'n':
+        mult = 86400 * 30;
+        break;
+    case 'y':
+        mult = 86400 * 365;
+        break;
     default:
         return tsq_fail(err, BAD, NULL, "Invalid duration (suffix): %s", s), -1;
     }
@@ -74,8 +86,7 @@ int64_t tsq_parse_duration(const char *s, tsq_error *err)
 static int parse_time_e(const char *s, int64_t now_ms, int64_t *out, tsq_error *err)
 {
     size_t len = s ? strlen(s) : 0;
-    if (!len)
-        return tsq_fail(err, BAD, NULL, "Missing start time");
+    if (!len) return tsq_fail(err, BAD, NULL, "Missing start time");
     if (len > 2 && strcmp(s + len - 2, "ms") == 0 && all_digits(s, len - 2)) {
         *out = strtoll(s, NULL, 10);
         return 0;
@@ -91,15 +102,14 @@ static int parse_time_e(const char *s, int64_t now_ms, int64_t *out, tsq_error *
         memcpy(d, s, len - 4);
         d[len - 4] = 0;
         int64_t ms = tsq_parse_duration(d, err);
-        if (ms < 0)
-            return -1;
+        if (ms < 0) return -1;
         *out = now_ms - ms;
         return 0;
     }
     if (strchr(s, '/') || strchr(s, ':')) {
         /* yyyy/MM/dd, yyyy/MM/dd-HH:mm, yyyy/MM/dd HH:mm[:ss], in the
          * server's time zone (as OpenTSDB's SimpleDateFormat) */
-        struct tm tm = { 0 };
+        struct tm tm = {0};
         int y, mo, d, h = 0, mi = 0, sec = 0, used = 0;
         char sep = 0;
         int ok = 0;
@@ -108,17 +118,22 @@ static int parse_time_e(const char *s, int64_t now_ms, int64_t *out, tsq_error *
         else if (len == 16)
             ok = sscanf(s, "%4d/%2d/%2d%c%2d:%2d%n", &y, &mo, &d, &sep, &h, &mi, &used) == 6;
         else if (len == 19)
-            ok = sscanf(s, "%4d/%2d/%2d%c%2d:%2d:%2d%n", &y, &mo, &d, &sep, &h, &mi, &sec, &used) == 7;
+            ok = sscanf(s, "%4d/%2d/%2d%c%2d:%2d:%2d%n", &y, &mo, &d, &sep, &h, &mi, &sec, &used) ==
+                 7;
         else
             return tsq_fail(err, BAD, NULL, "Invalid absolute date: %s", s);
-        if (!ok || (size_t)used != len || (sep && sep != '-' && sep != ' ') ||
-            mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || h < 0 || mi < 0 || sec < 0)
+        if (!ok || (size_t)used != len || (sep && sep != '-' && sep != ' ') || mo < 1 || mo > 12 ||
+            d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || h < 0 || mi < 0 || sec < 0)
             return tsq_fail(err, BAD, NULL, "Invalid date: %s. Unparseable date: \"%s\"", s, s);
-        tm.tm_year = y - 1900; tm.tm_mon = mo - 1; tm.tm_mday = d;
-        tm.tm_hour = h; tm.tm_min = mi; tm.tm_sec = sec; tm.tm_isdst = -1;
+        tm.tm_year = y - 1900;
+        tm.tm_mon = mo - 1;
+        tm.tm_mday = d;
+        tm.tm_hour = h;
+        tm.tm_min = mi;
+        tm.tm_sec = sec;
+        tm.tm_isdst = -1;
         time_t t = mktime(&tm);
-        if (t == (time_t)-1)
-            return tsq_fail(err, BAD, NULL, "Invalid date: %s", s);
+        if (t == (time_t)-1) return tsq_fail(err, BAD, NULL, "Invalid date: %s", s);
         *out = (int64_t)t * 1000;
         return 0;
     }
@@ -127,16 +142,18 @@ static int parse_time_e(const char *s, int64_t now_ms, int64_t *out, tsq_error *
         /* <10 digits>.<1-3 digits> */
         size_t fl = len - 11;
         if (dot - s != 10 || !all_digits(s, 10) || fl < 1 || fl > 3 || !all_digits(dot + 1, fl))
-            return tsq_fail(err, BAD, NULL, "Invalid time: %s. Millisecond timestamps must be in the "
-                            "format <seconds>.<ms> where the milliseconds are limited to 3 digits", s);
+            return tsq_fail(err, BAD, NULL,
+                            "Invalid time: %s. Millisecond timestamps must be in the "
+                            "format <seconds>.<ms> where the milliseconds are limited to 3 digits",
+                            s);
         int64_t ms = strtoll(dot + 1, NULL, 10);
-        for (size_t i = fl; i < 3; i++)
-            ms *= 10;
+        for (size_t i = fl; i < 3; i++) ms *= 10;
         *out = strtoll(s, NULL, 10) * 1000 + ms;
         return 0;
     }
     if (s[0] == '-')
-        return tsq_fail(err, BAD, NULL, "Invalid time: %s. Negative timestamps are not supported.", s);
+        return tsq_fail(err, BAD, NULL, "Invalid time: %s. Negative timestamps are not supported.",
+                        s);
     if (!all_digits(s, len) || len > 18)
         return tsq_fail(err, BAD, NULL, "Invalid time: %s. For input string: \"%s\"", s, s);
     int64_t t = strtoll(s, NULL, 10);
@@ -163,28 +180,29 @@ int tsq_parse_downsample(const char *spec, tsq_downsample *ds, tsq_error *err)
     /* Java's split("-") drops trailing empty strings */
     for (char *p = buf, *q; np < 4; p = q + 1) {
         parts[np++] = p;
-        if (!(q = strchr(p, '-')))
-            break;
+        if (!(q = strchr(p, '-'))) break;
         *q = 0;
     }
-    while (np > 0 && !*parts[np - 1])
-        np--;
+    while (np > 0 && !*parts[np - 1]) np--;
     if (np < 2)
-        return tsq_fail(err, BAD, NULL, "Invalid downsampling specifier '%s': must provide at "
-                        "least interval and function", spec);
+        return tsq_fail(err, BAD, NULL,
+                        "Invalid downsampling specifier '%s': must provide at "
+                        "least interval and function",
+                        spec);
     if (np > 3 || strchr(parts[np - 1], '-'))
-        return tsq_fail(err, BAD, NULL, "Invalid downsampling specifier '%s': must consist of "
-                        "interval, function, and optional fill policy", spec);
+        return tsq_fail(err, BAD, NULL,
+                        "Invalid downsampling specifier '%s': must consist of "
+                        "interval, function, and optional fill policy",
+                        spec);
     if (strstr(parts[0], "all")) {
         ds->all = 1;
         ds->interval_ms = 0;
     } else {
         size_t l = strlen(parts[0]);
-        if (l && parts[0][l - 1] == 'c')        /* calendar: epoch-aligned here */
+        if (l && parts[0][l - 1] == 'c') /* calendar: epoch-aligned here */
             parts[0][l - 1] = 0;
         int64_t iv = tsq_parse_duration(parts[0], err);
-        if (iv < 0)
-            return -1;
+        if (iv < 0) return -1;
         ds->interval_ms = iv;
     }
     if (!tsq_agg_find(parts[1]))
@@ -194,10 +212,14 @@ int tsq_parse_downsample(const char *spec, tsq_downsample *ds, tsq_error *err)
     snprintf(ds->agg, sizeof ds->agg, "%s", parts[1]);
     ds->fill = TSQ_FILL_NONE;
     if (np == 3) {
-        if (!strcasecmp(parts[2], "none"))      ds->fill = TSQ_FILL_NONE;
-        else if (!strcasecmp(parts[2], "nan"))  ds->fill = TSQ_FILL_NAN;
-        else if (!strcasecmp(parts[2], "null")) ds->fill = TSQ_FILL_NULL;
-        else if (!strcasecmp(parts[2], "zero")) ds->fill = TSQ_FILL_ZERO;
+        if (!strcasecmp(parts[2], "none"))
+            ds->fill = TSQ_FILL_NONE;
+        else if (!strcasecmp(parts[2], "nan"))
+            ds->fill = TSQ_FILL_NAN;
+        else if (!strcasecmp(parts[2], "null"))
+            ds->fill = TSQ_FILL_NULL;
+        else if (!strcasecmp(parts[2], "zero"))
+            ds->fill = TSQ_FILL_ZERO;
         else
             return tsq_fail(err, BAD, NULL, "Unrecognized fill policy: %s", parts[2]);
     }
@@ -208,26 +230,32 @@ int tsq_parse_downsample(const char *spec, tsq_downsample *ds, tsq_error *err)
 
 typedef struct fcomp {
     regex_t re;
-    int     has_re;
-    char  **lits;             /* literal_or family, lower-cased if case-insensitive */
-    int     nlits;
-    char  **comps;            /* wildcard components */
-    int     ncomps;
-    int     has_prefix, has_postfix, match_all, icase;
+    int has_re;
+    char **lits; /* literal_or family, lower-cased if case-insensitive */
+    int nlits;
+    char **comps; /* wildcard components */
+    int ncomps;
+    int has_prefix, has_postfix, match_all, icase;
 } fcomp;
 
-static const struct { const char *name; tsq_filter_type type; } filter_types[] = {
-    { "literal_or", TSQ_LITERAL_OR }, { "iliteral_or", TSQ_ILITERAL_OR },
-    { "not_literal_or", TSQ_NOT_LITERAL_OR }, { "not_iliteral_or", TSQ_NOT_ILITERAL_OR },
-    { "wildcard", TSQ_WILDCARD }, { "iwildcard", TSQ_IWILDCARD },
-    { "regexp", TSQ_REGEXP }, { "not_key", TSQ_NOT_KEY },
+static const struct {
+    const char *name;
+    tsq_filter_type type;
+} filter_types[] = {
+    {"literal_or", TSQ_LITERAL_OR},
+    {"iliteral_or", TSQ_ILITERAL_OR},
+    {"not_literal_or", TSQ_NOT_LITERAL_OR},
+    {"not_iliteral_or", TSQ_NOT_ILITERAL_OR},
+    {"wildcard", TSQ_WILDCARD},
+    {"iwildcard", TSQ_IWILDCARD},
+    {"regexp", TSQ_REGEXP},
+    {"not_key", TSQ_NOT_KEY},
 };
 
 const char *tsq_filter_type_name(tsq_filter_type t)
 {
     for (size_t i = 0; i < sizeof filter_types / sizeof filter_types[0]; i++)
-        if (filter_types[i].type == t)
-            return filter_types[i].name;
+        if (filter_types[i].type == t) return filter_types[i].name;
     return "?";
 }
 
@@ -243,19 +271,16 @@ static int filter_type_of(const char *name, tsq_filter_type *t)
 
 static void lower(char *s)
 {
-    for (; *s; s++)
-        *s = (char)tolower((unsigned char)*s);
+    for (; *s; s++) *s = (char)tolower((unsigned char)*s);
 }
 
 /* splits s at every sep (keeping empty parts, as Tags.splitString) */
 static char **split_all(const char *s, char sep, int *n)
 {
     int cnt = 1;
-    for (const char *p = s; *p; p++)
-        cnt += *p == sep;
+    for (const char *p = s; *p; p++) cnt += *p == sep;
     char **v = calloc((size_t)cnt + 1, sizeof *v);
-    if (!v)
-        return NULL;
+    if (!v) return NULL;
     int i = 0;
     const char *p = s;
     for (;;) {
@@ -263,8 +288,7 @@ static char **split_all(const char *s, char sep, int *n)
         size_t l = q ? (size_t)(q - p) : strlen(p);
         v[i] = strndup(p, l);
         i++;
-        if (!q)
-            break;
+        if (!q) break;
         p = q + 1;
     }
     *n = i;
@@ -273,10 +297,8 @@ static char **split_all(const char *s, char sep, int *n)
 
 static void free_strv(char **v, int n)
 {
-    if (!v)
-        return;
-    for (int i = 0; i < n; i++)
-        free(v[i]);
+    if (!v) return;
+    for (int i = 0; i < n; i++) free(v[i]);
     free(v);
 }
 
@@ -284,8 +306,7 @@ void tsq_filter_free(tsq_filter *f)
 {
     fcomp *c = f->compiled;
     if (c) {
-        if (c->has_re)
-            regfree(&c->re);
+        if (c->has_re) regfree(&c->re);
         free_strv(c->lits, c->nlits);
         free_strv(c->comps, c->ncomps);
         free(c);
@@ -297,37 +318,33 @@ void tsq_filter_free(tsq_filter *f)
 
 static int compile_one(tsq_filter *f, tsq_error *err)
 {
-    if (f->compiled)
-        return 0;
+    if (f->compiled) return 0;
     fcomp *c = calloc(1, sizeof *c);
-    if (!c)
-        return tsq_fail(err, 500, NULL, "out of memory");
+    if (!c) return tsq_fail(err, 500, NULL, "out of memory");
     f->compiled = c;
     const char *flt = f->filter ? f->filter : "";
     switch (f->type) {
-    case TSQ_LITERAL_OR: case TSQ_ILITERAL_OR: case TSQ_NOT_LITERAL_OR: case TSQ_NOT_ILITERAL_OR: {
-        if (!*flt)
-            return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
+    case TSQ_LITERAL_OR:
+    case TSQ_ILITERAL_OR:
+    case TSQ_NOT_LITERAL_OR:
+    case TSQ_NOT_ILITERAL_OR: {
+        if (!*flt) return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
         if (strcmp(flt, "|") == 0)
             return tsq_fail(err, BAD, NULL, "Filter must contain more than just a pipe");
         c->icase = f->type == TSQ_ILITERAL_OR || f->type == TSQ_NOT_ILITERAL_OR;
         c->lits = split_all(flt, '|', &c->nlits);
-        if (!c->lits)
-            return tsq_fail(err, 500, NULL, "out of memory");
+        if (!c->lits) return tsq_fail(err, 500, NULL, "out of memory");
         if (c->icase)
-            for (int i = 0; i < c->nlits; i++)
-                lower(c->lits[i]);
+            for (int i = 0; i < c->nlits; i++) lower(c->lits[i]);
         return 0;
     }
-    case TSQ_WILDCARD: case TSQ_IWILDCARD: {
-        if (!*flt)
-            return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
+    case TSQ_WILDCARD:
+    case TSQ_IWILDCARD: {
+        if (!*flt) return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
         char *a = strdup(flt), *act = a;
-        if (!a)
-            return tsq_fail(err, 500, NULL, "out of memory");
+        if (!a) return tsq_fail(err, 500, NULL, "out of memory");
         c->icase = f->type == TSQ_IWILDCARD;
-        if (c->icase)
-            lower(a);
+        if (c->icase) lower(a);
         if (!strchr(a, '*')) {
             free(a);
             return tsq_fail(err, BAD, NULL, "Filter must contain an asterisk");
@@ -335,17 +352,14 @@ static int compile_one(tsq_filter *f, tsq_error *err)
         /* TagVWildcardFilter: strip leading/trailing stars, split the rest */
         if (act[0] == '*') {
             c->has_postfix = 1;
-            while (act[0] == '*' && act[1])
-                act++;
+            while (act[0] == '*' && act[1]) act++;
         }
         size_t l = strlen(act);
         if (act[l - 1] == '*') {
             c->has_prefix = 1;
-            while (l >= 2 && act[l - 1] == '*')
-                act[--l] = 0;
+            while (l >= 2 && act[l - 1] == '*') act[--l] = 0;
         }
-        if (strcmp(act, "*") == 0)
-            c->match_all = 1;
+        if (strcmp(act, "*") == 0) c->match_all = 1;
         if (strchr(act, '*') && act[0] != '*')
             c->comps = split_all(act, '*', &c->ncomps);
         else {
@@ -356,13 +370,11 @@ static int compile_one(tsq_filter *f, tsq_error *err)
             }
         }
         free(a);
-        if (!c->comps)
-            return tsq_fail(err, 500, NULL, "out of memory");
+        if (!c->comps) return tsq_fail(err, 500, NULL, "out of memory");
         return 0;
     }
     case TSQ_REGEXP: {
-        if (!*flt)
-            return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
+        if (!*flt) return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
         int rc = regcomp(&c->re, flt, REG_EXTENDED | REG_NOSUB);
         if (rc) {
             char m[128];
@@ -383,31 +395,30 @@ static int compile_one(tsq_filter *f, tsq_error *err)
 int tsq_filters_compile(tsq_sub *sub, tsq_error *err)
 {
     for (int i = 0; i < sub->nfilters; i++)
-        if (compile_one(&sub->filters[i], err) < 0)
-            return -1;
+        if (compile_one(&sub->filters[i], err) < 0) return -1;
     return 0;
 }
 
 static const char *tag_get(const store_tag *tags, int n, const char *k)
 {
     int lo = 0, hi = n - 1;
-    while (lo <= hi) {                      /* sorted by key */
+    while (lo <= hi) { /* sorted by key */
         int mid = (lo + hi) / 2, c = strcmp(tags[mid].key, k);
-        if (!c)
-            return tags[mid].value;
-        if (c < 0) lo = mid + 1; else hi = mid - 1;
+        if (!c) return tags[mid].value;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
-    for (int i = 0; i < n; i++)             /* tolerate unsorted input */
-        if (strcmp(tags[i].key, k) == 0)
-            return tags[i].value;
+    for (int i = 0; i < n; i++) /* tolerate unsorted input */
+        if (strcmp(tags[i].key, k) == 0) return tags[i].value;
     return NULL;
 }
 
 static int contains_from(const char *hay, const char *needle, size_t from, int icase)
 {
     size_t hl = strlen(hay);
-    if (from > hl)
-        return 0;
+    if (from > hl) return 0;
     return (icase ? strcasestr(hay + from, needle) : strstr(hay + from, needle)) != NULL;
 }
 
@@ -415,23 +426,24 @@ static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
 {
     const fcomp *c = f->compiled;
     const char *v = tag_get(tags, ntags, f->tagk);
-    if (f->type == TSQ_NOT_KEY)
-        return v == NULL;
-    if (!v)
-        return 0;       /* every filtered key must be present */
+    if (f->type == TSQ_NOT_KEY) return v == NULL;
+    if (!v) return 0; /* every filtered key must be present */
     /* case-insensitive filters hold lower-cased patterns; compare so */
     const char *lv = v;
     int ic = c->icase;
     switch (f->type) {
-    case TSQ_LITERAL_OR: case TSQ_ILITERAL_OR: case TSQ_NOT_LITERAL_OR: case TSQ_NOT_ILITERAL_OR: {
+    case TSQ_LITERAL_OR:
+    case TSQ_ILITERAL_OR:
+    case TSQ_NOT_LITERAL_OR:
+    case TSQ_NOT_ILITERAL_OR: {
         int in = 0;
         for (int i = 0; i < c->nlits && !in; i++)
             in = (ic ? strcasecmp(c->lits[i], lv) : strcmp(c->lits[i], lv)) == 0;
         return (f->type == TSQ_LITERAL_OR || f->type == TSQ_ILITERAL_OR) ? in : !in;
     }
-    case TSQ_WILDCARD: case TSQ_IWILDCARD: {
-        if (c->match_all)
-            return 1;
+    case TSQ_WILDCARD:
+    case TSQ_IWILDCARD: {
+        if (c->match_all) return 1;
         size_t l = strlen(lv);
         if (c->has_postfix && !c->has_prefix) {
             const char *last = c->comps[c->ncomps - 1];
@@ -440,12 +452,12 @@ static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
                 return 0;
         }
         if (c->has_prefix && !c->has_postfix &&
-            (ic ? strncasecmp(lv, c->comps[0], strlen(c->comps[0])) : strncmp(lv, c->comps[0], strlen(c->comps[0]))))
+            (ic ? strncasecmp(lv, c->comps[0], strlen(c->comps[0]))
+                : strncmp(lv, c->comps[0], strlen(c->comps[0]))))
             return 0;
         size_t idx = 0;
         for (int i = 0; i < c->ncomps; i++) {
-            if (!contains_from(lv, c->comps[i], idx, ic))
-                return 0;
+            if (!contains_from(lv, c->comps[i], idx, ic)) return 0;
             idx += strlen(c->comps[i]);
         }
         return 1;
@@ -463,23 +475,20 @@ int tsq_match(const tsq_sub *sub, const store_tag *tags, int ntags)
     for (int i = 0; i < sub->nfilters; i++) {
         if (!sub->filters[i].compiled && compile_one((tsq_filter *)&sub->filters[i], NULL) < 0)
             return 0;
-        if (!filter_match(&sub->filters[i], tags, ntags))
-            return 0;
+        if (!filter_match(&sub->filters[i], tags, ntags)) return 0;
     }
     if (sub->explicit_tags) {
         /* exactly the filtered keys (not_key ones excluded) */
         int want = 0;
         for (int i = 0; i < sub->nfilters; i++) {
             const tsq_filter *f = &sub->filters[i];
-            if (f->type == TSQ_NOT_KEY)
-                continue;
+            if (f->type == TSQ_NOT_KEY) continue;
             int dup = 0;
             for (int j = 0; j < i && !dup; j++)
                 dup = sub->filters[j].type != TSQ_NOT_KEY && !strcmp(sub->filters[j].tagk, f->tagk);
             want += !dup;
         }
-        if (ntags != want)
-            return 0;
+        if (ntags != want) return 0;
     }
     return 1;
 }
@@ -498,8 +507,7 @@ static int add_filter(tsq_sub *sub, tsq_filter_type t, const char *k, const char
             }
         }
     tsq_filter *nf = realloc(sub->filters, (size_t)(sub->nfilters + 1) * sizeof *nf);
-    if (!nf)
-        return -1;
+    if (!nf) return -1;
     sub->filters = nf;
     tsq_filter *f = &nf[sub->nfilters];
     memset(f, 0, sizeof *f);
@@ -514,19 +522,20 @@ static int add_filter(tsq_sub *sub, tsq_filter_type t, const char *k, const char
 /* TagVFilter.getFilter + mapToFilters for one "k=v" of a tags map or braces */
 static int add_tag_spec(tsq_sub *sub, const char *k, const char *v, int group_by, tsq_error *err)
 {
-    if (!*k)
-        return tsq_fail(err, BAD, NULL, "Tagk cannot be null or empty");
-    if (!*v)
-        return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
+    if (!*k) return tsq_fail(err, BAD, NULL, "Tagk cannot be null or empty");
+    if (!*v) return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
     const char *paren = strchr(v, '(');
     if (strcmp(v, "*") == 0)
-        return add_filter(sub, TSQ_WILDCARD, k, "*", group_by) < 0 ? tsq_fail(err, 500, NULL, "out of memory") : 0;
+        return add_filter(sub, TSQ_WILDCARD, k, "*", group_by) < 0
+                   ? tsq_fail(err, 500, NULL, "out of memory")
+                   : 0;
     if (paren) {
         char type[32];
         size_t tl = (size_t)(paren - v);
         size_t vl = strlen(v);
         if (tl >= sizeof type)
-            return tsq_fail(err, BAD, NULL, "Could not find a filter plugin of type: %.*s", (int)tl, v);
+            return tsq_fail(err, BAD, NULL, "Could not find a filter plugin of type: %.*s", (int)tl,
+                            v);
         memcpy(type, v, tl);
         type[tl] = 0;
         tsq_filter_type t;
@@ -535,22 +544,24 @@ static int add_tag_spec(tsq_sub *sub, const char *k, const char *v, int group_by
         if (v[vl - 1] != ')')
             return tsq_fail(err, BAD, NULL, "Missing closing parenthesis in filter: %s", v);
         char *inner = strndup(paren + 1, vl - tl - 2);
-        if (!inner)
-            return tsq_fail(err, 500, NULL, "out of memory");
+        if (!inner) return tsq_fail(err, 500, NULL, "out of memory");
         int rc = add_filter(sub, t, k, inner, group_by);
         free(inner);
         return rc < 0 ? tsq_fail(err, 500, NULL, "out of memory") : 0;
     }
-    if (strchr(v, '*'))         /* the "web*" shortcut: case-insensitive glob */
-        return add_filter(sub, TSQ_IWILDCARD, k, v, group_by) < 0 ? tsq_fail(err, 500, NULL, "out of memory") : 0;
-    return add_filter(sub, TSQ_LITERAL_OR, k, v, group_by) < 0 ? tsq_fail(err, 500, NULL, "out of memory") : 0;
+    if (strchr(v, '*')) /* the "web*" shortcut: case-insensitive glob */
+        return add_filter(sub, TSQ_IWILDCARD, k, v, group_by) < 0
+                   ? tsq_fail(err, 500, NULL, "out of memory")
+                   : 0;
+    return add_filter(sub, TSQ_LITERAL_OR, k, v, group_by) < 0
+               ? tsq_fail(err, 500, NULL, "out of memory")
+               : 0;
 }
 
 static void sub_free(tsq_sub *s)
 {
     free(s->metric);
-    for (int i = 0; i < s->nfilters; i++)
-        tsq_filter_free(&s->filters[i]);
+    for (int i = 0; i < s->nfilters; i++) tsq_filter_free(&s->filters[i]);
     free(s->filters);
     free(s->echo_json);
     memset(s, 0, sizeof *s);
@@ -558,10 +569,8 @@ static void sub_free(tsq_sub *s)
 
 void tsq_query_free(tsq_query *q)
 {
-    if (!q)
-        return;
-    for (int i = 0; i < q->nsubs; i++)
-        sub_free(&q->subs[i]);
+    if (!q) return;
+    for (int i = 0; i < q->nsubs; i++) sub_free(&q->subs[i]);
     free(q->subs);
     memset(q, 0, sizeof *q);
 }
@@ -569,43 +578,39 @@ void tsq_query_free(tsq_query *q)
 static tsq_sub *new_sub(tsq_query *q)
 {
     tsq_sub *ns = realloc(q->subs, (size_t)(q->nsubs + 1) * sizeof *ns);
-    if (!ns)
-        return NULL;
+    if (!ns) return NULL;
     q->subs = ns;
     tsq_sub *s = &ns[q->nsubs];
     memset(s, 0, sizeof *s);
     s->index = q->nsubs++;
-    s->rate_opt.counter_max = 9223372036854775807.0;   /* Long.MAX_VALUE */
+    s->rate_opt.counter_max = 9223372036854775807.0; /* Long.MAX_VALUE */
     return s;
 }
 
 /* TSSubQuery.validateAndSetQuery: aggregator, metric, downsample, filters */
 static int validate_sub(tsq_sub *s, const char *downsample, tsq_error *err)
 {
-    if (!s->aggregator[0])
-        return tsq_fail(err, BAD, NULL, "Missing the aggregation function");
+    if (!s->aggregator[0]) return tsq_fail(err, BAD, NULL, "Missing the aggregation function");
     if (!tsq_agg_find(s->aggregator))
         return tsq_fail(err, BAD, NULL, "No such aggregation function: %s", s->aggregator);
     if (!s->metric || !*s->metric)
         return tsq_fail(err, BAD, NULL, "Missing the metric or tsuids, provide at least one");
-    if (downsample && *downsample && tsq_parse_downsample(downsample, &s->ds, err) < 0)
-        return -1;
+    if (downsample && *downsample && tsq_parse_downsample(downsample, &s->ds, err) < 0) return -1;
     return tsq_filters_compile(s, err);
 }
 
-static int set_times(tsq_query *q, const char *start, const char *end, int64_t now_ms, tsq_error *err)
+static int set_times(tsq_query *q, const char *start, const char *end, int64_t now_ms,
+                     tsq_error *err)
 {
-    if (!start || !*start)
-        return tsq_fail(err, BAD, NULL, "Missing start time");
-    if (parse_time_e(start, now_ms, &q->start_ms, err) < 0)
-        return -1;
+    if (!start || !*start) return tsq_fail(err, BAD, NULL, "Missing start time");
+    if (parse_time_e(start, now_ms, &q->start_ms, err) < 0) return -1;
     if (end && *end) {
-        if (parse_time_e(end, now_ms, &q->end_ms, err) < 0)
-            return -1;
+        if (parse_time_e(end, now_ms, &q->end_ms, err) < 0) return -1;
     } else
         q->end_ms = now_ms;
     if (q->end_ms <= q->start_ms)
-        return tsq_fail(err, BAD, NULL, "End time [%" PRId64 "] must be greater than the start time [%" PRId64 "]",
+        return tsq_fail(err, BAD, NULL,
+                        "End time [%" PRId64 "] must be greater than the start time [%" PRId64 "]",
                         q->end_ms, q->start_ms);
     return 0;
 }
@@ -614,12 +619,9 @@ static int set_times(tsq_query *q, const char *start, const char *end, int64_t n
 
 static int jbool(json_t *v)
 {
-    if (json_is_boolean(v))
-        return json_is_true(v);
-    if (json_is_string(v))
-        return strcasecmp(json_string_value(v), "true") == 0;
-    if (json_is_integer(v))
-        return json_integer_value(v) != 0;
+    if (json_is_boolean(v)) return json_is_true(v);
+    if (json_is_string(v)) return strcasecmp(json_string_value(v), "true") == 0;
+    if (json_is_integer(v)) return json_integer_value(v) != 0;
     return 0;
 }
 
@@ -658,18 +660,17 @@ static int jnum(json_t *v, double *out)
 
 static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
 {
-    if (!json_is_object(jq))
-        return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
+    if (!json_is_object(jq)) return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
     tsq_sub *s = new_sub(q);
-    if (!s)
-        return tsq_fail(err, 500, NULL, "out of memory");
+    if (!s) return tsq_fail(err, 500, NULL, "out of memory");
     json_t *v;
     if ((v = json_object_get(jq, "aggregator")) && json_is_string(v))
         snprintf(s->aggregator, sizeof s->aggregator, "%s", json_string_value(v));
     if ((v = json_object_get(jq, "metric")) && json_is_string(v))
         s->metric = strdup(json_string_value(v));
     if ((!s->metric || !*s->metric) && json_array_size(json_object_get(jq, "tsuids")))
-        return tsq_fail(err, BAD, NULL, "tsuid queries are not supported: give the metric and filters");
+        return tsq_fail(err, BAD, NULL,
+                        "tsuid queries are not supported: give the metric and filters");
     s->rate = jbool(json_object_get(jq, "rate"));
     s->explicit_tags = jbool(json_object_get(jq, "explicitTags"));
     json_t *ro = json_object_get(jq, "rateOptions");
@@ -680,14 +681,12 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
         /* null or "" leave the default */
         if ((v = json_object_get(ro, "counterMax")) && !json_is_null(v) &&
             !(json_is_string(v) && !*json_string_value(v))) {
-            if (jnum(v, &d) < 0)
-                return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
+            if (jnum(v, &d) < 0) return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
             s->rate_opt.counter_max = d;
         }
         if ((v = json_object_get(ro, "resetValue")) && !json_is_null(v) &&
             !(json_is_string(v) && !*json_string_value(v))) {
-            if (jnum(v, &d) < 0)
-                return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
+            if (jnum(v, &d) < 0) return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
             s->rate_opt.reset_value = d;
         }
     }
@@ -696,18 +695,21 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
     int pos = 0, pos_f = -1, pos_t = -1;
     const char *key;
     json_t *val;
-    json_object_foreach(jq, key, val) {
-        if (!strcmp(key, "filters")) pos_f = pos;
-        else if (!strcmp(key, "tags")) pos_t = pos;
+    json_object_foreach(jq, key, val)
+    {
+        if (!strcmp(key, "filters"))
+            pos_f = pos;
+        else if (!strcmp(key, "tags"))
+            pos_t = pos;
         pos++;
     }
     json_t *fl = pos_f > pos_t ? json_object_get(jq, "filters") : NULL;
     if (fl && !json_is_null(fl)) {
-        if (!json_is_array(fl))
-            return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
+        if (!json_is_array(fl)) return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
         size_t i;
         json_t *f;
-        json_array_foreach(fl, i, f) {
+        json_array_foreach(fl, i, f)
+        {
             if (!json_is_object(f))
                 return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
             json_t *jt = json_object_get(f, "type"), *jk = json_object_get(f, "tagk"),
@@ -731,16 +733,15 @@ static int parse_json_sub(tsq_query *q, json_t *jq, tsq_error *err)
         return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
     if (json_is_object(tags)) {
         const char *k;
-        json_object_foreach(tags, k, v) {
+        json_object_foreach(tags, k, v)
+        {
             if (!json_is_string(v))
                 return tsq_fail(err, BAD, NULL, "Unable to parse the given JSON");
-            if (add_tag_spec(s, k, json_string_value(v), 1, err) < 0)
-                return -1;
+            if (add_tag_spec(s, k, json_string_value(v), 1, err) < 0) return -1;
         }
     }
     const char *ds = NULL;
-    if ((v = json_object_get(jq, "downsample")) && json_is_string(v))
-        ds = json_string_value(v);
+    if ((v = json_object_get(jq, "downsample")) && json_is_string(v)) ds = json_string_value(v);
     /* the echo for showQuery: the sub-query as received, plus its index */
     json_t *echo = json_deep_copy(jq);
     if (echo) {
@@ -761,7 +762,8 @@ int tsq_parse_json(const char *body, size_t len, int64_t now_ms, tsq_query *q, t
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!root || !json_is_object(root)) {
         json_decref(root);
-        return tsq_fail(err, BAD, root ? "not a JSON object" : je.text, "Unable to parse the given JSON");
+        return tsq_fail(err, BAD, root ? "not a JSON object" : je.text,
+                        "Unable to parse the given JSON");
     }
     char start[64], end[64];
     int rc = -1;
@@ -772,8 +774,7 @@ int tsq_parse_json(const char *body, size_t len, int64_t now_ms, tsq_query *q, t
     }
     q->ms_resolution = jbool(json_object_get(root, "msResolution"));
     q->show_query = jbool(json_object_get(root, "showQuery"));
-    if (set_times(q, start, end, now_ms, err) < 0)
-        goto out;
+    if (set_times(q, start, end, now_ms, err) < 0) goto out;
     json_t *qs = json_object_get(root, "queries");
     if (!json_is_array(qs) || json_array_size(qs) == 0) {
         tsq_fail(err, BAD, NULL, "Missing queries");
@@ -781,14 +782,11 @@ int tsq_parse_json(const char *body, size_t len, int64_t now_ms, tsq_query *q, t
     }
     size_t i;
     json_t *jq;
-    json_array_foreach(qs, i, jq)
-        if (parse_json_sub(q, jq, err) < 0)
-            goto out;
+    json_array_foreach(qs, i, jq) if (parse_json_sub(q, jq, err) < 0) goto out;
     rc = 0;
 out:
     json_decref(root);
-    if (rc < 0)
-        tsq_query_free(q);
+    if (rc < 0) tsq_query_free(q);
     return rc;
 }
 
@@ -799,20 +797,19 @@ static int parse_rate_spec(tsq_sub *s, const char *spec, tsq_error *err)
 {
     size_t l = strlen(spec);
     s->rate = 1;
-    if (!strchr(spec, '{') || l == 4)
-        return 0;
-    if (l < 6)
-        return tsq_fail(err, BAD, NULL, "Invalid rate options specification: %s", spec);
+    if (!strchr(spec, '{') || l == 4) return 0;
+    if (l < 6) return tsq_fail(err, BAD, NULL, "Invalid rate options specification: %s", spec);
     char *inner = strndup(spec + 5, l - 6);
     int n;
     char **parts = inner ? split_all(inner, ',', &n) : NULL;
     free(inner);
-    if (!parts)
-        return tsq_fail(err, 500, NULL, "out of memory");
+    if (!parts) return tsq_fail(err, 500, NULL, "out of memory");
     int rc = 0;
     if (n < 1 || n > 3) {
-        rc = tsq_fail(err, BAD, NULL, "Incorrect number of values in rate options specification, must be "
-                      "counter[,counter max value,reset value], recieved: %d parts", n);
+        rc = tsq_fail(err, BAD, NULL,
+                      "Incorrect number of values in rate options specification, must be "
+                      "counter[,counter max value,reset value], recieved: %d parts",
+                      n);
         goto out;
     }
     size_t pl = strlen(parts[0]);
@@ -823,7 +820,8 @@ static int parse_rate_spec(tsq_sub *s, const char *spec, tsq_error *err)
         errno = 0;
         long long m = strtoll(parts[1], &e, 10);
         if (*e || errno) {
-            rc = tsq_fail(err, BAD, NULL, "Max value of counter was not a number, received '%s'", parts[1]);
+            rc = tsq_fail(err, BAD, NULL, "Max value of counter was not a number, received '%s'",
+                          parts[1]);
             goto out;
         }
         s->rate_opt.counter_max = (double)m;
@@ -833,7 +831,8 @@ static int parse_rate_spec(tsq_sub *s, const char *spec, tsq_error *err)
         errno = 0;
         long long r = strtoll(parts[2], &e, 10);
         if (*e || errno) {
-            rc = tsq_fail(err, BAD, NULL, "Reset value of counter was not a number, received '%s'", parts[2]);
+            rc = tsq_fail(err, BAD, NULL, "Reset value of counter was not a number, received '%s'",
+                          parts[2]);
             goto out;
         }
         s->rate_opt.reset_value = (double)r;
@@ -848,12 +847,10 @@ static int parse_brace_list(tsq_sub *s, const char *list, int group_by, tsq_erro
 {
     int n;
     char **items = split_all(list, ',', &n);
-    if (!items)
-        return tsq_fail(err, 500, NULL, "out of memory");
+    if (!items) return tsq_fail(err, 500, NULL, "out of memory");
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
-        if (!*items[i])
-            break;
+        if (!*items[i]) break;
         int kn;
         char **kv = split_all(items[i], '=', &kn);
         if (!kv) {
@@ -874,27 +871,23 @@ static int parse_brace_list(tsq_sub *s, const char *list, int group_by, tsq_erro
 /* Tags.parseWithMetricAndFilters: metric{group-by tags}{filters} */
 static int parse_metric_filters(tsq_sub *s, const char *m, tsq_error *err)
 {
-    if (!*m)
-        return tsq_fail(err, BAD, NULL, "Metric cannot be null or empty");
+    if (!*m) return tsq_fail(err, BAD, NULL, "Metric cannot be null or empty");
     const char *curly = strchr(m, '{');
     if (!curly) {
         s->metric = strdup(m);
         return 0;
     }
     size_t len = strlen(m);
-    if (m[len - 1] != '}')
-        return tsq_fail(err, BAD, NULL, "Missing '}' at the end of: %s", m);
+    if (m[len - 1] != '}') return tsq_fail(err, BAD, NULL, "Missing '}' at the end of: %s", m);
     s->metric = strndup(m, (size_t)(curly - m));
-    if ((size_t)(curly - m) == len - 2)
-        return 0;
+    if ((size_t)(curly - m) == len - 2) return 0;
     const char *close = strchr(m, '}');
     if (close != m + len - 1) {
         const char *fb = strrchr(m, '{');
         char *inner = strndup(fb + 1, (size_t)(m + len - 1 - fb - 1));
         int rc = inner ? parse_brace_list(s, inner, 0, err) : -1;
         free(inner);
-        if (rc < 0)
-            return -1;
+        if (rc < 0) return -1;
     }
     char *tags = strndup(curly + 1, (size_t)(close - curly - 1));
     int rc = tags ? parse_brace_list(s, tags, 1, err) : -1;
@@ -908,8 +901,9 @@ static char *get_echo(const tsq_sub *s, const char *ds_spec)
     json_t *fl = json_array();
     for (int i = 0; i < s->nfilters; i++) {
         const tsq_filter *f = &s->filters[i];
-        json_array_append_new(fl, json_pack("{s:s,s:s,s:s,s:b}", "tagk", f->tagk, "filter", f->filter,
-                                            "type", tsq_filter_type_name(f->type), "groupBy", f->group_by));
+        json_array_append_new(fl, json_pack("{s:s,s:s,s:s,s:b}", "tagk", f->tagk, "filter",
+                                            f->filter, "type", tsq_filter_type_name(f->type),
+                                            "groupBy", f->group_by));
     }
     json_object_set_new(o, "aggregator", json_string(s->aggregator));
     json_object_set_new(o, "metric", json_string(s->metric ? s->metric : ""));
@@ -918,9 +912,12 @@ static char *get_echo(const tsq_sub *s, const char *ds_spec)
     json_object_set_new(o, "rate", json_boolean(s->rate));
     json_object_set_new(o, "filters", fl);
     json_object_set_new(o, "index", json_integer(s->index));
-    json_object_set_new(o, "rateOptions", s->rate ?
-        json_pack("{s:b,s:f,s:f,s:b}", "counter", s->rate_opt.counter, "counterMax", s->rate_opt.counter_max,
-                  "resetValue", s->rate_opt.reset_value, "dropResets", s->rate_opt.drop_resets) : json_pack("n"));
+    json_object_set_new(o, "rateOptions",
+                        s->rate ? json_pack("{s:b,s:f,s:f,s:b}", "counter", s->rate_opt.counter,
+                                            "counterMax", s->rate_opt.counter_max, "resetValue",
+                                            s->rate_opt.reset_value, "dropResets",
+                                            s->rate_opt.drop_resets)
+                                : json_pack("n"));
     json_object_set_new(o, "explicitTags", json_boolean(s->explicit_tags));
     char *r = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
@@ -929,12 +926,10 @@ static char *get_echo(const tsq_sub *s, const char *ds_spec)
 
 static int parse_m(tsq_query *q, const char *m, tsq_error *err)
 {
-    if (!*m)
-        return tsq_fail(err, BAD, NULL, "The query string was empty");
+    if (!*m) return tsq_fail(err, BAD, NULL, "The query string was empty");
     int n;
     char **parts = split_all(m, ':', &n);
-    if (!parts)
-        return tsq_fail(err, 500, NULL, "out of memory");
+    if (!parts) return tsq_fail(err, 500, NULL, "out of memory");
     int rc = -1;
     const char *ds = NULL;
     if (n < 2 || n > 5) {
@@ -952,19 +947,16 @@ static int parse_m(tsq_query *q, const char *m, tsq_error *err)
         tsq_fail(err, BAD, NULL, "No such aggregation function: %s", parts[0]);
         goto out;
     }
-    if (parse_metric_filters(s, parts[n - 1], err) < 0)
-        goto out;
+    if (parse_metric_filters(s, parts[n - 1], err) < 0) goto out;
     for (int x = 1; x < n - 1; x++) {
         if (strncasecmp(parts[x], "rate", 4) == 0) {
-            if (parse_rate_spec(s, parts[x], err) < 0)
-                goto out;
+            if (parse_rate_spec(s, parts[x], err) < 0) goto out;
         } else if (isdigit((unsigned char)parts[x][0]))
             ds = parts[x];
         else if (strncasecmp(parts[x], "explicit_tags", 13) == 0)
             s->explicit_tags = 1;
     }
-    if (validate_sub(s, ds, err) < 0)
-        goto out;
+    if (validate_sub(s, ds, err) < 0) goto out;
     s->echo_json = get_echo(s, ds);
     rc = 0;
 out:
@@ -982,20 +974,16 @@ int tsq_parse_get(tsq_param_fn get, void *arg, int64_t now_ms, tsq_query *q, tsq
 {
     memset(q, 0, sizeof *q);
     const char *start = get(arg, "start", 0);
-    if (!start || !*start)
-        return tsq_fail(err, BAD, NULL, "Missing parameter <code>start</code>");
+    if (!start || !*start) return tsq_fail(err, BAD, NULL, "Missing parameter <code>start</code>");
     q->ms_resolution = has_param(get, arg, "ms");
     q->show_query = has_param(get, arg, "show_query");
     q->arrays = has_param(get, arg, "arrays");
-    for (int i = 0; ; i++) {
+    for (int i = 0;; i++) {
         const char *m = get(arg, "m", i);
-        if (!m)
-            break;
-        int dup = 0;                     /* identical sub-queries run once */
-        for (int j = 0; j < i && !dup; j++)
-            dup = strcmp(get(arg, "m", j), m) == 0;
-        if (dup)
-            continue;
+        if (!m) break;
+        int dup = 0; /* identical sub-queries run once */
+        for (int j = 0; j < i && !dup; j++) dup = strcmp(get(arg, "m", j), m) == 0;
+        if (dup) continue;
         if (parse_m(q, m, err) < 0) {
             tsq_query_free(q);
             return -1;
@@ -1017,14 +1005,13 @@ int tsq_parse_get(tsq_param_fn get, void *arg, int64_t now_ms, tsq_query *q, tsq
 
 void tsq_scan_range(const tsq_query *q, const tsq_sub *sub, int64_t *from_ms, int64_t *to_ms)
 {
-    const int64_t span = 3600;              /* OpenTSDB's row: one hour */
+    const int64_t span = 3600; /* OpenTSDB's row: one hour */
     int64_t iv = sub->ds.all ? 0 : sub->ds.interval_ms;
     int64_t start = q->start_ms / 1000, a = start;
-    if (iv > 0)
-        a -= ((1000 * start) % iv) / 1000;
+    if (iv > 0) a -= ((1000 * start) % iv) / 1000;
     a -= a % span;
     *from_ms = (a > 0 ? a : 0) * 1000;
-    int64_t end = q->end_ms / 1000 + 1;     /* TsdbQuery always bumps it */
+    int64_t end = q->end_ms / 1000 + 1; /* TsdbQuery always bumps it */
     if (iv > 0) {
         int64_t e = end + (iv - (1000 * end) % iv) / 1000;
         int64_t off = e % span;

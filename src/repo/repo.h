@@ -19,10 +19,10 @@ typedef struct repo repo;
 
 /* Opens (creates) the database file; NULL + a reason. */
 repo *repo_open(const char *path, char *err, size_t errlen);
-void  repo_close(repo *r);
+void repo_close(repo *r);
 /* Events (and jobs, workflows) older than this many seconds are deleted,
  * checked every 10,000 events written (`serve --retention`); 0 = keep all. */
-void  repo_set_retention(repo *r, double seconds);
+void repo_set_retention(repo *r, double seconds);
 
 /* Stores one event (a JSON object).  0, or -1 when it is not an object or
  * the database failed.  repo_add writes it at once; repo_add_json queues it
@@ -34,11 +34,11 @@ int repo_add_json(repo *r, const char *json, size_t len);
 
 /* Filters of the job list; NULL / 0 = any. */
 typedef struct repo_job_filter {
-    const char *wf, *host, *state, *exe, *user, *job;  /* state: running | done | failed */
-    double      since;       /* jobs active at or after this time (epoch s); 0 = any */
-    const char *sort;        /* start (default), cpu_efficiency, peak_mem, duration, cpu_time */
-    int         desc;        /* sort descending */
-    long        limit, offset;
+    const char *wf, *host, *state, *exe, *user, *job; /* state: running | done | failed */
+    double since;     /* jobs active at or after this time (epoch s); 0 = any */
+    const char *sort; /* start (default), cpu_efficiency, peak_mem, duration, cpu_time */
+    int desc;         /* sort descending */
+    long limit, offset;
 } repo_job_filter;
 
 /* {"jobs":[{job row}], "total":N}; new reference. */
@@ -67,9 +67,9 @@ json_t *repo_workflow(repo *r, const char *wf);
  * '*'), since/until (epoch s), after (id), limit (default 500, max 10000). */
 typedef struct repo_event_filter {
     const char *wf, *job, *host, *name;
-    double      since, until;
-    long long   after;
-    long        limit;
+    double since, until;
+    long long after;
+    long limit;
 } repo_event_filter;
 json_t *repo_events(repo *r, const repo_event_filter *f);
 

@@ -59,17 +59,24 @@ static const char *param(const server_request *r, const char *name)
 static void h_jobs(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)s;
-    repo_job_filter f = { .wf = param(r, "wf"), .host = param(r, "host"), .state = param(r, "state"),
-                          .exe = param(r, "exe"), .user = param(r, "user"), .job = param(r, "job"),
-                          .sort = param(r, "sort"), .since = param_num(r, "since"),
-                          .limit = (long)param_num(r, "limit"), .offset = (long)param_num(r, "offset") };
+    repo_job_filter f = {.wf = param(r, "wf"),
+                         .host = param(r, "host"),
+                         .state = param(r, "state"),
+                         .exe = param(r, "exe"),
+                         .user = param(r, "user"),
+                         .job = param(r, "job"),
+                         .sort = param(r, "sort"),
+                         .since = param_num(r, "since"),
+                         .limit = (long)param_num(r, "limit"),
+                         .offset = (long)param_num(r, "offset")};
     const char *order = param(r, "order");
     f.desc = order ? !strcmp(order, "desc") : (f.sort && strcmp(f.sort, "start") != 0);
     if (isnan(f.since) || f.limit < 0 || f.offset < 0) {
         server_reply_error(w, 400, "bad number in since, limit or offset", "");
         return;
     }
-    if (f.state && strcmp(f.state, "running") && strcmp(f.state, "done") && strcmp(f.state, "failed")) {
+    if (f.state && strcmp(f.state, "running") && strcmp(f.state, "done") &&
+        strcmp(f.state, "failed")) {
         server_reply_error(w, 400, "state must be running, done or failed", f.state);
         return;
     }
@@ -85,14 +92,17 @@ static void slice_since(json_t *job, double since)
     while (first < n && json_number_value(json_array_get(ts, first)) <= since) first++;
     const char *k;
     json_t *a;
-    json_object_foreach(series, k, a) {
+    json_object_foreach(series, k, a)
+    {
         json_t *b = json_array();
-        for (size_t i = first; i < json_array_size(a); i++) json_array_append(b, json_array_get(a, i));
+        for (size_t i = first; i < json_array_size(a); i++)
+            json_array_append(b, json_array_get(a, i));
         json_object_set_new(series, k, b);
     }
     size_t i;
     json_t *x;
-    json_array_foreach(json_object_get(job, "extra"), i, x) {
+    json_array_foreach(json_object_get(job, "extra"), i, x)
+    {
         json_t *t = json_object_get(x, "ts"), *v = json_object_get(x, "val");
         json_t *t2 = json_array(), *v2 = json_array();
         for (size_t k2 = 0; k2 < json_array_size(t); k2++)
@@ -104,8 +114,9 @@ static void slice_since(json_t *job, double since)
         json_object_set_new(x, "val", v2);
     }
     json_t *evs = json_array();
-    json_array_foreach(json_object_get(job, "events"), i, x)
-        if (json_number_value(json_object_get(x, "ts")) > since) json_array_append(evs, x);
+    json_array_foreach(json_object_get(job, "events"), i,
+                       x) if (json_number_value(json_object_get(x, "ts")) > since)
+        json_array_append(evs, x);
     json_object_set_new(job, "events", evs);
     json_object_set_new(job, "append", json_true());
 }
@@ -149,15 +160,15 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
     const char *state = json_string_value(json_object_get(row, "state"));
     if (!state) state = "unknown";
     if (since <= 0 && maxp <= 0) {
-        char *view = repo_job_view(arg, id, wf);      /* a finished job: computed at its end */
+        char *view = repo_job_view(arg, id, wf); /* a finished job: computed at its end */
         if (view && view[0] == '{') {
             char *rj = json_dumps(row, JSON_COMPACT | JSON_REAL_PRECISION(16));
             size_t vl = strlen(view), rl = rj ? strlen(rj) : 2;
             char *body = malloc(vl + rl + 64);
             if (body) {
-                int hl = snprintf(body, rl + 64, "{\"record\":%s,\"state\":\"done\"%s", rj ? rj : "{}",
-                                 view[1] == '}' ? "" : ",");
-                memcpy(body + hl, view + 1, vl);      /* the rest of the object, its NUL too */
+                int hl = snprintf(body, rl + 64, "{\"record\":%s,\"state\":\"done\"%s",
+                                  rj ? rj : "{}", view[1] == '}' ? "" : ",");
+                memcpy(body + hl, view + 1, vl); /* the rest of the object, its NUL too */
                 server_reply_take(w, 200, "application/json", body, (size_t)hl + vl - 1);
                 server_add_header(w, "Cache-Control", "no-store");
             }
@@ -187,9 +198,9 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
         json_t *up = json_object();
         const char *k;
         json_t *v;
-        json_object_foreach(row, k, v)
-            if (!json_is_null(v) && strcmp(k, "warnings") && strcmp(k, "state") && strcmp(k, "wf"))
-                json_object_set(up, k, v);
+        json_object_foreach(row, k, v) if (!json_is_null(v) && strcmp(k, "warnings") &&
+                                           strcmp(k, "state") && strcmp(k, "wf"))
+            json_object_set(up, k, v);
         json_object_set_new(up, "finished", json_boolean(!strcmp(state, "done")));
         json_object_set_new(o, "summary_update", up);
         json_object_del(o, "summary");
@@ -204,7 +215,8 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
 
 static void h_workflows(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)s; (void)r;
+    (void)s;
+    (void)r;
     reply_json(w, 200, repo_workflows(arg));
 }
 
@@ -223,10 +235,14 @@ static void h_workflow(server *s, const server_request *r, server_response *w, v
 static void h_events(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)s;
-    repo_event_filter f = { .wf = param(r, "wf"), .job = param(r, "job"), .host = param(r, "host"),
-                            .name = param(r, "name"), .since = param_num(r, "since"),
-                            .until = param_num(r, "until"), .after = (long long)param_num(r, "after"),
-                            .limit = (long)param_num(r, "limit") };
+    repo_event_filter f = {.wf = param(r, "wf"),
+                           .job = param(r, "job"),
+                           .host = param(r, "host"),
+                           .name = param(r, "name"),
+                           .since = param_num(r, "since"),
+                           .until = param_num(r, "until"),
+                           .after = (long long)param_num(r, "after"),
+                           .limit = (long)param_num(r, "limit")};
     if (isnan(f.since) || isnan(f.until) || f.limit < 0) {
         server_reply_error(w, 400, "bad number in since, until, after or limit", "");
         return;
@@ -236,13 +252,15 @@ static void h_events(server *s, const server_request *r, server_response *w, voi
 
 static void h_nodes(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)s; (void)r;
+    (void)s;
+    (void)r;
     reply_json(w, 200, repo_nodes(arg));
 }
 
 static void h_asset(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)s; (void)arg;
+    (void)s;
+    (void)arg;
     const char *name = !strcmp(r->path, "/") ? "index.html" : r->path + strlen("/ui/");
     const web_asset *a = web_asset_find(name);
     if (!a) {
@@ -255,7 +273,9 @@ static void h_asset(server *s, const server_request *r, server_response *w, void
 
 static void h_favicon(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)s; (void)r; (void)arg;
+    (void)s;
+    (void)r;
+    (void)arg;
     server_reply(w, 204, "image/x-icon", "", 0);
 }
 

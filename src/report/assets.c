@@ -6,7 +6,6 @@
 const web_asset *web_asset_find(const char *name)
 {
     for (const web_asset *a = web_assets; a->name; a++)
-        if (!strcmp(a->name, name))
-            return a;
+        if (!strcmp(a->name, name)) return a;
     return NULL;
 }

@@ -10,7 +10,10 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-typedef struct mbuf { char *p; size_t n; } mbuf;
+typedef struct mbuf {
+    char *p;
+    size_t n;
+} mbuf;
 
 static size_t on_data(char *d, size_t sz, size_t nm, void *arg)
 {
@@ -27,7 +30,7 @@ static size_t on_data(char *d, size_t sz, size_t nm, void *arg)
 
 static json_t *get_json(CURL *c, const char *url)
 {
-    mbuf b = { 0 };
+    mbuf b = {0};
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
@@ -47,8 +50,8 @@ static json_t *get_json(CURL *c, const char *url)
     return j;
 }
 
-static int one_job(CURL *c, const char *base, const char *id,
-                   void (*cb)(void *arg, jobdata *j), void *arg)
+static int one_job(CURL *c, const char *base, const char *id, void (*cb)(void *arg, jobdata *j),
+                   void *arg)
 {
     char *esc = curl_easy_escape(c, id, 0);
     char url[2048];
@@ -72,8 +75,8 @@ static int one_job(CURL *c, const char *base, const char *id,
     return 0;
 }
 
-int report_fetch_jobs(const char *base_url, const char *only_job,
-                      void (*cb)(void *arg, jobdata *j), void *arg)
+int report_fetch_jobs(const char *base_url, const char *only_job, void (*cb)(void *arg, jobdata *j),
+                      void *arg)
 {
     char base[1024];
     snprintf(base, sizeof base, "%s", base_url);
@@ -96,9 +99,13 @@ int report_fetch_jobs(const char *base_url, const char *only_job,
         } else {
             size_t i;
             json_t *jb;
-            json_array_foreach(jobs, i, jb) {
+            json_array_foreach(jobs, i, jb)
+            {
                 const char *id = json_string_value(json_object_get(jb, "job_id"));
-                if (id && one_job(c, base, id, cb, arg)) { rc = -1; break; }
+                if (id && one_job(c, base, id, cb, arg)) {
+                    rc = -1;
+                    break;
+                }
             }
         }
         json_decref(list);

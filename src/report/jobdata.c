@@ -16,18 +16,34 @@
 #define MAX_EXTRA  256
 
 const char *const jobdata_col_names[JD_NCOL] = {
-    "ts", "elapsed", "cpu_percent", "rss", "vm", "swap",
-    "rchar", "wchar", "read_bytes", "write_bytes",
-    "rchar_rate", "wchar_rate", "read_rate", "write_rate", "iowait_frac",
-    "procs", "threads", "gpu_mem", "gpu_util", "cg_memory", "cpu_time", "iowait",
+    "ts",        "elapsed",    "cpu_percent", "rss",         "vm",         "swap",
+    "rchar",     "wchar",      "read_bytes",  "write_bytes", "rchar_rate", "wchar_rate",
+    "read_rate", "write_rate", "iowait_frac", "procs",       "threads",    "gpu_mem",
+    "gpu_util",  "cg_memory",  "cpu_time",    "iowait",
 };
 const char *const jobdata_col_titles[JD_NCOL] = {
-    "time", "elapsed (s)", "CPU %", "RSS (bytes)", "virtual memory (bytes)", "swap (bytes)",
-    "rchar (bytes)", "wchar (bytes)", "read from storage (bytes)", "written to storage (bytes)",
-    "read rate (bytes/s)", "write rate (bytes/s)", "storage read rate (bytes/s)",
-    "storage write rate (bytes/s)", "I/O wait (s per s)",
-    "processes", "threads", "GPU memory (bytes)", "GPU utilisation %", "cgroup memory (bytes)",
-    "CPU time (s)", "I/O wait (s)",
+    "time",
+    "elapsed (s)",
+    "CPU %",
+    "RSS (bytes)",
+    "virtual memory (bytes)",
+    "swap (bytes)",
+    "rchar (bytes)",
+    "wchar (bytes)",
+    "read from storage (bytes)",
+    "written to storage (bytes)",
+    "read rate (bytes/s)",
+    "write rate (bytes/s)",
+    "storage read rate (bytes/s)",
+    "storage write rate (bytes/s)",
+    "I/O wait (s per s)",
+    "processes",
+    "threads",
+    "GPU memory (bytes)",
+    "GPU utilisation %",
+    "cgroup memory (bytes)",
+    "CPU time (s)",
+    "I/O wait (s)",
 };
 
 void jobdata_init(jobdata *j)
@@ -35,12 +51,12 @@ void jobdata_init(jobdata *j)
     memset(j, 0, sizeof *j);
     jd_summary *s = &j->sum;
     s->exit_code = -1;
-    double *nan_fields[] = { &s->start, &s->end, &s->duration, &s->cpu_time, &s->cpu_eff,
-        &s->cores, &s->peak_mem, &s->rchar, &s->wchar, &s->read_bytes, &s->write_bytes,
-        &s->gpu_devices, &s->gpu_peak_mem, &s->gpu_util_mean, &s->gpu_util_peak,
-        &s->req_mem, &s->req_cpus, &s->req_wall, &s->req_gpus };
-    for (size_t i = 0; i < sizeof nan_fields / sizeof *nan_fields; i++)
-        *nan_fields[i] = NAN;
+    double *nan_fields[] = {&s->start,        &s->end,           &s->duration,      &s->cpu_time,
+                            &s->cpu_eff,      &s->cores,         &s->peak_mem,      &s->rchar,
+                            &s->wchar,        &s->read_bytes,    &s->write_bytes,   &s->gpu_devices,
+                            &s->gpu_peak_mem, &s->gpu_util_mean, &s->gpu_util_peak, &s->req_mem,
+                            &s->req_cpus,     &s->req_wall,      &s->req_gpus};
+    for (size_t i = 0; i < sizeof nan_fields / sizeof *nan_fields; i++) *nan_fields[i] = NAN;
     j->events = json_array();
     j->jr_ts = NAN;
 }
@@ -51,8 +67,7 @@ void jobdata_free(jobdata *j)
     json_decref(j->end_ev);
     json_decref(j->tags);
     json_decref(j->events);
-    for (int c = 0; c < JD_NCOL; c++)
-        free(j->col[c]);
+    for (int c = 0; c < JD_NCOL; c++) free(j->col[c]);
     for (size_t i = 0; i < j->nextra; i++) {
         free(j->extra[i].name);
         free(j->extra[i].unit);
@@ -84,8 +99,7 @@ static const char *str(json_t *o, const char *key)
 
 static void setstr(char *dst, size_t cap, const char *v)
 {
-    if (v && *v && !*dst)
-        snprintf(dst, cap, "%s", v);
+    if (v && *v && !*dst) snprintf(dst, cap, "%s", v);
 }
 #define SETSTR(field, v) setstr(field, sizeof field, v)
 
@@ -106,15 +120,32 @@ double jd_parse_size_mib(const char *s)
     double v = strtod(s, &end);
     if (end == s || errno || v < 0) return NAN;
     while (*end == ' ') end++;
-    double mul = 1024.0 * 1024;          /* a bare number is MiB, as request_memory */
+    double mul = 1024.0 * 1024; /* a bare number is MiB, as request_memory */
     switch (toupper((unsigned char)*end)) {
-    case 0:   break;
-    case 'B': mul = 1; end++; break;
-    case 'K': mul = 1024.0; end++; break;
-    case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default:  return NAN;
+    case 0:
+        break;
+    case 'B':
+        mul = 1;
+        end++;
+        break;
+    case 'K':
+        mul = 1024.0;
+        end++;
+        break;
+    case 'M':
+        mul = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+        mul = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+        mul = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
+    default:
+        return NAN;
     }
     if (*end == 'i') end++;
     if (toupper((unsigned char)*end) == 'B') end++;
@@ -128,8 +159,7 @@ double jd_parse_duration(const char *s)
     char tail;
     if (sscanf(s, "%d-%d:%d:%d%c", &d, &h, &m, &sec, &tail) == 4)
         return d * 86400.0 + h * 3600.0 + m * 60.0 + sec;
-    if (sscanf(s, "%d:%d:%d%c", &h, &m, &sec, &tail) == 3)
-        return h * 3600.0 + m * 60.0 + sec;
+    if (sscanf(s, "%d:%d:%d%c", &h, &m, &sec, &tail) == 3) return h * 3600.0 + m * 60.0 + sec;
     double total = 0;
     const char *p = s;
     while (*p) {
@@ -138,12 +168,26 @@ double jd_parse_duration(const char *s)
         if (end == p || v < 0) return NAN;
         double mul = 1;
         switch (*end) {
-        case 's': mul = 1; end++; break;
-        case 'm': mul = 60; end++; break;
-        case 'h': mul = 3600; end++; break;
-        case 'd': mul = 86400; end++; break;
-        case 0:   break;
-        default:  return NAN;
+        case 's':
+            mul = 1;
+            end++;
+            break;
+        case 'm':
+            mul = 60;
+            end++;
+            break;
+        case 'h':
+            mul = 3600;
+            end++;
+            break;
+        case 'd':
+            mul = 86400;
+            end++;
+            break;
+        case 0:
+            break;
+        default:
+            return NAN;
         }
         total += v * mul;
         p = end;
@@ -155,10 +199,10 @@ double jd_parse_duration(const char *s)
 static double parse_rfc3339(const char *s)
 {
     if (!s) return NAN;
-    struct tm tm = { 0 };
+    struct tm tm = {0};
     int n = 0;
-    if (sscanf(s, "%d-%d-%dT%d:%d:%d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
+    if (sscanf(s, "%d-%d-%dT%d:%d:%d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &n) != 6)
         return NAN;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
@@ -166,8 +210,7 @@ static double parse_rfc3339(const char *s)
     const char *p = s + n;
     if (*p == '.') {
         double frac = 0, scale = 0.1;
-        for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
-            frac += (*p - '0') * scale;
+        for (p++; isdigit((unsigned char)*p); p++, scale /= 10) frac += (*p - '0') * scale;
         t += frac;
     }
     int oh, om;
@@ -195,8 +238,7 @@ static size_t new_sample(jobdata *j, double ts)
 {
     if (grow_samples(j)) return (size_t)-1;
     size_t i = j->n++;
-    for (int c = 0; c < JD_NCOL; c++)
-        j->col[c][i] = NAN;
+    for (int c = 0; c < JD_NCOL; c++) j->col[c][i] = NAN;
     j->col[JD_TS][i] = ts;
     return i;
 }
@@ -204,8 +246,7 @@ static size_t new_sample(jobdata *j, double ts)
 static jd_series *extra_series(jobdata *j, const char *name, const char *unit)
 {
     for (size_t i = 0; i < j->nextra; i++)
-        if (!strcmp(j->extra[i].name, name))
-            return &j->extra[i];
+        if (!strcmp(j->extra[i].name, name)) return &j->extra[i];
     if (j->nextra >= MAX_EXTRA) return NULL;
     if (j->nextra == j->capextra) {
         size_t cap = j->capextra ? j->capextra * 2 : 8;
@@ -253,8 +294,7 @@ static void identity(jobdata *j, json_t *ev)
     SETSTR(s->xformation, str(ev, "xformation"));
     SETSTR(s->site, str(ev, "site"));
     json_t *tags = json_object_get(ev, "tags");
-    if (json_is_object(tags) && !j->tags)
-        j->tags = json_incref(tags);
+    if (json_is_object(tags) && !j->tags) j->tags = json_incref(tags);
 }
 
 static void push_event(jobdata *j, json_t *ev)
@@ -272,22 +312,22 @@ static void add_sample(jobdata *j, json_t *ev)
     if (i == (size_t)-1) return;
     double **c = j->col;
     c[JD_ELAPSED][i] = num(ev, "elapsed");
-    c[JD_CPU][i]     = num(ev, "cpu_percent");
-    c[JD_RSS][i]     = num(ev, "rss") * 1024;
-    c[JD_VM][i]      = num(ev, "vm") * 1024;
-    c[JD_SWAP][i]    = num(ev, "swap") * 1024;
-    c[JD_RCHAR][i]   = num(ev, "rchar");
-    c[JD_WCHAR][i]   = num(ev, "wchar");
+    c[JD_CPU][i] = num(ev, "cpu_percent");
+    c[JD_RSS][i] = num(ev, "rss") * 1024;
+    c[JD_VM][i] = num(ev, "vm") * 1024;
+    c[JD_SWAP][i] = num(ev, "swap") * 1024;
+    c[JD_RCHAR][i] = num(ev, "rchar");
+    c[JD_WCHAR][i] = num(ev, "wchar");
     double rb = num(ev, "read_bytes"), wb = num(ev, "write_bytes");
-    c[JD_RBYTES][i]  = isnan(rb) ? num(ev, "bread") : rb;
-    c[JD_WBYTES][i]  = isnan(wb) ? num(ev, "bwrite") : wb;
-    c[JD_PROCS][i]   = num(ev, "procs");
+    c[JD_RBYTES][i] = isnan(rb) ? num(ev, "bread") : rb;
+    c[JD_WBYTES][i] = isnan(wb) ? num(ev, "bwrite") : wb;
+    c[JD_PROCS][i] = num(ev, "procs");
     c[JD_THREADS][i] = num(ev, "threads");
     c[JD_GPU_MEM][i] = num(ev, "gpu_mem");
     c[JD_GPU_UTIL][i] = num(ev, "gpu_util");
-    c[JD_CG_MEM][i]  = num(ev, "cg_memory_current");
+    c[JD_CG_MEM][i] = num(ev, "cg_memory_current");
     c[JD_CPUTIME][i] = num(ev, "utime") + num(ev, "stime");
-    c[JD_IOWAIT][i]  = num(ev, "iowait");
+    c[JD_IOWAIT][i] = num(ev, "iowait");
     SETSTR(j->sum.exe, str(ev, "exe"));
     SETSTR(j->sum.type, str(ev, "type"));
 }
@@ -321,13 +361,17 @@ static void add_metric(jobdata *j, json_t *ev)
         const char *k;
         json_t *v;
         int first = 1;
-        json_object_foreach(tags, k, v) {
+        json_object_foreach(tags, k, v)
+        {
             if (len >= sizeof full - 4) break;
-            len += (size_t)snprintf(full + len, sizeof full - len, "%c%s=%s", first ? '{' : ',',
-                                    k, json_is_string(v) ? json_string_value(v) : "?");
+            len += (size_t)snprintf(full + len, sizeof full - len, "%c%s=%s", first ? '{' : ',', k,
+                                    json_is_string(v) ? json_string_value(v) : "?");
             first = 0;
         }
-        if (len < sizeof full - 1) { full[len++] = '}'; full[len] = 0; }
+        if (len < sizeof full - 1) {
+            full[len++] = '}';
+            full[len] = 0;
+        }
     }
     extra_push(extra_series(j, full, str(ev, "unit")), num(ev, "ts"), num(ev, "value"));
 }
@@ -340,7 +384,8 @@ static void add_end(jobdata *j, json_t *ev)
     s->has_end = 1;
     SETSTR(s->exe, str(ev, "exe"));
     SETSTR(s->cmd, str(ev, "cmd"));
-    snprintf(s->exit_type, sizeof s->exit_type, "%s", str(ev, "exit_type") ? str(ev, "exit_type") : "");
+    snprintf(s->exit_type, sizeof s->exit_type, "%s",
+             str(ev, "exit_type") ? str(ev, "exit_type") : "");
     json_t *ec = json_object_get(ev, "exit_code");
     s->exit_code = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
     snprintf(s->signal_name, sizeof s->signal_name, "%s",
@@ -383,10 +428,11 @@ static void add_start(jobdata *j, json_t *ev)
     SETSTR(s->cmd, str(ev, "cmd"));
     SETSTR(s->user, str(ev, "user"));
     json_t *argv = json_object_get(ev, "argv");
-    if (!s->cmd[0] && json_is_array(argv)) {       /* cmd may be empty: join argv */
+    if (!s->cmd[0] && json_is_array(argv)) { /* cmd may be empty: join argv */
         size_t i, len = 0;
         json_t *a;
-        json_array_foreach(argv, i, a) {
+        json_array_foreach(argv, i, a)
+        {
             if (!json_is_string(a) || len + 2 >= sizeof s->cmd) break;
             len += (size_t)snprintf(s->cmd + len, sizeof s->cmd - len, "%s%s", i ? " " : "",
                                     json_string_value(a));
@@ -496,11 +542,13 @@ int jobdata_load(jobdata *j, const char *path, size_t *bad, char *err, size_t er
         if (*p == '{') {
             json_error_t je;
             json_t *ev = json_loadb(p, (size_t)(len - (p - line)), 0, &je);
-            if (ev && !jobdata_add(j, ev)) nev++;
-            else nbad++;
+            if (ev && !jobdata_add(j, ev))
+                nev++;
+            else
+                nbad++;
             json_decref(ev);
         } else if (!hdrline && !strncmp(p, "CMD,", 4)) {
-            hdrline = strdup(p);           /* JoReMon CSV header */
+            hdrline = strdup(p); /* JoReMon CSV header */
             if (hdrline) split_csv(hdrline, hdr, 32, &nhdr);
         } else if (hdrline) {
             char *cells[32];
@@ -511,8 +559,10 @@ int jobdata_load(jobdata *j, const char *path, size_t *bad, char *err, size_t er
                 if (!*cells[k]) continue;
                 char *end;
                 double v = strtod(cells[k], &end);
-                json_object_set_new(ev, hdr[k], (*end || end == cells[k] || !strcmp(hdr[k], "JobID"))
-                                                    ? json_string(cells[k]) : json_real(v));
+                json_object_set_new(ev, hdr[k],
+                                    (*end || end == cells[k] || !strcmp(hdr[k], "JobID"))
+                                        ? json_string(cells[k])
+                                        : json_real(v));
             }
             if (!jobdata_add(j, ev)) nev++;
             json_decref(ev);
@@ -530,8 +580,10 @@ int jobdata_load(jobdata *j, const char *path, size_t *bad, char *err, size_t er
         return -1;
     }
     if (!nev) {
-        snprintf(err, errlen, "%s: no events (JSON Lines of jobscope, kickstart or JoReMon, "
-                 "or JoReMon CSV expected)", path);
+        snprintf(err, errlen,
+                 "%s: no events (JSON Lines of jobscope, kickstart or JoReMon, "
+                 "or JoReMon CSV expected)",
+                 path);
         return -1;
     }
     jobdata_finish(j);
@@ -544,8 +596,8 @@ void jobdata_finish(jobdata *j)
     double **c = j->col;
     size_t n = j->n;
     /* rates from the cumulative counters; CPU % from CPU time where missing */
-    static const int cum[4] = { JD_RCHAR, JD_WCHAR, JD_RBYTES, JD_WBYTES };
-    static const int rate[4] = { JD_RCHAR_RATE, JD_WCHAR_RATE, JD_RBYTES_RATE, JD_WBYTES_RATE };
+    static const int cum[4] = {JD_RCHAR, JD_WCHAR, JD_RBYTES, JD_WBYTES};
+    static const int rate[4] = {JD_RCHAR_RATE, JD_WCHAR_RATE, JD_RBYTES_RATE, JD_WBYTES_RATE};
     for (size_t i = 0; i < n; i++) {
         double dt = i ? c[JD_TS][i] - c[JD_TS][i - 1] : NAN;
         int ok = i && dt > 0;
@@ -568,7 +620,7 @@ void jobdata_finish(jobdata *j)
         if (isnan(s->duration)) {
             double el = c[JD_ELAPSED][n - 1];
             s->duration = (!j->format && !isnan(el)) ? el : s->end - s->start;
-            if (j->format && !isnan(el)) s->duration = el;   /* JoReMon's ClockTime */
+            if (j->format && !isnan(el)) s->duration = el; /* JoReMon's ClockTime */
         }
         double peak = NAN, gmem = NAN, gpeak = NAN, gsum = 0;
         size_t gn = 0;
@@ -585,8 +637,8 @@ void jobdata_finish(jobdata *j)
         if (isnan(s->gpu_peak_mem)) s->gpu_peak_mem = gmem;
         s->gpu_util_peak = gpeak;
         if (isnan(s->gpu_util_mean) && gn) s->gpu_util_mean = gsum / (double)gn;
-        double *last_of[] = { &s->cpu_time, &s->rchar, &s->wchar, &s->read_bytes, &s->write_bytes };
-        int cols[] = { JD_CPUTIME, JD_RCHAR, JD_WCHAR, JD_RBYTES, JD_WBYTES };
+        double *last_of[] = {&s->cpu_time, &s->rchar, &s->wchar, &s->read_bytes, &s->write_bytes};
+        int cols[] = {JD_CPUTIME, JD_RCHAR, JD_WCHAR, JD_RBYTES, JD_WBYTES};
         for (int k = 0; k < 5; k++)
             for (size_t i = n; i-- > 0;)
                 if (!isnan(c[cols[k]][i])) {
@@ -595,7 +647,7 @@ void jobdata_finish(jobdata *j)
                 }
         if (!s->samples) s->samples = n;
     }
-    if (isnan(s->cores)) s->cores = 1;     /* JoReMon, kickstart: one core assumed */
+    if (isnan(s->cores)) s->cores = 1; /* JoReMon, kickstart: one core assumed */
     if (isnan(s->cpu_eff) && s->duration > 0 && !isnan(s->cpu_time))
         s->cpu_eff = s->cpu_time / (s->duration * s->cores);
     if (!isnan(s->gpu_peak_mem) && isnan(s->gpu_devices)) s->gpu_devices = s->gpu_peak_mem > 0;
@@ -613,7 +665,7 @@ void jobdata_finish(jobdata *j)
         if (g && (v = atof(g)) >= 0) s->req_gpus = v;
     }
     if (isnan(s->req_cpus) && j->end_ev && json_object_get(j->end_ev, "batch"))
-        s->req_cpus = s->cores;          /* under a batch system: what it allotted */
+        s->req_cpus = s->cores; /* under a batch system: what it allotted */
 }
 
 /* ---- warnings ---- */
@@ -638,9 +690,8 @@ json_t *jobdata_warnings(const jobdata *j)
     json_t *w = json_array();
     const jd_summary *s = &j->sum;
     if (!isnan(s->cpu_eff) && s->cpu_eff < 0.5 && s->duration >= 10)
-        warn(w, "cpu_efficiency", NAN, NAN,
-             "low CPU efficiency: %.0f%% of %g core%s over %.0f s", 100 * s->cpu_eff,
-             s->cores, s->cores == 1 ? "" : "s", s->duration);
+        warn(w, "cpu_efficiency", NAN, NAN, "low CPU efficiency: %.0f%% of %g core%s over %.0f s",
+             100 * s->cpu_eff, s->cores, s->cores == 1 ? "" : "s", s->duration);
     /* memory close to a limit */
     double lim = s->req_mem;
     const char *what = "the memory request";
@@ -677,13 +728,16 @@ json_t *jobdata_warnings(const jobdata *j)
         if (i - a >= 3) {
             double from = c[JD_TS][a - 1], to = c[JD_TS][i - 1];
             if (!(s->duration > 0) || to - from >= 0.05 * s->duration)
-                warn(w, "io_bound", from, to, "I/O-bound phase of %.0f s (waiting on I/O or "
-                     "moving data at low CPU)", to - from);
+                warn(w, "io_bound", from, to,
+                     "I/O-bound phase of %.0f s (waiting on I/O or "
+                     "moving data at low CPU)",
+                     to - from);
         }
         if (i == a) i++;
     }
     if (!strcmp(s->exit_type, "signaled"))
-        warn(w, "signal", NAN, NAN, "killed by %s", s->signal_name[0] ? s->signal_name : "a signal");
+        warn(w, "signal", NAN, NAN, "killed by %s",
+             s->signal_name[0] ? s->signal_name : "a signal");
     if (!strcmp(s->exit_type, "limit"))
         warn(w, "limit", NAN, NAN, "stopped by a --limit (%s)",
              str(j->end_ev, "limit") ? str(j->end_ev, "limit") : "?");
@@ -703,21 +757,44 @@ static json_t *jnum(double v)
 json_t *jobdata_summary_json(const jd_summary *s)
 {
     json_t *o = json_object();
-#define S(k, v) if ((v)[0]) json_object_set_new(o, k, json_string(v)); else json_object_set_new(o, k, jd_null())
+#define S(k, v)                                                                                    \
+    if ((v)[0])                                                                                    \
+        json_object_set_new(o, k, json_string(v));                                                 \
+    else                                                                                           \
+        json_object_set_new(o, k, jd_null())
 #define N(k, v) json_object_set_new(o, k, jnum(v))
-    S("job_id", s->job_id); S("exe", s->exe); S("cmd", s->cmd); S("host", s->host);
-    S("wf", s->wf); S("wf_label", s->wf_label); S("xformation", s->xformation);
-    S("type", s->type); S("user", s->user); S("site", s->site);
-    S("exit_type", s->exit_type); S("signal_name", s->signal_name);
+    S("job_id", s->job_id);
+    S("exe", s->exe);
+    S("cmd", s->cmd);
+    S("host", s->host);
+    S("wf", s->wf);
+    S("wf_label", s->wf_label);
+    S("xformation", s->xformation);
+    S("type", s->type);
+    S("user", s->user);
+    S("site", s->site);
+    S("exit_type", s->exit_type);
+    S("signal_name", s->signal_name);
     json_object_set_new(o, "exit_code", s->exit_code >= 0 ? json_integer(s->exit_code) : jd_null());
     json_object_set_new(o, "finished", json_boolean(s->has_end));
-    N("start", s->start); N("end", s->end); N("duration", s->duration);
-    N("cpu_time", s->cpu_time); N("cpu_efficiency", s->cpu_eff); N("cores", s->cores);
-    N("peak_mem", s->peak_mem); N("rchar", s->rchar); N("wchar", s->wchar);
-    N("read_bytes", s->read_bytes); N("write_bytes", s->write_bytes);
-    N("gpu_devices", s->gpu_devices); N("gpu_peak_mem", s->gpu_peak_mem);
-    N("gpu_util_mean", s->gpu_util_mean); N("gpu_util_peak", s->gpu_util_peak);
-    N("req_mem", s->req_mem); N("req_cpus", s->req_cpus); N("req_wall", s->req_wall);
+    N("start", s->start);
+    N("end", s->end);
+    N("duration", s->duration);
+    N("cpu_time", s->cpu_time);
+    N("cpu_efficiency", s->cpu_eff);
+    N("cores", s->cores);
+    N("peak_mem", s->peak_mem);
+    N("rchar", s->rchar);
+    N("wchar", s->wchar);
+    N("read_bytes", s->read_bytes);
+    N("write_bytes", s->write_bytes);
+    N("gpu_devices", s->gpu_devices);
+    N("gpu_peak_mem", s->gpu_peak_mem);
+    N("gpu_util_mean", s->gpu_util_mean);
+    N("gpu_util_peak", s->gpu_util_peak);
+    N("req_mem", s->req_mem);
+    N("req_cpus", s->req_cpus);
+    N("req_wall", s->req_wall);
     N("req_gpus", s->req_gpus);
     json_object_set_new(o, "samples", json_integer((json_int_t)s->samples));
 #undef S
@@ -730,7 +807,10 @@ json_t *jobdata_summary_json(const jd_summary *s)
 static size_t *thin(const double *key, size_t n, size_t max, size_t *out_n)
 {
     size_t *idx = malloc((n ? n : 1) * sizeof *idx), m = 0;
-    if (!idx) { *out_n = 0; return NULL; }
+    if (!idx) {
+        *out_n = 0;
+        return NULL;
+    }
     if (!max || n <= max) {
         for (size_t i = 0; i < n; i++) idx[m++] = i;
         *out_n = m;
@@ -745,7 +825,7 @@ static size_t *thin(const double *key, size_t n, size_t max, size_t *out_n)
             if (key && !isnan(key[i]) && (isnan(key[lo]) || key[i] < key[lo])) lo = i;
             if (key && !isnan(key[i]) && (isnan(key[hi]) || key[i] > key[hi])) hi = i;
         }
-        size_t t[3] = { a, lo < hi ? lo : hi, lo < hi ? hi : lo };
+        size_t t[3] = {a, lo < hi ? lo : hi, lo < hi ? hi : lo};
         for (int k = 0; k < 3; k++)
             if (!m || idx[m - 1] < t[k]) idx[m++] = t[k];
     }
@@ -769,8 +849,7 @@ json_t *jobdata_json(const jobdata *j, size_t max_points)
         for (size_t i = 0; i < j->n && !any; i++) any = !isnan(j->col[c][i]);
         if (!any && c != JD_TS) continue;
         json_t *a = json_array();
-        for (size_t k = 0; k < m; k++)
-            json_array_append_new(a, jnum(j->col[c][idx[k]]));
+        for (size_t k = 0; k < m; k++) json_array_append_new(a, jnum(j->col[c][idx[k]]));
         json_object_set_new(series, jobdata_col_names[c], a);
     }
     free(idx);
@@ -785,8 +864,8 @@ json_t *jobdata_json(const jobdata *j, size_t max_points)
             json_array_append_new(val, jnum(s->val[ix[k]]));
         }
         free(ix);
-        json_array_append_new(extra, json_pack("{s:s,s:s,s:o,s:o}", "name", s->name,
-                                               "unit", s->unit, "ts", ts, "val", val));
+        json_array_append_new(extra, json_pack("{s:s,s:s,s:o,s:o}", "name", s->name, "unit",
+                                               s->unit, "ts", ts, "val", val));
     }
     json_object_set_new(o, "extra", extra);
     json_object_set(o, "events", j->events);
@@ -799,7 +878,7 @@ json_t *jd_null(void)
 {
     static json_t *null;
     if (!null) null = json_loads("null", JSON_DECODE_ANY, NULL);
-    return null;      /* a singleton: jansson never frees it */
+    return null; /* a singleton: jansson never frees it */
 }
 
 double jd_percentile(const double *v, size_t n, double p)

@@ -20,34 +20,50 @@
 
 /* Columns of the process-tree series; NAN where a sample has no value. */
 enum jd_col {
-    JD_TS, JD_ELAPSED, JD_CPU, JD_RSS, JD_VM, JD_SWAP,
-    JD_RCHAR, JD_WCHAR, JD_RBYTES, JD_WBYTES,           /* cumulative bytes */
-    JD_RCHAR_RATE, JD_WCHAR_RATE, JD_RBYTES_RATE, JD_WBYTES_RATE, /* bytes/s */
-    JD_IOWAIT_FRAC,                                       /* iowait s per s */
-    JD_PROCS, JD_THREADS, JD_GPU_MEM, JD_GPU_UTIL, JD_CG_MEM,
-    JD_CPUTIME, JD_IOWAIT,                                /* cumulative seconds */
+    JD_TS,
+    JD_ELAPSED,
+    JD_CPU,
+    JD_RSS,
+    JD_VM,
+    JD_SWAP,
+    JD_RCHAR,
+    JD_WCHAR,
+    JD_RBYTES,
+    JD_WBYTES, /* cumulative bytes */
+    JD_RCHAR_RATE,
+    JD_WCHAR_RATE,
+    JD_RBYTES_RATE,
+    JD_WBYTES_RATE, /* bytes/s */
+    JD_IOWAIT_FRAC, /* iowait s per s */
+    JD_PROCS,
+    JD_THREADS,
+    JD_GPU_MEM,
+    JD_GPU_UTIL,
+    JD_CG_MEM,
+    JD_CPUTIME,
+    JD_IOWAIT, /* cumulative seconds */
     JD_NCOL
 };
-extern const char *const jobdata_col_names[JD_NCOL];   /* JSON keys */
-extern const char *const jobdata_col_titles[JD_NCOL];  /* for people */
+extern const char *const jobdata_col_names[JD_NCOL];  /* JSON keys */
+extern const char *const jobdata_col_titles[JD_NCOL]; /* for people */
 
 /* Another series: a custom metric (jobscope.metric) or a GPU device's. */
 typedef struct jd_series {
-    char   *name;        /* "loss", "loss{phase=train}", "gpu0 util %"... */
-    char   *unit;        /* "", "%", "bytes" */
+    char *name; /* "loss", "loss{phase=train}", "gpu0 util %"... */
+    char *unit; /* "", "%", "bytes" */
     double *ts, *val;
-    size_t  n, cap;
+    size_t n, cap;
 } jd_series;
 
 /* What stats and the jobs list need of a job; NAN where unknown. */
 typedef struct jd_summary {
-    char   job_id[256], exe[512], cmd[1024], host[256], wf[128], wf_label[256];
-    char   xformation[256], type[32], user[64], site[128];
-    char   exit_type[16], signal_name[16];
-    int    exit_code;          /* -1 when signaled or unknown */
-    int    has_end;            /* a jobscope.end (or JoReMon's last row) was seen */
+    char job_id[256], exe[512], cmd[1024], host[256], wf[128], wf_label[256];
+    char xformation[256], type[32], user[64], site[128];
+    char exit_type[16], signal_name[16];
+    int exit_code; /* -1 when signaled or unknown */
+    int has_end;   /* a jobscope.end (or JoReMon's last row) was seen */
     double start, end, duration, cpu_time, cpu_eff, cores;
-    double peak_mem;           /* bytes: peak RSS of the tree (cgroup peak if higher) */
+    double peak_mem; /* bytes: peak RSS of the tree (cgroup peak if higher) */
     double rchar, wchar, read_bytes, write_bytes;
     double gpu_devices, gpu_peak_mem, gpu_util_mean, gpu_util_peak;
     /* current requests, when recorded (tags request_*, --limit, cgroup max) */
@@ -57,29 +73,29 @@ typedef struct jd_summary {
 
 typedef struct jobdata {
     jd_summary sum;
-    json_t    *start_ev, *end_ev;  /* jobscope.start / jobscope.end (owned), or NULL */
-    json_t    *tags;               /* the job's tags object (owned), or NULL */
-    json_t    *events;             /* array of other events (limits, payloads...), at most 2000 */
-    size_t     events_dropped;
-    double    *col[JD_NCOL];
-    size_t     n, cap;
+    json_t *start_ev, *end_ev; /* jobscope.start / jobscope.end (owned), or NULL */
+    json_t *tags;              /* the job's tags object (owned), or NULL */
+    json_t *events;            /* array of other events (limits, payloads...), at most 2000 */
+    size_t events_dropped;
+    double *col[JD_NCOL];
+    size_t n, cap;
     jd_series *extra;
-    size_t     nextra, capextra;
-    int        format;             /* 0 jobscope/kickstart, 1 JoReMon */
+    size_t nextra, capextra;
+    int format; /* 0 jobscope/kickstart, 1 JoReMon */
     /* JoReMon rows are merged by timestamp into one sample */
-    double     jr_ts;
+    double jr_ts;
 } jobdata;
 
 void jobdata_init(jobdata *j);
 void jobdata_free(jobdata *j);
 
 /* Feeds one event.  Returns 0, or -1 when it is not an object. */
-int  jobdata_add(jobdata *j, json_t *ev);
+int jobdata_add(jobdata *j, json_t *ev);
 
 /* Reads a whole file (JSON Lines or JoReMon CSV; "-" = stdin) into j, which
  * must be initialised.  -1 and a one-line reason in err when it cannot be read
  * or holds no event at all.  Lines that are not JSON are counted in *bad. */
-int  jobdata_load(jobdata *j, const char *path, size_t *bad, char *err, size_t errlen);
+int jobdata_load(jobdata *j, const char *path, size_t *bad, char *err, size_t errlen);
 
 /* After the last event: computes rates and the summary where no end-of-job
  * record gave it.  Idempotent. */

@@ -26,10 +26,10 @@
 #define EXIT_BAD 125
 
 typedef struct rep {
-    json_t     *jobs;
+    json_t *jobs;
     const char *svgdir;
-    size_t      max_points, svg_files;
-    int         svg_err;
+    size_t max_points, svg_files;
+    int svg_err;
 } rep;
 
 /* Writes s into f, turning "</script" into "<\/script" so inlined code can
@@ -61,13 +61,14 @@ static void safe_name(const char *in, char *out, size_t len)
 {
     size_t k = 0;
     for (; *in && k + 1 < len; in++)
-        out[k++] = (isalnum((unsigned char)*in) || *in == '-' || *in == '_' || *in == '.') ? *in : '_';
+        out[k++] =
+            (isalnum((unsigned char)*in) || *in == '-' || *in == '_' || *in == '.') ? *in : '_';
     out[k] = 0;
     if (!k) snprintf(out, len, "job");
 }
 
-static int svg_file(rep *r, const char *job, const char *what, const char *title, enum svg_unit unit,
-                    const svg_line *lines, int n)
+static int svg_file(rep *r, const char *job, const char *what, const char *title,
+                    enum svg_unit unit, const svg_line *lines, int n)
 {
     char jn[200], wn[200], path[4096];
     safe_name(job, jn, sizeof jn);
@@ -89,13 +90,20 @@ static int svg_file(rep *r, const char *job, const char *what, const char *title
 
 static void write_svgs(rep *r, const jobdata *j)
 {
-    static const struct { const char *name, *title; enum svg_unit unit; int cols[4]; } plots[] = {
-        { "cpu", "CPU % (100 = one core)", SVG_PERCENT, { JD_CPU, -1 } },
-        { "memory", "memory", SVG_BYTES, { JD_RSS, JD_VM, JD_SWAP, JD_CG_MEM } },
-        { "io", "I/O rates (bytes/s)", SVG_BYTES, { JD_RCHAR_RATE, JD_WCHAR_RATE, JD_RBYTES_RATE, JD_WBYTES_RATE } },
-        { "procs", "processes and threads", SVG_PLAIN, { JD_PROCS, JD_THREADS, -1 } },
-        { "gpu", "GPU utilisation %", SVG_PERCENT, { JD_GPU_UTIL, -1 } },
-        { "gpu-memory", "GPU memory", SVG_BYTES, { JD_GPU_MEM, -1 } },
+    static const struct {
+        const char *name, *title;
+        enum svg_unit unit;
+        int cols[4];
+    } plots[] = {
+        {"cpu", "CPU % (100 = one core)", SVG_PERCENT, {JD_CPU, -1}},
+        {"memory", "memory", SVG_BYTES, {JD_RSS, JD_VM, JD_SWAP, JD_CG_MEM}},
+        {"io",
+         "I/O rates (bytes/s)",
+         SVG_BYTES,
+         {JD_RCHAR_RATE, JD_WCHAR_RATE, JD_RBYTES_RATE, JD_WBYTES_RATE}},
+        {"procs", "processes and threads", SVG_PLAIN, {JD_PROCS, JD_THREADS, -1}},
+        {"gpu", "GPU utilisation %", SVG_PERCENT, {JD_GPU_UTIL, -1}},
+        {"gpu-memory", "GPU memory", SVG_BYTES, {JD_GPU_MEM, -1}},
     };
     const char *job = j->sum.job_id[0] ? j->sum.job_id : "job";
     for (size_t p = 0; p < sizeof plots / sizeof *plots; p++) {
@@ -105,17 +113,20 @@ static void write_svgs(rep *r, const jobdata *j)
             int c = plots[p].cols[k], any = 0;
             for (size_t i = 0; i < j->n && !any; i++) any = !isnan(j->col[c][i]);
             if (!any) continue;
-            L[n++] = (svg_line){ jobdata_col_titles[c], j->col[JD_TS], j->col[c], NULL, NULL, j->n };
+            L[n++] = (svg_line){jobdata_col_titles[c], j->col[JD_TS], j->col[c], NULL, NULL, j->n};
         }
         if (n) svg_file(r, job, plots[p].name, plots[p].title, plots[p].unit, L, n);
     }
     for (size_t e = 0; e < j->nextra; e++) {
         const jd_series *s = &j->extra[e];
-        svg_line L = { s->name, s->ts, s->val, NULL, NULL, s->n };
+        svg_line L = {s->name, s->ts, s->val, NULL, NULL, s->n};
         char what[300];
         snprintf(what, sizeof what, "metric-%s", s->name);
-        svg_file(r, job, what, s->name, !strcmp(s->unit, "bytes") ? SVG_BYTES :
-                 !strcmp(s->unit, "%") ? SVG_PERCENT : SVG_PLAIN, &L, 1);
+        svg_file(r, job, what, s->name,
+                 !strcmp(s->unit, "bytes") ? SVG_BYTES
+                 : !strcmp(s->unit, "%")   ? SVG_PERCENT
+                                           : SVG_PLAIN,
+                 &L, 1);
     }
 }
 
@@ -133,19 +144,22 @@ static int write_html(FILE *f, json_t *jobs)
     char *data = json_dumps(doc, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(15));
     json_decref(doc);
     if (!data) return -1;
-    const char *title = json_string_value(json_object_get(json_object_get(json_array_get(jobs, 0), "summary"), "job_id"));
+    const char *title = json_string_value(
+        json_object_get(json_object_get(json_array_get(jobs, 0), "summary"), "job_id"));
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width\">\n<title>jobscope report", f);
+          "<meta name=\"viewport\" content=\"width=device-width\">\n<title>jobscope report",
+          f);
     if (title && json_array_size(jobs) == 1) {
         fputs(" — ", f);
         for (const char *p = title; *p; p++)
-            fputs(*p == '<' ? "&lt;" : *p == '&' ? "&amp;" : (char[2]){ *p, 0 }, f);
+            fputs(*p == '<' ? "&lt;" : *p == '&' ? "&amp;" : (char[2]){*p, 0}, f);
     }
     fputs("</title>\n<style>\n", f);
     int rc = put_asset(f, "uPlot.min.css");
     rc |= put_asset(f, "style.css");
     fputs("\n</style></head>\n<body><div id=\"app\"></div>\n"
-          "<script id=\"jobscope-data\" type=\"application/json\">", f);
+          "<script id=\"jobscope-data\" type=\"application/json\">",
+          f);
     fputs(data, f);
     free(data);
     fputs("</script>\n<script>", f);
@@ -166,36 +180,48 @@ static void usage(FILE *f)
           "  are in EVENTS (one job per file: jobscope, kickstart or JoReMon format):\n"
           "  characteristics, charts, custom metrics, the end-of-job record, warnings.\n"
           "  --svg DIR       also write static SVG plots (JOB-cpu.svg, JOB-memory.svg...)\n"
-          "  --max-points N  thin each series to about N points (default 20000; 0 = all)\n", f);
+          "  --max-points N  thin each series to about N points (default 20000; 0 = all)\n",
+          f);
 }
 
 int report_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "output", required_argument, 0, 'o' }, { "svg", required_argument, 0, 'S' },
-        { "server", required_argument, 0, 's' }, { "max-points", required_argument, 0, 'p' },
-        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-    rep r = { .jobs = json_array(), .max_points = 20000 };
+        {"output", required_argument, 0, 'o'}, {"svg", required_argument, 0, 'S'},
+        {"server", required_argument, 0, 's'}, {"max-points", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    rep r = {.jobs = json_array(), .max_points = 20000};
     const char *out = "report.html", *server = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': out = optarg; break;
-        case 'S': r.svgdir = optarg; break;
-        case 's': server = optarg; break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'S':
+            r.svgdir = optarg;
+            break;
+        case 's':
+            server = optarg;
+            break;
         case 'p': {
             char *e;
             long v = strtol(optarg, &e, 10);
             if (*e || e == optarg || v < 0) {
-                fprintf(stderr, "jobscope report: --max-points: expected a number, got '%s'\n", optarg);
+                fprintf(stderr, "jobscope report: --max-points: expected a number, got '%s'\n",
+                        optarg);
                 return EXIT_BAD;
             }
             r.max_points = (size_t)v;
             break;
         }
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return EXIT_BAD;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return EXIT_BAD;
         }
     }
     if (optind >= argc) {
@@ -243,7 +269,8 @@ int report_main(int argc, char **argv)
     json_t *jb;
     json_array_foreach(r.jobs, i, jb) nw += json_array_size(json_object_get(jb, "warnings"));
     fprintf(stderr, "jobscope report: %zu job%s, %zu warning%s, %ld bytes -> %s",
-            json_array_size(r.jobs), json_array_size(r.jobs) == 1 ? "" : "s", nw, nw == 1 ? "" : "s", size, out);
+            json_array_size(r.jobs), json_array_size(r.jobs) == 1 ? "" : "s", nw,
+            nw == 1 ? "" : "s", size, out);
     if (r.svgdir) fprintf(stderr, "; %zu SVG plots in %s", r.svg_files, r.svgdir);
     fputc('\n', stderr);
     json_decref(r.jobs);

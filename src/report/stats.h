@@ -13,7 +13,7 @@ int report_main(int argc, char **argv);
  * then each job's raw events from /api/jobs/ID/events), with a finished
  * jobdata that cb must not keep.  only_job: just that job (NULL: all).
  * 0, or -1 after printing one line on stderr. */
-int report_fetch_jobs(const char *base_url, const char *only_job,
-                      void (*cb)(void *arg, jobdata *j), void *arg);
+int report_fetch_jobs(const char *base_url, const char *only_job, void (*cb)(void *arg, jobdata *j),
+                      void *arg);
 
 #endif

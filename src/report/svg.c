@@ -5,12 +5,12 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#e377c2", "#17becf" };
+static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                     "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
 const char *svg_fmt_bytes(double v, char *buf, size_t len)
 {
-    static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int k = 0;
     double a = fabs(v);
     while (a >= 1024 && k < 5) a /= 1024, v /= 1024, k++;
@@ -21,10 +21,18 @@ const char *svg_fmt_bytes(double v, char *buf, size_t len)
 static void fmt_val(double v, enum svg_unit unit, char *buf, size_t len)
 {
     switch (unit) {
-    case SVG_BYTES:   svg_fmt_bytes(v, buf, len); break;
-    case SVG_PERCENT: snprintf(buf, len, "%g%%", v); break;
-    case SVG_SECONDS: snprintf(buf, len, "%gs", v); break;
-    default:          snprintf(buf, len, "%g", v); break;
+    case SVG_BYTES:
+        svg_fmt_bytes(v, buf, len);
+        break;
+    case SVG_PERCENT:
+        snprintf(buf, len, "%g%%", v);
+        break;
+    case SVG_SECONDS:
+        snprintf(buf, len, "%gs", v);
+        break;
+    default:
+        snprintf(buf, len, "%g", v);
+        break;
     }
 }
 
@@ -48,11 +56,20 @@ static void esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default:  fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -78,10 +95,12 @@ int svg_chart(FILE *f, const char *title, const char *xlabel, enum svg_unit yuni
     double xstep = nice_step(x1 - x0, 6, SVG_PLAIN);
     const int ml = 70, mr = 15, mt = 28, mb = 38;
     const double pw = w - ml - mr, ph = h - mt - mb;
-#define PX(x) (ml + ((x) - x0) / (x1 - x0) * pw)
-#define PY(y) (mt + ph - ((y) - y0) / (y1 - y0) * ph)
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"11\">\n", w, h, w, h);
+#define PX(x) (ml + ((x)-x0) / (x1 - x0) * pw)
+#define PY(y) (mt + ph - ((y)-y0) / (y1 - y0) * ph)
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"11\">\n",
+            w, h, w, h);
     fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", w, h);
     fputs("<text x=\"8\" y=\"17\" font-size=\"13\" font-weight=\"bold\">", f);
     esc(f, title);
@@ -89,19 +108,24 @@ int svg_chart(FILE *f, const char *title, const char *xlabel, enum svg_unit yuni
     char buf[64];
     for (double y = y0; y <= y1 + ystep / 2; y += ystep) {
         fmt_val(y, yunit, buf, sizeof buf);
-        fprintf(f, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+        fprintf(f,
+                "<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
                 ml, ml + pw, PY(y), PY(y), ml - 4, PY(y) + 4, buf);
     }
     for (double x = ceil((x0 - xorg) / xstep) * xstep + xorg; x <= x1 + 1e-9; x += xstep)
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+        fprintf(f,
+                "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
                 PX(x), PX(x), mt, mt + ph, PX(x), mt + ph + 14, x - xorg);
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", ml + pw / 2, h - 6);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", ml + pw / 2,
+            h - 6);
     esc(f, xlabel);
     fputs("</text>\n", f);
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>\n",
-            ml, mt, pw, ph);
+    fprintf(
+        f,
+        "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>\n",
+        ml, mt, pw, ph);
     for (int l = 0; l < nlines; l++) {
         const svg_line *L = &lines[l];
         const char *col = colors[l % 8];
@@ -112,26 +136,31 @@ int svg_chart(FILE *f, const char *title, const char *xlabel, enum svg_unit yuni
             for (size_t i = 0; i < L->n; i += step)
                 if (!isnan(L->hi[i])) fprintf(f, "%.1f,%.1f ", PX(L->x[i]), PY(L->hi[i]));
             for (size_t i = L->n; i-- > 0;)
-                if (i % step == 0 && !isnan(L->lo[i])) fprintf(f, "%.1f,%.1f ", PX(L->x[i]), PY(L->lo[i]));
+                if (i % step == 0 && !isnan(L->lo[i]))
+                    fprintf(f, "%.1f,%.1f ", PX(L->x[i]), PY(L->lo[i]));
             fputs("\"/>\n", f);
         }
         fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" d=\"", col);
         int pen = 0;
         for (size_t i = 0; i < L->n; i += step) {
             double y = L->y[i];
-            if (step > 1) {              /* keep the bucket's max */
+            if (step > 1) { /* keep the bucket's max */
                 for (size_t k = i; k < i + step && k < L->n; k++)
                     if (!isnan(L->y[k]) && (isnan(y) || L->y[k] > y)) y = L->y[k];
             }
-            if (isnan(y) || isnan(L->x[i])) { pen = 0; continue; }
+            if (isnan(y) || isnan(L->x[i])) {
+                pen = 0;
+                continue;
+            }
             fprintf(f, "%c%.1f %.1f", pen ? 'L' : 'M', PX(L->x[i]), PY(y));
             pen = 1;
         }
         fputs("\"/>\n", f);
         if (L->label && nlines > 1) {
-            fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"10\" height=\"3\" fill=\"%s\"/>"
-                       "<text x=\"%.1f\" y=\"%d\">", ml + pw - 150, mt + 10 + 13 * l, col,
-                    ml + pw - 136, mt + 14 + 13 * l);
+            fprintf(f,
+                    "<rect x=\"%.1f\" y=\"%d\" width=\"10\" height=\"3\" fill=\"%s\"/>"
+                    "<text x=\"%.1f\" y=\"%d\">",
+                    ml + pw - 150, mt + 10 + 13 * l, col, ml + pw - 136, mt + 14 + 13 * l);
             esc(f, L->label);
             fputs("</text>\n", f);
         }

@@ -9,10 +9,10 @@
 #include <stdio.h>
 
 typedef struct svg_line {
-    const char   *label;
-    const double *x, *y;      /* n points; NAN in y breaks the line */
-    const double *lo, *hi;    /* optional band around the line (NULL: none) */
-    size_t        n;
+    const char *label;
+    const double *x, *y;   /* n points; NAN in y breaks the line */
+    const double *lo, *hi; /* optional band around the line (NULL: none) */
+    size_t n;
 } svg_line;
 
 enum svg_unit { SVG_PLAIN, SVG_BYTES, SVG_PERCENT, SVG_SECONDS };

@@ -8,13 +8,13 @@
 #include <stddef.h>
 
 typedef struct web_asset {
-    const char          *name;    /* base name: "uPlot.iife.min.js", "charts.js" */
-    const unsigned char *data;    /* NUL-terminated for convenience */
-    size_t               len;
-    const char          *type;    /* Content-Type */
+    const char *name;          /* base name: "uPlot.iife.min.js", "charts.js" */
+    const unsigned char *data; /* NUL-terminated for convenience */
+    size_t len;
+    const char *type; /* Content-Type */
 } web_asset;
 
-extern const web_asset web_assets[];   /* ends with a NULL name */
+extern const web_asset web_assets[]; /* ends with a NULL name */
 
 /* The asset of that name, or NULL. */
 const web_asset *web_asset_find(const char *name);

@@ -7,18 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server_priv.h"
-#include "util/common.h"        /* JOBSCOPE_VERSION_STR */
+#include "util/common.h" /* JOBSCOPE_VERSION_STR */
 
 void server_api_ingest_init(server *s);
 void server_api_query_init(server *s);
 
 static void h_version(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)r; (void)arg;
-    server_replyf(w, 200, "application/json",
-                  "{\"version\":\"%s\",\"short_revision\":\"jobscope\",\"full_revision\":\"jobscope-serve %s\","
-                  "\"host\":\"%s\",\"repo\":\"jobscope\",\"user\":\"jobscope\",\"timestamp\":\"%lld\"}",
-                  SERVER_VERSION, JOBSCOPE_VERSION_STR, s->host, (long long)(s->started_ms / 1000));
+    (void)r;
+    (void)arg;
+    server_replyf(
+        w, 200, "application/json",
+        "{\"version\":\"%s\",\"short_revision\":\"jobscope\",\"full_revision\":\"jobscope-serve "
+        "%s\","
+        "\"host\":\"%s\",\"repo\":\"jobscope\",\"user\":\"jobscope\",\"timestamp\":\"%lld\"}",
+        SERVER_VERSION, JOBSCOPE_VERSION_STR, s->host, (long long)(s->started_ms / 1000));
 }
 
 static void counter(sbuf *b, const char *name, const char *help, unsigned long long v)
@@ -33,7 +36,8 @@ static void gauge(sbuf *b, const char *name, const char *help, double v)
 
 static void h_metrics(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)r; (void)arg;
+    (void)r;
+    (void)arg;
     server_priv *p = s->priv;
     sbuf b = {0};
     server_stats st;
@@ -45,30 +49,44 @@ static void h_metrics(server *s, const server_request *r, server_response *w, vo
                   "# TYPE jobscope_serve_http_errors_total counter\n");
     sbuf_printf(&b, "jobscope_serve_http_errors_total{class=\"4xx\"} %llu\n", st.errors_4xx);
     sbuf_printf(&b, "jobscope_serve_http_errors_total{class=\"5xx\"} %llu\n", st.errors_5xx);
-    counter(&b, "jobscope_serve_http_unauthorized_total", "requests refused for a missing or wrong token", st.unauthorized);
-    counter(&b, "jobscope_serve_http_body_too_large_total", "requests refused with 413", st.too_large);
-    counter(&b, "jobscope_serve_http_received_bytes_total", "request body bytes received", st.bytes_in);
-    sbuf_printf(&b, "# HELP jobscope_serve_http_handler_seconds_total time spent answering requests\n"
-                    "# TYPE jobscope_serve_http_handler_seconds_total counter\n"
-                    "jobscope_serve_http_handler_seconds_total %.6f\n", st.request_seconds);
+    counter(&b, "jobscope_serve_http_unauthorized_total",
+            "requests refused for a missing or wrong token", st.unauthorized);
+    counter(&b, "jobscope_serve_http_body_too_large_total", "requests refused with 413",
+            st.too_large);
+    counter(&b, "jobscope_serve_http_received_bytes_total", "request body bytes received",
+            st.bytes_in);
+    sbuf_printf(&b,
+                "# HELP jobscope_serve_http_handler_seconds_total time spent answering requests\n"
+                "# TYPE jobscope_serve_http_handler_seconds_total counter\n"
+                "jobscope_serve_http_handler_seconds_total %.6f\n",
+                st.request_seconds);
     counter(&b, "jobscope_serve_ingested_points_total", "points stored durably", st.points);
     counter(&b, "jobscope_serve_ingested_events_total", "jobscope events ingested", st.events);
-    counter(&b, "jobscope_serve_put_failed_points_total", "points refused by /api/put, /api/metrics and /write", st.put_failed);
-    counter(&b, "jobscope_serve_store_errors_total", "batches the store could not write", st.store_errors);
+    counter(&b, "jobscope_serve_put_failed_points_total",
+            "points refused by /api/put, /api/metrics and /write", st.put_failed);
+    counter(&b, "jobscope_serve_store_errors_total", "batches the store could not write",
+            st.store_errors);
     store_stats ss = {0};
     if (s->st) store_stats_get(s->st, &ss);
     gauge(&b, "jobscope_serve_store_series", "series in the store", (double)ss.series);
     gauge(&b, "jobscope_serve_store_points", "points in the store", (double)ss.points);
     gauge(&b, "jobscope_serve_store_chunks", "chunks in the store", (double)ss.chunks);
-    gauge(&b, "jobscope_serve_store_disk_bytes", "bytes on disk under the store directory", (double)ss.disk_bytes);
+    gauge(&b, "jobscope_serve_store_disk_bytes", "bytes on disk under the store directory",
+          (double)ss.disk_bytes);
     pthread_mutex_lock(&p->live_lock);
     size_t live = p->live_n;
     pthread_mutex_unlock(&p->live_lock);
     gauge(&b, "jobscope_serve_live_series", "per-job series exposed below", (double)live);
-    gauge(&b, "jobscope_serve_start_time_seconds", "when the server started (epoch seconds)", s->started_ms / 1e3);
-    for (int i = 0; i < p->nmetrics_hooks; i++) p->metrics_hooks[i].fn(s, &b, p->metrics_hooks[i].arg);
+    gauge(&b, "jobscope_serve_start_time_seconds", "when the server started (epoch seconds)",
+          s->started_ms / 1e3);
+    for (int i = 0; i < p->nmetrics_hooks; i++)
+        p->metrics_hooks[i].fn(s, &b, p->metrics_hooks[i].arg);
     server_live_metrics(s, &b);
-    if (b.oom) { sbuf_free(&b); server_reply_error(w, 500, "out of memory", NULL); return; }
+    if (b.oom) {
+        sbuf_free(&b);
+        server_reply_error(w, 500, "out of memory", NULL);
+        return;
+    }
     server_reply_take(w, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len);
 }
 

@@ -24,15 +24,15 @@
 /* A batch of points parsed from one request; strings are owned here. */
 typedef struct put_batch {
     store_point *pts;
-    size_t       n, cap;
-    store_tag   *tags;         /* all points' tags, one arena (offsets fixed after parsing) */
-    size_t       ntags, captags;
-    size_t      *tag_off;      /* per point: first tag index */
-    char       **strs;
-    size_t       nstrs, capstrs;
-    char       **intern;       /* open addressing over strs: each distinct string once */
-    size_t       capintern;
-    int          oom;
+    size_t n, cap;
+    store_tag *tags; /* all points' tags, one arena (offsets fixed after parsing) */
+    size_t ntags, captags;
+    size_t *tag_off; /* per point: first tag index */
+    char **strs;
+    size_t nstrs, capstrs;
+    char **intern; /* open addressing over strs: each distinct string once */
+    size_t capintern;
+    int oom;
 } put_batch;
 
 /* Room for need elements of elem bytes in p (capacity *cap, doubled from
@@ -43,7 +43,10 @@ void *server_grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
     size_t c = *cap ? *cap * 2 : 64;
     while (c < need) c *= 2;
     void *q = realloc(p, c * elem);
-    if (!q) { *oom = 1; return p; }
+    if (!q) {
+        *oom = 1;
+        return p;
+    }
     *cap = c;
     return q;
 }
@@ -62,7 +65,10 @@ static const char *own(put_batch *b, const char *s, size_t n)
     if (b->nstrs * 2 >= b->capintern) {
         size_t cap = b->capintern ? b->capintern * 2 : 256;
         char **t = calloc(cap, sizeof *t);
-        if (!t) { b->oom = 1; return NULL; }
+        if (!t) {
+            b->oom = 1;
+            return NULL;
+        }
         for (size_t i = 0; i < b->capintern; i++) {
             if (!b->intern[i]) continue;
             size_t h = str_hash(b->intern[i], strlen(b->intern[i])) & (cap - 1);
@@ -79,7 +85,10 @@ static const char *own(put_batch *b, const char *s, size_t n)
     b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
     if (b->oom) return NULL;
     char *c = strndup(s, n);
-    if (!c) { b->oom = 1; return NULL; }
+    if (!c) {
+        b->oom = 1;
+        return NULL;
+    }
     b->strs[b->nstrs++] = c;
     b->intern[h] = c;
     return c;
@@ -92,11 +101,14 @@ static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t t
     b->pts = server_grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
     if (!b->oom && b->cap != cap) {
         size_t *t = realloc(b->tag_off, b->cap * sizeof *t);
-        if (!t) { b->oom = 1; return; }
+        if (!t) {
+            b->oom = 1;
+            return;
+        }
         b->tag_off = t;
     }
     if (b->oom) return;
-    b->pts[b->n] = (store_point){ own(b, metric, mlen), NULL, 0, ts_ms, v };
+    b->pts[b->n] = (store_point){own(b, metric, mlen), NULL, 0, ts_ms, v};
     b->tag_off[b->n] = b->ntags;
     b->n++;
 }
@@ -126,7 +138,11 @@ static void batch_finish(put_batch *b)
 static void batch_free(put_batch *b)
 {
     for (size_t i = 0; i < b->nstrs; i++) free(b->strs[i]);
-    free(b->strs); free(b->pts); free(b->tags); free(b->tag_off); free(b->intern);
+    free(b->strs);
+    free(b->pts);
+    free(b->tags);
+    free(b->tag_off);
+    free(b->intern);
     memset(b, 0, sizeof *b);
 }
 
@@ -146,32 +162,58 @@ int server_valid_name(const char *s, size_t n)
 static int ts_from_json(json_t *t, int64_t *ms, const char **why)
 {
     double v;
-    if (json_is_integer(t)) v = (double)json_integer_value(t);
-    else if (json_is_real(t)) v = json_real_value(t);
+    if (json_is_integer(t))
+        v = (double)json_integer_value(t);
+    else if (json_is_real(t))
+        v = json_real_value(t);
     else if (json_is_string(t)) {
         char *end;
         errno = 0;
         v = strtod(json_string_value(t), &end);
-        if (errno || end == json_string_value(t) || *end) { *why = "Invalid timestamp"; return -1; }
-    } else { *why = "Missing timestamp"; return -1; }
-    if (!(v > 0) || !isfinite(v)) { *why = "Invalid timestamp"; return -1; }
-    if (v < 1e10) *ms = (int64_t)llround(v * 1000);
-    else if (v < 1e13) *ms = (int64_t)llround(v);
-    else { *why = "Invalid timestamp: more than 13 digits"; return -1; }
+        if (errno || end == json_string_value(t) || *end) {
+            *why = "Invalid timestamp";
+            return -1;
+        }
+    } else {
+        *why = "Missing timestamp";
+        return -1;
+    }
+    if (!(v > 0) || !isfinite(v)) {
+        *why = "Invalid timestamp";
+        return -1;
+    }
+    if (v < 1e10)
+        *ms = (int64_t)llround(v * 1000);
+    else if (v < 1e13)
+        *ms = (int64_t)llround(v);
+    else {
+        *why = "Invalid timestamp: more than 13 digits";
+        return -1;
+    }
     return 0;
 }
 
 static int value_from_json(json_t *x, double *v, const char **why)
 {
-    if (json_is_number(x)) *v = json_number_value(x);
+    if (json_is_number(x))
+        *v = json_number_value(x);
     else if (json_is_string(x)) {
         char *end;
         const char *s = json_string_value(x);
         errno = 0;
         *v = strtod(s, &end);
-        if (errno || end == s || *end) { *why = "Unable to parse value to a number"; return -1; }
-    } else { *why = x ? "Unable to parse value to a number" : "Missing value"; return -1; }
-    if (!isfinite(*v)) { *why = "Value must be a finite number (NaN and Inf are refused)"; return -1; }
+        if (errno || end == s || *end) {
+            *why = "Unable to parse value to a number";
+            return -1;
+        }
+    } else {
+        *why = x ? "Unable to parse value to a number" : "Missing value";
+        return -1;
+    }
+    if (!isfinite(*v)) {
+        *why = "Value must be a finite number (NaN and Inf are refused)";
+        return -1;
+    }
     return 0;
 }
 
@@ -190,19 +232,30 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
     double v;
     if (value_from_json(json_object_get(dp, "value"), &v, &why) < 0) return why;
     json_t *tags = json_object_get(dp, "tags");
-    if (!json_is_object(tags) || json_object_size(tags) == 0) return "Missing tags: at least one tag is required";
+    if (!json_is_object(tags) || json_object_size(tags) == 0)
+        return "Missing tags: at least one tag is required";
     if (json_object_size(tags) > MAX_TAGS_PER_POINT) return "Too many tags";
     batch_point(b, json_string_value(m), json_string_length(m), ms, v);
     const char *k;
     json_t *x;
-    json_object_foreach(tags, k, x) {
+    json_object_foreach(tags, k, x)
+    {
         char num[64];
         const char *sv;
         size_t sl;
-        if (json_is_string(x)) { sv = json_string_value(x); sl = json_string_length(x); }
-        else if (json_is_integer(x)) { sl = (size_t)snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x)); sv = num; }
-        else if (json_is_real(x)) { sl = (size_t)snprintf(num, sizeof num, "%.17g", json_real_value(x)); sv = num; }
-        else { batch_drop_last(b); return "Invalid tag value: a string is expected"; }
+        if (json_is_string(x)) {
+            sv = json_string_value(x);
+            sl = json_string_length(x);
+        } else if (json_is_integer(x)) {
+            sl = (size_t)snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x));
+            sv = num;
+        } else if (json_is_real(x)) {
+            sl = (size_t)snprintf(num, sizeof num, "%.17g", json_real_value(x));
+            sv = num;
+        } else {
+            batch_drop_last(b);
+            return "Invalid tag value: a string is expected";
+        }
         if (!server_valid_name(k, strlen(k)) || !server_valid_name(sv, sl)) {
             batch_drop_last(b);
             return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
@@ -212,7 +265,11 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
     return NULL;
 }
 
-typedef struct put_errors { json_t *arr; size_t failed; const char *first; } put_errors;
+typedef struct put_errors {
+    json_t *arr;
+    size_t failed;
+    const char *first;
+} put_errors;
 
 static void note_error(put_errors *e, json_t *dp, const char *why, int details)
 {
@@ -248,12 +305,13 @@ static void h_put(server *s, const server_request *r, server_response *w, void *
     json_t *arr = json_is_array(doc) ? doc : NULL;
     if (!arr && !json_is_object(doc)) {
         json_decref(doc);
-        server_reply_error(w, 400, "Unable to parse the given JSON", "expected a data point or an array of them");
+        server_reply_error(w, 400, "Unable to parse the given JSON",
+                           "expected a data point or an array of them");
         return;
     }
     size_t n = arr ? json_array_size(arr) : 1;
     put_batch b = {0};
-    put_errors e = { details ? json_array() : NULL, 0, NULL };
+    put_errors e = {details ? json_array() : NULL, 0, NULL};
     for (size_t i = 0; i < n && !b.oom; i++) {
         json_t *dp = arr ? json_array_get(arr, i) : doc;
         const char *why = put_point(&b, dp, -1);
@@ -281,9 +339,10 @@ static void h_put(server *s, const server_request *r, server_response *w, void *
         server_reply_take(w, e.failed ? 400 : 200, "application/json", txt, txt ? strlen(txt) : 0);
     } else if (e.failed) {
         char msg[160];
-        snprintf(msg, sizeof msg, "%zu of %zu data points could not be stored: %s", e.failed, n, e.first);
+        snprintf(msg, sizeof msg, "%zu of %zu data points could not be stored: %s", e.failed, n,
+                 e.first);
         server_reply_error(w, 400, msg,
-                          "Use ?details to see which ones; the valid data points were stored");
+                           "Use ?details to see which ones; the valid data points were stored");
     } else {
         server_reply(w, 204, "application/json", "", 0);
     }
@@ -301,8 +360,10 @@ static void h_dragon_metrics(server *s, const server_request *r, server_response
     json_t *doc = json_loadb(r->body, r->body_len, 0, &je);
     json_t *dps = json_object_get(doc, "dps");
     if (!json_is_object(doc) || !json_is_array(dps)) {
-        server_reply_error(w, 400, "Unable to parse the given JSON",
-                           doc ? "expected {\"timestamp\": T, \"dps\": [{\"metric\", \"value\", \"tags\"}]}" : je.text);
+        server_reply_error(
+            w, 400, "Unable to parse the given JSON",
+            doc ? "expected {\"timestamp\": T, \"dps\": [{\"metric\", \"value\", \"tags\"}]}"
+                : je.text);
         json_decref(doc);
         return;
     }
@@ -316,7 +377,7 @@ static void h_dragon_metrics(server *s, const server_request *r, server_response
     }
     if (!t) def_ms = server_now_ms();
     put_batch b = {0};
-    put_errors e = { json_array(), 0, NULL };
+    put_errors e = {json_array(), 0, NULL};
     size_t n = json_array_size(dps);
     for (size_t i = 0; i < n && !b.oom; i++) {
         json_t *dp = json_array_get(dps, i);
@@ -332,7 +393,8 @@ static void h_dragon_metrics(server *s, const server_request *r, server_response
         if (json_is_object(dp) && (!json_is_object(tg) || !json_object_size(tg) || has_null)) {
             copy = json_deep_copy(dp);
             json_t *ntg = json_object();
-            json_object_foreach(tg, tk, tv) if (!json_is_null(tv) && strcmp(tk, "null")) json_object_set(ntg, tk, tv);
+            json_object_foreach(tg, tk, tv) if (!json_is_null(tv) && strcmp(tk, "null"))
+                json_object_set(ntg, tk, tv);
             if (!json_object_size(ntg)) json_object_set_new(ntg, "host", json_string(s->host));
             json_object_set_new(copy, "tags", ntg);
         }
@@ -367,11 +429,15 @@ static void h_write(server *s, const server_request *r, server_response *w, void
 {
     (void)arg;
     const char *prec = server_param(r, "precision");
-    int64_t mult = 1;                      /* ns per unit */
-    if (!prec || !*prec || !strcmp(prec, "ns") || !strcmp(prec, "n")) mult = 1;
-    else if (!strcmp(prec, "us") || !strcmp(prec, "u")) mult = 1000;
-    else if (!strcmp(prec, "ms")) mult = 1000000;
-    else if (!strcmp(prec, "s")) mult = 1000000000;
+    int64_t mult = 1; /* ns per unit */
+    if (!prec || !*prec || !strcmp(prec, "ns") || !strcmp(prec, "n"))
+        mult = 1;
+    else if (!strcmp(prec, "us") || !strcmp(prec, "u"))
+        mult = 1000;
+    else if (!strcmp(prec, "ms"))
+        mult = 1000000;
+    else if (!strcmp(prec, "s"))
+        mult = 1000000000;
     else {
         server_reply_error(w, 400, "Invalid precision", "expected ns, us, ms or s");
         return;
@@ -391,20 +457,26 @@ static void h_write(server *s, const server_request *r, server_response *w, void
                                first, sizeof first);
         if (more < 0) break;
         uint64_t t;
-        if (server_ingest_points_nowait(s, b.pts, b.n, &t, err, sizeof err) < 0) { failed = 1; break; }
+        if (server_ingest_points_nowait(s, b.pts, b.n, &t, err, sizeof err) < 0) {
+            failed = 1;
+            break;
+        }
         if (t) ticket = t;
         stored += b.n;
     } while (more > 0);
-    if (more < 0) server_reply_error(w, 500, "Out of memory", NULL);
+    if (more < 0)
+        server_reply_error(w, 500, "Out of memory", NULL);
     else if (failed || server_ingest_sync(s, ticket, err, sizeof err) < 0)
         server_reply_error(w, 500, "Unable to store the points", err);
     else {
         count_put(s, stored, bad);
         if (bad) {
             char msg[256];
-            snprintf(msg, sizeof msg, "%zu of %zu lines could not be parsed (the others were stored)", bad, lines);
+            snprintf(msg, sizeof msg,
+                     "%zu of %zu lines could not be parsed (the others were stored)", bad, lines);
             server_reply_error(w, 400, msg, first);
-        } else server_reply(w, 204, "application/json", "", 0);
+        } else
+            server_reply(w, 204, "application/json", "", 0);
     }
     server_lp_free(&b);
 }
@@ -426,7 +498,8 @@ static void h_events(server *s, const server_request *r, server_response *w, voi
     if (bad) {
         char msg[128];
         snprintf(msg, sizeof msg, "%zu events could not be parsed (the others were stored)", bad);
-        json_object_set_new(o, "error", json_pack("{s:i,s:s,s:s}", "code", 400, "message", msg, "details", err));
+        json_object_set_new(
+            o, "error", json_pack("{s:i,s:s,s:s}", "code", 400, "message", msg, "details", err));
     }
     char *txt = json_dumps(o, JSON_COMPACT);
     json_decref(o);

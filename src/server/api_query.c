@@ -17,21 +17,22 @@
 #include "server_priv.h"
 #include "query/tsq.h"
 
-
 #define MAX_SUGGEST 10000
 
 static void reply_tsq_error(server_response *w, const tsq_error *e)
 {
-    server_reply_error(w, e->code ? e->code : 400, e->message[0] ? e->message : "Bad request", e->details);
+    server_reply_error(w, e->code ? e->code : 400, e->message[0] ? e->message : "Bad request",
+                       e->details);
 }
-
-
 
 static void reply_json(server_response *w, int status, json_t *o)
 {
     char *txt = json_dumps(o, JSON_COMPACT);
     json_decref(o);
-    if (!txt) { server_reply_error(w, 500, "Out of memory", NULL); return; }
+    if (!txt) {
+        server_reply_error(w, 500, "Out of memory", NULL);
+        return;
+    }
     server_reply_take(w, status, "application/json", txt, strlen(txt));
 }
 
@@ -93,24 +94,24 @@ static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_e
  * used go first. */
 #define QC_ENTRIES    32
 #define QC_MAX_ANSWER (1u << 20)
-#define QC_MAX_BYTES  (8u << 20)     /* all answers together (memory bound) */
+#define QC_MAX_BYTES  (8u << 20) /* all answers together (memory bound) */
 #define QC_MAX_SUBS   16
 
 typedef struct qc_entry {
-    char    *key;
-    size_t   keylen;
+    char *key;
+    size_t keylen;
     uint64_t vers[QC_MAX_SUBS];
-    int      nvers;
-    char    *txt;
-    size_t   len;
+    int nvers;
+    char *txt;
+    size_t len;
     uint64_t used;
 } qc_entry;
 
 struct qcache {
     pthread_mutex_t mu;
-    qc_entry        e[QC_ENTRIES];
-    uint64_t        tick;
-    size_t          bytes;
+    qc_entry e[QC_ENTRIES];
+    uint64_t tick;
+    size_t bytes;
     unsigned long long hits, misses;
 };
 
@@ -132,15 +133,18 @@ void server_qcache_free(server *s)
 {
     struct qcache *c = s->priv->qcache;
     if (!c) return;
-    for (int i = 0; i < QC_ENTRIES; i++) { free(c->e[i].key); free(c->e[i].txt); }
+    for (int i = 0; i < QC_ENTRIES; i++) {
+        free(c->e[i].key);
+        free(c->e[i].txt);
+    }
     pthread_mutex_destroy(&c->mu);
     free(c);
     s->priv->qcache = NULL;
 }
 
 /* A copy of the cached answer for key+vers, or NULL. */
-static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers, int nvers,
-                       size_t *len)
+static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers,
+                       int nvers, size_t *len)
 {
     char *out = NULL;
     pthread_mutex_lock(&c->mu);
@@ -154,44 +158,59 @@ static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const u
                 *len = e->len;
                 e->used = ++c->tick;
             }
-        } else {                    /* stale: the data changed */
+        } else { /* stale: the data changed */
             c->bytes -= e->len;
-            free(e->key); free(e->txt);
+            free(e->key);
+            free(e->txt);
             memset(e, 0, sizeof *e);
         }
         break;
     }
-    if (out) c->hits++; else c->misses++;
+    if (out)
+        c->hits++;
+    else
+        c->misses++;
     pthread_mutex_unlock(&c->mu);
     return out;
 }
 
-static void qc_store(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers, int nvers,
-                     const char *txt, size_t len)
+static void qc_store(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers,
+                     int nvers, const char *txt, size_t len)
 {
     if (len > QC_MAX_ANSWER) return;
     char *k = malloc(keylen), *t = malloc(len + 1);
-    if (!k || !t) { free(k); free(t); return; }
+    if (!k || !t) {
+        free(k);
+        free(t);
+        return;
+    }
     memcpy(k, key, keylen);
     memcpy(t, txt, len + 1);
     pthread_mutex_lock(&c->mu);
     qc_entry *victim = &c->e[0];
     for (int i = 0; i < QC_ENTRIES; i++) {
         qc_entry *e = &c->e[i];
-        if (e->key && e->keylen == keylen && !memcmp(e->key, key, keylen)) { victim = e; break; }
-        if (!e->key) { if (victim->key) victim = e; }
-        else if (victim->key && e->used < victim->used) victim = e;
+        if (e->key && e->keylen == keylen && !memcmp(e->key, key, keylen)) {
+            victim = e;
+            break;
+        }
+        if (!e->key) {
+            if (victim->key) victim = e;
+        } else if (victim->key && e->used < victim->used)
+            victim = e;
     }
     if (victim->key) c->bytes -= victim->len;
-    free(victim->key); free(victim->txt);
+    free(victim->key);
+    free(victim->txt);
     memset(victim, 0, sizeof *victim);
-    while (c->bytes + len > QC_MAX_BYTES) {     /* the least recently used go */
+    while (c->bytes + len > QC_MAX_BYTES) { /* the least recently used go */
         qc_entry *old = NULL;
         for (int i = 0; i < QC_ENTRIES; i++)
             if (c->e[i].key && (!old || c->e[i].used < old->used)) old = &c->e[i];
         if (!old) break;
         c->bytes -= old->len;
-        free(old->key); free(old->txt);
+        free(old->key);
+        free(old->txt);
         memset(old, 0, sizeof *old);
     }
     c->bytes += len;
@@ -239,8 +258,10 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         size_t len = 0;
         char *txt = tsq_result_json(&q, &res, &len);
         if (txt && c && !key.oom) qc_store(c, key.p, key.len, vers, q.nsubs, txt, len);
-        if (txt) server_reply_take(w, 200, "application/json", txt, len);
-        else server_reply_error(w, 500, "Out of memory", NULL);
+        if (txt)
+            server_reply_take(w, 200, "application/json", txt, len);
+        else
+            server_reply_error(w, 500, "Out of memory", NULL);
     }
     sbuf_free(&key);
     tsq_result_free(&res);
@@ -256,8 +277,10 @@ static void h_last(server *s, const server_request *r, server_response *w, void 
     size_t len = 0;
     int post = !strcmp(r->method, "POST") && r->body_len;
     char *txt = tsq_last(s->st, post ? r->body : NULL, r->body_len, get_param, (void *)r, &len, &e);
-    if (txt) server_reply_take(w, 200, "application/json", txt, len);
-    else reply_tsq_error(w, &e);
+    if (txt)
+        server_reply_take(w, 200, "application/json", txt, len);
+    else
+        reply_tsq_error(w, &e);
 }
 
 static void h_lookup(server *s, const server_request *r, server_response *w, void *arg)
@@ -266,9 +289,12 @@ static void h_lookup(server *s, const server_request *r, server_response *w, voi
     tsq_error e = {0};
     size_t len = 0;
     int post = !strcmp(r->method, "POST") && r->body_len;
-    char *txt = tsq_lookup(s->st, post ? r->body : NULL, r->body_len, get_param, (void *)r, &len, &e);
-    if (txt) server_reply_take(w, 200, "application/json", txt, len);
-    else reply_tsq_error(w, &e);
+    char *txt =
+        tsq_lookup(s->st, post ? r->body : NULL, r->body_len, get_param, (void *)r, &len, &e);
+    if (txt)
+        server_reply_take(w, 200, "application/json", txt, len);
+    else
+        reply_tsq_error(w, &e);
 }
 
 /* ---- /api/suggest ---- */
@@ -281,7 +307,8 @@ static int str_cmp(const void *a, const void *b)
 static void h_suggest(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)arg;
-    const char *type = server_param(r, "type"), *q = server_param(r, "q"), *maxs = server_param(r, "max");
+    const char *type = server_param(r, "type"), *q = server_param(r, "q"),
+               *maxs = server_param(r, "max");
     json_t *doc = NULL;
     if (!strcmp(r->method, "POST") && r->body_len) {
         doc = json_loadb(r->body, r->body_len, 0, NULL);
@@ -290,21 +317,31 @@ static void h_suggest(server *s, const server_request *r, server_response *w, vo
             server_reply_error(w, 400, "Unable to parse the given JSON", NULL);
             return;
         }
-        if (json_is_string(json_object_get(doc, "type"))) type = json_string_value(json_object_get(doc, "type"));
-        if (json_is_string(json_object_get(doc, "q"))) q = json_string_value(json_object_get(doc, "q"));
+        if (json_is_string(json_object_get(doc, "type")))
+            type = json_string_value(json_object_get(doc, "type"));
+        if (json_is_string(json_object_get(doc, "q")))
+            q = json_string_value(json_object_get(doc, "q"));
     }
     long max = 25;
-    if (doc && json_is_integer(json_object_get(doc, "max"))) max = (long)json_integer_value(json_object_get(doc, "max"));
+    if (doc && json_is_integer(json_object_get(doc, "max")))
+        max = (long)json_integer_value(json_object_get(doc, "max"));
     else if (maxs) {
         char *end;
         max = strtol(maxs, &end, 10);
         if (*end || end == maxs) max = -1;
     }
     enum store_name_kind kind;
-    if (!type) { json_decref(doc); server_reply_error(w, 400, "Missing 'type' parameter", "metrics, tagk or tagv"); return; }
-    if (!strcmp(type, "metrics")) kind = STORE_METRICS;
-    else if (!strcmp(type, "tagk")) kind = STORE_TAGKS;
-    else if (!strcmp(type, "tagv")) kind = STORE_TAGVS;
+    if (!type) {
+        json_decref(doc);
+        server_reply_error(w, 400, "Missing 'type' parameter", "metrics, tagk or tagv");
+        return;
+    }
+    if (!strcmp(type, "metrics"))
+        kind = STORE_METRICS;
+    else if (!strcmp(type, "tagk"))
+        kind = STORE_TAGKS;
+    else if (!strcmp(type, "tagv"))
+        kind = STORE_TAGVS;
     else {
         char d[300];
         snprintf(d, sizeof d, "Invalid 'type' parameter: %.200s (metrics, tagk or tagv)", type);
@@ -341,19 +378,25 @@ static void h_suggest(server *s, const server_request *r, server_response *w, vo
 
 static void h_aggregators(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)r; (void)arg;
+    (void)r;
+    (void)arg;
     json_t *a = json_array();
-    for (int i = 0; tsq_aggregators[i]; i++) json_array_append_new(a, json_string(tsq_aggregators[i]));
+    for (int i = 0; tsq_aggregators[i]; i++)
+        json_array_append_new(a, json_string(tsq_aggregators[i]));
     reply_json(w, 200, a);
 }
 
 static void h_filters(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)s; (void)r; (void)arg;
+    (void)s;
+    (void)r;
+    (void)arg;
     size_t len = 0;
     char *txt = tsq_config_filters_json(&len);
-    if (txt) server_reply_take(w, 200, "application/json", txt, len);
-    else server_reply_error(w, 500, "Out of memory", NULL);
+    if (txt)
+        server_reply_take(w, 200, "application/json", txt, len);
+    else
+        server_reply_error(w, 500, "Out of memory", NULL);
 }
 
 static void qc_metrics(server *s, sbuf *out, void *arg)
@@ -367,10 +410,13 @@ static void qc_metrics(server *s, sbuf *out, void *arg)
         m = c->misses;
         pthread_mutex_unlock(&c->mu);
     }
-    sbuf_printf(out, "# HELP jobscope_serve_query_cache_total /api/query POSTs answered from the answer cache (hit) or not (miss)\n"
-                     "# TYPE jobscope_serve_query_cache_total counter\n"
-                     "jobscope_serve_query_cache_total{result=\"hit\"} %llu\n"
-                     "jobscope_serve_query_cache_total{result=\"miss\"} %llu\n", h, m);
+    sbuf_printf(out,
+                "# HELP jobscope_serve_query_cache_total /api/query POSTs answered from the answer "
+                "cache (hit) or not (miss)\n"
+                "# TYPE jobscope_serve_query_cache_total counter\n"
+                "jobscope_serve_query_cache_total{result=\"hit\"} %llu\n"
+                "jobscope_serve_query_cache_total{result=\"miss\"} %llu\n",
+                h, m);
 }
 
 void server_api_query_init(server *s)

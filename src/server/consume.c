@@ -37,26 +37,26 @@
 #include "server/forward.h"
 #include "sink/url.h"
 
-int sink_amqp_parse_path(const char *path, char **vhost, char **exchange);   /* sink/amqp.c */
+int sink_amqp_parse_path(const char *path, char **vhost, char **exchange); /* sink/amqp.c */
 
 #define CH 1
 
 typedef struct consumer {
     server *srv;
-    char   *label;                 /* URL without password */
-    char   *host, *user, *pass, *vhost, *exchange, *queue, *key;
-    int     port, tls, prefetch;
+    char *label; /* URL without password */
+    char *host, *user, *pass, *vhost, *exchange, *queue, *key;
+    int port, tls, prefetch;
     amqp_connection_state_t conn;
     pthread_t thread;
-    int       running;
+    int running;
     volatile int stop;
     /* the current batch */
-    char    *buf;                  /* NDJSON of the events */
-    size_t   len, cap;
+    char *buf; /* NDJSON of the events */
+    size_t len, cap;
     uint64_t last_tag;
-    int      nmsg;
+    int nmsg;
     unsigned long long messages, points_events, rejected, redelivered, store_failures;
-    pthread_mutex_t mu;            /* the counters, for /metrics */
+    pthread_mutex_t mu; /* the counters, for /metrics */
 } consumer;
 
 #define MAX_CONSUMERS 8
@@ -67,11 +67,13 @@ static void reply_text(amqp_rpc_reply_t r, const char *what, char *err, size_t e
 {
     if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION)
         snprintf(err, errlen, "%s: %s", what, amqp_error_string2(r.library_error));
-    else if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION && r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+    else if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
+             r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
         amqp_channel_close_t *m = r.reply.decoded;
         snprintf(err, errlen, "%s: %u %.*s", what, m->reply_code, (int)m->reply_text.len,
                  (char *)m->reply_text.bytes);
-    } else if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION && r.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
+    } else if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
+               r.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
         amqp_connection_close_t *m = r.reply.decoded;
         snprintf(err, errlen, "%s: %u %.*s", what, m->reply_code, (int)m->reply_text.len,
                  (char *)m->reply_text.bytes);
@@ -100,11 +102,14 @@ static int connect_broker(consumer *c, char *err, size_t errlen)
 {
     drop(c);
     c->conn = amqp_new_connection();
-    struct timeval limit = { 5, 0 };
+    struct timeval limit = {5, 0};
     amqp_set_handshake_timeout(c->conn, &limit);
     amqp_set_rpc_timeout(c->conn, &limit);
     amqp_socket_t *sock = c->tls ? amqp_ssl_socket_new(c->conn) : amqp_tcp_socket_new(c->conn);
-    if (!sock) { snprintf(err, errlen, "cannot create a socket"); return -1; }
+    if (!sock) {
+        snprintf(err, errlen, "cannot create a socket");
+        return -1;
+    }
     if (c->tls) {
         amqp_ssl_socket_set_cacert(sock, "/etc/ssl/certs/ca-certificates.crt");
         amqp_ssl_socket_set_verify_peer(sock, 1);
@@ -113,20 +118,24 @@ static int connect_broker(consumer *c, char *err, size_t errlen)
     struct timeval tv = limit;
     int rc = amqp_socket_open_noblock(sock, c->host, c->port, &tv);
     if (rc != AMQP_STATUS_OK) {
-        snprintf(err, errlen, "cannot connect to %s:%d: %s", c->host, c->port, amqp_error_string2(rc));
+        snprintf(err, errlen, "cannot connect to %s:%d: %s", c->host, c->port,
+                 amqp_error_string2(rc));
         return -1;
     }
     amqp_rpc_reply_t r = amqp_login(c->conn, c->vhost, 0, 131072, 30, AMQP_SASL_METHOD_PLAIN,
                                     c->user ? c->user : "guest", c->pass ? c->pass : "guest");
-    if (r.reply_type != AMQP_RESPONSE_NORMAL) { reply_text(r, "login", err, errlen); return -1; }
+    if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+        reply_text(r, "login", err, errlen);
+        return -1;
+    }
     amqp_channel_open(c->conn, CH);
     if (rpc_ok(c, "channel.open", err, errlen)) return -1;
     if (c->exchange[0]) {
-        amqp_exchange_declare(c->conn, CH, amqp_cstring_bytes(c->exchange), amqp_cstring_bytes("topic"),
-                              1, 0, 0, 0, amqp_empty_table);
+        amqp_exchange_declare(c->conn, CH, amqp_cstring_bytes(c->exchange),
+                              amqp_cstring_bytes("topic"), 1, 0, 0, 0, amqp_empty_table);
         if (rpc_ok(c, "exchange.declare", err, errlen)) {
             /* missing: the channel was closed; create it as the amqp:// sink does */
-            amqp_channel_close_ok_t ok = { 0 };
+            amqp_channel_close_ok_t ok = {0};
             amqp_send_method(c->conn, CH, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
             amqp_channel_open(c->conn, CH);
             if (rpc_ok(c, "channel.open", err, errlen)) return -1;
@@ -144,7 +153,8 @@ static int connect_broker(consumer *c, char *err, size_t errlen)
     }
     amqp_basic_qos(c->conn, CH, 0, (uint16_t)c->prefetch, 0);
     if (rpc_ok(c, "basic.qos", err, errlen)) return -1;
-    amqp_basic_consume(c->conn, CH, amqp_cstring_bytes(c->queue), amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
+    amqp_basic_consume(c->conn, CH, amqp_cstring_bytes(c->queue), amqp_empty_bytes, 0, 0, 0,
+                       amqp_empty_table);
     if (rpc_ok(c, "basic.consume", err, errlen)) return -1;
     return 0;
 }
@@ -170,11 +180,13 @@ static int buf_add(consumer *c, const void *p, size_t n)
  * 0 = not one, -1 = store failure. */
 static int points_event(consumer *c, const char *body, size_t len)
 {
-    if (len < 20 || !memmem(body, len < 200 ? len : 200, "\"" FORWARD_POINTS_EVENT "\"", sizeof FORWARD_POINTS_EVENT + 1))
+    if (len < 20 || !memmem(body, len < 200 ? len : 200, "\"" FORWARD_POINTS_EVENT "\"",
+                            sizeof FORWARD_POINTS_EVENT + 1))
         return 0;
     json_t *d = json_loadb(body, len, 0, NULL);
     json_t *arr = json_object_get(d, "points");
-    if (!json_is_array(arr) || strcmp(json_string_value(json_object_get(d, "event")) ?: "", FORWARD_POINTS_EVENT)) {
+    if (!json_is_array(arr) ||
+        strcmp(json_string_value(json_object_get(d, "event")) ?: "", FORWARD_POINTS_EVENT)) {
         json_decref(d);
         return 0;
     }
@@ -182,7 +194,8 @@ static int points_event(consumer *c, const char *body, size_t len)
     store_point *pts = calloc(n ? n : 1, sizeof *pts);
     store_tag *tags = NULL;
     size_t ntags = 0;
-    for (size_t i = 0; i < n; i++) ntags += json_object_size(json_object_get(json_array_get(arr, i), "tags"));
+    for (size_t i = 0; i < n; i++)
+        ntags += json_object_size(json_object_get(json_array_get(arr, i), "tags"));
     tags = calloc(ntags ? ntags : 1, sizeof *tags);
     size_t ti = 0;
     for (size_t i = 0; pts && tags && i < n; i++) {
@@ -196,7 +209,8 @@ static int points_event(consumer *c, const char *body, size_t len)
         pts[k].tags = &tags[ti];
         const char *key;
         json_t *tv;
-        json_object_foreach(json_object_get(p, "tags"), key, tv) {
+        json_object_foreach(json_object_get(p, "tags"), key, tv)
+        {
             if (!json_is_string(tv)) continue;
             tags[ti].key = key;
             tags[ti++].value = json_string_value(tv);
@@ -225,16 +239,19 @@ static int flush_batch(consumer *c)
         size_t ok = 0, bad = 0;
         char err[256] = "";
         if (server_ingest_ndjson(c->srv, c->buf, c->len, &ok, &bad, err, sizeof err) < 0) {
-            server_log(c->srv, "consume %s: not stored (%s); %d message(s) handed back", c->label, err, c->nmsg);
+            server_log(c->srv, "consume %s: not stored (%s); %d message(s) handed back", c->label,
+                       err, c->nmsg);
             rc = -1;
         } else if (bad) {
-            server_log(c->srv, "consume %s: %zu message(s) were not jobscope events (%s)", c->label, bad, err);
+            server_log(c->srv, "consume %s: %zu message(s) were not jobscope events (%s)", c->label,
+                       bad, err);
             pthread_mutex_lock(&c->mu);
             c->rejected += bad;
             pthread_mutex_unlock(&c->mu);
         }
     }
-    if (rc == 0) amqp_basic_ack(c->conn, CH, c->last_tag, 1);
+    if (rc == 0)
+        amqp_basic_ack(c->conn, CH, c->last_tag, 1);
     else {
         amqp_basic_nack(c->conn, CH, c->last_tag, 1, 1);
         pthread_mutex_lock(&c->mu);
@@ -261,7 +278,8 @@ static void *consume_thread(void *arg)
     while (!c->stop) {
         if (!c->conn) {
             if (connect_broker(c, err, sizeof err) < 0) {
-                if (strcmp(err, last_err)) server_log(c->srv, "consume %s: %s (retrying)", c->label, err);
+                if (strcmp(err, last_err))
+                    server_log(c->srv, "consume %s: %s (retrying)", c->label, err);
                 snprintf(last_err, sizeof last_err, "%s", err);
                 drop(c);
                 for (double t = 0; t < backoff && !c->stop; t += 0.1) usleep(100000);
@@ -277,7 +295,7 @@ static void *consume_thread(void *arg)
         }
         amqp_envelope_t env;
         amqp_maybe_release_buffers(c->conn);
-        struct timeval tv = { 0, 200000 };
+        struct timeval tv = {0, 200000};
         amqp_rpc_reply_t r = amqp_consume_message(c->conn, &env, &tv, 0);
         if (r.reply_type == AMQP_RESPONSE_NORMAL) {
             if (!c->nmsg) batch_start = mono();
@@ -290,9 +308,9 @@ static void *consume_thread(void *arg)
             const char *body = env.message.body.bytes;
             size_t len = env.message.body.len;
             int pe = points_event(c, body, len);
-            if (pe == 0) buf_add(c, body, len);   /* one event, or NDJSON: the ingest splits lines */
+            if (pe == 0) buf_add(c, body, len); /* one event, or NDJSON: the ingest splits lines */
             amqp_destroy_envelope(&env);
-            if (pe < 0) {                              /* the store failed: all back to the broker */
+            if (pe < 0) { /* the store failed: all back to the broker */
                 amqp_basic_nack(c->conn, CH, c->last_tag, 1, 1);
                 c->len = 0;
                 c->nmsg = 0;
@@ -306,11 +324,13 @@ static void *consume_thread(void *arg)
             }
             continue;
         }
-        if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_TIMEOUT) {
+        if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+            r.library_error == AMQP_STATUS_TIMEOUT) {
             if (flush_batch(c) < 0) sleep(1);
             continue;
         }
-        if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
+        if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+            r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
             /* a frame other than a delivery (e.g. a channel close) */
             amqp_frame_t f;
             if (amqp_simple_wait_frame_noblock(c->conn, &f, &tv) == AMQP_STATUS_OK &&
@@ -318,7 +338,8 @@ static void *consume_thread(void *arg)
                 continue;
         }
         reply_text(r, "consume", err, sizeof err);
-        server_log(c->srv, "consume %s: %s (reconnecting; %d unacknowledged message(s) will come again)",
+        server_log(c->srv,
+                   "consume %s: %s (reconnecting; %d unacknowledged message(s) will come again)",
                    c->label, err, c->nmsg);
         drop(c);
     }
@@ -362,9 +383,13 @@ static void consume_metrics(server *s, struct sbuf *out, void *arg)
         consumer *c = consumers[i];
         if (c->srv != s) continue;
         pthread_mutex_lock(&c->mu);
-        sbuf_printf(out, "jobscope_serve_consume_messages{queue=\"%s\",state=\"received\"} %llu\n", c->queue, c->messages);
-        sbuf_printf(out, "jobscope_serve_consume_messages{queue=\"%s\",state=\"redelivered\"} %llu\n", c->queue, c->redelivered);
-        sbuf_printf(out, "jobscope_serve_consume_messages{queue=\"%s\",state=\"rejected\"} %llu\n", c->queue, c->rejected);
+        sbuf_printf(out, "jobscope_serve_consume_messages{queue=\"%s\",state=\"received\"} %llu\n",
+                    c->queue, c->messages);
+        sbuf_printf(out,
+                    "jobscope_serve_consume_messages{queue=\"%s\",state=\"redelivered\"} %llu\n",
+                    c->queue, c->redelivered);
+        sbuf_printf(out, "jobscope_serve_consume_messages{queue=\"%s\",state=\"rejected\"} %llu\n",
+                    c->queue, c->rejected);
         pthread_mutex_unlock(&c->mu);
     }
 }
@@ -372,8 +397,15 @@ static void consume_metrics(server *s, struct sbuf *out, void *arg)
 static void consumer_free(consumer *c)
 {
     if (!c) return;
-    free(c->label); free(c->host); free(c->user); free(c->pass); free(c->vhost);
-    free(c->exchange); free(c->queue); free(c->key); free(c->buf);
+    free(c->label);
+    free(c->host);
+    free(c->user);
+    free(c->pass);
+    free(c->vhost);
+    free(c->exchange);
+    free(c->queue);
+    free(c->key);
+    free(c->buf);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -384,7 +416,12 @@ static consumer *consumer_new(server *s, const char *url, char *err, size_t errl
     char *label = NULL;
     if (net_url_open(&u, url, "a broker host", &label, err, errlen) < 0) return NULL;
     consumer *c = calloc(1, sizeof *c);
-    if (!c) { net_url_free(&u); free(label); snprintf(err, errlen, "out of memory"); return NULL; }
+    if (!c) {
+        net_url_free(&u);
+        free(label);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     pthread_mutex_init(&c->mu, NULL);
     c->srv = s;
     c->label = label;
@@ -430,7 +467,7 @@ static int consume_init(server *s, char *err, size_t errlen)
         consumer *c = consumer_new(s, s->cfg.consume.v[i], err, errlen);
         if (!c) return -1;
         consumers[nconsumers++] = c;
-        server_task t = { "consume", consume_start, consume_stop, c };
+        server_task t = {"consume", consume_start, consume_stop, c};
         if (server_task_add(s, &t) < 0) {
             snprintf(err, errlen, "--consume: too many background tasks");
             return -1;
@@ -444,7 +481,10 @@ static void consume_fini(server *s)
 {
     int keep = 0;
     for (int i = 0; i < nconsumers; i++) {
-        if (consumers[i]->srv != s) { consumers[keep++] = consumers[i]; continue; }
+        if (consumers[i]->srv != s) {
+            consumers[keep++] = consumers[i];
+            continue;
+        }
         consumer_free(consumers[i]);
     }
     nconsumers = keep;

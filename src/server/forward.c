@@ -36,27 +36,29 @@
 #include "server/server.h"
 #include "server/forward.h"
 
-#define FWD_MAX 16
+#define FWD_MAX              16
 #define FWD_POINTS_PER_EVENT 1000
 
 typedef struct fwd {
     server *srv;
     forward_out *out;
-    int     ts_engine;         /* influx/opentsdb: points; else events */
+    int ts_engine; /* influx/opentsdb: points; else events */
     pthread_mutex_t mu;
     uint64_t seq;
     unsigned long long sent, refused;
 } fwd;
 
 static fwd *fwds[FWD_MAX];
-static int  nfwd;
+static int nfwd;
 
 /* The sink's write() must see one caller at a time, in order. */
 static void fwd_write(fwd *f, const char *name, const char *json, size_t len, double ts)
 {
     pthread_mutex_lock(&f->mu);
-    if (forward_out_write(f->out, name, json, len, ++f->seq, ts) == 0) f->sent++;
-    else f->refused++;
+    if (forward_out_write(f->out, name, json, len, ++f->seq, ts) == 0)
+        f->sent++;
+    else
+        f->refused++;
     pthread_mutex_unlock(&f->mu);
 }
 
@@ -76,7 +78,8 @@ static int same_series(const store_point *a, const store_point *b, size_t prefix
         strncmp(a->metric, b->metric, prefix_a))
         return 0;
     for (int i = 0; i < a->ntags; i++)
-        if (strcmp(a->tags[i].key, b->tags[i].key) || strcmp(a->tags[i].value, b->tags[i].value)) return 0;
+        if (strcmp(a->tags[i].key, b->tags[i].key) || strcmp(a->tags[i].value, b->tags[i].value))
+            return 0;
     return 1;
 }
 
@@ -131,8 +134,8 @@ static void forward_point_batch(fwd *f, const store_point *pts, size_t n)
             json_t *tags = json_object();
             for (int t = 0; t < pts[k].ntags; t++)
                 json_object_set_new(tags, pts[k].tags[t].key, json_string(pts[k].tags[t].value));
-            json_array_append_new(arr, json_pack("{s:s,s:I,s:f,s:o}", "metric", pts[k].metric,
-                                                 "ts", (json_int_t)pts[k].ts_ms, "value", pts[k].value,
+            json_array_append_new(arr, json_pack("{s:s,s:I,s:f,s:o}", "metric", pts[k].metric, "ts",
+                                                 (json_int_t)pts[k].ts_ms, "value", pts[k].value,
                                                  "tags", tags));
         }
         json_t *ev = json_pack("{s:s,s:f,s:o}", "event", FORWARD_POINTS_EVENT, "ts",
@@ -145,14 +148,16 @@ static void forward_point_batch(fwd *f, const store_point *pts, size_t n)
 static void on_points(server *s, const store_point *pts, size_t n, void *arg)
 {
     fwd *f = arg;
-    if (f->ts_engine) forward_ts_points(f, pts, n);
-    else if (!server_ingest_in_event()) forward_point_batch(f, pts, n);
+    if (f->ts_engine)
+        forward_ts_points(f, pts, n);
+    else if (!server_ingest_in_event())
+        forward_point_batch(f, pts, n);
 }
 
 static void on_event(server *s, const char *json, size_t len, void *arg)
 {
     fwd *f = arg;
-    if (f->ts_engine) return;                  /* its points went already */
+    if (f->ts_engine) return; /* its points went already */
     json_t *d = json_loadb(json, len, 0, NULL);
     const char *name = json_string_value(json_object_get(d, "event"));
     if (name) fwd_write(f, name, json, len, json_number_value(json_object_get(d, "ts")));
@@ -170,7 +175,8 @@ static void adopt_old_spool(server *s, fwd *f, const char *dir)
     time_t best_t = 0;
     while ((e = readdir(d))) {
         size_t l = strlen(e->d_name);
-        if (l < 7 || strcmp(e->d_name + l - 6, ".spool") || strncmp(e->d_name, "jobscope-", 9)) continue;
+        if (l < 7 || strcmp(e->d_name + l - 6, ".spool") || strncmp(e->d_name, "jobscope-", 9))
+            continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -197,7 +203,8 @@ static void adopt_old_spool(server *s, fwd *f, const char *dir)
     if (!best[0]) return;
     char err[300];
     if (forward_out_adopt(f->out, best, err, sizeof err) == 0)
-        server_log(s, "forward %s: delivering what an earlier run left in %s", forward_out_label(f->out), best);
+        server_log(s, "forward %s: delivering what an earlier run left in %s",
+                   forward_out_label(f->out), best);
     else
         server_log(s, "forward %s: %s: %s", forward_out_label(f->out), best, err);
 }
@@ -206,18 +213,23 @@ static void forward_metrics(server *s, struct sbuf *out, void *arg)
 {
     (void)arg;
     if (nfwd == 0) return;
-    sbuf_puts(out, "# HELP jobscope_serve_forward_events Events handed to a --forward destination.\n"
-                   "# TYPE jobscope_serve_forward_events counter\n");
+    sbuf_puts(out,
+              "# HELP jobscope_serve_forward_events Events handed to a --forward destination.\n"
+              "# TYPE jobscope_serve_forward_events counter\n");
     for (int i = 0; i < nfwd; i++)
         if (fwds[i]->srv == s) {
             unsigned long long dl, dr;
             long long pend;
             forward_out_stats(fwds[i]->out, &dl, &dr, &pend);
-            sbuf_printf(out, "jobscope_serve_forward_events{destination=\"%d\",state=\"delivered\"} %llu\n", i, dl);
-            sbuf_printf(out, "jobscope_serve_forward_events{destination=\"%d\",state=\"dropped\"} %llu\n", i,
-                        dr + fwds[i]->refused);
+            sbuf_printf(
+                out, "jobscope_serve_forward_events{destination=\"%d\",state=\"delivered\"} %llu\n",
+                i, dl);
+            sbuf_printf(
+                out, "jobscope_serve_forward_events{destination=\"%d\",state=\"dropped\"} %llu\n",
+                i, dr + fwds[i]->refused);
         }
-    sbuf_puts(out, "# HELP jobscope_serve_forward_pending Events waiting for a --forward destination (memory + spool).\n"
+    sbuf_puts(out, "# HELP jobscope_serve_forward_pending Events waiting for a --forward "
+                   "destination (memory + spool).\n"
                    "# TYPE jobscope_serve_forward_pending gauge\n");
     for (int i = 0; i < nfwd; i++)
         if (fwds[i]->srv == s) {
@@ -251,7 +263,11 @@ static int forward_init(server *s, char *err, size_t errlen)
             return -1;
         }
         fwd *f = calloc(1, sizeof *f);
-        if (!f) { forward_out_close(o, 0); snprintf(err, errlen, "out of memory"); return -1; }
+        if (!f) {
+            forward_out_close(o, 0);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
         f->srv = s;
         f->out = o;
         const char *name = forward_out_kind(o);
@@ -274,11 +290,15 @@ static void forward_fini(server *s)
     int keep = 0;
     for (int i = 0; i < nfwd; i++) {
         fwd *f = fwds[i];
-        if (f->srv != s) { fwds[keep++] = f; continue; }
+        if (f->srv != s) {
+            fwds[keep++] = f;
+            continue;
+        }
         char label[512];
         snprintf(label, sizeof label, "%s", forward_out_label(f->out));
         if (forward_out_close(f->out, 5.0) != 0)
-            server_log(s, "forward %s: not everything delivered; the rest waits in the spool", label);
+            server_log(s, "forward %s: not everything delivered; the rest waits in the spool",
+                       label);
         pthread_mutex_destroy(&f->mu);
         free(f);
     }

@@ -10,12 +10,14 @@
 #include "sink/delivery/publisher.h"
 #include "sink/url.h"
 
-extern const sink_ops *const sink_net_backends[];    /* sink/net/net.c, linked in */
+extern const sink_ops *const sink_net_backends[]; /* sink/net/net.c, linked in */
 
-struct forward_out { sink *sk; };
+struct forward_out {
+    sink *sk;
+};
 
-forward_out *forward_out_open(const char *url, const char *spool_dir, int verbose,
-                              char *err, size_t errlen)
+forward_out *forward_out_open(const char *url, const char *spool_dir, int verbose, char *err,
+                              size_t errlen)
 {
     sink_options o = {0};
     o.verbose = verbose;
@@ -34,7 +36,8 @@ forward_out *forward_out_open(const char *url, const char *spool_dir, int verbos
         if (sink_net_backends[i]->match(url, &o)) ops = sink_net_backends[i];
     if (!ops || !host) {
         char *label = sink_redact_url(url);
-        snprintf(err, errlen, "%s: %s", label ? label : "?", !ops ? "unknown destination scheme" : "no host");
+        snprintf(err, errlen, "%s: %s", label ? label : "?",
+                 !ops ? "unknown destination scheme" : "no host");
         free(label);
         return NULL;
     }
@@ -46,18 +49,28 @@ forward_out *forward_out_open(const char *url, const char *spool_dir, int verbos
         return NULL;
     }
     forward_out *f = calloc(1, sizeof *f);
-    if (!f) { sk->ops->close(sk); snprintf(err, errlen, "out of memory"); return NULL; }
+    if (!f) {
+        sk->ops->close(sk);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     f->sk = sk;
     return f;
 }
 
-const char *forward_out_kind(const forward_out *f) { return f->sk->ops->name; }
-const char *forward_out_label(const forward_out *f) { return f->sk->label; }
+const char *forward_out_kind(const forward_out *f)
+{
+    return f->sk->ops->name;
+}
+const char *forward_out_label(const forward_out *f)
+{
+    return f->sk->label;
+}
 
 int forward_out_write(forward_out *f, const char *name, const char *json, size_t len,
                       unsigned long long seq, double ts)
 {
-    js_event ev = { name, json, len, seq, ts, NULL };
+    js_event ev = {name, json, len, seq, ts, NULL};
     return f->sk->ops->write(f->sk, &ev);
 }
 

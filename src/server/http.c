@@ -23,22 +23,27 @@
 /* The handler's closure: which listener a request came through. */
 typedef struct listener {
     server *s;
-    int     local;                  /* the Unix socket: no token needed */
+    int local; /* the Unix socket: no token needed */
 } listener;
 
 typedef struct req_ctx {
-    char   *body;
-    size_t  len, cap;
-    size_t  expect;                 /* Content-Length, when given */
-    int     too_large;
-    int     local;                  /* Unix socket */
+    char *body;
+    size_t len, cap;
+    size_t expect; /* Content-Length, when given */
+    int too_large;
+    int local; /* Unix socket */
 } req_ctx;
 
 /* ---- request accessors ---- */
 
-struct param_walk { const char *name; int want, seen; const char *found; };
+struct param_walk {
+    const char *name;
+    int want, seen;
+    const char *found;
+};
 
-static enum MHD_Result param_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static enum MHD_Result param_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
 {
     struct param_walk *w = cls;
     (void)kind;
@@ -54,7 +59,7 @@ static enum MHD_Result param_iter(void *cls, enum MHD_ValueKind kind, const char
 const char *server_param_n(const server_request *r, const char *name, int i)
 {
     if (!r->conn) return NULL;
-    struct param_walk w = { name, i, 0, NULL };
+    struct param_walk w = {name, i, 0, NULL};
     MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, param_iter, &w);
     return w.found;
 }
@@ -84,7 +89,10 @@ void server_reply_take(server_response *w, int status, const char *ctype, char *
 void server_reply(server_response *w, int status, const char *ctype, const char *body, size_t len)
 {
     char *copy = malloc(len + 1);
-    if (!copy) { server_reply_take(w, 500, "text/plain", NULL, 0); return; }
+    if (!copy) {
+        server_reply_take(w, 500, "text/plain", NULL, 0);
+        return;
+    }
     memcpy(copy, body, len);
     copy[len] = 0;
     server_reply_take(w, status, ctype, copy, len);
@@ -97,7 +105,10 @@ void server_replyf(server_response *w, int status, const char *ctype, const char
     char *p = NULL;
     int n = vasprintf(&p, fmt, ap);
     va_end(ap);
-    if (n < 0) { server_reply_take(w, 500, "text/plain", NULL, 0); return; }
+    if (n < 0) {
+        server_reply_take(w, 500, "text/plain", NULL, 0);
+        return;
+    }
     server_reply_take(w, status, ctype, p, (size_t)n);
 }
 
@@ -107,9 +118,13 @@ static void json_esc(sbuf *b, const char *s)
     sbuf_putc(b, '"');
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') { sbuf_putc(b, '\\'); sbuf_putc(b, (char)c); }
-        else if (c < 0x20) sbuf_printf(b, "\\u%04x", c);
-        else sbuf_putc(b, (char)c);
+        if (c == '"' || c == '\\') {
+            sbuf_putc(b, '\\');
+            sbuf_putc(b, (char)c);
+        } else if (c < 0x20)
+            sbuf_printf(b, "\\u%04x", c);
+        else
+            sbuf_putc(b, (char)c);
     }
     sbuf_putc(b, '"');
 }
@@ -164,8 +179,10 @@ void server_dispatch(server *s, const server_request *r, server_response *w)
             return;
         }
     }
-    if (path_known) server_reply_error(w, 405, "Method not allowed", r->method);
-    else server_reply_error(w, 404, "Endpoint not found", r->path);
+    if (path_known)
+        server_reply_error(w, 405, "Method not allowed", r->method);
+    else
+        server_reply_error(w, 404, "Endpoint not found", r->path);
 }
 
 /* A body sent with Content-Encoding gzip or deflate (Influx and OpenTSDB
@@ -174,10 +191,11 @@ void server_dispatch(server *s, const server_request *r, server_response *w)
 static int decode_body(req_ctx *c, const char *enc, size_t limit)
 {
     if (!enc || !*enc || !strcasecmp(enc, "identity")) return 0;
-    if (strcasecmp(enc, "gzip") && strcasecmp(enc, "x-gzip") && strcasecmp(enc, "deflate")) return 415;
+    if (strcasecmp(enc, "gzip") && strcasecmp(enc, "x-gzip") && strcasecmp(enc, "deflate"))
+        return 415;
     z_stream z;
     memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 32) != Z_OK) return 400;     /* gzip or zlib header */
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return 400; /* gzip or zlib header */
     size_t cap = c->len * 4 + 4096, len = 0;
     if (cap > limit + 1) cap = limit + 1;
     char *out = malloc(cap);
@@ -186,7 +204,10 @@ static int decode_body(req_ctx *c, const char *enc, size_t limit)
     z.avail_in = (uInt)c->len;
     while (out && rc != Z_STREAM_END) {
         if (len == cap) {
-            if (cap > limit) { status = 413; break; }
+            if (cap > limit) {
+                status = 413;
+                break;
+            }
             size_t ncap = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
             char *n = realloc(out, ncap);
             if (!n) break;
@@ -197,16 +218,29 @@ static int decode_body(req_ctx *c, const char *enc, size_t limit)
         z.avail_out = (uInt)(cap - len);
         rc = inflate(&z, Z_NO_FLUSH);
         len = cap - z.avail_out;
-        if (rc == Z_BUF_ERROR && z.avail_in == 0) { status = 400; break; }   /* truncated */
-        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) { status = 400; break; }
+        if (rc == Z_BUF_ERROR && z.avail_in == 0) {
+            status = 400;
+            break;
+        } /* truncated */
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            status = 400;
+            break;
+        }
     }
     inflateEnd(&z);
     if (!out) return 413;
     if (!status && len > limit) status = 413;
-    if (status) { free(out); return status; }
+    if (status) {
+        free(out);
+        return status;
+    }
     char *n = realloc(out, len + 1);
-    if (n) out = n;
-    else if (len + 1 > cap) { free(out); return 413; }
+    if (n)
+        out = n;
+    else if (len + 1 > cap) {
+        free(out);
+        return 413;
+    }
     free(c->body);
     c->body = out;
     c->len = len;
@@ -222,20 +256,25 @@ static int token_ok(const char *want, const char *auth)
     while (*got == ' ') got++;
     size_t lw = strlen(want), lg = strlen(got);
     unsigned char diff = (unsigned char)(lw != lg);
-    for (size_t i = 0; i < lw; i++) diff |= (unsigned char)want[i] ^ (unsigned char)(i < lg ? got[i] : 0);
+    for (size_t i = 0; i < lw; i++)
+        diff |= (unsigned char)want[i] ^ (unsigned char)(i < lg ? got[i] : 0);
     return diff == 0;
 }
 
 static enum MHD_Result send_response(struct MHD_Connection *conn, server_response *w)
 {
-    struct MHD_Response *resp = MHD_create_response_from_buffer(w->len, w->body ? w->body : (char *)"",
-                                                                w->body ? MHD_RESPMEM_MUST_FREE
-                                                                        : MHD_RESPMEM_PERSISTENT);
-    if (!resp) { free(w->body); return MHD_NO; }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(w->len, w->body ? w->body : (char *)"",
+                                        w->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(w->body);
+        return MHD_NO;
+    }
     w->body = NULL;
     if (w->len || w->status != 204)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, w->content_type);
-    for (int i = 0; i < w->nheaders; i++) MHD_add_response_header(resp, w->headers[i][0], w->headers[i][1]);
+    for (int i = 0; i < w->nheaders; i++)
+        MHD_add_response_header(resp, w->headers[i][0], w->headers[i][1]);
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)w->status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -254,21 +293,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         c = calloc(1, sizeof *c);
         if (!c) return MHD_NO;
         c->local = ls->local;
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *cl =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         unsigned long long cln = cl ? strtoull(cl, NULL, 10) : 0;
-        if (cln > s->cfg.body_limit) c->too_large = 1;
-        else c->expect = (size_t)cln;
+        if (cln > s->cfg.body_limit)
+            c->too_large = 1;
+        else
+            c->expect = (size_t)cln;
         *con_cls = c;
         /* Announced as too large, from a client allowed in: answer 413 now,
          * and libmicrohttpd closes the connection without reading the body. */
         if (c->too_large && (c->local || !s->cfg.token ||
-                             token_ok(s->cfg.token, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))) {
+                             token_ok(s->cfg.token, MHD_lookup_connection_value(
+                                                        conn, MHD_HEADER_KIND, "Authorization")))) {
             __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
             __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
             __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
-            server_response w = { .status = 200 };
+            server_response w = {.status = 200};
             char d[96];
-            snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes", s->cfg.body_limit);
+            snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes",
+                     s->cfg.body_limit);
             server_reply_error(&w, 413, "Request body too large", d);
             return send_response(conn, &w);
         }
@@ -279,7 +323,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         if (c->too_large || c->len + n > s->cfg.body_limit) {
             c->too_large = 1;
-            return MHD_YES;          /* discard, answer 413 at the end */
+            return MHD_YES; /* discard, answer 413 at the end */
         }
         if (c->len + n + 1 > c->cap) {
             /* the announced length at once: no copies, no doubling slack */
@@ -287,7 +331,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             while (cap < c->len + n + 1) cap *= 2;
             if (cap > s->cfg.body_limit + 1) cap = s->cfg.body_limit + 1;
             char *b = realloc(c->body, cap);
-            if (!b) { c->too_large = 1; return MHD_YES; }
+            if (!b) {
+                c->too_large = 1;
+                return MHD_YES;
+            }
             c->body = b;
             c->cap = cap;
         }
@@ -300,35 +347,45 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&p->stats.bytes_in, c->len, __ATOMIC_RELAXED);
-    server_response w = { .status = 200 };
+    server_response w = {.status = 200};
     strcpy(w.content_type, "application/json");
     server_request r = {
-        .method = method, .path = url, .body = c->body ? c->body : "", .body_len = c->len,
-        .local = c->local, .conn = conn,
+        .method = method,
+        .path = url,
+        .body = c->body ? c->body : "",
+        .body_len = c->len,
+        .local = c->local,
+        .conn = conn,
     };
     if (c->body) c->body[c->len] = 0;
     const char *peer_hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Jobscope-Peer");
     r.from_peer = peer_hdr && *peer_hdr && strcmp(peer_hdr, "0");
 
     if (!c->local && s->cfg.token &&
-        !token_ok(s->cfg.token, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
+        !token_ok(s->cfg.token,
+                  MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
         __atomic_add_fetch(&p->stats.unauthorized, 1, __ATOMIC_RELAXED);
-        server_reply_error(&w, 401, "Unauthorized", "a valid 'Authorization: Bearer TOKEN' header is required");
+        server_reply_error(&w, 401, "Unauthorized",
+                           "a valid 'Authorization: Bearer TOKEN' header is required");
         server_add_header(&w, "WWW-Authenticate", "Bearer realm=\"jobscope\"");
     } else if (c->too_large) {
         __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
         char d[96];
-        snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes", s->cfg.body_limit);
+        snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes",
+                 s->cfg.body_limit);
         server_reply_error(&w, 413, "Request body too large", d);
         server_add_header(&w, "Connection", "close");
     } else {
-        int st = decode_body(c, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding"),
-                             s->cfg.body_limit);
+        int st =
+            decode_body(c, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding"),
+                        s->cfg.body_limit);
         if (st == 413) {
             __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
-            server_reply_error(&w, 413, "Request body too large", "the decompressed body is larger than the limit");
+            server_reply_error(&w, 413, "Request body too large",
+                               "the decompressed body is larger than the limit");
         } else if (st == 415) {
-            server_reply_error(&w, 415, "Unsupported Content-Encoding", "gzip and deflate are supported");
+            server_reply_error(&w, 415, "Unsupported Content-Encoding",
+                               "gzip and deflate are supported");
         } else if (st) {
             server_reply_error(&w, 400, "Unable to decompress the request body", NULL);
         } else {
@@ -338,22 +395,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             server_dispatch(s, &r, &w);
         }
     }
-    if (w.status >= 500) __atomic_add_fetch(&p->stats.errors_5xx, 1, __ATOMIC_RELAXED);
-    else if (w.status >= 400) __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
+    if (w.status >= 500)
+        __atomic_add_fetch(&p->stats.errors_5xx, 1, __ATOMIC_RELAXED);
+    else if (w.status >= 400)
+        __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double dt = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
     pthread_mutex_lock(&p->lock);
     p->stats.request_seconds += dt;
     pthread_mutex_unlock(&p->lock);
     if (s->cfg.verbose)
-        server_log(s, "%s %s -> %d (%.1f ms, %zu bytes in)", method, url, w.status, dt * 1e3, c->len);
+        server_log(s, "%s %s -> %d (%.1f ms, %zu bytes in)", method, url, w.status, dt * 1e3,
+                   c->len);
     return send_response(conn, &w);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls; (void)conn; (void)toe;
+    (void)cls;
+    (void)conn;
+    (void)toe;
     req_ctx *c = *con_cls;
     if (c) {
         free(c->body);
@@ -394,7 +456,8 @@ static int tcp_listen(const char *spec, int *port_out, char *err, size_t errlen)
     char *end;
     long pn = strtol(port, &end, 10);
     if (!*port || *end || pn < 0 || pn > 65535) goto bad;
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
     struct addrinfo *ai = NULL;
     int rc = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
     if (rc) {
@@ -433,7 +496,7 @@ bad:
  * replaced, a live one is an error (another server runs). */
 static int unix_listen(const char *path, char *err, size_t errlen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof sa.sun_path) {
         snprintf(err, errlen, "--socket %s: path too long", path);
         return -1;
@@ -451,9 +514,12 @@ static int unix_listen(const char *path, char *err, size_t errlen)
         /* The directory is the socket's protection: it must be this user's
          * and closed to everyone else (0700), like the one made above. */
         struct stat st;
-        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-            snprintf(err, errlen, "--socket %s: %s must be a directory of this user with mode 0700 "
-                     "(give the socket a directory of its own)", path, dir);
+        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & 077)) {
+            snprintf(err, errlen,
+                     "--socket %s: %s must be a directory of this user with mode 0700 "
+                     "(give the socket a directory of its own)",
+                     path, dir);
             return -1;
         }
     }
@@ -487,19 +553,17 @@ static struct MHD_Daemon *start_daemon(server *s, int fd, int local)
     if (!ls) return NULL;
     ls->s = s;
     ls->local = local;
-    if (local) s->priv->unix_ls = ls;
-    else s->priv->tcp_ls = ls;
+    if (local)
+        s->priv->unix_ls = ls;
+    else
+        s->priv->tcp_ls = ls;
     unsigned threads = s->cfg.threads > 0 ? (unsigned)s->cfg.threads : 4;
-    return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC,
-                            0, NULL, NULL, on_request, ls,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-                            MHD_OPTION_THREAD_POOL_SIZE, threads,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_END);
+    return MHD_start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC, 0, NULL, NULL, on_request,
+        ls, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)256 * 1024, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
 }
 
 int server_http_start(server *s, char *err, size_t errlen)

@@ -16,14 +16,14 @@
 #include "util/serve_detect.h"
 
 #define BATCH_BYTES (4u << 20)
-#define EXIT_ERR 125
+#define EXIT_ERR    125
 
 typedef struct importer {
-    CURL  *h;
-    char   url[4200];
-    char  *unix_path;
+    CURL *h;
+    char url[4200];
+    char *unix_path;
     struct curl_slist *hdrs;
-    sbuf   resp;
+    sbuf resp;
     unsigned long long events, failed, points;
 } importer;
 
@@ -49,13 +49,15 @@ static int post(importer *im, const char *body, size_t len, const char *file)
     curl_easy_setopt(im->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     CURLcode rc = curl_easy_perform(im->h);
     if (rc != CURLE_OK) {
-        fprintf(stderr, "jobscope import: %s: %s\n", im->unix_path ? im->unix_path : im->url, curl_easy_strerror(rc));
+        fprintf(stderr, "jobscope import: %s: %s\n", im->unix_path ? im->unix_path : im->url,
+                curl_easy_strerror(rc));
         return -1;
     }
     long st = 0;
     curl_easy_getinfo(im->h, CURLINFO_RESPONSE_CODE, &st);
     if (st != 200 && st != 400) {
-        fprintf(stderr, "jobscope import: %s: HTTP %ld: %.300s\n", file, st, im->resp.p ? im->resp.p : "");
+        fprintf(stderr, "jobscope import: %s: HTTP %ld: %.300s\n", file, st,
+                im->resp.p ? im->resp.p : "");
         return -1;
     }
     unsigned long long ok = field(im->resp.p, "accepted"), bad = field(im->resp.p, "failed");
@@ -85,9 +87,16 @@ static int import_file(importer *im, const char *path)
     while ((n = getline(&line, &cap, f)) > 0) {
         sbuf_put(&b, line, (size_t)n);
         if (line[n - 1] != '\n') sbuf_putc(&b, '\n');
-        if (b.oom) { fprintf(stderr, "jobscope import: out of memory\n"); rc = -1; break; }
+        if (b.oom) {
+            fprintf(stderr, "jobscope import: out of memory\n");
+            rc = -1;
+            break;
+        }
         if (b.len >= BATCH_BYTES) {
-            if (post(im, b.p, b.len, path) < 0) { rc = -1; break; }
+            if (post(im, b.p, b.len, path) < 0) {
+                rc = -1;
+                break;
+            }
             sbuf_reset(&b);
         }
     }
@@ -100,40 +109,49 @@ static int import_file(importer *im, const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-"usage: jobscope import [--server URL] [--token-file FILE] FILE...\n"
-"\n"
-"Loads event files written earlier (JSON Lines, '-' = stdin) into a running\n"
-"'jobscope serve'; their numbers become queryable series.\n"
-"\n"
-"  --server URL        http://HOST:PORT or unix:PATH (default: the local server's\n"
-"                      Unix socket, else http://127.0.0.1:4242)\n"
-"  --token-file FILE   send 'Authorization: Bearer' with FILE's token\n"
-"  -q, --quiet         no summary line\n"
-"  -h, --help          this text\n"
-"\n"
-"Exit status: 0 when every line was imported, 1 when some lines were not events,\n"
-"125 when the server could not be reached or refused the data.\n");
+    fprintf(f, "usage: jobscope import [--server URL] [--token-file FILE] FILE...\n"
+               "\n"
+               "Loads event files written earlier (JSON Lines, '-' = stdin) into a running\n"
+               "'jobscope serve'; their numbers become queryable series.\n"
+               "\n"
+               "  --server URL        http://HOST:PORT or unix:PATH (default: the local server's\n"
+               "                      Unix socket, else http://127.0.0.1:4242)\n"
+               "  --token-file FILE   send 'Authorization: Bearer' with FILE's token\n"
+               "  -q, --quiet         no summary line\n"
+               "  -h, --help          this text\n"
+               "\n"
+               "Exit status: 0 when every line was imported, 1 when some lines were not events,\n"
+               "125 when the server could not be reached or refused the data.\n");
 }
 
 int import_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "server", required_argument, 0, 's' },
-        { "token-file", required_argument, 0, 't' },
-        { "quiet", no_argument, 0, 'q' },
-        { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+        {"server", required_argument, 0, 's'},
+        {"token-file", required_argument, 0, 't'},
+        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *server = NULL, *token_file = NULL;
     int quiet = 0, c;
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
-        case 's': server = optarg; break;
-        case 't': token_file = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: fprintf(stderr, "jobscope import: see 'jobscope import --help'\n"); return EXIT_ERR;
+        case 's':
+            server = optarg;
+            break;
+        case 't':
+            token_file = optarg;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            fprintf(stderr, "jobscope import: see 'jobscope import --help'\n");
+            return EXIT_ERR;
         }
     }
     if (optind >= argc) {
@@ -142,7 +160,9 @@ int import_main(int argc, char **argv)
     }
     importer im = {0};
     char detected[4200];
-    if (!server) server = serve_detect(detected, sizeof detected) ? detected + 9 /* "unix://PATH" */ : "http://127.0.0.1:4242";
+    if (!server)
+        server = serve_detect(detected, sizeof detected) ? detected + 9 /* "unix://PATH" */
+                                                         : "http://127.0.0.1:4242";
     curl_global_init(CURL_GLOBAL_DEFAULT);
     im.h = curl_easy_init();
     if (!strncmp(server, "unix:", 5)) {
@@ -156,7 +176,8 @@ int import_main(int argc, char **argv)
         while (l && server[l - 1] == '/') l--;
         snprintf(im.url, sizeof im.url, "%.*s/api/events", (int)l, server);
     } else {
-        fprintf(stderr, "jobscope import: --server %s: expected http://HOST:PORT or unix:PATH\n", server);
+        fprintf(stderr, "jobscope import: --server %s: expected http://HOST:PORT or unix:PATH\n",
+                server);
         curl_easy_cleanup(im.h);
         return EXIT_ERR;
     }
@@ -191,8 +212,8 @@ int import_main(int argc, char **argv)
     for (int i = optind; i < argc && !rc; i++)
         if (import_file(&im, argv[i]) < 0) rc = EXIT_ERR;
     if (!quiet && !rc)
-        fprintf(stderr, "jobscope import: %llu events (%llu points) into %s%s\n", im.events, im.points,
-                im.unix_path ? "unix:" : "", im.unix_path ? im.unix_path : im.url);
+        fprintf(stderr, "jobscope import: %llu events (%llu points) into %s%s\n", im.events,
+                im.points, im.unix_path ? "unix:" : "", im.unix_path ? im.unix_path : im.url);
     curl_slist_free_all(im.hdrs);
     curl_easy_cleanup(im.h);
     sbuf_free(&im.resp);

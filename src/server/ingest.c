@@ -17,19 +17,25 @@
 
 typedef struct ev_batch {
     store_point *pts;
-    size_t       n, cap;
-    char       **strs;           /* owned metric names and tag strings */
-    size_t       nstrs, capstrs;
-    store_tag  **tagsets;        /* one array per event */
-    size_t       ntagsets, captagsets;
-    int          oom;
+    size_t n, cap;
+    char **strs; /* owned metric names and tag strings */
+    size_t nstrs, capstrs;
+    store_tag **tagsets; /* one array per event */
+    size_t ntagsets, captagsets;
+    int oom;
 } ev_batch;
 
 static char *keep_str(ev_batch *b, char *s)
 {
-    if (!s) { b->oom = 1; return NULL; }
+    if (!s) {
+        b->oom = 1;
+        return NULL;
+    }
     b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
-    if (b->oom) { free(s); return NULL; }
+    if (b->oom) {
+        free(s);
+        return NULL;
+    }
     b->strs[b->nstrs++] = s;
     return s;
 }
@@ -55,7 +61,8 @@ static void tsdb_clean(char *s)
     }
 }
 
-static void add_point(ev_batch *b, const char *metric, store_tag *tags, int ntags, int64_t ts_ms, double v)
+static void add_point(ev_batch *b, const char *metric, store_tag *tags, int ntags, int64_t ts_ms,
+                      double v)
 {
     if (!isfinite(v)) return;
     char *m = keep_str(b, strdup(metric));
@@ -63,12 +70,13 @@ static void add_point(ev_batch *b, const char *metric, store_tag *tags, int ntag
     tsdb_clean(m);
     b->pts = server_grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
     if (b->oom) return;
-    b->pts[b->n++] = (store_point){ m, tags, ntags, ts_ms, v };
+    b->pts[b->n++] = (store_point){m, tags, ntags, ts_ms, v};
 }
 
 static int has_tag(store_tag *t, int n, const char *k)
 {
-    for (int i = 0; i < n; i++) if (!strcmp(t[i].key, k)) return 1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(t[i].key, k)) return 1;
     return 0;
 }
 
@@ -79,11 +87,12 @@ static void add_tag(ev_batch *b, store_tag *t, int *n, const char *k, const char
     char *val = keep_str(b, strndup(v, 256));
     if (!key || !val) return;
     tsdb_clean(key);
-    t[(*n)++] = (store_tag){ key, val };
+    t[(*n)++] = (store_tag){key, val};
 }
 
 static const char *const annotation_tags[] = {
-    "job_id", "site", "wf_uuid", "wf_label", "dag_job_id", "condor_job_id", "xformation", "task_id", NULL,
+    "job_id",        "site",       "wf_uuid", "wf_label", "dag_job_id",
+    "condor_job_id", "xformation", "task_id", NULL,
 };
 
 /* Fields that are tags, not values, or not measurements at all. */
@@ -103,7 +112,8 @@ static void flatten(ev_batch *b, const char *prefix, json_t *v, store_tag *tags,
     if (!json_is_object(v) || depth > 3) return;
     const char *k;
     json_t *x;
-    json_object_foreach(v, k, x) {
+    json_object_foreach(v, k, x)
+    {
         if (!json_is_number(x) && !json_is_object(x)) continue;
         char name[512];
         int n = snprintf(name, sizeof name, "%s.%s", prefix, k);
@@ -120,17 +130,26 @@ static int event_points(ev_batch *b, json_t *d, const char **job_end)
     if (!json_is_object(d) || !json_is_string(ev) || !json_string_length(ev)) return -1;
     const char *name = json_string_value(ev);
     json_t *t = json_object_get(d, "ts");
-    int64_t ts_ms = json_is_number(t) ? (int64_t)llround(json_number_value(t) * 1e3) : server_now_ms();
+    int64_t ts_ms =
+        json_is_number(t) ? (int64_t)llround(json_number_value(t) * 1e3) : server_now_ms();
 
     store_tag *tags = calloc(MAX_EV_TAGS, sizeof *tags);
-    if (!tags) { b->oom = 1; return -1; }
-    b->tagsets = server_grow(b->tagsets, &b->captagsets, b->ntagsets + 1, sizeof *b->tagsets, &b->oom);
-    if (b->oom) { free(tags); return -1; }
+    if (!tags) {
+        b->oom = 1;
+        return -1;
+    }
+    b->tagsets =
+        server_grow(b->tagsets, &b->captagsets, b->ntagsets + 1, sizeof *b->tagsets, &b->oom);
+    if (b->oom) {
+        free(tags);
+        return -1;
+    }
     b->tagsets[b->ntagsets++] = tags;
     int ntags = 0;
 
     json_t *h = json_object_get(d, "hostname");
-    if (json_is_string(h)) add_tag(b, tags, &ntags, "host", json_string_value(h));
+    if (json_is_string(h))
+        add_tag(b, tags, &ntags, "host", json_string_value(h));
     else if (json_is_string(json_object_get(d, "host")))
         add_tag(b, tags, &ntags, "host", json_string_value(json_object_get(d, "host")));
     for (int i = 0; annotation_tags[i]; i++) {
@@ -143,19 +162,22 @@ static int event_points(ev_batch *b, json_t *d, const char **job_end)
         snprintf(num, sizeof num, "%lld", (long long)json_integer_value(r));
         add_tag(b, tags, &ntags, "rank", num);
     }
-    json_t *id = json_object_get(d, "id");          /* GPU index */
+    json_t *id = json_object_get(d, "id"); /* GPU index */
     if (json_is_integer(id)) {
         snprintf(num, sizeof num, "%lld", (long long)json_integer_value(id));
         add_tag(b, tags, &ntags, "gpu", num);
-    } else if (json_is_string(id)) add_tag(b, tags, &ntags, "gpu", json_string_value(id));
+    } else if (json_is_string(id))
+        add_tag(b, tags, &ntags, "gpu", json_string_value(id));
     json_t *uuid = json_object_get(d, "uuid");
     if (json_is_string(uuid)) add_tag(b, tags, &ntags, "gpu_uuid", json_string_value(uuid));
     json_t *custom = json_object_get(d, "tags");
     if (json_is_object(custom)) {
         const char *k;
         json_t *x;
-        json_object_foreach(custom, k, x) {
-            if (json_is_string(x)) add_tag(b, tags, &ntags, k, json_string_value(x));
+        json_object_foreach(custom, k, x)
+        {
+            if (json_is_string(x))
+                add_tag(b, tags, &ntags, k, json_string_value(x));
             else if (json_is_number(x)) {
                 snprintf(num, sizeof num, "%.17g", json_number_value(x));
                 add_tag(b, tags, &ntags, k, num);
@@ -174,7 +196,8 @@ static int event_points(ev_batch *b, json_t *d, const char **job_end)
     } else {
         const char *k;
         json_t *x;
-        json_object_foreach(d, k, x) {
+        json_object_foreach(d, k, x)
+        {
             if (skip_value(k) || (!json_is_number(x) && !json_is_object(x))) continue;
             char metric[512];
             int n = snprintf(metric, sizeof metric, "%s.%s", name, k);
@@ -192,7 +215,10 @@ static int event_points(ev_batch *b, json_t *d, const char **job_end)
 /* Set while an event's points go through the points hooks: forwarders to
  * event destinations send the event itself instead (forward.h). */
 static __thread int in_event;
-int server_ingest_in_event(void) { return in_event; }
+int server_ingest_in_event(void)
+{
+    return in_event;
+}
 static int ingest_marked(server *s, ev_batch *b, char *err, size_t errlen)
 {
     in_event = 1;
@@ -201,10 +227,15 @@ static int ingest_marked(server *s, ev_batch *b, char *err, size_t errlen)
     return rc;
 }
 
-typedef struct line_ref { const char *p; size_t len; json_t *doc; const char *job_end; } line_ref;
+typedef struct line_ref {
+    const char *p;
+    size_t len;
+    json_t *doc;
+    const char *job_end;
+} line_ref;
 
-int server_ingest_ndjson(server *s, const char *body, size_t len,
-                         size_t *accepted, size_t *failed, char *err, size_t errlen)
+int server_ingest_ndjson(server *s, const char *body, size_t len, size_t *accepted, size_t *failed,
+                         char *err, size_t errlen)
 {
     ev_batch b = {0};
     line_ref *lines = NULL;
@@ -225,16 +256,23 @@ int server_ingest_ndjson(server *s, const char *body, size_t len,
         const char *job_end = NULL;
         if (!d || event_points(&b, d, &job_end) < 0) {
             if (!bad && errlen) {
-                if (!d) snprintf(err, errlen, "line %zu: %s", ok + bad + 1, je.text);
-                else snprintf(err, errlen, "line %zu: not a jobscope event (an object with \"event\")", ok + bad + 1);
+                if (!d)
+                    snprintf(err, errlen, "line %zu: %s", ok + bad + 1, je.text);
+                else
+                    snprintf(err, errlen,
+                             "line %zu: not a jobscope event (an object with \"event\")",
+                             ok + bad + 1);
             }
             json_decref(d);
             bad++;
             continue;
         }
         lines = server_grow(lines, &caplines, nlines + 1, sizeof *lines, &oom);
-        if (oom) { json_decref(d); break; }
-        lines[nlines++] = (line_ref){ p, l, d, job_end };
+        if (oom) {
+            json_decref(d);
+            break;
+        }
+        lines[nlines++] = (line_ref){p, l, d, job_end};
         ok++;
     }
     int rc = 0;

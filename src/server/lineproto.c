@@ -44,7 +44,11 @@ static void lp_class_init(void)
     lp_class['\\'] = 4;
 }
 
-typedef struct lp_block { struct lp_block *next; size_t used, cap; char data[]; } lp_block;
+typedef struct lp_block {
+    struct lp_block *next;
+    size_t used, cap;
+    char data[];
+} lp_block;
 
 static char *arena_alloc(lp_batch *b, size_t n)
 {
@@ -52,7 +56,10 @@ static char *arena_alloc(lp_batch *b, size_t n)
     if (!k || k->cap - k->used < n) {
         size_t cap = n > LP_BLOCK ? n : LP_BLOCK;
         lp_block *nk = malloc(sizeof *nk + cap);
-        if (!nk) { b->oom = 1; return NULL; }
+        if (!nk) {
+            b->oom = 1;
+            return NULL;
+        }
         nk->next = k;
         nk->used = 0;
         nk->cap = cap;
@@ -67,7 +74,8 @@ static char *arena_alloc(lp_batch *b, size_t n)
 /* Reads up to an unescaped character of class `stop`, unescaping into out
  * (at most cap-1 bytes kept, as the protocol's names are short).  Returns
  * the bytes consumed. */
-static size_t lp_token(const char *p, const char *end, unsigned stop, char *out, size_t cap, size_t *olen)
+static size_t lp_token(const char *p, const char *end, unsigned stop, char *out, size_t cap,
+                       size_t *olen)
 {
     const char *q = p;
     size_t o = 0;
@@ -87,7 +95,6 @@ static size_t lp_token(const char *p, const char *end, unsigned stop, char *out,
     return (size_t)(q - p);
 }
 
-
 /* The request's copy of a metric name (NULL on OOM); *valid tells whether
  * it passes server_valid_name.  Each distinct name is copied and checked once. */
 static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
@@ -95,7 +102,10 @@ static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
     if ((b->nnames + 1) * 2 >= b->capnames) {
         size_t cap = b->capnames ? b->capnames * 2 : 256;
         lp_name_ent *t = calloc(cap, sizeof *t);
-        if (!t) { b->oom = 1; return NULL; }
+        if (!t) {
+            b->oom = 1;
+            return NULL;
+        }
         for (size_t i = 0; i < b->capnames; i++) {
             if (!b->names[i].s) continue;
             size_t j = b->names[i].h & (cap - 1);
@@ -119,14 +129,14 @@ static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
     if (!c) return NULL;
     memcpy(c, s, n);
     c[n] = 0;
-    b->names[j] = (lp_name_ent){ c, n, h, server_valid_name(s, n) };
+    b->names[j] = (lp_name_ent){c, n, h, server_valid_name(s, n)};
     b->nnames++;
     *valid = b->names[j].valid;
     return c;
 }
 
-static const double pow10_tab[16] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
-                                      1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+static const double pow10_tab[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 
 /* [+-]digits[.digits] exactly, or -1 to let strtod decide. */
 static int lp_fast_number(const char *s, size_t n, double *v)
@@ -145,7 +155,8 @@ static int lp_fast_number(const char *s, size_t n, double *v)
             if (frac >= 0) frac++;
         } else if (s[i] == '.' && frac < 0) {
             frac = 0;
-        } else return -1;
+        } else
+            return -1;
     }
     if (!digits || m > (1ull << 53) || frac > 15) return -1;
     double x = (double)m;
@@ -156,8 +167,8 @@ static int lp_fast_number(const char *s, size_t n, double *v)
 
 /* One line into the batch; NULL or the reason it was refused (then the
  * caller drops what it added). */
-static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t mult_ns, int64_t now_ms,
-                           const char *host)
+static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t mult_ns,
+                           int64_t now_ms, const char *host)
 {
     char name[1100], key[512], val[1024];
     size_t ml, kl, vl;
@@ -178,7 +189,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
         if (b->oom) return "out of memory";
         memcpy(kv, key, kl + 1);
         memcpy(kv + kl + 1, val, vl + 1);
-        b->tags[b->ntags++] = (store_tag){ kv, kv + kl + 1 };
+        b->tags[b->ntags++] = (store_tag){kv, kv + kl + 1};
         ntags++;
     }
     if (p + i >= end || p[i] != ' ') return "missing fields";
@@ -186,7 +197,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
     if (!ntags) {
         b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
         if (b->oom) return "out of memory";
-        b->tags[b->ntags++] = (store_tag){ "host", host };
+        b->tags[b->ntags++] = (store_tag){"host", host};
         ntags = 1;
     }
     /* "<measurement>." stays in name; each field's key is appended after it */
@@ -219,9 +230,15 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
             size_t nl = vl;
             if (nl && (vs[nl - 1] == 'i' || vs[nl - 1] == 'u')) nl--;
             if (lp_fast_number(vs, nl, &v) < 0) {
-                if (vs != val) { memcpy(val, vs, vl); val[vl] = 0; vs = val; }
-                if ((vl == 1 && (val[0] == 't' || val[0] == 'T')) || !strcasecmp(val, "true")) v = 1;
-                else if ((vl == 1 && (val[0] == 'f' || val[0] == 'F')) || !strcasecmp(val, "false")) v = 0;
+                if (vs != val) {
+                    memcpy(val, vs, vl);
+                    val[vl] = 0;
+                    vs = val;
+                }
+                if ((vl == 1 && (val[0] == 't' || val[0] == 'T')) || !strcasecmp(val, "true"))
+                    v = 1;
+                else if ((vl == 1 && (val[0] == 'f' || val[0] == 'F')) || !strcasecmp(val, "false"))
+                    v = 0;
                 else {
                     char *e2;
                     val[nl] = 0;
@@ -244,15 +261,21 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
                 b->pts = server_grow(b->pts, &cap, b->n + 1, sizeof *b->pts, &b->oom);
                 if (b->oom) return "out of memory";
                 uint32_t *t = realloc(b->toff, cap * sizeof *t);
-                if (!t) { b->oom = 1; return "out of memory"; }
+                if (!t) {
+                    b->oom = 1;
+                    return "out of memory";
+                }
                 b->toff = t;
                 b->cap = cap;
             }
             b->toff[b->n] = (uint32_t)tag0;
-            b->pts[b->n++] = (store_point){ metric, NULL, 0, 0, v };   /* tags set by server_lp_parse */
+            b->pts[b->n++] = (store_point){metric, NULL, 0, 0, v}; /* tags set by server_lp_parse */
             nf++;
         }
-        if (p + i < end && p[i] == ',') { i++; continue; }
+        if (p + i < end && p[i] == ',') {
+            i++;
+            continue;
+        }
         break;
     }
     while (p + i < end && p[i] == ' ') i++;
@@ -279,7 +302,8 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
 }
 
 int server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, int64_t now_ms,
-                    const char *host, size_t max_points, size_t *lines, size_t *bad, char *first, size_t firstlen)
+                    const char *host, size_t max_points, size_t *lines, size_t *bad, char *first,
+                    size_t firstlen)
 {
     pthread_once(&lp_once, lp_class_init);
     const char *p = body + b->pos, *end = body + len;
@@ -296,7 +320,8 @@ int server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, 
             if (why) {
                 b->n = before_n;
                 b->ntags = before_t;
-                if (!(*bad)++ && firstlen) snprintf(first, firstlen, "line %zu: %s", b->lineno, why);
+                if (!(*bad)++ && firstlen)
+                    snprintf(first, firstlen, "line %zu: %s", b->lineno, why);
             }
         }
         p = nl ? nl + 1 : end;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include "server_priv.h"
 
-#define LIVE_MAX 200000         /* bound on tracked series (memory) */
+#define LIVE_MAX 200000 /* bound on tracked series (memory) */
 
 /* Two levels, so that a line of 30 fields costs one tag-set lookup and 30
  * look-ups in a small array that stays in cache: a tag set (the tags of a
@@ -18,26 +18,26 @@
 typedef struct live_name {
     struct live_name *next;
     uint64_t h;
-    size_t   refs;
-    char     s[];
+    size_t refs;
+    char s[];
 } live_name;
 
 typedef struct live_val {
     live_name *name;
-    double     value;
-    int64_t    updated_ms;
+    double value;
+    int64_t updated_ms;
 } live_val;
 
 typedef struct live_set {
-    struct live_set *next;      /* hash chain */
-    uint64_t   h;
-    char      *key;             /* \x01 k=v \x01 ... (sorted tags) */
-    size_t     keylen;
-    store_tag *tags;            /* sorted by key; strings owned */
-    int        ntags;
-    const char *job_id;         /* points into tags */
-    live_val  *vals;
-    size_t     nvals, capvals;
+    struct live_set *next; /* hash chain */
+    uint64_t h;
+    char *key; /* \x01 k=v \x01 ... (sorted tags) */
+    size_t keylen;
+    store_tag *tags; /* sorted by key; strings owned */
+    int ntags;
+    const char *job_id; /* points into tags */
+    live_val *vals;
+    size_t nvals, capvals;
 } live_set;
 
 uint64_t server_hash_bytes(const char *s, size_t n)
@@ -83,7 +83,10 @@ static live_name *name_get(server_priv *p, const char *m)
     }
     live_name **slot = &p->live_names[h & (p->live_names_cap - 1)];
     for (live_name *e = *slot; e; e = e->next)
-        if (e->h == h && !strcmp(e->s, m)) { e->refs++; return e; }
+        if (e->h == h && !strcmp(e->s, m)) {
+            e->refs++;
+            return e;
+        }
     live_name *e = malloc(sizeof *e + len + 1);
     if (!e) return NULL;
     memcpy(e->s, m, len + 1);
@@ -142,7 +145,8 @@ static live_set *set_get(server_priv *p, const store_tag *sorted, int ntags, con
     if (!p->live_cap && rehash(p, 1024) < 0) return NULL;
     uint64_t h = server_hash_bytes(key->p, key->len);
     live_set *l = p->live[h & (p->live_cap - 1)];
-    while (l && !(l->h == h && l->keylen == key->len && !memcmp(l->key, key->p, key->len))) l = l->next;
+    while (l && !(l->h == h && l->keylen == key->len && !memcmp(l->key, key->p, key->len)))
+        l = l->next;
     if (l) return l;
     l = calloc(1, sizeof *l);
     if (!l) return NULL;
@@ -150,12 +154,20 @@ static live_set *set_get(server_priv *p, const store_tag *sorted, int ntags, con
     l->key = strndup(key->p, key->len);
     l->keylen = key->len;
     l->tags = calloc((size_t)ntags, sizeof *l->tags);
-    if (!l->key || !l->tags) { free(l->key); free(l->tags); free(l); return NULL; }
+    if (!l->key || !l->tags) {
+        free(l->key);
+        free(l->tags);
+        free(l);
+        return NULL;
+    }
     for (int t = 0; t < ntags; t++) {
         l->tags[t].key = strdup(sorted[t].key);
         l->tags[t].value = strdup(sorted[t].value);
         l->ntags = t + 1;
-        if (!l->tags[t].key || !l->tags[t].value) { set_free(p, l); return NULL; }
+        if (!l->tags[t].key || !l->tags[t].value) {
+            set_free(p, l);
+            return NULL;
+        }
         if (!strcmp(sorted[t].key, "job_id")) l->job_id = l->tags[t].value;
     }
     size_t b = h & (p->live_cap - 1);
@@ -205,10 +217,14 @@ void server_live_update(server *s, const store_point *pts, size_t n)
         }
         if (!set) continue;
         live_val *v = NULL;
-        if (k < set->nvals && !strcmp(set->vals[k].name->s, pt->metric)) v = &set->vals[k];
+        if (k < set->nvals && !strcmp(set->vals[k].name->s, pt->metric))
+            v = &set->vals[k];
         else {
             for (size_t j = 0; j < set->nvals; j++)
-                if (!strcmp(set->vals[j].name->s, pt->metric)) { v = &set->vals[j]; break; }
+                if (!strcmp(set->vals[j].name->s, pt->metric)) {
+                    v = &set->vals[j];
+                    break;
+                }
         }
         if (!v) {
             if (p->live_n >= LIVE_MAX) continue;
@@ -225,7 +241,7 @@ void server_live_update(server *s, const store_point *pts, size_t n)
             v->name = nm;
             p->live_n++;
         }
-        v->value = pt->value;       /* the last one handed in: batches are in time order */
+        v->value = pt->value; /* the last one handed in: batches are in time order */
         v->updated_ms = now;
     }
     pthread_mutex_unlock(&p->live_lock);
@@ -239,16 +255,25 @@ static void drop_where(server_priv *p, const char *job, int64_t older_than)
         while (*pp) {
             live_set *l = *pp;
             if (job) {
-                if (!(l->job_id && !strcmp(l->job_id, job))) { pp = &l->next; continue; }
+                if (!(l->job_id && !strcmp(l->job_id, job))) {
+                    pp = &l->next;
+                    continue;
+                }
                 p->live_n -= l->nvals;
             } else {
                 size_t o = 0;
                 for (size_t j = 0; j < l->nvals; j++) {
-                    if (l->vals[j].updated_ms < older_than) { name_put(p, l->vals[j].name); p->live_n--; }
-                    else l->vals[o++] = l->vals[j];
+                    if (l->vals[j].updated_ms < older_than) {
+                        name_put(p, l->vals[j].name);
+                        p->live_n--;
+                    } else
+                        l->vals[o++] = l->vals[j];
                 }
                 l->nvals = o;
-                if (o) { pp = &l->next; continue; }
+                if (o) {
+                    pp = &l->next;
+                    continue;
+                }
             }
             *pp = l->next;
             set_free(p, l);
@@ -295,14 +320,41 @@ void server_live_free(server *s)
 static int is_counter(const char *metric)
 {
     static const char *const fields[] = {
-        "utime", "stime", "iowait", "bread", "bwrite", "rchar", "wchar", "syscr", "syscw",
-        "read_bytes", "write_bytes", "cancelled_write_bytes", "minflt", "majflt", "nvcsw",
-        "nivcsw", "bsend", "brecv", "total_procs", "total_processes", "cg_cpu_usage",
-        "cg_cpu_user", "cg_cpu_system", "cg_io_rbytes", "cg_io_wbytes", "cg_io_rios",
-        "cg_io_wios", "cg_memory_oom_kill", "cg_memory_max_events", "cg_pids_max_events", NULL,
+        "utime",
+        "stime",
+        "iowait",
+        "bread",
+        "bwrite",
+        "rchar",
+        "wchar",
+        "syscr",
+        "syscw",
+        "read_bytes",
+        "write_bytes",
+        "cancelled_write_bytes",
+        "minflt",
+        "majflt",
+        "nvcsw",
+        "nivcsw",
+        "bsend",
+        "brecv",
+        "total_procs",
+        "total_processes",
+        "cg_cpu_usage",
+        "cg_cpu_user",
+        "cg_cpu_system",
+        "cg_io_rbytes",
+        "cg_io_wbytes",
+        "cg_io_rios",
+        "cg_io_wios",
+        "cg_memory_oom_kill",
+        "cg_memory_max_events",
+        "cg_pids_max_events",
+        NULL,
     };
     if (strncmp(metric, "kickstart.inv.online.", 21) || strchr(metric + 21, '.')) return 0;
-    for (int i = 0; fields[i]; i++) if (!strcmp(metric + 21, fields[i])) return 1;
+    for (int i = 0; fields[i]; i++)
+        if (!strcmp(metric + 21, fields[i])) return 1;
     return 0;
 }
 
@@ -323,7 +375,8 @@ static void prom_name(char *out, size_t len, const char *metric, int counter)
     }
     while (o > 9 && out[o - 1] == '_') o--;
     out[o] = 0;
-    static const char *const bad[] = { "_total", "_count", "_sum", "_bucket", "_info", "_created", NULL };
+    static const char *const bad[] = {"_total", "_count",   "_sum", "_bucket",
+                                      "_info",  "_created", NULL};
     if (counter) {
         snprintf(out + o, len - o, "_total");
         return;
@@ -346,14 +399,23 @@ static void label_name(sbuf *b, const char *k)
 static void label_value(sbuf *b, const char *v)
 {
     for (; *v; v++) {
-        if (*v == '\\') sbuf_puts(b, "\\\\");
-        else if (*v == '"') sbuf_puts(b, "\\\"");
-        else if (*v == '\n') sbuf_puts(b, "\\n");
-        else sbuf_putc(b, *v);
+        if (*v == '\\')
+            sbuf_puts(b, "\\\\");
+        else if (*v == '"')
+            sbuf_puts(b, "\\\"");
+        else if (*v == '\n')
+            sbuf_puts(b, "\\n");
+        else
+            sbuf_putc(b, *v);
     }
 }
 
-typedef struct prom_row { char name[256]; live_set *l; live_val *v; int counter; } prom_row;
+typedef struct prom_row {
+    char name[256];
+    live_set *l;
+    live_val *v;
+    int counter;
+} prom_row;
 
 static int row_cmp(const void *a, const void *b)
 {
@@ -398,8 +460,12 @@ void server_live_metrics(server *s, sbuf *out)
             sbuf lb = {0};
             label_name(&lb, l->tags[t].key);
             int dup = 0;
-            for (int j = 0; j < nseen; j++) if (lb.p && !strcmp(seen[j], lb.p)) dup = 1;
-            if (!lb.p || dup || !strncmp(lb.p, "__", 2)) { sbuf_free(&lb); continue; }
+            for (int j = 0; j < nseen; j++)
+                if (lb.p && !strcmp(seen[j], lb.p)) dup = 1;
+            if (!lb.p || dup || !strncmp(lb.p, "__", 2)) {
+                sbuf_free(&lb);
+                continue;
+            }
             if (nseen < 32) snprintf(seen[nseen++], sizeof seen[0], "%s", lb.p);
             if (!first) sbuf_putc(out, ',');
             first = 0;

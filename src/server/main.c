@@ -11,9 +11,7 @@
 static const struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
-} commands[] = {
-    SERVER_COMMANDS
-};
+} commands[] = {SERVER_COMMANDS};
 
 int main(int argc, char **argv)
 {

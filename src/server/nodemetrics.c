@@ -15,41 +15,52 @@
 #include "nodemetrics.h"
 #include "gpu/gpu.h"
 
-#define NODE_MAX_GPUS 64
+#define NODE_MAX_GPUS   64
 #define NODE_MAX_POINTS (4 + 3 * NODE_MAX_GPUS)
 
 struct node_gpu {
     gpu_backend *b;
-    int          i;
-    uint64_t     total_mem;
-    char         id[16];
+    int i;
+    uint64_t total_mem;
+    char id[16];
 };
 
 struct node_collector {
-    node_config  cfg;
-    char         host[256];
-    char         proc_root[1024];
-    uid_t        uid;
+    node_config cfg;
+    char host[256];
+    char proc_root[1024];
+    uid_t uid;
     gpu_backend *backends[2];
-    int          nbackends;
+    int nbackends;
     struct node_gpu gpus[NODE_MAX_GPUS];
-    int          ngpus;
-    gpu_stats   *st;                  /* one, reused (large) */
-    unsigned long long cpu_busy, cpu_total;   /* previous /proc/stat reading */
-    int          have_cpu;
-    store_tag    tags[1 + NODE_MAX_GPUS][2];
-    store_point  pts[NODE_MAX_POINTS];
+    int ngpus;
+    gpu_stats *st;                          /* one, reused (large) */
+    unsigned long long cpu_busy, cpu_total; /* previous /proc/stat reading */
+    int have_cpu;
+    store_tag tags[1 + NODE_MAX_GPUS][2];
+    store_point pts[NODE_MAX_POINTS];
 
     node_ingest_fn fn;
-    void          *arg;
-    pthread_t      thread;
-    int            running, stop;
+    void *arg;
+    pthread_t thread;
+    int running, stop;
     pthread_mutex_t lock;
-    pthread_cond_t  cond;
+    pthread_cond_t cond;
 };
 
-static int gpu_job_none(void *arg, pid_t pid) { (void)arg; (void)pid; return 0; }
-static int gpu_job_pids(void *arg, pid_t *out, int max) { (void)arg; (void)out; (void)max; return 0; }
+static int gpu_job_none(void *arg, pid_t pid)
+{
+    (void)arg;
+    (void)pid;
+    return 0;
+}
+static int gpu_job_pids(void *arg, pid_t *out, int max)
+{
+    (void)arg;
+    (void)out;
+    (void)max;
+    return 0;
+}
 
 static FILE *proc_open(node_collector *nc, const char *name)
 {
@@ -67,8 +78,8 @@ static int read_cpu(node_collector *nc, unsigned long long *busy, unsigned long 
     int ok = -1;
     if (fgets(line, sizeof line, f) && !strncmp(line, "cpu ", 4)) {
         unsigned long long v[10] = {0};
-        int n = sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-                       &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+        int n = sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+                       &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
         if (n >= 4) {
             /* guest and guest_nice (8, 9) are already counted in user and nice */
             unsigned long long t = 0;
@@ -98,12 +109,14 @@ static int read_mem(node_collector *nc, double *pct)
     char line[256];
     long long total = -1, avail = -1, v;
     while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "MemTotal: %lld", &v) == 1) total = v;
-        else if (sscanf(line, "MemAvailable: %lld", &v) == 1) avail = v;
+        if (sscanf(line, "MemTotal: %lld", &v) == 1)
+            total = v;
+        else if (sscanf(line, "MemAvailable: %lld", &v) == 1)
+            avail = v;
     }
     fclose(f);
     if (total <= 0 || avail < 0) return -1;
-    *pct = round((double)(total - avail) / (double)total * 1000.0) / 10.0;   /* psutil: 1 decimal */
+    *pct = round((double)(total - avail) / (double)total * 1000.0) / 10.0; /* psutil: 1 decimal */
     return 0;
 }
 
@@ -120,7 +133,8 @@ static int count_procs(node_collector *nc)
         struct stat sb;
         /* Dragon counts its user's processes; a service running as root
          * counts every process of the node */
-        if (nc->uid == 0 || (fstatat(dirfd(d), e->d_name, &sb, 0) == 0 && sb.st_uid == nc->uid)) n++;
+        if (nc->uid == 0 || (fstatat(dirfd(d), e->d_name, &sb, 0) == 0 && sb.st_uid == nc->uid))
+            n++;
     }
     closedir(d);
     return n;
@@ -128,7 +142,7 @@ static int count_procs(node_collector *nc)
 
 static void open_gpus(node_collector *nc)
 {
-    gpu_config gc;              /* the backends copy it */
+    gpu_config gc; /* the backends copy it */
     memset(&gc, 0, sizeof gc);
     gc.all_devices = 1;
     gc.all_procs = 1;
@@ -159,8 +173,8 @@ static void open_gpus(node_collector *nc)
 
 static void *collector_thread(void *arg);
 
-node_collector *node_collector_start(const node_config *c, node_ingest_fn fn, void *arg,
-                                     char *err, size_t errlen)
+node_collector *node_collector_start(const node_config *c, node_ingest_fn fn, void *arg, char *err,
+                                     size_t errlen)
 {
     node_collector *nc = calloc(1, sizeof *nc);
     if (!nc || !(nc->st = malloc(sizeof *nc->st))) {
@@ -169,8 +183,10 @@ node_collector *node_collector_start(const node_config *c, node_ingest_fn fn, vo
         return NULL;
     }
     nc->cfg = *c;
-    if (c->host && *c->host) snprintf(nc->host, sizeof nc->host, "%s", c->host);
-    else if (gethostname(nc->host, sizeof nc->host - 1) != 0) snprintf(nc->host, sizeof nc->host, "localhost");
+    if (c->host && *c->host)
+        snprintf(nc->host, sizeof nc->host, "%s", c->host);
+    else if (gethostname(nc->host, sizeof nc->host - 1) != 0)
+        snprintf(nc->host, sizeof nc->host, "localhost");
     const char *pr = getenv("JOBSCOPE_PROC_ROOT");
     snprintf(nc->proc_root, sizeof nc->proc_root, "%s", pr ? pr : "");
     nc->uid = geteuid();
@@ -195,9 +211,13 @@ node_collector *node_collector_start(const node_config *c, node_ingest_fn fn, vo
     return nc;
 }
 
-int node_collector_gpus(const node_collector *nc) { return nc ? nc->ngpus : 0; }
+int node_collector_gpus(const node_collector *nc)
+{
+    return nc ? nc->ngpus : 0;
+}
 
-static void add(node_collector *nc, int *n, int max, const char *metric, int tagset, double v, int64_t ts)
+static void add(node_collector *nc, int *n, int max, const char *metric, int tagset, double v,
+                int64_t ts)
 {
     if (*n >= max || !isfinite(v)) return;
     store_point *p = &nc->pts[*n];
@@ -216,7 +236,7 @@ int node_collector_sample(node_collector *nc, store_point *pts, int max)
     clock_gettime(CLOCK_REALTIME, &now);
     int64_t ts = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
     int n = 0;
-    nc->tags[0][0] = (store_tag){ "host", nc->host };
+    nc->tags[0][0] = (store_tag){"host", nc->host};
 
     double v;
     if (read_load(nc, &v) == 0) add(nc, &n, max, "load_average", 0, v, ts);
@@ -225,7 +245,9 @@ int node_collector_sample(node_collector *nc, store_point *pts, int max)
     if (read_cpu(nc, &busy, &total) == 0) {
         if (nc->have_cpu && total > nc->cpu_total && busy >= nc->cpu_busy)
             add(nc, &n, max, "cpu_percent", 0,
-                round((double)(busy - nc->cpu_busy) / (double)(total - nc->cpu_total) * 1000.0) / 10.0, ts);
+                round((double)(busy - nc->cpu_busy) / (double)(total - nc->cpu_total) * 1000.0) /
+                    10.0,
+                ts);
         nc->cpu_busy = busy;
         nc->cpu_total = total;
         nc->have_cpu = 1;
@@ -233,18 +255,20 @@ int node_collector_sample(node_collector *nc, store_point *pts, int max)
     int np = count_procs(nc);
     if (np >= 0) add(nc, &n, max, "num_running_processes", 0, np, ts);
 
-    const gpu_job none = { gpu_job_none, gpu_job_pids, NULL };
+    const gpu_job none = {gpu_job_none, gpu_job_pids, NULL};
     for (int g = 0; g < nc->ngpus; g++) {
         struct node_gpu *d = &nc->gpus[g];
         if (d->b->stats(d->b, d->i, &none, nc->st) != 0) continue;
         int ts_set = 1 + g;
-        nc->tags[ts_set][0] = (store_tag){ "gpu", d->id };     /* sorted: gpu < host */
-        nc->tags[ts_set][1] = (store_tag){ "host", nc->host };
-        if (nc->st->gpu_util != GPU_NA) add(nc, &n, max, "DeviceUtilization", ts_set, (double)nc->st->gpu_util, ts);
+        nc->tags[ts_set][0] = (store_tag){"gpu", d->id}; /* sorted: gpu < host */
+        nc->tags[ts_set][1] = (store_tag){"host", nc->host};
+        if (nc->st->gpu_util != GPU_NA)
+            add(nc, &n, max, "DeviceUtilization", ts_set, (double)nc->st->gpu_util, ts);
         if (nc->st->mem_used != GPU_NA && d->total_mem != GPU_NA && d->total_mem > 0)
             add(nc, &n, max, "DeviceMemoryUtilization", ts_set,
                 round((double)nc->st->mem_used / (double)d->total_mem * 10000.0) / 100.0, ts);
-        if (nc->st->power_mw != GPU_NA) add(nc, &n, max, "DevicePowerUsage", ts_set, nc->st->power_mw / 1000.0, ts);
+        if (nc->st->power_mw != GPU_NA)
+            add(nc, &n, max, "DevicePowerUsage", ts_set, nc->st->power_mw / 1000.0, ts);
     }
     if (pts != nc->pts) memcpy(pts, nc->pts, (size_t)n * sizeof *pts);
     return n;
@@ -260,7 +284,10 @@ static void *collector_thread(void *arg)
         double iv = nc->cfg.interval_s;
         next.tv_sec += (time_t)iv;
         next.tv_nsec += (long)((iv - (time_t)iv) * 1e9);
-        if (next.tv_nsec >= 1000000000L) { next.tv_sec++; next.tv_nsec -= 1000000000L; }
+        if (next.tv_nsec >= 1000000000L) {
+            next.tv_sec++;
+            next.tv_nsec -= 1000000000L;
+        }
         pthread_mutex_lock(&nc->lock);
         while (!nc->stop && pthread_cond_timedwait(&nc->cond, &nc->lock, &next) != ETIMEDOUT) {}
         int stop = nc->stop;
@@ -304,22 +331,25 @@ static int node_ingest(void *arg, const store_point *pts, size_t n)
     return server_ingest_points(arg, pts, n, err, sizeof err);
 }
 
-static node_collector *node_running;       /* one server per process */
+static node_collector *node_running; /* one server per process */
 
 static int node_task_start(server *s, void *arg, char *err, size_t errlen)
 {
     (void)arg;
-    node_config c = { .interval_s = s->cfg.node_interval_s, .host = s->host, .verbose = s->cfg.verbose };
+    node_config c = {
+        .interval_s = s->cfg.node_interval_s, .host = s->host, .verbose = s->cfg.verbose};
     node_running = node_collector_start(&c, node_ingest, s, err, errlen);
     if (!node_running) return -1;
     if (s->cfg.verbose)
-        server_log(s, "node metrics every %.3g s, %d GPU(s)", c.interval_s, node_collector_gpus(node_running));
+        server_log(s, "node metrics every %.3g s, %d GPU(s)", c.interval_s,
+                   node_collector_gpus(node_running));
     return 0;
 }
 
 static void node_task_stop(server *s, void *arg)
 {
-    (void)s; (void)arg;
+    (void)s;
+    (void)arg;
     node_collector_stop(node_running);
     node_running = NULL;
 }
@@ -327,7 +357,7 @@ static void node_task_stop(server *s, void *arg)
 static int node_init(server *s, char *err, size_t errlen)
 {
     if (s->cfg.node_interval_s <= 0) return 0;
-    server_task t = { "node metrics", node_task_start, node_task_stop, NULL };
+    server_task t = {"node metrics", node_task_start, node_task_stop, NULL};
     if (server_task_add(s, &t) < 0) {
         snprintf(err, errlen, "node metrics: too many background tasks");
         return -1;

@@ -25,10 +25,10 @@
 typedef int (*node_ingest_fn)(void *arg, const store_point *pts, size_t n);
 
 typedef struct node_config {
-    double      interval_s;   /* <= 0: the collector is off */
-    const char *host;         /* tag value; NULL = gethostname() */
-    int         no_gpu;       /* do not look for GPUs */
-    int         verbose;
+    double interval_s; /* <= 0: the collector is off */
+    const char *host;  /* tag value; NULL = gethostname() */
+    int no_gpu;        /* do not look for GPUs */
+    int verbose;
 } node_config;
 
 typedef struct node_collector node_collector;
@@ -36,13 +36,13 @@ typedef struct node_collector node_collector;
 /* Opens the sources (GPU backends) and, when fn is given, starts the thread
  * that samples every interval.  NULL + err only on allocation failure: a node
  * without GPUs just has no GPU metrics. */
-node_collector *node_collector_start(const node_config *c, node_ingest_fn fn, void *arg,
-                                     char *err, size_t errlen);
+node_collector *node_collector_start(const node_config *c, node_ingest_fn fn, void *arg, char *err,
+                                     size_t errlen);
 /* Takes one sample now into pts (at most max); returns the count.  The
  * strings in pts stay valid until the next sample or stop. */
-int  node_collector_sample(node_collector *nc, store_point *pts, int max);
+int node_collector_sample(node_collector *nc, store_point *pts, int max);
 /* Number of GPUs found. */
-int  node_collector_gpus(const node_collector *nc);
+int node_collector_gpus(const node_collector *nc);
 void node_collector_stop(node_collector *nc);
 
 #endif

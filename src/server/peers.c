@@ -17,21 +17,21 @@
 #include "server_priv.h"
 #include "sink/url.h"
 
-#define PEERS_MAX_BODY (256L << 20)     /* a peer answer larger than this is refused */
+#define PEERS_MAX_BODY (256L << 20) /* a peer answer larger than this is refused */
 
 typedef struct peer {
-    char *spec;           /* as configured, for messages */
-    char *base;           /* http://HOST:PORT */
+    char *spec; /* as configured, for messages */
+    char *base; /* http://HOST:PORT */
 } peer;
 
 typedef struct peers_state {
     server *srv;
-    peer   *v;
-    int     n;
-    int     self_check;   /* --listen with port 0: drop our own entry once the port is known */
+    peer *v;
+    int n;
+    int self_check; /* --listen with port 0: drop our own entry once the port is known */
     pthread_mutex_t mu;
-    double  timeout_s;
-    char   *auth;         /* "Authorization: Bearer ..." or NULL */
+    double timeout_s;
+    char *auth; /* "Authorization: Bearer ..." or NULL */
 } peers_state;
 
 /* One server per process in practice; a few in tests. */
@@ -82,7 +82,8 @@ int peers_count(server *s)
 int peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t errlen)
 {
     const char *h = spec;
-    if (!strncmp(h, "http://", 7)) h += 7;
+    if (!strncmp(h, "http://", 7))
+        h += 7;
     else if (strstr(h, "://")) {
         snprintf(err, errlen, "peer '%s': only http:// peers are supported", spec);
         return -1;
@@ -110,7 +111,9 @@ int peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t
         snprintf(err, errlen, "peer '%s': expected [ADDRESS]:PORT", spec);
         return -1;
     }
-    if (!host[0] || strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_[]:") != strlen(host)) {
+    if (!host[0] ||
+        strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_[]:") !=
+            strlen(host)) {
         snprintf(err, errlen, "peer '%s': bad host name", spec);
         return -1;
     }
@@ -148,13 +151,13 @@ static int is_self(const char *base, int own_port)
         char *rb = strchr(host, ']');
         if (rb) *rb = 0;
     }
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM }, *res = NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *res = NULL;
     if (getaddrinfo(host, NULL, &hints, &res) != 0) return 0;
     int self = 0;
     for (struct addrinfo *a = res; a && !self; a = a->ai_next) {
         int fd = socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0) continue;
-        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0) self = 1;   /* port 0 in the result */
+        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0) self = 1; /* port 0 in the result */
         close(fd);
     }
     freeaddrinfo(res);
@@ -173,17 +176,17 @@ static int own_port(const server *s)
 
 typedef struct xfer {
     const peer *p;
-    char   *url;
+    char *url;
     const char *method;
     const char *body;
-    size_t  len;
+    size_t len;
     /* out */
-    int     status;         /* HTTP status, 0 = none */
-    char   *resp;
-    size_t  rlen, rcap;
-    char    why[200];
-    CURL   *h;
-    char    errbuf[CURL_ERROR_SIZE];
+    int status; /* HTTP status, 0 = none */
+    char *resp;
+    size_t rlen, rcap;
+    char why[200];
+    CURL *h;
+    char errbuf[CURL_ERROR_SIZE];
 } xfer;
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
@@ -227,7 +230,10 @@ static void run_all(peers_state *ps, xfer *x, int n)
     for (int i = 0; i < n; i++) {
         CURL *h = curl_easy_init();
         x[i].h = h;
-        if (!h) { snprintf(x[i].why, sizeof x[i].why, "out of memory"); continue; }
+        if (!h) {
+            snprintf(x[i].why, sizeof x[i].why, "out of memory");
+            continue;
+        }
         curl_easy_setopt(h, CURLOPT_URL, x[i].url);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
@@ -270,8 +276,8 @@ static void run_all(peers_state *ps, xfer *x, int n)
         } else if (msg->data.result == CURLE_OPERATION_TIMEDOUT) {
             snprintf(xi->why, sizeof xi->why, "no answer within %.1f s", ps->timeout_s);
         } else {
-            snprintf(xi->why, sizeof xi->why, "%.190s", xi->errbuf[0] ? xi->errbuf :
-                     curl_easy_strerror(msg->data.result));
+            snprintf(xi->why, sizeof xi->why, "%.190s",
+                     xi->errbuf[0] ? xi->errbuf : curl_easy_strerror(msg->data.result));
         }
     }
     for (int i = 0; i < n; i++) {
@@ -289,7 +295,7 @@ static void run_all(peers_state *ps, xfer *x, int n)
 static void warn_add(char *warn, size_t wlen, const char *spec, const char *why)
 {
     size_t l = strlen(warn);
-    if (strstr(warn, spec)) return;           /* one line per peer */
+    if (strstr(warn, spec)) return; /* one line per peer */
     snprintf(warn + l, wlen > l ? wlen - l : 0, "%speer %s: %s", l ? "; " : "", spec, why);
 }
 
@@ -304,7 +310,11 @@ static int fanout(server *s, const char *method, const char *path_query, const c
     if (ps->n == 0) return 0;
     xfer *x = calloc((size_t)ps->n, sizeof *x);
     server_peer_reply *r = calloc((size_t)ps->n, sizeof *r);
-    if (!x || !r) { free(x); free(r); return 0; }
+    if (!x || !r) {
+        free(x);
+        free(r);
+        return 0;
+    }
     for (int i = 0; i < ps->n; i++) {
         x[i].p = &ps->v[i];
         size_t ul = strlen(ps->v[i].base) + strlen(path_query) + 1;
@@ -333,14 +343,22 @@ static int fanout(server *s, const char *method, const char *path_query, const c
 static const char *filter_name(tsq_filter_type t)
 {
     switch (t) {
-    case TSQ_LITERAL_OR: return "literal_or";
-    case TSQ_ILITERAL_OR: return "iliteral_or";
-    case TSQ_NOT_LITERAL_OR: return "not_literal_or";
-    case TSQ_NOT_ILITERAL_OR: return "not_iliteral_or";
-    case TSQ_WILDCARD: return "wildcard";
-    case TSQ_IWILDCARD: return "iwildcard";
-    case TSQ_REGEXP: return "regexp";
-    case TSQ_NOT_KEY: return "not_key";
+    case TSQ_LITERAL_OR:
+        return "literal_or";
+    case TSQ_ILITERAL_OR:
+        return "iliteral_or";
+    case TSQ_NOT_LITERAL_OR:
+        return "not_literal_or";
+    case TSQ_NOT_ILITERAL_OR:
+        return "not_iliteral_or";
+    case TSQ_WILDCARD:
+        return "wildcard";
+    case TSQ_IWILDCARD:
+        return "iwildcard";
+    case TSQ_REGEXP:
+        return "regexp";
+    case TSQ_NOT_KEY:
+        return "not_key";
     }
     return "literal_or";
 }
@@ -364,8 +382,8 @@ static char *raw_body(const tsq_query *q, const tsq_sub *sub, size_t *len)
     json_t *ds = json_object_get(echo, "downsample");
     if (sq && json_is_string(ds)) json_object_set(sq, "downsample", ds);
     json_decref(echo);
-    json_t *root = json_pack("{s:I,s:I,s:b,s:[o]}", "start", (json_int_t)q->start_ms,
-                             "end", (json_int_t)q->end_ms, "msResolution", 1, "queries", sq);
+    json_t *root = json_pack("{s:I,s:I,s:b,s:[o]}", "start", (json_int_t)q->start_ms, "end",
+                             (json_int_t)q->end_ms, "msResolution", 1, "queries", sq);
     char *s = root ? json_dumps(root, JSON_COMPACT) : NULL;
     json_decref(root);
     *len = s ? strlen(s) : 0;
@@ -420,7 +438,8 @@ int peers_query(server *s, const server_request *r, const tsq_query *q, tsq_resu
         int known = 0;
         tsq_error lerr;
         memset(&lerr, 0, sizeof lerr);
-        if (tsq_fetch_local(s->st, q, &q->subs[k], &set, &lerr) == 0) known = 1;
+        if (tsq_fetch_local(s->st, q, &q->subs[k], &set, &lerr) == 0)
+            known = 1;
         else if (!remote || !unknown_metric(lerr.code, lerr.message)) {
             *err = lerr;
             tsq_set_free(&set);
@@ -510,7 +529,10 @@ char *peers_merge_suggest(const char *local, size_t len, const server_peer_reply
                           int max, size_t *outlen)
 {
     json_t *mine = json_loadb(local, len, 0, NULL);
-    if (!json_is_array(mine)) { json_decref(mine); return NULL; }
+    if (!json_is_array(mine)) {
+        json_decref(mine);
+        return NULL;
+    }
     size_t cap = 64, cnt = 0;
     char **v = malloc(cap * sizeof *v);
     json_t *all[1 + n];
@@ -518,13 +540,16 @@ char *peers_merge_suggest(const char *local, size_t len, const server_peer_reply
     all[na++] = mine;
     for (int i = 0; i < n; i++) {
         json_t *j = load_ok(&rep[i]);
-        if (json_is_array(j)) all[na++] = j;
-        else json_decref(j);
+        if (json_is_array(j))
+            all[na++] = j;
+        else
+            json_decref(j);
     }
     for (int a = 0; a < na && v; a++) {
         size_t i;
         json_t *e;
-        json_array_foreach(all[a], i, e) {
+        json_array_foreach(all[a], i, e)
+        {
             if (!json_is_string(e)) continue;
             if (cnt == cap) {
                 char **nv = realloc(v, (cap *= 2) * sizeof *v);
@@ -553,7 +578,8 @@ char *peers_merge_suggest(const char *local, size_t len, const server_peer_reply
 /* A series' identity: its metric and tags as canonical JSON. */
 static char *series_key(json_t *r)
 {
-    json_t *k = json_pack("{s:O?,s:O?}", "m", json_object_get(r, "metric"), "t", json_object_get(r, "tags"));
+    json_t *k = json_pack("{s:O?,s:O?}", "m", json_object_get(r, "metric"), "t",
+                          json_object_get(r, "tags"));
     char *s = k ? json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(k);
     return s;
@@ -564,11 +590,15 @@ char *peers_merge_lookup(const char *local, size_t len, const server_peer_reply 
 {
     json_t *mine = json_loadb(local, len, 0, NULL);
     json_t *res = json_object_get(mine, "results");
-    if (!json_is_array(res)) { json_decref(mine); return NULL; }
+    if (!json_is_array(res)) {
+        json_decref(mine);
+        return NULL;
+    }
     json_t *seen = json_object();
     size_t i;
     json_t *e;
-    json_array_foreach(res, i, e) {
+    json_array_foreach(res, i, e)
+    {
         char *k = series_key(e);
         if (k) json_object_set_new(seen, k, json_true());
         free(k);
@@ -577,7 +607,8 @@ char *peers_merge_lookup(const char *local, size_t len, const server_peer_reply 
         json_t *j = load_ok(&rep[p]);
         json_t *pr = json_object_get(j, "results");
         if (json_is_array(pr)) {
-            json_array_foreach(pr, i, e) {
+            json_array_foreach(pr, i, e)
+            {
                 char *k = series_key(e);
                 if (k && !json_object_get(seen, k)) {
                     json_object_set_new(seen, k, json_true());
@@ -597,7 +628,10 @@ char *peers_merge_concat(const char *local, size_t len, const server_peer_reply 
                          size_t *outlen)
 {
     json_t *mine = json_loadb(local, len, 0, NULL);
-    if (!json_is_array(mine)) { json_decref(mine); return NULL; }
+    if (!json_is_array(mine)) {
+        json_decref(mine);
+        return NULL;
+    }
     for (int p = 0; p < n; p++) {
         json_t *j = load_ok(&rep[p]);
         if (json_is_array(j)) json_array_extend(mine, j);
@@ -624,7 +658,7 @@ enum wrap_kind { W_QUERY, W_SUGGEST, W_LOOKUP, W_LAST };
 typedef struct route_wrap {
     enum wrap_kind kind;
     server_handler orig;
-    void          *orig_arg;
+    void *orig_arg;
 } route_wrap;
 
 #define MAX_WRAPS 16
@@ -645,8 +679,10 @@ static void reply_tsq_error(server_response *w, tsq_error *e)
 {
     size_t l = 0;
     char *j = tsq_error_json(e, &l);
-    if (j) server_reply_take(w, e->code ? e->code : 400, "application/json", j, l);
-    else server_reply_error(w, e->code ? e->code : 400, e->message, e->details);
+    if (j)
+        server_reply_take(w, e->code ? e->code : 400, "application/json", j, l);
+    else
+        server_reply_error(w, e->code ? e->code : 400, e->message, e->details);
 }
 
 static void h_query(server *s, const server_request *r, server_response *w, void *arg)
@@ -663,8 +699,8 @@ static void h_query(server *s, const server_request *r, server_response *w, void
     memset(&e, 0, sizeof e);
     int64_t now = server_now_ms();
     int rc = !strcmp(r->method, "POST") && r->body_len
-           ? tsq_parse_json(r->body, r->body_len, now, &q, &e)
-           : tsq_parse_get(param_fn, (void *)r, now, &q, &e);
+                 ? tsq_parse_json(r->body, r->body_len, now, &q, &e)
+                 : tsq_parse_get(param_fn, (void *)r, now, &q, &e);
     if (rc == 0) rc = server_query_check_size(&q, &e);
     if (rc != 0) {
         reply_tsq_error(w, &e);
@@ -691,8 +727,10 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         }
         tsq_result_free(&res);
     }
-    if (body) server_reply_take(w, 200, "application/json", body, len);
-    else reply_tsq_error(w, &e);
+    if (body)
+        server_reply_take(w, 200, "application/json", body, len);
+    else
+        reply_tsq_error(w, &e);
     tsq_query_free(&q);
 }
 
@@ -706,7 +744,10 @@ static void add_params(sbuf *b, const server_request *r, const char *const *name
             char *ev = net_url_encode(v);
             sbuf_putc(b, b->len && strchr(b->p, '?') ? '&' : '?');
             sbuf_puts(b, names[k]);
-            if (*v) { sbuf_putc(b, '='); sbuf_puts(b, ev ? ev : ""); }
+            if (*v) {
+                sbuf_putc(b, '=');
+                sbuf_puts(b, ev ? ev : "");
+            }
             free(ev);
         }
 }
@@ -723,18 +764,22 @@ static void h_merge(server *s, const server_request *r, server_response *w, void
         return;
     }
     server_request local = *r;
-    local.from_peer = 1;                 /* the core answers from this node only */
+    local.from_peer = 1; /* the core answers from this node only */
     wp->orig(s, &local, w, wp->orig_arg);
     if (w->status != 200 || !w->body) return;
-    static const char *const suggest_p[] = { "type", "q", "max", NULL };
-    static const char *const lookup_p[] = { "m", "limit", "useMeta", NULL };
-    static const char *const last_p[] = { "timeseries", "tsuids", "back_scan", "resolve", NULL };
+    static const char *const suggest_p[] = {"type", "q", "max", NULL};
+    static const char *const lookup_p[] = {"m", "limit", "useMeta", NULL};
+    static const char *const last_p[] = {"timeseries", "tsuids", "back_scan", "resolve", NULL};
     sbuf pq = {0};
     sbuf_puts(&pq, r->path);
-    add_params(&pq, r, wp->kind == W_SUGGEST ? suggest_p : wp->kind == W_LOOKUP ? lookup_p : last_p);
+    add_params(&pq, r,
+               wp->kind == W_SUGGEST  ? suggest_p
+               : wp->kind == W_LOOKUP ? lookup_p
+                                      : last_p);
     server_peer_reply *rep = NULL;
     char warn[1024] = "";
-    int n = server_fanout(s, r, pq.p ? pq.p : r->path, r->body, r->body_len, &rep, warn, sizeof warn);
+    int n =
+        server_fanout(s, r, pq.p ? pq.p : r->path, r->body, r->body_len, &rep, warn, sizeof warn);
     size_t len = 0;
     char *merged = NULL;
     if (wp->kind == W_SUGGEST) {
@@ -834,7 +879,10 @@ static int peers_init(server *s, char *err, size_t errlen)
     for (int i = 0; i < all.n; i++) {
         char base[600];
         if (peers_base_url(all.v[i], base, sizeof base, err, errlen) < 0) {
-            for (int k = 0; k < ps->n; k++) { free(ps->v[k].spec); free(ps->v[k].base); }
+            for (int k = 0; k < ps->n; k++) {
+                free(ps->v[k].spec);
+                free(ps->v[k].base);
+            }
             free(ps->v);
             free(ps->auth);
             free(ps);
@@ -843,7 +891,10 @@ static int peers_init(server *s, char *err, size_t errlen)
         int dup = 0;
         for (int k = 0; k < ps->n; k++) dup |= !strcmp(ps->v[k].base, base);
         if (dup) continue;
-        if (is_self(base, port)) { self++; continue; }
+        if (is_self(base, port)) {
+            self++;
+            continue;
+        }
         ps->v[ps->n].spec = strdup(all.v[i]);
         ps->v[ps->n].base = strdup(base);
         ps->n++;
@@ -876,7 +927,10 @@ static void peers_fini(server *s)
     for (int i = 0; i < PEERS_MAX_SERVERS; i++) {
         peers_state *ps = states[i];
         if (!ps || ps->srv != s) continue;
-        for (int k = 0; k < ps->n; k++) { free(ps->v[k].spec); free(ps->v[k].base); }
+        for (int k = 0; k < ps->n; k++) {
+            free(ps->v[k].spec);
+            free(ps->v[k].base);
+        }
         free(ps->v);
         free(ps->auth);
         pthread_mutex_destroy(&ps->mu);

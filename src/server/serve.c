@@ -18,11 +18,14 @@
 #include "util/serve_detect.h"
 
 #define DEFAULT_CONFIG "/etc/jobscope/serve.conf"
-#define EXIT_ERR 125
+#define EXIT_ERR       125
 
 /* ---- defaults ---- */
 
-static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+static char *xstrdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
 
 int server_default_socket(char *buf, size_t len)
 {
@@ -33,10 +36,14 @@ static char *default_store_dir(void)
 {
     char buf[PATH_MAX];
     const char *st = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (geteuid() == 0) snprintf(buf, sizeof buf, "/var/lib/jobscope");
-    else if (st && *st == '/') snprintf(buf, sizeof buf, "%s/jobscope", st);
-    else if (home && *home) snprintf(buf, sizeof buf, "%s/.local/state/jobscope", home);
-    else snprintf(buf, sizeof buf, "/var/tmp/jobscope-%u", (unsigned)geteuid());
+    if (geteuid() == 0)
+        snprintf(buf, sizeof buf, "/var/lib/jobscope");
+    else if (st && *st == '/')
+        snprintf(buf, sizeof buf, "%s/jobscope", st);
+    else if (home && *home)
+        snprintf(buf, sizeof buf, "%s/.local/state/jobscope", home);
+    else
+        snprintf(buf, sizeof buf, "/var/tmp/jobscope-%u", (unsigned)geteuid());
     return strdup(buf);
 }
 
@@ -82,9 +89,15 @@ static void strlist_add_words(server_strlist *l, const char *s)
 
 void server_config_free(server_config *c)
 {
-    free(c->listen); free(c->socket_path); free(c->store_dir); free(c->token_file);
+    free(c->listen);
+    free(c->socket_path);
+    free(c->store_dir);
+    free(c->token_file);
     if (c->token) memset(c->token, 0, strlen(c->token));
-    free(c->token); free(c->peers_file); free(c->config_file); free(c->spool_dir);
+    free(c->token);
+    free(c->peers_file);
+    free(c->config_file);
+    free(c->spool_dir);
     strlist_free(&c->peers);
     strlist_free(&c->forward);
     strlist_free(&c->consume);
@@ -99,14 +112,22 @@ int server_parse_duration(const char *s, double *out)
     double v = strtod(s, &end);
     if (errno || end == s || v < 0 || v != v) return -1;
     double mul = 1;
-    if (!strcmp(end, "") || !strcmp(end, "s")) mul = 1;
-    else if (!strcmp(end, "ms")) mul = 1e-3;
-    else if (!strcmp(end, "m")) mul = 60;
-    else if (!strcmp(end, "h")) mul = 3600;
-    else if (!strcmp(end, "d")) mul = 86400;
-    else if (!strcmp(end, "w")) mul = 7 * 86400;
-    else if (!strcmp(end, "y")) mul = 365 * 86400;
-    else return -1;
+    if (!strcmp(end, "") || !strcmp(end, "s"))
+        mul = 1;
+    else if (!strcmp(end, "ms"))
+        mul = 1e-3;
+    else if (!strcmp(end, "m"))
+        mul = 60;
+    else if (!strcmp(end, "h"))
+        mul = 3600;
+    else if (!strcmp(end, "d"))
+        mul = 86400;
+    else if (!strcmp(end, "w"))
+        mul = 7 * 86400;
+    else if (!strcmp(end, "y"))
+        mul = 365 * 86400;
+    else
+        return -1;
     *out = v * mul;
     return 0;
 }
@@ -120,13 +141,28 @@ int server_parse_size(const char *s, long long *out)
     if (errno || end == s || v < 0 || v != v) return -1;
     double mul = 1;
     switch (toupper((unsigned char)*end)) {
-    case 0: break;
-    case 'K': mul = 1024.0; end++; break;
-    case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    case 'B': break;
-    default: return -1;
+    case 0:
+        break;
+    case 'K':
+        mul = 1024.0;
+        end++;
+        break;
+    case 'M':
+        mul = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+        mul = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+        mul = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
+    case 'B':
+        break;
+    default:
+        return -1;
     }
     if (toupper((unsigned char)*end) == 'I') end++;
     if (toupper((unsigned char)*end) == 'B') end++;
@@ -147,31 +183,74 @@ int server_config_set(server_config *c, const char *key, const char *v, char *er
 {
     double d;
     long long ll;
-#define NEED() do { if (!v || !*v) { snprintf(err, errlen, "%s needs a value", key); return -1; } } while (0)
-    if (!strcmp(key, "listen")) { NEED(); c->listen_given = 1; return set_str(&c->listen, v); }
-    if (!strcmp(key, "socket")) { NEED(); return set_str(&c->socket_path, v); }
-    if (!strcmp(key, "store")) { NEED(); return set_str(&c->store_dir, v); }
-    if (!strcmp(key, "token-file")) { NEED(); return set_str(&c->token_file, v); }
-    if (!strcmp(key, "peers-file")) { NEED(); return set_str(&c->peers_file, v); }
-    if (!strcmp(key, "spool-dir")) { NEED(); return set_str(&c->spool_dir, v); }
-    if (!strcmp(key, "peers")) { NEED(); strlist_add_words(&c->peers, v); return 0; }
-    if (!strcmp(key, "forward")) { NEED(); return strlist_add(&c->forward, v, strlen(v)); }
-    if (!strcmp(key, "consume")) { NEED(); return strlist_add(&c->consume, v, strlen(v)); }
-    if (!strcmp(key, "verbose")) {
-        c->verbose = !v || !*v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes");
+#define NEED()                                                                                     \
+    do {                                                                                           \
+        if (!v || !*v) {                                                                           \
+            snprintf(err, errlen, "%s needs a value", key);                                        \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+    if (!strcmp(key, "listen")) {
+        NEED();
+        c->listen_given = 1;
+        return set_str(&c->listen, v);
+    }
+    if (!strcmp(key, "socket")) {
+        NEED();
+        return set_str(&c->socket_path, v);
+    }
+    if (!strcmp(key, "store")) {
+        NEED();
+        return set_str(&c->store_dir, v);
+    }
+    if (!strcmp(key, "token-file")) {
+        NEED();
+        return set_str(&c->token_file, v);
+    }
+    if (!strcmp(key, "peers-file")) {
+        NEED();
+        return set_str(&c->peers_file, v);
+    }
+    if (!strcmp(key, "spool-dir")) {
+        NEED();
+        return set_str(&c->spool_dir, v);
+    }
+    if (!strcmp(key, "peers")) {
+        NEED();
+        strlist_add_words(&c->peers, v);
         return 0;
     }
-    if (!strcmp(key, "retention") || !strcmp(key, "peer-timeout") || !strcmp(key, "node-interval")) {
+    if (!strcmp(key, "forward")) {
+        NEED();
+        return strlist_add(&c->forward, v, strlen(v));
+    }
+    if (!strcmp(key, "consume")) {
+        NEED();
+        return strlist_add(&c->consume, v, strlen(v));
+    }
+    if (!strcmp(key, "verbose")) {
+        c->verbose =
+            !v || !*v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes");
+        return 0;
+    }
+    if (!strcmp(key, "retention") || !strcmp(key, "peer-timeout") ||
+        !strcmp(key, "node-interval")) {
         NEED();
         if (server_parse_duration(v, &d) < 0) {
-            snprintf(err, errlen, "%s '%s': expected a duration such as 30d, 12h, 90s, 0.5", key, v);
+            snprintf(err, errlen, "%s '%s': expected a duration such as 30d, 12h, 90s, 0.5", key,
+                     v);
             return -1;
         }
-        if (key[0] == 'r') c->retention_s = d;
+        if (key[0] == 'r')
+            c->retention_s = d;
         else if (key[0] == 'p') {
-            if (d <= 0) { snprintf(err, errlen, "peer-timeout must be above 0"); return -1; }
+            if (d <= 0) {
+                snprintf(err, errlen, "peer-timeout must be above 0");
+                return -1;
+            }
             c->peer_timeout_s = d;
-        } else c->node_interval_s = d;
+        } else
+            c->node_interval_s = d;
         return 0;
     }
     if (!strcmp(key, "max-size") || !strcmp(key, "body-limit")) {
@@ -180,9 +259,13 @@ int server_config_set(server_config *c, const char *key, const char *v, char *er
             snprintf(err, errlen, "%s '%s': expected a size such as 10G, 512M, 65536", key, v);
             return -1;
         }
-        if (key[0] == 'm') c->max_bytes = ll;
+        if (key[0] == 'm')
+            c->max_bytes = ll;
         else {
-            if (ll < 1024) { snprintf(err, errlen, "body-limit must be at least 1024 bytes"); return -1; }
+            if (ll < 1024) {
+                snprintf(err, errlen, "body-limit must be at least 1024 bytes");
+                return -1;
+            }
             c->body_limit = (size_t)ll;
         }
         return 0;
@@ -191,7 +274,10 @@ int server_config_set(server_config *c, const char *key, const char *v, char *er
         NEED();
         char *end;
         long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 256) { snprintf(err, errlen, "threads '%s': expected 1..256", v); return -1; }
+        if (*end || n < 1 || n > 256) {
+            snprintf(err, errlen, "threads '%s': expected 1..256", v);
+            return -1;
+        }
         c->threads = (int)n;
         return 0;
     }
@@ -228,14 +314,16 @@ int server_config_load(server_config *c, const char *path, char *err, size_t err
             key = trim(l);
             val = trim(eq + 1);
             size_t vl = strlen(val);
-            if (vl >= 2 && ((val[0] == '"' && val[vl - 1] == '"') || (val[0] == '\'' && val[vl - 1] == '\''))) {
+            if (vl >= 2 && ((val[0] == '"' && val[vl - 1] == '"') ||
+                            (val[0] == '\'' && val[vl - 1] == '\''))) {
                 val[vl - 1] = 0;
                 val++;
             }
         }
         char why[256];
         if (!strcmp(key, "config") || server_config_set(c, key, val, why, sizeof why) < 0) {
-            if (!strcmp(key, "config")) snprintf(why, sizeof why, "'config' cannot be set in a config file");
+            if (!strcmp(key, "config"))
+                snprintf(why, sizeof why, "'config' cannot be set in a config file");
             snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
             fclose(f);
             return -1;
@@ -256,7 +344,7 @@ static int is_loopback_listen(const char *spec)
         snprintf(host, sizeof host, "%.*s", (int)(end - spec - 1), spec + 1);
     } else {
         const char *colon = strrchr(spec, ':');
-        if (!colon) return 0;             /* "PORT": every interface */
+        if (!colon) return 0; /* "PORT": every interface */
         snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
     }
     return !strncmp(host, "127.", 4) || !strcmp(host, "::1") || !strcmp(host, "localhost");
@@ -275,7 +363,8 @@ static int read_token(server_config *c, char *err, size_t errlen)
     buf[n] = 0;
     char *t = trim(buf);
     if (strlen(t) < 16 || strpbrk(t, " \t\r\n")) {
-        snprintf(err, errlen, "--token-file %s: expected one token of at least 16 characters", c->token_file);
+        snprintf(err, errlen, "--token-file %s: expected one token of at least 16 characters",
+                 c->token_file);
         return -1;
     }
     c->token = strdup(t);
@@ -300,84 +389,86 @@ static int read_peers_file(server_config *c, char *err, size_t errlen)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-"usage: jobscope serve [OPTIONS]\n"
-"\n"
-"The per-node telemetry service: an embedded time-series store fed by local\n"
-"jobscope runs (found through a Unix socket), OpenTSDB /api/put, Dragon's\n"
-"/api/metrics, the Influx line protocol and NDJSON events; answers the\n"
-"OpenTSDB HTTP API (Grafana), Prometheus /metrics, across --peers.\n"
-"\n"
-"Listening and security:\n"
-"  --listen ADDR:PORT    TCP listener (default 127.0.0.1:4242; [::1]:PORT for IPv6;\n"
-"                        PORT 0 picks a free port; 'none' = Unix socket only).  A\n"
-"                        non-loopback address requires --token-file.\n"
-"  --socket PATH         the Unix socket for local jobscope runs (default\n"
-"                        /run/jobscope/serve.sock as root, else\n"
-"                        $XDG_RUNTIME_DIR/jobscope/serve.sock; 'none' = off); its\n"
-"                        directory is created 0700\n"
-"  --token-file FILE     clients over TCP must send 'Authorization: Bearer TOKEN'\n"
-"                        (FILE holds the token, 16+ characters); the Unix socket\n"
-"                        needs none\n"
-"  --body-limit SIZE     largest request body (default 32M); larger: 413\n"
-"  --threads N           HTTP worker threads (default 4)\n"
-"\n"
-"Store:\n"
-"  --store DIR           store directory (default $XDG_STATE_HOME/jobscope, i.e.\n"
-"                        ~/.local/state/jobscope; root: /var/lib/jobscope)\n"
-"  --retention DURATION  drop points older than this (30d, 12h, 90m; default: keep)\n"
-"  --max-size SIZE       drop the oldest data beyond this size (10G, 512M)\n"
-"\n"
-"Other nodes and engines:\n"
-"  --peers H:P,H:P,...   answer every API call for these nodes too (fan-out, merge)\n"
-"  --peers-file FILE     peers, one or more per line (# comments)\n"
-"  --peer-timeout SECS   deadline per peer request (default 2): partial answer +\n"
-"                        warning after it\n"
-"  --forward URL         also hand every point/event to URL (influx://, opentsdb://,\n"
-"                        amqp://, elasticsearch://; repeatable; spooled when down)\n"
-"  --consume URL         take events from an AMQP queue (amqp://USER:PASS@HOST/VHOST/EXCHANGE;\n"
-"                        amqps:// for TLS; repeatable; acked once durable); URL options:\n"
-"                        ?queue=NAME durable queue bound to EXCHANGE (default\n"
-"                        jobscope-serve), &key=BINDING its routing key (default #),\n"
-"                        &prefetch=N unacked messages in flight (default 500)\n"
-"  --spool-dir DIR       where forwarders spool (default: under the store)\n"
-"\n"
-"Node metrics:\n"
-"  --node-interval SECS  collect load_average, used_RAM, cpu_percent, GPU metrics\n"
-"                        every SECS (default 1; 0 = off)\n"
-"\n"
-"Other:\n"
-"  --config FILE         settings file (default " DEFAULT_CONFIG " when it exists):\n"
-"                        'key = value' lines, keys are these option names without\n"
-"                        '--', # comments; the command line wins\n"
-"  -v, --verbose         log every request\n"
-"  -h, --help            this text\n"
-"\n"
-"Endpoints: /api/put /api/metrics /write /api/events /api/query /api/query/last\n"
-"/api/suggest /api/aggregators /api/config/filters /api/search/lookup /api/version\n"
-"/metrics (docs/serve.md).  SIGINT/SIGTERM stop the server cleanly.\n");
+    fprintf(
+        f,
+        "usage: jobscope serve [OPTIONS]\n"
+        "\n"
+        "The per-node telemetry service: an embedded time-series store fed by local\n"
+        "jobscope runs (found through a Unix socket), OpenTSDB /api/put, Dragon's\n"
+        "/api/metrics, the Influx line protocol and NDJSON events; answers the\n"
+        "OpenTSDB HTTP API (Grafana), Prometheus /metrics, across --peers.\n"
+        "\n"
+        "Listening and security:\n"
+        "  --listen ADDR:PORT    TCP listener (default 127.0.0.1:4242; [::1]:PORT for IPv6;\n"
+        "                        PORT 0 picks a free port; 'none' = Unix socket only).  A\n"
+        "                        non-loopback address requires --token-file.\n"
+        "  --socket PATH         the Unix socket for local jobscope runs (default\n"
+        "                        /run/jobscope/serve.sock as root, else\n"
+        "                        $XDG_RUNTIME_DIR/jobscope/serve.sock; 'none' = off); its\n"
+        "                        directory is created 0700\n"
+        "  --token-file FILE     clients over TCP must send 'Authorization: Bearer TOKEN'\n"
+        "                        (FILE holds the token, 16+ characters); the Unix socket\n"
+        "                        needs none\n"
+        "  --body-limit SIZE     largest request body (default 32M); larger: 413\n"
+        "  --threads N           HTTP worker threads (default 4)\n"
+        "\n"
+        "Store:\n"
+        "  --store DIR           store directory (default $XDG_STATE_HOME/jobscope, i.e.\n"
+        "                        ~/.local/state/jobscope; root: /var/lib/jobscope)\n"
+        "  --retention DURATION  drop points older than this (30d, 12h, 90m; default: keep)\n"
+        "  --max-size SIZE       drop the oldest data beyond this size (10G, 512M)\n"
+        "\n"
+        "Other nodes and engines:\n"
+        "  --peers H:P,H:P,...   answer every API call for these nodes too (fan-out, merge)\n"
+        "  --peers-file FILE     peers, one or more per line (# comments)\n"
+        "  --peer-timeout SECS   deadline per peer request (default 2): partial answer +\n"
+        "                        warning after it\n"
+        "  --forward URL         also hand every point/event to URL (influx://, opentsdb://,\n"
+        "                        amqp://, elasticsearch://; repeatable; spooled when down)\n"
+        "  --consume URL         take events from an AMQP queue "
+        "(amqp://USER:PASS@HOST/VHOST/EXCHANGE;\n"
+        "                        amqps:// for TLS; repeatable; acked once durable); URL options:\n"
+        "                        ?queue=NAME durable queue bound to EXCHANGE (default\n"
+        "                        jobscope-serve), &key=BINDING its routing key (default #),\n"
+        "                        &prefetch=N unacked messages in flight (default 500)\n"
+        "  --spool-dir DIR       where forwarders spool (default: under the store)\n"
+        "\n"
+        "Node metrics:\n"
+        "  --node-interval SECS  collect load_average, used_RAM, cpu_percent, GPU metrics\n"
+        "                        every SECS (default 1; 0 = off)\n"
+        "\n"
+        "Other:\n"
+        "  --config FILE         settings file (default " DEFAULT_CONFIG " when it exists):\n"
+        "                        'key = value' lines, keys are these option names without\n"
+        "                        '--', # comments; the command line wins\n"
+        "  -v, --verbose         log every request\n"
+        "  -h, --help            this text\n"
+        "\n"
+        "Endpoints: /api/put /api/metrics /write /api/events /api/query /api/query/last\n"
+        "/api/suggest /api/aggregators /api/config/filters /api/search/lookup /api/version\n"
+        "/metrics (docs/serve.md).  SIGINT/SIGTERM stop the server cleanly.\n");
 }
 
 static const struct option long_opts[] = {
-    { "listen", required_argument, 0, 0 },
-    { "socket", required_argument, 0, 0 },
-    { "store", required_argument, 0, 0 },
-    { "retention", required_argument, 0, 0 },
-    { "max-size", required_argument, 0, 0 },
-    { "token-file", required_argument, 0, 0 },
-    { "peers", required_argument, 0, 0 },
-    { "peers-file", required_argument, 0, 0 },
-    { "peer-timeout", required_argument, 0, 0 },
-    { "forward", required_argument, 0, 0 },
-    { "consume", required_argument, 0, 0 },
-    { "node-interval", required_argument, 0, 0 },
-    { "body-limit", required_argument, 0, 0 },
-    { "threads", required_argument, 0, 0 },
-    { "spool-dir", required_argument, 0, 0 },
-    { "config", required_argument, 0, 0 },
-    { "verbose", no_argument, 0, 'v' },
-    { "help", no_argument, 0, 'h' },
-    { 0, 0, 0, 0 },
+    {"listen", required_argument, 0, 0},
+    {"socket", required_argument, 0, 0},
+    {"store", required_argument, 0, 0},
+    {"retention", required_argument, 0, 0},
+    {"max-size", required_argument, 0, 0},
+    {"token-file", required_argument, 0, 0},
+    {"peers", required_argument, 0, 0},
+    {"peers-file", required_argument, 0, 0},
+    {"peer-timeout", required_argument, 0, 0},
+    {"forward", required_argument, 0, 0},
+    {"consume", required_argument, 0, 0},
+    {"node-interval", required_argument, 0, 0},
+    {"body-limit", required_argument, 0, 0},
+    {"threads", required_argument, 0, 0},
+    {"spool-dir", required_argument, 0, 0},
+    {"config", required_argument, 0, 0},
+    {"verbose", no_argument, 0, 'v'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
 };
 
 int serve_main(int argc, char **argv)
@@ -395,8 +486,10 @@ int serve_main(int argc, char **argv)
     const char *config = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--")) break;
-        if (!strcmp(argv[i], "--config") && i + 1 < argc) config = argv[i + 1];
-        else if (!strncmp(argv[i], "--config=", 9)) config = argv[i] + 9;
+        if (!strcmp(argv[i], "--config") && i + 1 < argc)
+            config = argv[i + 1];
+        else if (!strncmp(argv[i], "--config=", 9))
+            config = argv[i] + 9;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             server_config_free(&cfg);
@@ -412,8 +505,15 @@ int serve_main(int argc, char **argv)
     optind = 1;
     int c, idx;
     while ((c = getopt_long(argc, argv, "vh", long_opts, &idx)) != -1) {
-        if (c == 'v') { cfg.verbose = 1; continue; }
-        if (c == 'h') { usage(stdout); server_config_free(&cfg); return 0; }
+        if (c == 'v') {
+            cfg.verbose = 1;
+            continue;
+        }
+        if (c == 'h') {
+            usage(stdout);
+            server_config_free(&cfg);
+            return 0;
+        }
         if (c != 0) {
             fprintf(stderr, "jobscope serve: see 'jobscope serve --help'\n");
             server_config_free(&cfg);
@@ -428,13 +528,16 @@ int serve_main(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        snprintf(err, sizeof err, "unexpected argument '%s' (see 'jobscope serve --help')", argv[optind]);
+        snprintf(err, sizeof err, "unexpected argument '%s' (see 'jobscope serve --help')",
+                 argv[optind]);
         goto fail;
     }
 
     if (cfg.token_file && read_token(&cfg, err, sizeof err) < 0) goto fail;
-    if (cfg.listen && *cfg.listen && strcmp(cfg.listen, "none") && !is_loopback_listen(cfg.listen) && !cfg.token) {
-        snprintf(err, sizeof err, "--listen %s is not a loopback address: --token-file is required", cfg.listen);
+    if (cfg.listen && *cfg.listen && strcmp(cfg.listen, "none") &&
+        !is_loopback_listen(cfg.listen) && !cfg.token) {
+        snprintf(err, sizeof err, "--listen %s is not a loopback address: --token-file is required",
+                 cfg.listen);
         goto fail;
     }
     if (cfg.peers_file && read_peers_file(&cfg, err, sizeof err) < 0) goto fail;

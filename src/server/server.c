@@ -62,7 +62,7 @@ static void *maintain_thread(void *arg)
         pthread_mutex_unlock(&p->lock);
         if (s->st && store_maintain(s->st) < 0) server_log(s, "store maintenance failed");
         server_live_expire(s, server_now_ms() - 600000);
-        malloc_trim(0);             /* hand back what requests and settling freed */
+        malloc_trim(0); /* hand back what requests and settling freed */
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
@@ -76,7 +76,8 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
     server *s = calloc(1, sizeof *s);
     server_priv *p = calloc(1, sizeof *p);
     if (!s || !p) {
-        free(s); free(p);
+        free(s);
+        free(p);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
@@ -89,8 +90,9 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
     pthread_cond_init(&p->cond, NULL);
     pthread_mutex_init(&p->live_lock, NULL);
 
-    /* settling waits for a minute without new chunks: a bulk load or a backfill is merged once, at its end */
-    store_config sc = { s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes, 60 };
+    /* settling waits for a minute without new chunks: a bulk load or a backfill is merged once, at
+     * its end */
+    store_config sc = {s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes, 60};
     if (!(s->st = store_open(&sc, err, errlen))) {
         server_destroy(s);
         return NULL;
@@ -203,7 +205,8 @@ int server_route(server *s, const char *method, const char *path, server_handler
     server_priv *p = s->priv;
     for (int i = 0; i < p->nroutes; i++) {
         server_route_entry *e = &p->routes[i];
-        int same_method = (!method && !e->method) || (method && e->method && !strcmp(method, e->method));
+        int same_method =
+            (!method && !e->method) || (method && e->method && !strcmp(method, e->method));
         if (same_method && !strcmp(e->path, path)) {
             e->fn = fn;
             e->arg = arg;
@@ -225,15 +228,14 @@ void server_set_fanout(server *s, server_fanout_fn fn, void *arg)
     s->priv->fanout_arg = arg;
 }
 
-int server_fanout(server *s, const server_request *r, const char *path_query,
-                  const char *body, size_t len, server_peer_reply **replies,
-                  char *warn, size_t warnlen)
+int server_fanout(server *s, const server_request *r, const char *path_query, const char *body,
+                  size_t len, server_peer_reply **replies, char *warn, size_t warnlen)
 {
     *replies = NULL;
     if (warnlen) warn[0] = 0;
     if (!s->priv->fanout || (r && r->from_peer)) return 0;
-    return s->priv->fanout(s, r ? r->method : "GET", path_query, body, len, replies,
-                           warn, warnlen, s->priv->fanout_arg);
+    return s->priv->fanout(s, r ? r->method : "GET", path_query, body, len, replies, warn, warnlen,
+                           s->priv->fanout_arg);
 }
 
 void server_peer_replies_free(server_peer_reply *r, int n)
@@ -280,7 +282,8 @@ int server_ingest_points_nowait(server *s, const store_point *pts, size_t n, uin
         return -1;
     }
     __atomic_add_fetch(&p->stats.points, n, __ATOMIC_RELAXED);
-    for (int i = 0; i < p->npoints_hooks; i++) p->points_hooks[i].fn(s, pts, n, p->points_hooks[i].arg);
+    for (int i = 0; i < p->npoints_hooks; i++)
+        p->points_hooks[i].fn(s, pts, n, p->points_hooks[i].arg);
     server_live_update(s, pts, n);
     return 0;
 }
@@ -288,5 +291,6 @@ int server_ingest_points_nowait(server *s, const store_point *pts, size_t n, uin
 void server_events_hooks(server *s, const char *json, size_t len)
 {
     server_priv *p = s->priv;
-    for (int i = 0; i < p->nevent_hooks; i++) p->event_hooks[i].fn(s, json, len, p->event_hooks[i].arg);
+    for (int i = 0; i < p->nevent_hooks; i++)
+        p->event_hooks[i].fn(s, json, len, p->event_hooks[i].arg);
 }

@@ -30,35 +30,35 @@
 #include "store/store.h"
 #include "sink/formats/sbuf.h"
 
-#define SERVER_VERSION "2.4.1"              /* the OpenTSDB API level answered */
+#define SERVER_VERSION "2.4.1" /* the OpenTSDB API level answered */
 
 /* ---- configuration (serve.c: defaults < config file < command line) ---- */
 
 typedef struct server_strlist {
     char **v;
-    int    n;
+    int n;
 } server_strlist;
 
 typedef struct server_config {
-    char          *listen;          /* "ADDR:PORT"; default 127.0.0.1:4242; "" or "none" = no TCP */
-    int            listen_given;    /* --listen/config: a non-loopback address needs a token */
-    char          *socket_path;     /* Unix socket; default server_default_socket(); "none" = off */
-    char          *store_dir;       /* default $XDG_STATE_HOME/jobscope (root: /var/lib/jobscope) */
-    double         retention_s;     /* --retention 30d; 0 = forever */
-    long long      max_bytes;       /* --max-size 10G; 0 = no limit */
-    char          *token_file;      /* --token-file: Bearer token for TCP clients */
-    char          *token;           /* its contents (trimmed), NULL = no auth */
-    server_strlist peers;           /* --peers HOST:PORT,... and --peers-file */
-    char          *peers_file;
-    double         peer_timeout_s;  /* --peer-timeout, default 2 */
-    server_strlist forward;         /* --forward URL (repeatable) */
-    server_strlist consume;         /* --consume amqp://... (repeatable) */
-    double         node_interval_s; /* --node-interval, default 1; 0 = no node metrics */
-    size_t         body_limit;      /* --body-limit, default 32 MiB: larger bodies get 413 */
-    char          *config_file;     /* --config; default /etc/jobscope/serve.conf if it exists */
-    int            threads;         /* HTTP worker threads, default 4 */
-    char          *spool_dir;       /* forwarders' spool, default under the store */
-    int            verbose;
+    char *listen;         /* "ADDR:PORT"; default 127.0.0.1:4242; "" or "none" = no TCP */
+    int listen_given;     /* --listen/config: a non-loopback address needs a token */
+    char *socket_path;    /* Unix socket; default server_default_socket(); "none" = off */
+    char *store_dir;      /* default $XDG_STATE_HOME/jobscope (root: /var/lib/jobscope) */
+    double retention_s;   /* --retention 30d; 0 = forever */
+    long long max_bytes;  /* --max-size 10G; 0 = no limit */
+    char *token_file;     /* --token-file: Bearer token for TCP clients */
+    char *token;          /* its contents (trimmed), NULL = no auth */
+    server_strlist peers; /* --peers HOST:PORT,... and --peers-file */
+    char *peers_file;
+    double peer_timeout_s;  /* --peer-timeout, default 2 */
+    server_strlist forward; /* --forward URL (repeatable) */
+    server_strlist consume; /* --consume amqp://... (repeatable) */
+    double node_interval_s; /* --node-interval, default 1; 0 = no node metrics */
+    size_t body_limit;      /* --body-limit, default 32 MiB: larger bodies get 413 */
+    char *config_file;      /* --config; default /etc/jobscope/serve.conf if it exists */
+    int threads;            /* HTTP worker threads, default 4 */
+    char *spool_dir;        /* forwarders' spool, default under the store */
+    int verbose;
 } server_config;
 
 /* Fills defaults (for this user: root or not). */
@@ -66,21 +66,22 @@ void server_config_defaults(server_config *c);
 void server_config_free(server_config *c);
 /* Reads a config file (docs/serve.md: `key = value` lines, # comments, keys
  * are the long option names).  0, or -1 with "FILE:LINE: why" in err. */
-int  server_config_load(server_config *c, const char *path, char *err, size_t errlen);
+int server_config_load(server_config *c, const char *path, char *err, size_t errlen);
 /* Sets one option by its long name ("listen", "retention", ...); value may
  * be NULL for flags.  0, or -1 with a reason.  Used by both the command
  * line and the config file. */
-int  server_config_set(server_config *c, const char *key, const char *value, char *err, size_t errlen);
+int server_config_set(server_config *c, const char *key, const char *value, char *err,
+                      size_t errlen);
 
 /* Parsers shared by options and API: "30d", "12h", "90s", "1w" → seconds;
  * "10G", "512M", "1024" → bytes.  0 or -1. */
-int  server_parse_duration(const char *s, double *out_s);
-int  server_parse_size(const char *s, long long *out);
+int server_parse_duration(const char *s, double *out_s);
+int server_parse_size(const char *s, long long *out);
 
 /* The well-known Unix socket (util/serve_detect.h): $JOBSCOPE_SERVE_SOCKET,
  * else /run/jobscope/serve.sock as root, else $XDG_RUNTIME_DIR/jobscope/
  * serve.sock (else /tmp/jobscope-UID/serve.sock); its directory is 0700. */
-int  server_default_socket(char *buf, size_t len);
+int server_default_socket(char *buf, size_t len);
 
 /* ---- the server object ---- */
 
@@ -88,21 +89,21 @@ typedef struct server_priv server_priv;
 
 typedef struct server {
     server_config cfg;
-    store        *st;
-    char          host[256];        /* gethostname(), the host tag of node metrics */
-    int64_t       started_ms;
-    server_priv  *priv;             /* routes, tasks, hooks, live gauges, stats */
+    store *st;
+    char host[256]; /* gethostname(), the host tag of node metrics */
+    int64_t started_ms;
+    server_priv *priv; /* routes, tasks, hooks, live gauges, stats */
 } server;
 
 /* Opens the store and runs every module's init(); NULL + err. cfg is moved
  * into the server (do not free it afterwards). */
 server *server_create(server_config *cfg, char *err, size_t errlen);
 /* Starts the listeners then the background tasks; 0 or -1 + err. */
-int     server_start(server *s, char *err, size_t errlen);
+int server_start(server *s, char *err, size_t errlen);
 /* Stops tasks (in reverse order), listeners, closes the store; frees s. */
-void    server_destroy(server *s);
+void server_destroy(server *s);
 /* The TCP port actually bound (for --listen HOST:0), 0 without TCP. */
-int     server_tcp_port(server *s);
+int server_tcp_port(server *s);
 /* Milliseconds since the epoch (CLOCK_REALTIME). */
 int64_t server_now_ms(void);
 
@@ -127,8 +128,8 @@ int server_ingest_event(server *s, const char *json, size_t len, char *err, size
 /* Many events, NDJSON (one per line; blank lines skipped): points of all
  * lines are stored in one durable batch.  *accepted / *failed count lines;
  * the first failure's reason goes to err.  -1 when the store failed. */
-int server_ingest_ndjson(server *s, const char *body, size_t len,
-                         size_t *accepted, size_t *failed, char *err, size_t errlen);
+int server_ingest_ndjson(server *s, const char *body, size_t len, size_t *accepted, size_t *failed,
+                         char *err, size_t errlen);
 
 /* Called after points are durable (any thread; keep it quick, no blocking
  * on the network: queue and return). */
@@ -141,13 +142,13 @@ int server_on_event(server *s, server_event_hook fn, void *arg);
 /* ---- routes ---- */
 
 typedef struct server_request {
-    const char *method;             /* "GET", "POST", ... */
-    const char *path;               /* without the query string, e.g. "/api/put" */
-    const char *body;               /* NUL-terminated (body[body_len] == 0) */
-    size_t      body_len;
-    int         from_peer;          /* sent by a peer's fan-out: answer locally */
-    int         local;              /* came over the Unix socket */
-    void       *conn;               /* private */
+    const char *method; /* "GET", "POST", ... */
+    const char *path;   /* without the query string, e.g. "/api/put" */
+    const char *body;   /* NUL-terminated (body[body_len] == 0) */
+    size_t body_len;
+    int from_peer; /* sent by a peer's fan-out: answer locally */
+    int local;     /* came over the Unix socket */
+    void *conn;    /* private */
 } server_request;
 
 /* The i-th value of a query-string parameter (NULL when absent); a
@@ -158,12 +159,12 @@ const char *server_header(const server_request *r, const char *name);
 
 #define SERVER_MAX_HEADERS 8
 typedef struct server_response {
-    int    status;                  /* default 200 */
-    char   content_type[64];        /* default application/json */
-    char  *body;                    /* malloc'ed; freed by the server */
+    int status;            /* default 200 */
+    char content_type[64]; /* default application/json */
+    char *body;            /* malloc'ed; freed by the server */
     size_t len;
-    int    nheaders;
-    char   headers[SERVER_MAX_HEADERS][2][128];
+    int nheaders;
+    char headers[SERVER_MAX_HEADERS][2][128];
 } server_response;
 
 /* Helpers: the body is copied (or taken when *_take). */
@@ -192,23 +193,26 @@ void server_dispatch(server *s, const server_request *r, server_response *w);
 typedef struct server_module {
     const char *name;
     /* After the store is open, before listening: routes, hooks, tasks. */
-    int  (*init)(server *s, char *err, size_t errlen);
+    int (*init)(server *s, char *err, size_t errlen);
     /* Frees what init made, after the tasks and listeners stopped. */
     void (*fini)(server *s);
     struct server_module *next;
 } server_module;
 void server_module_register(server_module *m);
 /* In a module's .c file: SERVER_MODULE(node_module, "node", node_init, node_fini); */
-#define SERVER_MODULE(var, name, init, fini) \
-    static server_module var = { name, init, fini, NULL }; \
-    __attribute__((constructor)) static void var##_register(void) { server_module_register(&var); }
+#define SERVER_MODULE(var, name, init, fini)                                                       \
+    static server_module var = {name, init, fini, NULL};                                           \
+    __attribute__((constructor)) static void var##_register(void)                                  \
+    {                                                                                              \
+        server_module_register(&var);                                                              \
+    }
 
 /* A background task: start() after the listeners are up (return 0, or -1 +
  * err to abort start-up), stop() at shutdown, in reverse order, before the
  * store closes (a consumer stops acking, a forwarder flushes to its spool). */
 typedef struct server_task {
     const char *name;
-    int  (*start)(server *s, void *arg, char *err, size_t errlen);
+    int (*start)(server *s, void *arg, char *err, size_t errlen);
     void (*stop)(server *s, void *arg);
     void *arg;
 } server_task;
@@ -224,8 +228,8 @@ int server_task_add(server *s, const server_task *t);
  * before aggregation; suggest/lookup: union). */
 typedef struct server_peer_reply {
     const char *peer;
-    int    status;
-    char  *body;
+    int status;
+    char *body;
     size_t len;
 } server_peer_reply;
 typedef int (*server_fanout_fn)(server *s, const char *method, const char *path_query,
@@ -234,9 +238,8 @@ typedef int (*server_fanout_fn)(server *s, const char *method, const char *path_
 void server_set_fanout(server *s, server_fanout_fn fn, void *arg);
 /* Runs the fan-out when one is installed and the request is not itself from
  * a peer; 0 peers otherwise.  Free with server_peer_replies_free. */
-int  server_fanout(server *s, const server_request *r, const char *path_query,
-                   const char *body, size_t len, server_peer_reply **replies,
-                   char *warn, size_t warnlen);
+int server_fanout(server *s, const server_request *r, const char *path_query, const char *body,
+                  size_t len, server_peer_reply **replies, char *warn, size_t warnlen);
 void server_peer_replies_free(server_peer_reply *r, int n);
 
 /* Counters for /metrics (any module may add its own lines). */

@@ -7,11 +7,8 @@
 #include "serve_cmd.h"
 #include "report/stats.h"
 
-#define SERVER_COMMANDS \
-    { "serve", serve_main }, \
-    { "import", import_main }, \
-    { "stats", stats_main }, \
-    { "report", report_main }, \
-    { NULL, NULL },
+#define SERVER_COMMANDS                                                                            \
+    {"serve", serve_main}, {"import", import_main}, {"stats", stats_main},                         \
+        {"report", report_main}, {NULL, NULL},
 
 #endif

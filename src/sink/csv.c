@@ -19,9 +19,9 @@ int sink_file_write_line(int fd, int regular, const char *p, size_t n, int newli
 extern const sink_ops sink_csv_ops;
 
 typedef struct csv_sink {
-    sink  base;
-    int   fd, own_fd, regular, joremon, header_done;
-    jbuf  buf;
+    sink base;
+    int fd, own_fd, regular, joremon, header_done;
+    jbuf buf;
     joremon_state jr;
     const sink_options *opt;
 } csv_sink;
@@ -29,9 +29,17 @@ typedef struct csv_sink {
 /* The columns after ts,job_id,hostname: fields of the metric model, named
  * and formatted as the catalogue says (an unknown iowait is an empty cell). */
 static const metric_id csv_columns[] = {
-    M_ELAPSED, M_UTIME, M_STIME, M_CPU_PERCENT, M_PROCS, M_THREADS, M_RSS, M_VM, M_SWAP,
-    M_RCHAR, M_WCHAR, M_READ_BYTES, M_WRITE_BYTES, M_CANCELLED_WRITE_BYTES, M_SYSCR, M_SYSCW,
-    M_IOWAIT, M_MINFLT, M_MAJFLT, M_NVCSW, M_NIVCSW,
+    M_ELAPSED,     M_UTIME,
+    M_STIME,       M_CPU_PERCENT,
+    M_PROCS,       M_THREADS,
+    M_RSS,         M_VM,
+    M_SWAP,        M_RCHAR,
+    M_WCHAR,       M_READ_BYTES,
+    M_WRITE_BYTES, M_CANCELLED_WRITE_BYTES,
+    M_SYSCR,       M_SYSCW,
+    M_IOWAIT,      M_MINFLT,
+    M_MAJFLT,      M_NVCSW,
+    M_NIVCSW,
 };
 #define NCOLUMNS (sizeof csv_columns / sizeof csv_columns[0])
 
@@ -50,7 +58,8 @@ static int csv_match(const char *url, const sink_options *o)
         return strcmp(url, "-") == 0 || !strncmp(url, "file://", 7) || !strstr(url, "://");
     if (o->format != FORMAT_AUTO) return 0;
     size_t n = strlen(url);
-    return n > 4 && !strcmp(url + n - 4, ".csv") && (!strstr(url, "://") || !strncmp(url, "file://", 7));
+    return n > 4 && !strcmp(url + n - 4, ".csv") &&
+           (!strstr(url, "://") || !strncmp(url, "file://", 7));
 }
 
 /* The header is written unless the file is a regular file that already
@@ -60,12 +69,14 @@ static int csv_match(const char *url, const sink_options *o)
 static int csv_has_header(csv_sink *s)
 {
     jbuf_init(&s->buf, 512);
-    if (s->joremon) joremon_csv_header(&s->buf, s->opt->joremon_types);
-    else csv_header(&s->buf);
+    if (s->joremon)
+        joremon_csv_header(&s->buf, s->opt->joremon_types);
+    else
+        csv_header(&s->buf);
     jbuf_putc(&s->buf, '\n');
     char first[1024];
     size_t want = s->buf.len < sizeof first ? s->buf.len : sizeof first;
-    char self[64];                 /* the fd may be write-only: read through /proc */
+    char self[64]; /* the fd may be write-only: read through /proc */
     snprintf(self, sizeof self, "/proc/self/fd/%d", s->fd);
     int rfd = open(self, O_RDONLY | O_CLOEXEC);
     ssize_t n = rfd >= 0 ? pread(rfd, first, want, 0) : -1;
@@ -78,9 +89,15 @@ static int csv_has_header(csv_sink *s)
 static sink *csv_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     csv_sink *s = calloc(1, sizeof *s);
-    if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     s->fd = sink_file_open_fd(url, &s->own_fd, err, errlen);
-    if (s->fd < 0) { free(s); return NULL; }
+    if (s->fd < 0) {
+        free(s);
+        return NULL;
+    }
     struct stat st;
     s->regular = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
     s->joremon = o->format == FORMAT_JOREMON_CSV;
@@ -96,9 +113,15 @@ static void csv_str(jbuf *b, const char *v)
 {
     jbuf_putc(b, ',');
     if (!v) return;
-    if (!strpbrk(v, ",\"\n\r")) { jbuf_puts(b, v); return; }
+    if (!strpbrk(v, ",\"\n\r")) {
+        jbuf_puts(b, v);
+        return;
+    }
     jbuf_putc(b, '"');
-    for (; *v; v++) { if (*v == '"') jbuf_putc(b, '"'); jbuf_putc(b, *v); }
+    for (; *v; v++) {
+        if (*v == '"') jbuf_putc(b, '"');
+        jbuf_putc(b, *v);
+    }
     jbuf_putc(b, '"');
 }
 
@@ -106,12 +129,14 @@ static int csv_write(sink *base, const js_event *ev)
 {
     csv_sink *s = (csv_sink *)base;
     const mset *t = ev->metrics;
-    if (!t || strcmp(ev->name, EV_SAMPLE)) return 0;     /* samples only (not gpu.stats) */
+    if (!t || strcmp(ev->name, EV_SAMPLE)) return 0; /* samples only (not gpu.stats) */
     int rc = 0;
     if (!s->header_done) {
         jbuf_reset(&s->buf);
-        if (s->joremon) joremon_csv_header(&s->buf, s->opt->joremon_types);
-        else csv_header(&s->buf);
+        if (s->joremon)
+            joremon_csv_header(&s->buf, s->opt->joremon_types);
+        else
+            csv_header(&s->buf);
         rc |= sink_file_write_line(s->fd, s->regular, s->buf.p, s->buf.len, 1);
         s->header_done = 1;
     }
@@ -149,6 +174,10 @@ static void csv_close(sink *base)
 }
 
 const sink_ops sink_csv_ops = {
-    .name = "csv", .match = csv_match, .open = csv_open,
-    .write = csv_write, .flush = NULL, .close = csv_close,
+    .name = "csv",
+    .match = csv_match,
+    .open = csv_open,
+    .write = csv_write,
+    .flush = NULL,
+    .close = csv_close,
 };

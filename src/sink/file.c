@@ -20,12 +20,12 @@
 extern const sink_ops sink_file_ops;
 
 typedef struct file_sink {
-    sink   base;
-    int    fd;
-    int    own_fd;
-    int    regular;
+    sink base;
+    int fd;
+    int own_fd;
+    int regular;
     enum sink_format format;
-    jbuf   buf;              /* joremon rows */
+    jbuf buf; /* joremon rows */
     joremon_state jr;
     const sink_options *opt;
 } file_sink;
@@ -33,15 +33,21 @@ typedef struct file_sink {
 static int file_match(const char *url, const sink_options *o)
 {
     if (!strcmp(url, "-") || !strncmp(url, "file://", 7)) return 1;
-    return strstr(url, "://") == NULL;         /* a plain path */
+    return strstr(url, "://") == NULL; /* a plain path */
 }
 
 /* Opens PATH / file://PATH / - for appending. Shared with csv.c. */
 int sink_file_open_fd(const char *url, int *own, char *err, size_t errlen)
 {
-    if (!strcmp(url, "-")) { *own = 0; return STDOUT_FILENO; }
+    if (!strcmp(url, "-")) {
+        *own = 0;
+        return STDOUT_FILENO;
+    }
     const char *path = !strncmp(url, "file://", 7) ? url + 7 : url;
-    if (!*path) { snprintf(err, errlen, "%s: empty path", url); return -1; }
+    if (!*path) {
+        snprintf(err, errlen, "%s: empty path", url);
+        return -1;
+    }
     /* Never block here (the job has not started yet): a FIFO without a
      * reader would hold open() until one comes.  Then hold both ends
      * (O_RDWR on a FIFO does not wait on Linux): events queue in the FIFO
@@ -52,9 +58,12 @@ int sink_file_open_fd(const char *url, int *own, char *err, size_t errlen)
         if (fd >= 0)
             fprintf(stderr, "jobscope: %s: a FIFO without a reader yet: events wait in it\n", path);
     }
-    if (fd < 0) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
     int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);    /* writes as before */
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK); /* writes as before */
     *own = 1;
     return fd;
 }
@@ -62,16 +71,18 @@ int sink_file_open_fd(const char *url, int *own, char *err, size_t errlen)
 /* One line, one syscall; never leaves a partial line behind. */
 int sink_file_write_line(int fd, int regular, const char *p, size_t n, int newline)
 {
-    struct iovec iov[2] = { { (void *)p, n }, { "\n", 1 } };
+    struct iovec iov[2] = {{(void *)p, n}, {"\n", 1}};
     size_t want = n + (newline ? 1 : 0);
     ssize_t w;
-    do w = writev(fd, iov, newline ? 2 : 1); while (w < 0 && errno == EINTR);
+    do w = writev(fd, iov, newline ? 2 : 1);
+    while (w < 0 && errno == EINTR);
     if (w == (ssize_t)want) return 0;
     if (w > 0 && regular) {
         off_t end = lseek(fd, 0, SEEK_CUR);
         struct stat st;
         if (end >= w && fstat(fd, &st) == 0 && st.st_size == end)
-            if (ftruncate(fd, end - w) != 0) { /* nothing more we can do */ }
+            if (ftruncate(fd, end - w) != 0) { /* nothing more we can do */
+            }
     } else if (w > 0) {
         /* pipe/tty: finish the line rather than leave it cut */
         size_t done = (size_t)w;
@@ -91,9 +102,15 @@ int sink_file_write_line(int fd, int regular, const char *p, size_t n, int newli
 static sink *file_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     file_sink *s = calloc(1, sizeof *s);
-    if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     s->fd = sink_file_open_fd(url, &s->own_fd, err, errlen);
-    if (s->fd < 0) { free(s); return NULL; }
+    if (s->fd < 0) {
+        free(s);
+        return NULL;
+    }
     struct stat st;
     s->regular = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
     s->base.ops = &sink_file_ops;
@@ -108,7 +125,7 @@ static int file_write(sink *base, const js_event *ev)
 {
     file_sink *s = (file_sink *)base;
     if (s->format == FORMAT_JOREMON_JSON) {
-        if (!ev->metrics || strcmp(ev->name, EV_SAMPLE)) return 0;   /* JoReMon has samples only */
+        if (!ev->metrics || strcmp(ev->name, EV_SAMPLE)) return 0; /* JoReMon has samples only */
         int rc = 0;
         joremon_state_update(&s->jr, ev->metrics);
         for (int type = 0; type < JOREMON_NTYPES; type++) {
@@ -139,6 +156,10 @@ static void file_close(sink *base)
 }
 
 const sink_ops sink_file_ops = {
-    .name = "file", .match = file_match, .open = file_open,
-    .write = file_write, .flush = file_flush, .close = file_close,
+    .name = "file",
+    .match = file_match,
+    .open = file_open,
+    .write = file_write,
+    .flush = file_flush,
+    .close = file_close,
 };

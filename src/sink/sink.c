@@ -23,7 +23,7 @@ static const sink_ops *const sink_backends[] = {
 /* Programs that link the backends in (tests) have the table itself. */
 extern const sink_ops *const sink_net_backends[] __attribute__((weak));
 
-static const sink_ops *const *net_backends;   /* from jobscope-net.so */
+static const sink_ops *const *net_backends; /* from jobscope-net.so */
 static char net_error[256];
 
 /* The plugin where util_companion finds it (util/companion.h). */
@@ -44,37 +44,46 @@ static const sink_ops *const *net_load(void)
         return NULL;
     }
     net_backends = dlsym(h, "sink_net_backends");
-    if (!net_backends) snprintf(net_error, sizeof net_error, "jobscope-net.so: not a jobscope plugin");
+    if (!net_backends)
+        snprintf(net_error, sizeof net_error, "jobscope-net.so: not a jobscope plugin");
     return net_backends;
 }
 
 /* A destination no backend can serve: like any unusable network destination,
  * a warning and a spool for a later `jobscope flush -o GOOD_URL SPOOL`, or
  * fatal with --require-output. */
-static int unknown_match(const char *url, const sink_options *o) { (void)url; (void)o; return 0; }
+static int unknown_match(const char *url, const sink_options *o)
+{
+    (void)url;
+    (void)o;
+    return 0;
+}
 static const sink_ops sink_unknown_ops = {
-    "unknown", unknown_match, NULL, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    "unknown",
+    unknown_match,
+    NULL,
+    publisher_sink_write,
+    publisher_sink_flush,
+    publisher_sink_close,
 };
 
 sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
-    size_t scheme = strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+    size_t scheme =
+        strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
     int remote = scheme > 0 && !strncmp(url + scheme, "://", 3) && strncmp(url, "file://", 7);
     if (remote) {
         const sink_ops *const *net = net_load();
         for (size_t i = 0; net && net[i]; i++)
-            if (net[i]->match(url, o))
-                return net[i]->open(url, o, err, errlen);
+            if (net[i]->match(url, o)) return net[i]->open(url, o, err, errlen);
         char why[320];
         snprintf(why, sizeof why, "%s", net ? "unknown scheme" : net_error);
         return publisher_sink_unusable(&sink_unknown_ops, url, why, o, err, errlen);
     }
     for (size_t i = 0; i < sizeof sink_backends / sizeof sink_backends[0]; i++)
-        if (sink_backends[i]->match(url, o))
-            return sink_backends[i]->open(url, o, err, errlen);
+        if (sink_backends[i]->match(url, o)) return sink_backends[i]->open(url, o, err, errlen);
     char *label = sink_redact_url(url);
     snprintf(err, errlen, "%s: unknown destination", label ? label : "?");
     free(label);
     return NULL;
 }
-

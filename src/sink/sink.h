@@ -18,7 +18,7 @@
 #include "../event/event.h"
 
 enum sink_format {
-    FORMAT_AUTO = 0,      /* from the URL: *.csv -> CSV, else JSON Lines */
+    FORMAT_AUTO = 0, /* from the URL: *.csv -> CSV, else JSON Lines */
     FORMAT_JSON,
     FORMAT_CSV,
     FORMAT_JOREMON_JSON,
@@ -27,39 +27,39 @@ enum sink_format {
 
 typedef struct sink_options {
     enum sink_format format;
-    int    verbose;
-    double flush_timeout;     /* seconds, at job end */
-    const char *spool_dir;    /* where undeliverable events wait (network sinks) */
-    long long spool_max;      /* bytes */
-    int    insecure;          /* do not verify TLS peers */
+    int verbose;
+    double flush_timeout;  /* seconds, at job end */
+    const char *spool_dir; /* where undeliverable events wait (network sinks) */
+    long long spool_max;   /* bytes */
+    int insecure;          /* do not verify TLS peers */
     const char *ca_file;
-    int    require_output;    /* an unreachable destination is an error at start-up */
-    const struct annotations *ann;  /* job id, hostname, for encoders that need them */
-    unsigned joremon_types;   /* --mode: bit (1 << JOREMON_CPU/IO/MEM) per row type; 0 = all */
-    int    quiet;             /* -q: no warnings about destinations and spools */
+    int require_output;            /* an unreachable destination is an error at start-up */
+    const struct annotations *ann; /* job id, hostname, for encoders that need them */
+    unsigned joremon_types;        /* --mode: bit (1 << JOREMON_CPU/IO/MEM) per row type; 0 = all */
+    int quiet;                     /* -q: no warnings about destinations and spools */
     /* Set once a signal ended the end-of-job flush: every publisher of the
      * same monitor then stops waiting.  Owned by whoever opens the sinks (the
      * monitor); NULL: each publisher keeps its own. */
-    int   *flush_abort;
+    int *flush_abort;
 } sink_options;
 
 typedef struct sink sink;
 
 typedef struct sink_ops {
-    const char *name;                              /* "file", "csv", "amqp", ... */
-    int   (*match)(const char *url, const sink_options *o);   /* nonzero: mine */
+    const char *name;                                     /* "file", "csv", "amqp", ... */
+    int (*match)(const char *url, const sink_options *o); /* nonzero: mine */
     sink *(*open)(const char *url, const sink_options *o, char *err, size_t errlen);
-    int   (*write)(sink *s, const js_event *ev);
-    int   (*flush)(sink *s, double timeout_s);     /* 0: all delivered */
-    void  (*close)(sink *s);                       /* frees s */
+    int (*write)(sink *s, const js_event *ev);
+    int (*flush)(sink *s, double timeout_s); /* 0: all delivered */
+    void (*close)(sink *s);                  /* frees s */
 } sink_ops;
 
 /* Every backend's struct starts with this. */
 struct sink {
     const sink_ops *ops;
-    char *label;            /* the URL with any password removed, for messages */
-    unsigned long errors;   /* failed writes */
-    int  said_error;        /* a failure was reported once already */
+    char *label;          /* the URL with any password removed, for messages */
+    unsigned long errors; /* failed writes */
+    int said_error;       /* a failure was reported once already */
 };
 
 /* Opens url with the first backend that matches it. NULL + err on failure. */

@@ -11,7 +11,10 @@
 static char *dupn(const char *s, size_t n)
 {
     char *r = malloc(n + 1);
-    if (r) { memcpy(r, s, n); r[n] = 0; }
+    if (r) {
+        memcpy(r, s, n);
+        r[n] = 0;
+    }
     return r;
 }
 
@@ -29,8 +32,8 @@ char *net_url_decode(const char *s, size_t n)
     if (!r) return NULL;
     for (size_t i = 0; i < n; i++) {
         int h, l;
-        if (s[i] == '%' && i + 2 < n &&
-            (h = hexval((unsigned char)s[i + 1])) >= 0 && (l = hexval((unsigned char)s[i + 2])) >= 0) {
+        if (s[i] == '%' && i + 2 < n && (h = hexval((unsigned char)s[i + 1])) >= 0 &&
+            (l = hexval((unsigned char)s[i + 2])) >= 0) {
             *o++ = (char)(h * 16 + l);
             i += 2;
         } else {
@@ -52,7 +55,9 @@ char *net_url_encode(const char *s)
         if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
             *o++ = (char)c;
         } else {
-            *o++ = '%'; *o++ = hex[c >> 4]; *o++ = hex[c & 15];
+            *o++ = '%';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
         }
     }
     *o = 0;
@@ -61,8 +66,13 @@ char *net_url_encode(const char *s)
 
 void net_url_free(net_url *u)
 {
-    free(u->scheme); free(u->user); free(u->pass); free(u->host);
-    free(u->path); free(u->query); free(u->fragment);
+    free(u->scheme);
+    free(u->user);
+    free(u->pass);
+    free(u->host);
+    free(u->path);
+    free(u->query);
+    free(u->fragment);
     memset(u, 0, sizeof *u);
 }
 
@@ -82,9 +92,9 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
     u->scheme = dupn(url, (size_t)(p - url));
     for (char *c = u->scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
     const char *a, *colon, *at;
-    sink_url_userinfo(url, &a, &colon, &at);        /* one reading of userinfo for all */
+    sink_url_userinfo(url, &a, &colon, &at); /* one reading of userinfo for all */
     const char *h = at ? at + 1 : a;
-    size_t alen = (size_t)(h + strcspn(h, "/?#") - a);   /* authority */
+    size_t alen = (size_t)(h + strcspn(h, "/?#") - a); /* authority */
     const char *rest = a + alen;
     if (at) {
         if (colon) {
@@ -98,10 +108,16 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
     const char *hend = a + alen, *portp = NULL;
     if (*h == '[') {
         const char *rb = memchr(h, ']', (size_t)(hend - h));
-        if (!rb) { snprintf(err, errlen, "bad IPv6 address in URL"); goto bad; }
+        if (!rb) {
+            snprintf(err, errlen, "bad IPv6 address in URL");
+            goto bad;
+        }
         u->host = dupn(h + 1, (size_t)(rb - h - 1));
         if (rb + 1 < hend) {
-            if (rb[1] != ':') { snprintf(err, errlen, "bad host in URL"); goto bad; }
+            if (rb[1] != ':') {
+                snprintf(err, errlen, "bad host in URL");
+                goto bad;
+            }
             portp = rb + 2;
         }
     } else {
@@ -110,7 +126,10 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
         if (pc) portp = pc + 1;
     }
     if (portp) {
-        if (portp == hend) { snprintf(err, errlen, "empty port in URL"); goto bad; }
+        if (portp == hend) {
+            snprintf(err, errlen, "empty port in URL");
+            goto bad;
+        }
         long v = 0;
         for (const char *c = portp; c < hend; c++) {
             if (!isdigit((unsigned char)*c) || (v = v * 10 + (*c - '0')) > 65535) {
@@ -118,7 +137,10 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
                 goto bad;
             }
         }
-        if (v == 0) { snprintf(err, errlen, "bad port in URL"); goto bad; }
+        if (v == 0) {
+            snprintf(err, errlen, "bad port in URL");
+            goto bad;
+        }
         u->port = (int)v;
     }
     size_t plen = strcspn(rest, "?#");
@@ -129,9 +151,11 @@ int net_url_parse(net_url *u, const char *url, char *err, size_t errlen)
         u->query = dupn(rest + 1, qlen);
         rest += 1 + qlen;
     }
-    if (*rest == '#')
-        u->fragment = strdup(rest + 1);
-    if (!u->scheme || !u->host || !u->path) { snprintf(err, errlen, "out of memory"); goto bad; }
+    if (*rest == '#') u->fragment = strdup(rest + 1);
+    if (!u->scheme || !u->host || !u->path) {
+        snprintf(err, errlen, "out of memory");
+        goto bad;
+    }
     return 0;
 bad:
     net_url_free(u);
@@ -161,8 +185,10 @@ char *net_url_query_get(const char *query, const char *key)
     size_t pos = 0;
     char *k, *v, *found = NULL;
     while (net_url_query_next(query, &pos, &k, &v)) {
-        if (!found && !strcmp(k, key)) found = v;
-        else free(v);
+        if (!found && !strcmp(k, key))
+            found = v;
+        else
+            free(v);
         free(k);
     }
     return found;
@@ -179,8 +205,8 @@ char *net_url_http_base(const net_url *u, int tls, int default_port)
     return r;
 }
 
-int net_url_open(net_url *u, const char *url, const char *why_no_host, char **label,
-                 char *err, size_t errlen)
+int net_url_open(net_url *u, const char *url, const char *why_no_host, char **label, char *err,
+                 size_t errlen)
 {
     char why[256];
     *label = sink_redact_url(url);
@@ -200,8 +226,9 @@ int net_url_open(net_url *u, const char *url, const char *why_no_host, char **la
 /* Query parameters whose value is a credential (?token=..., ?api_key=...). */
 int sink_url_secret_key(const char *k, size_t n)
 {
-    static const char *const words[] = { "pass", "pwd", "token", "secret", "sig", "auth", "credential" };
-    static const char *const exact[] = { "key", "apikey", "api_key", "access_key", "private_key" };
+    static const char *const words[] = {"pass", "pwd",  "token",     "secret",
+                                        "sig",  "auth", "credential"};
+    static const char *const exact[] = {"key", "apikey", "api_key", "access_key", "private_key"};
     char low[64];
     if (n == 0 || n >= sizeof low) return 0;
     for (size_t i = 0; i < n; i++) low[i] = (char)(k[i] >= 'A' && k[i] <= 'Z' ? k[i] + 32 : k[i]);
@@ -214,7 +241,8 @@ int sink_url_secret_key(const char *k, size_t n)
 }
 
 /* The one userinfo scanner is util/userinfo.c; this is its sink.h face. */
-int sink_url_userinfo(const char *url, const char **auth_out, const char **colon_out, const char **at_out)
+int sink_url_userinfo(const char *url, const char **auth_out, const char **colon_out,
+                      const char **at_out)
 {
     url_userinfo u;
     int rc = url_scan_userinfo(url, &u);
@@ -248,7 +276,7 @@ void sink_url_scrub(char *url)
 char *sink_redact_url(const char *url)
 {
     size_t n = strlen(url);
-    char *r = malloc(n + 4 * 16 + 4);    /* each "***" may be longer than what it hides */
+    char *r = malloc(n + 4 * 16 + 4); /* each "***" may be longer than what it hides */
     if (!r) return NULL;
     const char *p = url;
     char *o = r;
@@ -286,8 +314,13 @@ char *sink_redact_url(const char *url)
             o += len;
         }
         c += len;
-        if (*c == '&' || *c == ';') *o++ = *c++;
-        else if (*c == '#') { strcpy(o, c); o += strlen(c); break; }
+        if (*c == '&' || *c == ';')
+            *o++ = *c++;
+        else if (*c == '#') {
+            strcpy(o, c);
+            o += strlen(c);
+            break;
+        }
     }
     *o = 0;
     return r;

@@ -10,18 +10,18 @@
 #include <stddef.h>
 
 typedef struct net_url {
-    char *scheme;     /* lower case, without "://" */
-    char *user;       /* decoded; NULL when absent */
-    char *pass;       /* decoded; NULL when absent */
-    char *host;       /* without [] for IPv6 literals */
-    int   port;       /* 0 when absent */
-    char *path;       /* raw, "" or starting with '/' */
-    char *query;      /* raw, without '?'; NULL when absent */
-    char *fragment;   /* raw, without '#'; NULL when absent */
+    char *scheme;   /* lower case, without "://" */
+    char *user;     /* decoded; NULL when absent */
+    char *pass;     /* decoded; NULL when absent */
+    char *host;     /* without [] for IPv6 literals */
+    int port;       /* 0 when absent */
+    char *path;     /* raw, "" or starting with '/' */
+    char *query;    /* raw, without '?'; NULL when absent */
+    char *fragment; /* raw, without '#'; NULL when absent */
 } net_url;
 
 /* 0 on success; -1 with a one-line reason in err (never echoing a password). */
-int  net_url_parse(net_url *u, const char *url, char *err, size_t errlen);
+int net_url_parse(net_url *u, const char *url, char *err, size_t errlen);
 void net_url_free(net_url *u);
 
 /* Percent-decodes s[0..n) into a new string ('+' is kept as is). */
@@ -33,7 +33,7 @@ char *net_url_encode(const char *s);
 char *net_url_query_get(const char *query, const char *key);
 /* Iterates over the pairs: *pos starts at 0; returns 1 and fills new
  * decoded key and value (caller frees both) while there are pairs. */
-int   net_url_query_next(const char *query, size_t *pos, char **key, char **val);
+int net_url_query_next(const char *query, size_t *pos, char **key, char **val);
 
 /* The URL to talk HTTP to: "http(s)://HOST[:PORT]PATH" with no user info,
  * query or fragment (those are jobscope's, or credentials).  New string. */
@@ -41,8 +41,8 @@ int   net_url_query_next(const char *query, size_t *pos, char **key, char **val)
  * (the URL without its password, caller frees).  When why_no_host is given a
  * host is required.  On failure: -1, err says "LABEL: why", nothing is left
  * allocated. */
-int   net_url_open(net_url *u, const char *url, const char *why_no_host, char **label,
-                   char *err, size_t errlen);
+int net_url_open(net_url *u, const char *url, const char *why_no_host, char **label, char *err,
+                 size_t errlen);
 
 char *net_url_http_base(const net_url *u, int tls, int default_port);
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#define VALUE_LIMIT 9007199254740992.0   /* 2^53: integers beyond are not exact */
+#define VALUE_LIMIT 9007199254740992.0 /* 2^53: integers beyond are not exact */
 
 static const double p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 
@@ -42,7 +42,10 @@ void store_buf_free(store_buf *b)
 void store_buf_varint(store_buf *b, uint64_t v)
 {
     store_buf_reserve(b, 10);
-    while (v >= 0x80) { b->p[b->n++] = (uint8_t)(v | 0x80); v >>= 7; }
+    while (v >= 0x80) {
+        b->p[b->n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
     b->p[b->n++] = (uint8_t)v;
 }
 
@@ -54,13 +57,23 @@ int store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v)
         if (i >= n) return -1;
         uint8_t c = p[i++];
         r |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) { *pos = i; *v = r; return 0; }
+        if (!(c & 0x80)) {
+            *pos = i;
+            *v = r;
+            return 0;
+        }
     }
     return -1;
 }
 
-static inline uint64_t zz(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
-static inline uint64_t unzz(uint64_t z) { return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1); }
+static inline uint64_t zz(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+static inline uint64_t unzz(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+}
 
 /* The difference sequence of x in a mode: 0 raw, 1 delta, 2 delta-of-delta,
  * 3 grid (x[i] - x[0] - i*step, the residual from a regular grid). */
@@ -68,10 +81,14 @@ static void diffs(const int64_t *x, size_t n, int mode, uint64_t step, uint64_t 
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t a = (uint64_t)x[i];
-        if (mode == 0 || i == 0) d[i] = a;
-        else if (mode == 3) d[i] = a - (uint64_t)x[0] - (uint64_t)i * step;
-        else if (mode == 1 || i == 1) d[i] = a - (uint64_t)x[i - 1];
-        else d[i] = (a - (uint64_t)x[i - 1]) - ((uint64_t)x[i - 1] - (uint64_t)x[i - 2]);
+        if (mode == 0 || i == 0)
+            d[i] = a;
+        else if (mode == 3)
+            d[i] = a - (uint64_t)x[0] - (uint64_t)i * step;
+        else if (mode == 1 || i == 1)
+            d[i] = a - (uint64_t)x[i - 1];
+        else
+            d[i] = (a - (uint64_t)x[i - 1]) - ((uint64_t)x[i - 1] - (uint64_t)x[i - 2]);
     }
 }
 
@@ -81,7 +98,10 @@ static void put_tokens(store_buf *b, const uint64_t *d, size_t n)
         if (i > 0 && d[i] == d[i - 1]) {
             uint64_t r = 0;
             uint64_t prev = d[i - 1];
-            while (i < n && d[i] == prev) { r++; i++; }
+            while (i < n && d[i] == prev) {
+                r++;
+                i++;
+            }
             store_buf_varint(b, r << 1 | 1);
         } else {
             store_buf_varint(b, zz(d[i]) << 1);
@@ -98,7 +118,10 @@ static double entropy_cost(const uint8_t *p, size_t n)
     double bits = 0;
     int distinct = 0;
     for (int i = 0; i < 256; i++)
-        if (h[i]) { bits -= h[i] * log2((double)h[i] / n); distinct++; }
+        if (h[i]) {
+            bits -= h[i] * log2((double)h[i] / n);
+            distinct++;
+        }
     return bits + distinct * 4.0;
 }
 
@@ -108,7 +131,8 @@ static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
 {
     uint64_t *d = malloc(n * sizeof *d);
     if (!d) abort();
-    uint64_t step = n > 1 ? (uint64_t)(((int64_t)((uint64_t)x[n - 1] - (uint64_t)x[0])) / (int64_t)(n - 1)) : 0;
+    uint64_t step =
+        n > 1 ? (uint64_t)(((int64_t)((uint64_t)x[n - 1] - (uint64_t)x[0])) / (int64_t)(n - 1)) : 0;
     store_buf best = {0}, cand = {0};
     double bcost = 0;
     for (int mode = 0; mode <= 3; mode++) {
@@ -121,7 +145,9 @@ static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
         put_tokens(&cand, d, n);
         double cost = zlevel >= 3 ? entropy_cost(cand.p, cand.n) : (double)cand.n * 8;
         if (mode == 0 || cost < bcost) {
-            store_buf t = best; best = cand; cand = t;
+            store_buf t = best;
+            best = cand;
+            cand = t;
             bcost = cost;
         }
     }
@@ -135,7 +161,10 @@ static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
 
 static inline int next_token(const uint8_t **q, const uint8_t *e, uint64_t *tok)
 {
-    if (*q < e && **q < 0x80) { *tok = *(*q)++; return 0; }
+    if (*q < e && **q < 0x80) {
+        *tok = *(*q)++;
+        return 0;
+    }
     size_t pos = 0;
     if (store_get_varint(*q, (size_t)(e - *q), &pos, tok) < 0) return -1;
     *q += pos;
@@ -157,7 +186,7 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
         step = unzz(z);
     }
     const uint8_t *q = p + *pos, *e = p + len;
-    uint64_t d = 0, a1 = 0, a2 = 0, x0 = 0, reps = 0;   /* difference, previous two values */
+    uint64_t d = 0, a1 = 0, a2 = 0, x0 = 0, reps = 0; /* difference, previous two values */
     size_t i = 0;
     while (i < n) {
         if (!reps) {
@@ -173,9 +202,12 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
         }
         if (i < 2) {
             uint64_t v;
-            if (mode == 0 || i == 0) v = d;
-            else if (mode == 3) v = x0 + step + d;
-            else v = a1 + d;
+            if (mode == 0 || i == 0)
+                v = d;
+            else if (mode == 3)
+                v = x0 + step + d;
+            else
+                v = a1 + d;
             if (i == 0) x0 = v;
             x[i++] = (int64_t)v;
             a2 = a1;
@@ -188,13 +220,27 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
         /* then as many one-byte literals as follow, without the general loop */
         switch (mode) {
         case 1:
-            for (; k; k--) { a1 += d; x[i++] = (int64_t)a1; }
-            while (i < n && q < e && !(*q & 0x81)) { d = unzz((uint64_t)*q++ >> 1); a1 += d; x[i++] = (int64_t)a1; }
+            for (; k; k--) {
+                a1 += d;
+                x[i++] = (int64_t)a1;
+            }
+            while (i < n && q < e && !(*q & 0x81)) {
+                d = unzz((uint64_t)*q++ >> 1);
+                a1 += d;
+                x[i++] = (int64_t)a1;
+            }
             break;
         case 3: {
             uint64_t base = x0 + (uint64_t)i * step;
-            for (; k; k--) { x[i++] = (int64_t)(base + d); base += step; }
-            while (i < n && q < e && !(*q & 0x81)) { d = unzz((uint64_t)*q++ >> 1); x[i++] = (int64_t)(base + d); base += step; }
+            for (; k; k--) {
+                x[i++] = (int64_t)(base + d);
+                base += step;
+            }
+            while (i < n && q < e && !(*q & 0x81)) {
+                d = unzz((uint64_t)*q++ >> 1);
+                x[i++] = (int64_t)(base + d);
+                base += step;
+            }
             break;
         }
         default:
@@ -205,16 +251,27 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
             for (; k; k--) x[i++] = (int64_t)d;
             break;
         case 1:
-            for (; k; k--) { a1 += d; x[i++] = (int64_t)a1; }
+            for (; k; k--) {
+                a1 += d;
+                x[i++] = (int64_t)a1;
+            }
             break;
         case 2: {
             uint64_t dd = a1 - a2;
-            for (; k; k--) { dd += d; a2 = a1; a1 += dd; x[i++] = (int64_t)a1; }
+            for (; k; k--) {
+                dd += d;
+                a2 = a1;
+                a1 += dd;
+                x[i++] = (int64_t)a1;
+            }
             break;
         }
         default: {
             uint64_t base = x0 + (uint64_t)i * step + d;
-            for (; k; k--) { x[i++] = (int64_t)base; base += step; }
+            for (; k; k--) {
+                x[i++] = (int64_t)base;
+                base += step;
+            }
             break;
         }
         }
@@ -243,7 +300,11 @@ static int decimal_scale(const double *v, size_t n)
 
 /* --- Gorilla XOR floats --------------------------------------------------- */
 
-typedef struct bitw { store_buf *b; uint64_t acc; int nacc; } bitw;
+typedef struct bitw {
+    store_buf *b;
+    uint64_t acc;
+    int nacc;
+} bitw;
 
 static void bw_put(bitw *w, uint64_t v, int bits)
 {
@@ -274,7 +335,10 @@ static void bw_flush(bitw *w)
     }
 }
 
-typedef struct bitr { const uint8_t *p; size_t len, bit; } bitr;
+typedef struct bitr {
+    const uint8_t *p;
+    size_t len, bit;
+} bitr;
 
 static int br_get(bitr *r, int bits, uint64_t *out)
 {
@@ -306,17 +370,20 @@ static void put_xor(store_buf *b, const double *val, size_t n)
         memcpy(&cur, &val[i], 8);
         uint64_t x = cur ^ prev;
         prev = cur;
-        if (!x) { bw_put(&w, 0, 1); continue; }
+        if (!x) {
+            bw_put(&w, 0, 1);
+            continue;
+        }
         int lead = __builtin_clzll(x), trail = __builtin_ctzll(x);
         if (lead > 31) lead = 31;
         if (pl >= 0 && lead >= pl && trail >= pt) {
-            bw_put(&w, 2, 2);                         /* '10': same window */
+            bw_put(&w, 2, 2); /* '10': same window */
             bw_put(&w, x >> pt, 64 - pl - pt);
         } else {
             int sig = 64 - lead - trail;
-            bw_put(&w, 3, 2);                         /* '11': new window */
+            bw_put(&w, 3, 2); /* '11': new window */
             bw_put(&w, (uint64_t)lead, 5);
-            bw_put(&w, (uint64_t)(sig & 63), 6);      /* 64 is written as 0 */
+            bw_put(&w, (uint64_t)(sig & 63), 6); /* 64 is written as 0 */
             bw_put(&w, x >> trail, sig);
             pl = lead;
             pt = trail;
@@ -359,8 +426,14 @@ static int get_xor(const uint8_t *p, size_t len, size_t *pos, double *val, size_
 
 static pthread_key_t cctx_key, dctx_key;
 static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
-static void free_cctx(void *c) { ZSTD_freeCCtx(c); }
-static void free_dctx(void *c) { ZSTD_freeDCtx(c); }
+static void free_cctx(void *c)
+{
+    ZSTD_freeCCtx(c);
+}
+static void free_dctx(void *c)
+{
+    ZSTD_freeDCtx(c);
+}
 static void make_keys(void)
 {
     pthread_key_create(&cctx_key, free_cctx);
@@ -413,7 +486,10 @@ static void wrap(store_buf *body, int zlevel, store_buf *out)
 static const uint8_t *unwrap(const uint8_t *p, size_t len, size_t *blen, store_buf *tmp)
 {
     if (len < 2) return NULL;
-    if (p[0] == 1) { *blen = len - 1; return p + 1; }
+    if (p[0] == 1) {
+        *blen = len - 1;
+        return p + 1;
+    }
     if (p[0] != 2) return NULL;
     size_t pos = 1;
     uint64_t bl;
@@ -476,8 +552,8 @@ static int grow(int64_t **ts, double **val, size_t n, size_t *cap, size_t more)
     return 0;
 }
 
-int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl,
-                       int64_t **ts, double **val, size_t *n, size_t *cap)
+int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl, int64_t **ts,
+                       double **val, size_t *n, size_t *cap)
 {
     store_buf tmp = {0};
     size_t blen, pos = 0;
@@ -497,8 +573,10 @@ int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t v
         int64_t *iv = (int64_t *)(void *)v;
         if (get_ints(b, blen, &pos, iv, cnt) < 0) goto out;
         double sc = p10[mode];
-        if (mode == 0) for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i];
-        else for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i] / sc;
+        if (mode == 0)
+            for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i];
+        else
+            for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i] / sc;
     } else if (mode == 0x10) {
         if (get_xor(b, blen, &pos, v, cnt) < 0) goto out;
     } else {
@@ -530,7 +608,8 @@ int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zleve
     return 0;
 }
 
-int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n, size_t *cap)
+int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n,
+                       size_t *cap)
 {
     size_t pos = 0;
     uint64_t tl;
@@ -556,8 +635,8 @@ static void crc_init(void)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("sse4.2")))
-static uint32_t crc_sse42(uint32_t crc, const uint8_t *p, size_t n)
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const uint8_t *p,
+                                                            size_t n)
 {
     uint64_t c = crc;
     while (n >= 8) {

@@ -16,33 +16,34 @@
 #include <stdint.h>
 
 /* Limits on what the codec accepts (store_put checks them). */
-#define STORE_TS_LIMIT ((int64_t)1 << 53)   /* |ts_ms| */
+#define STORE_TS_LIMIT ((int64_t)1 << 53) /* |ts_ms| */
 
 typedef struct store_buf {
     uint8_t *p;
-    size_t   n, cap;
+    size_t n, cap;
 } store_buf;
 
 void store_buf_reserve(store_buf *b, size_t more);
 void store_buf_free(store_buf *b);
 void store_buf_varint(store_buf *b, uint64_t v);
 /* 0 and advances *pos, or -1 when the input ends early. */
-int  store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v);
+int store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v);
 
 /* The two parts of a chunk, each a kind byte (1 plain, 2 zstd) and a body
  * (docs/store.md): the timestamps, and the values.  Identical timestamp
  * parts (the fields of one event) are stored once. */
-int  store_ts_encode(const int64_t *ts, size_t n, int zlevel, store_buf *out);
-int  store_val_encode(const double *val, size_t n, int zlevel, store_buf *out);
-int  store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl,
-                        int64_t **ts, double **val, size_t *n, size_t *cap);
+int store_ts_encode(const int64_t *ts, size_t n, int zlevel, store_buf *out);
+int store_val_encode(const double *val, size_t n, int zlevel, store_buf *out);
+int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl, int64_t **ts,
+                       double **val, size_t *n, size_t *cap);
 
 /* Encodes n >= 1 points (ts strictly increasing) into out (replacing its
  * content).  zlevel: the zstd level tried on the result (0 = never). */
-int  store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zlevel, store_buf *out);
+int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zlevel, store_buf *out);
 /* Decodes a chunk, appending its points to ts/val (grown with realloc;
  * *n points, *cap slots).  0 or -1 when the chunk is corrupt. */
-int  store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n, size_t *cap);
+int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n,
+                       size_t *cap);
 
 uint32_t store_crc32c(uint32_t crc, const void *p, size_t n);
 

@@ -45,32 +45,32 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SEG_LIMIT       (32u << 20)       /* log segment size before rotation */
+#define SEG_LIMIT       (32u << 20)         /* log segment size before rotation */
 #define PART_MS         (2LL * 3600 * 1000) /* time partition of chunks */
-#define HEAD_BUDGET     1500000           /* head points over all series */
+#define HEAD_BUDGET     1500000             /* head points over all series */
 #define HEAD_MIN        32
 #define HEAD_MAX        2048
-#define FLUSH_BYTES     (2u << 20)        /* frozen chunk bytes before a SQLite commit */
+#define FLUSH_BYTES     (2u << 20) /* frozen chunk bytes before a SQLite commit */
 #define FLUSH_CHUNKS    8192
 #define ZLEVEL_FLUSH    1
 #define ZLEVEL_SETTLE   9
 #define MAX_NAME        4096
 #define MAX_TAGS        64
-#define SETTLE_MAX_WAIT 64                /* chunks a busy group may gather before it is merged anyway */
+#define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
 
-#define STORE_FORMAT    "3"               /* meta 'format' of chunks.db (docs/store.md) */
+#define STORE_FORMAT "3" /* meta 'format' of chunks.db (docs/store.md) */
 
 enum { REC_SERIES = 1, REC_POINTS = 2 };
 
 typedef struct series series;
 
 typedef struct frozen {
-    struct frozen *next_s;      /* the series' frozen chunks, oldest first */
-    struct frozen *next_p;      /* pending list (all frozen chunks, oldest first) */
+    struct frozen *next_s; /* the series' frozen chunks, oldest first */
+    struct frozen *next_p; /* pending list (all frozen chunks, oldest first) */
     series *se;
     int64_t t0, t1;
     uint32_t n;
-    uint8_t *tdata, *vdata;     /* timestamp and value parts (codec.h) */
+    uint8_t *tdata, *vdata; /* timestamp and value parts (codec.h) */
     size_t tlen, vlen;
 } frozen;
 
@@ -85,21 +85,32 @@ struct series {
     int64_t *hts;
     double *hval;
     uint32_t hn, hcap;
-    uint64_t head_seg;          /* log segment of the oldest head point */
-    int64_t head_lo, head_hi;   /* the partition of the head's first point: [lo, hi) */
+    uint64_t head_seg;        /* log segment of the oldest head point */
+    int64_t head_lo, head_hi; /* the partition of the head's first point: [lo, hi) */
     frozen *fz_first, *fz_last;
     int64_t last_ts;
     double last_val;
     int last_known;
-    uint32_t version;           /* bumped by every write to the series */
-    int persisted;              /* in the series table */
-    struct mlist *ml;           /* the series of its metric */
+    uint32_t version; /* bumped by every write to the series */
+    int persisted;    /* in the series table */
+    struct mlist *ml; /* the series of its metric */
 };
 
-typedef struct strent { char *s; uint64_t h; void *val; } strent;
-typedef struct strmap { strent *slots; size_t cap, n; } strmap;
-struct mlist { series **v; size_t n, cap; uint64_t version; };
-typedef struct mlist mlist;   /* version: store_metric_version */
+typedef struct strent {
+    char *s;
+    uint64_t h;
+    void *val;
+} strent;
+typedef struct strmap {
+    strent *slots;
+    size_t cap, n;
+} strmap;
+struct mlist {
+    series **v;
+    size_t n, cap;
+    uint64_t version;
+};
+typedef struct mlist mlist; /* version: store_metric_version */
 
 struct store {
     char *dir;
@@ -137,12 +148,17 @@ struct store {
     /* (series, partition) that got chunks since settling looked at them */
     struct group *dirty;
     size_t ndirty, capdirty;
-    int scanned;                /* settling has looked at the whole table once */
-    uint64_t drop_gen;          /* bumped when retention or the size limit drops points */
-    int64_t opened_ms;          /* when store_open ran: what settling finds at first counts as written then */
+    int scanned;       /* settling has looked at the whole table once */
+    uint64_t drop_gen; /* bumped when retention or the size limit drops points */
+    int64_t
+        opened_ms; /* when store_open ran: what settling finds at first counts as written then */
 };
 
-typedef struct group { uint64_t series; int64_t part; int64_t at; } group;   /* at: when it last got a chunk (ms) */
+typedef struct group {
+    uint64_t series;
+    int64_t part;
+    int64_t at;
+} group; /* at: when it last got a chunk (ms) */
 
 static int64_t now_ms(void);
 static void add_dirty_at(store *s, uint64_t sid, int64_t part, int64_t at);
@@ -153,7 +169,7 @@ static void add_dirty(store *s, uint64_t sid, int64_t part)
 
 static void add_dirty_at(store *s, uint64_t sid, int64_t part, int64_t at)
 {
-    if (s->ndirty >= (1u << 20)) {       /* nobody settles: look at everything next time */
+    if (s->ndirty >= (1u << 20)) { /* nobody settles: look at everything next time */
         s->scanned = 0;
         s->ndirty = 0;
     }
@@ -191,9 +207,24 @@ static uint64_t hash_bytes(const void *p, size_t n)
     return h ^ (h >> 32);
 }
 
-static void *xmalloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) abort(); return p; }
-static void *xrealloc(void *p, size_t n) { p = realloc(p, n ? n : 1); if (!p) abort(); return p; }
-static char *xstrdup(const char *s) { char *d = strdup(s); if (!d) abort(); return d; }
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) abort();
+    return p;
+}
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) abort();
+    return p;
+}
+static char *xstrdup(const char *s)
+{
+    char *d = strdup(s);
+    if (!d) abort();
+    return d;
+}
 
 static int64_t part_of(int64_t ts)
 {
@@ -348,8 +379,15 @@ static series *add_series(store *s, uint64_t id, const char *metric, const store
     s->by_id[id] = se;
     if (id >= s->next_id) s->next_id = id + 1;
     mlist *l = me->val;
-    if (!l) { l = calloc(1, sizeof *l); if (!l) abort(); me->val = l; }
-    if (l->n == l->cap) { l->cap = l->cap ? l->cap * 2 : 4; l->v = xrealloc(l->v, l->cap * sizeof *l->v); }
+    if (!l) {
+        l = calloc(1, sizeof *l);
+        if (!l) abort();
+        me->val = l;
+    }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4;
+        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+    }
     l->v[l->n++] = se;
     l->version++;
     se->ml = l;
@@ -364,7 +402,8 @@ static series *series_by_id(store *s, uint64_t id)
 }
 
 /* Parses a key (metric NUL (k NUL v NUL)*) into metric + tags (pointers into key). */
-static int parse_key(const uint8_t *key, size_t len, const char **metric, store_tag *tags, int *ntags)
+static int parse_key(const uint8_t *key, size_t len, const char **metric, store_tag *tags,
+                     int *ntags)
 {
     const char *p = (const char *)key, *end = p + len;
     const char *z = memchr(p, 0, len);
@@ -411,9 +450,18 @@ static void head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
     if (ts > s->max_ts) s->max_ts = ts;
     uint32_t n = se->hn;
     if (n && ts <= se->hts[n - 1]) {
-        uint32_t lo = 0, hi = n;          /* first index with hts >= ts */
-        while (lo < hi) { uint32_t m = (lo + hi) / 2; if (se->hts[m] < ts) lo = m + 1; else hi = m; }
-        if (se->hts[lo] == ts) { se->hval[lo] = v; return; }
+        uint32_t lo = 0, hi = n; /* first index with hts >= ts */
+        while (lo < hi) {
+            uint32_t m = (lo + hi) / 2;
+            if (se->hts[m] < ts)
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        if (se->hts[lo] == ts) {
+            se->hval[lo] = v;
+            return;
+        }
         if (n == se->hcap) {
             se->hcap = head_grow(s, se->hcap);
             se->hts = xrealloc(se->hts, se->hcap * sizeof *se->hts);
@@ -473,9 +521,15 @@ static void cut_prefix(store *s, series *se, uint32_t upto)
         f->vdata = xmalloc(b.n);
         memcpy(f->vdata, b.p, b.n);
         f->vlen = b.n;
-        if (se->fz_last) se->fz_last->next_s = f; else se->fz_first = f;
+        if (se->fz_last)
+            se->fz_last->next_s = f;
+        else
+            se->fz_first = f;
         se->fz_last = f;
-        if (s->pend_last) s->pend_last->next_p = f; else s->pend_first = f;
+        if (s->pend_last)
+            s->pend_last->next_p = f;
+        else
+            s->pend_first = f;
         s->pend_last = f;
         s->pend_bytes += f->tlen + f->vlen + 64;
         s->pend_n++;
@@ -490,9 +544,12 @@ static void cut_prefix(store *s, series *se, uint32_t upto)
         se->head_lo = part_of(se->hts[0]) * PART_MS;
         se->head_hi = se->head_lo + PART_MS;
     }
-    if (se->hn == 0 && se->hcap > 64) {      /* give memory back after a burst */
-        free(se->hts); free(se->hval);
-        se->hts = NULL; se->hval = NULL; se->hcap = 0;
+    if (se->hn == 0 && se->hcap > 64) { /* give memory back after a burst */
+        free(se->hts);
+        free(se->hval);
+        se->hts = NULL;
+        se->hval = NULL;
+        se->hcap = 0;
     }
 }
 
@@ -547,19 +604,24 @@ static int insert_chunk(store *s, uint64_t series_id, int64_t t0, int64_t t1, si
 
 /* The id of a metric name or tag set row (the fields of one event share
  * their tag set), inserted when new.  Under wmu. */
-static sqlite3_int64 name_ref(sqlite3_stmt *ins, sqlite3_stmt *sel, const void *p, size_t len, int text)
+static sqlite3_int64 name_ref(sqlite3_stmt *ins, sqlite3_stmt *sel, const void *p, size_t len,
+                              int text)
 {
     sqlite3_int64 id = 0;
     for (int pass = 0; pass < 2 && !id; pass++) {
         if (pass) {
-            if (text) sqlite3_bind_text(ins, 1, p, (int)len, SQLITE_STATIC);
-            else sqlite3_bind_blob(ins, 1, p, (int)len, SQLITE_STATIC);
+            if (text)
+                sqlite3_bind_text(ins, 1, p, (int)len, SQLITE_STATIC);
+            else
+                sqlite3_bind_blob(ins, 1, p, (int)len, SQLITE_STATIC);
             int rc = sqlite3_step(ins);
             sqlite3_reset(ins);
             if (rc != SQLITE_DONE) return 0;
         }
-        if (text) sqlite3_bind_text(sel, 1, p, (int)len, SQLITE_STATIC);
-        else sqlite3_bind_blob(sel, 1, p, (int)len, SQLITE_STATIC);
+        if (text)
+            sqlite3_bind_text(sel, 1, p, (int)len, SQLITE_STATIC);
+        else
+            sqlite3_bind_blob(sel, 1, p, (int)len, SQLITE_STATIC);
         if (sqlite3_step(sel) == SQLITE_ROW) id = sqlite3_column_int64(sel, 0);
         sqlite3_reset(sel);
     }
@@ -582,8 +644,12 @@ static int flush_pending(store *s)
         if (!se || se->persisted) continue;
         size_t ml = strlen(se->metric) + 1;
         sqlite3_int64 mid = name_ref(s->ins_name, s->sel_name, se->metric, ml - 1, 1);
-        sqlite3_int64 tid = name_ref(s->ins_tagset, s->sel_tagset, se->key + ml, se->keylen - ml, 0);
-        if (!mid || !tid) { rc = -1; break; }
+        sqlite3_int64 tid =
+            name_ref(s->ins_tagset, s->sel_tagset, se->key + ml, se->keylen - ml, 0);
+        if (!mid || !tid) {
+            rc = -1;
+            break;
+        }
         sqlite3_bind_int64(s->ins_series, 1, (sqlite3_int64)se->id);
         sqlite3_bind_int64(s->ins_series, 2, mid);
         sqlite3_bind_int64(s->ins_series, 3, tid);
@@ -599,7 +665,8 @@ static int flush_pending(store *s)
     }
     if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
     if (rc != 0) {
-        snprintf(s->broken_msg, sizeof s->broken_msg, "store: cannot write chunks: %s", sqlite3_errmsg(s->db));
+        snprintf(s->broken_msg, sizeof s->broken_msg, "store: cannot write chunks: %s",
+                 sqlite3_errmsg(s->db));
         db_exec(s->db, "ROLLBACK", NULL, 0);
         pthread_mutex_unlock(&s->wmu);
         return -1;
@@ -646,13 +713,18 @@ static size_t list_segments(const store *s, uint64_t **out)
         char *end;
         unsigned long long v = strtoull(e->d_name, &end, 10);
         if (end == e->d_name || strcmp(end, ".wal") != 0) continue;
-        if (n == cap) { cap = cap ? cap * 2 : 8; *out = xrealloc(*out, cap * sizeof **out); }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            *out = xrealloc(*out, cap * sizeof **out);
+        }
         (*out)[n++] = v;
     }
     closedir(d);
-    for (size_t i = 1; i < n; i++)        /* insertion sort: a handful */
+    for (size_t i = 1; i < n; i++) /* insertion sort: a handful */
         for (size_t j = i; j > 0 && (*out)[j - 1] > (*out)[j]; j--) {
-            uint64_t t = (*out)[j]; (*out)[j] = (*out)[j - 1]; (*out)[j - 1] = t;
+            uint64_t t = (*out)[j];
+            (*out)[j] = (*out)[j - 1];
+            (*out)[j - 1] = t;
         }
     return n;
 }
@@ -736,7 +808,10 @@ static int checkpoint(store *s, uint64_t keep)
 static int wait_durable(store *s, uint64_t seq)
 {
     while (s->synced_seq < seq && !s->broken) {
-        if (s->syncing) { pthread_cond_wait(&s->synced_cv, &s->mu); continue; }
+        if (s->syncing) {
+            pthread_cond_wait(&s->synced_cv, &s->mu);
+            continue;
+        }
         s->syncing = 1;
         store_buf b = s->wbuf;
         uint64_t upto = s->put_seq;
@@ -748,20 +823,30 @@ static int wait_durable(store *s, uint64_t seq)
         while (off < b.n) {
             ssize_t w = write(fd, b.p + off, b.n - off);
             if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) { rc = -1; break; }
+            if (w <= 0) {
+                rc = -1;
+                break;
+            }
             off += (size_t)w;
         }
         if (rc == 0 && fdatasync(fd) < 0) rc = -1;
         int e = errno;
         pthread_mutex_lock(&s->mu);
         /* keep the buffer's memory for the next round */
-        if (!s->wbuf.p) { b.n = 0; s->wbuf = b; }
-        else if (s->wbuf.n == 0 && b.cap > s->wbuf.cap) { store_buf_free(&s->wbuf); b.n = 0; s->wbuf = b; }
-        else store_buf_free(&b);
+        if (!s->wbuf.p) {
+            b.n = 0;
+            s->wbuf = b;
+        } else if (s->wbuf.n == 0 && b.cap > s->wbuf.cap) {
+            store_buf_free(&s->wbuf);
+            b.n = 0;
+            s->wbuf = b;
+        } else
+            store_buf_free(&b);
         s->syncing = 0;
         if (rc < 0) {
             s->broken = 1;
-            snprintf(s->broken_msg, sizeof s->broken_msg, "store: cannot write the log: %s", strerror(e));
+            snprintf(s->broken_msg, sizeof s->broken_msg, "store: cannot write the log: %s",
+                     strerror(e));
         } else {
             s->synced_seq = upto;
             s->seg_bytes += off;
@@ -771,7 +856,8 @@ static int wait_durable(store *s, uint64_t seq)
                 if (open_segment(s, old + 1) < 0 || checkpoint(s, old) < 0) {
                     s->broken = 1;
                     if (!s->broken_msg[0])
-                        snprintf(s->broken_msg, sizeof s->broken_msg, "store: cannot rotate the log");
+                        snprintf(s->broken_msg, sizeof s->broken_msg,
+                                 "store: cannot rotate the log");
                 }
             }
         }
@@ -789,7 +875,10 @@ static int replay_segment(store *s, uint64_t seg)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
     struct stat st;
-    if (fstat(fd, &st) < 0) { close(fd); return -1; }
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return -1;
+    }
     size_t size = (size_t)st.st_size;
     uint8_t *buf = xmalloc(size);
     size_t got = 0;
@@ -805,7 +894,7 @@ static int replay_segment(store *s, uint64_t seg)
         memcpy(&len, buf + pos, 4);
         memcpy(&crc, buf + pos + 4, 4);
         if (len == 0 || pos + 8 + len > got || store_crc32c(0, buf + pos + 8, len) != crc)
-            break;                           /* a torn tail: the rest was never acknowledged */
+            break; /* a torn tail: the rest was never acknowledged */
         const uint8_t *r = buf + pos + 8;
         size_t rp = 1;
         if (r[0] == REC_SERIES) {
@@ -822,13 +911,17 @@ static int replay_segment(store *s, uint64_t seg)
             int64_t prev = 0;
             while (rp < len) {
                 uint64_t id, n;
-                if (store_get_varint(r, len, &rp, &id) < 0 || store_get_varint(r, len, &rp, &n) < 0) break;
+                if (store_get_varint(r, len, &rp, &id) < 0 || store_get_varint(r, len, &rp, &n) < 0)
+                    break;
                 series *se = series_by_id(s, id);
                 for (uint64_t i = 0; i < n; i++) {
                     uint64_t z;
                     double v;
-                    if (store_get_varint(r, len, &rp, &z) < 0 || rp + 8 > len) { rp = len; break; }
-                    prev += (int64_t)((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
+                    if (store_get_varint(r, len, &rp, &z) < 0 || rp + 8 > len) {
+                        rp = len;
+                        break;
+                    }
+                    prev += (int64_t)((z >> 1) ^ (uint64_t) - (int64_t)(z & 1));
                     memcpy(&v, r + rp, 8);
                     rp += 8;
                     if (se) head_add(s, se, prev, v, seg);
@@ -847,11 +940,14 @@ static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
     "CREATE TABLE IF NOT EXISTS metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
     "CREATE TABLE IF NOT EXISTS tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
-    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset "
+    "INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
-    " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL,"
+    " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT "
+    "NULL,"
     " data BLOB NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT "
+    "NULL);"
     "CREATE INDEX IF NOT EXISTS chunks_by_series ON chunks(series, t_end);"
     "CREATE INDEX IF NOT EXISTS chunks_by_end ON chunks(t_end);"
     "CREATE INDEX IF NOT EXISTS chunks_by_times ON chunks(ts_ref);"
@@ -865,7 +961,9 @@ static sqlite3 *open_db(const store *s, int readonly, char *err, size_t errlen)
     sqlite3 *db = NULL;
     int fl = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     if (sqlite3_open_v2(path, &db, fl | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        if (err) snprintf(err, errlen, "store: cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
+        if (err)
+            snprintf(err, errlen, "store: cannot open %s: %s", path,
+                     db ? sqlite3_errmsg(db) : "no memory");
         sqlite3_close(db);
         return NULL;
     }
@@ -887,9 +985,11 @@ static void close_reader(sqlite3 *db)
 static sqlite3_stmt *cached_stmt(sqlite3 *db, const char *sql)
 {
     for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st))
-        if (!sqlite3_stmt_busy(st) && sqlite3_sql(st) && strcmp(sqlite3_sql(st), sql) == 0) return st;
+        if (!sqlite3_stmt_busy(st) && sqlite3_sql(st) && strcmp(sqlite3_sql(st), sql) == 0)
+            return st;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) return NULL;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        return NULL;
     return st;
 }
 
@@ -938,8 +1038,11 @@ static int mkdir_p(const char *dir)
 static int load_series(store *s, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT s.id, m.name, t.tags FROM series s JOIN metrics m ON m.id = s.metric"
-                                    " JOIN tagsets t ON t.id = s.tagset ORDER BY s.id", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT s.id, m.name, t.tags FROM series s JOIN metrics m ON m.id = s.metric"
+            " JOIN tagsets t ON t.id = s.tagset ORDER BY s.id",
+            -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         return -1;
     }
@@ -965,7 +1068,8 @@ static int load_series(store *s, char *err, size_t errlen)
     }
     sqlite3_finalize(st);
     store_buf_free(&k);
-    if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(n),0) FROM chunks", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(n),0) FROM chunks", -1, &st,
+                           NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW) {
             s->db_chunks = (uint64_t)sqlite3_column_int64(st, 0);
             s->db_points = (uint64_t)sqlite3_column_int64(st, 1);
@@ -977,13 +1081,19 @@ static int load_series(store *s, char *err, size_t errlen)
 
 store *store_open(const store_config *c, char *err, size_t errlen)
 {
-    if (!c || !c->dir || !*c->dir) { snprintf(err, errlen, "store: no directory given"); return NULL; }
+    if (!c || !c->dir || !*c->dir) {
+        snprintf(err, errlen, "store: no directory given");
+        return NULL;
+    }
     if (mkdir_p(c->dir) < 0) {
         snprintf(err, errlen, "store: cannot create %s: %s", c->dir, strerror(errno));
         return NULL;
     }
     store *s = calloc(1, sizeof *s);
-    if (!s) { snprintf(err, errlen, "store: out of memory"); return NULL; }
+    if (!s) {
+        snprintf(err, errlen, "store: out of memory");
+        return NULL;
+    }
     s->dir = xstrdup(c->dir);
     s->cfg = *c;
     s->cfg.dir = s->dir;
@@ -994,7 +1104,7 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     s->head_max = HEAD_MAX;
     s->max_ts = INT64_MIN;
     s->seg_limit = SEG_LIMIT;
-    const char *sl = getenv("JOBSCOPE_STORE_SEGMENT_BYTES");   /* tests: rotate early */
+    const char *sl = getenv("JOBSCOPE_STORE_SEGMENT_BYTES"); /* tests: rotate early */
     if (sl && atoll(sl) > 0) s->seg_limit = (uint64_t)atoll(sl);
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->wmu, NULL);
@@ -1019,33 +1129,45 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     }
     if (!(s->db = open_db(s, 0, err, errlen))) goto fail;
     /* page size and auto_vacuum only take effect on a new database */
-    if (db_exec(s->db, "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL;"
-                       "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                       "PRAGMA wal_autocheckpoint=64; PRAGMA journal_size_limit=8388608;"
-                       "PRAGMA cache_size=-2048;", err, errlen) < 0 ||
+    if (db_exec(s->db,
+                "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL;"
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                "PRAGMA wal_autocheckpoint=64; PRAGMA journal_size_limit=8388608;"
+                "PRAGMA cache_size=-2048;",
+                err, errlen) < 0 ||
         db_exec(s->db, SCHEMA, err, errlen) < 0)
         goto fail;
     {
         sqlite3_stmt *st;
         const char *fmt = NULL;
-        if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='format'", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='format'", -1, &st, NULL) ==
+            SQLITE_OK) {
             if (sqlite3_step(st) == SQLITE_ROW) fmt = (const char *)sqlite3_column_text(st, 0);
             int ok = fmt && !strcmp(fmt, STORE_FORMAT);
             if (!ok)
-                snprintf(err, errlen, "store: %s/chunks.db has format %s; this jobscope reads format %s",
-                         s->dir, fmt ? fmt : "?", STORE_FORMAT);
+                snprintf(err, errlen,
+                         "store: %s/chunks.db has format %s; this jobscope reads format %s", s->dir,
+                         fmt ? fmt : "?", STORE_FORMAT);
             sqlite3_finalize(st);
             if (!ok) goto fail;
         }
     }
-    if (sqlite3_prepare_v2(s->db, "INSERT INTO chunks(series, t_start, t_end, n, ts_ref, data) VALUES(?,?,?,?,?,?)",
-                           -1, &s->ins_chunk, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT INTO times(hash, data) VALUES(?,?)", -1, &s->ins_time, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "SELECT id, data FROM times WHERE hash=?", -1, &s->sel_time, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT INTO metrics(name) VALUES(?)", -1, &s->ins_name, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "SELECT id FROM metrics WHERE name=?", -1, &s->sel_name, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT INTO tagsets(tags) VALUES(?)", -1, &s->ins_tagset, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "SELECT id FROM tagsets WHERE tags=?", -1, &s->sel_tagset, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(
+            s->db,
+            "INSERT INTO chunks(series, t_start, t_end, n, ts_ref, data) VALUES(?,?,?,?,?,?)", -1,
+            &s->ins_chunk, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO times(hash, data) VALUES(?,?)", -1, &s->ins_time,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id, data FROM times WHERE hash=?", -1, &s->sel_time,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO metrics(name) VALUES(?)", -1, &s->ins_name, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id FROM metrics WHERE name=?", -1, &s->sel_name, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO tagsets(tags) VALUES(?)", -1, &s->ins_tagset,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id FROM tagsets WHERE tags=?", -1, &s->sel_tagset,
+                           NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tagset) VALUES(?,?,?)",
                            -1, &s->ins_series, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
@@ -1059,14 +1181,18 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     uint64_t next = nseg ? segs[nseg - 1] + 1 : 1;
     free(segs);
     if (open_segment(s, next) < 0) {
-        snprintf(err, errlen, "store: cannot create the log in %s/wal: %s", s->dir, strerror(errno));
+        snprintf(err, errlen, "store: cannot create the log in %s/wal: %s", s->dir,
+                 strerror(errno));
         goto fail;
     }
     /* what was replayed goes to SQLite now, so the old segments can go */
     pthread_mutex_lock(&s->mu);
     int rc = nseg ? checkpoint(s, next) : 0;
     pthread_mutex_unlock(&s->mu);
-    if (rc < 0) { snprintf(err, errlen, "%s", s->broken_msg); goto fail; }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", s->broken_msg);
+        goto fail;
+    }
     return s;
 fail:
     store_close(s);
@@ -1100,8 +1226,18 @@ void store_close(store *s)
     for (size_t i = 1; i < s->by_id_cap; i++) {
         series *se = s->by_id[i];
         if (!se) continue;
-        for (frozen *f = se->fz_first; f;) { frozen *nx = f->next_s; free(f->tdata); free(f->vdata); free(f); f = nx; }
-        free(se->hts); free(se->hval); free(se->tags); free(se->key); free(se);
+        for (frozen *f = se->fz_first; f;) {
+            frozen *nx = f->next_s;
+            free(f->tdata);
+            free(f->vdata);
+            free(f);
+            f = nx;
+        }
+        free(se->hts);
+        free(se->hval);
+        free(se->tags);
+        free(se->key);
+        free(se);
     }
     free(s->by_id);
     free(s->tab);
@@ -1136,14 +1272,16 @@ static int check_point(const store_point *p, char *err, size_t errlen)
         return -1;
     }
     if (p->ntags < 0 || p->ntags > MAX_TAGS || (p->ntags && !p->tags)) {
-        snprintf(err, errlen, "store: %s: bad tag count %d (at most %d)", p->metric, p->ntags, MAX_TAGS);
+        snprintf(err, errlen, "store: %s: bad tag count %d (at most %d)", p->metric, p->ntags,
+                 MAX_TAGS);
         return -1;
     }
     for (int i = 0; i < p->ntags; i++) {
         const store_tag *t = &p->tags[i];
-        if (!t->key || !*t->key || !t->value || !*t->value ||
-            strlen(t->key) > MAX_NAME || strlen(t->value) > MAX_NAME) {
-            snprintf(err, errlen, "store: %s: a tag key or value is empty (or over %d bytes)", p->metric, MAX_NAME);
+        if (!t->key || !*t->key || !t->value || !*t->value || strlen(t->key) > MAX_NAME ||
+            strlen(t->value) > MAX_NAME) {
+            snprintf(err, errlen, "store: %s: a tag key or value is empty (or over %d bytes)",
+                     p->metric, MAX_NAME);
             return -1;
         }
         for (int j = 0; j < i; j++)
@@ -1164,7 +1302,10 @@ int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errl
 
 int store_sync(store *s, uint64_t ticket, char *err, size_t errlen)
 {
-    if (!s) { snprintf(err, errlen, "store: not open"); return -1; }
+    if (!s) {
+        snprintf(err, errlen, "store: not open");
+        return -1;
+    }
     if (!ticket) return 0;
     pthread_mutex_lock(&s->mu);
     int rc = wait_durable(s, ticket);
@@ -1173,15 +1314,19 @@ int store_sync(store *s, uint64_t ticket, char *err, size_t errlen)
     return rc;
 }
 
-int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticket, char *err, size_t errlen)
+int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticket, char *err,
+                     size_t errlen)
 {
     *ticket = 0;
-    if (!s) { snprintf(err, errlen, "store: not open"); return -1; }
+    if (!s) {
+        snprintf(err, errlen, "store: not open");
+        return -1;
+    }
     const store_tag *ptags = NULL;
     int pnt = -1;
     for (size_t i = 0; i < n; i++) {
         store_point p = pts[i];
-        int same = p.tags == ptags && p.ntags == pnt;   /* the fields of one line share their tags */
+        int same = p.tags == ptags && p.ntags == pnt; /* the fields of one line share their tags */
         if (same) p.ntags = 0;
         if (check_point(&p, err, errlen) < 0) return -1;
         ptags = pts[i].tags;
@@ -1210,11 +1355,13 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
             const store_point *p = &sp[i];
             if (p->tags != ptags || p->ntags != pnt) {
                 if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
-                for (int a = 1; a < p->ntags; a++)      /* insertion sort: a few tags */
+                for (int a = 1; a < p->ntags; a++) /* insertion sort: a few tags */
                     for (int b = a; b > 0 && cmp_tag(&sorted[b - 1], &sorted[b]) > 0; b--) {
-                        store_tag t = sorted[b]; sorted[b] = sorted[b - 1]; sorted[b - 1] = t;
+                        store_tag t = sorted[b];
+                        sorted[b] = sorted[b - 1];
+                        sorted[b - 1] = t;
                     }
-                make_key(&tagpart, "", sorted, p->ntags);   /* NUL (k NUL v NUL)* */
+                make_key(&tagpart, "", sorted, p->ntags); /* NUL (k NUL v NUL)* */
                 ptags = p->tags;
                 pnt = p->ntags;
             }
@@ -1239,7 +1386,8 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
         for (size_t i = 0; i < m; i++) {
             const uint8_t *k = keys.p + koff[i];
             size_t kl = koff[i + 1] - koff[i];
-            if (prev && prev->hash == kh[i] && prev->keylen == kl && memcmp(prev->key, k, kl) == 0) {
+            if (prev && prev->hash == kh[i] && prev->keylen == kl &&
+                memcmp(prev->key, k, kl) == 0) {
                 ser[i] = prev;
                 continue;
             }
@@ -1250,7 +1398,7 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
                 int nt;
                 parse_key(k, kl, &metric, tags, &nt);
                 se = add_series(s, s->next_id, metric, tags, nt, k, kl, kh[i]);
-                se->last_known = -1;            /* new: known to have no points */
+                se->last_known = -1; /* new: known to have no points */
                 log_series(s, se);
             }
             ser[i] = prev = se;
@@ -1291,7 +1439,11 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
 
 /* --- reads --------------------------------------------------------------- */
 
-typedef struct pointbuf { int64_t *ts; double *val; size_t n, cap; } pointbuf;
+typedef struct pointbuf {
+    int64_t *ts;
+    double *val;
+    size_t n, cap;
+} pointbuf;
 
 static void pb_push(pointbuf *b, int64_t t, double v)
 {
@@ -1314,7 +1466,10 @@ static void points_reserve(store_points *o, size_t more)
     o->cap = c;
 }
 
-typedef struct ord { int64_t ts; size_t i; } ord;
+typedef struct ord {
+    int64_t ts;
+    size_t i;
+} ord;
 static int cmp_ord(const void *a, const void *b)
 {
     const ord *x = a, *y = b;
@@ -1327,13 +1482,14 @@ static int cmp_ord(const void *a, const void *b)
 static void merge_out(pointbuf *b, int64_t from, int64_t to, store_points *out)
 {
     int sorted = 1;
-    for (size_t i = 1; i < b->n && sorted; i++) if (b->ts[i] <= b->ts[i - 1]) sorted = 0;
+    for (size_t i = 1; i < b->n && sorted; i++)
+        if (b->ts[i] <= b->ts[i - 1]) sorted = 0;
     if (sorted) {
         size_t lo = 0, hi = b->n;
         while (lo < b->n && b->ts[lo] < from) lo++;
         while (hi > lo && b->ts[hi - 1] > to) hi--;
         if (hi == lo) return;
-        if (out->n == 0 && out->cap == 0) {     /* the usual case: hand the arrays over, no copy */
+        if (out->n == 0 && out->cap == 0) { /* the usual case: hand the arrays over, no copy */
             if (lo) {
                 memmove(b->ts, b->ts + lo, (hi - lo) * sizeof *b->ts);
                 memmove(b->val, b->val + lo, (hi - lo) * sizeof *b->val);
@@ -1354,11 +1510,15 @@ static void merge_out(pointbuf *b, int64_t from, int64_t to, store_points *out)
     ord *o = xmalloc(b->n * sizeof *o);
     size_t m = 0;
     for (size_t i = 0; i < b->n; i++)
-        if (b->ts[i] >= from && b->ts[i] <= to) { o[m].ts = b->ts[i]; o[m].i = i; m++; }
+        if (b->ts[i] >= from && b->ts[i] <= to) {
+            o[m].ts = b->ts[i];
+            o[m].i = i;
+            m++;
+        }
     qsort(o, m, sizeof *o, cmp_ord);
     points_reserve(out, m);
     for (size_t i = 0; i < m; i++) {
-        if (i + 1 < m && o[i + 1].ts == o[i].ts) continue;   /* a newer value follows */
+        if (i + 1 < m && o[i + 1].ts == o[i].ts) continue; /* a newer value follows */
         out->ts[out->n] = o[i].ts;
         out->val[out->n++] = b->val[o[i].i];
     }
@@ -1370,7 +1530,8 @@ static void snapshot_memory(series *se, int64_t from, int64_t to, pointbuf *mem)
 {
     for (frozen *f = se->fz_first; f; f = f->next_s) {
         if (f->t1 < from || f->t0 > to) continue;
-        store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n, &mem->cap);
+        store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n,
+                           &mem->cap);
     }
     for (uint32_t i = 0; i < se->hn; i++)
         if (se->hts[i] >= from && se->hts[i] <= to) pb_push(mem, se->hts[i], se->hval[i]);
@@ -1381,8 +1542,9 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, pointbuf *b)
     sqlite3 *db = pool_get(s);
     if (!db) return -1;
     int rc = 0;
-    sqlite3_stmt *st = cached_stmt(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
-                                       " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id");
+    sqlite3_stmt *st =
+        cached_stmt(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                        " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id");
     if (!st) {
         pool_put(s, db);
         return -1;
@@ -1418,7 +1580,10 @@ int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, sto
     int rc = read_db(s, series_id, from_ms, to_ms, &all);
     for (size_t i = 0; i < mem.n; i++) pb_push(&all, mem.ts[i], mem.val[i]);
     merge_out(&all, from_ms, to_ms, out);
-    free(mem.ts); free(mem.val); free(all.ts); free(all.val);
+    free(mem.ts);
+    free(mem.val);
+    free(all.ts);
+    free(all.val);
     return rc;
 }
 
@@ -1427,10 +1592,16 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
     if (!s) return -1;
     pthread_mutex_lock(&s->mu);
     series *se = series_by_id(s, series_id);
-    if (!se) { pthread_mutex_unlock(&s->mu); return -1; }
+    if (!se) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
     if (se->last_known) {
         int found = se->last_known > 0;
-        if (found) { *ts_ms = se->last_ts; *value = se->last_val; }
+        if (found) {
+            *ts_ms = se->last_ts;
+            *value = se->last_val;
+        }
         pthread_mutex_unlock(&s->mu);
         return found;
     }
@@ -1442,10 +1613,12 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
     int rc = 0;
     sqlite3 *db = pool_get(s);
     sqlite3_stmt *st = NULL;
-    if (!db || sqlite3_prepare_v2(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
-                                      " WHERE c.series=?1 AND c.t_end="
-                                      "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY c.id",
-                                  -1, &st, NULL) != SQLITE_OK) {
+    if (!db ||
+        sqlite3_prepare_v2(db,
+                           "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                           " WHERE c.series=?1 AND c.t_end="
+                           "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY c.id",
+                           -1, &st, NULL) != SQLITE_OK) {
         rc = -1;
     } else {
         sqlite3_bind_int64(st, 1, (sqlite3_int64)series_id);
@@ -1461,17 +1634,24 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
     int found = 0;
     if (rc == 0 && all.n) {
         size_t best = 0;
-        for (size_t i = 1; i < all.n; i++) if (all.ts[i] >= all.ts[best]) best = i;
+        for (size_t i = 1; i < all.n; i++)
+            if (all.ts[i] >= all.ts[best]) best = i;
         *ts_ms = all.ts[best];
         *value = all.val[best];
         found = 1;
     }
-    free(mem.ts); free(mem.val); free(all.ts); free(all.val);
+    free(mem.ts);
+    free(mem.val);
+    free(all.ts);
+    free(all.val);
     if (rc == 0) {
         pthread_mutex_lock(&s->mu);
         if (se->version == ver) {
             se->last_known = found ? 1 : -1;
-            if (found) { se->last_ts = *ts_ms; se->last_val = *value; }
+            if (found) {
+                se->last_ts = *ts_ms;
+                se->last_val = *value;
+            }
         }
         pthread_mutex_unlock(&s->mu);
     }
@@ -1558,8 +1738,10 @@ static long long dir_bytes(const char *dir)
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         struct stat st;
         if (lstat(p, &st) < 0) continue;
-        if (S_ISDIR(st.st_mode)) total += dir_bytes(p);
-        else if (S_ISREG(st.st_mode)) total += st.st_size;
+        if (S_ISDIR(st.st_mode))
+            total += dir_bytes(p);
+        else if (S_ISREG(st.st_mode))
+            total += st.st_size;
     }
     closedir(d);
     return total;
@@ -1570,7 +1752,10 @@ static void forget_last(store *s)
     pthread_mutex_lock(&s->mu);
     for (uint64_t id = 1; id < s->next_id; id++) {
         series *se = series_by_id(s, id);
-        if (se) { se->last_known = 0; se->version++; }
+        if (se) {
+            se->last_known = 0;
+            se->version++;
+        }
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -1581,8 +1766,10 @@ static int gc_times(store *s, const sqlite3_int64 *refs, size_t n)
 {
     sqlite3_stmt *st;
     if (!n) return 0;
-    if (sqlite3_prepare_v2(s->db, "DELETE FROM times WHERE id=?1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref=?1)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            s->db,
+            "DELETE FROM times WHERE id=?1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref=?1)",
+            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -1594,16 +1781,23 @@ static int gc_times(store *s, const sqlite3_int64 *refs, size_t n)
     return rc;
 }
 
-typedef struct refs { sqlite3_int64 *v; size_t n, cap; } refs;
+typedef struct refs {
+    sqlite3_int64 *v;
+    size_t n, cap;
+} refs;
 static void refs_add(refs *r, sqlite3_int64 id)
 {
     if (r->n && r->v[r->n - 1] == id) return;
-    if (r->n == r->cap) { r->cap = r->cap ? r->cap * 2 : 64; r->v = xrealloc(r->v, r->cap * sizeof *r->v); }
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->v = xrealloc(r->v, r->cap * sizeof *r->v);
+    }
     r->v[r->n++] = id;
 }
 
 /* Deletes chunks matching `where` (with ?1 bound to arg); count of points. */
-static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long long *npts, long long *nch)
+static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long long *npts,
+                         long long *nch)
 {
     char sql[512];
     sqlite3_stmt *st;
@@ -1636,8 +1830,10 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
                 rc = -1;
             }
             if (rc == 0) rc = gc_times(s, tr.v, tr.n);
-            if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
-            else db_exec(s->db, "ROLLBACK", NULL, 0);
+            if (rc == 0)
+                rc = db_exec(s->db, "COMMIT", NULL, 0);
+            else
+                db_exec(s->db, "ROLLBACK", NULL, 0);
         }
         free(tr.v);
     }
@@ -1665,8 +1861,8 @@ static void reclaim(store *s)
 }
 
 /* Merges the chunks of one series in one partition that `sel` lists. */
-static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const group *g, store_buf *enc,
-                       store_buf *enc2, uint64_t *saved_chunks, refs *tsrefs)
+static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const group *g,
+                       store_buf *enc, store_buf *enc2, uint64_t *saved_chunks, refs *tsrefs)
 {
     pointbuf b = {0};
     sqlite3_int64 ids[4096];
@@ -1693,7 +1889,9 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
             if (sqlite3_step(del) != SQLITE_DONE) rc = -1;
             sqlite3_reset(del);
         }
-        if (rc == 0) rc = insert_chunk(s, g->series, m.ts[0], m.ts[m.n - 1], m.n, enc->p, enc->n, enc2->p, enc2->n);
+        if (rc == 0)
+            rc = insert_chunk(s, g->series, m.ts[0], m.ts[m.n - 1], m.n, enc->p, enc->n, enc2->p,
+                              enc2->n);
         if (rc == 0) *saved_chunks += (uint64_t)nids - 1;
         store_points_free(&m);
     }
@@ -1735,11 +1933,18 @@ static int compact(store *s)
     char sql[400];
     if (full)
         snprintf(sql, sizeof sql,
-                 "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) FROM chunks "
-                 "GROUP BY series, p HAVING count(*) > 1", PART_MS, PART_MS, PART_MS, PART_MS);
+                 "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) "
+                 "FROM chunks "
+                 "GROUP BY series, p HAVING count(*) > 1",
+                 PART_MS, PART_MS, PART_MS, PART_MS);
     else
-        snprintf(sql, sizeof sql, "SELECT ?1, ?2, count(*) FROM chunks WHERE series=?1 AND t_end>=?3 AND t_end<=?4");
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { pool_put(s, db); free(cand); return -1; }
+        snprintf(sql, sizeof sql,
+                 "SELECT ?1, ?2, count(*) FROM chunks WHERE series=?1 AND t_end>=?3 AND t_end<=?4");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        pool_put(s, db);
+        free(cand);
+        return -1;
+    }
     group *keep = NULL;
     size_t nkeep = 0;
     if (!full && ncand) {
@@ -1747,8 +1952,10 @@ static int compact(store *s)
         qsort(cand, ncand, sizeof *cand, cmp_group);
         size_t u = 0;
         for (size_t i = 0; i < ncand; i++) {
-            if (!u || cand[u - 1].series != cand[i].series || cand[u - 1].part != cand[i].part) cand[u++] = cand[i];
-            else if (cand[i].at > cand[u - 1].at) cand[u - 1].at = cand[i].at;
+            if (!u || cand[u - 1].series != cand[i].series || cand[u - 1].part != cand[i].part)
+                cand[u++] = cand[i];
+            else if (cand[i].at > cand[u - 1].at)
+                cand[u - 1].at = cand[i].at;
         }
         ncand = u;
         keep = xmalloc(ncand * sizeof *keep);
@@ -1771,11 +1978,19 @@ static int compact(store *s)
          * decode and encode its points again at every round */
         int busy = delay_ms > 0 && now - g.at < delay_ms && cnt < SETTLE_MAX_WAIT;
         if ((!closed && cnt < 4) || busy) {
-            if (keep) keep[nkeep++] = g;        /* look again when it closes or is quiet */
-            else { pthread_mutex_lock(&s->mu); add_dirty_at(s, g.series, g.part, g.at); pthread_mutex_unlock(&s->mu); }
+            if (keep)
+                keep[nkeep++] = g; /* look again when it closes or is quiet */
+            else {
+                pthread_mutex_lock(&s->mu);
+                add_dirty_at(s, g.series, g.part, g.at);
+                pthread_mutex_unlock(&s->mu);
+            }
             continue;
         }
-        if (ng == cap) { cap = cap ? cap * 2 : 256; gs = xrealloc(gs, cap * sizeof *gs); }
+        if (ng == cap) {
+            cap = cap ? cap * 2 : 256;
+            gs = xrealloc(gs, cap * sizeof *gs);
+        }
         gs[ng++] = g;
     }
     sqlite3_finalize(st);
@@ -1783,19 +1998,25 @@ static int compact(store *s)
     free(cand);
     if (nkeep) {
         pthread_mutex_lock(&s->mu);
-        for (size_t i = 0; i < nkeep; i++) add_dirty_at(s, keep[i].series, keep[i].part, keep[i].at);
+        for (size_t i = 0; i < nkeep; i++)
+            add_dirty_at(s, keep[i].series, keep[i].part, keep[i].at);
         pthread_mutex_unlock(&s->mu);
     }
     free(keep);
-    if (!ng) { free(gs); return 0; }
+    if (!ng) {
+        free(gs);
+        return 0;
+    }
 
     int rc = 0;
     store_buf enc = {0}, enc2 = {0};
     sqlite3_stmt *sel = NULL, *del = NULL;
     pthread_mutex_lock(&s->wmu);
-    if (sqlite3_prepare_v2(s->db, "SELECT c.id, c.data, t.data, c.ts_ref FROM chunks c JOIN times t ON t.id = c.ts_ref"
-                                  " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
-                           -1, &sel, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT c.id, c.data, t.data, c.ts_ref FROM chunks c JOIN times t ON t.id = c.ts_ref"
+            " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
+            -1, &sel, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE id=?", -1, &del, NULL) != SQLITE_OK)
         rc = -1;
     pthread_mutex_unlock(&s->wmu);
@@ -1806,11 +2027,14 @@ static int compact(store *s)
         pthread_mutex_lock(&s->wmu);
         rc = db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
         size_t end = i + 256 < ng ? i + 256 : ng;
-        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved, &tr);
+        for (; i < end && rc == 0; i++)
+            rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved, &tr);
         if (rc == 0) rc = gc_times(s, tr.v, tr.n);
         free(tr.v);
-        if (rc == 0) rc = db_exec(s->db, "COMMIT", NULL, 0);
-        else db_exec(s->db, "ROLLBACK", NULL, 0);
+        if (rc == 0)
+            rc = db_exec(s->db, "COMMIT", NULL, 0);
+        else
+            db_exec(s->db, "ROLLBACK", NULL, 0);
         pthread_mutex_unlock(&s->wmu);
         if (rc == 0) {
             pthread_mutex_lock(&s->mu);
@@ -1836,7 +2060,8 @@ int store_maintain(store *s)
     int64_t now = now_ms(), horizon = s->max_ts > now ? s->max_ts : now;
     for (uint64_t id = 1; id < s->next_id; id++) {
         series *se = series_by_id(s, id);
-        if (se && se->hn && part_of(se->hts[se->hn - 1]) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
+        if (se && se->hn &&
+            part_of(se->hts[se->hn - 1]) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
             cut_prefix(s, se, se->hn);
     }
     if (flush_pending(s) < 0) rc = -1;
@@ -1882,7 +2107,8 @@ int store_maintain(store *s)
             int64_t cut = INT64_MIN;
             double acc = 0;
             if (per_point > 0 && db &&
-                sqlite3_prepare_v2(db, "SELECT t_end, n FROM chunks ORDER BY t_end", -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_prepare_v2(db, "SELECT t_end, n FROM chunks ORDER BY t_end", -1, &st,
+                                   NULL) == SQLITE_OK) {
                 while (sqlite3_step(st) == SQLITE_ROW) {
                     cut = sqlite3_column_int64(st, 0);
                     acc += sqlite3_column_int64(st, 1) * per_point;
@@ -1891,8 +2117,11 @@ int store_maintain(store *s)
                 sqlite3_finalize(st);
             }
             pool_put(s, db);
-            if (cut == INT64_MIN) break;        /* nothing left in SQLite to drop */
-            if (delete_chunks(s, "t_end <= ?1", cut, &np, &nc) < 0) { rc = -1; break; }
+            if (cut == INT64_MIN) break; /* nothing left in SQLite to drop */
+            if (delete_chunks(s, "t_end <= ?1", cut, &np, &nc) < 0) {
+                rc = -1;
+                break;
+            }
             deleted = 1;
             forget_last(s);
             reclaim(s);

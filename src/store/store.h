@@ -26,23 +26,23 @@ typedef struct store_tag {
 } store_tag;
 
 typedef struct store_config {
-    const char *dir;          /* created (0700) if missing */
-    double      retention_s;  /* points older than this are dropped; 0 = keep forever */
-    long long   max_bytes;    /* the oldest chunks are dropped beyond this size; 0 = no limit */
-    double      settle_delay_s; /* store_maintain merges a series' chunks of a partition only once
-                                   it got none for this long (0: at once) */
+    const char *dir;       /* created (0700) if missing */
+    double retention_s;    /* points older than this are dropped; 0 = keep forever */
+    long long max_bytes;   /* the oldest chunks are dropped beyond this size; 0 = no limit */
+    double settle_delay_s; /* store_maintain merges a series' chunks of a partition only once
+                              it got none for this long (0: at once) */
 } store_config;
 
 /* NULL with a one-line reason in err when the directory cannot be used. */
 store *store_open(const store_config *c, char *err, size_t errlen);
-void   store_close(store *s);     /* flushes; safe with NULL */
+void store_close(store *s); /* flushes; safe with NULL */
 
 typedef struct store_point {
-    const char      *metric;
-    const store_tag *tags;        /* any order; keys unique */
-    int              ntags;
-    int64_t          ts_ms;       /* epoch milliseconds */
-    double           value;       /* finite */
+    const char *metric;
+    const store_tag *tags; /* any order; keys unique */
+    int ntags;
+    int64_t ts_ms; /* epoch milliseconds */
+    double value;  /* finite */
 } store_point;
 
 /* Appends a batch (many series, any order).  0 once every point is durable;
@@ -52,15 +52,16 @@ int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errl
  * in several slices and acknowledges once: store_put_nowait applies a batch
  * and gives a ticket (0 for an empty batch), store_sync(ticket) returns once
  * everything put up to that ticket is durable (0) or the log failed (-1). */
-int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticket, char *err, size_t errlen);
+int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticket, char *err,
+                     size_t errlen);
 int store_sync(store *s, uint64_t ticket, char *err, size_t errlen);
 
 /* One series as the index knows it; valid only during the callback. */
 typedef struct store_series {
-    uint64_t         id;
-    const char      *metric;
-    const store_tag *tags;        /* sorted by key */
-    int              ntags;
+    uint64_t id;
+    const char *metric;
+    const store_tag *tags; /* sorted by key */
+    int ntags;
 } store_series;
 
 /* Calls cb for every series of `metric` (exact name); a nonzero return stops
@@ -83,22 +84,22 @@ int store_names(store *s, enum store_name_kind kind, const char *prefix, int max
  * (a timestamp written twice keeps the last value).  Appends to *out. */
 typedef struct store_points {
     int64_t *ts;
-    double  *val;
-    size_t   n, cap;
+    double *val;
+    size_t n, cap;
 } store_points;
-int  store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out);
+int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out);
 /* The newest point of a series: 1 found, 0 none, -1 error. */
-int  store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value);
+int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value);
 void store_points_free(store_points *p);
 
 /* Applies retention and size limits now (the server calls it periodically). */
 int store_maintain(store *s);
 
 typedef struct store_stats {
-    uint64_t  series;
-    uint64_t  points;         /* stored points, all series */
-    uint64_t  chunks;
-    long long disk_bytes;     /* everything under the directory */
+    uint64_t series;
+    uint64_t points; /* stored points, all series */
+    uint64_t chunks;
+    long long disk_bytes; /* everything under the directory */
 } store_stats;
 void store_stats_get(store *s, store_stats *st);
 

@@ -6,11 +6,11 @@
 
 #include <time.h>
 
-double now_epoch(void);       /* CLOCK_REALTIME as double seconds */
-double now_mono(void);        /* CLOCK_MONOTONIC as double seconds */
-long   now_mono_ms(void);     /* CLOCK_MONOTONIC in whole milliseconds */
+double now_epoch(void); /* CLOCK_REALTIME as double seconds */
+double now_mono(void);  /* CLOCK_MONOTONIC as double seconds */
+long now_mono_ms(void); /* CLOCK_MONOTONIC in whole milliseconds */
 /* *ts = CLOCK_MONOTONIC now + secs (negative: now), for condition variables
  * created with pthread_condattr_setclock(CLOCK_MONOTONIC). */
-void   mono_deadline(struct timespec *ts, double secs);
+void mono_deadline(struct timespec *ts, double secs);
 
 #endif

@@ -5,8 +5,8 @@
 
 #define JOBSCOPE_VERSION_STR "0.1.0"
 
-#define JS_EXIT_ERROR    125   /* jobscope's own failure */
-#define JS_EXIT_NOEXEC   126   /* command found but not executable */
-#define JS_EXIT_NOTFOUND 127   /* command not found */
+#define JS_EXIT_ERROR    125 /* jobscope's own failure */
+#define JS_EXIT_NOEXEC   126 /* command found but not executable */
+#define JS_EXIT_NOTFOUND 127 /* command not found */
 
 #endif

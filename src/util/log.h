@@ -7,16 +7,16 @@
 #define JOBSCOPE_LOG_H
 
 typedef struct log_once {
-    unsigned long count;          /* failures since the last release */
+    unsigned long count; /* failures since the last release */
 } log_once;
 
 /* Writes the line when enabled. */
-__attribute__((format(printf, 3, 4)))
-void js_log(int enabled, const char *topic, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void js_log(int enabled, const char *topic, const char *fmt,
+                                                  ...);
 /* Counts a failure; writes the line (when enabled) only for the first one
  * since the last release.  Returns 1 if this was the first. */
-__attribute__((format(printf, 4, 5)))
-int  js_log_once(log_once *c, int enabled, const char *topic, const char *fmt, ...);
+__attribute__((format(printf, 4, 5))) int js_log_once(log_once *c, int enabled, const char *topic,
+                                                      const char *fmt, ...);
 /* The condition is over: the next failure is reported again. */
 void js_log_release(log_once *c);
 

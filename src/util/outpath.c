@@ -22,15 +22,33 @@ char *outpath_expand(const char *dest, long rank, const char *host, const char *
     char *r = malloc(cap), *o = r;
     if (!r) return NULL;
     for (const char *p = dest; *p; p++) {
-        if (*p != '%' || !p[1]) { *o++ = *p; continue; }
+        if (*p != '%' || !p[1]) {
+            *o++ = *p;
+            continue;
+        }
         char num[32];
         switch (p[1]) {
-        case 'r': snprintf(num, sizeof num, "%ld", rank); put_safe(&o, num); break;
-        case 'p': snprintf(num, sizeof num, "%ld", (long)pid); put_safe(&o, num); break;
-        case 'h': put_safe(&o, host); break;
-        case 'j': put_safe(&o, job); break;
-        case '%': *o++ = '%'; break;
-        default: *o++ = '%'; *o++ = p[1]; break;
+        case 'r':
+            snprintf(num, sizeof num, "%ld", rank);
+            put_safe(&o, num);
+            break;
+        case 'p':
+            snprintf(num, sizeof num, "%ld", (long)pid);
+            put_safe(&o, num);
+            break;
+        case 'h':
+            put_safe(&o, host);
+            break;
+        case 'j':
+            put_safe(&o, job);
+            break;
+        case '%':
+            *o++ = '%';
+            break;
+        default:
+            *o++ = '%';
+            *o++ = p[1];
+            break;
         }
         p++;
     }

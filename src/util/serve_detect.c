@@ -12,16 +12,20 @@ int serve_socket_path(char *buf, size_t len)
 {
     const char *env = getenv("JOBSCOPE_SERVE_SOCKET"), *rt = getenv("XDG_RUNTIME_DIR");
     int n;
-    if (env && *env) n = snprintf(buf, len, "%s", env);
-    else if (geteuid() == 0) n = snprintf(buf, len, "/run/jobscope/serve.sock");
-    else if (rt && *rt == '/') n = snprintf(buf, len, "%s/jobscope/serve.sock", rt);
-    else n = snprintf(buf, len, "/tmp/jobscope-%u/serve.sock", (unsigned)geteuid());
+    if (env && *env)
+        n = snprintf(buf, len, "%s", env);
+    else if (geteuid() == 0)
+        n = snprintf(buf, len, "/run/jobscope/serve.sock");
+    else if (rt && *rt == '/')
+        n = snprintf(buf, len, "%s/jobscope/serve.sock", rt);
+    else
+        n = snprintf(buf, len, "/tmp/jobscope-%u/serve.sock", (unsigned)geteuid());
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
 int serve_detect(char *url, size_t len)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (serve_socket_path(sa.sun_path, sizeof sa.sun_path) < 0) return 0;
     char dir[sizeof sa.sun_path];
     snprintf(dir, sizeof dir, "%s", sa.sun_path);

@@ -35,7 +35,7 @@ int url_scan_userinfo(const char *url, url_userinfo *u)
     const char *auth = u->auth = p + 3;
     const char *end = auth + strcspn(auth, "/?#"), *at = NULL;
     for (const char *c = auth; c < end; c++)
-        if (*c == '@') at = c;                   /* last '@' before the path */
+        if (*c == '@') at = c; /* last '@' before the path */
     const char *colon = memchr(auth, ':', (size_t)((at ? at : end) - auth));
     if (!at && colon) {
         /* "user:pa/ss@host": what follows the ':' is no port, so it is a

@@ -10,10 +10,10 @@
 #define JOBSCOPE_USERINFO_H
 
 typedef struct url_userinfo {
-    const char *auth;     /* the authority, just after "://" */
-    const char *end;      /* its end: the first '/', '?', '#' or NUL */
-    const char *at;       /* the '@' ending userinfo, or NULL */
-    const char *colon;    /* the ':' before the password, or NULL */
+    const char *auth;  /* the authority, just after "://" */
+    const char *end;   /* its end: the first '/', '?', '#' or NUL */
+    const char *at;    /* the '@' ending userinfo, or NULL */
+    const char *colon; /* the ':' before the password, or NULL */
 } url_userinfo;
 
 /* 0 with *u filled; -1 when url has no "://". */

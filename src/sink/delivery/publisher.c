@@ -12,64 +12,64 @@
 #include "publisher.h"
 #include "../formats/sbuf.h"
 
-#define MEM_MAX_ITEMS  16384
-#define MEM_MAX_BYTES  (32u << 20)
+#define MEM_MAX_ITEMS     16384
+#define MEM_MAX_BYTES     (32u << 20)
 #define SPOOL_MAX_DEFAULT (1LL << 30)
-#define SEND_TIMEOUT   5.0
-#define BACKOFF_MIN    0.1
-#define BACKOFF_MAX    5.0
+#define SEND_TIMEOUT      5.0
+#define BACKOFF_MIN       0.1
+#define BACKOFF_MAX       5.0
 
 typedef struct qitem {
     uint64_t seq;
-    size_t   len;
-    char    *name;
-    char    *enc;           /* the backend's encoding (NULL: none), enc_len bytes */
-    size_t   enc_len;
-    int      enc_n;
-    size_t   mem;           /* len + enc_len: what it counts in mem_bytes */
-    char     json[];        /* json, NUL, name, NUL[, enc, NUL] */
+    size_t len;
+    char *name;
+    char *enc; /* the backend's encoding (NULL: none), enc_len bytes */
+    size_t enc_len;
+    int enc_n;
+    size_t mem;  /* len + enc_len: what it counts in mem_bytes */
+    char json[]; /* json, NUL, name, NUL[, enc, NUL] */
 } qitem;
 
 struct publisher {
-    const pub_backend *be;  /* = &bec */
+    const pub_backend *be; /* = &bec */
     pub_backend bec;
-    void    *ctx;
-    char    *label;
-    int      quiet;         /* -q: publisher_warn prints nothing */
-    int      own_abort;     /* flush_abort when the opener gave none */
-    int     *flush_abort;   /* a signal ended the flush: no more waiting */
-    char    *spool_dir;
+    void *ctx;
+    char *label;
+    int quiet;        /* -q: publisher_warn prints nothing */
+    int own_abort;    /* flush_abort when the opener gave none */
+    int *flush_abort; /* a signal ended the flush: no more waiting */
+    char *spool_dir;
     long long spool_max;
     pthread_t th;
-    int      started;
+    int started;
     pthread_mutex_t mu;
-    pthread_cond_t  work, wake, idle;
+    pthread_cond_t work, wake, idle;
 
-    qitem  **ring;          /* memory queue */
-    int      cap, head, count;
-    size_t   mem_bytes;
-    int      inflight;      /* leading ring items being sent */
-    unsigned gen;           /* bumped when the ring moves to the spool */
-    off_t   *inflight_ends; /* where those items landed in the spool */
+    qitem **ring; /* memory queue */
+    int cap, head, count;
+    size_t mem_bytes;
+    int inflight;         /* leading ring items being sent */
+    unsigned gen;         /* bumped when the ring moves to the spool */
+    off_t *inflight_ends; /* where those items landed in the spool */
 
-    spool    sp;
-    int      have_spool, spool_broken;
-    int      connected, down, stop, waiting;
-    int      reached, unreached; /* a connect succeeded / failed in this run */
-    double   deadline;      /* flush in progress: retry until then */
+    spool sp;
+    int have_spool, spool_broken;
+    int connected, down, stop, waiting;
+    int reached, unreached; /* a connect succeeded / failed in this run */
+    double deadline;        /* flush in progress: retry until then */
     unsigned long long delivered, spooled, dropped;
-    int      warned_full;
-    int      abandoned;     /* pub_free gave up on the thread: it frees all */
-    int      thread_done;   /* the thread has left its loop */
-    char     lasterr[512];
+    int warned_full;
+    int abandoned;   /* pub_free gave up on the thread: it frees all */
+    int thread_done; /* the thread has left its loop */
+    char lasterr[512];
     /* publisher_set_encoder: run by write() on the producer's thread (the
      * emitter lock serialises writes), into enc_buf */
-    int    (*encode)(void *ctx, const js_event *ev, sbuf *out);
-    sbuf     enc_buf;
+    int (*encode)(void *ctx, const js_event *ev, sbuf *out);
+    sbuf enc_buf;
 };
 
 typedef struct pub_sink {
-    sink       base;
+    sink base;
     publisher *pub;
 } pub_sink;
 
@@ -132,19 +132,22 @@ static int spool_dir_safe(const char *dir, int strict, char *why, size_t n)
         return -1;
     }
     if (st.st_uid != geteuid()) {
-        snprintf(why, n, "spool directory %s is not your own (owner uid %u): refusing it",
-                 dir, (unsigned)st.st_uid);
+        snprintf(why, n, "spool directory %s is not your own (owner uid %u): refusing it", dir,
+                 (unsigned)st.st_uid);
         return -1;
     }
     if (st.st_mode & (strict ? 077 : 022)) {
-        snprintf(why, n, "spool directory %s is %s by others (mode %04o): refusing it (chmod 700)", dir,
-                 st.st_mode & 022 ? "writable" : "readable", (unsigned)(st.st_mode & 07777));
+        snprintf(why, n, "spool directory %s is %s by others (mode %04o): refusing it (chmod 700)",
+                 dir, st.st_mode & 022 ? "writable" : "readable", (unsigned)(st.st_mode & 07777));
         return -1;
     }
     return 0;
 }
 
-static int spool_has(const publisher *p) { return p->have_spool && p->sp.read_off < p->sp.end_off; }
+static int spool_has(const publisher *p)
+{
+    return p->have_spool && p->sp.read_off < p->sp.end_off;
+}
 
 static int mkdir_p(const char *dir)
 {
@@ -167,9 +170,11 @@ static int ensure_spool(publisher *p)
     if (p->spool_broken) return -1;
     char err[512], host[128] = "host", path[4096];
     gethostname(host, sizeof host - 1);
-    for (char *c = host; *c; c++) if (*c == '/') *c = '_';
+    for (char *c = host; *c; c++)
+        if (*c == '/') *c = '_';
     if (mkdir_p(p->spool_dir) < 0) {
-        publisher_warn(p->quiet, p->label, "cannot create spool directory %s: %s; undeliverable events are lost",
+        publisher_warn(p->quiet, p->label,
+                       "cannot create spool directory %s: %s; undeliverable events are lost",
                        p->spool_dir, strerror(errno));
         p->spool_broken = 1;
         return -1;
@@ -205,15 +210,17 @@ static void spool_put(publisher *p, uint64_t seq, const char *name, const char *
     }
     if (spool_pending_bytes(&p->sp) + (long long)len + 64 > p->spool_max) {
         if (!p->warned_full)
-            publisher_warn(p->quiet, p->label, "spool %s is full (--spool-max %lld bytes): dropping events",
-                           p->sp.path, p->spool_max);
+            publisher_warn(p->quiet, p->label,
+                           "spool %s is full (--spool-max %lld bytes): dropping events", p->sp.path,
+                           p->spool_max);
         p->warned_full = 1;
         p->dropped++;
         return;
     }
     if (spool_append(&p->sp, seq, name, json, len) < 0) {
         if (!p->warned_full)
-            publisher_warn(p->quiet, p->label, "cannot write spool %s: %s: dropping events", p->sp.path, strerror(errno));
+            publisher_warn(p->quiet, p->label, "cannot write spool %s: %s: dropping events",
+                           p->sp.path, strerror(errno));
         p->warned_full = 1;
         p->dropped++;
         return;
@@ -231,12 +238,14 @@ static int spill_memory(publisher *p)
     for (int i = 0; i < p->count; i++) {
         qitem *it = p->ring[(p->head + i) % p->cap];
         spool_put(p, it->seq, it->name, it->json, it->len);
-        if (i < p->inflight) p->inflight_ends[i] = p->sp.end_off;
-        else free(it);
+        if (i < p->inflight)
+            p->inflight_ends[i] = p->sp.end_off;
+        else
+            free(it);
     }
     p->head = p->count = 0;
     p->mem_bytes = 0;
-    p->inflight = 0;     /* the batch's landing places are noted: a later spill moves only new items */
+    p->inflight = 0; /* the batch's landing places are noted: a later spill moves only new items */
     p->gen++;
     return 0;
 }
@@ -271,8 +280,8 @@ static void *pub_thread(void *arg)
             n = p->count < max ? p->count : max;
             for (int i = 0; i < n; i++) {
                 qitem *it = batch[i] = p->ring[(p->head + i) % p->cap];
-                items[i] = (pub_item){ it->seq, it->name, it->json, it->len, it->enc, it->enc_len,
-                                       it->enc_n };
+                items[i] = (pub_item){it->seq, it->name,    it->json, it->len,
+                                      it->enc, it->enc_len, it->enc_n};
             }
             p->inflight = n;
         }
@@ -291,7 +300,9 @@ static void *pub_thread(void *arg)
         if (p->connected) {
             if (from_disk) {
                 n = spool_read(&snap, max, items, ends, &buf, &bufcap);
-                if (n < 0) snprintf(err, sizeof err, "cannot read spool %s: %s", snap.path, strerror(errno));
+                if (n < 0)
+                    snprintf(err, sizeof err, "cannot read spool %s: %s", snap.path,
+                             strerror(errno));
             }
             if (n > 0) done = be->send(p->ctx, items, n, timeout, err, sizeof err);
             if (done < 0) done = 0;
@@ -307,8 +318,10 @@ static void *pub_thread(void *arg)
             p->sp.pending -= snap.skipped - p->sp.skipped;
             p->sp.skipped = snap.skipped;
             p->sp.skip_hwm = snap.skip_hwm;
-            if (done > 0) spool_consume(&p->sp, ends[done - 1], done);
-            else if (snap.read_off > p->sp.read_off) spool_consume(&p->sp, snap.read_off, 0);
+            if (done > 0)
+                spool_consume(&p->sp, ends[done - 1], done);
+            else if (snap.read_off > p->sp.read_off)
+                spool_consume(&p->sp, snap.read_off, 0);
         } else if (from_disk) {
             /* the spool was replaced meanwhile: nothing of ours to consume */
         } else if (gen == p->gen) {
@@ -318,7 +331,7 @@ static void *pub_thread(void *arg)
             }
             p->head = (p->head + done) % p->cap;
             p->count -= done;
-        } else {   /* the ring went to the spool meanwhile, our batch at its front */
+        } else { /* the ring went to the spool meanwhile, our batch at its front */
             if (done > 0) spool_consume(&p->sp, p->inflight_ends[done - 1], done);
             for (int i = 0; i < n; i++) free(batch[i]);
         }
@@ -334,7 +347,8 @@ static void *pub_thread(void *arg)
         if (p->connected && be->disconnect) be->disconnect(p->ctx);
         p->connected = 0;
         if ((!p->down || !same_error(err, p->lasterr)) && strcmp(be->kind, "unusable"))
-            publisher_warn(p->quiet, p->label, "%s; events wait in the spool until it answers", err[0] ? err : "delivery failed");
+            publisher_warn(p->quiet, p->label, "%s; events wait in the spool until it answers",
+                           err[0] ? err : "delivery failed");
         snprintf(p->lasterr, sizeof p->lasterr, "%s", err);
         p->down = 1;
         spill_memory(p);
@@ -344,8 +358,11 @@ static void *pub_thread(void *arg)
         backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
     }
     pthread_cond_broadcast(&p->idle);
-    free(items); free(ends); free(batch); free(buf);
-    int mine = p->abandoned;            /* pub_free left it all to us */
+    free(items);
+    free(ends);
+    free(batch);
+    free(buf);
+    int mine = p->abandoned; /* pub_free left it all to us */
     p->thread_done = 1;
     pthread_mutex_unlock(&p->mu);
     if (mine) pub_release(p);
@@ -385,7 +402,7 @@ static int pub_enqueue(publisher *p, uint64_t seq, const char *name, const char 
         it = NULL;
     } else if (spill_memory(p) == 0) {
         spool_put(p, seq, name, json, len);
-    } else if (p->count < p->cap) {   /* no spool at all: keep it in memory while there is room */
+    } else if (p->count < p->cap) { /* no spool at all: keep it in memory while there is room */
         p->ring[(p->head + p->count) % p->cap] = it;
         p->count++;
         p->mem_bytes += mem;
@@ -410,11 +427,13 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
     p->label = sink_redact_url(url);
     p->quiet = o ? o->quiet : 0;
     p->flush_abort = o && o->flush_abort ? o->flush_abort : &p->own_abort;
-    p->spool_dir = strdup(o && o->spool_dir && *o->spool_dir ? o->spool_dir : publisher_default_spool_dir());
+    p->spool_dir =
+        strdup(o && o->spool_dir && *o->spool_dir ? o->spool_dir : publisher_default_spool_dir());
     p->spool_max = o && o->spool_max > 0 ? o->spool_max : SPOOL_MAX_DEFAULT;
     p->cap = MEM_MAX_ITEMS;
     p->ring = calloc((size_t)p->cap, sizeof *p->ring);
-    p->inflight_ends = calloc((size_t)(be->max_batch > 0 ? be->max_batch : 1), sizeof *p->inflight_ends);
+    p->inflight_ends =
+        calloc((size_t)(be->max_batch > 0 ? be->max_batch : 1), sizeof *p->inflight_ends);
     p->sp.fd = -1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_t ca;
@@ -425,7 +444,11 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
     pthread_cond_init(&p->idle, &ca);
     pthread_condattr_destroy(&ca);
     if (!p->label || !p->spool_dir || !p->ring || !p->inflight_ends) {
-        free(p->label); free(p->spool_dir); free(p->ring); free(p->inflight_ends); free(p);
+        free(p->label);
+        free(p->spool_dir);
+        free(p->ring);
+        free(p->inflight_ends);
+        free(p);
         return NULL;
     }
     return p;
@@ -453,7 +476,7 @@ static int flush_interrupted(const publisher *p)
 
 static int pub_flush(publisher *p, double timeout_s)
 {
-    if (!(timeout_s >= 0)) timeout_s = 0;   /* NaN: no waiting, never a spin */
+    if (!(timeout_s >= 0)) timeout_s = 0; /* NaN: no waiting, never a spin */
     double mine = now_mono() + timeout_s;
     pthread_mutex_lock(&p->mu);
     p->deadline = mine;
@@ -464,7 +487,8 @@ static int pub_flush(publisher *p, double timeout_s)
         if (left <= 0) break;
         /* never reachable in this run (refused, unknown scheme, bad TLS...):
          * the events go to the spool now instead of holding the job's end */
-        if (__atomic_load_n(&p->unreached, __ATOMIC_RELAXED) && !__atomic_load_n(&p->reached, __ATOMIC_RELAXED))
+        if (__atomic_load_n(&p->unreached, __ATOMIC_RELAXED) &&
+            !__atomic_load_n(&p->reached, __ATOMIC_RELAXED))
             break;
         struct timespec ts;
         mono_deadline(&ts, left < 0.1 ? left : 0.1);
@@ -484,26 +508,30 @@ static void pub_release(publisher *p)
     spill_memory(p);
     for (int i = 0; i < p->count; i++) free(p->ring[(p->head + i) % p->cap]);
     if (p->have_spool && p->sp.skipped)
-        publisher_warn(p->quiet, p->label, "%ld malformed line%s in spool %s passed over", p->sp.skipped,
-                       p->sp.skipped == 1 ? "" : "s", p->sp.path ? p->sp.path : "");
+        publisher_warn(p->quiet, p->label, "%ld malformed line%s in spool %s passed over",
+                       p->sp.skipped, p->sp.skipped == 1 ? "" : "s", p->sp.path ? p->sp.path : "");
     if (p->have_spool) {
         long left = p->sp.pending;
         char *path = strdup(p->sp.path ? p->sp.path : "");
         if (!spool_close(&p->sp) && !p->abandoned)
-            publisher_warn(p->quiet, p->label, "%ld event%s not delivered, kept in %s (send later: jobscope flush %s)",
+            publisher_warn(p->quiet, p->label,
+                           "%ld event%s not delivered, kept in %s (send later: jobscope flush %s)",
                            left, left == 1 ? "" : "s", path, path);
         free(path);
     }
     if (p->dropped)
-        publisher_warn(p->quiet, p->label, "%llu event%s lost (spool full or unwritable)", p->dropped,
-                       p->dropped == 1 ? "" : "s");
+        publisher_warn(p->quiet, p->label, "%llu event%s lost (spool full or unwritable)",
+                       p->dropped, p->dropped == 1 ? "" : "s");
     if (!p->connected && p->be->disconnect) p->be->disconnect(p->ctx);
-    if (p->be->destroy) p->be->destroy(p->ctx);   /* closes a live connection politely */
+    if (p->be->destroy) p->be->destroy(p->ctx); /* closes a live connection politely */
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->wake);
     pthread_cond_destroy(&p->idle);
-    free(p->ring); free(p->inflight_ends); free(p->label); free(p->spool_dir);
+    free(p->ring);
+    free(p->inflight_ends);
+    free(p->label);
+    free(p->spool_dir);
     sbuf_free(&p->enc_buf);
     free(p);
 }
@@ -524,9 +552,12 @@ static void pub_free(publisher *p)
          * Its events are in the spool file, which stays open and is kept. */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        if (flush_interrupted(p)) {       /* a signal: exit now, the spool keeps the rest */
+        if (flush_interrupted(p)) { /* a signal: exit now, the spool keeps the rest */
             ts.tv_nsec += 300000000L;
-            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
         } else {
             ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
         }
@@ -537,15 +568,17 @@ static void pub_free(publisher *p)
                 spill_memory(p);
                 if (p->have_spool) {
                     fsync(p->sp.fd);
-                    publisher_warn(p->quiet, p->label, "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
-                                   p->sp.pending, p->sp.path, p->sp.path);
+                    publisher_warn(
+                        p->quiet, p->label,
+                        "%ld events not delivered, kept in %s (send later: jobscope flush %s)",
+                        p->sp.pending, p->sp.path, p->sp.path);
                 }
                 p->abandoned = 1;
                 pthread_mutex_unlock(&p->mu);
                 pthread_detach(p->th);
                 return;
             }
-            pthread_mutex_unlock(&p->mu);   /* it just finished after all */
+            pthread_mutex_unlock(&p->mu); /* it just finished after all */
             pthread_join(p->th, NULL);
         }
     }
@@ -554,8 +587,8 @@ static void pub_free(publisher *p)
 
 /* ---- the sink face ---------------------------------------------------- */
 
-sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_backend *be,
-                            void *ctx, const sink_options *o, char *err, size_t errlen)
+sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_backend *be, void *ctx,
+                            const sink_options *o, char *err, size_t errlen)
 {
     pub_sink *s = calloc(1, sizeof *s);
     publisher *p = s ? pub_new(be, ctx, url, o) : NULL;
@@ -579,8 +612,10 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
         free(s);
         return NULL;
     } else if (!strcmp(be->kind, "unusable")) {
-        publisher_warn(p->quiet, p->label, "%s: events go to the spool; deliver them later with "
-                       "'jobscope flush -o URL SPOOL'", why);
+        publisher_warn(p->quiet, p->label,
+                       "%s: events go to the spool; deliver them later with "
+                       "'jobscope flush -o URL SPOOL'",
+                       why);
         p->down = 1;
         p->unreached = 1;
     } else {
@@ -617,10 +652,15 @@ static int unusable_send(void *ctx, const pub_item *it, int n, double t, char *e
 {
     return unusable_connect(ctx, t, err, errlen), 0;
 }
-static const pub_backend unusable_backend = { "unusable", 1, unusable_connect, unusable_send, NULL, free };
-static int unusable_match(const char *url, const sink_options *o) { return 0; }
+static const pub_backend unusable_backend = {"unusable",    1,    unusable_connect,
+                                             unusable_send, NULL, free};
+static int unusable_match(const char *url, const sink_options *o)
+{
+    return 0;
+}
 static const sink_ops sink_unusable_ops = {
-    "unusable", unusable_match, NULL, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    "unusable",           unusable_match,       NULL,
+    publisher_sink_write, publisher_sink_flush, publisher_sink_close,
 };
 
 sink *publisher_sink_unusable(const sink_ops *ops, const char *url, const char *why,
@@ -635,15 +675,18 @@ sink *publisher_sink_unusable(const sink_ops *ops, const char *url, const char *
     char *msg = malloc(strlen(why) + 64);
     sprintf(msg, "%s", why);
     free(label);
-    return publisher_sink_create(ops ? ops : &sink_unusable_ops, url, &unusable_backend, msg, o, err, errlen);
+    return publisher_sink_create(ops ? ops : &sink_unusable_ops, url, &unusable_backend, msg, o,
+                                 err, errlen);
 }
 
-sink *publisher_bad_url(const sink_ops *ops, const char *url, const sink_options *o, char *err, size_t errlen)
+sink *publisher_bad_url(const sink_ops *ops, const char *url, const sink_options *o, char *err,
+                        size_t errlen)
 {
     char why[512];
     char *label = sink_redact_url(url);
     size_t ll = label ? strlen(label) : 0;
-    snprintf(why, sizeof why, "%s", label && !strncmp(err, label, ll) && err[ll] == ':' ? err + ll + 2 : err);
+    snprintf(why, sizeof why, "%s",
+             label && !strncmp(err, label, ll) && err[ll] == ':' ? err + ll + 2 : err);
     free(label);
     return publisher_sink_unusable(ops, url, why, o, err, errlen);
 }

@@ -25,17 +25,17 @@
 #include "spool.h"
 
 typedef struct pub_backend {
-    const char *kind;       /* "amqp", "http", ... */
-    int  max_batch;         /* events per send() */
+    const char *kind; /* "amqp", "http", ... */
+    int max_batch;    /* events per send() */
     /* Connects (or checks reachability) within about timeout_s seconds.
      * 0, or -1 with a reason in err. */
-    int  (*connect)(void *ctx, double timeout_s, char *err, size_t errlen);
+    int (*connect)(void *ctx, double timeout_s, char *err, size_t errlen);
     /* Delivers items in order.  Returns how many leading items are done
      * (delivered, or rejected for good by the server, which the backend
      * reports itself); fewer than n means it[ret] failed and err says why:
      * the publisher reconnects and retries from there. */
-    int  (*send)(void *ctx, const pub_item *it, int n, double timeout_s, char *err, size_t errlen);
-    void (*disconnect)(void *ctx);          /* NULL: nothing to close (HTTP) */
+    int (*send)(void *ctx, const pub_item *it, int n, double timeout_s, char *err, size_t errlen);
+    void (*disconnect)(void *ctx); /* NULL: nothing to close (HTTP) */
     void (*destroy)(void *ctx);
 } pub_backend;
 
@@ -43,15 +43,15 @@ typedef struct publisher publisher;
 
 typedef struct pub_stats {
     unsigned long long delivered, spooled, dropped;
-    long long pending;          /* in memory + in the spool */
+    long long pending; /* in memory + in the spool */
 } pub_stats;
 
 /* A sink whose events go through a publisher to the backend; the backend
  * context is owned from then on (destroyed on failure too).  Connects once
  * at start-up: if that fails the sink is still returned (events wait in the
  * spool) unless o->require_output, then NULL with the reason in err. */
-sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_backend *be,
-                            void *ctx, const sink_options *o, char *err, size_t errlen);
+sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_backend *be, void *ctx,
+                            const sink_options *o, char *err, size_t errlen);
 /* A destination that cannot work (malformed URL, unknown scheme; why says
  * what is wrong).  With o->require_output: NULL and err.  Otherwise a
  * one-line warning and a sink whose events all wait in the spool, for a
@@ -59,10 +59,11 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
 sink *publisher_sink_unusable(const sink_ops *ops, const char *url, const char *why,
                               const sink_options *o, char *err, size_t errlen);
 /* The same, for an open() whose err already says "LABEL: why". */
-sink *publisher_bad_url(const sink_ops *ops, const char *url, const sink_options *o, char *err, size_t errlen);
-int   publisher_sink_write(sink *s, const js_event *ev);
-int   publisher_sink_flush(sink *s, double timeout_s);
-void  publisher_sink_close(sink *s);
+sink *publisher_bad_url(const sink_ops *ops, const char *url, const sink_options *o, char *err,
+                        size_t errlen);
+int publisher_sink_write(sink *s, const js_event *ev);
+int publisher_sink_flush(sink *s, double timeout_s);
+void publisher_sink_close(sink *s);
 
 /* The publisher of a sink made by publisher_sink_create(), else NULL. */
 publisher *publisher_of(sink *s);
@@ -74,15 +75,17 @@ struct sbuf;
  * when it leaves the event to send(), which gets the result beside the JSON
  * (pub_item.enc).  What goes to the spool is the JSON only.  Call it right
  * after publisher_sink_create, before any write. */
-void  publisher_set_encoder(publisher *p, int (*encode)(void *ctx, const js_event *ev, struct sbuf *out));
+void publisher_set_encoder(publisher *p,
+                           int (*encode)(void *ctx, const js_event *ev, struct sbuf *out));
 /* Makes an existing spool file this publisher's spool (for `jobscope
  * flush`): its pending records are delivered before anything else. */
-int   publisher_adopt_spool(publisher *p, const char *path, char *err, size_t errlen);
-void  publisher_get_stats(publisher *p, pub_stats *st);
+int publisher_adopt_spool(publisher *p, const char *path, char *err, size_t errlen);
+void publisher_get_stats(publisher *p, pub_stats *st);
 
 /* Backend helpers. */
 /* "jobscope: LABEL: message" on stderr, unless quiet (sink_options.quiet, -q). */
-void  publisher_warn(int quiet, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void publisher_warn(int quiet, const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Default spool directory: $JOBSCOPE_SPOOL_DIR, else /var/tmp/jobscope-spool-UID. */
 const char *publisher_default_spool_dir(void);
 

@@ -20,7 +20,9 @@ static int write_all(int fd, const char *p, size_t n, off_t at)
             if (errno == EINTR) continue;
             return -1;
         }
-        p += w; n -= (size_t)w; at += w;
+        p += w;
+        n -= (size_t)w;
+        at += w;
     }
     return 0;
 }
@@ -44,7 +46,7 @@ int spool_create(spool *s, const char *path, const char *label, char *err, size_
     size_t n = strlen(label) + 64;
     char *h = malloc(n);
     int len = snprintf(h, n, SPOOL_MAGIC "%0*d\nurl ", OFF_DIGITS, 0);
-    for (const char *c = label; *c; c++)      /* keep the header one line */
+    for (const char *c = label; *c; c++) /* keep the header one line */
         h[len++] = (*c == '\n' || *c == '\r') ? '_' : *c;
     h[len++] = '\n';
     s->header_len = len;
@@ -72,7 +74,8 @@ int spool_open(spool *s, const char *path, char **label, char *err, size_t errle
     struct stat own;
     if (fstat(s->fd, &own) == 0 && own.st_uid != geteuid()) {
         /* planted by someone else: never deliver it with our credentials */
-        snprintf(err, errlen, "spool %s is not yours (owner uid %u): refusing it", path, (unsigned)own.st_uid);
+        snprintf(err, errlen, "spool %s is not yours (owner uid %u): refusing it", path,
+                 (unsigned)own.st_uid);
         goto bad;
     }
     if (flock(s->fd, LOCK_EX | LOCK_NB) < 0) {
@@ -105,7 +108,8 @@ int spool_open(spool *s, const char *path, char **label, char *err, size_t errle
         if (c == '\n') break;
         end--;
     }
-    if (end != st.st_size && ftruncate(s->fd, end) < 0) { /* read-only: just ignore the tail */ }
+    if (end != st.st_size && ftruncate(s->fd, end) < 0) { /* read-only: just ignore the tail */
+    }
     s->end_off = end;
     if (s->read_off < s->header_len || s->read_off > end) s->read_off = s->header_len;
     /* Count pending records. */
@@ -131,7 +135,7 @@ int spool_append(spool *s, uint64_t seq, const char *name, const char *json, siz
     char head[32 + 256];
     int n = snprintf(head, 32, "%llu\t", (unsigned long long)seq);
     for (const char *c = name; *c && n < (int)sizeof head - 2; c++)
-        head[n++] = (unsigned char)*c < 0x20 ? '_' : *c;   /* no tab or newline */
+        head[n++] = (unsigned char)*c < 0x20 ? '_' : *c; /* no tab or newline */
     head[n++] = '\t';
     /* The JSON never holds a raw newline (the writer escapes them), but a
      * replayed or foreign record might: never let one break the framing. */
@@ -144,13 +148,13 @@ int spool_append(spool *s, uint64_t seq, const char *name, const char *json, siz
         json = fixed;
     }
     off_t at = s->end_off;
-    int rc = write_all(s->fd, head, (size_t)n, at) ||
-             write_all(s->fd, json, len, at + n) ||
+    int rc = write_all(s->fd, head, (size_t)n, at) || write_all(s->fd, json, len, at + n) ||
              write_all(s->fd, "\n", 1, at + n + (off_t)len);
     free(fixed);
     if (rc) {
         int e = errno;
-        if (ftruncate(s->fd, at) < 0) { /* keep the old end: the torn tail is ignored on open */ }
+        if (ftruncate(s->fd, at) < 0) { /* keep the old end: the torn tail is ignored on open */
+        }
         errno = e;
         return -1;
     }
@@ -193,25 +197,32 @@ int spool_read(spool *s, int max, pub_item *items, off_t *ends, char **buf, size
             char *t1 = strchr(p, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
             if (t2) {
                 *t1 = *t2 = 0;
-                items[n] = (pub_item){ .seq = strtoull(p, NULL, 10), .name = t1 + 1, .json = t2 + 1,
-                                       .len = (size_t)(nl - t2 - 1) };   /* no enc: JSON only */
+                items[n] = (pub_item){.seq = strtoull(p, NULL, 10),
+                                      .name = t1 + 1,
+                                      .json = t2 + 1,
+                                      .len = (size_t)(nl - t2 - 1)}; /* no enc: JSON only */
                 ends[n] = line_end;
                 n++;
             } else {
-                if (line_end > s->skip_hwm) {        /* count it once, however often read */
+                if (line_end > s->skip_hwm) { /* count it once, however often read */
                     s->skipped++;
                     s->pending--;
                     s->skip_hwm = line_end;
                 }
-                if (n > 0) ends[n - 1] = line_end;   /* delivered with the record before */
-                else s->read_off = line_end;         /* nothing before it: consumed */
+                if (n > 0)
+                    ends[n - 1] = line_end; /* delivered with the record before */
+                else
+                    s->read_off = line_end; /* nothing before it: consumed */
             }
             p = nl + 1;
         }
         if (n > 0) return n;
-        if (s->read_off > from) { want = 1 << 20; continue; }   /* only broken lines: read on */
+        if (s->read_off > from) {
+            want = 1 << 20;
+            continue;
+        } /* only broken lines: read on */
         if ((off_t)want == s->end_off - from) return 0;
-        want *= 2;   /* one record larger than the buffer */
+        want *= 2; /* one record larger than the buffer */
     }
 }
 

@@ -11,11 +11,13 @@
 enum { JOREMON_CPU, JOREMON_IO, JOREMON_MEM, JOREMON_NTYPES };
 
 /* What a writer remembers between samples: PeakCPUPercent. */
-typedef struct joremon_state { double peak_cpu; } joremon_state;
+typedef struct joremon_state {
+    double peak_cpu;
+} joremon_state;
 /* Call once per sample, before writing its rows. */
 void joremon_state_update(joremon_state *st, const mset *s);
 /* --mode: TYPES is a mask of (1 << JOREMON_CPU/IO/MEM), 0 = all. */
-int  joremon_type_selected(unsigned types, int type);
+int joremon_type_selected(unsigned types, int type);
 
 /* One JSON object (no newline) in JoReMon's field order. */
 void joremon_json(jbuf *out, const mset *s, const annotations *ann, int type,
@@ -24,8 +26,8 @@ void joremon_json(jbuf *out, const mset *s, const annotations *ann, int type,
  * types, sorted by name as JoReMon's CSV writer does; cells of other types
  * are empty. */
 void joremon_csv_header(jbuf *out, unsigned types);
-void joremon_csv_row(jbuf *out, const mset *s, const annotations *ann, int type,
-                     unsigned types, const joremon_state *st);
+void joremon_csv_row(jbuf *out, const mset *s, const annotations *ann, int type, unsigned types,
+                     const joremon_state *st);
 /* RFC 3339 local time, as Go's time.Time marshals (RFC3339Nano: trailing
  * zeros of the fraction dropped). */
 size_t joremon_timestamp(char *out, size_t n, double ts);

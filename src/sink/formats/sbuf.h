@@ -8,14 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sbuf { char *p; size_t len, cap; int oom; } sbuf;
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} sbuf;
 
 static inline void sbuf_put(sbuf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = (b->len + n + 1) * 2;
         char *p = realloc(b->p, cap);
-        if (!p) { b->oom = 1; return; }
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
         b->p = p;
         b->cap = cap;
     }
@@ -23,10 +30,15 @@ static inline void sbuf_put(sbuf *b, const char *s, size_t n)
     b->len += n;
     b->p[b->len] = 0;
 }
-static inline void sbuf_puts(sbuf *b, const char *s) { sbuf_put(b, s, strlen(s)); }
-static inline void sbuf_putc(sbuf *b, char c) { sbuf_put(b, &c, 1); }
-__attribute__((format(printf, 2, 3)))
-static inline void sbuf_printf(sbuf *b, const char *fmt, ...)
+static inline void sbuf_puts(sbuf *b, const char *s)
+{
+    sbuf_put(b, s, strlen(s));
+}
+static inline void sbuf_putc(sbuf *b, char c)
+{
+    sbuf_put(b, &c, 1);
+}
+__attribute__((format(printf, 2, 3))) static inline void sbuf_printf(sbuf *b, const char *fmt, ...)
 {
     char tmp[256];
     va_list ap;
@@ -36,7 +48,16 @@ static inline void sbuf_printf(sbuf *b, const char *fmt, ...)
     if (n >= (int)sizeof tmp) n = sizeof tmp - 1;
     if (n > 0) sbuf_put(b, tmp, (size_t)n);
 }
-static inline void sbuf_reset(sbuf *b) { b->len = 0; b->oom = 0; if (b->p) b->p[0] = 0; }
-static inline void sbuf_free(sbuf *b) { free(b->p); memset(b, 0, sizeof *b); }
+static inline void sbuf_reset(sbuf *b)
+{
+    b->len = 0;
+    b->oom = 0;
+    if (b->p) b->p[0] = 0;
+}
+static inline void sbuf_free(sbuf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
 
 #endif

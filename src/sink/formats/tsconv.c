@@ -36,7 +36,8 @@ int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tag
     p->ts = json_is_number(t) ? json_number_value(t) : 0;
     const char *k;
     json_t *v;
-    json_object_foreach(d, k, v) {
+    json_object_foreach(d, k, v)
+    {
         if (!strcmp(k, "event") || !strcmp(k, "ts") || !strcmp(k, "seq")) continue;
         char buf[64];
         if (json_is_string(v)) {
@@ -47,8 +48,10 @@ int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tag
             double x = json_number_value(v);
             if (!strcmp(k, "rank") || !strcmp(k, "pid") || !strcmp(k, "id")) {
                 if (!tsconv_listed(keep_tags, k) || p->ntags >= 64) continue;
-                if (json_is_integer(v)) snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-                else snprintf(buf, sizeof buf, "%.17g", x);
+                if (json_is_integer(v))
+                    snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+                else
+                    snprintf(buf, sizeof buf, "%.17g", x);
                 p->tags[p->ntags].key = k;
                 p->tags[p->ntags++].val = strdup(buf);
             } else if (isfinite(x) && p->nfields < 256) {
@@ -72,7 +75,10 @@ void tsconv_free(ts_point *p)
 static void lp_esc(sbuf *b, const char *s, const char *chars)
 {
     for (; *s; s++) {
-        if (*s == '\n' || *s == '\r') { sbuf_put(b, "\\ ", 2); continue; }
+        if (*s == '\n' || *s == '\r') {
+            sbuf_put(b, "\\ ", 2);
+            continue;
+        }
         if (strchr(chars, *s)) sbuf_putc(b, '\\');
         sbuf_putc(b, *s);
     }
@@ -91,8 +97,10 @@ void tsconv_influx_point(sbuf *b, const ts_point *p)
         sbuf_putc(b, i ? ',' : ' ');
         lp_esc(b, strcmp(p->fields[i].key, TSCONV_OWN_VALUE) ? p->fields[i].key : "value", ",= ");
         double v = p->fields[i].val;
-        if (v == floor(v) && fabs(v) < 1e15) sbuf_printf(b, "=%.1f", v);
-        else sbuf_printf(b, "=%.17g", v);
+        if (v == floor(v) && fabs(v) < 1e15)
+            sbuf_printf(b, "=%.1f", v);
+        else
+            sbuf_printf(b, "=%.17g", v);
     }
     sbuf_printf(b, " %lld000\n", (long long)llround(p->ts * 1e6));
 }

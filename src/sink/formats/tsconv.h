@@ -31,39 +31,44 @@
 
 #define TSCONV_OWN_VALUE "_value"
 
-typedef struct ts_kv { const char *key; const char *val; } ts_kv;
-typedef struct ts_field { const char *key; double val; } ts_field;
+typedef struct ts_kv {
+    const char *key;
+    const char *val;
+} ts_kv;
+typedef struct ts_field {
+    const char *key;
+    double val;
+} ts_field;
 
 typedef struct ts_point {
-    const char *name;     /* the event name */
-    double   ts;          /* epoch seconds */
-    ts_kv    tags[64];
-    int      ntags;
+    const char *name; /* the event name */
+    double ts;        /* epoch seconds */
+    ts_kv tags[64];
+    int ntags;
     ts_field fields[256];
-    int      nfields;
-    void    *doc;         /* json_t *, owns the keys (JSON path; the set path: NULL) */
+    int nfields;
+    void *doc; /* json_t *, owns the keys (JSON path; the set path: NULL) */
 } ts_point;
 
 /* 0 on success; -1 when the JSON is not an object with "event". */
-int  tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tags);
+int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tags);
 void tsconv_free(ts_point *p);
-
 
 struct sbuf;
 /* Appends the event as one line-protocol line; returns 0 (nothing written)
  * when it has no numbers. */
-int  tsconv_influx_line(struct sbuf *b, const char *json, size_t len, const char *keep_tags);
+int tsconv_influx_line(struct sbuf *b, const char *json, size_t len, const char *keep_tags);
 /* Appends the event's data points to a JSON array being built in b (b
  * starts empty; the caller closes it with ']'); returns the points added. */
-int  tsconv_opentsdb_points(struct sbuf *b, const char *json, size_t len, const char *keep_tags);
+int tsconv_opentsdb_points(struct sbuf *b, const char *json, size_t len, const char *keep_tags);
 
 /* The writers both paths share: a point as one line (it has numbers), as
  * OpenTSDB data points (returns how many); `keep_tags` membership; whether
  * a parsed document has a top-level key. */
 void tsconv_influx_point(struct sbuf *b, const ts_point *p);
-int  tsconv_opentsdb_point(struct sbuf *b, const ts_point *p);
-int  tsconv_listed(const char *keep_tags, const char *key);
-int  tsconv_has_key(const ts_point *p, const char *key);
+int tsconv_opentsdb_point(struct sbuf *b, const ts_point *p);
+int tsconv_listed(const char *keep_tags, const char *key);
+int tsconv_has_key(const ts_point *p, const char *key);
 
 /* ---- from a value set (tsconv_set.c) ------------------------------------- */
 
@@ -75,7 +80,7 @@ typedef struct tsconv_ann {
 } tsconv_ann;
 
 /* Parses the annotations fragment once; 0, or -1 if it is no JSON. */
-int  tsconv_ann_init(tsconv_ann *a, const char *fragment, size_t len, const char *keep_tags);
+int tsconv_ann_init(tsconv_ann *a, const char *fragment, size_t len, const char *keep_tags);
 void tsconv_ann_free(tsconv_ann *a);
 
 /* The event `name` at `ts` with values s, as tsconv_influx_line and
@@ -83,9 +88,9 @@ void tsconv_ann_free(tsconv_ann *a);
  * values, or -1 (nothing written) when the set holds something the JSON
  * path reads differently (a label named like an annotation, an integer
  * jansson refuses): the caller then encodes the JSON. */
-int  tsconv_influx_set(struct sbuf *b, const char *name, double ts, const struct mset *s,
-                       const tsconv_ann *a, const char *keep_tags);
-int  tsconv_opentsdb_set(struct sbuf *b, const char *name, double ts, const struct mset *s,
-                         const tsconv_ann *a, const char *keep_tags);
+int tsconv_influx_set(struct sbuf *b, const char *name, double ts, const struct mset *s,
+                      const tsconv_ann *a, const char *keep_tags);
+int tsconv_opentsdb_set(struct sbuf *b, const char *name, double ts, const struct mset *s,
+                        const tsconv_ann *a, const char *keep_tags);
 
 #endif

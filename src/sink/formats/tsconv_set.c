@@ -22,7 +22,7 @@
 int tsconv_ann_init(tsconv_ann *a, const char *fragment, size_t len, const char *keep_tags)
 {
     memset(a, 0, sizeof *a);
-    sbuf j = { 0 };
+    sbuf j = {0};
     sbuf_puts(&j, "{\"event\":\"\"");
     if (len) {
         sbuf_putc(&j, ',');
@@ -48,7 +48,10 @@ void tsconv_ann_free(tsconv_ann *a)
 }
 
 /* Room for the tag values the set path makes (integers, repaired UTF-8). */
-typedef struct set_text { char buf[2048]; size_t len; } set_text;
+typedef struct set_text {
+    char buf[2048];
+    size_t len;
+} set_text;
 
 static const char *text_put(set_text *t, const char *s, size_t n)
 {
@@ -76,14 +79,24 @@ static const char *label_text(set_text *t, const char *v)
     size_t o = 0;
     for (i = 0; i < n && o + 4 < sizeof out;) {
         size_t l = u[i] < 0x80 ? 1 : json_utf8_len(u + i, n - i);
-        if (l) { memcpy(out + o, v + i, l); o += l; i += l; }
-        else { memcpy(out + o, "\xEF\xBF\xBD", 3); o += 3; i++; }
+        if (l) {
+            memcpy(out + o, v + i, l);
+            o += l;
+            i += l;
+        } else {
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        }
     }
     return i < n ? NULL : text_put(t, out, o);
 }
 
 /* As tsconv_parse's rules, for one member of the event. */
-static int is_id_key(const char *k) { return !strcmp(k, "rank") || !strcmp(k, "pid") || !strcmp(k, "id"); }
+static int is_id_key(const char *k)
+{
+    return !strcmp(k, "rank") || !strcmp(k, "pid") || !strcmp(k, "id");
+}
 
 static void add_tag(ts_point *p, const char *k, const char *v, const char *keep_tags)
 {
@@ -106,9 +119,12 @@ static int add_label(ts_point *p, set_text *t, const mlabel *l, const tsconv_ann
 {
     if (!strcmp(l->key, "event") || !strcmp(l->key, "ts") || !strcmp(l->key, "seq") ||
         tsconv_has_key(&a->p, l->key))
-        return -1;                           /* a duplicate key: left to the JSON path */
+        return -1; /* a duplicate key: left to the JSON path */
     if (l->is_num) {
-        if (!is_id_key(l->key)) { add_field(p, l->key, (double)l->num); return 0; }
+        if (!is_id_key(l->key)) {
+            add_field(p, l->key, (double)l->num);
+            return 0;
+        }
         if (!tsconv_listed(keep_tags, l->key) || p->ntags >= 64) return 0;
         char n[24];
         const char *v = text_put(t, n, (size_t)snprintf(n, sizeof n, "%lld", l->num));

@@ -27,11 +27,11 @@
 
 typedef struct amqp_ctx {
     amqp_connection_state_t conn;
-    char    *host, *user, *pass, *vhost, *exchange, *routing_key, *ca_file, *label;
-    int      port, tls, insecure;
+    char *host, *user, *pass, *vhost, *exchange, *routing_key, *ca_file, *label;
+    int port, tls, insecure;
     uint64_t next_tag;
-    unsigned char *acked;    /* per batch item */
-    int      nacked_cap;
+    unsigned char *acked; /* per batch item */
+    int nacked_cap;
 } amqp_ctx;
 
 static void describe_reply(amqp_rpc_reply_t r, const char *what, char *err, size_t errlen)
@@ -65,7 +65,7 @@ static void describe_reply(amqp_rpc_reply_t r, const char *what, char *err, size
 static void amqp_ctx_drop(void *ctx)
 {
     amqp_ctx *a = ctx;
-    if (a->conn) amqp_destroy_connection(a->conn);   /* closes the socket, no handshake */
+    if (a->conn) amqp_destroy_connection(a->conn); /* closes the socket, no handshake */
     a->conn = NULL;
 }
 
@@ -73,10 +73,16 @@ static int open_channel(amqp_ctx *a, char *err, size_t errlen)
 {
     amqp_channel_open(a->conn, AMQP_CHANNEL);
     amqp_rpc_reply_t r = amqp_get_rpc_reply(a->conn);
-    if (r.reply_type != AMQP_RESPONSE_NORMAL) { describe_reply(r, "channel.open", err, errlen); return -1; }
+    if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+        describe_reply(r, "channel.open", err, errlen);
+        return -1;
+    }
     amqp_confirm_select(a->conn, AMQP_CHANNEL);
     r = amqp_get_rpc_reply(a->conn);
-    if (r.reply_type != AMQP_RESPONSE_NORMAL) { describe_reply(r, "confirm.select", err, errlen); return -1; }
+    if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+        describe_reply(r, "confirm.select", err, errlen);
+        return -1;
+    }
     a->next_tag = 1;
     return 0;
 }
@@ -87,12 +93,15 @@ static int amqp_ctx_connect(void *ctx, double timeout, char *err, size_t errlen)
     amqp_ctx_drop(a);
     a->conn = amqp_new_connection();
     if (timeout > 5) timeout = 5;
-    struct timeval limit = { (time_t)timeout, (suseconds_t)((timeout - (time_t)timeout) * 1e6) };
+    struct timeval limit = {(time_t)timeout, (suseconds_t)((timeout - (time_t)timeout) * 1e6)};
     /* login and every RPC: never hang */
     amqp_set_handshake_timeout(a->conn, &limit);
     amqp_set_rpc_timeout(a->conn, &limit);
     amqp_socket_t *sock = a->tls ? amqp_ssl_socket_new(a->conn) : amqp_tcp_socket_new(a->conn);
-    if (!sock) { snprintf(err, errlen, "cannot create socket"); return -1; }
+    if (!sock) {
+        snprintf(err, errlen, "cannot create socket");
+        return -1;
+    }
     if (a->tls) {
         if (a->insecure) {
             amqp_ssl_socket_set_verify_peer(sock, 0);
@@ -112,15 +121,17 @@ static int amqp_ctx_connect(void *ctx, double timeout, char *err, size_t errlen)
     int rc = amqp_socket_open_noblock(sock, a->host, a->port, &tv);
     if (rc != AMQP_STATUS_OK) {
         snprintf(err, errlen, "cannot connect to %s:%d: %s", a->host, a->port,
-                 rc != AMQP_STATUS_SOCKET_ERROR ? amqp_error_string2(rc) :
-                 errno && errno != EINPROGRESS ? strerror(errno) : "connection refused or host unreachable");
+                 rc != AMQP_STATUS_SOCKET_ERROR  ? amqp_error_string2(rc)
+                 : errno && errno != EINPROGRESS ? strerror(errno)
+                                                 : "connection refused or host unreachable");
         return -1;
     }
     amqp_rpc_reply_t r = amqp_login(a->conn, a->vhost, 0, 131072, 0, AMQP_SASL_METHOD_PLAIN,
                                     a->user ? a->user : "guest", a->pass ? a->pass : "guest");
     if (r.reply_type != AMQP_RESPONSE_NORMAL) {
         describe_reply(r, "login", err, errlen);
-        if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_CONNECTION_CLOSED)
+        if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+            r.library_error == AMQP_STATUS_CONNECTION_CLOSED)
             snprintf(err, errlen, "login refused (user, password or vhost '%s' wrong?)", a->vhost);
         return -1;
     }
@@ -131,11 +142,12 @@ static int amqp_ctx_connect(void *ctx, double timeout, char *err, size_t errlen)
                               amqp_cstring_bytes("topic"), 1, 0, 0, 0, amqp_empty_table);
         r = amqp_get_rpc_reply(a->conn);
         if (r.reply_type != AMQP_RESPONSE_NORMAL) {
-            if (r.reply_type != AMQP_RESPONSE_SERVER_EXCEPTION || r.reply.id != AMQP_CHANNEL_CLOSE_METHOD) {
+            if (r.reply_type != AMQP_RESPONSE_SERVER_EXCEPTION ||
+                r.reply.id != AMQP_CHANNEL_CLOSE_METHOD) {
                 describe_reply(r, "exchange.declare", err, errlen);
                 return -1;
             }
-            amqp_channel_close_ok_t ok = { 0 };
+            amqp_channel_close_ok_t ok = {0};
             amqp_send_method(a->conn, AMQP_CHANNEL, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
             if (open_channel(a, err, errlen) < 0) return -1;
             amqp_exchange_declare(a->conn, AMQP_CHANNEL, amqp_cstring_bytes(a->exchange),
@@ -150,31 +162,39 @@ static int amqp_ctx_connect(void *ctx, double timeout, char *err, size_t errlen)
     return 0;
 }
 
-static int amqp_ctx_send(void *ctx, const pub_item *it, int n, double timeout, char *err, size_t errlen)
+static int amqp_ctx_send(void *ctx, const pub_item *it, int n, double timeout, char *err,
+                         size_t errlen)
 {
     amqp_ctx *a = ctx;
-    if (!a->conn) { snprintf(err, errlen, "not connected"); return 0; }
+    if (!a->conn) {
+        snprintf(err, errlen, "not connected");
+        return 0;
+    }
     if (n > a->nacked_cap) {
         free(a->acked);
         a->acked = malloc((size_t)n);
         a->nacked_cap = a->acked ? n : 0;
-        if (!a->acked) { snprintf(err, errlen, "out of memory"); return 0; }
+        if (!a->acked) {
+            snprintf(err, errlen, "out of memory");
+            return 0;
+        }
     }
     memset(a->acked, 0, (size_t)n);
     amqp_basic_properties_t props;
     memset(&props, 0, sizeof props);
-    props._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_APP_ID_FLAG;
+    props._flags =
+        AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_APP_ID_FLAG;
     props.content_type = amqp_cstring_bytes("application/json");
     props.delivery_mode = 2;
     props.app_id = amqp_cstring_bytes("jobscope");
     uint64_t first = a->next_tag;
     int sent = 0;
     for (; sent < n; sent++) {
-        amqp_bytes_t body = { it[sent].len, (void *)it[sent].json };
+        amqp_bytes_t body = {it[sent].len, (void *)it[sent].json};
         amqp_bytes_t rk = amqp_cstring_bytes(a->routing_key ? a->routing_key : it[sent].name);
-        if (rk.len > 255) rk.len = 255;     /* a short string in AMQP: never fail on a long name */
-        int rc = amqp_basic_publish(a->conn, AMQP_CHANNEL, amqp_cstring_bytes(a->exchange),
-                                    rk, 0, 0, &props, body);
+        if (rk.len > 255) rk.len = 255; /* a short string in AMQP: never fail on a long name */
+        int rc = amqp_basic_publish(a->conn, AMQP_CHANNEL, amqp_cstring_bytes(a->exchange), rk, 0,
+                                    0, &props, body);
         if (rc != AMQP_STATUS_OK) {
             snprintf(err, errlen, "publish: %s", amqp_error_string2(rc));
             break;
@@ -186,24 +206,31 @@ static int amqp_ctx_send(void *ctx, const pub_item *it, int n, double timeout, c
     int done = 0;
     while (done < sent) {
         double left = deadline - now_mono();
-        if (left <= 0) { snprintf(err, errlen, "no confirm from the broker within %.0f s", timeout); break; }
-        struct timeval tv = { (time_t)left, (suseconds_t)((left - (time_t)left) * 1e6) };
+        if (left <= 0) {
+            snprintf(err, errlen, "no confirm from the broker within %.0f s", timeout);
+            break;
+        }
+        struct timeval tv = {(time_t)left, (suseconds_t)((left - (time_t)left) * 1e6)};
         amqp_frame_t f;
         int rc = amqp_simple_wait_frame_noblock(a->conn, &f, &tv);
         if (rc == AMQP_STATUS_TIMEOUT) continue;
-        if (rc != AMQP_STATUS_OK) { snprintf(err, errlen, "waiting for confirms: %s", amqp_error_string2(rc)); break; }
+        if (rc != AMQP_STATUS_OK) {
+            snprintf(err, errlen, "waiting for confirms: %s", amqp_error_string2(rc));
+            break;
+        }
         if (f.frame_type != AMQP_FRAME_METHOD) continue;
         amqp_method_t *m = &f.payload.method;
         if (m->id == AMQP_BASIC_ACK_METHOD) {
             amqp_basic_ack_t *ack = m->decoded;
-            for (uint64_t t = ack->multiple ? first : ack->delivery_tag; t <= ack->delivery_tag; t++)
+            for (uint64_t t = ack->multiple ? first : ack->delivery_tag; t <= ack->delivery_tag;
+                 t++)
                 if (t >= first && t < first + (uint64_t)sent) a->acked[t - first] = 1;
             while (done < sent && a->acked[done]) done++;
         } else if (m->id == AMQP_BASIC_NACK_METHOD) {
             snprintf(err, errlen, "the broker refused a message (nack)");
             break;
         } else if (m->id == AMQP_CHANNEL_CLOSE_METHOD || m->id == AMQP_CONNECTION_CLOSE_METHOD) {
-            amqp_rpc_reply_t r = { AMQP_RESPONSE_SERVER_EXCEPTION, *m, 0 };
+            amqp_rpc_reply_t r = {AMQP_RESPONSE_SERVER_EXCEPTION, *m, 0};
             describe_reply(r, "publish", err, errlen);
             break;
         }
@@ -215,14 +242,21 @@ static int amqp_ctx_send(void *ctx, const pub_item *it, int n, double timeout, c
 static void amqp_ctx_destroy(void *ctx)
 {
     amqp_ctx *a = ctx;
-    if (a->conn) {   /* a polite goodbye; RPCs are bounded by the rpc timeout */
+    if (a->conn) { /* a polite goodbye; RPCs are bounded by the rpc timeout */
         amqp_channel_close(a->conn, AMQP_CHANNEL, AMQP_REPLY_SUCCESS);
         amqp_connection_close(a->conn, AMQP_REPLY_SUCCESS);
     }
     amqp_ctx_drop(a);
     if (a->pass) memset(a->pass, 0, strlen(a->pass));
-    free(a->host); free(a->user); free(a->pass); free(a->vhost); free(a->exchange);
-    free(a->routing_key); free(a->ca_file); free(a->label); free(a->acked);
+    free(a->host);
+    free(a->user);
+    free(a->pass);
+    free(a->vhost);
+    free(a->exchange);
+    free(a->routing_key);
+    free(a->ca_file);
+    free(a->label);
+    free(a->acked);
     free(a);
 }
 
@@ -249,7 +283,10 @@ int sink_amqp_parse_path(const char *path, char **vhost, char **exchange)
     if (!slash || strchr(slash + 1, '/')) return -1;
     *vhost = net_url_decode(path, (size_t)(slash - path));
     *exchange = net_url_decode(slash + 1, strlen(slash + 1));
-    if (!**vhost) { free(*vhost); *vhost = strdup("/"); }
+    if (!**vhost) {
+        free(*vhost);
+        *vhost = strdup("/");
+    }
     return 0;
 }
 
@@ -262,7 +299,8 @@ static sink *amqp_open(const char *url, const sink_options *o, char *err, size_t
     amqp_ctx *a = calloc(1, sizeof *a);
     a->label = label;
     if (!u.host[0] || sink_amqp_parse_path(u.path, &a->vhost, &a->exchange) < 0) {
-        snprintf(err, errlen, "%s: expected amqp[s]://[USER:PASS@]HOST[:PORT]/VHOST/EXCHANGE", label);
+        snprintf(err, errlen, "%s: expected amqp[s]://[USER:PASS@]HOST[:PORT]/VHOST/EXCHANGE",
+                 label);
         goto bad;
     }
     size_t pos = 0;
@@ -274,7 +312,8 @@ static sink *amqp_open(const char *url, const sink_options *o, char *err, size_t
             continue;
         }
         snprintf(err, errlen, "%s: unknown option '%s' (only ?routing_key=KEY)", label, k);
-        free(k); free(v);
+        free(k);
+        free(v);
         goto bad;
     }
     a->tls = !strcmp(u.scheme, "amqps");

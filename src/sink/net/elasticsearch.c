@@ -28,18 +28,21 @@
 #include "../formats/sbuf.h"
 #include "jsonx.h"
 
-typedef struct es_route { char *prefix; char *index; } es_route;
+typedef struct es_route {
+    char *prefix;
+    char *index;
+} es_route;
 
 typedef struct es_ctx {
-    httpc  c;
-    char  *url;         /* .../_bulk */
-    char  *index;
+    httpc c;
+    char *url; /* .../_bulk */
+    char *index;
     es_route routes[32];
-    int    nroutes;
-    char  *label;
-    sbuf   body;
+    int nroutes;
+    char *label;
+    sbuf body;
     unsigned long rejected;
-    int    template_done;
+    int template_done;
 } es_ctx;
 
 /* Two independent 64-bit FNV-1a variants give the 128-bit document id. */
@@ -95,7 +98,7 @@ static void es_bulk_append(sbuf *b, const char *index, const char *json, size_t 
     es_doc_id(json, len, id);
     size_t atn = len > 2 && json[0] == '{' ? es_timestamp(json, len, at, sizeof at) : 0;
     sbuf_puts(b, "{\"index\":{\"_index\":\"");
-    sbuf_puts(b, index);            /* validated at open: no quotes or backslashes */
+    sbuf_puts(b, index); /* validated at open: no quotes or backslashes */
     sbuf_puts(b, "\",\"_id\":\"");
     sbuf_puts(b, id);
     sbuf_puts(b, "\"}}\n");
@@ -111,8 +114,9 @@ static void es_bulk_append(sbuf *b, const char *index, const char *json, size_t 
 
 /* The fields every event shares, as keyword (exact match, aggregations). */
 static const char *const es_keywords[] = {
-    "event", "hostname", "site", "wf_uuid", "wf_label", "dag_job_id", "condor_job_id",
-    "xformation", "task_id", "job_id", "exe", "cmd", "monitoring_event", "xwf_id", "sched_id",
+    "event",      "hostname", "site",   "wf_uuid", "wf_label", "dag_job_id",       "condor_job_id",
+    "xformation", "task_id",  "job_id", "exe",     "cmd",      "monitoring_event", "xwf_id",
+    "sched_id",
 };
 
 /* Installs the index template once (see the top of the file). */
@@ -125,7 +129,7 @@ static int es_install_template(es_ctx *e, double timeout, char *err, size_t errl
     sbuf_putc(&b, '"');
     for (int i = 0; i < e->nroutes; i++) {
         sbuf_puts(&b, ",\"");
-        sbuf_puts(&b, e->routes[i].index);      /* validated: no quotes */
+        sbuf_puts(&b, e->routes[i].index); /* validated: no quotes */
         sbuf_putc(&b, '"');
     }
     sbuf_puts(&b, "],\"priority\":100,\"template\":{\"mappings\":{"
@@ -155,7 +159,8 @@ static int es_install_template(es_ctx *e, double timeout, char *err, size_t errl
             rc = 0;
             e->template_done = 1;
             if (httpc_status_class(st) != 0)
-                publisher_warn(e->c.quiet, e->label, "index template not installed (%s); ts may be mapped as float", why);
+                publisher_warn(e->c.quiet, e->label,
+                               "index template not installed (%s); ts may be mapped as float", why);
         }
     }
     free(url);
@@ -175,9 +180,14 @@ static int es_send(void *ctx, const pub_item *it, int n, double timeout, char *e
 {
     es_ctx *e = ctx;
     sbuf_reset(&e->body);
-    for (int i = 0; i < n; i++) es_bulk_append(&e->body, es_index_for(e, it[i].name), it[i].json, it[i].len);
-    if (e->body.oom) { snprintf(err, errlen, "out of memory"); return 0; }
-    long st = httpc_post(&e->c, e->url, "application/x-ndjson", e->body.p, e->body.len, timeout, err, errlen);
+    for (int i = 0; i < n; i++)
+        es_bulk_append(&e->body, es_index_for(e, it[i].name), it[i].json, it[i].len);
+    if (e->body.oom) {
+        snprintf(err, errlen, "out of memory");
+        return 0;
+    }
+    long st = httpc_post(&e->c, e->url, "application/x-ndjson", e->body.p, e->body.len, timeout,
+                         err, errlen);
     int cls = httpc_status_class(st);
     if (cls == 1) return 0;
     if (cls == 2) {
@@ -193,7 +203,9 @@ static int es_send(void *ctx, const pub_item *it, int n, double timeout, char *e
         return 0;
     }
     if (rejected) {
-        if (!e->rejected) publisher_warn(e->c.quiet, e->label, "document rejected (%s); such events are skipped", reason);
+        if (!e->rejected)
+            publisher_warn(e->c.quiet, e->label, "document rejected (%s); such events are skipped",
+                           reason);
         e->rejected += (unsigned long)rejected;
     }
     if (done < n) snprintf(err, errlen, "_bulk item answered %ld", retry);
@@ -205,8 +217,13 @@ static void es_destroy(void *ctx)
     es_ctx *e = ctx;
     httpc_free(&e->c);
     sbuf_free(&e->body);
-    for (int i = 0; i < e->nroutes; i++) { free(e->routes[i].prefix); free(e->routes[i].index); }
-    free(e->url); free(e->index); free(e->label);
+    for (int i = 0; i < e->nroutes; i++) {
+        free(e->routes[i].prefix);
+        free(e->routes[i].index);
+    }
+    free(e->url);
+    free(e->index);
+    free(e->label);
     free(e);
 }
 
@@ -215,11 +232,12 @@ static int es_match(const char *url, const sink_options *o)
     return !strncasecmp(url, "elasticsearch://", 16) || !strncasecmp(url, "elasticsearchs://", 17);
 }
 
-static const pub_backend es_backend = { "elasticsearch", 500, es_connect, es_send, NULL, es_destroy };
+static const pub_backend es_backend = {"elasticsearch", 500, es_connect, es_send, NULL, es_destroy};
 static sink *es_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_elasticsearch_ops = {
-    "elasticsearch", es_match, es_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    "elasticsearch",      es_match, es_open, publisher_sink_write, publisher_sink_flush,
+    publisher_sink_close,
 };
 
 /* Elasticsearch index names: lower case, no \ / * ? " < > | space , # : */
@@ -227,7 +245,8 @@ static int es_index_ok(const char *s)
 {
     if (!*s || *s == '-' || *s == '_' || *s == '+') return 0;
     for (; *s; s++)
-        if ((*s >= 'A' && *s <= 'Z') || strchr("\\/*?\"<>| ,#:", *s) || (unsigned char)*s < 0x20) return 0;
+        if ((*s >= 'A' && *s <= 'Z') || strchr("\\/*?\"<>| ,#:", *s) || (unsigned char)*s < 0x20)
+            return 0;
     return 1;
 }
 
@@ -241,9 +260,13 @@ static sink *es_open(const char *url, const sink_options *o, char *err, size_t e
     e->label = label;
     const char *idx = u.path[0] == '/' ? u.path + 1 : u.path;
     e->index = net_url_decode(idx, strlen(idx));
-    if (!e->index[0]) { free(e->index); e->index = strdup("jobscope"); }
+    if (!e->index[0]) {
+        free(e->index);
+        e->index = strdup("jobscope");
+    }
     if (!u.host[0] || !es_index_ok(e->index)) {
-        snprintf(err, errlen, "%s: expected elasticsearch[s]://HOST[:PORT]/INDEX (index in lower case)", label);
+        snprintf(err, errlen,
+                 "%s: expected elasticsearch[s]://HOST[:PORT]/INDEX (index in lower case)", label);
         goto bad;
     }
     size_t pos = 0;
@@ -255,8 +278,10 @@ static sink *es_open(const char *url, const sink_options *o, char *err, size_t e
             free(k);
             continue;
         }
-        snprintf(err, errlen, "%s: unknown or bad option '%s' (use ?index.EVENT_PREFIX=INDEX)", label, k);
-        free(k); free(v);
+        snprintf(err, errlen, "%s: unknown or bad option '%s' (use ?index.EVENT_PREFIX=INDEX)",
+                 label, k);
+        free(k);
+        free(v);
         goto bad;
     }
     free(u.path);

@@ -12,13 +12,13 @@
 #include "httpc.h"
 
 typedef struct http_ctx {
-    httpc  c;
-    char  *url;         /* what we POST to: no user info, no fragment */
-    int    batch;       /* 0: one event per request */
-    char  *body;
+    httpc c;
+    char *url; /* what we POST to: no user info, no fragment */
+    int batch; /* 0: one event per request */
+    char *body;
     size_t cap;
     unsigned long rejected;
-    char  *label;
+    char *label;
 } http_ctx;
 
 static int http_connect(void *ctx, double timeout, char *err, size_t errlen)
@@ -32,7 +32,8 @@ static int http_send(void *ctx, const pub_item *it, int n, double timeout, char 
     http_ctx *h = ctx;
     if (!h->batch) {
         for (int i = 0; i < n; i++) {
-            long st = httpc_post(&h->c, h->url, "application/json", it[i].json, it[i].len, timeout, err, errlen);
+            long st = httpc_post(&h->c, h->url, "application/json", it[i].json, it[i].len, timeout,
+                                 err, errlen);
             int cls = httpc_status_class(st);
             if (cls == 1) return i;
             if (cls == 2) httpc_rejected(&h->c, &h->rejected, 1, h->label, err);
@@ -43,7 +44,10 @@ static int http_send(void *ctx, const pub_item *it, int n, double timeout, char 
     for (int i = 0; i < n; i++) need += it[i].len + 1;
     if (need > h->cap) {
         char *b = realloc(h->body, need);
-        if (!b) { snprintf(err, errlen, "out of memory"); return 0; }
+        if (!b) {
+            snprintf(err, errlen, "out of memory");
+            return 0;
+        }
         h->body = b;
         h->cap = need;
     }
@@ -61,7 +65,9 @@ static void http_destroy(void *ctx)
 {
     http_ctx *h = ctx;
     httpc_free(&h->c);
-    free(h->url); free(h->body); free(h->label);
+    free(h->url);
+    free(h->body);
+    free(h->label);
     free(h);
 }
 
@@ -70,8 +76,8 @@ static int http_match(const char *url, const sink_options *o)
     return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
 }
 
-static const pub_backend http_single = { "http", 64, http_connect, http_send, NULL, http_destroy };
-static const pub_backend http_batched = { "http", 500, http_connect, http_send, NULL, http_destroy };
+static const pub_backend http_single = {"http", 64, http_connect, http_send, NULL, http_destroy};
+static const pub_backend http_batched = {"http", 500, http_connect, http_send, NULL, http_destroy};
 
 static sink *http_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
@@ -88,10 +94,13 @@ static sink *http_open(const char *url, const sink_options *o, char *err, size_t
     http_ctx *h = calloc(1, sizeof *h);
     int batch = 0;
     if (u.fragment) {
-        if (!strcmp(u.fragment, "ndjson")) batch = 500;
-        else if (!strncmp(u.fragment, "batch=", 6)) batch = atoi(u.fragment + 6);
+        if (!strcmp(u.fragment, "ndjson"))
+            batch = 500;
+        else if (!strncmp(u.fragment, "batch=", 6))
+            batch = atoi(u.fragment + 6);
         if (batch <= 0 || batch > 100000) {
-            snprintf(err, errlen, "%s: unknown option #%s (use #ndjson or #batch=N)", label, u.fragment);
+            snprintf(err, errlen, "%s: unknown option #%s (use #ndjson or #batch=N)", label,
+                     u.fragment);
             goto bad;
         }
     }
@@ -105,7 +114,7 @@ static sink *http_open(const char *url, const sink_options *o, char *err, size_t
     h->batch = batch;
     h->label = label;
     net_url_free(&u);
-    pub_backend be = batch ? http_batched : http_single;   /* copied by the publisher */
+    pub_backend be = batch ? http_batched : http_single; /* copied by the publisher */
     if (batch) be.max_batch = batch;
     return publisher_sink_create(&sink_http_ops, url, &be, h, o, err, errlen);
 bad:

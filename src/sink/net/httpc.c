@@ -8,7 +8,10 @@
 #include "../delivery/publisher.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_global(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void curl_global(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
 static size_t on_body(char *data, size_t sz, size_t nm, void *arg)
 {
@@ -17,7 +20,10 @@ static size_t on_body(char *data, size_t sz, size_t nm, void *arg)
     if (c->resp_len + n + 1 > c->resp_cap && c->resp_len < (1u << 20)) {
         size_t cap = (c->resp_len + n + 1) * 2;
         char *r = realloc(c->resp, cap);
-        if (r) { c->resp = r; c->resp_cap = cap; }
+        if (r) {
+            c->resp = r;
+            c->resp_cap = cap;
+        }
     }
     if (c->resp && c->resp_len + n + 1 <= c->resp_cap) {
         memcpy(c->resp + c->resp_len, data, n);
@@ -50,7 +56,12 @@ void httpc_free(httpc *c)
     if (c->headers) curl_slist_free_all(c->headers);
     if (c->pass) memset(c->pass, 0, strlen(c->pass));
     if (c->bearer) memset(c->bearer, 0, strlen(c->bearer));
-    free(c->user); free(c->pass); free(c->ca_file); free(c->resp); free(c->unix_socket); free(c->bearer);
+    free(c->user);
+    free(c->pass);
+    free(c->ca_file);
+    free(c->resp);
+    free(c->unix_socket);
+    free(c->bearer);
     memset(c, 0, sizeof *c);
 }
 
@@ -80,7 +91,10 @@ int httpc_probe(httpc *c, const char *url, double timeout_s, char *err, size_t e
 {
     CURL *h = curl_easy_init();
     char ebuf[CURL_ERROR_SIZE] = "";
-    if (!h) { snprintf(err, errlen, "cannot initialise libcurl"); return -1; }
+    if (!h) {
+        snprintf(err, errlen, "cannot initialise libcurl");
+        return -1;
+    }
     common_opts(c, h, url, timeout_s, ebuf);
     curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
     CURLcode rc = curl_easy_perform(h);
@@ -92,8 +106,8 @@ int httpc_probe(httpc *c, const char *url, double timeout_s, char *err, size_t e
     return 0;
 }
 
-long httpc_post(httpc *c, const char *url, const char *content_type, const char *body,
-                size_t len, double timeout_s, char *err, size_t errlen)
+long httpc_post(httpc *c, const char *url, const char *content_type, const char *body, size_t len,
+                double timeout_s, char *err, size_t errlen)
 {
     CURL *h = c->curl;
     char ebuf[CURL_ERROR_SIZE] = "", ct[128];
@@ -124,7 +138,8 @@ long httpc_post(httpc *c, const char *url, const char *content_type, const char 
         char snippet[160] = "";
         if (c->resp) {
             snprintf(snippet, sizeof snippet, "%s", c->resp);
-            for (char *s = snippet; *s; s++) if (*s == '\n' || *s == '\r') *s = ' ';
+            for (char *s = snippet; *s; s++)
+                if (*s == '\n' || *s == '\r') *s = ' ';
         }
         snprintf(err, errlen, "HTTP %ld%s%s", status, snippet[0] ? ": " : "", snippet);
     }
@@ -147,13 +162,14 @@ void httpc_rejected(const httpc *c, unsigned long *rejected, unsigned long n, co
                     const char *why)
 {
     if (*rejected == 0)
-        publisher_warn(c->quiet, label, "rejected by the server (%s); such events are skipped", why);
+        publisher_warn(c->quiet, label, "rejected by the server (%s); such events are skipped",
+                       why);
     *rejected += n;
 }
 
-int httpc_deliver(httpc *c, const char *url, const char *content_type, const char *body,
-                  size_t len, int n, unsigned long *rejected, const char *label,
-                  double timeout_s, char *err, size_t errlen)
+int httpc_deliver(httpc *c, const char *url, const char *content_type, const char *body, size_t len,
+                  int n, unsigned long *rejected, const char *label, double timeout_s, char *err,
+                  size_t errlen)
 {
     long st = httpc_post(c, url, content_type, body, len, timeout_s, err, errlen);
     int cls = httpc_status_class(st);

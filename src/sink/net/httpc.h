@@ -14,37 +14,37 @@
 #include "../url.h"
 
 typedef struct httpc {
-    void  *curl;            /* CURL * */
-    char  *user, *pass;
-    char  *ca_file;
-    int    insecure;
-    char  *resp;            /* last response body (truncated at 1 MiB), NUL-terminated */
+    void *curl; /* CURL * */
+    char *user, *pass;
+    char *ca_file;
+    int insecure;
+    char *resp; /* last response body (truncated at 1 MiB), NUL-terminated */
     size_t resp_len, resp_cap;
-    void  *headers;         /* struct curl_slist * */
-    char  *unix_socket;     /* talk HTTP over this Unix socket (jobscope serve) */
-    char  *bearer;          /* "Authorization: Bearer ..." header, or NULL */
-    int    quiet;           /* -q (sink_options.quiet): its warnings are silenced */
+    void *headers;     /* struct curl_slist * */
+    char *unix_socket; /* talk HTTP over this Unix socket (jobscope serve) */
+    char *bearer;      /* "Authorization: Bearer ..." header, or NULL */
+    int quiet;         /* -q (sink_options.quiet): its warnings are silenced */
 } httpc;
 
 /* Takes the credentials from u. 0, or -1 with err. */
-int  httpc_init(httpc *c, const net_url *u, const sink_options *o, char *err, size_t errlen);
+int httpc_init(httpc *c, const net_url *u, const sink_options *o, char *err, size_t errlen);
 void httpc_free(httpc *c);
 /* Opens a connection (and the TLS handshake) to url, then drops it. */
-int  httpc_probe(httpc *c, const char *url, double timeout_s, char *err, size_t errlen);
+int httpc_probe(httpc *c, const char *url, double timeout_s, char *err, size_t errlen);
 /* POSTs body. Returns the HTTP status, or -1 on a transport error (err set). */
-long httpc_post(httpc *c, const char *url, const char *content_type, const char *body,
-                size_t len, double timeout_s, char *err, size_t errlen);
+long httpc_post(httpc *c, const char *url, const char *content_type, const char *body, size_t len,
+                double timeout_s, char *err, size_t errlen);
 
 /* What to do with a status: 0 delivered, 1 retry later, 2 rejected for good
  * (only 400, 409, 413, 415, 422: the request's content is wrong). */
-int  httpc_status_class(long status);
+int httpc_status_class(long status);
 
 /* POSTs a batch of n events and turns the answer into a pub_backend send()
  * result: 0 (retry all later) or n (delivered, or rejected for good: then
  * counted in *rejected and warned about once under label). */
-int  httpc_deliver(httpc *c, const char *url, const char *content_type, const char *body,
-                   size_t len, int n, unsigned long *rejected, const char *label,
-                   double timeout_s, char *err, size_t errlen);
+int httpc_deliver(httpc *c, const char *url, const char *content_type, const char *body, size_t len,
+                  int n, unsigned long *rejected, const char *label, double timeout_s, char *err,
+                  size_t errlen);
 /* Counts n events the server refused for good, warning the first time
  * (unless c->quiet). */
 void httpc_rejected(const httpc *c, unsigned long *rejected, unsigned long n, const char *label,

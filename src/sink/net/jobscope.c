@@ -15,10 +15,10 @@
 #include "httpc.h"
 
 typedef struct js_ctx {
-    httpc  c;
-    char  *url;
-    char  *label;
-    char  *body;
+    httpc c;
+    char *url;
+    char *label;
+    char *body;
     size_t cap;
     unsigned long rejected;
 } js_ctx;
@@ -36,7 +36,10 @@ static int js_send(void *ctx, const pub_item *it, int n, double timeout, char *e
     for (int i = 0; i < n; i++) need += it[i].len + 1;
     if (need > x->cap) {
         char *b = realloc(x->body, need);
-        if (!b) { snprintf(err, errlen, "out of memory"); return 0; }
+        if (!b) {
+            snprintf(err, errlen, "out of memory");
+            return 0;
+        }
         x->body = b;
         x->cap = need;
     }
@@ -59,13 +62,18 @@ static int js_send(void *ctx, const pub_item *it, int n, double timeout, char *e
     return n;
 }
 
-static void js_disconnect(void *ctx) { (void)ctx; }
+static void js_disconnect(void *ctx)
+{
+    (void)ctx;
+}
 
 static void js_destroy(void *ctx)
 {
     js_ctx *x = ctx;
     httpc_free(&x->c);
-    free(x->url); free(x->label); free(x->body);
+    free(x->url);
+    free(x->label);
+    free(x->body);
     free(x);
 }
 
@@ -75,7 +83,8 @@ static int js_match(const char *url, const sink_options *o)
     return !strncasecmp(url, "jobscope://", 11) || !strncasecmp(url, "jobscope+unix://", 16);
 }
 
-static const pub_backend js_backend = { "jobscope", 1000, js_connect, js_send, js_disconnect, js_destroy };
+static const pub_backend js_backend = {"jobscope", 1000,          js_connect,
+                                       js_send,    js_disconnect, js_destroy};
 static sink *js_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_jobscope_ops = {
@@ -105,7 +114,8 @@ static sink *js_open(const char *url, const sink_options *o, char *err, size_t e
     net_url u;
     char *label;
     int unix_sock = !strncasecmp(url, "jobscope+unix://", 16);
-    if (net_url_open(&u, url, unix_sock ? NULL : "expected jobscope://HOST[:PORT]", &label, err, errlen) < 0)
+    if (net_url_open(&u, url, unix_sock ? NULL : "expected jobscope://HOST[:PORT]", &label, err,
+                     errlen) < 0)
         return publisher_bad_url(&sink_jobscope_ops, url, o, err, errlen);
     js_ctx *x = calloc(1, sizeof *x);
     if (!x || httpc_init(&x->c, &u, o, err, errlen) < 0) goto bad;
@@ -132,7 +142,10 @@ static sink *js_open(const char *url, const sink_options *o, char *err, size_t e
     return publisher_sink_create(&sink_jobscope_ops, url, &js_backend, x, o, err, errlen);
 bad:
     net_url_free(&u);
-    if (x) { x->label = NULL; js_destroy(x); }
+    if (x) {
+        x->label = NULL;
+        js_destroy(x);
+    }
     free(label);
     return publisher_bad_url(&sink_jobscope_ops, url, o, err, errlen);
 }

@@ -14,7 +14,7 @@ char *jsonx_rabbitmq_body(const char *routing_key, const char *b64, size_t b64le
  * good (400, 409, 413, 415, 422); *rejected counts them, *reason gets the
  * first); any other failed item stops the count there, *retry_status says
  * which. */
-int   jsonx_bulk_result(const char *resp, int n, int *rejected, long *retry_status,
-                        char *reason, size_t reasonlen);
+int jsonx_bulk_result(const char *resp, int n, int *rejected, long *retry_status, char *reason,
+                      size_t reasonlen);
 
 #endif

@@ -16,12 +16,6 @@ extern const sink_ops sink_jobscope_ops;
 
 /* Looked up by name with dlsym(); NULL-terminated. */
 const sink_ops *const sink_net_backends[] = {
-    &sink_amqp_ops,
-    &sink_rabbitmq_http_ops,
-    &sink_http_ops,
-    &sink_elasticsearch_ops,
-    &sink_opentsdb_ops,
-    &sink_influx_ops,
-    &sink_jobscope_ops,
-    NULL,
+    &sink_amqp_ops,     &sink_rabbitmq_http_ops, &sink_http_ops,     &sink_elasticsearch_ops,
+    &sink_opentsdb_ops, &sink_influx_ops,        &sink_jobscope_ops, NULL,
 };

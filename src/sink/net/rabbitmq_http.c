@@ -18,13 +18,13 @@
 #include "jsonx.h"
 
 typedef struct rmq_ctx {
-    httpc  c;
-    char  *url;
-    char  *routing_key;    /* NULL: the event name */
-    char  *label;
-    char  *b64;
+    httpc c;
+    char *url;
+    char *routing_key; /* NULL: the event name */
+    char *label;
+    char *b64;
     size_t b64cap;
-    int    warned_unrouted;
+    int warned_unrouted;
     unsigned long rejected;
 } rmq_ctx;
 
@@ -36,11 +36,15 @@ static size_t b64_encode(const char *in, size_t n, char *out)
     size_t i = 0;
     for (; i + 2 < n; i += 3) {
         unsigned v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
-        *o++ = t[v >> 18]; *o++ = t[(v >> 12) & 63]; *o++ = t[(v >> 6) & 63]; *o++ = t[v & 63];
+        *o++ = t[v >> 18];
+        *o++ = t[(v >> 12) & 63];
+        *o++ = t[(v >> 6) & 63];
+        *o++ = t[v & 63];
     }
     if (i < n) {
         unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0);
-        *o++ = t[v >> 18]; *o++ = t[(v >> 12) & 63];
+        *o++ = t[v >> 18];
+        *o++ = t[(v >> 12) & 63];
         *o++ = i + 1 < n ? t[(v >> 6) & 63] : '=';
         *o++ = '=';
     }
@@ -60,27 +64,36 @@ static int rmq_send(void *ctx, const pub_item *it, int n, double timeout, char *
         size_t need = (it[i].len + 2) / 3 * 4 + 1;
         if (need > r->b64cap) {
             char *b = realloc(r->b64, need);
-            if (!b) { snprintf(err, errlen, "out of memory"); return i; }
+            if (!b) {
+                snprintf(err, errlen, "out of memory");
+                return i;
+            }
             r->b64 = b;
             r->b64cap = need;
         }
         size_t bl = b64_encode(it[i].json, it[i].len, r->b64);
         char *body = jsonx_rabbitmq_body(r->routing_key ? r->routing_key : it[i].name, r->b64, bl);
-        if (!body) {   /* not UTF-8: retrying would not help */
-            if (!r->rejected) publisher_warn(r->c.quiet, r->label, "cannot encode an event (routing key not UTF-8?); skipped");
+        if (!body) { /* not UTF-8: retrying would not help */
+            if (!r->rejected)
+                publisher_warn(r->c.quiet, r->label,
+                               "cannot encode an event (routing key not UTF-8?); skipped");
             r->rejected++;
             continue;
         }
-        long st = httpc_post(&r->c, r->url, "application/json", body, strlen(body), timeout, err, errlen);
+        long st =
+            httpc_post(&r->c, r->url, "application/json", body, strlen(body), timeout, err, errlen);
         free(body);
         int cls = httpc_status_class(st);
         if (cls == 1) return i;
         if (cls == 2) {
             if (!r->rejected)
-                publisher_warn(r->c.quiet, r->label, "rejected by the broker (%s); such events are skipped", err);
+                publisher_warn(r->c.quiet, r->label,
+                               "rejected by the broker (%s); such events are skipped", err);
             r->rejected++;
         } else if (r->c.resp && strstr(r->c.resp, "\"routed\":false") && !r->warned_unrouted) {
-            publisher_warn(r->c.quiet, r->label, "the broker routed an event to no queue (is a queue bound to the exchange?)");
+            publisher_warn(
+                r->c.quiet, r->label,
+                "the broker routed an event to no queue (is a queue bound to the exchange?)");
             r->warned_unrouted = 1;
         }
     }
@@ -91,7 +104,10 @@ static void rmq_destroy(void *ctx)
 {
     rmq_ctx *r = ctx;
     httpc_free(&r->c);
-    free(r->url); free(r->routing_key); free(r->label); free(r->b64);
+    free(r->url);
+    free(r->routing_key);
+    free(r->label);
+    free(r->b64);
     free(r);
 }
 
@@ -100,11 +116,12 @@ static int rmq_match(const char *url, const sink_options *o)
     return !strncasecmp(url, "rabbitmq://", 11) || !strncasecmp(url, "rabbitmqs://", 12);
 }
 
-static const pub_backend rmq_backend = { "rabbitmq", 64, rmq_connect, rmq_send, NULL, rmq_destroy };
+static const pub_backend rmq_backend = {"rabbitmq", 64, rmq_connect, rmq_send, NULL, rmq_destroy};
 static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_rabbitmq_http_ops = {
-    "rabbitmq", rmq_match, rmq_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    "rabbitmq",           rmq_match, rmq_open, publisher_sink_write, publisher_sink_flush,
+    publisher_sink_close,
 };
 
 static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t errlen)
@@ -116,7 +133,10 @@ static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t 
     size_t pl = strlen(u.path);
     if (!u.host[0] || strncmp(u.path, "/api/exchanges/", 15) || pl < 24 ||
         strcmp(u.path + pl - 8, "/publish")) {
-        snprintf(err, errlen, "%s: expected rabbitmq[s]://USER:PASS@HOST:PORT/api/exchanges/VHOST/EXCHANGE/publish", label);
+        snprintf(
+            err, errlen,
+            "%s: expected rabbitmq[s]://USER:PASS@HOST:PORT/api/exchanges/VHOST/EXCHANGE/publish",
+            label);
         net_url_free(&u);
         free(label);
         return publisher_bad_url(&sink_rabbitmq_http_ops, url, o, err, errlen);

@@ -34,29 +34,29 @@ typedef struct tsdb_format tsdb_format;
 
 typedef struct tsdb_ctx {
     const tsdb_format *f;
-    httpc  c;
-    char  *url;
-    char  *keep_tags;
-    char  *label;
-    sbuf   body;
+    httpc c;
+    char *url;
+    char *keep_tags;
+    char *label;
+    sbuf body;
     unsigned long rejected;
-    tsconv_ann ann;              /* the job's annotations, for the set path */
-    int    have_ann;
+    tsconv_ann ann; /* the job's annotations, for the set path */
+    int have_ann;
 } tsdb_ctx;
 
 struct tsdb_format {
-    const char *scheme;          /* plain; TLS is scheme + "s" */
+    const char *scheme; /* plain; TLS is scheme + "s" */
     const sink_ops *ops;
-    pub_backend backend;         /* kind, batch size, callbacks */
-    int   default_port;
-    const char *why_no_host;     /* for net_url_open (NULL: checked by request_url) */
+    pub_backend backend; /* kind, batch size, callbacks */
+    int default_port;
+    const char *why_no_host; /* for net_url_open (NULL: checked by request_url) */
     const char *content_type;
     /* Appends one event; returns the lines/points added. */
     int (*encode)(sbuf *b, const char *json, size_t len, const char *keep_tags);
     /* The same from the event's value set; -1: left to encode. */
     int (*encode_set)(sbuf *b, const char *name, double ts, const mset *s, const tsconv_ann *a,
                       const char *keep_tags);
-    int   json_array;            /* the body is a JSON array: close it with ']' */
+    int json_array; /* the body is a JSON array: close it with ']' */
     /* Sets u->path (and x->url) for this format; -1 + err when u is wrong. */
     int (*request_url)(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen);
 };
@@ -99,9 +99,12 @@ static int tsdb_send(void *ctx, const pub_item *it, int n, double timeout, char 
                            : x->f->encode(&x->body, it[i].json, it[i].len, x->keep_tags);
     if (!added) return n;
     if (x->f->json_array) sbuf_putc(&x->body, ']');
-    if (x->body.oom) { snprintf(err, errlen, "out of memory"); return 0; }
-    return httpc_deliver(&x->c, x->url, x->f->content_type, x->body.p, x->body.len, n,
-                         &x->rejected, x->label, timeout, err, errlen);
+    if (x->body.oom) {
+        snprintf(err, errlen, "out of memory");
+        return 0;
+    }
+    return httpc_deliver(&x->c, x->url, x->f->content_type, x->body.p, x->body.len, n, &x->rejected,
+                         x->label, timeout, err, errlen);
 }
 
 static void tsdb_destroy(void *ctx)
@@ -110,7 +113,9 @@ static void tsdb_destroy(void *ctx)
     httpc_free(&x->c);
     sbuf_free(&x->body);
     if (x->have_ann) tsconv_ann_free(&x->ann);
-    free(x->url); free(x->keep_tags); free(x->label);
+    free(x->url);
+    free(x->keep_tags);
+    free(x->label);
     free(x);
 }
 
@@ -129,7 +134,9 @@ static int influx_url(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen
     size_t n = strlen(base) + strlen(dbenc) + 32;
     x->url = malloc(n);
     snprintf(x->url, n, "%s?db=%s&precision=ns", base, dbenc);
-    free(base); free(dbdec); free(dbenc);
+    free(base);
+    free(dbdec);
+    free(dbenc);
     return 0;
 }
 
@@ -149,13 +156,26 @@ static int opentsdb_url(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errl
 extern const sink_ops sink_influx_ops, sink_opentsdb_ops;
 
 static const tsdb_format formats[] = {
-    { "influx", &sink_influx_ops,
-      { "influx", 1000, tsdb_connect, tsdb_send, NULL, tsdb_destroy },
-      8086, NULL, "text/plain; charset=utf-8", tsconv_influx_line, tsconv_influx_set, 0, influx_url },
-    { "opentsdb", &sink_opentsdb_ops,
-      { "opentsdb", 200, tsdb_connect, tsdb_send, NULL, tsdb_destroy },
-      4242, "expected opentsdb[s]://HOST[:PORT]", "application/json", tsconv_opentsdb_points,
-      tsconv_opentsdb_set, 1, opentsdb_url },
+    {"influx",
+     &sink_influx_ops,
+     {"influx", 1000, tsdb_connect, tsdb_send, NULL, tsdb_destroy},
+     8086,
+     NULL,
+     "text/plain; charset=utf-8",
+     tsconv_influx_line,
+     tsconv_influx_set,
+     0,
+     influx_url},
+    {"opentsdb",
+     &sink_opentsdb_ops,
+     {"opentsdb", 200, tsdb_connect, tsdb_send, NULL, tsdb_destroy},
+     4242,
+     "expected opentsdb[s]://HOST[:PORT]",
+     "application/json",
+     tsconv_opentsdb_points,
+     tsconv_opentsdb_set,
+     1,
+     opentsdb_url},
 };
 
 static const tsdb_format *format_of_url(const char *url, int *tls)
@@ -163,8 +183,14 @@ static const tsdb_format *format_of_url(const char *url, int *tls)
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         size_t n = strlen(formats[i].scheme);
         if (strncasecmp(url, formats[i].scheme, n)) continue;
-        if (!strncmp(url + n, "://", 3)) { *tls = 0; return &formats[i]; }
-        if ((url[n] == 's' || url[n] == 'S') && !strncmp(url + n + 1, "://", 3)) { *tls = 1; return &formats[i]; }
+        if (!strncmp(url + n, "://", 3)) {
+            *tls = 0;
+            return &formats[i];
+        }
+        if ((url[n] == 's' || url[n] == 'S') && !strncmp(url + n + 1, "://", 3)) {
+            *tls = 1;
+            return &formats[i];
+        }
     }
     return NULL;
 }
@@ -209,16 +235,23 @@ static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t
     /* the annotations every event starts with, read once as the JSON path
      * reads them; without them (jobscope flush) every event goes that way */
     if (o && o->ann && o->ann->fragment)
-        x->have_ann = tsconv_ann_init(&x->ann, o->ann->fragment, o->ann->fragment_len, x->keep_tags) == 0;
+        x->have_ann =
+            tsconv_ann_init(&x->ann, o->ann->fragment, o->ann->fragment_len, x->keep_tags) == 0;
     sink *s = publisher_sink_create(f->ops, url, &f->backend, x, o, err, errlen);
     publisher_set_encoder(publisher_of(s), tsdb_encode_set);
     return s;
 }
 
 const sink_ops sink_influx_ops = {
-    "influx", tsdb_match_influx, tsdb_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    "influx",
+    tsdb_match_influx,
+    tsdb_open,
+    publisher_sink_write,
+    publisher_sink_flush,
+    publisher_sink_close,
 };
 
 const sink_ops sink_opentsdb_ops = {
-    "opentsdb", tsdb_match_opentsdb, tsdb_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    "opentsdb",           tsdb_match_opentsdb,  tsdb_open,
+    publisher_sink_write, publisher_sink_flush, publisher_sink_close,
 };
