@@ -2,6 +2,7 @@
 #
 #   make            build build/jobscope (release flags)
 #   make test       build and run every test (tests/run.sh)
+#   make check      layers and clang-format (CI runs it)
 #   make demo       run a small monitored job and show its events
 #   make asan       build + tests under AddressSanitizer/UBSan (build-asan/)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -95,7 +96,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man valgrind
+.PHONY: all check test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man valgrind
 all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib man
 
 # -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
@@ -221,6 +222,14 @@ bench:
 test: deps
 	$(MAKE) all unit helpers fake-nvml
 	BUILD=$(BUILD) tests/run.sh
+
+# The habits that keep the tree easy to change (docs/hacking.md): no #include
+# up the layers, and every C file as clang-format writes it (.clang-format).
+FORMAT_SRCS = $(shell find src lib -name '*.[ch]' | sort)
+check:
+	python3 tests/check_layers.py src
+	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "clang-format: $(words $(FORMAT_SRCS)) files clean"
+	@echo "make check: layers and formatting clean"
 
 deps:
 	./deps.sh --test
