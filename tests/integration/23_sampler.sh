@@ -192,3 +192,80 @@ test_a_job_larger_than_the_first_ring_buffer_grows_it_and_stays_exact() {
     assert_ge "$(jq_py 'end.get("sampler_fallbacks", 0)' ev.jsonl)" 1 "the overflow was seen" || return 1
     assert_eq "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 3501 "peak procs"
 }
+
+# A job that leaves its cgroup (issue 27): the BPF cgroup walk must still see
+# every member /proc sees, live, not only once they are reaped.
+# moveout PID: moves PID to the parent of its jobscope-* cgroup in every
+# hierarchy (outside the job's cgroup, as a nested scheduler or a careless
+# script would).
+write_moveout() {
+    cat > moveout.py <<'PY'
+import os, sys
+pid = sys.argv[1]
+mounts = []
+for line in open("/proc/self/mountinfo"):
+    f = line.split()
+    sep = f.index("-")
+    fstype, opts = f[sep + 1], f[sep + 3].split(",")
+    if fstype in ("cgroup", "cgroup2"):
+        mounts.append((fstype, f[3], f[4], opts))
+for line in open("/proc/%s/cgroup" % pid):
+    hid, ctrls, path = line.rstrip("\n").split(":", 2)
+    if "/jobscope-" not in path:
+        continue
+    parent = path.rsplit("/", 1)[0] or "/"
+    want = [c for c in ctrls.split(",") if c]
+    for fstype, root, mnt, opts in mounts:
+        if (hid == "0") != (fstype == "cgroup2"):
+            continue
+        if hid != "0" and not all(c in opts for c in want):
+            continue
+        rel = os.path.relpath(parent, root) if parent.startswith(root) else None
+        if rel is None:
+            continue
+        with open(os.path.join(mnt, rel, "cgroup.procs"), "w") as out:
+            out.write(pid)
+        break
+PY
+}
+
+# peak live processes and the CPU of the last sample before the end
+live_of() { jq_py 'str(max(s["procs"] for s in samples[2:-1])) + " " + str(samples[-2]["utime"] + samples[-2]["stime"])' "$1"; }
+
+test_bpf_sees_a_nested_jobscope_job_live_as_procfs_does() {
+    need_bpf || return $?
+    for s in procfs bpf auto; do
+        JOBSCOPE_BPF_PAYBACK=0 "$JS" run --cgroup --sampler $s -i 0.1 -o $s.jsonl -- \
+            "$JS" run -q -i 0.5 -o /dev/null -- sh -c "$W burn 700 & $W burn 700 & wait"
+        assert_eq $? 0 || return 1
+    done
+    [ "$(jq_py 'ev[0]["discovery"]' bpf.jsonl)" = bpf-cgroup ] || { echo "    skip: no cgroup walk here" >&2; return 77; }
+    read -r pprocs pcpu <<< "$(live_of procfs.jsonl)"
+    assert_eq "$pprocs" 4 "procfs: inner jobscope, sh, two burners" || return 1
+    for s in bpf auto; do
+        assert_eq "$(jq_py 'end["sampler"]' $s.jsonl)" bpf "$s ran bpf" || return 1
+        read -r procs cpu <<< "$(live_of $s.jsonl)"
+        assert_eq "$procs" "$pprocs" "$s: live processes" || return 1
+        # the burners' CPU shows while they run, not only once reaped
+        assert_ge "$cpu" 0.8 "$s: CPU seen before the end" || return 1
+    done
+}
+
+test_bpf_follows_members_that_move_out_of_the_jobs_cgroup() {
+    need_bpf || return $?
+    write_moveout
+    # the root moves itself out, then a child of a member moves out
+    "$JS" run --cgroup --sampler bpf -i 0.1 -o root.jsonl -- \
+        sh -c "python3 moveout.py \$\$; $W burn 600 & $W burn 600 & wait"
+    assert_eq $? 0 || return 1
+    [ "$(jq_py 'ev[0]["discovery"]' root.jsonl)" = bpf-cgroup ] || { echo "    skip: no cgroup walk here" >&2; return 77; }
+    "$JS" run --cgroup --sampler bpf -i 0.1 -o child.jsonl -- \
+        sh -c "sh -c 'python3 moveout.py \$\$; $W burn 600 & $W burn 600 & wait' & wait"
+    assert_eq $? 0 || return 1
+    for f in root child; do
+        read -r procs cpu <<< "$(live_of $f.jsonl)"
+        assert_ge "$procs" 3 "$f: the moved member and its two burners" || return 1
+        assert_ge "$cpu" 0.6 "$f: CPU seen before the end" || return 1
+        assert_close "$(cpu_of $f.jsonl)" "$(jq_py 'end["rusage_children"]["utime"]+end["rusage_children"]["stime"]' $f.jsonl)" 0.02 "$f: total" || return 1
+    done
+}
