@@ -89,11 +89,16 @@ int proctree_discovery_children(const proctree *t);
  * used instead of /proc's files and discovery when installed.  read() gives
  * every process of the tree with the figures /proc would show, or -1 (that
  * sample then reads /proc).  Members the reader did not return (a process
- * re-parented out of the root's ancestry in attach mode) are still read from
- * /proc until they exit, so membership stays what proctree.h promises. */
+ * re-parented out of the root's ancestry in attach mode, one that left the
+ * job's cgroup) are still read from /proc until they exit, and their
+ * children are looked for there, so membership stays what proctree.h
+ * promises.  A partial reader (a cgroup walk) also gives each process's
+ * live children as the kernel counts them (proc_snap.kids): where it
+ * returned fewer, that parent's children files are read. */
 typedef struct proctree_reader {
     const char *name; /* "bpf" */
     const char *walk; /* how it finds members, for the start event */
+    int partial;      /* may miss members: those outside the cgroup it walks */
     void *ctx;
     int (*read)(void *ctx, const proc_snap **out);
     void (*close)(void *ctx);
@@ -107,6 +112,9 @@ const char *proctree_sampler(const proctree *t);
 const char *proctree_discovery(const proctree *t);
 /* Samples the reader could not give (read from /proc instead). */
 uint64_t proctree_reader_fallbacks(const proctree *t);
+/* Members the reader did not return, read from /proc instead (left the
+ * job's cgroup; re-parented out of the root's ancestry). */
+uint64_t proctree_reader_outside(const proctree *t);
 
 /* Is pid a live member of the tree (as of the last sample)? Thread-safe:
  * GPU and metrics threads use it to attribute their data to the job. */
