@@ -39,10 +39,19 @@ struct bpfcfg {
 };
 
 /* What the cgroup walk writes to the iterator at its end: how many records
- * it put in the reader's array (map "outs") and how many had no room. */
-#define BPFEND_MAGIC 0x6a730a01u
+ * it put in the reader's array (map "outs"), how many had no room, and the
+ * reading thread's live children (jobscope's own: in `run`, the job and
+ * re-parented orphans). */
+#define BPFEND_MAGIC 0x6a730a02u
 struct bpfend {
-    __u32 magic, count, lost, pad;
+    __u32 magic, count, lost, self_kids;
+};
+
+/* What the fork program counts for one run (map "counts", keyed by the
+ * run's tgid): processes its job started, and those it could not follow
+ * (the members map was full). */
+struct bpfforks {
+    __u64 forks, lost;
 };
 
 /* Pinned objects, one directory per build of the program (docs/bpf.md). */

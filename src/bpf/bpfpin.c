@@ -25,7 +25,16 @@
 #define PIN_ROOT_DEFAULT "/sys/fs/bpf/jobscope"
 #define PATHLEN          1024 /* a pin directory, or an object in one */
 
-static const char *const pin_names[BPFSET_N] = {"prog_tasks", "prog_cgroup", "map_cfg", "map_outs"};
+static const char *const pin_names[BPFSET_N] = {"prog_tasks", "prog_cgroup", "map_cfg",
+                                                "map_outs",   "map_members", "map_counts",
+                                                "link_fork",  "link_exit"};
+
+/* Objects a set may lack: the cgroup walk before kernel 6.7, the process
+ * count where the fork and exit programs could not be attached. */
+static int optional(int i)
+{
+    return i == BPFSET_CGROUP || i >= BPFSET_MEMBERS;
+}
 
 int bpfpin_built(void)
 {
@@ -109,7 +118,7 @@ int bpfpin_open(bpfset *s, char *err, size_t errlen)
     }
     for (int i = 0; i < BPFSET_N; i++) {
         if (fstatat(dfd, pin_names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (i == BPFSET_CGROUP && errno == ENOENT) continue; /* kernel < 6.7 */
+            if (optional(i) && errno == ENOENT) continue;
             snprintf(err, errlen, "%s/%s: %s", dir, pin_names[i], strerror(errno));
             goto fail;
         }

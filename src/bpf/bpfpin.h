@@ -22,10 +22,21 @@
 
 #include <stddef.h>
 
-enum { BPFSET_TASKS, BPFSET_CGROUP, BPFSET_CFG, BPFSET_OUTS, BPFSET_N };
+enum {
+    BPFSET_TASKS,     /* the host-task walk */
+    BPFSET_CGROUP,    /* the cgroup walk */
+    BPFSET_CFG,       /* per-run state of the walks */
+    BPFSET_OUTS,      /* per-run record arrays of the cgroup walk */
+    BPFSET_MEMBERS,   /* the process count: live members of each run's job */
+    BPFSET_COUNTS,    /* the process count: per run */
+    BPFSET_LINK_FORK, /* the fork and exit programs, attached */
+    BPFSET_LINK_EXIT,
+    BPFSET_N
+};
 
 /* Open objects of the sampler: fd[BPFSET_CGROUP] is -1 on kernels without
- * the cgroup walk (before 6.7). */
+ * the cgroup walk (before 6.7), the process count's four -1 where the fork
+ * and exit programs could not be attached. */
 typedef struct bpfset {
     int fd[BPFSET_N];
     int pinned; /* 1: opened from (or published to) the pin directory */

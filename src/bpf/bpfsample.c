@@ -38,8 +38,9 @@ struct bpfsample {
     int link;   /* this run's iterator link */
     int out_fd; /* cgroup walk: this run's record array, or -1 */
     uint32_t out_cap;
-    uint32_t me;    /* our tgid: the key of our entries */
-    uint64_t start; /* our start time, ticks after boot */
+    uint32_t me;       /* our tgid: the key of our entries */
+    int32_t self_kids; /* cgroup walk: the reading thread's live children at the last read */
+    uint64_t start;    /* our start time, ticks after boot */
     struct bpfrec *rec;
     size_t nrec, caprec;
     uint32_t *keys; /* for the batch read */
@@ -120,6 +121,7 @@ bpfsample *bpfsample_open_set(bpfset *set, pid_t root, pid_t anchor, const char 
     for (int i = 0; i < BPFSET_N; i++) set->fd[i] = -1;
     b->link = -1;
     b->out_fd = -1;
+    b->self_kids = -1;
     b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
     b->me = (uint32_t)getpid();
     b->start = hostinfo_starttime((pid_t)b->me);
@@ -251,6 +253,7 @@ static int read_records(bpfsample *b)
         return 0;
     }
     if (bytes != sizeof end || end.magic != BPFEND_MAGIC) return -1;
+    b->self_kids = (int32_t)end.self_kids;
     if (end.lost) { /* incomplete: the caller uses /proc; a bigger array next time */
         uint32_t cap = b->out_cap;
         while (cap < OUT_MAX && cap < end.count + end.lost + end.lost / 2) cap *= 4;
@@ -425,6 +428,11 @@ int bpfsample_read(bpfsample *b, const bpf_proc **out)
     return (int)kept;
 }
 
+int bpfsample_self_kids(const bpfsample *b)
+{
+    return b->self_kids;
+}
+
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
 {
     if (!b->caphash) return NULL;
@@ -477,6 +485,11 @@ int bpfsample_read(bpfsample *b, const bpf_proc **out)
     *out = NULL;
     return -1;
 }
+int bpfsample_self_kids(const bpfsample *b)
+{
+    (void)b;
+    return -1;
+}
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
 {
     (void)b;
@@ -494,6 +507,10 @@ static int reader_read(void *ctx, const proc_snap **out)
 {
     return bpfsample_read(ctx, out);
 }
+static int reader_self_kids(void *ctx)
+{
+    return bpfsample_self_kids(ctx);
+}
 static void reader_close(void *ctx)
 {
     bpfsample_close(ctx);
@@ -507,5 +524,6 @@ void bpfsample_reader(bpfsample *b, proctree_reader *out)
     out->partial = bpfsample_cgroup_walk(b);
     out->ctx = b;
     out->read = reader_read;
+    out->self_kids = reader_self_kids;
     out->close = reader_close;
 }

@@ -52,6 +52,9 @@ int bpfsample_pinned(const bpfsample *b);
  * order, valid until the next call.  Returns the number of processes, or -1
  * (the cgroup walk's array was too small: it is bigger for the next read). */
 int bpfsample_read(bpfsample *b, const bpf_proc **out);
+/* The cgroup walk: the live children of the thread that read last (in
+ * `run`, jobscope's: the job and re-parented orphans), -1 unknown. */
+int bpfsample_self_kids(const bpfsample *b);
 /* The entry of pid in the last read, or NULL. */
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid);
 void bpfsample_close(bpfsample *b);

@@ -21,10 +21,19 @@
  *     thread's live children: user space compares that with the children it
  *     got, to find members that left the cgroup (they are read from /proc).
  *
+ *   jobscope_fork, jobscope_exit (tp_btf on sched_process_fork/exit, attached
+ *     while the set is pinned): the count of processes each run's job ever
+ *     started (total_processes), short-lived ones included, without the
+ *     netlink process connector's per-event wake-ups and copies: a fork
+ *     whose parent is a member of a run's job makes the child a member of
+ *     it and counts it; a process leaves the members map when its last
+ *     thread exits.  Each costs one hash lookup per fork or exit on the host.
+ *
  * Compiled with clang -target bpf against the kernel's BTF (CO-RE). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 #include "bpf_rec.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -54,6 +63,24 @@ struct {
     __type(key, __u32);
     __array(values, struct out_array);
 } outs SEC(".maps");
+
+/* The job each live member process belongs to: tgid -> the run's tgid.
+ * Seeded by each run (its root, or in `attach` the processes it sees),
+ * grown by jobscope_fork. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 1 << 18);
+    __type(key, __u32);
+    __type(value, __u32);
+} members SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MAX_READERS);
+    __type(key, __u32);
+    __type(value, struct bpfforks);
+} counts SEC(".maps");
 
 #define MAX_DEPTH    64
 #define MAX_CHILDREN 4096 /* per thread, counted */
@@ -236,7 +263,8 @@ int jobscope_cgroup(struct bpf_iter__cgroup *ctx)
     if (!c) return 0;
     struct cgroup *cgrp = ctx->cgroup;
     if (!cgrp) { /* after the last cgroup: the count */
-        struct bpfend e = {BPFEND_MAGIC, c->count, c->lost, 0};
+        struct bpfend e = {BPFEND_MAGIC, c->count, c->lost,
+                           live_children(bpf_get_current_task_btf())};
         bpf_seq_write(ctx->meta->seq, &e, sizeof e);
         return 0;
     }
@@ -263,5 +291,34 @@ int jobscope_cgroup(struct bpf_iter__cgroup *ctx)
         c->count = idx + 1;
     }
     bpf_iter_css_task_destroy(&it);
+    return 0;
+}
+
+#define E2BIG_ 7
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(jobscope_fork, struct task_struct *parent, struct task_struct *child)
+{
+    if (child->pid != child->tgid) return 0; /* a new thread, not a process */
+    __u32 pt = parent->tgid;
+    __u32 *run = bpf_map_lookup_elem(&members, &pt);
+    if (!run) return 0;
+    __u32 r = *run, ct = child->tgid;
+    struct bpfforks *n = bpf_map_lookup_elem(&counts, &r);
+    if (!n) return 0; /* that run has ended */
+    long rc = bpf_map_update_elem(&members, &ct, &r, BPF_NOEXIST);
+    if (rc == 0)
+        __sync_fetch_and_add(&n->forks, 1);
+    else if (rc == -E2BIG_)
+        __sync_fetch_and_add(&n->lost, 1);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(jobscope_exit, struct task_struct *p)
+{
+    if (p->signal->live.counter) return 0; /* other threads live on */
+    __u32 t = p->tgid;
+    bpf_map_delete_elem(&members, &t);
     return 0;
 }

@@ -107,6 +107,10 @@ struct monitor {
     int bpf_trial; /* switched: measuring whether BPF is cheaper */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
+    /* refresh_exe: the tree when the main process's link was last read */
+    uint64_t exe_vm_kb;
+    uint32_t exe_procs;
+    double exe_checked;
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -229,10 +233,18 @@ void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, cons
 }
 
 /* The main process may exec (a shell script's last command): name what runs
- * now, not what was started.  One readlink per sample. */
-static void refresh_exe(monitor *m)
+ * now, not what was started.  An exec gives the process a new address space:
+ * its link is read again when the tree's size or its processes changed, and
+ * every 10 s whatever happened (a readlink is a path walk and a permission
+ * check: a sixth of a one-process sample, bench/README.md). */
+static void refresh_exe(monitor *m, const tree_sample *s)
 {
     if (m->root_done) return;
+    double now = now_mono();
+    if (s->vm_kb == m->exe_vm_kb && s->procs == m->exe_procs && now - m->exe_checked < 10.0) return;
+    m->exe_vm_kb = s->vm_kb;
+    m->exe_procs = s->procs;
+    m->exe_checked = now;
     char path[48], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/exe", (int)m->root);
     ssize_t n = readlink(path, buf, sizeof buf - 1);
@@ -270,6 +282,9 @@ static void maybe_switch_sampler(monitor *m)
 {
     uint64_t spent = monitor_sampler_cost_total_ns(&m->cost_procfs);
     if (spent < m->bpf_payback_ns) return;
+    /* pinned (no load to earn back): procfs's cost is known after a sample
+     * past its first (which opens every file), for the comparison after */
+    if (m->bpf_pinned && m->cost_procfs.seen < 3) return;
     m->bpf_pending = 0;
     proctree_reader r;
     char err[512], note[512];
@@ -317,7 +332,6 @@ static uint64_t thread_cpu_ns(void)
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
-    refresh_exe(m);
     int measure = m->bpf_pending || m->bpf_trial;
     uint64_t cpu0 = measure ? thread_cpu_ns() : 0;
     int rc = proctree_sample(m->tree, s);
@@ -336,6 +350,7 @@ static void sample_and_emit(monitor *m)
         js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
         return;
     }
+    refresh_exe(m, s);
     s->root_start = m->proc_start > 0 ? m->proc_start : m->start_ts;
     s->root_cmd = m->cmd;
     s->root_cwd = m->cwd;
@@ -611,6 +626,7 @@ static int spawn_job(monitor *m)
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->spawn)
             env = m->sources[i]->ops->spawn(m->sources[i], &m->ctx, &fa, env);
+    cgroup_source_spawning(&m->ctx); /* the BPF process count follows from here */
     int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);

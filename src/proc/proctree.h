@@ -101,8 +101,19 @@ typedef struct proctree_reader {
     int partial;      /* may miss members: those outside the cgroup it walks */
     void *ctx;
     int (*read)(void *ctx, const proc_snap **out);
+    /* optional, partial readers: jobscope's own live children as the
+     * kernel counted them at the last read (-1 unknown): where fewer came
+     * back, its children files are read */
+    int (*self_kids)(void *ctx);
     void (*close)(void *ctx);
 } proctree_reader;
+
+/* Where the kernel counts the processes the job creates (the pinned BPF
+ * sampler's fork program, src/bpf/bpfcount.h, `run` only), fn returns that
+ * count, or -1 when it cannot be trusted now: the discovery walk is then due
+ * when it moved, not whenever any process of the host was created
+ * (/proc/loadavg's last pid), which on a busy host is every sample. */
+void proctree_set_creations(proctree *t, int64_t (*fn)(void *ctx), void *ctx);
 
 /* Installs r (copied; closed by proctree_free). */
 void proctree_set_reader(proctree *t, const proctree_reader *r);
