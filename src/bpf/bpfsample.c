@@ -47,9 +47,15 @@ struct bpfsample {
     bpf_proc *procs;
     struct acc *acc;
     size_t nprocs, capprocs;
-    long *hash; /* tgid -> index in procs, -1 empty */
+    struct slot *hash; /* tgid -> index in procs; a slot of another gen is empty */
     size_t caphash;
+    uint32_t gen;
     long page_kb;
+};
+
+struct slot {
+    uint32_t gen;
+    int32_t idx;
 };
 
 /* One sampler per process: the maps are keyed by tgid. */
@@ -122,6 +128,7 @@ bpfsample *bpfsample_open_set(bpfset *set, pid_t root, pid_t anchor, const char 
     b->link = -1;
     b->out_fd = -1;
     b->self_kids = -1;
+    b->gen = 1;
     b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
     b->me = (uint32_t)getpid();
     b->start = hostinfo_starttime((pid_t)b->me);
@@ -306,12 +313,32 @@ typedef struct acc {
     int counted; /* kids is the kernel's count */
 } acc;
 
-/* Open addressing, tgid -> slot in b->procs / b->acc (cap a power of two). */
+/* Open addressing, tgid -> slot in b->procs / b->acc (cap a power of two).
+ * Emptied by a new generation, not by clearing the table every read. */
 static size_t slot_of(const bpfsample *b, pid_t pid)
 {
     size_t mask = b->caphash - 1, i = ((uint32_t)pid * 2654435761u) & mask;
-    while (b->hash[i] >= 0 && b->procs[b->hash[i]].pid != pid) i = (i + 1) & mask;
+    while (b->hash[i].gen == b->gen && b->procs[b->hash[i].idx].pid != pid) i = (i + 1) & mask;
     return i;
+}
+
+static long slot_get(const bpfsample *b, size_t i)
+{
+    return b->hash[i].gen == b->gen ? b->hash[i].idx : -1;
+}
+
+static void slot_set(bpfsample *b, size_t i, long idx)
+{
+    b->hash[i].gen = b->gen;
+    b->hash[i].idx = (int32_t)idx;
+}
+
+static void new_gen(bpfsample *b)
+{
+    if (++b->gen == 0) { /* wrapped: old slots could look current */
+        memset(b->hash, 0, b->caphash * sizeof *b->hash);
+        b->gen = 1;
+    }
 }
 
 static int grow(bpfsample *b, size_t need)
@@ -328,7 +355,7 @@ static int grow(bpfsample *b, size_t need)
     b->capprocs = cap;
     free(b->hash);
     b->caphash = cap * 2;
-    b->hash = malloc(b->caphash * sizeof *b->hash);
+    b->hash = calloc(b->caphash, sizeof *b->hash); /* gen 0: empty */
     return b->hash ? 0 : -1;
 }
 
@@ -384,18 +411,18 @@ int bpfsample_read(bpfsample *b, const bpf_proc **out)
 {
     if (read_records(b) < 0) return -1;
     if (grow(b, b->nrec + 1) < 0) return -1;
-    memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
+    new_gen(b);
     size_t n = 0;
     for (size_t i = 0; i < b->nrec; i++) { /* sum the threads of each process */
         const struct bpfrec *r = &b->rec[i];
         size_t h = slot_of(b, (pid_t)r->tgid);
-        if (b->hash[h] < 0) {
-            b->hash[h] = (long)n;
+        if (slot_get(b, h) < 0) {
+            slot_set(b, h, (long)n);
             b->procs[n].pid = (pid_t)r->tgid;
             memset(&b->acc[n], 0, sizeof b->acc[n]);
             n++;
         }
-        acc *a = &b->acc[b->hash[h]];
+        acc *a = &b->acc[slot_get(b, h)];
         a->ut += r->utime;
         a->st += r->stime;
         a->rt += r->sum_exec_runtime;
@@ -422,8 +449,8 @@ int bpfsample_read(bpfsample *b, const bpf_proc **out)
         kept++;
     }
     b->nprocs = kept;
-    memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
-    for (size_t i = 0; i < kept; i++) b->hash[slot_of(b, b->procs[i].pid)] = (long)i;
+    new_gen(b);
+    for (size_t i = 0; i < kept; i++) slot_set(b, slot_of(b, b->procs[i].pid), (long)i);
     *out = b->procs;
     return (int)kept;
 }
@@ -436,7 +463,7 @@ int bpfsample_self_kids(const bpfsample *b)
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
 {
     if (!b->caphash) return NULL;
-    long i = b->hash[slot_of(b, pid)];
+    long i = slot_get(b, slot_of(b, pid));
     return i >= 0 ? &b->procs[i] : NULL;
 }
 
