@@ -21,7 +21,10 @@
 
 #include "query/tsq_internal.h"
 
-long tsq_max_points = 10L * 1000 * 1000;
+static long max_points(const tsq_query *q)
+{
+    return q->guard.max_points > 0 ? q->guard.max_points : TSQ_MAX_POINTS;
+}
 
 typedef struct pser {
     const tsq_series *s;
@@ -543,6 +546,7 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
     if ((sub->ds.interval_ms > 0 || sub->ds.all) && !(c.dsagg = tsq_agg_find(sub->ds.agg)))
         return tsq_fail(err, 400, NULL, "No such downsampling function: %s", sub->ds.agg);
     if (tsq_filters_compile((tsq_sub *)sub, err) < 0) return -1;
+    ((tsq_sub *)sub)->guard = (tsq_guard *)&q->guard;
     tsq_scan_range(q, sub, &c.from, &c.to);
 
     size_t nin = in ? in->n : 0, ncand = 0, work = 0, maxn = 1;
@@ -572,13 +576,16 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         ncand++;
     }
     c.nps = ncand;
-    if (work > (size_t)tsq_max_points) {
+    if (tsq_guard_error(&q->guard, err) < 0) goto out;
+    /* the bound is the whole request's: a hundred sub-queries share it */
+    if (work + (size_t)q->guard.used > (size_t)max_points(q)) {
         tsq_fail(err, 413, NULL,
                  "Sorry, this query would process %zu data points (limit %ld): "
                  "narrow the time range or use a longer downsample interval",
-                 work, tsq_max_points);
+                 work + (size_t)q->guard.used, max_points(q));
         goto out;
     }
+    sub->guard->used += (long)work;
     /* group-by keys: the keys of group-by filters, sorted and unique */
     c.gbk = malloc((size_t)(sub->nfilters ? sub->nfilters : 1) * sizeof *c.gbk);
     if (!c.gbk) {

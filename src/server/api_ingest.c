@@ -148,7 +148,7 @@ static void batch_free(put_batch *b)
 
 int server_valid_name(const char *s, size_t n)
 {
-    if (!n || n > 256) return 0;
+    if (!n || n > SERVER_MAX_NAME) return 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "server_priv.h"
 #include "query/tsq.h"
 
@@ -44,27 +45,59 @@ static const char *get_param(void *arg, const char *name, int i)
 }
 
 /* A filled downsample makes one value per bucket whatever the data: bound
- * the buckets a request may ask for, so one request cannot make the server
- * build gigabytes (the fuzz target found a 12-year 10s-avg-nan query). */
-#define MAX_FILLED_BUCKETS 500000
-
+ * the buckets a request may ask for, all its sub-queries together, so one
+ * request cannot make the server build gigabytes (the fuzz target found a
+ * 12-year 10s-avg-nan query; issue 23 a hundred sub-queries of 499,000). */
 int server_query_check_size(const tsq_query *q, tsq_error *e)
 {
+    double buckets = 0;
     for (int i = 0; i < q->nsubs; i++) {
         const tsq_downsample *ds = &q->subs[i].ds;
         if (ds->interval_ms <= 0 || ds->all || ds->fill == TSQ_FILL_NONE) continue;
-        double buckets = ((double)q->end_ms - (double)q->start_ms) / (double)ds->interval_ms + 1;
-        if (buckets > MAX_FILLED_BUCKETS) {
-            e->code = 400;
-            snprintf(e->message, sizeof e->message,
-                     "Query too large: %.0f downsampling buckets with a fill policy (at most %d)",
-                     buckets, MAX_FILLED_BUCKETS);
-            snprintf(e->details, sizeof e->details,
-                     "use a larger downsampling interval, a shorter time range or fill 'none'");
-            return -1;
-        }
+        buckets += ((double)q->end_ms - (double)q->start_ms) / (double)ds->interval_ms + 1;
+    }
+    if (buckets > SERVER_MAX_FILLED_BUCKETS) {
+        e->code = 400;
+        snprintf(e->message, sizeof e->message,
+                 "Query too large: %.0f downsampling buckets with a fill policy (at most %d in "
+                 "a request)",
+                 buckets, SERVER_MAX_FILLED_BUCKETS);
+        snprintf(e->details, sizeof e->details,
+                 "use a larger downsampling interval, a shorter time range or fill 'none'");
+        return -1;
     }
     return 0;
+}
+
+static int client_gone(void *arg)
+{
+    return server_client_gone(arg);
+}
+
+void server_query_guard(server *s, const server_request *r, tsq_query *q)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    q->guard.max_points = SERVER_MAX_QUERY_POINTS;
+    if (s->cfg.query_timeout_s > 0)
+        q->guard.deadline_ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec +
+                               (int64_t)(s->cfg.query_timeout_s * 1e9);
+    q->guard.client_gone = client_gone;
+    q->guard.client_arg = (void *)r;
+}
+
+int server_query_check_answer(const tsq_result *res, tsq_error *e)
+{
+    size_t pts = 0;
+    for (size_t i = 0; i < res->n; i++) pts += res->v[i].n;
+    if (pts <= SERVER_MAX_ANSWER_POINTS) return 0;
+    e->code = 413;
+    snprintf(e->message, sizeof e->message,
+             "Answer too large: %zu data points (at most %d in an answer)", pts,
+             SERVER_MAX_ANSWER_POINTS);
+    snprintf(e->details, sizeof e->details,
+             "downsample, or narrow the time range or the filters");
+    return -1;
 }
 
 static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_error *e)
@@ -81,6 +114,7 @@ static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_e
     if (rc == 0) rc = server_query_check_size(q, e);
     return rc;
 }
+
 
 /* ---- the answer cache of /api/query ----
  * Dashboards ask the same POST again and again (every refresh, every
@@ -252,7 +286,8 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         }
     }
     tsq_result res = {0};
-    if (tsq_run_local(s->st, &q, &res, &e) < 0) {
+    server_query_guard(s, r, &q);
+    if (tsq_run_local(s->st, &q, &res, &e) < 0 || server_query_check_answer(&res, &e) < 0) {
         reply_tsq_error(w, &e);
     } else {
         size_t len = 0;

@@ -183,6 +183,8 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
         i++;
         i += lp_token(p + i, end, 1, val, sizeof val, &vl);
         if (!kl || !vl) return "empty tag key or value";
+        /* the rule of /api/put (server_valid_name): never cut and merged */
+        if (kl > SERVER_MAX_NAME || vl > SERVER_MAX_NAME) return "tag key or value over 256 bytes";
         if (ntags >= LP_MAX_TAGS) return "too many tags";
         char *kv = arena_alloc(b, kl + vl + 2);
         b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
@@ -291,7 +293,9 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
         errno = 0;
         long long t = strtoll(tsb, &e2, 10);
         if (errno || *e2) return "bad timestamp";
-        ms = (int64_t)((long double)t * mult_ns / 1000000.0L);
+        long double lms = (long double)t * mult_ns / 1000000.0L;
+        if (!server_valid_ts_ms(lms)) return "timestamp out of range (years 0001 to 9999)";
+        ms = (int64_t)lms;
     }
     if (bad_name) return "invalid measurement or field name";
     for (size_t k = first; k < b->n; k++) {

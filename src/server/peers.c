@@ -17,7 +17,7 @@
 #include "server_priv.h"
 #include "sink/url.h"
 
-#define PEERS_MAX_BODY (256L << 20) /* a peer answer larger than this is refused */
+#define PEERS_MAX_BODY (64L << 20) /* a peer answer larger than this, inflated, is refused */
 
 typedef struct peer {
     char *spec; /* as configured, for messages */
@@ -82,10 +82,14 @@ int peers_count(server *s)
 int peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t errlen)
 {
     const char *h = spec;
+    int tls = 0;
     if (!strncmp(h, "http://", 7))
         h += 7;
-    else if (strstr(h, "://")) {
-        snprintf(err, errlen, "peer '%s': only http:// peers are supported", spec);
+    else if (!strncmp(h, "https://", 8)) {
+        h += 8;
+        tls = 1;
+    } else if (strstr(h, "://")) {
+        snprintf(err, errlen, "peer '%s': only http:// and https:// peers are supported", spec);
         return -1;
     }
     size_t hl = strcspn(h, "/");
@@ -117,7 +121,7 @@ int peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t
         snprintf(err, errlen, "peer '%s': bad host name", spec);
         return -1;
     }
-    snprintf(out, outlen, "http://%s:%ld", host, port);
+    snprintf(out, outlen, "%s://%s:%ld", tls ? "https" : "http", host, port);
     return 0;
 }
 
@@ -138,7 +142,7 @@ static int strlist_add(server_strlist *l, const char *v)
 static int is_self(const char *base, int own_port)
 {
     if (own_port <= 0) return 0;
-    const char *h = base + 7;
+    const char *h = strstr(base, "://") + 3;
     char host[256];
     const char *colon = strrchr(h, ':');
     if (!colon || atoi(colon + 1) != own_port) return 0;
@@ -196,7 +200,11 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
     if (x->rlen + n + 1 > x->rcap) {
         size_t cap = x->rcap ? x->rcap * 2 : 16384;
         while (cap < x->rlen + n + 1) cap *= 2;
-        if (cap > (size_t)PEERS_MAX_BODY) return 0;
+        if (cap > (size_t)PEERS_MAX_BODY) cap = (size_t)PEERS_MAX_BODY;
+        if (x->rlen + n + 1 > cap) { /* curl stops the transfer: a partial answer */
+            snprintf(x->why, sizeof x->why, "answer larger than %ld MiB", PEERS_MAX_BODY >> 20);
+            return 0;
+        }
         char *nb = realloc(x->resp, cap);
         if (!nb) return 0;
         x->resp = nb;
@@ -273,6 +281,7 @@ static void run_all(peers_state *ps, xfer *x, int n)
             if (code != 200)
                 snprintf(xi->why, sizeof xi->why, "HTTP %ld%s%.120s", code, xi->rlen ? ": " : "",
                          xi->rlen ? xi->resp : "");
+        } else if (xi->why[0]) { /* said already (too large) */
         } else if (msg->data.result == CURLE_OPERATION_TIMEDOUT) {
             snprintf(xi->why, sizeof xi->why, "no answer within %.1f s", ps->timeout_s);
         } else {
@@ -709,6 +718,7 @@ static void h_query(server *s, const server_request *r, server_response *w, void
     }
     const char *arrays = server_param(r, "arrays");
     if (arrays) q.arrays = truthy(arrays);
+    server_query_guard(s, r, &q);
     size_t len = 0;
     char *body = NULL;
     if (raw) {
@@ -717,7 +727,8 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         tsq_result res;
         memset(&res, 0, sizeof res);
         char warn[1024];
-        if (peers_query(s, r, &q, &res, &e, warn, sizeof warn) == 0) {
+        if (peers_query(s, r, &q, &res, &e, warn, sizeof warn) == 0 &&
+            server_query_check_answer(&res, &e) == 0) {
             body = tsq_result_json(&q, &res, &len);
             if (!body) {
                 e.code = 500;
@@ -752,6 +763,31 @@ static void add_params(sbuf *b, const server_request *r, const char *const *name
         }
 }
 
+/* Is a peer's 200 answer of the shape this endpoint answers?  A peer that
+ * sends anything else is left out of the merge and named in the warning. */
+static int answer_valid(enum wrap_kind kind, const server_peer_reply *rep)
+{
+    json_t *j = load_ok(rep);
+    int ok = j != NULL;
+    size_t i;
+    json_t *e;
+    if (kind == W_SUGGEST) {
+        ok = json_is_array(j);
+        json_array_foreach(j, i, e) ok &= json_is_string(e);
+    } else if (kind == W_LOOKUP) {
+        json_t *res = json_object_get(j, "results");
+        ok = json_is_array(res);
+        json_array_foreach(res, i, e) ok &= json_is_string(json_object_get(e, "metric")) &&
+                                            json_is_object(json_object_get(e, "tags"));
+    } else {
+        ok = json_is_array(j);
+        json_array_foreach(j, i, e) ok &= json_is_integer(json_object_get(e, "timestamp")) &&
+                                          json_is_string(json_object_get(e, "value"));
+    }
+    json_decref(j);
+    return ok;
+}
+
 static void h_merge(server *s, const server_request *r, server_response *w, void *arg)
 {
     route_wrap *wp = arg;
@@ -780,6 +816,11 @@ static void h_merge(server *s, const server_request *r, server_response *w, void
     char warn[1024] = "";
     int n =
         server_fanout(s, r, pq.p ? pq.p : r->path, r->body, r->body_len, &rep, warn, sizeof warn);
+    for (int i = 0; i < n; i++)
+        if (rep[i].status == 200 && !answer_valid(wp->kind, &rep[i])) {
+            rep[i].status = 0; /* left out of the merge */
+            warn_add(warn, sizeof warn, rep[i].peer, "unreadable answer");
+        }
     size_t len = 0;
     char *merged = NULL;
     if (wp->kind == W_SUGGEST) {
@@ -879,6 +920,22 @@ static int peers_init(server *s, char *err, size_t errlen)
     for (int i = 0; i < all.n; i++) {
         char base[600];
         if (peers_base_url(all.v[i], base, sizeof base, err, errlen) < 0) {
+            for (int k = 0; k < ps->n; k++) {
+                free(ps->v[k].spec);
+                free(ps->v[k].base);
+            }
+            free(ps->v);
+            free(ps->auth);
+            free(ps);
+            goto fail;
+        }
+        /* the token is a password: it crosses the network in clear to an
+         * http:// peer, so that needs saying so (issue 23) */
+        if (ps->auth && !strncmp(base, "http://", 7) && !s->cfg.peers_insecure) {
+            snprintf(err, errlen,
+                     "peer '%s': --token-file would send the token in clear over http; use "
+                     "https://%s or --peers-insecure",
+                     all.v[i], base + 7);
             for (int k = 0; k < ps->n; k++) {
                 free(ps->v[k].spec);
                 free(ps->v[k].base);

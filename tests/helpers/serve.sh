@@ -12,7 +12,7 @@ serve_start() {
     SERVE_STORE=$T/$name.store
     SERVE_SOCK=$T/$name.rt/serve.sock
     SERVE_URL=http://127.0.0.1:$SERVE_PORT
-    $SERVE_WRAP "$JS" serve --store "$SERVE_STORE" --listen "127.0.0.1:$SERVE_PORT" --socket "$SERVE_SOCK" \
+    ${SERVE_WRAP:-} "$JS" serve --store "$SERVE_STORE" --listen "127.0.0.1:$SERVE_PORT" --socket "$SERVE_SOCK" \
         --node-interval 0 "$@" >>"$T/$name.log" 2>&1 &
     SERVE_PID=$!
     _js_add_trap "kill -9 $SERVE_PID 2>/dev/null"
