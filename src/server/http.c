@@ -55,6 +55,7 @@ typedef struct conn_slot {
     struct conn_slot *next, *prev;
     int fd;
     int64_t deadline_ms; /* 0 = none (the handler runs, the answer is sent) */
+    int waiting;         /* for a request's first bytes (new, or kept alive) */
 } conn_slot;
 
 struct server_http {
@@ -74,13 +75,24 @@ static int64_t mono_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-static void slot_deadline(server *s, conn_slot *c, double secs)
+static void slot_deadline(server *s, conn_slot *c, double secs, int waiting)
 {
     struct server_http *h = s->priv->http;
     if (!c || !h) return;
     pthread_mutex_lock(&h->mu);
     c->deadline_ms = secs > 0 ? mono_ms() + (int64_t)(secs * 1000) : 0;
+    c->waiting = waiting;
     pthread_mutex_unlock(&h->mu);
+}
+
+/* A connection waiting for a request whose client has closed its side:
+ * libmicrohttpd may not notice until its own timeout (a FIN that came
+ * with the previous request), and meanwhile the slot counts against the
+ * client's limit. */
+static int peer_closed(int fd)
+{
+    char b;
+    return fd >= 0 && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
@@ -96,6 +108,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         if (!c) return;
         c->fd = ci ? ci->connect_fd : -1;
         c->deadline_ms = mono_ms() + (int64_t)(s->cfg.header_timeout_s * 1000);
+        c->waiting = 1;
         pthread_mutex_lock(&h->mu);
         c->next = h->head.next;
         c->prev = &h->head;
@@ -128,12 +141,15 @@ static void *watchdog(void *arg)
         }
         pthread_cond_timedwait(&h->cond, &h->mu, &dl);
         int64_t now = mono_ms();
-        for (conn_slot *c = h->head.next; c != &h->head; c = c->next)
-            if (c->deadline_ms && now > c->deadline_ms && c->fd >= 0) {
+        for (conn_slot *c = h->head.next; c != &h->head; c = c->next) {
+            if (!c->deadline_ms || c->fd < 0) continue;
+            int late = now > c->deadline_ms;
+            if (late || (c->waiting && peer_closed(c->fd))) {
                 shutdown(c->fd, SHUT_RDWR);
                 c->deadline_ms = 0;
-                h->cut++;
+                h->cut += late;
             }
+        }
     }
     pthread_mutex_unlock(&h->mu);
     return NULL;
@@ -461,7 +477,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         c->local = ls->local;
         *con_cls = c;
         /* the headers are in: the body has its own deadline */
-        slot_deadline(s, slot_of(conn), s->cfg.body_timeout_s);
+        slot_deadline(s, slot_of(conn), s->cfg.body_timeout_s, 0);
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         unsigned long long cln = cl ? strtoull(cl, NULL, 10) : 0;
@@ -530,7 +546,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
 
-    slot_deadline(s, slot_of(conn), 0); /* the handler and the answer: no deadline */
+    slot_deadline(s, slot_of(conn), 0, 0); /* the handler and the answer: no deadline */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
@@ -610,7 +626,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         *con_cls = NULL;
     }
     /* kept alive: the next request's headers have the same deadline */
-    slot_deadline(s, slot_of(conn), s->cfg.header_timeout_s);
+    slot_deadline(s, slot_of(conn), s->cfg.header_timeout_s, 1);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)

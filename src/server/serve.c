@@ -59,8 +59,8 @@ void server_config_defaults(server_config *c)
     c->header_timeout_s = 10;
     c->body_timeout_s = 60;
     c->query_timeout_s = 30;
-    c->max_connections = 1024;
-    c->max_per_client = 64;
+    c->max_connections = 2048;
+    c->max_per_client = 256;
     c->threads = 4;
 }
 
@@ -450,9 +450,9 @@ static void usage(FILE *f)
         "  --header-timeout SECS a request's headers must arrive within SECS of the\n"
         "                        connection or of the previous answer (default 10)\n"
         "  --body-timeout SECS   its body within SECS of its headers (default 60)\n"
-        "  --max-connections N   connections per listener (default 1024)\n"
+        "  --max-connections N   connections per listener (default 2048)\n"
         "  --max-connections-per-client N\n"
-        "                        connections from one address (default 64)\n"
+        "                        connections from one address (default 256)\n"
         "  --query-timeout SECS  a query's work stops after SECS (default 30; 0 = none)\n"
         "  --threads N           HTTP worker threads (default 4)\n"
         "\n"

@@ -59,8 +59,8 @@ typedef struct server_config {
     double header_timeout_s; /* --header-timeout, default 10: a request's headers, from connect */
     double body_timeout_s;   /* --body-timeout, default 60: its body, from the headers */
     double query_timeout_s;  /* --query-timeout, default 30: a query's work; 0 = none */
-    int max_connections;     /* --max-connections, default 1024 per listener */
-    int max_per_client;      /* --max-connections-per-client, default 64 (per address) */
+    int max_connections;     /* --max-connections, default 2048 per listener */
+    int max_per_client;      /* --max-connections-per-client, default 256 (per address) */
     int peers_insecure;      /* --peers-insecure: send the token to http:// peers anyway */
     char *config_file;      /* --config; default /etc/jobscope/serve.conf if it exists */
     int threads;            /* HTTP worker threads, default 4 */
