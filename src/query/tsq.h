@@ -36,12 +36,12 @@ typedef enum tsq_filter_type {
  * series (tsq_match), between sub-queries and in tsq_eval, and stops with
  * the reason in `stop`. */
 typedef struct tsq_guard {
-    long max_points;                /* raw points + filled buckets of the whole query; 0: TSQ_MAX_POINTS */
-    long used;                      /* what its sub-queries took so far */
-    int64_t deadline_ns;            /* CLOCK_MONOTONIC; 0 = none */
-    int (*client_gone)(void *arg);  /* nonzero once the asking client has left; may be NULL */
+    long max_points;     /* raw points + filled buckets of the whole query; 0: TSQ_MAX_POINTS */
+    long used;           /* what its sub-queries took so far */
+    int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = none */
+    int (*client_gone)(void *arg); /* nonzero once the asking client has left; may be NULL */
     void *client_arg;
-    int stop;                       /* TSQ_STOP_*: why the work stopped */
+    int stop; /* TSQ_STOP_*: why the work stopped */
     unsigned ticks;
 } tsq_guard;
 enum { TSQ_STOP_NONE, TSQ_STOP_DEADLINE, TSQ_STOP_GONE, TSQ_STOP_REGEX };
@@ -94,8 +94,8 @@ typedef struct tsq_sub {
     tsq_filter *filters;
     int nfilters;
     int explicit_tags;
-    int index;       /* position in the request (query.index) */
-    char *echo_json; /* the sub-query as received, for showQuery */
+    int index;        /* position in the request (query.index) */
+    char *echo_json;  /* the sub-query as received, for showQuery */
     tsq_guard *guard; /* the query's, set by the engine while it runs (not owned) */
 } tsq_sub;
 
@@ -105,7 +105,7 @@ typedef struct tsq_query {
     int nsubs;
     int ms_resolution;
     int show_query;
-    int arrays; /* ?arrays=true */
+    int arrays;      /* ?arrays=true */
     tsq_guard guard; /* set by the caller after parsing; zero = defaults */
 } tsq_query;
 

@@ -340,8 +340,8 @@ static int compile_regexp(fcomp *c, const char *flt, tsq_error *err)
     if (!c->re) {
         char m[160];
         pcre2_get_error_message(ec, (PCRE2_UCHAR *)m, sizeof m);
-        return tsq_fail(err, BAD, NULL, "Invalid regular expression '%.80s': %s at offset %zu",
-                        flt, m, (size_t)off);
+        return tsq_fail(err, BAD, NULL, "Invalid regular expression '%.80s': %s at offset %zu", flt,
+                        m, (size_t)off);
     }
     c->mctx = pcre2_match_context_create(NULL);
     c->md = pcre2_match_data_create(1, NULL);

@@ -80,8 +80,8 @@ void server_query_guard(server *s, const server_request *r, tsq_query *q)
     clock_gettime(CLOCK_MONOTONIC, &t);
     q->guard.max_points = SERVER_MAX_QUERY_POINTS;
     if (s->cfg.query_timeout_s > 0)
-        q->guard.deadline_ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec +
-                               (int64_t)(s->cfg.query_timeout_s * 1e9);
+        q->guard.deadline_ns =
+            (int64_t)t.tv_sec * 1000000000 + t.tv_nsec + (int64_t)(s->cfg.query_timeout_s * 1e9);
     q->guard.client_gone = client_gone;
     q->guard.client_arg = (void *)r;
 }
@@ -95,8 +95,7 @@ int server_query_check_answer(const tsq_result *res, tsq_error *e)
     snprintf(e->message, sizeof e->message,
              "Answer too large: %zu data points (at most %d in an answer)", pts,
              SERVER_MAX_ANSWER_POINTS);
-    snprintf(e->details, sizeof e->details,
-             "downsample, or narrow the time range or the filters");
+    snprintf(e->details, sizeof e->details, "downsample, or narrow the time range or the filters");
     return -1;
 }
 
@@ -114,7 +113,6 @@ static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_e
     if (rc == 0) rc = server_query_check_size(q, e);
     return rc;
 }
-
 
 /* ---- the answer cache of /api/query ----
  * Dashboards ask the same POST again and again (every refresh, every

@@ -37,7 +37,7 @@ typedef struct listener {
 typedef struct req_ctx {
     char *body;
     size_t len, cap;
-    size_t expect; /* Content-Length, when given */
+    size_t expect;   /* Content-Length, when given */
     size_t reserved; /* bytes counted against --body-memory */
     int too_large;
     int busy;  /* --body-memory exhausted: discard, answer 503 */

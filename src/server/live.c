@@ -340,9 +340,10 @@ static void prom_text(sbuf *b, const char *v, int quote)
         size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
         int ok = n > 0;
         for (size_t k = 1; ok && k < n; k++) ok = (p[k] & 0xc0) == 0x80;
-        if (ok && n == 2) ok = c >= 0xc2;                        /* overlong */
+        if (ok && n == 2) ok = c >= 0xc2; /* overlong */
         if (ok && n == 3) ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
-        if (ok && n == 4) ok = c <= 0xf4 && !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
+        if (ok && n == 4)
+            ok = c <= 0xf4 && !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
         if (!ok) {
             sbuf_puts(b, "\xef\xbf\xbd");
             p++;
@@ -439,7 +440,8 @@ void server_live_metrics(server *s, sbuf *out)
                 prom_text(out, d->help, 0);
                 sbuf_printf(out, " (%s; ", d->unit ? d->unit : "");
             } else
-                sbuf_printf(out, "%s of running jobs (", rows[i].counter ? "Cumulative value" : "Latest value");
+                sbuf_printf(out, "%s of running jobs (",
+                            rows[i].counter ? "Cumulative value" : "Latest value");
             sbuf_puts(out, "jobscope series ");
             prom_text(out, rows[i].v->name->s, 0);
             sbuf_puts(out, ")\n");

@@ -246,7 +246,7 @@ int server_config_set(server_config *c, const char *key, const char *v, char *er
             snprintf(err, errlen, "%s '%s': expected a duration above 0 such as 10s, 0.5", key, v);
             return -1;
         }
-        *(key[0] == 'h' ? &c->header_timeout_s
+        *(key[0] == 'h'   ? &c->header_timeout_s
           : key[0] == 'b' ? &c->body_timeout_s
                           : &c->query_timeout_s) = d;
         return 0;

@@ -55,16 +55,16 @@ typedef struct server_config {
     server_strlist consume; /* --consume amqp://... (repeatable) */
     double node_interval_s; /* --node-interval, default 1; 0 = no node metrics */
     size_t body_limit;      /* --body-limit, default 32 MiB: larger bodies get 413 */
-    size_t body_memory;     /* --body-memory, default 256 MiB: all bodies held at once; beyond: 503 */
+    size_t body_memory; /* --body-memory, default 256 MiB: all bodies held at once; beyond: 503 */
     double header_timeout_s; /* --header-timeout, default 10: a request's headers, from connect */
     double body_timeout_s;   /* --body-timeout, default 60: its body, from the headers */
     double query_timeout_s;  /* --query-timeout, default 30: a query's work; 0 = none */
     int max_connections;     /* --max-connections, default 2048 per listener */
     int max_per_client;      /* --max-connections-per-client, default 256 (per address) */
     int peers_insecure;      /* --peers-insecure: send the token to http:// peers anyway */
-    char *config_file;      /* --config; default /etc/jobscope/serve.conf if it exists */
-    int threads;            /* HTTP worker threads, default 4 */
-    char *spool_dir;        /* forwarders' spool, default under the store */
+    char *config_file;       /* --config; default /etc/jobscope/serve.conf if it exists */
+    int threads;             /* HTTP worker threads, default 4 */
+    char *spool_dir;         /* forwarders' spool, default under the store */
     int verbose;
 } server_config;
 

@@ -59,7 +59,7 @@ struct server_priv {
     server_module *inited; /* last module whose init() succeeded */
 
     struct server_http *http; /* connection deadlines, body memory (http.c) */
-    void *http_tcp; /* struct MHD_Daemon * */
+    void *http_tcp;           /* struct MHD_Daemon * */
     void *http_unix;
     void *tcp_ls, *unix_ls; /* their handler closures (http.c) */
     int tcp_port;           /* the port actually bound */
@@ -95,7 +95,7 @@ struct tsq_error;
 /* The timestamps the server takes, in milliseconds: up to the end of year
  * 9999 either side of 1970.  A point outside is a bad line or point (400,
  * the others are stored), never a failed batch. */
-#define SERVER_TS_MAX_MS 253402300799999.0
+#define SERVER_TS_MAX_MS       253402300799999.0
 #define server_valid_ts_ms(ms) ((ms) > -SERVER_TS_MAX_MS && (ms) < SERVER_TS_MAX_MS)
 /* OpenTSDB's rule for metric names, tag keys and values (api_ingest.c):
  * a-z A-Z 0-9 - _ . / and Unicode letters (any byte >= 0x80), 1..256 bytes.
