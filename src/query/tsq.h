@@ -160,7 +160,18 @@ typedef struct tsq_out {
 typedef struct tsq_result {
     tsq_out *v;
     size_t n, cap;
+    /* Set by tsq_eval: the same answer comes for any start in
+     * (start_after, start_upto] and end in [end_from, end_before), as long
+     * as the data and every sub-query's scan range are unchanged. */
+    int stable;
+    int64_t start_after, start_upto, end_from, end_before;
 } tsq_result;
+
+/* The range OpenTSDB 2.4 scans for a sub-query (TsdbQuery's scan start and
+ * end: aligned to the downsample interval, then to the hour): the engine
+ * uses the points there for rates, interpolation and the last bucket, and
+ * returns only points in [start, end]. */
+void tsq_scan_range(const tsq_query *q, const tsq_sub *sub, int64_t *from_ms, int64_t *to_ms);
 
 /* Evaluates one sub-query over raw series (local plus any peers'). */
 int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_result *out,

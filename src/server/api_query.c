@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,11 +130,21 @@ static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_e
 #define QC_MAX_BYTES  (8u << 20) /* all answers together (memory bound) */
 #define QC_MAX_SUBS   16
 
+/* What an answer was computed for, beyond its key: the store's version of
+ * each metric, each sub-query's scan range, and the bounds within which
+ * start and end give the same answer (tsq_result.stable). */
+typedef struct qc_when {
+    uint64_t vers[QC_MAX_SUBS];
+    int64_t scan[QC_MAX_SUBS][2];
+    int nsubs;
+    int64_t start_after, start_upto, end_from, end_before;
+    int64_t start, end;
+} qc_when;
+
 typedef struct qc_entry {
     char *key;
     size_t keylen;
-    uint64_t vers[QC_MAX_SUBS];
-    int nvers;
+    qc_when when;
     char *txt;
     size_t len;
     uint64_t used;
@@ -174,16 +185,28 @@ void server_qcache_free(server *s)
     s->priv->qcache = NULL;
 }
 
-/* A copy of the cached answer for key+vers, or NULL. */
-static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers,
-                       int nvers, size_t *len)
+/* Does an answer computed at `was` hold for the query at `now`? */
+static int qc_holds(const qc_when *was, const qc_when *now)
+{
+    if (was->nsubs != now->nsubs ||
+        memcmp(was->vers, now->vers, (size_t)now->nsubs * sizeof *now->vers) ||
+        memcmp(was->scan, now->scan, (size_t)now->nsubs * sizeof *now->scan))
+        return 0;
+    if (now->start == was->start && now->end == was->end) return 1;
+    return now->start > was->start_after && now->start <= was->start_upto &&
+           now->end >= was->end_from && now->end < was->end_before;
+}
+
+/* A copy of the cached answer for key at `now`, or NULL. */
+static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const qc_when *now,
+                       size_t *len)
 {
     char *out = NULL;
     pthread_mutex_lock(&c->mu);
     for (int i = 0; i < QC_ENTRIES; i++) {
         qc_entry *e = &c->e[i];
         if (!e->key || e->keylen != keylen || memcmp(e->key, key, keylen)) continue;
-        if (e->nvers == nvers && !memcmp(e->vers, vers, (size_t)nvers * sizeof *vers)) {
+        if (qc_holds(&e->when, now)) {
             out = malloc(e->len + 1);
             if (out) {
                 memcpy(out, e->txt, e->len + 1);
@@ -206,8 +229,8 @@ static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const u
     return out;
 }
 
-static void qc_store(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers,
-                     int nvers, const char *txt, size_t len)
+static void qc_store(struct qcache *c, const char *key, size_t keylen, const qc_when *when,
+                     const char *txt, size_t len)
 {
     if (len > QC_MAX_ANSWER) return;
     char *k = malloc(keylen), *t = malloc(len + 1);
@@ -248,8 +271,7 @@ static void qc_store(struct qcache *c, const char *key, size_t keylen, const uin
     c->bytes += len;
     victim->key = k;
     victim->keylen = keylen;
-    memcpy(victim->vers, vers, (size_t)nvers * sizeof *vers);
-    victim->nvers = nvers;
+    victim->when = *when;
     victim->txt = t;
     victim->len = len;
     victim->used = ++c->tick;
@@ -266,16 +288,25 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         tsq_query_free(&q);
         return;
     }
-    /* the cache: POST bodies only (a GET's parameters have no single text) */
+    /* the cache: POST bodies only (a GET's parameters have no single text);
+     * the key is the body as sent, so "1h-ago" asked again later finds the
+     * answer, which holds while the data, the scan ranges and the points
+     * at the edges of the range are the same (qc_holds) */
     struct qcache *c = NULL;
     sbuf key = {0};
-    uint64_t vers[QC_MAX_SUBS];
+    qc_when when = {0};
     if (!strcmp(r->method, "POST") && r->body_len && q.nsubs <= QC_MAX_SUBS && (c = qc_get(s))) {
-        sbuf_printf(&key, "%" PRId64 " %" PRId64 " %d\n", q.start_ms, q.end_ms, q.arrays);
+        sbuf_printf(&key, "%d\n", q.arrays);
         sbuf_put(&key, r->body, r->body_len);
-        for (int i = 0; i < q.nsubs; i++) vers[i] = store_metric_version(s->st, q.subs[i].metric);
+        when.nsubs = q.nsubs;
+        when.start = q.start_ms;
+        when.end = q.end_ms;
+        for (int i = 0; i < q.nsubs; i++) {
+            when.vers[i] = store_metric_version(s->st, q.subs[i].metric);
+            tsq_scan_range(&q, &q.subs[i], &when.scan[i][0], &when.scan[i][1]);
+        }
         size_t len = 0;
-        char *hit = key.oom ? NULL : qc_lookup(c, key.p, key.len, vers, q.nsubs, &len);
+        char *hit = key.oom ? NULL : qc_lookup(c, key.p, key.len, &when, &len);
         if (hit) {
             server_reply_take(w, 200, "application/json", hit, len);
             sbuf_free(&key);
@@ -290,7 +321,11 @@ static void h_query(server *s, const server_request *r, server_response *w, void
     } else {
         size_t len = 0;
         char *txt = tsq_result_json(&q, &res, &len);
-        if (txt && c && !key.oom) qc_store(c, key.p, key.len, vers, q.nsubs, txt, len);
+        when.start_after = res.stable ? res.start_after : INT64_MIN;
+        when.start_upto = res.stable ? res.start_upto : INT64_MAX;
+        when.end_from = res.stable ? res.end_from : INT64_MIN;
+        when.end_before = res.stable ? res.end_before : INT64_MAX;
+        if (txt && c && !key.oom) qc_store(c, key.p, key.len, &when, txt, len);
         if (txt)
             server_reply_take(w, 200, "application/json", txt, len);
         else

@@ -342,4 +342,14 @@ test_a_relative_time_query_is_answered_from_the_cache() {
     b=$(curl -s --data-binary "$q" "$SERVE_URL/api/query")
     assert_eq "$b" "$a" "the same answer" || return 1
     assert_match "$(curl -s "$SERVE_URL/metrics")" 'jobscope_serve_query_cache_total\{result="hit"\} [1-9]' "a cache hit" || return 1
+    # never stale: a point that the moving window leaves is gone from the answer
+    now=$(date +%s)
+    curl -s --data-binary "{\"metric\":\"cq.w\",\"timestamp\":$((now - 3600 + 2)),\"value\":5,\"tags\":{\"host\":\"a\"}}" "$SERVE_URL/api/put"
+    curl -s --data-binary "{\"metric\":\"cq.w\",\"timestamp\":$((now - 60)),\"value\":6,\"tags\":{\"host\":\"a\"}}" "$SERVE_URL/api/put"
+    q='{"start":"1h-ago","queries":[{"metric":"cq.w","aggregator":"sum"}]}'
+    a=$(curl -s --data-binary "$q" "$SERVE_URL/api/query")
+    assert_match "$a" ":5," "the older point while in the window" || return 1
+    sleep 3.5
+    b=$(curl -s --data-binary "$q" "$SERVE_URL/api/query")
+    assert_match "$b" '"dps":\{"[0-9]+":6\}' "the older point gone once the window passed it" || return 1
 }
