@@ -590,11 +590,18 @@ static void h_events(server *s, const server_request *r, server_response *w, voi
     server_reply_take(w, bad ? 400 : 200, "application/json", txt, txt ? strlen(txt) : 0);
 }
 
-void server_api_ingest_init(server *s)
+static int ingest_init(server *s, void **state, char *err, size_t errlen)
 {
-    server_route(s, "POST", "/api/put", h_put, NULL);
-    server_route(s, "POST", "/api/metrics", h_dragon_metrics, NULL);
-    server_route(s, "POST", "/write", h_write, NULL);
-    server_route(s, "POST", "/api/v2/write", h_write, NULL);
-    server_route(s, "POST", "/api/events", h_events, NULL);
+    (void)state;
+    if (server_route(s, "POST", "/api/put", h_put, NULL) < 0 ||
+        server_route(s, "POST", "/api/metrics", h_dragon_metrics, NULL) < 0 ||
+        server_route(s, "POST", "/write", h_write, NULL) < 0 ||
+        server_route(s, "POST", "/api/v2/write", h_write, NULL) < 0 ||
+        server_route(s, "POST", "/api/events", h_events, NULL) < 0) {
+        snprintf(err, errlen, "route table full");
+        return -1;
+    }
+    return 0;
 }
+
+SERVER_MODULE(ingest_module, "ingest", ingest_init, NULL)

@@ -158,23 +158,9 @@ struct qcache {
     unsigned long long hits, misses;
 };
 
-static pthread_mutex_t qc_init_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static struct qcache *qc_get(server *s)
+/* The module's state: the cache (made by query_init, freed by query_fini). */
+static void qcache_free(struct qcache *c)
 {
-    pthread_mutex_lock(&qc_init_mu);
-    if (!s->priv->qcache) {
-        struct qcache *c = calloc(1, sizeof *c);
-        if (c) pthread_mutex_init(&c->mu, NULL);
-        s->priv->qcache = c;
-    }
-    pthread_mutex_unlock(&qc_init_mu);
-    return s->priv->qcache;
-}
-
-void server_qcache_free(server *s)
-{
-    struct qcache *c = s->priv->qcache;
     if (!c) return;
     for (int i = 0; i < QC_ENTRIES; i++) {
         free(c->e[i].key);
@@ -182,7 +168,6 @@ void server_qcache_free(server *s)
     }
     pthread_mutex_destroy(&c->mu);
     free(c);
-    s->priv->qcache = NULL;
 }
 
 /* Does an answer computed at `was` hold for the query at `now`? */
@@ -280,7 +265,7 @@ static void qc_store(struct qcache *c, const char *key, size_t keylen, const qc_
 
 static void h_query(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)arg;
+    struct qcache *cache = arg;
     tsq_query q;
     tsq_error e = {0};
     if (parse_query(r, server_now_ms(), &q, &e) < 0) {
@@ -295,7 +280,7 @@ static void h_query(server *s, const server_request *r, server_response *w, void
     struct qcache *c = NULL;
     sbuf key = {0};
     qc_when when = {0};
-    if (!strcmp(r->method, "POST") && r->body_len && q.nsubs <= QC_MAX_SUBS && (c = qc_get(s))) {
+    if (!strcmp(r->method, "POST") && r->body_len && q.nsubs <= QC_MAX_SUBS && (c = cache)) {
         sbuf_printf(&key, "%d\n", q.arrays);
         sbuf_put(&key, r->body, r->body_len);
         when.nsubs = q.nsubs;
@@ -469,8 +454,7 @@ static void h_filters(server *s, const server_request *r, server_response *w, vo
 
 static void qc_metrics(server *s, sbuf *out, void *arg)
 {
-    (void)arg;
-    struct qcache *c = qc_get(s);
+    struct qcache *c = arg;
     unsigned long long h = 0, m = 0;
     if (c) {
         pthread_mutex_lock(&c->mu);
@@ -487,19 +471,47 @@ static void qc_metrics(server *s, sbuf *out, void *arg)
                 h, m);
 }
 
-void server_api_query_init(server *s)
+static int query_init(server *s, void **state, char *err, size_t errlen)
 {
-    server_on_metrics(s, qc_metrics, NULL);
-    server_route(s, "POST", "/api/query", h_query, NULL);
-    server_route(s, "GET", "/api/query", h_query, NULL);
-    server_route(s, "POST", "/api/query/last", h_last, NULL);
-    server_route(s, "GET", "/api/query/last", h_last, NULL);
-    server_route(s, "GET", "/api/suggest", h_suggest, NULL);
-    server_route(s, "POST", "/api/suggest", h_suggest, NULL);
-    server_route(s, "GET", "/api/aggregators", h_aggregators, NULL);
-    server_route(s, "POST", "/api/aggregators", h_aggregators, NULL);
-    server_route(s, "GET", "/api/config/filters", h_filters, NULL);
-    server_route(s, "POST", "/api/config/filters", h_filters, NULL);
-    server_route(s, "GET", "/api/search/lookup", h_lookup, NULL);
-    server_route(s, "POST", "/api/search/lookup", h_lookup, NULL);
+    struct qcache *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    *state = c;
+    static const struct {
+        const char *method, *path;
+        server_handler fn;
+        int cached;
+    } routes[] = {
+        {"POST", "/api/query", h_query, 1},
+        {"GET", "/api/query", h_query, 1},
+        {"POST", "/api/query/last", h_last, 0},
+        {"GET", "/api/query/last", h_last, 0},
+        {"GET", "/api/suggest", h_suggest, 0},
+        {"POST", "/api/suggest", h_suggest, 0},
+        {"GET", "/api/aggregators", h_aggregators, 0},
+        {"POST", "/api/aggregators", h_aggregators, 0},
+        {"GET", "/api/config/filters", h_filters, 0},
+        {"POST", "/api/config/filters", h_filters, 0},
+        {"GET", "/api/search/lookup", h_lookup, 0},
+        {"POST", "/api/search/lookup", h_lookup, 0},
+    };
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (server_route(s, routes[i].method, routes[i].path, routes[i].fn,
+                         routes[i].cached ? c : NULL) < 0) {
+            snprintf(err, errlen, "route table full");
+            return -1;
+        }
+    return server_on_metrics(s, qc_metrics, c) < 0 ? (snprintf(err, errlen, "too many hooks"), -1)
+                                                   : 0;
 }
+
+static void query_fini(server *s, void *state)
+{
+    (void)s;
+    qcache_free(state);
+}
+
+SERVER_MODULE(query_module, "query", query_init, query_fini)

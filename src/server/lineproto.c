@@ -33,16 +33,9 @@
 
 /* Character classes: bit 1 ends a measurement or tag value (',' ' '),
  * bit 2 ends a key ('=' ',' ' '); NUL ends both (as strchr's terminator did). */
-static unsigned char lp_class[256];
-static pthread_once_t lp_once = PTHREAD_ONCE_INIT;
-static void lp_class_init(void)
-{
-    lp_class[0] = 3;
-    lp_class[','] = 3;
-    lp_class[' '] = 3;
-    lp_class['='] = 2;
-    lp_class['\\'] = 4;
-}
+static const unsigned char lp_class[256] = {
+    [0] = 3, [','] = 3, [' '] = 3, ['='] = 2, ['\\'] = 4,
+};
 
 typedef struct lp_block {
     struct lp_block *next;
@@ -309,7 +302,6 @@ int server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, 
                     const char *host, size_t max_points, size_t *lines, size_t *bad, char *first,
                     size_t firstlen)
 {
-    pthread_once(&lp_once, lp_class_init);
     const char *p = body + b->pos, *end = body + len;
     while (p < end && !b->oom && b->n < max_points) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));

@@ -202,10 +202,15 @@ void server_dispatch(server *s, const server_request *r, server_response *w);
 
 typedef struct server_module {
     const char *name;
-    /* After the store is open, before listening: routes, hooks, tasks. */
-    int (*init)(server *s, char *err, size_t errlen);
-    /* Frees what init made, after the tasks and listeners stopped. */
-    void (*fini)(server *s);
+    /* After the store is open, before listening: routes, hooks, tasks.
+     * *state is the module's own (NULL to start with); it is handed to
+     * fini and is what the module passes as `arg` to the routes and hooks
+     * it registers (redis' clientData, collectd's user_data_t): no module
+     * keeps state in a global. */
+    int (*init)(server *s, void **state, char *err, size_t errlen);
+    /* Frees what init made, after the tasks and listeners stopped (also
+     * right away when init fails having set *state). */
+    void (*fini)(server *s, void *state);
     struct server_module *next;
 } server_module;
 void server_module_register(server_module *m);

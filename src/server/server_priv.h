@@ -7,9 +7,10 @@
 #include <pthread.h>
 #include "server.h"
 
-#define SERVER_MAX_ROUTES 128
-#define SERVER_MAX_TASKS  32
-#define SERVER_MAX_HOOKS  16
+#define SERVER_MAX_ROUTES  128
+#define SERVER_MAX_TASKS   32
+#define SERVER_MAX_HOOKS   16
+#define SERVER_MAX_MODULES 32
 
 typedef struct server_route_entry {
     const char *method; /* NULL = any */
@@ -56,7 +57,8 @@ struct server_priv {
     int nmetrics_hooks;
     server_fanout_fn fanout;
     void *fanout_arg;
-    server_module *inited; /* last module whose init() succeeded */
+    server_module *inited;                  /* last module whose init() succeeded */
+    void *module_state[SERVER_MAX_MODULES]; /* in registration order */
 
     struct server_http *http; /* connection deadlines, body memory (http.c) */
     void *http_tcp;           /* struct MHD_Daemon * */
@@ -73,8 +75,6 @@ struct server_priv {
     size_t live_cap, live_nsets, live_n; /* live_n: series */
     struct live_name **live_names;       /* interned metric names */
     size_t live_names_cap, live_names_n;
-
-    struct qcache *qcache; /* /api/query answers (api_query.c) */
 };
 
 /* http.c */
@@ -85,9 +85,7 @@ void server_http_stop(server *s);
  * --body-memory, body bytes held now. */
 void server_http_stats(server *s, unsigned long long *cut, unsigned long long *busy,
                        size_t *body_bytes);
-/* api_*.c: the core endpoints */
-void server_api_init(server *s);
-void server_qcache_free(server *s);
+/* api_*.c: the core endpoints, ordinary modules ("core", "ingest", "query") */
 /* The size bound of a query (a filled downsample's buckets): 0, or -1 and
  * a 400 in e.  Every /api/query path applies it (api_query.c, peers.c). */
 struct tsq_query;
