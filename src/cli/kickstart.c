@@ -38,11 +38,15 @@ static int ks_error(const char *fmt, const char *a)
     return 127;
 }
 
-/* -n 'x' and -n "x" are x (kickstart's noquote). */
-static const char *noquote(const char *s)
+/* -n 'x' and -n "x" are x (kickstart's noquote), unquoted in place. */
+static const char *noquote(const char *v)
 {
+    char *s = (char *)v; /* an argv string, writable */
     size_t n = strlen(s);
-    if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) return strndup(s + 1, n - 2);
+    if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) {
+        memmove(s, s + 1, n - 2);
+        s[n - 2] = 0;
+    }
     return s;
 }
 
