@@ -10,6 +10,7 @@
  * record per connection), counted for the record's monitoring summary and
  * otherwise dropped. */
 #include "kickstart.h"
+#include "../util/thread.h"
 #include "../sink/kswire.h"
 
 #include <arpa/inet.h>
@@ -18,7 +19,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,11 +112,7 @@ ksmon *ksmon_start(char *url, size_t urllen)
     }
     host[sizeof host - 1] = 0;
     snprintf(url, urllen, "kickstart://%s:%d", host, port);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&m->th, NULL, ksmon_thread, m);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = util_thread_create(&m->th, ksmon_thread, m);
     if (rc != 0) {
         close(m->lfd);
         close(m->stop_pipe[0]);

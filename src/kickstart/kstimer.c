@@ -8,6 +8,7 @@
  * A thread in place of kickstart's SIGALRM: the main job runs under the
  * monitor, whose pid the thread reads from the monitor_result. */
 #include "kickstart.h"
+#include "../util/thread.h"
 #include "../util/clock.h"
 
 #include <signal.h>
@@ -67,11 +68,7 @@ int kstimer_start(kstimer *t, int term_s, int kill_s)
     pthread_cond_init(&t->cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&t->mu, NULL);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    t->running = pthread_create(&t->th, NULL, timer_thread, t) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    t->running = util_thread_create(&t->th, timer_thread, t) == 0;
     return t->running ? 0 : -1;
 }
 

@@ -14,6 +14,7 @@
  * one line saying so: nothing waits in a spool for a kickstart that is
  * gone. */
 #include "sink.h"
+#include "../util/thread.h"
 #include "kswire.h"
 #include "../model/metric.h"
 #include "../util/clock.h"
@@ -25,7 +26,6 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,11 +218,7 @@ static sink *ks_open(const char *url, const sink_options *o, char *err, size_t e
     setpgid(0, 0);
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&k->th, NULL, ks_thread, k);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = util_thread_create(&k->th, ks_thread, k);
     if (rc != 0) {
         free(k->base.label);
         free(k);

@@ -14,25 +14,25 @@
 
 #include "kickstart/kickstart.h"
 
-/* What fn wrote, as a string (freed by the caller). */
-static char *capture_quoted(const char *s)
+/* What write() wrote of s, as a string (freed by the caller). */
+static char *capture(void (*write)(FILE *, const char *), const char *s)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    ksyaml_quoted(f, s);
+    write(f, s);
     fclose(f);
     return buf;
 }
 
+static char *capture_quoted(const char *s)
+{
+    return capture(ksyaml_quoted, s);
+}
+
 static char *capture_plain(const char *s)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    ksyaml_plain(f, s);
-    fclose(f);
-    return buf;
+    return capture(ksyaml_plain, s);
 }
 
 static char *capture_block(const char *s, size_t max, int *truncated)
