@@ -9,7 +9,8 @@ The monitor side, lowest first (docs/hacking.md):
   2 sources  src/event, src/source.h, src/proc, src/bpf, src/cgroup, src/gpu,
              src/limits, src/metrics, and the output interface src/sink/sink.h
   3 monitor  src/monitor
-  4 outputs  src/sink (formats, delivery, network backends)
+  4 outputs  src/sink (formats, delivery, network backends), and src/kickstart
+             (pegasus-kickstart's record and job chain on top of the monitor)
   5 cli      src/cli
 A file may include its own layer and those below, never one above.  The
 server side (src/store, src/query, src/server, src/repo, src/report) may
@@ -49,7 +50,7 @@ def layer(rel):
         return 2
     if top == "monitor":
         return 3
-    if top == "sink":
+    if top in ("sink", "kickstart"):
         return 4
     if top == "cli":
         return 5

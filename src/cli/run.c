@@ -48,14 +48,27 @@ static void to_config(const js_options *o, monitor_config *c)
     c->metrics.payload_panorama = o->payload_panorama;
 }
 
-int monitor_main(int attach, int argc, char **argv)
+static int parse_config(int attach, int argc, char **argv, monitor_config *cfg, int *exit_now)
 {
     static js_options opt; /* its strings outlive the monitor */
-    int exit_now = 0;
-    int rc = options_parse(&opt, attach, argc, argv, &exit_now);
-    if (rc || exit_now) return rc;
+    *exit_now = 0;
+    int rc = options_parse(&opt, attach, argc, argv, exit_now);
+    if (rc || *exit_now) return rc;
+    to_config(&opt, cfg);
+    return 0;
+}
+
+int run_config(int argc, char **argv, monitor_config *cfg, int *exit_now)
+{
+    return parse_config(0, argc, argv, cfg, exit_now);
+}
+
+int monitor_main(int attach, int argc, char **argv)
+{
     monitor_config cfg;
-    to_config(&opt, &cfg);
+    int exit_now = 0;
+    int rc = parse_config(attach, argc, argv, &cfg, &exit_now);
+    if (rc || exit_now) return rc;
     monitor *m = monitor_new(&cfg);
     if (!m) return JS_EXIT_ERROR;
     return monitor_run(m);
