@@ -10,7 +10,8 @@ The monitor side, lowest first (docs/hacking.md):
              src/limits, src/metrics, and the output interface src/sink/sink.h
   3 monitor  src/monitor
   4 outputs  src/sink (formats, delivery, network backends)
-  5 cli      src/cli
+  5 cli      src/cli, src/slurm (the SPANK plugin: a front end that starts
+             `jobscope attach`; it links nothing of jobscope's)
 A file may include its own layer and those below, never one above.  The
 server side (src/store, src/query, src/server, src/repo, src/report) may
 include anything but src/cli and src/monitor, and nothing on the monitor
@@ -37,7 +38,7 @@ def layer(rel):
         return 3
     if top == "sink":
         return 4
-    if top == "cli":
+    if top in ("cli", "slurm"):
         return 5
     if top in SERVER:
         return "S"

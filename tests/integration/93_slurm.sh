@@ -1,0 +1,102 @@
+# 93_slurm.sh — every Slurm job step watched by the SPANK plugin
+# (build/jobscope-spank.so, docs/slurm.md) on a real single-node cluster
+# (tests/helpers/slurm_cluster.sh: munged, mariadb, slurmdbd, slurmctld,
+# slurmd on loopback), with no change to the batch scripts, and jobscope's
+# totals checked against Slurm's own accounting (sacct).  One cluster for
+# the whole file: the jobs of known shape are submitted together.
+source "$ROOT/tests/helpers/slurm_cluster.sh"
+source "$ROOT/tests/helpers/serve.sh"
+W=$HELPERS/workload
+
+# submit NAME SBATCH_ARGS...: the job id in $T/jobs/NAME
+submit() {
+    local name=$1
+    shift
+    mkdir -p "$T/jobs"
+    sbatch --parsable -D "$T/out" -o "$T/out/$name.out" "$@" >"$T/jobs/$name" 2>"$T/out/$name.err" ||
+        fail "sbatch $name: $(cat "$T/out/$name.err")"
+}
+jobid() { cut -d';' -f1 "$T/jobs/$1"; }
+
+test_every_step_is_watched_and_agrees_with_sacct() {
+    [ -e "$ROOT/$BUILD/jobscope-spank.so" ] || { echo "    skip: no jobscope-spank.so (libslurm-dev)" >&2; return 77; }
+    need mpirun || return $?
+    mkdir -p "$T/ev" "$T/out"
+    # the node's jobscope serve: slurmd (and so every monitor) finds it by
+    # the well-known socket, as a site's does
+    serve_start s || return 1
+    export JOBSCOPE_SERVE_SOCKET=$SERVE_SOCK
+    slurm_start "required $ROOT/$BUILD/jobscope-spank.so jobscope=$JS output=$T/ev/%j.%s.%t.jsonl interval=0.5 log=$T/monitors.log"
+    local rc=$?
+    [ $rc = 0 ] || return $rc
+
+    # jobs of known shape, all at once (the node has 2 cores; -O lets 4 ranks share them)
+    submit cpu -n1 --mem=100M --wrap "srun $W burn 2000" || return 1
+    submit threads -n2 --mem=100M --wrap "srun -n1 -c2 $W threads 2 1000" || return 1
+    submit forks -n1 --mem=100M --wrap "mkdir -p $T/out/f; srun $W forkstorm 300 3 4096 $T/out/f" || return 1
+    submit grow -n1 --mem=400M --wrap "srun $W grow 200 3000" || return 1
+    submit oom -n1 --mem=100M --wrap "srun $W grow 400 2000" || return 1
+    submit array -n1 --mem=100M --array=1-3 --wrap "$W burn 600" || return 1
+    submit mpi -n4 -O --mem=200M --wrap "srun --mpi=pmix -n4 $W burn 700; mpirun --allow-run-as-root --oversubscribe -np 4 $W burn 300" || return 1
+    submit fails -n1 --mem=100M --wrap "srun sh -c 'sleep 0.6; kill -TERM \$\$'; exit 3" || return 1
+    submit off -n1 --mem=100M --jobscope=off --wrap "sleep 0.5" || return 1
+    submit tuned -n1 --mem=100M --jobscope=interval=0.2 --wrap "sleep 1" || return 1
+    # a bad value is refused by sbatch itself, before the job exists
+    if sbatch --jobscope=interval=0.001 --wrap true >bad.out 2>&1; then
+        fail "sbatch accepted --jobscope=interval=0.001"; return 1
+    fi
+    assert_match "$(cat bad.out)" "jobscope: --jobscope: interval '0.001': seconds, at least 0.1" || return 1
+
+    local all=""
+    for f in "$T"/jobs/*; do all="$all $(cut -d';' -f1 "$f")"; done
+    slurm_wait_jobs $all || return 1
+    # slurmdbd is written to asynchronously: until every step is there
+    local i ids
+    ids=$(echo $all | tr ' ' ,)
+    for i in $(seq 50); do
+        sacct -P -n -j "$ids" -o JobID,JobIDRaw,State,ExitCode,TotalCPU,MaxRSS,Elapsed >sacct.txt 2>&1
+        ! grep -q 'RUNNING\|PENDING' sacct.txt && [ "$(grep -c . sacct.txt)" -ge 25 ] && break
+        sleep 0.2
+    done
+    sacct -j "$ids" -o JobID%10,JobIDRaw,State,ExitCode,TotalCPU,MaxRSS,Elapsed,AdminComment%60 >sacct-view.txt
+    cat sacct-view.txt
+
+    # --jobscope=off: no monitor; --jobscope=interval=0.2: that interval
+    assert_eq "$(ls "$T/ev" | grep -c "^$(jobid off)\.")" 0 "--jobscope=off watched" || return 1
+    assert_eq "$(jq_py 'ev[0]["interval"]' "$T/ev/$(jobid tuned).batch.0.jsonl")" 0.2 "--jobscope=interval" || return 1
+
+    # Slurm's ids on every event (the array element as sacct names it)
+    local a
+    a=$(jobid array)
+    python3 - "$T/ev" "$a" <<'PY' || return 1
+import glob, json, sys
+d, arr = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(d + "/%s_*.batch.0.jsonl" % arr))
+assert len(files) == 3, files
+for f in files:
+    ev = [json.loads(l) for l in open(f)]
+    assert ev[0]["event"] == "jobscope.start" and ev[-1]["event"] == "jobscope.end", f
+    t = ev[0]["tags"]
+    assert t["slurm_array_job_id"] == arr and t["slurm_step"] == "batch", t
+    assert ev[0]["job_id"] == "%s_%s" % (arr, t["slurm_array_task_id"]), (ev[0]["job_id"], t)
+    for k in ("slurm_job_id", "slurm_user", "slurm_account", "slurm_partition", "slurm_alloc_mem_mb"):
+        assert t.get(k), (k, t)
+    assert all(e["tags"] == t for e in ev), "tags differ between events"
+PY
+    local m
+    m=$(jobid mpi)
+    cat "$T"/ev/$m.0.*.jsonl >mpi.jsonl
+    assert_eq "$(jq_py 'sorted(set((e["rank"], e["tags"]["slurm_task"]) for e in ev))' mpi.jsonl)" \
+        '[[0, "0"], [1, "1"], [2, "2"], [3, "3"]]' "MPI ranks" || return 1
+
+    # the node's serve has the same steps, by Slurm's ids
+    curl -sf "$SERVE_URL/api/jobs/$(jobid cpu)" >job.json || { fail "serve has no job $(jobid cpu)"; return 1; }
+
+    # the totals against sacct (the table docs/slurm.md shows)
+    python3 "$ROOT/tests/helpers/slurm_compare.py" sacct.txt "$T/ev" --rss "$(jobid grow).0" --skip "$(jobid off)" --table "$T/table.md"
+    rc=$?
+    [ -n "${SLURM_TABLE_OUT:-}" ] && cp "$T/table.md" "$SLURM_TABLE_OUT"
+    [ $rc = 0 ] || { fail "jobscope and sacct differ (above)"; return 1; }
+    # the monitors never failed
+    [ ! -s "$T/monitors.log" ] || { cat "$T/monitors.log"; fail "monitors complained"; return 1; }
+}
