@@ -282,6 +282,7 @@ install: all
 	install -m 644 $(BUILD)/jobscope-net.so $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-net.so
 	if [ -f $(BUILD)/jobscope-bpf.so ]; then install -m 644 $(BUILD)/jobscope-bpf.so $(DESTDIR)$(PREFIX)/lib/jobscope/; fi
 	if [ -f $(BUILD)/jobscope-spank.so ]; then install -m 644 $(BUILD)/jobscope-spank.so $(DESTDIR)$(PREFIX)/lib/jobscope/; fi
+	install -m 755 dist/slurm/jobscope-slurm-epilog $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-slurm-epilog
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHONDIR)
 	install -m 644 lib/jobscope.h $(DESTDIR)$(PREFIX)/include/jobscope.h
 	install -m 755 $(BUILD)/libjobscope.so $(DESTDIR)$(PREFIX)/lib/libjobscope.so.0

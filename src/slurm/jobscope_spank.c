@@ -230,10 +230,10 @@ static void task_ids(spank_t sp, uint32_t stepid, spank_task_ids *t)
         array_task != NO_VAL) {
         snprintf(t->array_job_id, sizeof t->array_job_id, "%u", array_job);
         snprintf(t->array_task_id, sizeof t->array_task_id, "%u", array_task);
-        snprintf(t->job_id, sizeof t->job_id, "%u_%u", array_job, array_task); /* as sacct */
-    } else {
-        snprintf(t->job_id, sizeof t->job_id, "%u", job);
     }
+    /* the unique id (SLURM_JOB_ID, what the epilog, scontrol and sacct -j
+     * know); an array element's ARRAY_TASK form is in the tags */
+    snprintf(t->job_id, sizeof t->job_id, "%u", job);
     if (stepid == SLURM_BATCH_SCRIPT)
         snprintf(t->step, sizeof t->step, "batch");
     else if (stepid == SLURM_EXTERN_CONT)

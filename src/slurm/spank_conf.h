@@ -48,7 +48,7 @@ int spank_conf_user(spank_conf *c, const char *arg, char *err, size_t errlen);
 
 /* Who the task is, from Slurm: strings ("" when unknown). */
 typedef struct spank_task_ids {
-    char job_id[32];        /* as sacct prints it: 123, or ARRAYJOB_TASK for an array element */
+    char job_id[32];        /* the events' job_id: Slurm's unique id (SLURM_JOB_ID) */
     char raw_job_id[32];    /* Slurm's own unique id (sacct JobIDRaw) */
     char step[32];          /* 0, 1, ..., batch, extern, interactive */
     char task[16];          /* global task rank */

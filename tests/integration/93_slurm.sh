@@ -26,6 +26,12 @@ test_every_step_is_watched_and_agrees_with_sacct() {
     # the well-known socket, as a site's does
     serve_start s || return 1
     export JOBSCOPE_SERVE_SOCKET=$SERVE_SOCK
+    # the epilog stores the one-line summary in AdminComment (slurmd gives
+    # epilogs a bare environment: the wrapper names the socket and the config)
+    printf '#!/bin/sh\nexport SLURM_CONF=%s/slurm/slurm.conf PATH=$PATH:/usr/bin:/usr/sbin JOBSCOPE_EPILOG_DEBUG=1\nexec %s --socket %s --wait 5 2>>%s/epilog.log\n' \
+        "$T" "$ROOT/dist/slurm/jobscope-slurm-epilog" "$SERVE_SOCK" "$T" >epilog.sh
+    chmod 755 epilog.sh
+    JS_TEST_EPILOG=$T/epilog.sh  # (SLURM_EPILOG would be srun's --epilog)
     slurm_start "required $ROOT/$BUILD/jobscope-spank.so jobscope=$JS output=$T/ev/%j.%s.%t.jsonl interval=0.5 log=$T/monitors.log"
     local rc=$?
     [ $rc = 0 ] || return $rc
@@ -55,7 +61,9 @@ test_every_step_is_watched_and_agrees_with_sacct() {
     ids=$(echo $all | tr ' ' ,)
     for i in $(seq 50); do
         sacct -P -n -j "$ids" -o JobID,JobIDRaw,State,ExitCode,TotalCPU,MaxRSS,Elapsed >sacct.txt 2>&1
-        ! grep -q 'RUNNING\|PENDING' sacct.txt && [ "$(grep -c . sacct.txt)" -ge 25 ] && break
+        sacct -P -n -X -j "$(jobid grow)" -o AdminComment >comment.txt 2>&1
+        ! grep -q 'RUNNING\|PENDING' sacct.txt && [ "$(grep -c . sacct.txt)" -ge 25 ] &&
+            grep -q jobscope comment.txt && break
         sleep 0.2
     done
     sacct -j "$ids" -o JobID%10,JobIDRaw,State,ExitCode,TotalCPU,MaxRSS,Elapsed,AdminComment%60 >sacct-view.txt
@@ -71,14 +79,15 @@ test_every_step_is_watched_and_agrees_with_sacct() {
     python3 - "$T/ev" "$a" <<'PY' || return 1
 import glob, json, sys
 d, arr = sys.argv[1], sys.argv[2]
-files = sorted(glob.glob(d + "/%s_*.batch.0.jsonl" % arr))
+files = [f for f in glob.glob(d + "/*.batch.0.jsonl")
+         if json.loads(open(f).readline())["tags"].get("slurm_array_job_id") == arr]
 assert len(files) == 3, files
 for f in files:
     ev = [json.loads(l) for l in open(f)]
     assert ev[0]["event"] == "jobscope.start" and ev[-1]["event"] == "jobscope.end", f
     t = ev[0]["tags"]
     assert t["slurm_array_job_id"] == arr and t["slurm_step"] == "batch", t
-    assert ev[0]["job_id"] == "%s_%s" % (arr, t["slurm_array_task_id"]), (ev[0]["job_id"], t)
+    assert ev[0]["job_id"] == t["slurm_job_id"], (ev[0]["job_id"], t)  # the unique id
     for k in ("slurm_job_id", "slurm_user", "slurm_account", "slurm_partition", "slurm_alloc_mem_mb"):
         assert t.get(k), (k, t)
     assert all(e["tags"] == t for e in ev), "tags differ between events"
@@ -88,6 +97,11 @@ PY
     cat "$T"/ev/$m.0.*.jsonl >mpi.jsonl
     assert_eq "$(jq_py 'sorted(set((e["rank"], e["tags"]["slurm_task"]) for e in ev))' mpi.jsonl)" \
         '[[0, "0"], [1, "1"], [2, "2"], [3, "3"]]' "MPI ranks" || return 1
+
+    # the epilog's line in AdminComment, as jobstats keeps it: the grow job had
+    # 1 core and 400 MB for ~3.5 s, used ~0.1 CPU-s and ~206 MB in 2 steps
+    assert_match "$(cat comment.txt)" '^jobscope: cpu 0\.[0-9]/[3-6]\.[0-9] core-s \([0-9]+%\) mem 2[01][0-9]/400 mb \(5[0-4]%\) 2 steps 2 tasks 1 node$' "AdminComment" || return 1
+    assert_match "$(sacct -P -n -X -j "$(jobid fails)" -o AdminComment)" ' exit 3:0$' "AdminComment of a failed job" || return 1
 
     # the node's serve has the same steps, by Slurm's ids
     curl -sf "$SERVE_URL/api/jobs/$(jobid cpu)" >job.json || { fail "serve has no job $(jobid cpu)"; return 1; }

@@ -97,7 +97,7 @@ static spank_task_ids ids(void)
 {
     spank_task_ids t;
     memset(&t, 0, sizeof t);
-    strcpy(t.job_id, "10_2");
+    strcpy(t.job_id, "12");
     strcpy(t.raw_job_id, "12");
     strcpy(t.step, "batch");
     strcpy(t.task, "0");
@@ -133,7 +133,7 @@ static void the_monitor_is_jobscope_attach_with_slurm_ids_as_tags(void **state)
     assert_null(argv[n]);
     assert_string_equal(
         joined(argv),
-        "/usr/bin/jobscope attach -q --exit-status-fd=3 --job=10_2 --interval=5 --cgroup=auto "
+        "/usr/bin/jobscope attach -q --exit-status-fd=3 --job=12 --interval=5 --cgroup=auto "
         "-o /l/%j.batch.0.jsonl -o amqp://u:p@mq/%2fs/x "
         "--tag slurm_job_id=12 --tag slurm_step=batch --tag slurm_task=0 "
         "--tag slurm_array_job_id=10 --tag slurm_array_task_id=2 --tag slurm_user=ana "
