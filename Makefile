@@ -27,7 +27,7 @@ LDLIBS  += -pthread -lm -ldl
 # deps.sh).  They live in a plugin, build/jobscope-net.so, that jobscope
 # dlopens only when an output URL needs it: loading those libraries (and
 # their TLS stacks) would otherwise triple the monitor's RSS for every job.
-PKGS    := libcurl librabbitmq jansson
+PKGS    := libcurl librabbitmq jansson snappy
 CFLAGS  += $(shell pkg-config --cflags $(PKGS))
 NETLIBS := $(shell pkg-config --libs $(PKGS))
 

@@ -4,7 +4,7 @@
 #   ./deps.sh          build dependencies
 #   ./deps.sh --test   also what the tests use (servers, clients)
 set -e
-build_pkgs="gcc make pkg-config clang-format libcmocka-dev libcurl4-openssl-dev librabbitmq-dev libjansson-dev python3 libmicrohttpd-dev libsqlite3-dev libzstd-dev zlib1g-dev scdoc clang libbpf-dev bpftool"
+build_pkgs="gcc make pkg-config clang-format libcmocka-dev libcurl4-openssl-dev librabbitmq-dev libjansson-dev python3 libmicrohttpd-dev libsqlite3-dev libzstd-dev zlib1g-dev libsnappy-dev scdoc clang libbpf-dev bpftool"
 test_pkgs="prometheus tmux coop-computing-tools sysstat python3-psutil prometheus-process-exporter rabbitmq-server amqp-tools python3-pika victoria-metrics clang libclang-rt-dev debhelper dpkg-dev fakeroot valgrind faketime time chromium chromium-driver"
 test_pkgs="$test_pkgs openmpi-bin"       # mpirun for tests/integration/82_dropin_mpi.sh
 # a whole Slurm cluster on loopback (tests/integration/93_slurm.sh), the SPANK plugin's spank.h
