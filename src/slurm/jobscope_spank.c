@@ -316,6 +316,14 @@ static int build_env(spank_t sp, const spank_task_ids *t, int local, char **envp
     return n;
 }
 
+#define ACK_MS 250
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 static int spawn_monitor(char **argv, char **envp, pid_t task, const char *log, int *wfd)
 {
     int p[2]; /* a socket pair, not a pipe: send() without SIGPIPE */
@@ -388,18 +396,14 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
                     ids.step, ids.task);
         return 0;
     }
+    double t0 = now_ms();
     if (spawn_monitor(argv, envp, pid, c->log, &status_fds[local]) < 0)
         slurm_error("jobscope: job %s step %s task %s: cannot start the monitor: %m", ids.job_id,
                     ids.step, ids.task);
+    else
+        slurm_debug("jobscope: job %s step %s task %s: monitor started in %.2f ms", ids.job_id,
+                    ids.step, ids.task, now_ms() - t0);
     return 0;
-}
-
-#define ACK_MS 250
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
@@ -421,13 +425,15 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
              * ACK_MS at most, never the job's status */
             struct pollfd p = {status_fds[local], POLLIN, 0};
             char c;
-            double deadline = now_ms() + ACK_MS;
+            double t0 = now_ms(), deadline = t0 + ACK_MS;
             for (;;) {
                 int left = (int)(deadline - now_ms());
                 if (left <= 0 || poll(&p, 1, left) == 0) break;
                 ssize_t r = recv(status_fds[local], &c, 1, MSG_DONTWAIT);
                 if (r == 0 || (r < 0 && errno != EINTR)) break;
             }
+            slurm_debug("jobscope: task %d: the monitor's final sample took %.2f ms", local,
+                        now_ms() - t0);
         }
     }
     close(status_fds[local]);

@@ -27,6 +27,13 @@ slurm_stop() {
         kill -9 "$p" 2>/dev/null
     done
     _slurm_pids=""
+    # this cluster's slurmstepds (daemons of their own, which outlive slurmd):
+    # the slurmstepd processes whose environment names this cluster's slurm.conf
+    for p in /proc/[0-9]*; do
+        [ -n "${SLURM_DIR:-}" ] && [ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] &&
+            tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$SLURM_DIR/slurm.conf" &&
+            kill -9 "${p#/proc/}" 2>/dev/null
+    done
     # the cgroups slurmd made for this cluster's jobs (cgroup v1: one tree per
     # controller; uid dirs are emptied when their jobs end)
     local d
@@ -57,6 +64,7 @@ slurm_start() {
     [ "$(id -u)" = 0 ] || { echo "    skip: slurmd must run as root" >&2; return 77; }
     export PATH=$PATH:/usr/sbin
     local S=$T/slurm
+    SLURM_DIR=$S
     mkdir -p "$S"/{state,spool,log,munge,db,run}
     chmod 755 "$T" "$S"
     SLURM_NODE=$(hostname -s)
@@ -123,7 +131,7 @@ SlurmctldPidFile=$S/run/slurmctld.pid
 SlurmdPidFile=$S/run/slurmd.pid
 SlurmctldLogFile=$S/log/slurmctld.log
 SlurmdLogFile=$S/log/slurmd.log
-SlurmdDebug=info
+SlurmdDebug=${JS_TEST_SLURMD_DEBUG:-info}
 ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup
 JobAcctGatherType=jobacct_gather/cgroup
@@ -162,7 +170,6 @@ AllowedSwapSpace=0
 EOF
     echo "${1:-}" >"$S/plugstack.conf"
     export SLURM_CONF=$S/slurm.conf
-    SLURM_DIR=$S
 
     # slurmdbd reads slurmdbd.conf beside $SLURM_CONF
     slurmdbd -D >"$S/log/slurmdbd.out" 2>&1 &

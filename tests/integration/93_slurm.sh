@@ -114,3 +114,40 @@ PY
     # the monitors never failed
     [ ! -s "$T/monitors.log" ] || { cat "$T/monitors.log"; fail "monitors complained"; return 1; }
 }
+
+# The plugin's contract with `jobscope attach`, without Slurm: the reaper of the
+# watched process writes its wait status on --exit-status-fd; the end record
+# has it at once (not at the next tick), and the descriptor is closed only
+# after the final sample.
+test_attach_reports_the_exit_status_its_reaper_hands_over() {
+    python3 - "$JS" <<'PY' || return 1
+import json, os, socket, subprocess, sys, time
+js = sys.argv[1]
+for status, want in ((3 << 8, ("exited", 3, None)), (15, ("signaled", None, 15))):
+    child = subprocess.Popen(["sleep", "30"])
+    mine, theirs = socket.socketpair()
+    mon = subprocess.Popen([js, "attach", "-q", "--no-serve", "-i", "10", "-o", "ev.jsonl",
+                            "--exit-status-fd=%d" % theirs.fileno(), str(child.pid)],
+                           pass_fds=[theirs.fileno()])
+    theirs.close()
+    time.sleep(0.5)
+    child.kill(); child.wait()
+    t0 = time.time()
+    mine.send(b"%d\n" % status)
+    assert mine.recv(1) == b"", "the monitor closes its end after the final sample"
+    waited = time.time() - t0
+    assert waited < 5, waited          # not the 10 s interval
+    mon.wait(timeout=20)
+    end = [json.loads(l) for l in open("ev.jsonl")][-1]
+    assert end["event"] == "jobscope.end"
+    got = (end["exit_type"], end["exit_code"], end["signal"])
+    assert got == want, (got, want)
+    os.remove("ev.jsonl")
+PY
+    # an option for attach only, and a descriptor number
+    "$JS" run --exit-status-fd=3 -- true 2>err.txt
+    assert_eq $? 125 "run --exit-status-fd" || return 1
+    "$JS" attach --exit-status-fd=x 1 2>err.txt
+    assert_eq $? 125 || return 1
+    assert_match "$(cat err.txt)" "bad --exit-status-fd 'x'" || return 1
+}
