@@ -114,7 +114,9 @@ static int tsdb_send(void *ctx, const pub_item *it, int n, double timeout, char 
         out = &x->wire;
     }
     if (out->oom || x->body.oom) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen,
+                 x->f->finish ? "cannot compress (out of memory, or no libsnappy.so.1)"
+                              : "out of memory");
         return 0;
     }
     return httpc_deliver(&x->c, x->url, x->f->content_type, out->p, out->len, n, &x->rejected,
