@@ -63,6 +63,7 @@ ifeq ($(SPANK_OK),1)
 all: $(BUILD)/jobscope-spank.so
 endif
 $(BUILD)/jobscope-spank.so: $(SPANK_SRCS) src/slurm/spank_conf.h
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -DJOBSCOPE_BIN='"$(PREFIX)/bin/jobscope"' $(LDFLAGS) -o $@ $(SPANK_SRCS)
 $(BUILD)/tests/test_slurm: tests/unit/test_slurm.c src/slurm/spank_conf.c src/slurm/spank_conf.h
 	@mkdir -p $(dir $@)

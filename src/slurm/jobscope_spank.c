@@ -114,13 +114,20 @@ static void find_cgroup_mounts(void)
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-    if (spank_option_register(sp, &js_option) != ESPANK_SUCCESS)
+    spank_context_t ctx = spank_context();
+    if ((ctx == S_CTX_LOCAL || ctx == S_CTX_REMOTE || ctx == S_CTX_ALLOCATOR) &&
+        spank_option_register(sp, &js_option) != ESPANK_SUCCESS)
         slurm_error("jobscope: cannot register --jobscope");
     if (!spank_remote(sp)) return 0;
     char err[256];
     spank_conf_defaults(&site, JOBSCOPE_BIN);
     if (spank_conf_site(&site, ac, av, err, sizeof err) < 0) {
         slurm_error("jobscope: %s; no job is watched", err);
+        return 0;
+    }
+    if (access(site.jobscope, X_OK) != 0) {
+        slurm_error("jobscope: %s: %m; no job is watched (plugstack.conf: jobscope=PATH)",
+                    site.jobscope);
         return 0;
     }
     site_ok = 1;
