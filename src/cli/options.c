@@ -42,6 +42,9 @@ void options_usage(FILE *f)
         "                          system's job id, else HOST-PID-TIME)\n"
         "      --tag KEY=VALUE     annotation added to every event (repeatable)\n"
         "      --summary PATH      also write the end-of-job record to PATH (one JSON)\n"
+        "      --exit-status-fd N  attach: the process's wait status (a decimal) is\n"
+        "                          written on descriptor N when it ends, by whoever\n"
+        "                          reaps it (the Slurm plugin, docs/slurm.md)\n"
         "      --wait-all          run: wait until every descendant has exited, not just\n"
         "                          CMD (daemons included)\n"
         "      --flush-timeout S   at job end, wait at most S seconds for outputs (10)\n"
@@ -77,7 +80,8 @@ void options_usage(FILE *f)
         "Network outputs (docs/publishing.md): amqp[s]://USER:PASS@HOST[:PORT]/VHOST/EXCHANGE\n"
         "[?routing_key=K], rabbitmq[s]://USER:PASS@HOST:PORT/api/exchanges/VHOST/EX/publish,\n"
         "http[s]://...[#ndjson], elasticsearch[s]://HOST:PORT/INDEX, opentsdb[s]://HOST:PORT,\n"
-        "influx[s]://HOST:PORT/DB, jobscope://HOST[:PORT] (a 'jobscope serve').  Events\n"
+        "influx[s]://HOST:PORT/DB, promrw[s]://HOST:PORT[/PATH] (Prometheus remote write),\n"
+        "jobscope://HOST[:PORT] (a 'jobscope serve').  Events\n"
         "that cannot be delivered wait in a spool file and are replayed in order;\n"
         "'jobscope flush SPOOL' re-sends what is left at exit.\n"
         "  -o @FILE                read the destination URL from FILE (keeps passwords\n"
@@ -176,7 +180,8 @@ enum {
     OPT_NULL_MISSING,
     OPT_PAYLOAD_SHAPE,
     OPT_NO_SERVE,
-    OPT_SAMPLER
+    OPT_SAMPLER,
+    OPT_EXIT_STATUS_FD
 };
 
 /* JoReMon's -mode: which row types (bits 1 << JOREMON_CPU/IO/MEM, see
@@ -284,6 +289,7 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         {"no-cgroup", no_argument, 0, OPT_NO_CGROUP},
         {"sampler", required_argument, 0, OPT_SAMPLER},
         {"no-serve", no_argument, 0, OPT_NO_SERVE},
+        {"exit-status-fd", required_argument, 0, OPT_EXIT_STATUS_FD},
         {"limit", required_argument, 0, OPT_LIMIT},
         {"kill-grace", required_argument, 0, OPT_KILL_GRACE},
         {"measure-only", no_argument, 0, OPT_MEASURE_ONLY},
@@ -402,6 +408,15 @@ int options_parse(js_options *o, int attach, int argc, char **argv, int *exit_no
         case OPT_GPU_ALL_PROCS:
             o->gpu_all_procs = 1;
             break;
+        case OPT_EXIT_STATUS_FD: {
+            char *end;
+            long fd = strtol(optarg, &end, 10);
+            if (!attach) return bad("--exit-status-fd=%s: attach only", optarg);
+            if (end == optarg || *end || fd < 3 || fd > 1023)
+                return bad("bad --exit-status-fd '%s': a descriptor number 3 to 1023", optarg);
+            o->exit_status_fd = (int)fd;
+            break;
+        }
         case OPT_TELEMETRY_LEVEL:
             if (parse_level(optarg, &o->telemetry_level))
                 return bad("bad --telemetry-level '%s': an integer 0 to 255", optarg);

@@ -17,10 +17,11 @@
 #define JS_MAX_LIMITS  32
 
 typedef struct js_options {
-    int attach;      /* 0: run, 1: attach */
-    pid_t pid;       /* attach: the pid to watch */
-    char **argv;     /* run: the command and its arguments */
-    double interval; /* seconds, >= 0.01 */
+    int attach;         /* 0: run, 1: attach */
+    pid_t pid;          /* attach: the pid to watch */
+    int exit_status_fd; /* attach: the wait status arrives here (0: none) */
+    char **argv;        /* run: the command and its arguments */
+    double interval;    /* seconds, >= 0.01 */
     const char *outputs[JS_MAX_OUTPUTS];
     int noutputs;
     enum sink_format format;

@@ -13,6 +13,7 @@ static void to_config(const js_options *o, monitor_config *c)
     memset(c, 0, sizeof *c);
     c->attach = o->attach;
     c->pid = o->pid;
+    c->exit_status_fd = o->exit_status_fd;
     c->argv = o->argv;
     c->interval = o->interval;
     for (int i = 0; i < o->noutputs && i < MONITOR_MAX_OUTPUTS; i++)

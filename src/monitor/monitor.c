@@ -90,6 +90,8 @@ struct monitor {
     char *cmd, *cwd, *user, *exe;
     double proc_start; /* epoch seconds the main process started (JoReMon's ClockTime) */
     int stop_signal;   /* attach: interrupted by this signal */
+    int have_status;   /* attach: the wait status came on opt.exit_status_fd */
+    int status_read;   /* ... and that descriptor said all it will */
     /* limits */
     char kill_reason[128];
     double kill_deadline; /* monotonic; 0 = none */
@@ -363,7 +365,7 @@ static void put_rusage(jbuf *b, const char *key, const struct rusage *r)
 
 static int exit_status(const monitor *m)
 {
-    if (m->opt.attach) return m->stop_signal ? 128 + m->stop_signal : 0;
+    if (m->opt.attach && !m->have_status) return m->stop_signal ? 128 + m->stop_signal : 0;
     if (WIFEXITED(m->status)) return WEXITSTATUS(m->status);
     if (WIFSIGNALED(m->status)) return 128 + WTERMSIG(m->status);
     return JS_EXIT_ERROR;
@@ -379,7 +381,8 @@ static void emit_record(monitor *m)
     json_i64(b, "pid", m->root);
     json_str(b, "exe", m->exe);
     json_str(b, "cmd", m->cmd);
-    if (m->opt.attach) {
+    int known = !m->opt.attach || m->have_status; /* a wait status to report */
+    if (!known) {
         json_str(b, "exit_type", m->stop_signal ? "detached" : "ended");
         json_null(b, "exit_code");
         json_null(b, "signal");
@@ -388,7 +391,7 @@ static void emit_record(monitor *m)
     } else {
         json_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
     }
-    if (!m->opt.attach) {
+    if (known) {
         if (WIFEXITED(m->status))
             json_i64(b, "exit_code", WEXITSTATUS(m->status));
         else
@@ -647,6 +650,33 @@ static int tree_finished(monitor *m)
     return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
 }
 
+/* attach --exit-status-fd: the parent of the watched process (the Slurm
+ * plugin in slurmstepd) writes its wait status as a decimal when it reaps
+ * it, which ends the watch at that instant rather than at the next tick.
+ * EOF without a number: the status stays unknown ("ended").  The descriptor
+ * is closed only once the final figures are read (monitor_run): the writer
+ * may wait for that before it removes the process's cgroup. */
+static void read_exit_status(monitor *m)
+{
+    char buf[32];
+    ssize_t n = read(m->opt.exit_status_fd, buf, sizeof buf - 1);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    m->status_read = 1;
+    if (n > 0) {
+        buf[n] = 0;
+        char *end;
+        long v = strtol(buf, &end, 10);
+        if (end != buf && (*end == '\n' || !*end) && v >= 0 && v <= 0xffff) {
+            m->status = (int)v;
+            m->have_status = 1;
+        }
+    }
+    if (!m->root_done) {
+        m->root_done = 1;
+        m->end_ts = now_epoch();
+    }
+}
+
 static void loop(monitor *m)
 {
     double interval = m->opt.interval;
@@ -679,9 +709,14 @@ static void loop(monitor *m)
         if (m->kill_deadline > 0 && !m->killed_hard && m->kill_deadline - now_mono() < wait)
             wait = m->kill_deadline - now_mono();
         int timeout = wait > 0 ? (int)(wait * 1000.0 + 0.999) : 0;
-        struct pollfd pfd = {m->sigfd, POLLIN, 0};
-        int r = poll(&pfd, 1, timeout);
-        if (r > 0) {
+        struct pollfd pfd[2] = {{m->sigfd, POLLIN, 0}, {m->opt.exit_status_fd, POLLIN, 0}};
+        int with_status = m->opt.exit_status_fd > 0 && !m->status_read;
+        int r = poll(pfd, with_status ? 2 : 1, timeout);
+        if (r > 0 && with_status && pfd[1].revents) {
+            read_exit_status(m);
+            if (tree_finished(m)) break;
+        }
+        if (r > 0 && pfd[0].revents) {
             struct signalfd_siginfo si[8];
             ssize_t n = read(m->sigfd, si, sizeof si);
             for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof si[0]; i++)
@@ -858,6 +893,7 @@ int monitor_run(monitor *m)
     sample_and_emit(m);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->stop) m->sources[i]->ops->stop(m->sources[i], &m->ctx);
+    if (m->opt.exit_status_fd > 0) close(m->opt.exit_status_fd); /* the final figures are in */
     emit_record(m);
     if (m->opt.result) fill_result(m, m->opt.result);
     int status = exit_status(m);

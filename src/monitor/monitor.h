@@ -41,10 +41,12 @@ typedef struct monitor_result {
 } monitor_result;
 
 typedef struct monitor_config {
-    int attach;                               /* 0: run, 1: attach */
-    pid_t pid;                                /* attach: the pid to watch */
-    char **argv;                              /* run: the command and its arguments */
-    double interval;                          /* seconds */
+    int attach;         /* 0: run, 1: attach */
+    pid_t pid;          /* attach: the pid to watch */
+    int exit_status_fd; /* attach: its wait status is written here by its parent (0: none, else >=
+                           3) */
+    char **argv;        /* run: the command and its arguments */
+    double interval;    /* seconds */
     const char *outputs[MONITOR_MAX_OUTPUTS]; /* none: JOB_ID.jsonl */
     int noutputs;
     sink_options sink;  /* passed to every sink */

@@ -8,8 +8,8 @@
  * over at start-up and delivered first.
  *
  * What goes where:
- *   influx://, opentsdb://   time-series engines: every stored point, after it
- *                            is durable here.  Points of one series and
+ *   influx://, opentsdb://,  time-series engines: every stored point, after it
+ *   promrw://                is durable here.  Points of one series and
  *                            instant travel as one event {"event": PREFIX,
  *                            "ts", tags..., FIELD: value} where METRIC =
  *                            PREFIX.FIELD, so a jobscope event's points come
@@ -285,7 +285,8 @@ static int forward_init(server *s, void **state, char *err, size_t errlen)
         f->srv = s;
         f->out = o;
         const char *name = forward_out_kind(o);
-        f->ts_engine = !strcmp(name, "influx") || !strcmp(name, "opentsdb");
+        f->ts_engine =
+            !strcmp(name, "influx") || !strcmp(name, "opentsdb") || !strcmp(name, "remote_write");
         pthread_mutex_init(&f->mu, NULL);
         adopt_old_spool(s, f, dir);
         st->v[st->n++] = f;
