@@ -4,7 +4,7 @@
  *           command with posix_spawn (vfork-like: the job's ru_maxrss is its
  *           own), then loop: sample every interval, reap children as SIGCHLD
  *           arrives (reading each zombie's /proc/PID/io first so its I/O is
- *           exact), forward signals to the job.
+ *           exact; proc/reapio.h where that is root's), forward signals.
  *   attach: the same loop around a process that is not our child.
  *
  * Events: jobscope.start, kickstart.inv.online (first sample at once, one per
@@ -23,6 +23,7 @@
 #include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
 #include "../proc/proctree.h"
+#include "../proc/reapio.h"
 #include "../proc/tree_metrics.h"
 #include "../sink/sink.h"
 #include "../source.h"
@@ -106,6 +107,7 @@ struct monitor {
     int bpf_trial; /* switched: measuring whether BPF is cheaper */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
+    reapio reapio; /* reaped children's I/O when their zombies are unreadable */
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -453,6 +455,9 @@ static void emit_record(monitor *m)
     }
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
+    /* reaped processes whose final I/O could not be read exactly: the I/O
+     * counters above may be short (docs/events.md) */
+    if (m->reapio.inexact) json_u64(b, "io_incomplete", m->reapio.inexact);
     json_u64(b, "events_dropped", m->em.dropped);
     emitter_put_errors(&m->em, b, "output_errors");
     emitter_send(&m->em, b, EV_END, ts, NULL);
@@ -526,10 +531,17 @@ static void reap_children(monitor *m)
             }
             close(fd);
         }
+        /* not root: the zombie's io is root's; its I/O is what wait4 adds
+         * to jobscope's own counters (proc/reapio.h) */
+        if (!have_io) reapio_before(&m->reapio);
         int status;
         struct rusage ru;
         pid_t r = wait4(pid, &status, WNOHANG, &ru);
         if (r != pid) break;
+        if (!have_io) {
+            reapio_after(&m->reapio, &io);
+            have_io = 1;
+        }
         proctree_reaped(m->tree, pid, &ru, have_io ? &io : NULL);
         if (pid == m->root) {
             m->status = status;
@@ -697,6 +709,7 @@ monitor *monitor_new(const monitor_config *cfg)
         return NULL;
     }
     m->opt = *cfg;
+    reapio_init(&m->reapio);
     m->summary_fd = -1;
     m->sigfd = -1;
 

@@ -1,0 +1,42 @@
+# 84_defects_trust.sh — issue 27 (trust in the monitor): the numbers of a
+# user who is not root, the job's neighbours, the end-of-job record, and
+# what the documents promise.  Each test was seen failing before its fix.
+
+NOBODY_UID=65534
+# as_nobody CMD...: run CMD as the unprivileged user nobody in ./nb (needs
+# root to switch; skips otherwise).
+as_nobody() {
+    setpriv --reuid=$NOBODY_UID --regid=$NOBODY_UID --clear-groups -- "$@"
+}
+need_root_to_switch() {
+    [ "$(id -u)" = 0 ] || { echo "    skip: needs root to run as nobody" >&2; return 77; }
+    need setpriv || return
+    chmod 755 "$T"
+    mkdir -p "$T/nb" && chown $NOBODY_UID "$T/nb" && cd "$T/nb"
+}
+
+# 27.1: a zombie's /proc/PID/io is root's, so a user who is not root lost
+# the I/O of every child since the last sample (rchar 5,560, wchar 0).
+test_a_non_root_users_io_totals_are_exact() {
+    need_root_to_switch || return
+    as_nobody "$JS" run -q -o nobody.jsonl -- sh -c 'head -c 100000000 /dev/zero >/dev/null; sleep 0.2'
+    assert_eq $? 0 || return 1
+    assert_ge "$(jq_py 'end["rchar"]' nobody.jsonl)" 100000000 "nobody's rchar" || return 1
+    assert_ge "$(jq_py 'end["wchar"]' nobody.jsonl)" 100000000 "nobody's wchar" || return 1
+    assert_eq "$(jq_py 'end.get("io_incomplete", 0)' nobody.jsonl)" 0 "io_incomplete" || return 1
+}
+
+# Orphans that live and die between two samples come back to jobscope, which
+# reaps them: as nobody their I/O adds up to exactly what root sees.
+test_a_non_root_fork_storm_with_orphans_adds_up_to_roots_figures() {
+    need_root_to_switch || return
+    cat > storm.sh <<'SH'
+for i in $(seq 150); do (sh -c 'head -c 65536 /dev/zero > /dev/null' &); done; wait; sleep 0.3
+SH
+    "$JS" run -q -i 0.05 -o root.jsonl -- sh storm.sh || return 1
+    as_nobody "$JS" run -q -i 0.05 -o nobody.jsonl -- sh storm.sh || return 1
+    for f in rchar wchar syscr syscw; do
+        assert_eq "$(jq_py "end['$f']" nobody.jsonl)" "$(jq_py "end['$f']" root.jsonl)" "$f as nobody" || return 1
+    done
+    assert_ge "$(jq_py 'end["wchar"]' nobody.jsonl)" $((150 * 65536)) "wchar" || return 1
+}
