@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1092,12 +1093,47 @@ int proctree_pids(proctree *t, pid_t *out, int max)
     return n;
 }
 
+/* Is p, as recorded, still this live process?  pidfd (opened by pid just
+ * before) then refers to it.  The kept stat descriptor proves it: it
+ * points at the process it was opened for, and reads fail once that one is
+ * gone, even if its pid was handed out again; without one, the start time
+ * read now must be the one recorded. */
+static int proc_is_still(proctree *t, proc *p)
+{
+    if (!p->read_ok) return 0;
+    proc_stat st;
+    ssize_t n;
+    if (p->fd_stat >= 0) {
+        do n = pread(p->fd_stat, t->buf, sizeof t->buf - 1, 0);
+        while (n < 0 && errno == EINTR);
+    } else {
+        int fd = open_proc_file(t, p->pid, 0, "stat");
+        if (fd < 0) return 0;
+        n = read(fd, t->buf, sizeof t->buf - 1);
+        close(fd);
+    }
+    if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
+    return st.starttime == p->starttime && st.state != 'Z' && st.state != 'X';
+}
+
 int proctree_kill(proctree *t, int sig)
 {
     int n = 0;
-    pthread_mutex_lock(&t->lock);
-    for (int i = 0; i < t->nmembers; i++)
-        if (kill(t->members[i], sig) == 0) n++;
-    pthread_mutex_unlock(&t->lock);
+    for (int i = 0; i < t->nprocs; i++) {
+        proc *p = &t->procs[i];
+        if (!p->pid || p->pid == t->self) continue;
+        /* pin the process first, then prove it is the member */
+        int pfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+        if (pfd < 0 && errno != ENOSYS) continue; /* gone */
+        if (!proc_is_still(t, p)) {
+            if (pfd >= 0) close(pfd);
+            continue;
+        }
+        int rc = sig == 0   ? 0
+                 : pfd >= 0 ? (int)syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0)
+                            : kill(p->pid, sig); /* a kernel before 5.3: checked just now */
+        if (pfd >= 0) close(pfd);
+        if (rc == 0) n++;
+    }
     return n;
 }

@@ -114,7 +114,12 @@ int proctree_contains(proctree *t, pid_t pid);
 /* Copies up to max member pids (thread-safe); returns the count. */
 int proctree_pids(proctree *t, pid_t *out, int max);
 
-/* Sends sig to every live member (used by limits and --kill). Returns count. */
+/* Sends sig to every member of the last sample that is proven to be that
+ * same process still (its pid may have gone to another process since):
+ * each is pinned with a pidfd, then checked through the stat descriptor
+ * kept open since it was found, or its start time.  sig 0 only counts them
+ * (zombies are not counted).  Returns the count.  On the sampler thread
+ * (it reads the members' records); used by limits. */
 int proctree_kill(proctree *t, int sig);
 
 #endif

@@ -40,3 +40,42 @@ SH
     done
     assert_ge "$(jq_py 'end["wchar"]' nobody.jsonl)" $((150 * 65536)) "wchar" || return 1
 }
+
+# 27.2: with --limit and no cgroup of jobscope's own, the members stored at
+# the last sample got SIGKILL at the end of the grace if "alive" -- even when
+# their pid had gone to an unrelated process.  In a private pid namespace the
+# first member's pid is handed to an outsider (ns_last_pid) once it exited:
+# the outsider must survive, the member that ignored SIGTERM must not.
+test_a_pid_reused_by_an_outsider_is_never_signalled() {
+    [ "$(id -u)" = 0 ] || { echo "    skip: needs root (pid namespace)" >&2; return 77; }
+    need unshare || return
+    unshare --pid --fork --mount-proc true 2>/dev/null || { echo "    skip: no pid namespaces here" >&2; return 77; }
+    cat > inside.sh <<'SH'
+"$JS" run -q --no-cgroup -i 0.2 --limit wall=1s --kill-grace 2.5 -o ev.jsonl -- sh -c '
+    sh -c "trap \"\" TERM; echo \$\$ > first.pid; exec sleep 1.5" &
+    sh -c "trap \"\" TERM; echo \$\$ > second.pid; exec sleep 30" &
+    wait' &
+J=$!
+while [ ! -s first.pid ] || [ ! -s second.pid ]; do sleep 0.05; done
+P=$(cat first.pid)
+while [ -e /proc/$P ]; do sleep 0.05; done   # exited, reaped by jobscope
+for try in 1 2 3 4 5; do
+    echo $((P - 1)) > /proc/sys/kernel/ns_last_pid
+    sleep 60 & V=$!
+    [ "$V" = "$P" ] && break
+    kill $V; V=
+done
+wait $J
+echo "outsider=${V:-none}" > result
+[ -n "$V" ] && kill -0 "$V" 2>/dev/null && echo "outsider_alive=1" >> result
+[ -e /proc/$(cat second.pid) ] && echo "member_alive=1" >> result
+[ -n "$V" ] && kill "$V"
+true
+SH
+    JS="$JS" unshare --pid --fork --mount-proc sh inside.sh
+    cat result
+    grep -q "outsider=none" result && { echo "    skip: could not hand the pid out again" >&2; return 77; }
+    grep -q "outsider_alive=1" result || fail "an unrelated process that took a member's pid was killed" || return 1
+    ! grep -q "member_alive=1" result || fail "the member that ignored SIGTERM survived the grace" || return 1
+    assert_eq "$(jq_py 'end["exit_type"]' ev.jsonl)" limit || return 1
+}
