@@ -229,6 +229,38 @@ void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, cons
     mset_write_json(b, set);
 }
 
+/* The job's command line.  Right after posix_spawn returns, the new program
+ * exists but the kernel may not have set its arguments yet (/proc/PID/cmdline
+ * reads empty for a moment), and a job that is already over has none: wait
+ * a little for them, else the argv we started it with. */
+static char *job_cmdline(monitor *m)
+{
+    for (int i = 0; i < 100; i++) {
+        char *c = hostinfo_cmdline(m->root);
+        if (c && *c) return c;
+        free(c);
+        char path[48], st[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)m->root);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
+        if (fd >= 0) close(fd);
+        if (n <= 0) break;
+        st[n] = 0;
+        char *rp = strrchr(st, ')');
+        if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X') break; /* over */
+        if (m->opt.attach) break; /* a process of its own making: as it is */
+        usleep(200);
+    }
+    if (!m->opt.argv) return NULL;
+    size_t len = 1;
+    for (char *const *a = m->opt.argv; *a; a++) len += strlen(*a) + 1;
+    char *c = malloc(len), *p = c;
+    if (!c) return NULL;
+    for (char *const *a = m->opt.argv; *a; a++) p += sprintf(p, "%s%s", p > c ? " " : "", *a);
+    *p = 0;
+    return c;
+}
+
 /* The main process may exec (a shell script's last command): name what runs
  * now, not what was started.  One readlink per sample. */
 static void refresh_exe(monitor *m)
@@ -247,9 +279,11 @@ static void refresh_exe(monitor *m)
     }
     free(m->exe);
     m->exe = e;
-    if (c) {
+    if (c && *c) { /* empty: the new program's arguments are not set yet */
         free(m->cmd);
         m->cmd = c;
+    } else {
+        free(c);
     }
 }
 
@@ -828,7 +862,7 @@ int monitor_run(monitor *m)
     m->ctx.tree = m->tree;
     m->ctx.root = m->root;
     m->ctx.start_ts = m->start_ts;
-    m->cmd = hostinfo_cmdline(m->root);
+    m->cmd = job_cmdline(m);
     m->cwd = hostinfo_cwd(m->root);
     m->exe = NULL;
     {
@@ -844,7 +878,6 @@ int monitor_run(monitor *m)
         snprintf(path, sizeof path, "/proc/%d", (int)m->root);
         m->user = hostinfo_user(stat(path, &st) == 0 ? st.st_uid : getuid());
     }
-    if (!m->cmd && m->opt.argv) m->cmd = strdup(m->opt.argv[0]);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->start) m->sources[i]->ops->start(m->sources[i], &m->ctx);
 

@@ -79,3 +79,17 @@ SH
     ! grep -q "member_alive=1" result || fail "the member that ignored SIGTERM survived the grace" || return 1
     assert_eq "$(jq_py 'end["exit_type"]' ev.jsonl)" limit || return 1
 }
+
+# 27.4: cmd was "" in 6 of 10 runs of `sleep 0.2` (10 of 10 for `sh -c
+# true`), JoReMon's CMD in 3 of 10: read before the new program's arguments
+# were set, or after it was over.
+test_the_command_line_is_never_empty() {
+    for i in 1 2 3 4 5; do
+        "$JS" run -q -o "a$i.jsonl" -- sh -c true || return 1
+        "$JS" run -q -o "b$i.jsonl" -- sleep 0.1 || return 1
+        "$JS" run -q -o "j$i.jsonl" --format joremon-json -- sleep 0.1 || return 1
+        assert_eq "$(jq_py 'ev[0]["cmd"] + "|" + end["cmd"]' "a$i.jsonl")" "sh -c true|sh -c true" "run $i" || return 1
+        assert_eq "$(jq_py 'ev[0]["cmd"] + "|" + end["cmd"]' "b$i.jsonl")" "sleep 0.1|sleep 0.1" "run $i" || return 1
+        assert_eq "$(jq_py 'sorted(set(e["CMD"] for e in ev))' "j$i.jsonl")" '["sleep 0.1"]' "JoReMon CMD, run $i" || return 1
+    done
+}
