@@ -93,3 +93,43 @@ test_the_command_line_is_never_empty() {
         assert_eq "$(jq_py 'sorted(set(e["CMD"] for e in ev))' "j$i.jsonl")" '["sleep 0.1"]' "JoReMon CMD, run $i" || return 1
     done
 }
+
+# A TCP server on loopback that accepts connections and never answers;
+# sets MUTE_PORT, stopped by mute_stop.
+mute_start() {
+    python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+conns = []
+while True:
+    conns.append(s.accept()[0])
+' "$T/mute.port" &
+    MUTE_PID=$!
+    for i in $(seq 50); do [ -s "$T/mute.port" ] && break; sleep 0.05; done
+    MUTE_PORT=$(cat "$T/mute.port")
+}
+mute_stop() { kill "$MUTE_PID" 2>/dev/null; wait "$MUTE_PID" 2>/dev/null; return 0; }
+
+# 27.5: --flush-timeout 0.5 to a server that accepts and never answers: the
+# job's end waited 4 s (HTTP: a send already under way had 5 s of its own;
+# amqp:// 2 s in its connect).  The timeout bounds the whole flush; the
+# undelivered events stay in the spool.
+test_the_flush_timeout_bounds_the_whole_exit() {
+    mute_start
+    for url in "http://127.0.0.1:$MUTE_PORT/x" "amqp://u:p@127.0.0.1:$MUTE_PORT/v/e" \
+               "influx://127.0.0.1:$MUTE_PORT/db"; do
+        rm -rf sp
+        local t0 t1
+        t0=$(date +%s.%N)
+        "$JS" run -q --flush-timeout 0.5 --spool-dir sp -o "$url" -o ev.jsonl -- sleep 0.3
+        assert_eq $? 0 || { mute_stop; return 1; }
+        t1=$(date +%s.%N)
+        # 0.3 s of job, 0.5 s of flush: well under the 5 s a send may take
+        assert_le "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" 2.5 "seconds for $url" \
+            || { mute_stop; return 1; }
+        assert_ge "$(cat sp/*.spool 2>/dev/null | grep -c '"event"')" 3 "events kept in the spool for $url" \
+            || { mute_stop; return 1; }
+    done
+    mute_stop
+}

@@ -57,6 +57,7 @@ struct publisher {
     int connected, down, stop, waiting;
     int reached, unreached; /* a connect succeeded / failed in this run */
     double deadline;        /* flush in progress: retry until then */
+    double close_by;        /* the end-of-job flush's deadline (mono): bounds the close too */
     unsigned long long delivered, spooled, dropped;
     int warned_full;
     int abandoned;   /* pub_free gave up on the thread: it frees all */
@@ -480,6 +481,7 @@ static int pub_flush(publisher *p, double timeout_s)
     double mine = now_mono() + timeout_s;
     pthread_mutex_lock(&p->mu);
     p->deadline = mine;
+    p->close_by = mine;
     /* Only wait: the delivery thread keeps its backoff (0.1 -> 5 s) here too;
      * waking it on every turn of this loop made it hammer a refusing server. */
     while ((p->count > 0 || spool_has(p)) && p->started && !flush_interrupted(p)) {
@@ -550,17 +552,19 @@ static void pub_free(publisher *p)
          * everything it uses -- the publisher, its spool (descriptor and
          * path), the backend -- and frees them itself if it ever returns.
          * Its events are in the spool file, which stays open and is kept. */
+        /* How long to wait for it: after a flush, no longer than its
+         * deadline (--flush-timeout bounds the whole exit, a send or
+         * connect in progress included); after a signal, 0.3 s. */
+        double wait = SEND_TIMEOUT + 3;
+        if (flush_interrupted(p))
+            wait = 0.3;
+        else if (p->close_by > 0)
+            wait = p->close_by - now_mono() > 0.05 ? p->close_by - now_mono() : 0.05;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        if (flush_interrupted(p)) { /* a signal: exit now, the spool keeps the rest */
-            ts.tv_nsec += 300000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-        } else {
-            ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
-        }
+        long long ns = (long long)ts.tv_nsec + (long long)(wait * 1e9);
+        ts.tv_sec += (time_t)(ns / 1000000000LL);
+        ts.tv_nsec = (long)(ns % 1000000000LL);
         if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
             pthread_mutex_lock(&p->mu);
             if (!p->thread_done) {
