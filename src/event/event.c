@@ -310,18 +310,35 @@ uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts, const s
     return seq;
 }
 
+/* Events an output lost: refused by write(), or accepted and lost later. */
+static unsigned long sink_losses(sink *s)
+{
+    return s->errors + __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
+}
+
 void emitter_put_errors(emitter *em, jbuf *b, const char *key)
 {
     pthread_mutex_lock(&em->lock);
     int any = 0;
     for (int i = 0; i < em->nsinks; i++) {
         sink *s = em->sinks[i];
-        if (!s->errors) continue;
+        unsigned long n = sink_losses(s);
+        if (!n) continue;
         if (!any++) json_obj_open(b, key);
-        json_u64(b, s->label ? s->label : "output", s->errors);
+        json_u64(b, s->label ? s->label : "output", n);
     }
     if (any) json_obj_close(b);
     pthread_mutex_unlock(&em->lock);
+}
+
+unsigned long emitter_dropped(emitter *em)
+{
+    pthread_mutex_lock(&em->lock);
+    unsigned long n = em->dropped;
+    for (int i = 0; i < em->nsinks; i++)
+        n += __atomic_load_n(&em->sinks[i]->lost, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&em->lock);
+    return n;
 }
 
 void emitter_close(emitter *em, double flush_timeout_s)

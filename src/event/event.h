@@ -69,8 +69,11 @@ int annotations_override(const char *field, const char *value);
 int emitter_init(emitter *em, const annotations *ann); /* takes ownership of ann */
 void emitter_add_sink(emitter *em, struct sink *s);
 void emitter_close(emitter *em, double flush_timeout_s); /* flush + close all sinks */
-/* Adds "key": {label: failed writes} for the outputs that failed any write. */
+/* Adds "key": {label: events lost} for the outputs that lost any: writes
+ * that failed, and events accepted but lost later (a full spool). */
 void emitter_put_errors(emitter *em, jbuf *b, const char *key);
+/* Events lost so far, over every output: the record's events_dropped. */
+unsigned long emitter_dropped(emitter *em);
 
 /* Starts an event: {"event":NAME,"ts":TS,<annotations> ... */
 void event_begin(const emitter *em, jbuf *b, const char *name, double ts);

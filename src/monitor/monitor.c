@@ -492,7 +492,7 @@ static void emit_record(monitor *m)
     /* reaped processes whose final I/O could not be read exactly: the I/O
      * counters above may be short (docs/events.md) */
     if (m->reapio.inexact) json_u64(b, "io_incomplete", m->reapio.inexact);
-    json_u64(b, "events_dropped", m->em.dropped);
+    json_u64(b, "events_dropped", emitter_dropped(&m->em));
     emitter_put_errors(&m->em, b, "output_errors");
     emitter_send(&m->em, b, EV_END, ts, NULL);
     if (m->summary_fd >= 0) {

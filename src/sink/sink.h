@@ -59,6 +59,8 @@ struct sink {
     const sink_ops *ops;
     char *label;          /* the URL with any password removed, for messages */
     unsigned long errors; /* failed writes */
+    unsigned long lost;   /* accepted by write(), lost later (a full or unwritable spool);
+                           * the output's own thread counts them: read atomically */
     int said_error;       /* a failure was reported once already */
 };
 

@@ -1,6 +1,7 @@
 # 84_defects_trust.sh — issue 27 (trust in the monitor): the numbers of a
 # user who is not root, the job's neighbours, the end-of-job record, and
 # what the documents promise.  Each test was seen failing before its fix.
+source "$ROOT/tests/helpers/publish_servers.sh"
 
 NOBODY_UID=65534
 # as_nobody CMD...: run CMD as the unprivileged user nobody in ./nb (needs
@@ -132,4 +133,19 @@ test_the_flush_timeout_bounds_the_whole_exit() {
             || { mute_stop; return 1; }
     done
     mute_stop
+}
+
+# 27.6: --spool-max with a dead destination: stderr said thousands of events
+# lost, the end record said "events_dropped":0 and had no output_errors.
+test_events_lost_to_a_full_spool_are_counted_in_the_record() {
+    "$JS" run -i 0.01 --spool-dir sp --spool-max 20K --flush-timeout 0.2 \
+        -o "http://127.0.0.1:$(free_port)/x" -o ev.jsonl -- sleep 1 2> err.txt
+    assert_eq $? 0 || return 1
+    local said dropped label
+    said=$(sed -n 's/.* \([0-9]*\) events lost (spool full.*/\1/p' err.txt)
+    dropped=$(jq_py 'end["events_dropped"]' ev.jsonl)
+    assert_ge "$dropped" 20 "events_dropped" || return 1
+    assert_eq "$(jq_py 'list(end.get("output_errors", {}).values())' ev.jsonl)" "[$dropped]" "output_errors" || return 1
+    # the record counts what was lost before it; stderr also the record itself
+    assert_eq "$said" $((dropped + 1)) "losses said on stderr" || return 1
 }

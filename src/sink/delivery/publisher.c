@@ -60,8 +60,9 @@ struct publisher {
     double close_by;        /* the end-of-job flush's deadline (mono): bounds the close too */
     unsigned long long delivered, spooled, dropped;
     int warned_full;
-    int abandoned;   /* pub_free gave up on the thread: it frees all */
-    int thread_done; /* the thread has left its loop */
+    int abandoned;           /* pub_free gave up on the thread: it frees all */
+    unsigned long *lost_out; /* the sink's count of lost events (NULL once closed) */
+    int thread_done;         /* the thread has left its loop */
     char lasterr[512];
     /* publisher_set_encoder: run by write() on the producer's thread (the
      * emitter lock serialises writes), into enc_buf */
@@ -202,11 +203,20 @@ static int ensure_spool(publisher *p)
     return -1;
 }
 
+/* An event accepted by write() is lost (the spool is full or unwritable):
+ * counted here and in the sink, whose count goes into the end-of-job
+ * record.  mu held. */
+static void pub_lose(publisher *p)
+{
+    p->dropped++;
+    if (p->lost_out) __atomic_add_fetch(p->lost_out, 1, __ATOMIC_RELAXED);
+}
+
 /* Appends one event to the spool, or counts it dropped.  mu held. */
 static void spool_put(publisher *p, uint64_t seq, const char *name, const char *json, size_t len)
 {
     if (ensure_spool(p) < 0) {
-        p->dropped++;
+        pub_lose(p);
         return;
     }
     if (spool_pending_bytes(&p->sp) + (long long)len + 64 > p->spool_max) {
@@ -215,7 +225,7 @@ static void spool_put(publisher *p, uint64_t seq, const char *name, const char *
                            "spool %s is full (--spool-max %lld bytes): dropping events", p->sp.path,
                            p->spool_max);
         p->warned_full = 1;
-        p->dropped++;
+        pub_lose(p);
         return;
     }
     if (spool_append(&p->sp, seq, name, json, len) < 0) {
@@ -223,7 +233,7 @@ static void spool_put(publisher *p, uint64_t seq, const char *name, const char *
             publisher_warn(p->quiet, p->label, "cannot write spool %s: %s: dropping events",
                            p->sp.path, strerror(errno));
         p->warned_full = 1;
-        p->dropped++;
+        pub_lose(p);
         return;
     }
     p->spooled++;
@@ -602,6 +612,7 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    p->lost_out = &s->base.lost;
     /* Only --require-output waits for the destination at start-up; else the
      * thread connects at once and reports a failure itself, and the job
      * starts without waiting on the network. */
@@ -722,7 +733,11 @@ int publisher_sink_flush(sink *s, double timeout_s)
 void publisher_sink_close(sink *s)
 {
     if (!s) return;
-    pub_free(((pub_sink *)s)->pub);
+    publisher *p = ((pub_sink *)s)->pub;
+    pthread_mutex_lock(&p->mu);
+    p->lost_out = NULL; /* the sink goes; an abandoned thread keeps counting alone */
+    pthread_mutex_unlock(&p->mu);
+    pub_free(p);
     free(s->label);
     free(s);
 }
