@@ -149,3 +149,30 @@ test_events_lost_to_a_full_spool_are_counted_in_the_record() {
     # the record counts what was lost before it; stderr also the record itself
     assert_eq "$said" $((dropped + 1)) "losses said on stderr" || return 1
 }
+
+# 27.7: `emit --tag "k=$(printf 'a\033b')"` exited 0 but no event arrived
+# (the listener refused every control byte, emit only tab and newline).  One
+# rule everywhere: emit refuses with one line (125), the Python module sends
+# a space instead, libjobscope does not send (and counts it lost).
+test_a_tag_value_with_a_control_character_is_refused_where_it_is_given() {
+    cat > job.sh <<SH
+"$JS" emit m 1 --tag "k=\$(printf 'a\033b')" 2> emit.err; echo "\$?" > emit.rc
+"$JS" emit m 2 --tag k=ok
+PYTHONPATH="$ROOT/python" python3 -c 'import jobscope; assert jobscope.metric("m", 3, k="a\x1bb")'
+python3 -c '
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+tags = (ctypes.c_char_p * 3)(b"k", b"a\x1bb", None)
+good = (ctypes.c_char_p * 3)(b"k", b"fine", None)
+ok = lib.js_metric_tags(b"m", ctypes.c_double(5), good)
+sent = lib.js_metric_tags(b"m", ctypes.c_double(4), tags)
+lib.js_dropped.restype = ctypes.c_ulong
+print(ok, sent, lib.js_dropped())' "$ROOT/$BUILD/libjobscope.so" > lib.out
+SH
+    "$JS" run -q -o ev.jsonl -- sh job.sh || return 1
+    assert_eq "$(cat emit.rc)" 125 "emit's status" || return 1
+    assert_eq "$(wc -l < emit.err)" 1 "one line: $(cat emit.err)" || return 1
+    assert_eq "$(jq_py '[(e["value"], e["tags"]["k"]) for e in ev if e["event"] == "jobscope.metric"]' ev.jsonl)" \
+        '[[2, "ok"], [3, "a b"], [5, "fine"]]' "metrics received" || return 1
+    assert_eq "$(cat lib.out)" "1 0 1" "libjobscope: not sent, counted lost" || return 1
+}
