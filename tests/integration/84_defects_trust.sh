@@ -176,3 +176,16 @@ SH
         '[[2, "ok"], [3, "a b"], [5, "fine"]]' "metrics received" || return 1
     assert_eq "$(cat lib.out)" "1 0 1" "libjobscope: not sent, counted lost" || return 1
 }
+
+# 27.8: a payload block with "ts":1e999 gave an event with "ts":null.
+test_a_payload_timestamp_out_of_range_never_becomes_null() {
+    "$JS" run -q --scan-output -o ev.jsonl -- sh -c '
+        printf "@@@MONITORING_PAYLOAD - START@@@\n{\"ts\":1e999,\"payload\":[{\"a\":1}]}\n@@@MONITORING_PAYLOAD - END@@@\n"
+        printf "@@@MONITORING_PAYLOAD - START@@@\n{\"ts\":1700000000,\"payload\":[{\"ts\":1e999,\"b\":2}]}\n@@@MONITORING_PAYLOAD - END@@@\n"
+    ' > /dev/null || return 1
+    assert_eq "$(jq_py 'len([e for e in ev if e["ts"] is None])' ev.jsonl)" 0 "events with ts null" || return 1
+    assert_eq "$(jq_py '[e["reason"] for e in ev if e["event"] == "jobscope.payload.error"]' ev.jsonl)" \
+        '["ts is not epoch seconds (1 to 1e11)"]' "the block with a bad ts" || return 1
+    assert_eq "$(jq_py '[(e["ts"], e["b"]) for e in ev if e["event"] == "monitoring.additional"]' ev.jsonl)" \
+        '[[1700000000.0, 2]]' "the item with a bad ts takes the block's" || return 1
+}
