@@ -107,7 +107,8 @@ struct monitor {
     int bpf_trial; /* switched: measuring whether BPF is cheaper */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
-    reapio reapio; /* reaped children's I/O when their zombies are unreadable */
+    reapio reapio;       /* reaped children's I/O when their zombies are unreadable */
+    double last_reap_ts; /* when jobscope last reaped a child (--wait-all's end) */
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -577,6 +578,7 @@ static void reap_children(monitor *m)
             have_io = 1;
         }
         proctree_reaped(m->tree, pid, &ru, have_io ? &io : NULL);
+        m->last_reap_ts = now_epoch();
         if (pid == m->root) {
             m->status = status;
             m->root_ru = ru;
@@ -679,12 +681,15 @@ static void raise_fd_limit(void)
 
 /* ---- main loop ----------------------------------------------------------- */
 
+/* Is the job over?  The main process has ended and, with --wait-all, the
+ * rest of the tree too: in run mode every descendant that outlives its
+ * parent comes back to jobscope (a subreaper), so the tree is empty once
+ * jobscope has no child left, known the moment it reaps the last one. */
 static int tree_finished(monitor *m)
 {
     if (!m->root_done) return 0;
     if (!m->opt.wait_all) return 1;
-    if (m->last.procs > 0) return 0;
-    if (m->opt.attach) return 1;
+    if (m->opt.attach) return m->last.procs == 0;
     siginfo_t si;
     memset(&si, 0, sizeof si);
     return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
@@ -896,7 +901,9 @@ int monitor_run(monitor *m)
         }
     }
     if (!attach) reap_children(m);
-    if (m->end_ts == 0 || m->opt.wait_all) m->end_ts = now_epoch();
+    /* --wait-all: the job ended when the last process of the tree did */
+    if (m->opt.wait_all && !attach && m->last_reap_ts > m->end_ts) m->end_ts = m->last_reap_ts;
+    if (m->end_ts == 0 || (m->opt.wait_all && attach)) m->end_ts = now_epoch();
     proctree_full_next(m->tree);
     sample_and_emit(m);
     for (int i = 0; i < m->nsources; i++)

@@ -189,3 +189,14 @@ test_a_payload_timestamp_out_of_range_never_becomes_null() {
     assert_eq "$(jq_py '[(e["ts"], e["b"]) for e in ev if e["event"] == "monitoring.additional"]' ev.jsonl)" \
         '[[1700000000.0, 2]]' "the item with a bad ts takes the block's" || return 1
 }
+
+# 27.9: with --wait-all, `end` was the next sample tick after the last
+# process ended (a 1 s daemon: duration 2.00 at -i 1, 3.00 at -i 3).
+test_wait_all_ends_when_the_last_process_ends() {
+    "$JS" run -q --wait-all -i 3 -o ev.jsonl -- sh -c '(sleep 1 &); exit 0' || return 1
+    local d
+    d=$(jq_py 'end["duration"]' ev.jsonl)
+    assert_ge "$d" 1 "duration" || return 1
+    assert_le "$d" 1.8 "duration: the daemon's second, not the 3 s tick" || return 1
+    assert_le "$(jq_py 'end["end"] - ev[-2]["ts"]' ev.jsonl)" 0.5 "final sample at the end" || return 1
+}
