@@ -259,13 +259,17 @@ static int set_strip_payloads(opt_ctx *x, const opt_def *d, const char *arg)
     return 0;
 }
 
+/* "--cgroup auto" as two words (run and attach alike) when something
+ * follows the word (the command, "--", the PID); attach also "--cgroup
+ * /path".  A command named auto, on, off or no needs --cgroup=auto before it. */
 static int set_cgroup(opt_ctx *x, const opt_def *d, const char *a)
 {
-    /* attach: "--cgroup auto" / "--cgroup /path" as two words, when a PID follows */
-    if (!a && x->attach && optind + 1 < x->argc &&
-        (!strcmp(x->argv[optind], "auto") || !strcmp(x->argv[optind], "off") ||
-         x->argv[optind][0] == '/'))
-        a = x->argv[optind++];
+    if (!a && optind + 1 < x->argc) {
+        const char *w = x->argv[optind];
+        if (!strcmp(w, "auto") || !strcmp(w, "on") || !strcmp(w, "off") || !strcmp(w, "no") ||
+            (x->attach && w[0] == '/'))
+            a = x->argv[optind++];
+    }
     cgroup_config *cg = &x->c->cgroup;
     if (!a || !strcmp(a, "auto") || !strcmp(a, "on"))
         cg->mode = JS_CGROUP_ON;
@@ -434,6 +438,7 @@ static const opt_def option_table[] = {
      "or --limit; --cgroup warns when it cannot); attach:\n"
      "watch the PID's cgroup (auto) or PATH.\n"
      "--no-cgroup = --cgroup=off",
+     "The value may also be the next word (--cgroup auto -- CMD; attach: --cgroup /PATH PID). "
      "With attach --cgroup PATH, the BPF sampler walks that cgroup's tasks."},
     {0, "no-cgroup", NO, NULL, set_no_cgroup, 0, NULL, "The same as --cgroup=off."},
     {0, "sampler", REQ, "auto|bpf|procfs", set_sampler, 0,

@@ -200,3 +200,17 @@ test_wait_all_ends_when_the_last_process_ends() {
     assert_le "$d" 1.8 "duration: the daemon's second, not the 3 s tick" || return 1
     assert_le "$(jq_py 'end["end"] - ev[-2]["ts"]' ev.jsonl)" 0.5 "final sample at the end" || return 1
 }
+
+# 27.10: `jobscope run --cgroup auto -- echo` ran `auto` as the command
+# (exit 127), though attach took the word as the option's value.
+test_cgroup_takes_its_value_as_a_second_word_in_run_too() {
+    local w
+    for w in auto on off no; do
+        out=$("$JS" run -q -o ev.jsonl --cgroup $w -- echo "job ran with $w")
+        assert_eq $? 0 "--cgroup $w" || return 1
+        assert_eq "$out" "job ran with $w" || return 1
+    done
+    # a path stays attach's: run says so
+    "$JS" run -q -o ev.jsonl --cgroup=/sys/fs/cgroup -- true 2> err.txt
+    assert_eq $? 125 "--cgroup=PATH in run" || return 1
+}
