@@ -214,3 +214,14 @@ test_cgroup_takes_its_value_as_a_second_word_in_run_too() {
     "$JS" run -q -o ev.jsonl --cgroup=/sys/fs/cgroup -- true 2> err.txt
     assert_eq $? 125 "--cgroup=PATH in run" || return 1
 }
+
+# 27.11: a custom metric of a run with --tag carried two "tags" members (the
+# run's and its own): readers kept one, the time-series outputs lost --tag.
+# One object now, the metric's own tag winning over the run's of that name.
+test_a_custom_metric_has_one_tags_object_with_the_runs_tags_in_it() {
+    "$JS" run -q --tag team=hpc --tag phase=all -o ev.jsonl -- \
+        sh -c "\"$JS\" emit loss 0.5 --tag phase=train; \"$JS\" emit loss 0.7" || return 1
+    assert_eq "$(grep '"jobscope.metric"' ev.jsonl | grep -o '"tags":' | wc -l)" 2 "one tags object per metric" || return 1
+    assert_eq "$(jq_py '[e["tags"] for e in ev if e["event"] == "jobscope.metric"]' ev.jsonl)" \
+        '[{"team": "hpc", "phase": "train"}, {"team": "hpc", "phase": "all"}]' || return 1
+}
