@@ -40,6 +40,7 @@ typedef struct proc {
     uint32_t gen;      /* last sample this record was read alive */
     uint32_t snap_gen; /* last sample the reader filled it */
     uint8_t reaped;    /* jobscope reaped it: carry already done */
+    char state;        /* stat's state: 'Z' a zombie (counted apart, not live) */
     uint8_t have_io, have_status, read_ok, folded;
     uint64_t starttime;
     /* last values read: inclusive of reaped descendants */
@@ -112,6 +113,7 @@ struct proctree {
     uint64_t carry_blkio_ticks;
     uint64_t hwm_kb;
     uint64_t total_procs;
+    tree_alive alive; /* the gauges of the last sample in which a process was alive */
     double last_ts, last_cpu_s, start_ts;
     int have_last;
     tree_sample peaks; /* only the peak fields are used */
@@ -644,6 +646,7 @@ static int read_member(proctree *t, proc *p, int want_status)
     if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
     if (p->read_ok && st.starttime != p->starttime) return 0;   /* pid reused */
     if (st.state == 'Z' || st.state == 'X') t->member_gone = 1; /* orphans moved on */
+    p->state = st.state;
     p->starttime = st.starttime;
     p->ppid = st.ppid;
     p->cpu_u = st.utime + st.cutime;
@@ -681,6 +684,7 @@ static int member_from_snap(proctree *t, proc *p, const proc_snap *s)
 {
     const proc_stat *st = &s->st;
     if (p->read_ok && st->starttime != p->starttime) return 0;
+    p->state = st->state;
     p->starttime = st->starttime;
     p->ppid = st->ppid;
     p->cpu_u = st->utime + st->cutime;
@@ -792,7 +796,7 @@ int proctree_sample(proctree *t, tree_sample *out)
     /* 2. read members in queue order; children mode discovers as it goes */
     tree_counters live = {0};
     uint64_t live_blkio = 0, rss = 0, vm = 0, swap = 0;
-    uint32_t procs = 0, threads = 0;
+    uint32_t procs = 0, threads = 0, zombies = 0;
     uint64_t tick_us = 1000000 / (uint64_t)t->ticks;
     int64_t hires_adj_us = 0; /* precise own CPU minus its tick value */
     for (int qi = 0; qi < t->nqueue; qi++) {
@@ -835,12 +839,21 @@ int proctree_sample(proctree *t, tree_sample *out)
         live.nvcsw += p->nvcsw;
         live.nivcsw += p->nivcsw;
         live_blkio += p->blkio;
+        if (p->hwm_kb > t->hwm_kb) t->hwm_kb = p->hwm_kb;
+        if (p->state == 'Z' || p->state == 'X') { /* its totals count, it is not alive */
+            zombies++;
+            continue;
+        }
         rss += p->rss_pages * (uint64_t)t->pagesize_kb;
         vm += p->vsize / 1024;
         swap += p->swap_kb;
-        if (p->hwm_kb > t->hwm_kb) t->hwm_kb = p->hwm_kb;
         procs++;
         threads += p->nthreads;
+    }
+    /* the gauges of the last sample that saw a process alive (proctree.h) */
+    if (procs) {
+        t->alive.rss_kb = rss, t->alive.vm_kb = vm, t->alive.swap_kb = swap;
+        t->alive.procs = procs, t->alive.threads = threads;
     }
     /* 3. members that did not answer are gone: decide first, then remove */
     int nvan = 0;
@@ -885,6 +898,8 @@ int proctree_sample(proctree *t, tree_sample *out)
     o->iowait_valid = t->delayacct;
     o->procs = procs;
     o->threads = threads;
+    o->zombies = zombies;
+    o->alive = t->alive;
     o->rss_kb = rss;
     o->vm_kb = vm;
     o->swap_kb = swap;

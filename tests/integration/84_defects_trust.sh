@@ -225,3 +225,23 @@ test_a_custom_metric_has_one_tags_object_with_the_runs_tags_in_it() {
     assert_eq "$(jq_py '[e["tags"] for e in ev if e["event"] == "jobscope.metric"]' ev.jsonl)" \
         '[{"team": "hpc", "phase": "train"}, {"team": "hpc", "phase": "all"}]' || return 1
 }
+
+# 27 (docs): 100 unreaped zombies showed as 103 live processes while 3 were
+# alive.  Zombies are counted apart.
+test_zombies_are_counted_apart_from_live_processes() {
+    # 30 children exit at once; their parent execs sleep and never waits
+    "$JS" run -q -i 0.1 -o ev.jsonl -- sh -c 'for i in $(seq 30); do true & done; exec sleep 1' || return 1
+    assert_eq "$(jq_py 'max(s["zombies"] for s in samples)' ev.jsonl)" 30 "zombies" || return 1
+    assert_eq "$(jq_py 'max(s["procs"] for s in samples[2:-1])' ev.jsonl)" 1 "live processes" || return 1
+    assert_eq "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 1 "peak of live processes" || return 1
+}
+
+# 21.8: the final sample (the tree gone) reported rss, vm and procs as 0.
+test_the_final_sample_keeps_the_last_live_gauges() {
+    "$JS" run -q -i 0.1 -o ev.jsonl -- sleep 0.5 || return 1
+    assert_eq "$(jq_py 'samples[-1]["procs"] == samples[-2]["procs"] == 1' ev.jsonl)" true "procs" || return 1
+    assert_eq "$(jq_py 'samples[-1]["rss"] == samples[-2]["rss"] > 0' ev.jsonl)" true "rss" || return 1
+    assert_eq "$(jq_py 'samples[-1]["vm"] == samples[-2]["vm"] > 0' ev.jsonl)" true "vm" || return 1
+    # and the counters are final
+    assert_eq "$(jq_py 'samples[-1]["utime"] + samples[-1]["stime"] == end["utime"] + end["stime"]' ev.jsonl)" true || return 1
+}
