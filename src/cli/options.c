@@ -134,12 +134,20 @@ static int set_summary(opt_ctx *x, const opt_def *d, const char *arg)
     return 0;
 }
 
+/* -i 0 is -m 0: no online samples, as kickstart's -m 0 (issue 21.7) */
+static int is_zero(const char *s)
+{
+    char *end;
+    return !s[strspn(s, "0123456789.eE+-")] && strtod(s, &end) == 0 && end != s && !*end;
+}
+
 static int set_interval(opt_ctx *x, const opt_def *d, const char *arg)
 {
-    if (parse_interval(arg, &x->c->interval))
-        return bad("bad interval '%s': a number of seconds >= 0.01", arg);
     x->have_interval = 1;
-    x->c->online_off = 0;
+    x->c->online_off = is_zero(arg);
+    if (x->c->online_off) return 0;
+    if (parse_interval(arg, &x->c->interval))
+        return bad("bad interval '%s': a number of seconds >= 0.01, or 0 (no online samples)", arg);
     return 0;
 }
 
@@ -369,11 +377,14 @@ static int set_version(opt_ctx *x, const opt_def *d, const char *arg)
 
 static const opt_def option_table[] = {
     {'i', "interval", REQ, "SECONDS", set_interval, 0,
-     "sampling interval, decimal, >= 0.01 (default 1)", NULL},
+     "sampling interval, decimal, >= 0.01 (default 1);\n"
+     "0: no online samples, only the start and end events",
+     NULL},
     {'m', NULL, REQ, "N", set_mon_interval, 0,
      "the same in whole seconds (pegasus-kickstart's flag);\n"
      "-m 0: no online samples, only the start and end events",
-     "KICKSTART_MON_INTERVAL=0 does the same."},
+     "KICKSTART_MON_INTERVAL=0 does the same, as do jobscope monitor -i 0 and jobscope joremon "
+     "-interval 0."},
     {'o', "output", REQ, "DEST", set_output, 0,
      "where events go (repeatable): '-' stdout, PATH or\n"
      "file://PATH for JSON Lines (appended), PATH.csv for CSV;\n"

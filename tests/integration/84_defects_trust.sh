@@ -245,3 +245,22 @@ test_the_final_sample_keeps_the_last_live_gauges() {
     # and the counters are final
     assert_eq "$(jq_py 'samples[-1]["utime"] + samples[-1]["stime"] == end["utime"] + end["stime"]' ev.jsonl)" true || return 1
 }
+
+# 21.7: -i 0 / -m 0 everywhere: the job runs with online monitoring off, as
+# kickstart's -m 0 (`jobscope monitor -i 0` exited 125 and never ran it).
+test_interval_zero_runs_the_job_without_online_samples_in_every_front_end() {
+    local f
+    "$JS" run -q -i 0 -o run.jsonl -- sh -c 'echo ran > run.out' || return 1
+    "$JS" monitor -q -i 0 -o mon.jsonl sh -c 'echo ran > mon.out' || return 1
+    "$JS" run -q -m 0 -o m0.jsonl -- sh -c 'echo ran > m0.out' || return 1
+    for f in run mon m0; do
+        assert_eq "$(cat $f.out)" ran "$f: the job ran" || return 1
+        assert_eq "$(jq_py '[e["event"] for e in ev]' $f.jsonl)" '["jobscope.start", "jobscope.end"]' "$f" || return 1
+    done
+    sleep 0.6 &
+    "$JS" joremon -pid $! -interval 0 -out jr.jsonl || return 1
+    assert_eq "$(cat jr.jsonl 2>/dev/null | wc -l)" 0 "JoReMon rows with -interval 0" || return 1
+    # between 0 and 0.01 is still refused
+    "$JS" run -q -i 0.001 -o x.jsonl -- true 2>/dev/null
+    assert_eq $? 125 "-i 0.001" || return 1
+}
