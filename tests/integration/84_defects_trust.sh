@@ -264,3 +264,12 @@ test_interval_zero_runs_the_job_without_online_samples_in_every_front_end() {
     "$JS" run -q -i 0.001 -o x.jsonl -- true 2>/dev/null
     assert_eq $? 125 "-i 0.001" || return 1
 }
+
+# 27.13: `stats --help` did not mention --server (nor --output).
+test_stats_help_names_every_option_stats_takes() {
+    local out o
+    out=$("$JS" stats --help) || return 1
+    for o in --by --json --html --margin --output --server; do
+        assert_match "$out" "$o" "stats --help mentions $o" || return 1
+    done
+}
