@@ -455,7 +455,8 @@ static const opt_def option_table[] = {
     {0, "sampler", REQ, "auto|bpf|procfs", set_sampler, 0,
      "how the process tree is read: bpf (one pass of\n"
      "a BPF iterator; root, kernel BTF; docs/bpf.md), procfs\n"
-     "(/proc files), auto (default: bpf when it can load)",
+     "(/proc files), auto (default: procfs, then bpf once\n"
+     "reading /proc has cost what loading BPF costs)",
      "The start event and the record say which ran. --sampler bpf where BPF cannot be used is an "
      "error (exit 125)."},
     {0, "limit", REQ, "NAME=VALUE[,...]", set_limit, 0,

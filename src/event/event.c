@@ -152,6 +152,13 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     char gen[320];
     if (job_id && *job_id) {
         a->job_id = strdup(job_id);
+    } else if (bid && !strcmp(bsys, "slurm") && env_nonempty("SLURM_ARRAY_JOB_ID") &&
+               env_nonempty("SLURM_ARRAY_TASK_ID")) {
+        /* an array element: Slurm's own name is ARRAY_JOB_ID_TASK (123_4),
+         * SLURM_JOB_ID being the element's own number (124) */
+        snprintf(gen, sizeof gen, "%s_%s", getenv("SLURM_ARRAY_JOB_ID"),
+                 getenv("SLURM_ARRAY_TASK_ID"));
+        a->job_id = strdup(gen);
     } else if (bid) {
         const char *task = env_nonempty("SLURM_ARRAY_TASK_ID");
         if (!task) task = env_nonempty("PBS_ARRAYID");

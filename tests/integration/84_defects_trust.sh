@@ -273,3 +273,31 @@ test_stats_help_names_every_option_stats_takes() {
         assert_match "$out" "$o" "stats --help mentions $o" || return 1
     done
 }
+
+# 27 (docs, events.md): SLURM_JOB_ID=124, SLURM_ARRAY_JOB_ID=123,
+# SLURM_ARRAY_TASK_ID=4 gave job_id 124_4; Slurm's own name is 123_4.
+test_a_slurm_array_elements_job_id_is_slurms_own_name() {
+    SLURM_JOB_ID=124 SLURM_ARRAY_JOB_ID=123 SLURM_ARRAY_TASK_ID=4 "$JS" run -q -o ev.jsonl -- true || return 1
+    assert_eq "$(jq_py 'ev[0]["job_id"]' ev.jsonl)" 123_4 "job_id" || return 1
+    assert_eq "$(jq_py 'ev[0]["batch"]["job_id"]' ev.jsonl)" 124 "batch.job_id" || return 1
+}
+
+# 27 (docs, serve.md): a bad option of `jobscope serve` printed two lines.
+test_a_bad_serve_option_is_one_line() {
+    local o
+    for o in --bogus --listen -z; do
+        "$JS" serve "$o" 2> err.txt
+        assert_eq $? 125 "serve $o" || return 1
+        assert_eq "$(wc -l < err.txt)" 1 "one line for $o: $(cat err.txt)" || return 1
+    done
+}
+
+# 27 (docs, publishing.md): an unknown scheme was said to be fatal; its
+# events go to the spool (fatal only with --require-output).
+test_an_unknown_scheme_spools_and_is_fatal_only_with_require_output() {
+    "$JS" run -q --spool-dir sp -o foo://x/y -o ev.jsonl -- true
+    assert_eq $? 0 "unknown scheme" || return 1
+    assert_eq "$(cat sp/*.spool | grep -c '"event"')" "$(wc -l < ev.jsonl)" "events in the spool" || return 1
+    "$JS" run -q --require-output -o foo://x/y -- true 2>/dev/null
+    assert_eq $? 125 "with --require-output" || return 1
+}
