@@ -155,11 +155,14 @@ test_events_lost_to_a_full_spool_are_counted_in_the_record() {
 # rule everywhere: emit refuses with one line (125), the Python module sends
 # a space instead, libjobscope does not send (and counts it lost).
 test_a_tag_value_with_a_control_character_is_refused_where_it_is_given() {
+    local pre= # a library built with ASan (make asan) needs its runtime first
+    ldd "$ROOT/$BUILD/libjobscope.so" 2>/dev/null | grep -q libasan &&
+        pre="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
     cat > job.sh <<SH
 "$JS" emit m 1 --tag "k=\$(printf 'a\033b')" 2> emit.err; echo "\$?" > emit.rc
 "$JS" emit m 2 --tag k=ok
 PYTHONPATH="$ROOT/python" python3 -c 'import jobscope; assert jobscope.metric("m", 3, k="a\x1bb")'
-python3 -c '
+LD_PRELOAD="$pre" ASAN_OPTIONS=detect_leaks=0 python3 -c '
 import ctypes, sys
 lib = ctypes.CDLL(sys.argv[1])
 tags = (ctypes.c_char_p * 3)(b"k", b"a\x1bb", None)
@@ -233,7 +236,8 @@ test_zombies_are_counted_apart_from_live_processes() {
     "$JS" run -q -i 0.1 -o ev.jsonl -- sh -c 'for i in $(seq 30); do true & done; exec sleep 1' || return 1
     assert_eq "$(jq_py 'max(s["zombies"] for s in samples)' ev.jsonl)" 30 "zombies" || return 1
     assert_eq "$(jq_py 'max(s["procs"] for s in samples[2:-1])' ev.jsonl)" 1 "live processes" || return 1
-    assert_eq "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 1 "peak of live processes" || return 1
+    # (the first samples may catch a child before it exits, never the 30)
+    assert_le "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 5 "peak of live processes" || return 1
 }
 
 # 21.8: the final sample (the tree gone) reported rss, vm and procs as 0.
