@@ -36,7 +36,7 @@ NETLIBS := $(shell pkg-config --libs $(PKGS))
 # size, RSS and start-up never pay for the store, the HTTP server or the
 # dashboard.  Its folders are listed here; every .c in them is part of it.
 SERVE_DIRS := src/store src/query src/server src/repo src/report
-SERVE_PKGS := libmicrohttpd sqlite3 libzstd zlib
+SERVE_PKGS := libmicrohttpd sqlite3 libzstd zlib libpcre2-8
 SERVE_SRCS := $(sort $(foreach d,$(SERVE_DIRS),$(wildcard $(d)/*.c)))
 SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))

@@ -6,6 +6,16 @@
 #include "options.h"
 #include "../monitor/monitor.h"
 
+int run_config(int argc, char **argv, monitor_config *cfg, int *exit_now)
+{
+    static run_options opt; /* its strings outlive the monitor */
+    *exit_now = 0;
+    int rc = options_parse(&opt, 0, argc, argv, exit_now);
+    if (rc || *exit_now) return rc;
+    *cfg = opt.cfg;
+    return 0;
+}
+
 int monitor_main(int attach, int argc, char **argv)
 {
     static run_options opt; /* its strings outlive the monitor */

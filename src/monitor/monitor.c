@@ -135,27 +135,12 @@ static int error_exit(const char *fmt, ...)
 
 /* ---- outputs ----------------------------------------------------------- */
 
-static char *default_output(const char *job_id)
-{
-    size_t n = strlen(job_id);
-    char *p = malloc(n + 16);
-    if (!p) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = job_id[i];
-        p[k++] = (c == '/' || c == ' ' || (unsigned char)c < 0x20) ? '_' : c;
-    }
-    strcpy(p + k, ".jsonl");
-    if (p[0] == '.') p[0] = '_';
-    return p;
-}
-
 static int open_outputs(monitor *m, char **default_path)
 {
     monitor_config *o = &m->opt;
     *default_path = NULL;
     if (o->noutputs == 0) {
-        *default_path = default_output(m->em.ann.job_id);
+        *default_path = outpath_default(m->em.ann.job_id);
         if (!*default_path) return error_exit("out of memory");
         o->outputs[o->noutputs++] = *default_path;
     }
@@ -543,6 +528,17 @@ static void print_summary(const monitor *m, const char *events_path)
     if (events_path) fprintf(stderr, "jobscope:   events in %s\n", events_path);
 }
 
+/* What the caller asked to get back (monitor_result). */
+static void fill_result(const monitor *m, monitor_result *r)
+{
+    r->status = m->status;
+    r->ru = m->root_ru;
+    r->start_ts = m->start_ts;
+    r->end_ts = m->end_ts;
+    r->last = m->last;
+    r->nsamples = m->nsamples;
+}
+
 /* ---- children and signals ---------------------------------------------- */
 
 static void reap_children(monitor *m)
@@ -657,6 +653,9 @@ static int spawn_job(monitor *m)
      * --scan-output, pipes on its stdout/stderr; both unchanged otherwise */
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    for (int fd = 0; m->opt.set_job_stdio && fd < 3; fd++)
+        if (m->opt.job_stdio[fd] != fd)
+            posix_spawn_file_actions_adddup2(&fa, m->opt.job_stdio[fd], fd);
     char **env = environ;
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->spawn)
@@ -664,6 +663,10 @@ static int spawn_job(monitor *m)
     int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
+    if (m->opt.result) {
+        m->opt.result->spawn_error = rc;
+        if (rc == 0) __atomic_store_n(&m->opt.result->pid, m->root, __ATOMIC_RELEASE);
+    }
     if (rc == 0) return 0;
     fprintf(stderr, "jobscope: %s: %s\n", m->opt.argv[0],
             rc == ENOENT ? "command not found" : strerror(rc));
@@ -909,6 +912,7 @@ int monitor_run(monitor *m)
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->stop) m->sources[i]->ops->stop(m->sources[i], &m->ctx);
     emit_record(m);
+    if (m->opt.result) fill_result(m, m->opt.result);
     int status = exit_status(m);
     if (!m->opt.quiet && isatty(STDERR_FILENO)) print_summary(m, m->default_path);
     for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);

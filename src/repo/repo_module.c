@@ -21,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static repo *the_repo;
-
 static void on_event(server *s, const char *json, size_t len, void *arg)
 {
     (void)s;
@@ -279,12 +277,13 @@ static void h_favicon(server *s, const server_request *r, server_response *w, vo
     server_reply(w, 204, "image/x-icon", "", 0);
 }
 
-static int repo_init(server *s, char *err, size_t errlen)
+static int repo_init(server *s, void **state, char *err, size_t errlen)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/repo.sqlite", s->cfg.store_dir);
-    the_repo = repo_open(path, err, errlen);
+    repo *the_repo = repo_open(path, err, errlen);
     if (!the_repo) return -1;
+    *state = the_repo;
     repo_set_retention(the_repo, s->cfg.retention_s);
     server_on_event(s, on_event, the_repo);
     server_route(s, "GET", "/api/jobs", h_jobs, the_repo);
@@ -299,11 +298,10 @@ static int repo_init(server *s, char *err, size_t errlen)
     return 0;
 }
 
-static void repo_fini(server *s)
+static void repo_fini(server *s, void *state)
 {
     (void)s;
-    repo_close(the_repo);
-    the_repo = NULL;
+    repo_close(state);
 }
 
 SERVER_MODULE(repo_module, "repo", repo_init, repo_fini)

@@ -48,8 +48,12 @@ typedef struct fwd {
     unsigned long long sent, refused;
 } fwd;
 
-static fwd *fwds[FWD_MAX];
-static int nfwd;
+/* The module's state: its destinations. */
+typedef struct fwd_state {
+    fwd *v[FWD_MAX];
+    int n;
+    char *spool_dir; /* made here when not --spool-dir */
+} fwd_state;
 
 /* The sink's write() must see one caller at a time, in order. */
 static void fwd_write(fwd *f, const char *name, const char *json, size_t len, double ts)
@@ -212,7 +216,9 @@ static void adopt_old_spool(server *s, fwd *f, const char *dir)
 
 static void forward_metrics(server *s, struct sbuf *out, void *arg)
 {
-    (void)arg;
+    fwd_state *st = arg;
+    int nfwd = st->n;
+    fwd **fwds = st->v;
     if (nfwd == 0) return;
     sbuf_puts(out,
               "# HELP jobscope_serve_forward_events Events handed to a --forward destination.\n"
@@ -241,19 +247,27 @@ static void forward_metrics(server *s, struct sbuf *out, void *arg)
         }
 }
 
-static char spool_dir_buf[4096];
-
-static int forward_init(server *s, char *err, size_t errlen)
+static int forward_init(server *s, void **state, char *err, size_t errlen)
 {
     if (s->cfg.forward.n == 0) return 0;
+    fwd_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *state = st;
     const char *dir = s->cfg.spool_dir;
     if (!dir || !*dir) {
-        snprintf(spool_dir_buf, sizeof spool_dir_buf, "%s/spool", s->cfg.store_dir);
-        dir = spool_dir_buf;
+        if (asprintf(&st->spool_dir, "%s/spool", s->cfg.store_dir) < 0) {
+            st->spool_dir = NULL;
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        dir = st->spool_dir;
     }
     mkdir(dir, 0700);
     for (int i = 0; i < s->cfg.forward.n; i++) {
-        if (nfwd >= FWD_MAX) {
+        if (st->n >= FWD_MAX) {
             snprintf(err, errlen, "--forward: at most %d destinations", FWD_MAX);
             return -1;
         }
@@ -275,26 +289,23 @@ static int forward_init(server *s, char *err, size_t errlen)
         f->ts_engine = !strcmp(name, "influx") || !strcmp(name, "opentsdb");
         pthread_mutex_init(&f->mu, NULL);
         adopt_old_spool(s, f, dir);
-        fwds[nfwd++] = f;
+        st->v[st->n++] = f;
         server_on_points(s, on_points, f);
         server_on_event(s, on_event, f);
         server_log(s, "forward: %s (%s)", forward_out_label(o), f->ts_engine ? "points" : "events");
     }
-    server_on_metrics(s, forward_metrics, NULL);
+    server_on_metrics(s, forward_metrics, st);
     return 0;
 }
 
 /* After the listeners and tasks stopped: deliver what is queued within a few
  * seconds, the rest stays in the spool for the next start. */
-static void forward_fini(server *s)
+static void forward_fini(server *s, void *state)
 {
-    int keep = 0;
-    for (int i = 0; i < nfwd; i++) {
-        fwd *f = fwds[i];
-        if (f->srv != s) {
-            fwds[keep++] = f;
-            continue;
-        }
+    fwd_state *st = state;
+    if (!st) return;
+    for (int i = 0; i < st->n; i++) {
+        fwd *f = st->v[i];
         char label[512];
         snprintf(label, sizeof label, "%s", forward_out_label(f->out));
         if (forward_out_close(f->out, 5.0) != 0)
@@ -303,7 +314,8 @@ static void forward_fini(server *s)
         pthread_mutex_destroy(&f->mu);
         free(f);
     }
-    nfwd = keep;
+    free(st->spool_dir);
+    free(st);
 }
 
 SERVER_MODULE(forward_module, "forward", forward_init, forward_fini)

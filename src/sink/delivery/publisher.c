@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "publisher.h"
+#include "../../util/thread.h"
 #include "../formats/sbuf.h"
 
 #define MEM_MAX_ITEMS     16384
@@ -640,11 +641,7 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
     }
     /* The thread takes no signals: the monitor reads its own through a
      * signalfd, which only works while every thread blocks them. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int prc = pthread_create(&p->th, NULL, pub_thread, p);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int prc = util_thread_create(&p->th, pub_thread, p);
     if (prc != 0) {
         snprintf(err, errlen, "%s: cannot start publisher thread", p->label);
         pub_free(p);
