@@ -4,7 +4,7 @@
  *           command with posix_spawn (vfork-like: the job's ru_maxrss is its
  *           own), then loop: sample every interval, reap children as SIGCHLD
  *           arrives (reading each zombie's /proc/PID/io first so its I/O is
- *           exact), forward signals to the job.
+ *           exact; proc/reapio.h where that is root's), forward signals.
  *   attach: the same loop around a process that is not our child.
  *
  * Events: jobscope.start, kickstart.inv.online (first sample at once, one per
@@ -23,6 +23,7 @@
 #include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
 #include "../proc/proctree.h"
+#include "../proc/reapio.h"
 #include "../proc/tree_metrics.h"
 #include "../sink/sink.h"
 #include "../source.h"
@@ -108,6 +109,8 @@ struct monitor {
     int bpf_trial; /* switched: measuring whether BPF is cheaper */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
+    reapio reapio;       /* reaped children's I/O when their zombies are unreadable */
+    double last_reap_ts; /* when jobscope last reaped a child (--wait-all's end) */
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -214,6 +217,38 @@ void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, cons
     mset_write_json(b, set);
 }
 
+/* The job's command line.  Right after posix_spawn returns, the new program
+ * exists but the kernel may not have set its arguments yet (/proc/PID/cmdline
+ * reads empty for a moment), and a job that is already over has none: wait
+ * a little for them, else the argv we started it with. */
+static char *job_cmdline(monitor *m)
+{
+    for (int i = 0; i < 100; i++) {
+        char *c = hostinfo_cmdline(m->root);
+        if (c && *c) return c;
+        free(c);
+        char path[48], st[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)m->root);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
+        if (fd >= 0) close(fd);
+        if (n <= 0) break;
+        st[n] = 0;
+        char *rp = strrchr(st, ')');
+        if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X') break; /* over */
+        if (m->opt.attach) break; /* a process of its own making: as it is */
+        usleep(200);
+    }
+    if (!m->opt.argv) return NULL;
+    size_t len = 1;
+    for (char *const *a = m->opt.argv; *a; a++) len += strlen(*a) + 1;
+    char *c = malloc(len), *p = c;
+    if (!c) return NULL;
+    for (char *const *a = m->opt.argv; *a; a++) p += sprintf(p, "%s%s", p > c ? " " : "", *a);
+    *p = 0;
+    return c;
+}
+
 /* The main process may exec (a shell script's last command): name what runs
  * now, not what was started.  One readlink per sample. */
 static void refresh_exe(monitor *m)
@@ -232,9 +267,11 @@ static void refresh_exe(monitor *m)
     }
     free(m->exe);
     m->exe = e;
-    if (c) {
+    if (c && *c) { /* empty: the new program's arguments are not set yet */
         free(m->cmd);
         m->cmd = c;
+    } else {
+        free(c);
     }
 }
 
@@ -441,7 +478,10 @@ static void emit_record(monitor *m)
     }
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
-    json_u64(b, "events_dropped", m->em.dropped);
+    /* reaped processes whose final I/O could not be read exactly: the I/O
+     * counters above may be short (docs/events.md) */
+    if (m->reapio.inexact) json_u64(b, "io_incomplete", m->reapio.inexact);
+    json_u64(b, "events_dropped", emitter_dropped(&m->em));
     emitter_put_errors(&m->em, b, "output_errors");
     emitter_send(&m->em, b, EV_END, ts, NULL);
     if (m->summary_fd >= 0) {
@@ -525,11 +565,19 @@ static void reap_children(monitor *m)
             }
             close(fd);
         }
+        /* not root: the zombie's io is root's; its I/O is what wait4 adds
+         * to jobscope's own counters (proc/reapio.h) */
+        if (!have_io) reapio_before(&m->reapio);
         int status;
         struct rusage ru;
         pid_t r = wait4(pid, &status, WNOHANG, &ru);
         if (r != pid) break;
+        if (!have_io) {
+            reapio_after(&m->reapio, &io);
+            have_io = 1;
+        }
         proctree_reaped(m->tree, pid, &ru, have_io ? &io : NULL);
+        m->last_reap_ts = now_epoch();
         if (pid == m->root) {
             m->status = status;
             m->root_ru = ru;
@@ -639,12 +687,15 @@ static void raise_fd_limit(void)
 
 /* ---- main loop ----------------------------------------------------------- */
 
+/* Is the job over?  The main process has ended and, with --wait-all, the
+ * rest of the tree too: in run mode every descendant that outlives its
+ * parent comes back to jobscope (a subreaper), so the tree is empty once
+ * jobscope has no child left, known the moment it reaps the last one. */
 static int tree_finished(monitor *m)
 {
     if (!m->root_done) return 0;
     if (!m->opt.wait_all) return 1;
-    if (m->last.procs > 0) return 0;
-    if (m->opt.attach) return 1;
+    if (m->opt.attach) return m->last.procs == 0;
     siginfo_t si;
     memset(&si, 0, sizeof si);
     return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
@@ -735,6 +786,7 @@ monitor *monitor_new(const monitor_config *cfg)
         return NULL;
     }
     m->opt = *cfg;
+    reapio_init(&m->reapio);
     m->summary_fd = -1;
     m->sigfd = -1;
 
@@ -853,7 +905,7 @@ int monitor_run(monitor *m)
     m->ctx.tree = m->tree;
     m->ctx.root = m->root;
     m->ctx.start_ts = m->start_ts;
-    m->cmd = hostinfo_cmdline(m->root);
+    m->cmd = job_cmdline(m);
     m->cwd = hostinfo_cwd(m->root);
     m->exe = NULL;
     {
@@ -869,7 +921,6 @@ int monitor_run(monitor *m)
         snprintf(path, sizeof path, "/proc/%d", (int)m->root);
         m->user = hostinfo_user(stat(path, &st) == 0 ? st.st_uid : getuid());
     }
-    if (!m->cmd && m->opt.argv) m->cmd = strdup(m->opt.argv[0]);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->start) m->sources[i]->ops->start(m->sources[i], &m->ctx);
 
@@ -888,7 +939,9 @@ int monitor_run(monitor *m)
         }
     }
     if (!attach) reap_children(m);
-    if (m->end_ts == 0 || m->opt.wait_all) m->end_ts = now_epoch();
+    /* --wait-all: the job ended when the last process of the tree did */
+    if (m->opt.wait_all && !attach && m->last_reap_ts > m->end_ts) m->end_ts = m->last_reap_ts;
+    if (m->end_ts == 0 || (m->opt.wait_all && attach)) m->end_ts = now_epoch();
     proctree_full_next(m->tree);
     sample_and_emit(m);
     for (int i = 0; i < m->nsources; i++)

@@ -64,6 +64,8 @@ struct sink {
     char *label;          /* the URL with any password removed, for messages */
     unsigned long errors; /* failed writes */
     int said_error;       /* a failure was reported once already */
+    unsigned long lost;   /* accepted by write(), lost later (a full or unwritable spool);
+                           * the output's own thread counts them: read atomically */
 };
 
 /* Opens url with the first backend that matches it (behind the event filter
