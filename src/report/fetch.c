@@ -1,7 +1,10 @@
 /* fetch.c — reads jobs back from a running `jobscope serve` for `jobscope
- * stats --server URL` and `jobscope report --server URL JOBID`: the job list
- * (GET /api/jobs) and each job's raw events (GET /api/jobs/ID/events), fed
- * to jobdata exactly as if they came from an event file. */
+ * stats --server URL`, `report --server URL JOBID` and `summary JOB`: the
+ * job list (GET /api/jobs), a job's page (GET /api/jobs/ID) and raw events
+ * (GET /api/jobs/ID/events, fed to jobdata exactly as if they came from an
+ * event file), every job's events a page of jobs at a time (GET
+ * /api/export).  URL: http://HOST:PORT, or unix:PATH for the local
+ * server's socket. */
 #include "report/stats.h"
 
 #include <stdio.h>
@@ -28,14 +31,13 @@ static size_t on_data(char *d, size_t sz, size_t nm, void *arg)
     return n;
 }
 
-static json_t *get_json(CURL *c, const char *url)
+static json_t *get_json_status(CURL *c, const char *url, long *status, int quiet404)
 {
     mbuf b = {0};
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-    curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     CURLcode rc = curl_easy_perform(c);
     if (rc != CURLE_OK) {
@@ -43,10 +45,68 @@ static json_t *get_json(CURL *c, const char *url)
         free(b.p);
         return NULL;
     }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    if (*status != 200) {
+        if (!(quiet404 && *status == 404))
+            fprintf(stderr, "jobscope: %s: HTTP %ld %.200s\n", url, *status, b.p ? b.p : "");
+        free(b.p);
+        return NULL;
+    }
     json_error_t je;
     json_t *j = json_loadb(b.p ? b.p : "", b.n, 0, &je);
     if (!j) fprintf(stderr, "jobscope: %s: answer is not JSON: %s\n", url, je.text);
     free(b.p);
+    return j;
+}
+
+static json_t *get_json(CURL *c, const char *url)
+{
+    long st = 0;
+    return get_json_status(c, url, &st, 0);
+}
+
+/* A handle for server (http://HOST:PORT or unix:PATH) and the base of its
+ * URLs in base (no trailing slash). */
+static CURL *open_server(const char *server, char *base, size_t len)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    CURL *c = curl_easy_init();
+    if (!c) return NULL;
+    if (!strncmp(server, "unix:", 5)) {
+        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, server + 5);
+        snprintf(base, len, "http://localhost");
+    } else {
+        snprintf(base, len, "%s", server);
+    }
+    size_t bl = strlen(base);
+    while (bl && base[bl - 1] == '/') base[--bl] = 0;
+    return c;
+}
+
+json_t *report_fetch_job(const char *server, const char *id, int quiet404)
+{
+    char base[1024], url[2048];
+    CURL *c = open_server(server, base, sizeof base);
+    if (!c) return NULL;
+    char *esc = curl_easy_escape(c, id, 0);
+    snprintf(url, sizeof url, "%s/api/jobs/%s", base, esc ? esc : id);
+    curl_free(esc);
+    long st = 0;
+    json_t *j = get_json_status(c, url, &st, quiet404);
+    curl_easy_cleanup(c);
+    return j;
+}
+
+json_t *report_fetch_list(const char *server, const char *q)
+{
+    char base[1024], url[2048];
+    CURL *c = open_server(server, base, sizeof base);
+    if (!c) return NULL;
+    char *esc = curl_easy_escape(c, q, 0);
+    snprintf(url, sizeof url, "%s/api/jobs?q=%s&limit=20", base, esc ? esc : q);
+    curl_free(esc);
+    json_t *j = get_json(c, url);
+    curl_easy_cleanup(c);
     return j;
 }
 
@@ -79,11 +139,7 @@ int report_fetch_jobs(const char *base_url, const char *only_job, void (*cb)(voi
                       void *arg)
 {
     char base[1024];
-    snprintf(base, sizeof base, "%s", base_url);
-    size_t bl = strlen(base);
-    while (bl && base[bl - 1] == '/') base[--bl] = 0;
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    CURL *c = curl_easy_init();
+    CURL *c = open_server(base_url, base, sizeof base);
     if (!c) return -1;
     int rc = 0;
     if (only_job) {

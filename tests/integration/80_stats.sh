@@ -105,7 +105,7 @@ test_stats_reads_joremon_and_kickstart_formats() {
     "$JS" run -i 0.05 --job jc --format joremon-csv -o jr.csv -- sh -c 'head -c 20000000 /dev/urandom | gzip -1 >/dev/null' || return 1
     printf '%s\n' '{"event":"kickstart.inv.online","ts":1552869746.0,"xformation":"individuals","rss":25004,"utime":1.0,"stime":0.5,"exe":"/bin/ks","hostname":"w1","dag_job_id":"individuals_ID0000001","rchar":0,"wchar":0}' \
                   '{"event":"kickstart.inv.online","ts":1552869756.0,"xformation":"individuals","rss":35004,"utime":9.0,"stime":1.0,"exe":"/bin/ks","hostname":"w1","dag_job_id":"individuals_ID0000001","rchar":100,"wchar":0}' > ks.jsonl
-    "$JS" stats jr.jsonl jr.csv ks.jsonl --json -o s.json || fail "stats failed" || return 1
+    "$JS" stats jr.jsonl jr.csv ks.jsonl --by all --json -o s.json || fail "stats failed" || return 1
     python3 - <<'PY' || return 1
 import json
 s = json.load(open("s.json"))
