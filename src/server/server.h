@@ -155,6 +155,9 @@ typedef struct server_request {
  * parameter given without value ("?summary") is "". */
 const char *server_param(const server_request *r, const char *name);
 const char *server_param_n(const server_request *r, const char *name, int i);
+/* The name of the i-th query-string parameter, NULL past the last: a route
+ * that answers 400 to parameters it does not know walks them with it. */
+const char *server_param_name(const server_request *r, int i);
 const char *server_header(const server_request *r, const char *name);
 
 #define SERVER_MAX_HEADERS 8
