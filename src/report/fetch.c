@@ -83,7 +83,7 @@ static CURL *open_server(const char *server, char *base, size_t len)
     return c;
 }
 
-json_t *report_fetch_job(const char *server, const char *id, int quiet404)
+json_t *report_fetch_job(const char *server, const char *id, long *status)
 {
     char base[1024], url[2048];
     CURL *c = open_server(server, base, sizeof base);
@@ -91,8 +91,8 @@ json_t *report_fetch_job(const char *server, const char *id, int quiet404)
     char *esc = curl_easy_escape(c, id, 0);
     snprintf(url, sizeof url, "%s/api/jobs/%s", base, esc ? esc : id);
     curl_free(esc);
-    long st = 0;
-    json_t *j = get_json_status(c, url, &st, quiet404);
+    *status = 0;
+    json_t *j = get_json_status(c, url, status, 1);
     curl_easy_cleanup(c);
     return j;
 }

@@ -17,9 +17,10 @@ int report_fetch_jobs(const char *base_url, const char *only_job, void (*cb)(voi
                       void *arg);
 
 /* A job's page object from the server (GET /api/jobs/ID: summary,
- * assessment, series...), or NULL after one line on stderr (none for a 404
- * when quiet404).  server: http://HOST:PORT or unix:PATH. */
-json_t *report_fetch_job(const char *server, const char *id, int quiet404);
+ * assessment, series...), or NULL: *status 404 (no such job, nothing
+ * printed), another HTTP status or 0 (no answer) after one line on stderr.
+ * server: http://HOST:PORT or unix:PATH. */
+json_t *report_fetch_job(const char *server, const char *id, long *status);
 /* The first 20 jobs whose id, workflow or executable match q (GET
  * /api/jobs?q=), or NULL. */
 json_t *report_fetch_list(const char *server, const char *q);

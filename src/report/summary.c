@@ -272,7 +272,7 @@ void summary_print(FILE *f, const json_t *job, int width)
     snprintf(line, sizeof line, "Memory peak/allocated: %s/%s (the job's own, page cache excluded)",
              b1, isfinite(num(al, "mem")) ? b2 : "-");
     wrapped(f, width, "  ", "    ", line);
-    if (isfinite(num(s, "cg_peak_mem"))) {
+    if (num(s, "cg_peak_mem") > num(s, "peak_mem")) {
         fmt_bytes(num(s, "cg_peak_mem"), b1, sizeof b1);
         snprintf(line, sizeof line, "cgroup peak %s (includes reclaimable page cache)", b1);
         wrapped(f, width, "    ", "    ", line);
@@ -368,14 +368,15 @@ static void usage(FILE *f)
 /* The page object of a job of the server: exact id, else a unique prefix. */
 static json_t *job_from_server(const char *server, const char *id)
 {
-    json_t *job = report_fetch_job(server, id, 1);
-    if (job) return job;
+    long status;
+    json_t *job = report_fetch_job(server, id, &status);
+    if (job || status != 404) return job;
     json_t *list = report_fetch_list(server, id);
     json_t *jobs = json_object_get(list, "jobs");
     size_t n = json_array_size(jobs);
     if (n == 1) {
         const json_t *row = json_array_get(jobs, 0);
-        job = report_fetch_job(server, jd_str(row, "job_id"), 0);
+        job = report_fetch_job(server, jd_str(row, "job_id"), &status);
     } else if (n > 1) {
         fprintf(stderr, "jobscope summary: %s: %zu jobs match%s:", id, n,
                 (json_int_t)n == json_integer_value(json_object_get(list, "total"))
@@ -437,7 +438,8 @@ int summary_main(int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         json_t *job = NULL;
         struct stat sb;
-        if (!server && (!strcmp(argv[i], "-") || stat(argv[i], &sb) == 0)) {
+        /* a path (it exists, or names a directory) is a file; else a job id */
+        if (!server && (!strcmp(argv[i], "-") || stat(argv[i], &sb) == 0 || strchr(argv[i], '/'))) {
             jobdata j;
             jobdata_init(&j);
             char err[512];

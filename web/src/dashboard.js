@@ -53,17 +53,17 @@
     { t: 'state / exit', w: '9em', sort: 'state', r: stateText },
     { t: 'executable', w: '1fr', sort: 'exe', r: j => '<span title="' + E(j.exe) + '">' + E(base(j.exe)) + '</span>' },
     { t: 'workflow', w: '1fr', sort: 'wf', r: j => j.wf ? '<a href="#/wf/' + encodeURIComponent(j.wf) + '" title="' + E(j.wf) + '">' + E(j.wf_label || j.wf.slice(0, 8)) + '</a>' : '' },
-    { t: 'transformation', w: '1fr', r: j => E(j.xformation || '') },
+    { t: 'transformation', w: '1.2fr', r: j => E(j.xformation || '') },
     { t: 'host', w: '6em', sort: 'host', r: j => '<a href="#/node/' + encodeURIComponent(j.host || '') + '">' + E(j.host || '') + '</a>' },
     { t: 'user', w: '5em', sort: 'user', r: j => E(j.user || '') },
     { t: 'start (' + JSV.tzName() + ')', w: '10.5em', sort: 'start', r: j => JSV.fmtTime(j.start, true).slice(0, 16) },
     { t: 'duration', w: '7em', sort: 'duration', num: 1, r: j => JSV.fmtDur(j.duration) },
     { t: 'CPUs', w: '4em', sort: 'cores', num: 1, r: j => j.cores == null ? '–' : '<span title="' + E(j.cores_from || '') + '">' + j.cores + '</span>' },
     { t: 'CPU eff.', w: '6em', sort: 'cpu_efficiency', num: 1, r: j => pct(j.cpu_efficiency) },
-    { t: 'peak memory', w: '7.5em', sort: 'peak_mem', num: 1, r: j => JSV.fmtBytes(j.peak_mem) },
-    { t: 'warnings', w: '5.5em', num: 1, r: j => (j.warnings || []).length ? '<span title="' + E((j.warnings || []).map(w => w.kind).join(', ')) + '">' + j.warnings.length + '</span>' : '' },
+    { t: 'peak memory', w: '8.5em', sort: 'peak_mem', num: 1, r: j => JSV.fmtBytes(j.peak_mem) },
+    { t: 'warnings', w: '6.5em', num: 1, r: j => (j.warnings || []).length ? '<span title="' + E((j.warnings || []).map(w => w.kind).join(', ')) + '">' + j.warnings.length + '</span>' : '' },
   ];
-  const GRID = COLS.map(c => c.w === '1fr' ? 'minmax(6em, 1fr)' : c.w).join(' ');
+  const GRID = COLS.map(c => /fr$/.test(c.w) ? 'minmax(6em, ' + c.w + ')' : c.w).join(' ');
   const ROW = 26, PAGE = 100;
   const WARN_KINDS = ['cpu_efficiency', 'memory_limit', 'idle_gpu', 'io_bound', 'signal', 'limit', 'oom_kill'];
 

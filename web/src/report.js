@@ -11,17 +11,18 @@
   const jobs = data.jobs || [];
   const E = JSV.esc;
   const views = [];
-  const state = { jobs: jobs.length, drawn: 0 };
-  Object.defineProperty(state, 'charts', { get: () => views.reduce((n, v) => n + v.plots.length, 0) });
+  const state = { jobs: jobs.length, drawn: 0, charts: 0 };
   window.jobscopeReport = state;
 
+  /* the notes worth comparing: the bad and the warnings */
+  const notesOf = j => ((j.assessment || {}).notes || []).filter(n => n.level !== 'info');
   const eff = s => s.cpu_efficiency == null ? null : 100 * s.cpu_efficiency;
   const memPct = s => s.alloc_mem > 0 && s.peak_mem != null ? 100 * s.peak_mem / s.alloc_mem : null;
   const COLS = [
     ['job', 'job', j => j.summary.job_id, (j, i) => '<a href="#job-' + i + '">' + E(j.summary.job_id) + '</a>'],
     ['exe', 'executable', j => j.summary.exe, j => E((j.summary.exe || '').replace(/.*\//, ''))],
     ['host', 'host', j => j.summary.host, j => E(j.summary.host)],
-    ['start', 'start', j => j.summary.start, j => JSV.fmtTime(j.summary.start, true)],
+    ['start', 'start (' + JSV.tzName() + ')', j => j.summary.start, j => '<span class="nowrap">' + JSV.fmtTime(j.summary.start, true) + '</span>'],
     ['duration', 'duration', j => j.summary.duration, j => JSV.fmtDur(j.summary.duration), 1],
     ['cpus', 'CPUs', j => j.summary.cores, j => j.summary.cores == null ? '–' : j.summary.cores, 1],
     ['eff', 'CPU eff.', j => eff(j.summary), j => eff(j.summary) == null ? '–' : eff(j.summary).toFixed(1) + ' %', 1],
@@ -30,7 +31,7 @@
     ['io', 'I/O (r+w)', j => (j.summary.rchar || 0) + (j.summary.wchar || 0), j => JSV.fmtBytes((j.summary.rchar || 0) + (j.summary.wchar || 0)), 1],
     ['exit', 'exit', j => j.summary.exit_code, j => JSV.exitText(j.summary)],
     ['warn', 'warnings', j => (j.warnings || []).length, j => (j.warnings || []).length || '', 1],
-    ['notes', 'notes', j => ((j.assessment || {}).notes || []).length, j => ((j.assessment || {}).notes || []).map(n => '<span class="' + E(n.level) + '" title="' + E(n.text) + '">' + E(n.kind) + '</span>').join(' ')],
+    ['notes', 'notes', j => notesOf(j).length, j => notesOf(j).map(n => '<span class="lvl-' + E(n.level) + '" title="' + E(n.text) + '">' + E(n.kind.replace(/_/g, ' ')) + '</span>').join(', ')],
   ];
   let sortKey = null, sortAsc = true;
 
@@ -75,6 +76,7 @@
     div.dataset.drawn = '1';
     views.push(new JSV.JobView(div, jobs[+div.dataset.i]));
     state.drawn++;
+    state.charts = views.reduce((n, v) => n + v.plots.length, 0);
   }
   const lazy = app.querySelectorAll('section .job');
   if (jobs.length === 1) {
