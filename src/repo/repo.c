@@ -63,6 +63,8 @@ static const char *const schema =
     "  exit_type TEXT, signal_name TEXT, nsamples INTEGER DEFAULT 0, stampede TEXT,"
     "  warnings TEXT, summary TEXT, view TEXT, UNIQUE(wf, job));"
     "CREATE TABLE IF NOT EXISTS job_views(id INTEGER PRIMARY KEY, view TEXT);"
+    "CREATE TABLE IF NOT EXISTS job_warnings(kind TEXT, id INTEGER, PRIMARY KEY(kind, id))"
+    "  WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS workflows(wf TEXT PRIMARY KEY, label TEXT, first REAL, last REAL,"
     "  start REAL, end REAL, state TEXT, submit_host TEXT, user TEXT, body TEXT);";
 
@@ -84,11 +86,19 @@ static const char *const indexes =
     "CREATE INDEX IF NOT EXISTS jobs_xf ON jobs(xformation, start);"
     "CREATE INDEX IF NOT EXISTS jobs_user ON jobs(user, start);"
     "CREATE INDEX IF NOT EXISTS jobs_batch ON jobs(batch_id);"
+    "CREATE INDEX IF NOT EXISTS jobs_exe ON jobs(exe);"
+    /* the states a list filters on, as partial indexes: a state alone is
+     * never selective, "failed" or "running" is */
+    "CREATE INDEX IF NOT EXISTS jobs_failed ON jobs(start)"
+    "  WHERE state = 'done' AND (exit_code IS NULL OR exit_code != 0);"
+    "CREATE INDEX IF NOT EXISTS jobs_running ON jobs(start) WHERE state = 'running';"
+    "CREATE INDEX IF NOT EXISTS jobs_stopped ON jobs(start) WHERE stopped_by IS NOT NULL;"
     "DROP INDEX IF EXISTS jobs_state;" /* a state is never selective: it misled the planner */
     "CREATE INDEX IF NOT EXISTS wf_label ON workflows(label);";
 
 static int migrate(repo *r)
 {
+    int old = 0;
     for (size_t i = 0; i < sizeof new_columns / sizeof *new_columns; i++) {
         char sql[256];
         sqlite3_stmt *st = NULL;
@@ -103,7 +113,25 @@ static int migrate(repo *r)
         snprintf(sql, sizeof sql, "ALTER TABLE jobs ADD COLUMN %s %s", new_columns[i][0],
                  new_columns[i][1]);
         if (sqlite3_exec(r->db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
+        old = 1;
     }
+    /* a file of an older version: its jobs' warning kinds, from their JSON */
+    sqlite3_stmt *st = NULL;
+    int empty = 0;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT NOT EXISTS (SELECT 1 FROM job_warnings) AND EXISTS"
+                           " (SELECT 1 FROM jobs WHERE warnings LIKE '%\"kind\"%')",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        empty = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if ((old || empty) && sqlite3_exec(r->db,
+                                       "INSERT OR IGNORE INTO job_warnings(kind, id)"
+                                       " SELECT json_extract(w.value, '$.kind'), jobs.id"
+                                       " FROM jobs, json_each(jobs.warnings) w"
+                                       " WHERE json_valid(jobs.warnings);",
+                                       NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
     return sqlite3_exec(r->db, indexes, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
@@ -331,6 +359,15 @@ static void summarise(repo *r, const char *wf, const char *job)
         sqlite3_step(st);
         repo_done(r, st);
     }
+    RUN(r, "DELETE FROM job_warnings WHERE id = (SELECT id FROM jobs WHERE wf=?1 AND job=?2)", "ss",
+        wf, job);
+    size_t wi;
+    json_t *wv;
+    json_array_foreach(warn, wi, wv)
+        RUN(r,
+            "INSERT OR IGNORE INTO job_warnings(kind, id) SELECT ?3, id FROM jobs"
+            " WHERE wf=?1 AND job=?2",
+            "sss", wf, job, jd_str(wv, "kind"));
     /* a page made while the job ran is out of date now */
     RUN(r, "DELETE FROM job_views WHERE id = (SELECT id FROM jobs WHERE wf=?1 AND job=?2)", "ss",
         wf, job);
@@ -517,6 +554,10 @@ void repo_flush(repo *r)
             RUN(r, "DELETE FROM events WHERE ts < ?1", "d", cut);
             RUN(r,
                 "DELETE FROM job_views WHERE id IN (SELECT id FROM jobs"
+                " WHERE coalesce(last, end, start, 0) < ?1)",
+                "d", cut);
+            RUN(r,
+                "DELETE FROM job_warnings WHERE id IN (SELECT id FROM jobs"
                 " WHERE coalesce(last, end, start, 0) < ?1)",
                 "d", cut);
             RUN(r, "DELETE FROM jobs WHERE coalesce(last, end, start, 0) < ?1", "d", cut);

@@ -69,10 +69,12 @@ uint64_t repo_version(repo *r);
  * 14 days that have jobs ("recent": true).  NULL for an unknown `by`. */
 json_t *repo_aggregate(repo *r, const repo_job_filter *f, const char *by, int buckets, int top);
 
-/* The raw events of a page of jobs, for `stats --server`: {"jobs":[{"job_id",
- * "wf", "state", "events":[...]}], "next": id or null}, jobs in row order
- * after row id `after`, at most `limit`.  A malloc'ed JSON text (the events
- * are copied as stored, never parsed), or NULL. */
+/* The raw events of a page of jobs, for `stats --server`: NDJSON, per job
+ * a line {"jobscope.export.job":{"job_id","wf","state"}} then its events
+ * as stored, one a line, in time order; last {"jobscope.export.next": row
+ * id to continue after, or null}.  Jobs in row order after row id `after`,
+ * at most `limit`.  A malloc'ed text (the events are copied, never parsed),
+ * or NULL. */
 char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit);
 
 /* Every event of a job (by job id, within workflow wf when not NULL; the most

@@ -2,7 +2,9 @@
  * aggregates per workflow, transformation, host, executable or user over
  * time (the dashboard's Overview, as Kibana and Grafana give Panorama's and
  * Dragon's users), and the export of every job's raw events, a page of jobs
- * at a time, that `stats --server` reads instead of one request per job. */
+ * at a time, that `stats --server` reads instead of one request per job:
+ * NDJSON, each job's line {"jobscope.export.job":{job_id, wf, state}} then
+ * its events one a line, last {"jobscope.export.next": row id or null}. */
 #include "repo/repo_priv.h"
 #include "report/jobdata.h"
 #include "sink/formats/sbuf.h"
@@ -286,7 +288,6 @@ char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit
              "SELECT id, wf, job, state FROM jobs%s%s id > %lld ORDER BY id LIMIT %ld", b.sql,
              b.n ? " AND" : " WHERE", after, limit);
     sbuf out = {0};
-    sbuf_puts(&out, "{\"jobs\":[");
     long count = 0;
     long long last = after;
     repo_flush(r);
@@ -297,34 +298,35 @@ char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit
         const char *wf = (const char *)sqlite3_column_text(st, 1);
         const char *job = (const char *)sqlite3_column_text(st, 2);
         const char *state = (const char *)sqlite3_column_text(st, 3);
-        sbuf_puts(&out, count ? ",{\"job_id\":" : "{\"job_id\":");
+        sbuf_puts(&out, "{\"jobscope.export.job\":{\"job_id\":");
         put_str(&out, job);
         sbuf_puts(&out, ",\"wf\":");
         put_str(&out, wf);
         sbuf_puts(&out, ",\"state\":");
         put_str(&out, state ? state : "unknown");
-        sbuf_puts(&out, ",\"events\":[");
+        sbuf_puts(&out, "}}\n");
         sqlite3_stmt *ev = repo_prep(r,
                                      "SELECT body FROM events WHERE job=?1 AND wf=?2"
                                      " ORDER BY ts, id",
                                      "ss", job, wf);
-        int first = 1;
         while (ev && sqlite3_step(ev) == SQLITE_ROW) {
-            if (!first) sbuf_putc(&out, ',');
-            first = 0;
-            sbuf_put(&out, (const char *)sqlite3_column_text(ev, 0),
-                     (size_t)sqlite3_column_bytes(ev, 0));
+            /* one line each: a body may have been received pretty-printed,
+             * and a raw line break can only be whitespace in JSON */
+            size_t at = out.len, n = (size_t)sqlite3_column_bytes(ev, 0);
+            sbuf_put(&out, (const char *)sqlite3_column_text(ev, 0), n);
+            for (size_t i = at; !out.oom && i < at + n; i++)
+                if (out.p[i] == '\n' || out.p[i] == '\r') out.p[i] = ' ';
+            sbuf_putc(&out, '\n');
         }
         repo_done(r, ev);
-        sbuf_puts(&out, "]}");
         count++;
     }
     repo_done(r, st);
     pthread_mutex_unlock(&r->mu);
     if (count == limit)
-        sbuf_printf(&out, "],\"next\":%lld}", last);
+        sbuf_printf(&out, "{\"jobscope.export.next\":%lld}\n", last);
     else
-        sbuf_puts(&out, "],\"next\":null}");
+        sbuf_puts(&out, "{\"jobscope.export.next\":null}\n");
     if (out.oom) {
         sbuf_free(&out);
         return NULL;

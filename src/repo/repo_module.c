@@ -230,7 +230,7 @@ static void h_export(server *s, const server_request *r, server_response *w, voi
         server_reply_error(w, 500, "out of memory", "");
         return;
     }
-    server_reply_take(w, 200, "application/json", body, strlen(body));
+    server_reply_take(w, 200, "application/x-ndjson", body, strlen(body));
     server_add_header(w, "Cache-Control", "no-store");
 }
 

@@ -60,8 +60,10 @@ typedef struct repo_qb {
     const char *arg[REPO_QB_MAX];
     char own[REPO_QB_MAX][272]; /* arguments made here (prefix bounds, patterns) */
     int nargs;
+    int warn_exists; /* the warning filter as a probe per row (see repo_query.c) */
 } repo_qb;
 void repo_where(repo_qb *b, const repo_job_filter *f);
+void repo_where_warn(repo_qb *b, const repo_job_filter *f, int warn_exists);
 /* Prepares sql (which embeds b->sql) and binds b's arguments. */
 sqlite3_stmt *repo_where_prepare(repo *r, const repo_qb *b, const char *sql);
 
