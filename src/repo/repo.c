@@ -323,14 +323,8 @@ static void warn_kinds(json_t *warn, char *out, size_t len)
 
 static void summarise(repo *r, const char *wf, const char *job)
 {
-    json_t *evs = repo_events_of(r, wf, job, 0);
     jobdata j;
-    jobdata_init(&j);
-    size_t i;
-    json_t *ev;
-    json_array_foreach(evs, i, ev) jobdata_add(&j, ev);
-    jobdata_finish(&j);
-    json_decref(evs);
+    repo_jobdata_of(r, wf, job, &j);
     const jd_summary *s = &j.sum;
     /* the row of the list; the job's page (GET /api/jobs/ID) is made on
      * its first request and kept (repo_job_view) */

@@ -46,8 +46,10 @@ void repo_done(repo *r, sqlite3_stmt *st);
 void repo_flush(repo *r);
 /* A column as JSON (integer, real, text, null). */
 json_t *repo_col_json(sqlite3_stmt *st, int i);
-/* The jobs of a (workflow, job): the events in time order. Locked. */
-json_t *repo_events_of(repo *r, const char *wf, const char *job, double since);
+/* The job read back from its events (jobdata_finish done; the caller
+ * frees it). Locked. */
+struct jobdata;
+void repo_jobdata_of(repo *r, const char *wf, const char *job, struct jobdata *j);
 /* The workflow of the latest job of that id (within wf when given). Locked. */
 int repo_find_wf(repo *r, const char *job, const char *wf, char *out, size_t len);
 

@@ -243,7 +243,7 @@ int repo_find_wf(repo *r, const char *job, const char *wf, char *out, size_t len
     return found;
 }
 
-json_t *repo_events_of(repo *r, const char *wf, const char *job, double since)
+static json_t *events_of(repo *r, const char *wf, const char *job, double since)
 {
     json_t *a = json_array();
     sqlite3_stmt *st = repo_prep(r,
@@ -258,13 +258,29 @@ json_t *repo_events_of(repo *r, const char *wf, const char *job, double since)
     return a;
 }
 
+void repo_jobdata_of(repo *r, const char *wf, const char *job, jobdata *j)
+{
+    jobdata_init(j);
+    sqlite3_stmt *st = repo_prep(r,
+                                 "SELECT body FROM events WHERE job=?1 AND wf=?2 AND ts >= ?3"
+                                 " ORDER BY ts, id",
+                                 "ssd", job, wf, 0.0);
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        json_t *ev = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+        if (ev) jobdata_add(j, ev);
+        json_decref(ev);
+    }
+    repo_done(r, st);
+    jobdata_finish(j);
+}
+
 json_t *repo_job_events(repo *r, const char *job, const char *wf, double since)
 {
     char w[512];
     json_t *a = NULL;
     repo_flush(r);
     pthread_mutex_lock(&r->mu);
-    if (repo_find_wf(r, job, wf, w, sizeof w)) a = repo_events_of(r, w, job, since);
+    if (repo_find_wf(r, job, wf, w, sizeof w)) a = events_of(r, w, job, since);
     pthread_mutex_unlock(&r->mu);
     return a;
 }
@@ -305,14 +321,8 @@ char *repo_job_view(repo *r, const char *job, const char *wf)
         repo_done(r, st);
         if (!v && id >= 0) {
             /* made on the first request of the finished job, then kept */
-            json_t *evs = repo_events_of(r, w, job, 0);
             jobdata j;
-            jobdata_init(&j);
-            size_t i;
-            json_t *ev;
-            json_array_foreach(evs, i, ev) jobdata_add(&j, ev);
-            jobdata_finish(&j);
-            json_decref(evs);
+            repo_jobdata_of(r, w, job, &j);
             json_t *view = jobdata_json(&j, REPO_VIEW_POINTS);
             jobdata_free(&j);
             v = json_dumps(view, JSON_COMPACT | JSON_REAL_PRECISION(16));

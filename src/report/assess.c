@@ -17,19 +17,6 @@
 #define MIB 1048576.0
 #define GIB (1024.0 * MIB)
 
-static void fmt_bytes(double v, char *buf, size_t len)
-{
-    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (!isfinite(v)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    int k = 0;
-    double a = fabs(v);
-    while (a >= 1024 && k < 5) a /= 1024, v /= 1024, k++;
-    snprintf(buf, len, a >= 100 || k == 0 ? "%.0f %s" : "%.1f %s", v, u[k]);
-}
-
 static void fmt_dur(double s, char *buf, size_t len)
 {
     if (!isfinite(s)) {
@@ -118,7 +105,7 @@ static void setting(enum sched sc, char what, const jd_request *r, char *buf, si
         if (what == 'g') snprintf(buf, len, "profile pegasus \"gpus\" \"%.0f\"", r->gpus);
         break;
     default:
-        fmt_bytes(r->mem, b, sizeof b);
+        jd_fmt_bytes(r->mem, b, sizeof b);
         if (what == 'm') snprintf(buf, len, "%s of memory", b);
         if (what == 'c') snprintf(buf, len, "%.0f CPU%s", r->cores, r->cores == 1 ? "" : "s");
         if (what == 'w') snprintf(buf, len, "%s of wall time", hms);
@@ -220,8 +207,8 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
 {
     const jd_summary *s = &j->sum;
     char peak[32], alloc[32], set[96], cg[32], a[32], b[32];
-    fmt_bytes(s->peak_mem, peak, sizeof peak);
-    fmt_bytes(s->alloc_mem, alloc, sizeof alloc);
+    jd_fmt_bytes(s->peak_mem, peak, sizeof peak);
+    jd_fmt_bytes(s->alloc_mem, alloc, sizeof alloc);
     setting(sc, 'm', next, set, sizeof set);
     if (out_of_memory(s)) {
         note(notes, "bad", "memory",
@@ -249,7 +236,7 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
     }
     if (isfinite(s->cg_peak_mem) && isfinite(s->peak_mem) && s->cg_peak_mem >= 1.5 * s->peak_mem &&
         s->cg_peak_mem - s->peak_mem >= 64 * MIB) {
-        fmt_bytes(s->cg_peak_mem, cg, sizeof cg);
+        jd_fmt_bytes(s->cg_peak_mem, cg, sizeof cg);
         note(notes, "info", "page_cache",
              "The cgroup's memory peak, %s, also counts page cache (file data the kernel keeps "
              "and gives back when memory runs short); the job itself needed %s.",
@@ -257,8 +244,8 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
     }
     double from, to;
     if (memory_grows(j, &from, &to)) {
-        fmt_bytes(from, a, sizeof a);
-        fmt_bytes(to, b, sizeof b);
+        jd_fmt_bytes(from, a, sizeof a);
+        jd_fmt_bytes(to, b, sizeof b);
         note(notes, "info", "memory_growth",
              "Memory grew steadily through the run, from %s on average in its first quarter to "
              "%s in its last (a leak, or data that accumulates): a longer run needs more.",
@@ -353,8 +340,8 @@ static json_t *bars_of(const jobdata *j)
         of = jd_num(j->start_ev, "mem_total_kb") * 1024;
         basis = "host";
     }
-    fmt_bytes(s->peak_mem, a, sizeof a);
-    fmt_bytes(of, b, sizeof b);
+    jd_fmt_bytes(s->peak_mem, a, sizeof a);
+    jd_fmt_bytes(of, b, sizeof b);
     snprintf(t, sizeof t, "peak %s of %s (%s)", a, b,
              !strcmp(basis, "host") ? "the host's memory: no allocation recorded" : basis);
     if (isfinite(s->peak_mem)) bar(bars, "memory", "CPU memory usage", s->peak_mem, of, t, basis);
@@ -367,8 +354,8 @@ static json_t *bars_of(const jobdata *j)
             s->alloc_gpus > 0 ? s->alloc_gpus_from : "devices used");
         double total = gpu_total_memory(j, gpus);
         if (total > 0 && isfinite(s->gpu_peak_mem)) {
-            fmt_bytes(s->gpu_peak_mem, a, sizeof a);
-            fmt_bytes(total, b, sizeof b);
+            jd_fmt_bytes(s->gpu_peak_mem, a, sizeof a);
+            jd_fmt_bytes(total, b, sizeof b);
             snprintf(t, sizeof t, "peak %s of %s", a, b);
             bar(bars, "gpu_memory", "GPU memory usage", s->gpu_peak_mem, total, t, "devices");
         }

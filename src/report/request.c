@@ -22,6 +22,19 @@ jd_request jd_request_make(double mem, double cores, double wall, double gpus, d
     return r;
 }
 
+void jd_fmt_bytes(double v, char *buf, size_t len)
+{
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (!isfinite(v)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    int k = 0;
+    double a = fabs(v);
+    while (a >= 1024 && k < 5) a /= 1024, v /= 1024, k++;
+    snprintf(buf, len, a >= 100 || k == 0 ? "%.0f %s" : "%.1f %s", v, u[k]);
+}
+
 void jd_fmt_hms(double s, char *buf, size_t len)
 {
     long t = isfinite(s) && s > 0 ? (long)s : 0;

@@ -30,6 +30,8 @@ void jd_request_pegasus(const jd_request *r, char *buf, size_t len);
 /* {"memory_bytes", "cores", "wall_seconds", "gpus", "gpu_memory_bytes",
  * "htcondor", "slurm", "pegasus"}; new reference. */
 json_t *jd_request_json(const jd_request *r);
+/* "1.5 GiB", "12 MiB", "-" for NAN */
+void jd_fmt_bytes(double v, char *buf, size_t len);
 /* "01:02:03" (hours may exceed 24) */
 void jd_fmt_hms(double s, char *buf, size_t len);
 

@@ -13,6 +13,7 @@
 #include "report/summary.h"
 #include "report/assess.h"
 #include "report/jobdata.h"
+#include "report/request.h"
 #include "report/stats.h"
 #include "util/serve_detect.h"
 
@@ -34,19 +35,6 @@ static double num(const json_t *o, const char *k)
 static const char *str(const json_t *o, const char *k)
 {
     return jd_str(o, k);
-}
-
-static void fmt_bytes(double v, char *buf, size_t len)
-{
-    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (!isfinite(v)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    int k = 0;
-    double a = fabs(v);
-    while (a >= 1024 && k < 5) a /= 1024, v /= 1024, k++;
-    snprintf(buf, len, a >= 100 || k == 0 ? "%.0f %s" : "%.1f %s", v, u[k]);
 }
 
 static void fmt_hms(double s, char *buf, size_t len)
@@ -217,7 +205,7 @@ void summary_print(FILE *f, const json_t *job, int width)
     KV("Executable", "%.200s", str(s, "exe") ? str(s, "exe") : "-");
     KV("State", "%s", state_of(s, b1, sizeof b1));
     KV("CPU cores", "%g (%s)", num(al, "cpus"), str(al, "cpus_from") ? str(al, "cpus_from") : "?");
-    fmt_bytes(num(al, "mem"), b1, sizeof b1);
+    jd_fmt_bytes(num(al, "mem"), b1, sizeof b1);
     KV("CPU memory", "%s", isfinite(num(al, "mem")) ? b1 : "- (no allocation recorded)");
     if (isfinite(num(al, "mem"))) fprintf(f, "%15s  (%s)\n", "", str(al, "mem_from"));
     if (num(al, "gpus") > 0 || num(s, "gpu_devices") > 0)
@@ -267,28 +255,28 @@ void summary_print(FILE *f, const json_t *job, int width)
                      num(s, "cpu_wait"));
         wrapped(f, width, "    ", "    ", line);
     }
-    fmt_bytes(num(s, "peak_mem"), b1, sizeof b1);
-    fmt_bytes(num(al, "mem"), b2, sizeof b2);
+    jd_fmt_bytes(num(s, "peak_mem"), b1, sizeof b1);
+    jd_fmt_bytes(num(al, "mem"), b2, sizeof b2);
     snprintf(line, sizeof line, "Memory peak/allocated: %s/%s (the job's own, page cache excluded)",
              b1, isfinite(num(al, "mem")) ? b2 : "-");
     wrapped(f, width, "  ", "    ", line);
     if (num(s, "cg_peak_mem") > num(s, "peak_mem")) {
-        fmt_bytes(num(s, "cg_peak_mem"), b1, sizeof b1);
+        jd_fmt_bytes(num(s, "cg_peak_mem"), b1, sizeof b1);
         snprintf(line, sizeof line, "cgroup peak %s (includes reclaimable page cache)", b1);
         wrapped(f, width, "    ", "    ", line);
     }
-    fmt_bytes(num(s, "rchar"), b1, sizeof b1);
-    fmt_bytes(num(s, "wchar"), b2, sizeof b2);
+    jd_fmt_bytes(num(s, "rchar"), b1, sizeof b1);
+    jd_fmt_bytes(num(s, "wchar"), b2, sizeof b2);
     snprintf(line, sizeof line, "I/O read/written: %s/%s", b1, b2);
     int n = (int)strlen(line);
     if (isfinite(num(s, "read_bytes")) || isfinite(num(s, "write_bytes"))) {
-        fmt_bytes(num(s, "read_bytes"), b1, sizeof b1);
-        fmt_bytes(num(s, "write_bytes"), b2, sizeof b2);
+        jd_fmt_bytes(num(s, "read_bytes"), b1, sizeof b1);
+        jd_fmt_bytes(num(s, "write_bytes"), b2, sizeof b2);
         snprintf(line + n, sizeof line - (size_t)n, " (storage %s/%s)", b1, b2);
     }
     wrapped(f, width, "  ", "    ", line);
     if (num(s, "gpu_devices") > 0) {
-        fmt_bytes(num(s, "gpu_peak_mem"), b1, sizeof b1);
+        jd_fmt_bytes(num(s, "gpu_peak_mem"), b1, sizeof b1);
         snprintf(line, sizeof line, "GPU: mean utilisation %.1f%%, peak memory %s",
                  num(s, "gpu_util_mean"), b1);
         wrapped(f, width, "  ", "    ", line);
@@ -331,9 +319,9 @@ void summary_oneline(FILE *f, const json_t *job)
     fprintf(f, "jobscope: %s", state_of(s, st, sizeof st));
     fprintf(f, ", cpu %.0f%% of %g (%s)", 100 * num(s, "cpu_efficiency"), num(al, "cpus"),
             str(al, "cpus_from") ? str(al, "cpus_from") : "?");
-    fmt_bytes(num(s, "peak_mem"), b1, sizeof b1);
+    jd_fmt_bytes(num(s, "peak_mem"), b1, sizeof b1);
     if (isfinite(num(al, "mem")) && num(al, "mem") > 0) {
-        fmt_bytes(num(al, "mem"), b2, sizeof b2);
+        jd_fmt_bytes(num(al, "mem"), b2, sizeof b2);
         fprintf(f, ", mem %s of %s (%.0f%%)", b1, b2, 100 * num(s, "peak_mem") / num(al, "mem"));
     } else {
         fprintf(f, ", mem %s", b1);
