@@ -221,7 +221,8 @@ void alloc_compute(const alloc_input *in, alloc_info *out)
     double v = batch_cpus(env, out->cpus_from);
     if (v > 0) {
         out->cpus = v;
-        if (hard < v) out->cpus = hard, set(out->cpus_from, hard_from);
+        /* a bound the kernel enforces (not merely the host's size) wins */
+        if (hard < v && hard < host) out->cpus = hard, set(out->cpus_from, hard_from);
     } else if (hard < host) {
         out->cpus = hard, set(out->cpus_from, hard_from);
     } else {

@@ -358,6 +358,7 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
         json_object_set_new(o, "summary_update", up);
         json_object_del(o, "summary");
         json_object_del(o, "warnings");
+        json_object_del(o, "assessment"); /* of the new points alone: no assessment */
         json_object_del(o, "start");
         json_object_del(o, "tags");
         if (json_is_null(json_object_get(o, "end"))) json_object_del(o, "end");

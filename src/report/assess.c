@@ -224,6 +224,12 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
                  "This job used %s of the %s of memory allocated to it (%s), %.0f%%: request "
                  "%s next time.",
                  peak, alloc, s->alloc_mem_from, 100 * f, set);
+        else if (f > 1.0)
+            note(notes, "bad", "memory",
+                 "This job used %s, more than the %s allocated to it (%s): the limit was not "
+                 "enforced, or the job shared pages its processes each count. Request %s next "
+                 "time.",
+                 peak, alloc, s->alloc_mem_from, set);
         else if (f >= 0.90)
             note(notes, "warn", "memory",
                  "This job used %s of the %s allocated to it (%s), %.0f%%: close to the limit. "

@@ -206,8 +206,10 @@ void summary_print(FILE *f, const json_t *job, int width)
     KV("State", "%s", state_of(s, b1, sizeof b1));
     KV("CPU cores", "%g (%s)", num(al, "cpus"), str(al, "cpus_from") ? str(al, "cpus_from") : "?");
     jd_fmt_bytes(num(al, "mem"), b1, sizeof b1);
-    KV("CPU memory", "%s", isfinite(num(al, "mem")) ? b1 : "- (no allocation recorded)");
-    if (isfinite(num(al, "mem"))) fprintf(f, "%15s  (%s)\n", "", str(al, "mem_from"));
+    if (isfinite(num(al, "mem")))
+        KV("CPU memory", "%s (%s)", b1, str(al, "mem_from") ? str(al, "mem_from") : "?");
+    else
+        KV("CPU memory", "- (no allocation recorded)");
     if (num(al, "gpus") > 0 || num(s, "gpu_devices") > 0)
         KV("GPUs", "%g (%s)", isfinite(num(al, "gpus")) ? num(al, "gpus") : num(s, "gpu_devices"),
            str(al, "gpus_from") ? str(al, "gpus_from") : "devices used");
@@ -260,7 +262,7 @@ void summary_print(FILE *f, const json_t *job, int width)
     snprintf(line, sizeof line, "Memory peak/allocated: %s/%s (the job's own, page cache excluded)",
              b1, isfinite(num(al, "mem")) ? b2 : "-");
     wrapped(f, width, "  ", "    ", line);
-    if (num(s, "cg_peak_mem") > num(s, "peak_mem")) {
+    if (num(s, "cg_peak_mem") > 1.1 * num(s, "peak_mem")) {
         jd_fmt_bytes(num(s, "cg_peak_mem"), b1, sizeof b1);
         snprintf(line, sizeof line, "cgroup peak %s (includes reclaimable page cache)", b1);
         wrapped(f, width, "    ", "    ", line);
