@@ -41,7 +41,7 @@ test_summary_prints_the_report_and_the_one_line_computed_by_hand() {
     grep -qx '     Executable: /opt/sim/bin/sim' out.txt || fail "the real executable, not the shell" || return 1
     grep -qx '          State: COMPLETED (exit code 0)' out.txt || fail "state" || return 1
     grep -qx '      CPU cores: 4 (SLURM_CPUS_PER_TASK)' out.txt || fail "cores" || return 1
-    grep -qx '     CPU memory: 8.0 GiB' out.txt || fail "memory" || return 1
+    grep -qx '     CPU memory: 8.0 GiB (SLURM_MEM_PER_NODE)' out.txt || fail "memory" || return 1
     grep -qx '       Run Time: 00:16:40' out.txt || fail "run time" || return 1
     grep -Eqx '  CPU utilization  \[\|{8} {43}15%\]' out.txt || fail "CPU bar: $(grep 'CPU util' out.txt)" || return 1
     grep -Eqx '  CPU memory usage \[\|{10} {41}19%\]' out.txt || fail "memory bar: $(grep 'CPU memory usage' out.txt)" || return 1
@@ -94,7 +94,7 @@ test_summary_of_real_runs_measures_against_the_detected_allocation() {
     assert_eq "$(cat alloc.txt)" '[1.0, "SLURM_CPUS_ON_NODE", 536870912, "SLURM_MEM_PER_NODE"]' || return 1
     "$JS" summary ev.jsonl > out.txt || return 1
     grep -qx '      CPU cores: 1 (SLURM_CPUS_ON_NODE)' out.txt || fail "$(head -20 out.txt)" || return 1
-    grep -qx '     CPU memory: 512 MiB' out.txt || fail "$(head -20 out.txt)" || return 1
+    grep -qx '     CPU memory: 512 MiB (SLURM_MEM_PER_NODE)' out.txt || fail "$(head -20 out.txt)" || return 1
     # against the 1 allocated CPU, not the host's $(nproc): CPU time / wall time
     local pct want
     pct=$(sed -n "s/^  CPU utilization  \[[| ]*\([0-9]*\)%\]$/\1/p" out.txt)

@@ -86,6 +86,10 @@ static void slurm_tasks_get_cpus_per_task_and_the_batch_script_its_node(void **s
     assert_true(a.cpus == 2);
     assert_string_equal(a.cpus_from, "SLURM_CPUS_PER_TASK");
     assert_true(a.mem == 2 * 1000 * 1048576.0); /* per CPU x CPUs */
+    /* more than the host has: Slurm's figure stands (the host's size is no bound) */
+    a = run(task, 1, 1, 0, NAN, NAN);
+    assert_true(a.cpus == 2);
+    assert_string_equal(a.cpus_from, "SLURM_CPUS_PER_TASK");
     assert_string_equal(a.mem_from, "SLURM_MEM_PER_CPU");
     assert_true(a.gpus == 1);
     assert_string_equal(a.gpus_from, "SLURM_GPUS_ON_NODE");

@@ -146,7 +146,7 @@
     const gpu = s.gpu_devices ? s.gpu_devices + ' device(s), peak ' + JSV.fmtBytes(s.gpu_peak_mem) +
       ', mean ' + JSV.fmtPct(s.gpu_util_mean) : '–';
     const mem = JSV.fmtBytes(s.peak_mem) + ' <span class="muted">the job\'s own, page cache excluded</span>' +
-      (s.cg_peak_mem > s.peak_mem ? '; cgroup peak ' + JSV.fmtBytes(s.cg_peak_mem) + ' <span class="muted">(includes reclaimable page cache)</span>' : '');
+      (s.cg_peak_mem > 1.1 * s.peak_mem ? '; cgroup peak ' + JSV.fmtBytes(s.cg_peak_mem) + ' <span class="muted">(includes reclaimable page cache)</span>' : '');
     const alloc = (s.cores != null ? s.cores + ' CPU' + (s.cores === 1 ? '' : 's') + ' <span class="muted">(' + JSV.esc(s.cores_from) + ')</span>' : '–') +
       (s.alloc_mem != null ? ', ' + JSV.fmtBytes(s.alloc_mem) + ' <span class="muted">(' + JSV.esc(s.alloc_mem_from) + ')</span>' : ', memory: none recorded') +
       (s.alloc_gpus != null ? ', ' + s.alloc_gpus + ' GPU(s) <span class="muted">(' + JSV.esc(s.alloc_gpus_from) + ')</span>' : '');
