@@ -3,9 +3,9 @@
  * "Allocation").  The rules:
  *
  *   CPUs   the batch system's figure (Slurm, HTCondor, PBS), bounded by what
- *          the kernel lets the job run on (cgroup cpu.max quota, cpuset,
- *          affinity); without one, that kernel bound when it is below the
- *          host's CPUs; else OMP_NUM_THREADS as a hint; else the host.
+ *          the kernel enforces below the host's CPUs (cgroup cpu.max quota,
+ *          cpuset, affinity); without one, that kernel bound; else
+ *          OMP_NUM_THREADS as a hint; else the host.
  *   memory the batch system's figure, bounded by the cgroup's memory.max
  *          (the smallest on the path to the root); else memory.max; else
  *          unknown.
