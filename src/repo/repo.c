@@ -63,8 +63,9 @@ static const char *const schema =
     "  exit_type TEXT, signal_name TEXT, nsamples INTEGER DEFAULT 0, stampede TEXT,"
     "  warnings TEXT, summary TEXT, view TEXT, UNIQUE(wf, job));"
     "CREATE TABLE IF NOT EXISTS job_views(id INTEGER PRIMARY KEY, view TEXT);"
-    "CREATE TABLE IF NOT EXISTS job_warnings(kind TEXT, id INTEGER, PRIMARY KEY(kind, id))"
+    "CREATE TABLE IF NOT EXISTS job_warnings(id INTEGER, kind TEXT, PRIMARY KEY(id, kind))"
     "  WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS job_warnings_kind ON job_warnings(kind, id);"
     "CREATE TABLE IF NOT EXISTS workflows(wf TEXT PRIMARY KEY, label TEXT, first REAL, last REAL,"
     "  start REAL, end REAL, state TEXT, submit_host TEXT, user TEXT, body TEXT);";
 

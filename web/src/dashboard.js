@@ -252,6 +252,7 @@
     for (const t of ticks) {
       const x = X(t);
       g.beginPath(); g.moveTo(x, 0); g.lineTo(x, H - axisH); g.stroke();
+      if (x + 56 > W) continue;   // no label cut by the right edge
       const s = JSV.fmtTime(t, true);
       g.fillText(t1 - t0 > 86400 ? s.slice(5, 16) : s.slice(11, 19), x + 2, H - axisH + 13);
       g.fillText('+' + JSV.fmtElapsed(t - t0), x + 2, H - axisH + 26);
