@@ -168,6 +168,14 @@ $(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BU
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
 
+# The repository at 100,000 jobs (bench/repo/run, issue 25); the browser
+# tests fill their repository with it too, so `helpers` builds it.
+$(BUILD)/bench/repo_bench: bench/repo/repo_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(shell pkg-config --cflags $(SERVE_PKGS)) -o $@ $< $(BUILD)/libjsserve.a \
+	    $(NET_REG) $(BUILD)/libjscore.a $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+helpers: $(BUILD)/bench/repo_bench
+
 # The BPF sampler against the procfs floor (bench/bpf, issue 15).
 $(BUILD)/bench/bench_samplers: bench/bpf/bench_samplers.c $(BPF_OBJ) $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)

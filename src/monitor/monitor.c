@@ -21,6 +21,7 @@
 #include "../util/serve_detect.h"
 #include "../event/event.h"
 #include "../metrics/listener.h"
+#include "../proc/alloc.h"
 #include "../proc/hostinfo.h"
 #include "../proc/proctree.h"
 #include "../proc/reapio.h"
@@ -199,6 +200,9 @@ static void emit_start(monitor *m)
     json_str(b, "sampler", proctree_sampler(m->tree));
     hostinfo_write(b);
     hostinfo_rlimits(b);
+    alloc_info alloc; /* what the job was given (src/proc/alloc.c) */
+    alloc_detect(m->opt.attach ? m->root : 0, &alloc);
+    alloc_write(b, &alloc);
     emitter_send(&m->em, b, EV_START, m->start_ts, NULL);
 }
 

@@ -246,6 +246,32 @@ const char *server_param_n(const server_request *r, const char *name, int i)
     return w.found;
 }
 
+struct name_walk {
+    int want, seen;
+    const char *found;
+};
+
+static enum MHD_Result name_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    struct name_walk *w = cls;
+    (void)kind;
+    (void)value;
+    if (w->seen++ == w->want) {
+        w->found = key ? key : "";
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+const char *server_param_name(const server_request *r, int i)
+{
+    if (!r->conn) return NULL;
+    struct name_walk w = {i, 0, NULL};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, name_iter, &w);
+    return w.found;
+}
+
 const char *server_param(const server_request *r, const char *name)
 {
     return server_param_n(r, name, 0);

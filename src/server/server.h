@@ -162,6 +162,9 @@ typedef struct server_request {
  * parameter given without value ("?summary") is "". */
 const char *server_param(const server_request *r, const char *name);
 const char *server_param_n(const server_request *r, const char *name, int i);
+/* The name of the i-th query-string parameter, NULL past the last: a route
+ * that answers 400 to parameters it does not know walks them with it. */
+const char *server_param_name(const server_request *r, int i);
 const char *server_header(const server_request *r, const char *name);
 /* Nonzero once the client of r has closed its connection (a long query
  * stops working for nobody); 0 without a connection. */
