@@ -36,7 +36,7 @@ NETLIBS := $(shell pkg-config --libs $(PKGS))
 # size, RSS and start-up never pay for the store, the HTTP server or the
 # dashboard.  Its folders are listed here; every .c in them is part of it.
 SERVE_DIRS := src/store src/query src/server src/repo src/report
-SERVE_PKGS := libmicrohttpd sqlite3 libzstd zlib
+SERVE_PKGS := libmicrohttpd sqlite3 libzstd zlib libpcre2-8
 SERVE_SRCS := $(sort $(foreach d,$(SERVE_DIRS),$(wildcard $(d)/*.c)))
 SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o)
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
@@ -52,7 +52,22 @@ SERVE_OBJS += $(BUILD)/gen/web_assets.o
 # src/sink/ is split by role (docs/hacking.md): its subfolders are built too;
 # every network backend in src/sink/net/ goes into the plugin, with the
 # time-series encoder it alone uses (jansson).
-SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/bpfload.c src/bpf/tree.bpf.c,$(sort $(wildcard src/*/*.c src/sink/*/*.c)))
+SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/bpfload.c src/bpf/tree.bpf.c src/slurm/%,$(sort $(wildcard src/*/*.c src/sink/*/*.c)))
+
+# The Slurm SPANK plugin (src/slurm, docs/slurm.md), built when Slurm's
+# spank.h is here (Debian: libslurm-dev).  Loaded by slurmstepd, it links
+# nothing of jobscope's: it starts `jobscope attach` for every task.
+SPANK_OK := $(shell [ -r /usr/include/slurm/spank.h ] && echo 1)
+SPANK_SRCS := src/slurm/jobscope_spank.c src/slurm/spank_conf.c
+ifeq ($(SPANK_OK),1)
+all: $(BUILD)/jobscope-spank.so
+endif
+$(BUILD)/jobscope-spank.so: $(SPANK_SRCS) src/slurm/spank_conf.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -DJOBSCOPE_BIN='"$(PREFIX)/bin/jobscope"' $(LDFLAGS) -o $@ $(SPANK_SRCS)
+$(BUILD)/tests/test_slurm: tests/unit/test_slurm.c src/slurm/spank_conf.c src/slurm/spank_conf.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< src/slurm/spank_conf.c -lcmocka $(LDFLAGS)
 
 # The BPF sampler (src/bpf, docs/bpf.md) is built when clang, bpftool, libbpf
 # and the kernel's BTF are here: tree.bpf.c is compiled with clang -target bpf
@@ -160,6 +175,14 @@ $(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BU
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
 
+# The repository at 100,000 jobs (bench/repo/run, issue 25); the browser
+# tests fill their repository with it too, so `helpers` builds it.
+$(BUILD)/bench/repo_bench: bench/repo/repo_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(shell pkg-config --cflags $(SERVE_PKGS)) -o $@ $< $(BUILD)/libjsserve.a \
+	    $(NET_REG) $(BUILD)/libjscore.a $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+helpers: $(BUILD)/bench/repo_bench
+
 # The BPF sampler against the procfs floor (bench/bpf, issue 15).
 $(BUILD)/bench/bench_samplers: bench/bpf/bench_samplers.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
@@ -216,6 +239,10 @@ man: $(MAN_PAGES)
 $(BUILD)/man/%: man/%.scd
 	@mkdir -p $(dir $@)
 	scdoc < $< > $@
+
+# remote write loads libsnappy at run time (net/remote_write.c); its test
+# also undoes the compression
+$(BUILD)/tests/test_remote_write: LDLIBS += -lsnappy
 
 unit: $(UNIT_BINS)
 
@@ -274,6 +301,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/jobscope
 	install -m 644 $(BUILD)/jobscope-net.so $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-net.so
 	if [ -f $(BUILD)/jobscope-bpf.so ]; then install -m 644 $(BUILD)/jobscope-bpf.so $(DESTDIR)$(PREFIX)/lib/jobscope/; fi
+	if [ -f $(BUILD)/jobscope-spank.so ]; then install -m 644 $(BUILD)/jobscope-spank.so $(DESTDIR)$(PREFIX)/lib/jobscope/; fi
+	install -m 755 dist/slurm/jobscope-slurm-epilog $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-slurm-epilog
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHONDIR)
 	install -m 644 lib/jobscope.h $(DESTDIR)$(PREFIX)/include/jobscope.h
 	install -m 755 $(BUILD)/libjobscope.so $(DESTDIR)$(PREFIX)/lib/libjobscope.so.0

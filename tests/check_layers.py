@@ -9,16 +9,32 @@ The monitor side, lowest first (docs/hacking.md):
   2 sources  src/event, src/source.h, src/proc, src/bpf, src/cgroup, src/gpu,
              src/limits, src/metrics, and the output interface src/sink/sink.h
   3 monitor  src/monitor
-  4 outputs  src/sink (formats, delivery, network backends)
-  5 cli      src/cli
+  4 outputs  src/sink (formats, delivery, network backends), and src/kickstart
+             (pegasus-kickstart's record and job chain on top of the monitor)
+  5 cli      src/cli, src/slurm (the SPANK plugin: a front end that starts
+             `jobscope attach`; it links nothing of jobscope's)
 A file may include its own layer and those below, never one above.  The
 server side (src/store, src/query, src/server, src/repo, src/report) may
-include anything but src/cli and src/monitor, and nothing on the monitor
-side may include the server side.  Prints one line per violation; exit 1
-if any."""
+include anything of the monitor side but src/cli and src/monitor, and
+nothing on the monitor side may include the server side.  The server side
+has its own layers, lowest first:
+  S0 store   src/store
+  S1 query   src/query
+  S2 server  src/server
+  S3 views   src/repo, src/report
+  S4 main    src/server/main.c, src/server/server_main.h (the program's
+             entry and its table of subcommands, as cli is the monitor's)
+Prints one line per violation; exit 1 if any."""
 import os, re, sys
 
 SERVER = ("store", "query", "server", "repo", "report")
+SERVER_LAYER = {"store": 0, "query": 1, "server": 2, "repo": 3, "report": 3}
+SERVER_NAMES = {0: "store", 1: "query", 2: "server", 3: "views", 4: "main"}
+SERVER_MAIN = ("server/main.c", "server/server_main.h")
+
+
+def server_layer(rel):
+    return 4 if rel in SERVER_MAIN else SERVER_LAYER[rel.split("/")[0]]
 
 
 def layer(rel):
@@ -35,9 +51,9 @@ def layer(rel):
         return 2
     if top == "monitor":
         return 3
-    if top == "sink":
+    if top in ("sink", "kickstart"):
         return 4
-    if top == "cli":
+    if top in ("cli", "slurm"):
         return 5
     if top in SERVER:
         return "S"
@@ -74,7 +90,13 @@ def main():
                 if theirs is None:
                     continue
                 why = None
-                if mine == "S":
+                if mine == "S" and theirs == "S":
+                    a = server_layer(rel)
+                    b = server_layer(target)
+                    if b > a:
+                        why = "%s (server layer %d) includes %s (server layer %d)" % (
+                            SERVER_NAMES[a], a, SERVER_NAMES[b], b)
+                elif mine == "S":
                     if theirs in (3, 5):
                         why = "the server side must not include %s" % NAMES[theirs]
                 elif theirs == "S":

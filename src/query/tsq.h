@@ -31,6 +31,38 @@ typedef enum tsq_filter_type {
     TSQ_NOT_KEY,
 } tsq_filter_type;
 
+/* What bounds one query's work (docs/serve.md "Limits").  The caller fills
+ * it after parsing (tsq_query.guard); the engine checks it while it walks
+ * series (tsq_match), between sub-queries and in tsq_eval, and stops with
+ * the reason in `stop`. */
+typedef struct tsq_guard {
+    long max_points;     /* raw points + filled buckets of the whole query; 0: TSQ_MAX_POINTS */
+    long used;           /* what its sub-queries took so far */
+    int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = none */
+    int (*client_gone)(void *arg); /* nonzero once the asking client has left; may be NULL */
+    void *client_arg;
+    int stop; /* TSQ_STOP_*: why the work stopped */
+    unsigned ticks;
+} tsq_guard;
+enum { TSQ_STOP_NONE, TSQ_STOP_DEADLINE, TSQ_STOP_GONE, TSQ_STOP_REGEX };
+#define TSQ_MAX_POINTS 10000000L
+
+/* 1 when the query must stop (deadline passed, client gone, or a regexp
+ * hit its match limit); cheap enough to call for every series. */
+int tsq_guard_check(tsq_guard *g);
+/* -1 with the error of a stopped query (503 past the deadline, 400 for a
+ * regexp over its match limit, 499 for a client that left), else 0. */
+int tsq_guard_error(const tsq_guard *g, tsq_error *err);
+
+/* Regular expressions of `regexp` filters (PCRE2, Perl/Java syntax, found
+ * anywhere in the value as Java's Matcher.find): at most this many bytes
+ * of pattern; the compiled form is bounded by PCRE2 itself (64 KiB), one
+ * match by these limits (backtracking steps, nesting, KiB of heap). */
+#define TSQ_RE_MAX_PATTERN 1024
+#define TSQ_RE_MATCH_LIMIT 100000
+#define TSQ_RE_DEPTH_LIMIT 5000
+#define TSQ_RE_HEAP_KIB    1024
+
 typedef struct tsq_filter {
     tsq_filter_type type;
     char *tagk;
@@ -62,8 +94,9 @@ typedef struct tsq_sub {
     tsq_filter *filters;
     int nfilters;
     int explicit_tags;
-    int index;       /* position in the request (query.index) */
-    char *echo_json; /* the sub-query as received, for showQuery */
+    int index;        /* position in the request (query.index) */
+    char *echo_json;  /* the sub-query as received, for showQuery */
+    tsq_guard *guard; /* the query's, set by the engine while it runs (not owned) */
 } tsq_sub;
 
 typedef struct tsq_query {
@@ -72,7 +105,8 @@ typedef struct tsq_query {
     int nsubs;
     int ms_resolution;
     int show_query;
-    int arrays; /* ?arrays=true */
+    int arrays;      /* ?arrays=true */
+    tsq_guard guard; /* set by the caller after parsing; zero = defaults */
 } tsq_query;
 
 /* POST /api/query body; now_ms resolves relative times.  0 or -1 + err (400).
@@ -126,7 +160,18 @@ typedef struct tsq_out {
 typedef struct tsq_result {
     tsq_out *v;
     size_t n, cap;
+    /* Set by tsq_eval: the same answer comes for any start in
+     * (start_after, start_upto] and end in [end_from, end_before), as long
+     * as the data and every sub-query's scan range are unchanged. */
+    int stable;
+    int64_t start_after, start_upto, end_from, end_before;
 } tsq_result;
+
+/* The range OpenTSDB 2.4 scans for a sub-query (TsdbQuery's scan start and
+ * end: aligned to the downsample interval, then to the hour): the engine
+ * uses the points there for rates, interpolation and the last bucket, and
+ * returns only points in [start, end]. */
+void tsq_scan_range(const tsq_query *q, const tsq_sub *sub, int64_t *from_ms, int64_t *to_ms);
 
 /* Evaluates one sub-query over raw series (local plus any peers'). */
 int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_result *out,
@@ -144,10 +189,6 @@ char *tsq_error_json(const tsq_error *err, size_t *len);
  * with tsq_set_parse and appends to its own set before tsq_eval. */
 char *tsq_set_json(const tsq_set *set, size_t *len);
 int tsq_set_parse(const char *body, size_t len, tsq_set *out);
-
-/* The most points one sub-query may process (raw points in range plus
- * filled buckets): beyond it tsq_eval answers 413.  Default 10,000,000. */
-extern long tsq_max_points;
 
 /* The aggregator names of /api/aggregators (NULL-terminated). */
 extern const char *const tsq_aggregators[];

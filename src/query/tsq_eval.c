@@ -21,7 +21,10 @@
 
 #include "query/tsq_internal.h"
 
-long tsq_max_points = 10L * 1000 * 1000;
+static long max_points(const tsq_query *q)
+{
+    return q->guard.max_points > 0 ? q->guard.max_points : TSQ_MAX_POINTS;
+}
 
 typedef struct pser {
     const tsq_series *s;
@@ -368,6 +371,33 @@ static int cmp_first(const void *pa, const void *pb, void *arg)
     return a < b ? -1 : a > b;
 }
 
+/* The answer depends on [start, end] only through which processed points
+ * fall inside it (the points read are those of the scan range): it stays
+ * the same for any start in (largest point before start, smallest point at
+ * or after it] and any end in [largest at or before end, smallest after
+ * end).  The answer cache reuses it within these bounds (issue 27: a
+ * "1h-ago" query asked again a second later). */
+static void note_stable(tsq_result *r, const tsq_query *q, const tsq_sub *sub, const pser *p)
+{
+    if (!r->stable) {
+        r->stable = 1;
+        r->start_after = INT64_MIN;
+        r->start_upto = INT64_MAX;
+        r->end_from = INT64_MIN;
+        r->end_before = INT64_MAX;
+    }
+    if (sub->ds.all) { /* one bucket stamped with the start itself */
+        r->start_after = q->start_ms - 1;
+        r->start_upto = q->start_ms;
+    }
+    size_t a = lower_bound(p->ts, p->n, q->start_ms);
+    if (a > 0 && p->ts[a - 1] > r->start_after) r->start_after = p->ts[a - 1];
+    if (a < p->n && p->ts[a] < r->start_upto) r->start_upto = p->ts[a];
+    size_t b = q->end_ms == INT64_MAX ? p->n : lower_bound(p->ts, p->n, q->end_ms + 1);
+    if (b > 0 && p->ts[b - 1] > r->end_from) r->end_from = p->ts[b - 1];
+    if (b < p->n && p->ts[b] < r->end_before) r->end_before = p->ts[b];
+}
+
 /* Interpolates and aggregates one group's processed series into o. */
 static int aggregate_group(const ctx *c, pser **mem, size_t nm, tsq_out *o)
 {
@@ -543,6 +573,7 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
     if ((sub->ds.interval_ms > 0 || sub->ds.all) && !(c.dsagg = tsq_agg_find(sub->ds.agg)))
         return tsq_fail(err, 400, NULL, "No such downsampling function: %s", sub->ds.agg);
     if (tsq_filters_compile((tsq_sub *)sub, err) < 0) return -1;
+    ((tsq_sub *)sub)->guard = (tsq_guard *)&q->guard;
     tsq_scan_range(q, sub, &c.from, &c.to);
 
     size_t nin = in ? in->n : 0, ncand = 0, work = 0, maxn = 1;
@@ -572,13 +603,16 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         ncand++;
     }
     c.nps = ncand;
-    if (work > (size_t)tsq_max_points) {
+    if (tsq_guard_error(&q->guard, err) < 0) goto out;
+    /* the bound is the whole request's: a hundred sub-queries share it */
+    if (work + (size_t)q->guard.used > (size_t)max_points(q)) {
         tsq_fail(err, 413, NULL,
                  "Sorry, this query would process %zu data points (limit %ld): "
                  "narrow the time range or use a longer downsample interval",
-                 work, tsq_max_points);
+                 work + (size_t)q->guard.used, max_points(q));
         goto out;
     }
+    sub->guard->used += (long)work;
     /* group-by keys: the keys of group-by filters, sorted and unique */
     c.gbk = malloc((size_t)(sub->nfilters ? sub->nfilters : 1) * sizeof *c.gbk);
     if (!c.gbk) {
@@ -634,6 +668,7 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         }
         pos += work_cap(&c, cnt);
         idx[nuniq++] = idx[a];
+        note_stable(out, q, sub, p);
         a = b;
     }
 

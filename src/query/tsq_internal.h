@@ -59,12 +59,6 @@ int64_t tsq_parse_duration(const char *s, tsq_error *err);
 /* "<n><unit>[c]-<agg>[-<fill>]" or "0all-<agg>[-<fill>]". */
 int tsq_parse_downsample(const char *spec, tsq_downsample *ds, tsq_error *err);
 
-/* The range OpenTSDB 2.4 scans for a sub-query (TsdbQuery's scan start and
- * end: aligned to the downsample interval, then to the hour): the engine
- * uses the points there for rates, interpolation and the last bucket, and
- * returns only points in [start, end]. */
-void tsq_scan_range(const tsq_query *q, const tsq_sub *sub, int64_t *from_ms, int64_t *to_ms);
-
 /* Compiles the sub-query's filters (regexes, literal lists, globs); 0 or -1. */
 int tsq_filters_compile(tsq_sub *sub, tsq_error *err);
 void tsq_filter_free(tsq_filter *f);

@@ -133,10 +133,15 @@ static void read_all(reader *r)
 int tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out, tsq_error *err)
 {
     if (tsq_filters_compile((tsq_sub *)sub, err) < 0) return -1;
+    ((tsq_sub *)sub)->guard = (tsq_guard *)&q->guard;
     walk w = {.sub = sub};
     if (store_series_of(s, sub->metric, collect, &w) < 0) {
         walk_free(&w);
         return tsq_fail(err, 500, NULL, "Unable to read the series of '%s'", sub->metric);
+    }
+    if (tsq_guard_error(&q->guard, err) < 0) {
+        walk_free(&w);
+        return -1;
     }
     if (!w.seen) {
         walk_free(&w);
@@ -156,11 +161,11 @@ int tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *o
     for (size_t i = 0; i < w.n; i++) total += pts[i].n;
     if (rd.failed)
         rc = tsq_fail(err, 500, NULL, "Unable to read a series of '%s'", sub->metric);
-    else if (total > (size_t)tsq_max_points)
+    else if (total > (size_t)(q->guard.max_points > 0 ? q->guard.max_points : TSQ_MAX_POINTS))
         rc = tsq_fail(err, 413, NULL,
                       "Sorry, this query would read %zu data points (limit %ld): "
                       "narrow the time range or the filters",
-                      total, tsq_max_points);
+                      total, q->guard.max_points > 0 ? q->guard.max_points : TSQ_MAX_POINTS);
     for (size_t i = 0; i < w.n && rc == 0; i++) {
         if (!pts[i].n) continue;
         if (out->n == out->cap) {

@@ -8,7 +8,8 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,8 +230,9 @@ int tsq_parse_downsample(const char *spec, tsq_downsample *ds, tsq_error *err)
 /* ------------------------------------------------------------- filters */
 
 typedef struct fcomp {
-    regex_t re;
-    int has_re;
+    pcre2_code *re;
+    pcre2_match_context *mctx;
+    pcre2_match_data *md;
     char **lits; /* literal_or family, lower-cased if case-insensitive */
     int nlits;
     char **comps; /* wildcard components */
@@ -306,7 +308,9 @@ void tsq_filter_free(tsq_filter *f)
 {
     fcomp *c = f->compiled;
     if (c) {
-        if (c->has_re) regfree(&c->re);
+        pcre2_code_free(c->re);
+        pcre2_match_context_free(c->mctx);
+        pcre2_match_data_free(c->md);
         free_strv(c->lits, c->nlits);
         free_strv(c->comps, c->ncomps);
         free(c);
@@ -314,6 +318,85 @@ void tsq_filter_free(tsq_filter *f)
     free(f->tagk);
     free(f->filter);
     memset(f, 0, sizeof *f);
+}
+
+/* A regexp filter through PCRE2 with every bound set (tsq.h): a pattern
+ * that would compile into megabytes is refused ("regular expression is too
+ * large"), a match that backtracks past the limits stops the query. */
+static int compile_regexp(fcomp *c, const char *flt, tsq_error *err)
+{
+    size_t len = strlen(flt);
+    if (len > TSQ_RE_MAX_PATTERN)
+        return tsq_fail(err, BAD, NULL, "Invalid regular expression: longer than %d bytes",
+                        TSQ_RE_MAX_PATTERN);
+    pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+    if (!cc) return tsq_fail(err, 500, NULL, "out of memory");
+    pcre2_set_max_pattern_length(cc, TSQ_RE_MAX_PATTERN);
+    pcre2_set_parens_nest_limit(cc, 64);
+    int ec;
+    PCRE2_SIZE off;
+    c->re = pcre2_compile((PCRE2_SPTR)flt, len, 0, &ec, &off, cc);
+    pcre2_compile_context_free(cc);
+    if (!c->re) {
+        char m[160];
+        pcre2_get_error_message(ec, (PCRE2_UCHAR *)m, sizeof m);
+        return tsq_fail(err, BAD, NULL, "Invalid regular expression '%.80s': %s at offset %zu", flt,
+                        m, (size_t)off);
+    }
+    c->mctx = pcre2_match_context_create(NULL);
+    c->md = pcre2_match_data_create(1, NULL);
+    if (!c->mctx || !c->md) return tsq_fail(err, 500, NULL, "out of memory");
+    pcre2_set_match_limit(c->mctx, TSQ_RE_MATCH_LIMIT);
+    pcre2_set_depth_limit(c->mctx, TSQ_RE_DEPTH_LIMIT);
+    pcre2_set_heap_limit(c->mctx, TSQ_RE_HEAP_KIB);
+    return 0;
+}
+
+/* 1 match, 0 none; a match over its limits stops the whole query. */
+static int regexp_match(const fcomp *c, const char *v, tsq_guard *g)
+{
+    int rc = pcre2_match(c->re, (PCRE2_SPTR)v, strlen(v), 0, 0, c->md, c->mctx);
+    if (rc >= 0) return 1;
+    if (rc != PCRE2_ERROR_NOMATCH && g && !g->stop) g->stop = TSQ_STOP_REGEX;
+    return 0;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int tsq_guard_check(tsq_guard *g)
+{
+    if (!g) return 0;
+    if (g->stop) return 1;
+    /* the clock and the client's socket every 64 calls: a few microseconds
+     * between checks whatever the work per call */
+    if (g->ticks++ % 64) return 0;
+    if (g->deadline_ns && mono_ns() > g->deadline_ns)
+        g->stop = TSQ_STOP_DEADLINE;
+    else if (g->client_gone && g->client_gone(g->client_arg))
+        g->stop = TSQ_STOP_GONE;
+    return g->stop != 0;
+}
+
+int tsq_guard_error(const tsq_guard *g, tsq_error *err)
+{
+    if (!g || !g->stop) return 0;
+    switch (g->stop) {
+    case TSQ_STOP_DEADLINE:
+        return tsq_fail(err, 503, "narrow the time range or the filters, or raise --query-timeout",
+                        "Query stopped: its deadline passed");
+    case TSQ_STOP_REGEX:
+        return tsq_fail(err, BAD,
+                        "the regular expression backtracks too much; write it without nested "
+                        "repetition or back-references",
+                        "Query stopped: a regular expression exceeded its match limit");
+    default:
+        return tsq_fail(err, 499, NULL, "Query stopped: the client left");
+    }
 }
 
 static int compile_one(tsq_filter *f, tsq_error *err)
@@ -375,14 +458,7 @@ static int compile_one(tsq_filter *f, tsq_error *err)
     }
     case TSQ_REGEXP: {
         if (!*flt) return tsq_fail(err, BAD, NULL, "Filter cannot be null or empty");
-        int rc = regcomp(&c->re, flt, REG_EXTENDED | REG_NOSUB);
-        if (rc) {
-            char m[128];
-            regerror(rc, &c->re, m, sizeof m);
-            return tsq_fail(err, BAD, NULL, "Invalid regular expression '%s': %s", flt, m);
-        }
-        c->has_re = 1;
-        return 0;
+        return compile_regexp(c, flt, err);
     }
     case TSQ_NOT_KEY:
         if (*flt)
@@ -422,7 +498,7 @@ static int contains_from(const char *hay, const char *needle, size_t from, int i
     return (icase ? strcasestr(hay + from, needle) : strstr(hay + from, needle)) != NULL;
 }
 
-static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
+static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags, tsq_guard *g)
 {
     const fcomp *c = f->compiled;
     const char *v = tag_get(tags, ntags, f->tagk);
@@ -463,7 +539,7 @@ static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
         return 1;
     }
     case TSQ_REGEXP:
-        return regexec(&c->re, v, 0, NULL, 0) == 0;
+        return regexp_match(c, v, g);
     case TSQ_NOT_KEY:
         break;
     }
@@ -472,10 +548,11 @@ static int filter_match(const tsq_filter *f, const store_tag *tags, int ntags)
 
 int tsq_match(const tsq_sub *sub, const store_tag *tags, int ntags)
 {
+    if (tsq_guard_check(sub->guard)) return 0;
     for (int i = 0; i < sub->nfilters; i++) {
         if (!sub->filters[i].compiled && compile_one((tsq_filter *)&sub->filters[i], NULL) < 0)
             return 0;
-        if (!filter_match(&sub->filters[i], tags, ntags)) return 0;
+        if (!filter_match(&sub->filters[i], tags, ntags, sub->guard)) return 0;
     }
     if (sub->explicit_tags) {
         /* exactly the filtered keys (not_key ones excluded) */
@@ -612,6 +689,14 @@ static int set_times(tsq_query *q, const char *start, const char *end, int64_t n
         return tsq_fail(err, BAD, NULL,
                         "End time [%" PRId64 "] must be greater than the start time [%" PRId64 "]",
                         q->end_ms, q->start_ms);
+    /* nothing is stored beyond 2^53 ms either side (the store's bound):
+     * "end=9223372036854775807ms" means everything, and the engine's
+     * arithmetic on the range stays far from overflowing */
+    const int64_t lim = (int64_t)1 << 53;
+    if (q->start_ms < -lim) q->start_ms = -lim;
+    if (q->end_ms > lim) q->end_ms = lim;
+    if (q->start_ms >= lim) q->start_ms = lim - 1;
+    if (q->end_ms <= -lim) q->end_ms = -lim + 1;
     return 0;
 }
 
@@ -1006,12 +1091,19 @@ int tsq_parse_get(tsq_param_fn get, void *arg, int64_t now_ms, tsq_query *q, tsq
 void tsq_scan_range(const tsq_query *q, const tsq_sub *sub, int64_t *from_ms, int64_t *to_ms)
 {
     const int64_t span = 3600; /* OpenTSDB's row: one hour */
+    /* no stored point lies beyond 2^53 ms either side (the store's bound):
+     * clamping there keeps the arithmetic below far from overflowing
+     * (start=0&end=9223372036854775807ms is "everything") */
+    const int64_t lim = (int64_t)1 << 53;
+    int64_t qs = q->start_ms < -lim ? -lim : q->start_ms > lim ? lim : q->start_ms;
+    int64_t qe = q->end_ms < -lim ? -lim : q->end_ms > lim ? lim : q->end_ms;
     int64_t iv = sub->ds.all ? 0 : sub->ds.interval_ms;
-    int64_t start = q->start_ms / 1000, a = start;
+    if (iv > lim) iv = lim;
+    int64_t start = qs / 1000, a = start;
     if (iv > 0) a -= ((1000 * start) % iv) / 1000;
     a -= a % span;
     *from_ms = (a > 0 ? a : 0) * 1000;
-    int64_t end = q->end_ms / 1000 + 1; /* TsdbQuery always bumps it */
+    int64_t end = qe / 1000 + 1; /* TsdbQuery always bumps it */
     if (iv > 0) {
         int64_t e = end + (iv - (1000 * end) % iv) / 1000;
         int64_t off = e % span;

@@ -1,16 +1,13 @@
 /* api_core.c — the server's own small endpoints: /api/version, and
  * Prometheus /metrics (server health + live per-job values, live.c, + the
- * lines modules add with server_on_metrics).  server_api_init() registers
- * every core route (the ingest and query endpoints are in api_ingest.c and
+ * lines modules add with server_on_metrics), as the module "core" (the
+ * ingest and query endpoints are the modules of api_ingest.c and
  * api_query.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "server_priv.h"
 #include "util/common.h" /* JOBSCOPE_VERSION_STR */
-
-void server_api_ingest_init(server *s);
-void server_api_query_init(server *s);
 
 static void h_version(server *s, const server_request *r, server_response *w, void *arg)
 {
@@ -90,11 +87,16 @@ static void h_metrics(server *s, const server_request *r, server_response *w, vo
     server_reply_take(w, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len);
 }
 
-void server_api_init(server *s)
+static int core_init(server *s, void **state, char *err, size_t errlen)
 {
-    server_route(s, "GET", "/api/version", h_version, NULL);
-    server_route(s, "POST", "/api/version", h_version, NULL);
-    server_route(s, "GET", "/metrics", h_metrics, NULL);
-    server_api_ingest_init(s);
-    server_api_query_init(s);
+    (void)state;
+    if (server_route(s, "GET", "/api/version", h_version, NULL) < 0 ||
+        server_route(s, "POST", "/api/version", h_version, NULL) < 0 ||
+        server_route(s, "GET", "/metrics", h_metrics, NULL) < 0) {
+        snprintf(err, errlen, "route table full");
+        return -1;
+    }
+    return 0;
 }
+
+SERVER_MODULE(core_module, "core", core_init, NULL)

@@ -18,8 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server_priv.h"
+#include "put_reader.h"
 
 #define MAX_TAGS_PER_POINT 64
+
+typedef struct put_intern {
+    const char *s;
+    size_t n;
+    uint64_t h;
+} put_intern;
 
 /* A batch of points parsed from one request; strings are owned here. */
 typedef struct put_batch {
@@ -30,7 +37,7 @@ typedef struct put_batch {
     size_t *tag_off; /* per point: first tag index */
     char **strs;
     size_t nstrs, capstrs;
-    char **intern; /* open addressing over strs: each distinct string once */
+    struct put_intern *intern; /* open addressing over strs: each distinct string once */
     size_t capintern;
     int oom;
 } put_batch;
@@ -51,37 +58,34 @@ void *server_grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
     return q;
 }
 
-static uint64_t str_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 /* The batch's copy of s[0..n): the same names and tag values repeat over
- * thousands of points of a request, so each distinct string is copied once. */
+ * thousands of points of a request, so each distinct string is copied
+ * once; the table keeps each one's hash and length, so a probe compares
+ * bytes only on a likely hit. */
 static const char *own(put_batch *b, const char *s, size_t n)
 {
     if (b->nstrs * 2 >= b->capintern) {
         size_t cap = b->capintern ? b->capintern * 2 : 256;
-        char **t = calloc(cap, sizeof *t);
+        put_intern *t = calloc(cap, sizeof *t);
         if (!t) {
             b->oom = 1;
             return NULL;
         }
         for (size_t i = 0; i < b->capintern; i++) {
-            if (!b->intern[i]) continue;
-            size_t h = str_hash(b->intern[i], strlen(b->intern[i])) & (cap - 1);
-            while (t[h]) h = (h + 1) & (cap - 1);
+            if (!b->intern[i].s) continue;
+            size_t h = b->intern[i].h & (cap - 1);
+            while (t[h].s) h = (h + 1) & (cap - 1);
             t[h] = b->intern[i];
         }
         free(b->intern);
         b->intern = t;
         b->capintern = cap;
     }
-    size_t h = str_hash(s, n) & (b->capintern - 1);
-    for (; b->intern[h]; h = (h + 1) & (b->capintern - 1))
-        if (!strncmp(b->intern[h], s, n) && b->intern[h][n] == 0) return b->intern[h];
+    uint64_t hv = server_hash_bytes(s, n);
+    size_t h = hv & (b->capintern - 1);
+    for (; b->intern[h].s; h = (h + 1) & (b->capintern - 1))
+        if (b->intern[h].h == hv && b->intern[h].n == n && !memcmp(b->intern[h].s, s, n))
+            return b->intern[h].s;
     b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
     if (b->oom) return NULL;
     char *c = strndup(s, n);
@@ -90,7 +94,7 @@ static const char *own(put_batch *b, const char *s, size_t n)
         return NULL;
     }
     b->strs[b->nstrs++] = c;
-    b->intern[h] = c;
+    b->intern[h] = (put_intern){c, n, hv};
     return c;
 }
 
@@ -148,7 +152,7 @@ static void batch_free(put_batch *b)
 
 int server_valid_name(const char *s, size_t n)
 {
-    if (!n || n > 256) return 0;
+    if (!n || n > SERVER_MAX_NAME) return 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -265,6 +269,79 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
     return NULL;
 }
 
+/* The text form of a tag value: a string as it is, a number as jansson's
+ * tree held it (an integer's digits, a real's %.17g); NULL for anything else. */
+static const char *tag_text(const put_value *v, char *num, size_t numlen, size_t *len)
+{
+    if (v->kind == PV_STRING) {
+        *len = v->n;
+        return v->s;
+    }
+    if (v->kind == PV_INT)
+        *len = (size_t)snprintf(num, numlen, "%lld", (long long)v->d);
+    else if (v->kind == PV_REAL)
+        *len = (size_t)snprintf(num, numlen, "%.17g", v->d);
+    else
+        return NULL;
+    return num;
+}
+
+/* put_point's rules over a data point read by put_reader (no tree). */
+static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
+                                       int64_t default_ts_ms)
+{
+    if (dp->not_object) return "Data point is not an object";
+    if (dp->metric.kind != PV_STRING || !dp->metric.n) return "Missing metric";
+    if (!server_valid_name(dp->metric.s, dp->metric.n))
+        return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
+    int64_t ms = default_ts_ms;
+    const put_value *t = &dp->timestamp;
+    if (t->kind != PV_NONE || default_ts_ms < 0) {
+        double v;
+        if (t->kind == PV_INT || t->kind == PV_REAL)
+            v = t->d;
+        else if (t->kind == PV_STRING) {
+            if (put_number(t->s, t->n, &v) < 0) return "Invalid timestamp";
+        } else
+            return "Missing timestamp";
+        if (!(v > 0) || !isfinite(v)) return "Invalid timestamp";
+        if (v < 1e10)
+            ms = (int64_t)llround(v * 1000);
+        else if (v < 1e13)
+            ms = (int64_t)llround(v);
+        else
+            return "Invalid timestamp: more than 13 digits";
+    }
+    double v;
+    const put_value *x = &dp->value;
+    if (x->kind == PV_INT || x->kind == PV_REAL)
+        v = x->d;
+    else if (x->kind == PV_STRING) {
+        if (put_number(x->s, x->n, &v) < 0) return "Unable to parse value to a number";
+    } else
+        return x->kind != PV_NONE ? "Unable to parse value to a number" : "Missing value";
+    if (!isfinite(v)) return "Value must be a finite number (NaN and Inf are refused)";
+    if (!dp->has_tags || dp->tags_not_object || dp->ntags == 0)
+        return "Missing tags: at least one tag is required";
+    if (dp->ntags > MAX_TAGS_PER_POINT) return "Too many tags";
+    batch_point(b, dp->metric.s, dp->metric.n, ms, v);
+    for (int i = 0; i < dp->ntags; i++) {
+        char num[64];
+        size_t sl;
+        const char *sv = tag_text(&dp->tags[i].v, num, sizeof num, &sl);
+        if (!sv) {
+            batch_drop_last(b);
+            return "Invalid tag value: a string is expected";
+        }
+        if (!server_valid_name(dp->tags[i].k, dp->tags[i].kl) || !server_valid_name(sv, sl)) {
+            batch_drop_last(b);
+            return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
+        }
+        batch_tag(b, dp->tags[i].k, dp->tags[i].kl, sv, sl);
+    }
+    return NULL;
+}
+
 typedef struct put_errors {
     json_t *arr;
     size_t failed;
@@ -289,33 +366,39 @@ static void count_put(server *s, size_t ok, size_t failed)
     __atomic_add_fetch(&s->priv->stats.put_failed, failed, __ATOMIC_RELAXED);
 }
 
+/* POST /api/put: the body is read as it goes (put_reader), each valid
+ * point into one batch, stored once the whole body proved well-formed. */
 static void h_put(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)arg;
     int details = server_param(r, "details") != NULL;
     int summary = details || server_param(r, "summary") != NULL;
-    json_error_t je;
-    json_t *doc = json_loadb(r->body, r->body_len, 0, &je);
-    if (!doc) {
-        char d[256];
-        snprintf(d, sizeof d, "line %d, column %d: %s", je.line, je.column, je.text);
-        server_reply_error(w, 400, "Unable to parse the given JSON", d);
-        return;
-    }
-    json_t *arr = json_is_array(doc) ? doc : NULL;
-    if (!arr && !json_is_object(doc)) {
-        json_decref(doc);
-        server_reply_error(w, 400, "Unable to parse the given JSON",
-                           "expected a data point or an array of them");
-        return;
-    }
-    size_t n = arr ? json_array_size(arr) : 1;
+    put_reader rd;
+    put_point_text *dp = malloc(sizeof *dp);
     put_batch b = {0};
     put_errors e = {details ? json_array() : NULL, 0, NULL};
-    for (size_t i = 0; i < n && !b.oom; i++) {
-        json_t *dp = arr ? json_array_get(arr, i) : doc;
-        const char *why = put_point(&b, dp, -1);
-        if (why) note_error(&e, dp, why, details);
+    size_t n = 0;
+    int rc = dp ? put_reader_start(&rd, r->body, r->body_len) : -1;
+    if (rc == 0 && rd.not_points) {
+        server_reply_error(w, 400, "Unable to parse the given JSON",
+                           "expected a data point or an array of them");
+        goto out;
+    }
+    while (rc == 0 && !b.oom && (rc = put_reader_next(&rd, dp)) > 0) {
+        rc = 0;
+        n++;
+        const char *why = put_point_text_into(&b, dp, -1);
+        if (why) {
+            json_t *d = details && json_array_size(e.arr) < 1000
+                            ? json_loadb(dp->text, dp->len, JSON_DECODE_ANY, NULL)
+                            : NULL;
+            note_error(&e, d, why, details);
+            json_decref(d);
+        }
+    }
+    if (!dp || rc < 0) {
+        server_reply_error(w, 400, "Unable to parse the given JSON", dp ? rd.err : "out of memory");
+        goto out;
     }
     char err[256] = "";
     if (b.oom) {
@@ -347,8 +430,9 @@ static void h_put(server *s, const server_request *r, server_response *w, void *
         server_reply(w, 204, "application/json", "", 0);
     }
 out:
+    if (dp) put_reader_free(&rd);
+    free(dp);
     json_decref(e.arr);
-    json_decref(doc);
     batch_free(&b);
 }
 
@@ -506,11 +590,18 @@ static void h_events(server *s, const server_request *r, server_response *w, voi
     server_reply_take(w, bad ? 400 : 200, "application/json", txt, txt ? strlen(txt) : 0);
 }
 
-void server_api_ingest_init(server *s)
+static int ingest_init(server *s, void **state, char *err, size_t errlen)
 {
-    server_route(s, "POST", "/api/put", h_put, NULL);
-    server_route(s, "POST", "/api/metrics", h_dragon_metrics, NULL);
-    server_route(s, "POST", "/write", h_write, NULL);
-    server_route(s, "POST", "/api/v2/write", h_write, NULL);
-    server_route(s, "POST", "/api/events", h_events, NULL);
+    (void)state;
+    if (server_route(s, "POST", "/api/put", h_put, NULL) < 0 ||
+        server_route(s, "POST", "/api/metrics", h_dragon_metrics, NULL) < 0 ||
+        server_route(s, "POST", "/write", h_write, NULL) < 0 ||
+        server_route(s, "POST", "/api/v2/write", h_write, NULL) < 0 ||
+        server_route(s, "POST", "/api/events", h_events, NULL) < 0) {
+        snprintf(err, errlen, "route table full");
+        return -1;
+    }
+    return 0;
 }
+
+SERVER_MODULE(ingest_module, "ingest", ingest_init, NULL)

@@ -11,9 +11,11 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "server_priv.h"
 #include "query/tsq.h"
 
@@ -44,27 +46,58 @@ static const char *get_param(void *arg, const char *name, int i)
 }
 
 /* A filled downsample makes one value per bucket whatever the data: bound
- * the buckets a request may ask for, so one request cannot make the server
- * build gigabytes (the fuzz target found a 12-year 10s-avg-nan query). */
-#define MAX_FILLED_BUCKETS 500000
-
+ * the buckets a request may ask for, all its sub-queries together, so one
+ * request cannot make the server build gigabytes (the fuzz target found a
+ * 12-year 10s-avg-nan query; issue 23 a hundred sub-queries of 499,000). */
 int server_query_check_size(const tsq_query *q, tsq_error *e)
 {
+    double buckets = 0;
     for (int i = 0; i < q->nsubs; i++) {
         const tsq_downsample *ds = &q->subs[i].ds;
         if (ds->interval_ms <= 0 || ds->all || ds->fill == TSQ_FILL_NONE) continue;
-        double buckets = ((double)q->end_ms - (double)q->start_ms) / (double)ds->interval_ms + 1;
-        if (buckets > MAX_FILLED_BUCKETS) {
-            e->code = 400;
-            snprintf(e->message, sizeof e->message,
-                     "Query too large: %.0f downsampling buckets with a fill policy (at most %d)",
-                     buckets, MAX_FILLED_BUCKETS);
-            snprintf(e->details, sizeof e->details,
-                     "use a larger downsampling interval, a shorter time range or fill 'none'");
-            return -1;
-        }
+        buckets += ((double)q->end_ms - (double)q->start_ms) / (double)ds->interval_ms + 1;
+    }
+    if (buckets > SERVER_MAX_FILLED_BUCKETS) {
+        e->code = 400;
+        snprintf(e->message, sizeof e->message,
+                 "Query too large: %.0f downsampling buckets with a fill policy (at most %d in "
+                 "a request)",
+                 buckets, SERVER_MAX_FILLED_BUCKETS);
+        snprintf(e->details, sizeof e->details,
+                 "use a larger downsampling interval, a shorter time range or fill 'none'");
+        return -1;
     }
     return 0;
+}
+
+static int client_gone(void *arg)
+{
+    return server_client_gone(arg);
+}
+
+void server_query_guard(server *s, const server_request *r, tsq_query *q)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    q->guard.max_points = SERVER_MAX_QUERY_POINTS;
+    if (s->cfg.query_timeout_s > 0)
+        q->guard.deadline_ns =
+            (int64_t)t.tv_sec * 1000000000 + t.tv_nsec + (int64_t)(s->cfg.query_timeout_s * 1e9);
+    q->guard.client_gone = client_gone;
+    q->guard.client_arg = (void *)r;
+}
+
+int server_query_check_answer(const tsq_result *res, tsq_error *e)
+{
+    size_t pts = 0;
+    for (size_t i = 0; i < res->n; i++) pts += res->v[i].n;
+    if (pts <= SERVER_MAX_ANSWER_POINTS) return 0;
+    e->code = 413;
+    snprintf(e->message, sizeof e->message,
+             "Answer too large: %zu data points (at most %d in an answer)", pts,
+             SERVER_MAX_ANSWER_POINTS);
+    snprintf(e->details, sizeof e->details, "downsample, or narrow the time range or the filters");
+    return -1;
 }
 
 static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_error *e)
@@ -97,11 +130,21 @@ static int parse_query(const server_request *r, int64_t now, tsq_query *q, tsq_e
 #define QC_MAX_BYTES  (8u << 20) /* all answers together (memory bound) */
 #define QC_MAX_SUBS   16
 
+/* What an answer was computed for, beyond its key: the store's version of
+ * each metric, each sub-query's scan range, and the bounds within which
+ * start and end give the same answer (tsq_result.stable). */
+typedef struct qc_when {
+    uint64_t vers[QC_MAX_SUBS];
+    int64_t scan[QC_MAX_SUBS][2];
+    int nsubs;
+    int64_t start_after, start_upto, end_from, end_before;
+    int64_t start, end;
+} qc_when;
+
 typedef struct qc_entry {
     char *key;
     size_t keylen;
-    uint64_t vers[QC_MAX_SUBS];
-    int nvers;
+    qc_when when;
     char *txt;
     size_t len;
     uint64_t used;
@@ -115,23 +158,9 @@ struct qcache {
     unsigned long long hits, misses;
 };
 
-static pthread_mutex_t qc_init_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static struct qcache *qc_get(server *s)
+/* The module's state: the cache (made by query_init, freed by query_fini). */
+static void qcache_free(struct qcache *c)
 {
-    pthread_mutex_lock(&qc_init_mu);
-    if (!s->priv->qcache) {
-        struct qcache *c = calloc(1, sizeof *c);
-        if (c) pthread_mutex_init(&c->mu, NULL);
-        s->priv->qcache = c;
-    }
-    pthread_mutex_unlock(&qc_init_mu);
-    return s->priv->qcache;
-}
-
-void server_qcache_free(server *s)
-{
-    struct qcache *c = s->priv->qcache;
     if (!c) return;
     for (int i = 0; i < QC_ENTRIES; i++) {
         free(c->e[i].key);
@@ -139,19 +168,30 @@ void server_qcache_free(server *s)
     }
     pthread_mutex_destroy(&c->mu);
     free(c);
-    s->priv->qcache = NULL;
 }
 
-/* A copy of the cached answer for key+vers, or NULL. */
-static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers,
-                       int nvers, size_t *len)
+/* Does an answer computed at `was` hold for the query at `now`? */
+static int qc_holds(const qc_when *was, const qc_when *now)
+{
+    if (was->nsubs != now->nsubs ||
+        memcmp(was->vers, now->vers, (size_t)now->nsubs * sizeof *now->vers) ||
+        memcmp(was->scan, now->scan, (size_t)now->nsubs * sizeof *now->scan))
+        return 0;
+    if (now->start == was->start && now->end == was->end) return 1;
+    return now->start > was->start_after && now->start <= was->start_upto &&
+           now->end >= was->end_from && now->end < was->end_before;
+}
+
+/* A copy of the cached answer for key at `now`, or NULL. */
+static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const qc_when *now,
+                       size_t *len)
 {
     char *out = NULL;
     pthread_mutex_lock(&c->mu);
     for (int i = 0; i < QC_ENTRIES; i++) {
         qc_entry *e = &c->e[i];
         if (!e->key || e->keylen != keylen || memcmp(e->key, key, keylen)) continue;
-        if (e->nvers == nvers && !memcmp(e->vers, vers, (size_t)nvers * sizeof *vers)) {
+        if (qc_holds(&e->when, now)) {
             out = malloc(e->len + 1);
             if (out) {
                 memcpy(out, e->txt, e->len + 1);
@@ -174,8 +214,8 @@ static char *qc_lookup(struct qcache *c, const char *key, size_t keylen, const u
     return out;
 }
 
-static void qc_store(struct qcache *c, const char *key, size_t keylen, const uint64_t *vers,
-                     int nvers, const char *txt, size_t len)
+static void qc_store(struct qcache *c, const char *key, size_t keylen, const qc_when *when,
+                     const char *txt, size_t len)
 {
     if (len > QC_MAX_ANSWER) return;
     char *k = malloc(keylen), *t = malloc(len + 1);
@@ -216,8 +256,7 @@ static void qc_store(struct qcache *c, const char *key, size_t keylen, const uin
     c->bytes += len;
     victim->key = k;
     victim->keylen = keylen;
-    memcpy(victim->vers, vers, (size_t)nvers * sizeof *vers);
-    victim->nvers = nvers;
+    victim->when = *when;
     victim->txt = t;
     victim->len = len;
     victim->used = ++c->tick;
@@ -226,7 +265,7 @@ static void qc_store(struct qcache *c, const char *key, size_t keylen, const uin
 
 static void h_query(server *s, const server_request *r, server_response *w, void *arg)
 {
-    (void)arg;
+    struct qcache *cache = arg;
     tsq_query q;
     tsq_error e = {0};
     if (parse_query(r, server_now_ms(), &q, &e) < 0) {
@@ -234,16 +273,25 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         tsq_query_free(&q);
         return;
     }
-    /* the cache: POST bodies only (a GET's parameters have no single text) */
+    /* the cache: POST bodies only (a GET's parameters have no single text);
+     * the key is the body as sent, so "1h-ago" asked again later finds the
+     * answer, which holds while the data, the scan ranges and the points
+     * at the edges of the range are the same (qc_holds) */
     struct qcache *c = NULL;
     sbuf key = {0};
-    uint64_t vers[QC_MAX_SUBS];
-    if (!strcmp(r->method, "POST") && r->body_len && q.nsubs <= QC_MAX_SUBS && (c = qc_get(s))) {
-        sbuf_printf(&key, "%" PRId64 " %" PRId64 " %d\n", q.start_ms, q.end_ms, q.arrays);
+    qc_when when = {0};
+    if (!strcmp(r->method, "POST") && r->body_len && q.nsubs <= QC_MAX_SUBS && (c = cache)) {
+        sbuf_printf(&key, "%d\n", q.arrays);
         sbuf_put(&key, r->body, r->body_len);
-        for (int i = 0; i < q.nsubs; i++) vers[i] = store_metric_version(s->st, q.subs[i].metric);
+        when.nsubs = q.nsubs;
+        when.start = q.start_ms;
+        when.end = q.end_ms;
+        for (int i = 0; i < q.nsubs; i++) {
+            when.vers[i] = store_metric_version(s->st, q.subs[i].metric);
+            tsq_scan_range(&q, &q.subs[i], &when.scan[i][0], &when.scan[i][1]);
+        }
         size_t len = 0;
-        char *hit = key.oom ? NULL : qc_lookup(c, key.p, key.len, vers, q.nsubs, &len);
+        char *hit = key.oom ? NULL : qc_lookup(c, key.p, key.len, &when, &len);
         if (hit) {
             server_reply_take(w, 200, "application/json", hit, len);
             sbuf_free(&key);
@@ -252,12 +300,17 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         }
     }
     tsq_result res = {0};
-    if (tsq_run_local(s->st, &q, &res, &e) < 0) {
+    server_query_guard(s, r, &q);
+    if (tsq_run_local(s->st, &q, &res, &e) < 0 || server_query_check_answer(&res, &e) < 0) {
         reply_tsq_error(w, &e);
     } else {
         size_t len = 0;
         char *txt = tsq_result_json(&q, &res, &len);
-        if (txt && c && !key.oom) qc_store(c, key.p, key.len, vers, q.nsubs, txt, len);
+        when.start_after = res.stable ? res.start_after : INT64_MIN;
+        when.start_upto = res.stable ? res.start_upto : INT64_MAX;
+        when.end_from = res.stable ? res.end_from : INT64_MIN;
+        when.end_before = res.stable ? res.end_before : INT64_MAX;
+        if (txt && c && !key.oom) qc_store(c, key.p, key.len, &when, txt, len);
         if (txt)
             server_reply_take(w, 200, "application/json", txt, len);
         else
@@ -401,8 +454,7 @@ static void h_filters(server *s, const server_request *r, server_response *w, vo
 
 static void qc_metrics(server *s, sbuf *out, void *arg)
 {
-    (void)arg;
-    struct qcache *c = qc_get(s);
+    struct qcache *c = arg;
     unsigned long long h = 0, m = 0;
     if (c) {
         pthread_mutex_lock(&c->mu);
@@ -419,19 +471,47 @@ static void qc_metrics(server *s, sbuf *out, void *arg)
                 h, m);
 }
 
-void server_api_query_init(server *s)
+static int query_init(server *s, void **state, char *err, size_t errlen)
 {
-    server_on_metrics(s, qc_metrics, NULL);
-    server_route(s, "POST", "/api/query", h_query, NULL);
-    server_route(s, "GET", "/api/query", h_query, NULL);
-    server_route(s, "POST", "/api/query/last", h_last, NULL);
-    server_route(s, "GET", "/api/query/last", h_last, NULL);
-    server_route(s, "GET", "/api/suggest", h_suggest, NULL);
-    server_route(s, "POST", "/api/suggest", h_suggest, NULL);
-    server_route(s, "GET", "/api/aggregators", h_aggregators, NULL);
-    server_route(s, "POST", "/api/aggregators", h_aggregators, NULL);
-    server_route(s, "GET", "/api/config/filters", h_filters, NULL);
-    server_route(s, "POST", "/api/config/filters", h_filters, NULL);
-    server_route(s, "GET", "/api/search/lookup", h_lookup, NULL);
-    server_route(s, "POST", "/api/search/lookup", h_lookup, NULL);
+    struct qcache *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    *state = c;
+    static const struct {
+        const char *method, *path;
+        server_handler fn;
+        int cached;
+    } routes[] = {
+        {"POST", "/api/query", h_query, 1},
+        {"GET", "/api/query", h_query, 1},
+        {"POST", "/api/query/last", h_last, 0},
+        {"GET", "/api/query/last", h_last, 0},
+        {"GET", "/api/suggest", h_suggest, 0},
+        {"POST", "/api/suggest", h_suggest, 0},
+        {"GET", "/api/aggregators", h_aggregators, 0},
+        {"POST", "/api/aggregators", h_aggregators, 0},
+        {"GET", "/api/config/filters", h_filters, 0},
+        {"POST", "/api/config/filters", h_filters, 0},
+        {"GET", "/api/search/lookup", h_lookup, 0},
+        {"POST", "/api/search/lookup", h_lookup, 0},
+    };
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (server_route(s, routes[i].method, routes[i].path, routes[i].fn,
+                         routes[i].cached ? c : NULL) < 0) {
+            snprintf(err, errlen, "route table full");
+            return -1;
+        }
+    return server_on_metrics(s, qc_metrics, c) < 0 ? (snprintf(err, errlen, "too many hooks"), -1)
+                                                   : 0;
 }
+
+static void query_fini(server *s, void *state)
+{
+    (void)s;
+    qcache_free(state);
+}
+
+SERVER_MODULE(query_module, "query", query_init, query_fini)

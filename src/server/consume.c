@@ -60,8 +60,11 @@ typedef struct consumer {
 } consumer;
 
 #define MAX_CONSUMERS 8
-static consumer *consumers[MAX_CONSUMERS];
-static int nconsumers;
+/* The module's state: its consumers. */
+typedef struct consume_state {
+    consumer *v[MAX_CONSUMERS];
+    int n;
+} consume_state;
 
 static void reply_text(amqp_rpc_reply_t r, const char *what, char *err, size_t errlen)
 {
@@ -373,10 +376,10 @@ static void consume_stop(server *s, void *arg)
 
 static void consume_metrics(server *s, struct sbuf *out, void *arg)
 {
-    (void)arg;
-    int any = 0;
-    for (int i = 0; i < nconsumers; i++) any |= consumers[i]->srv == s;
-    if (!any) return;
+    consume_state *st = arg;
+    int nconsumers = st->n;
+    consumer **consumers = st->v;
+    if (!nconsumers) return;
     sbuf_puts(out, "# HELP jobscope_serve_consume_messages AMQP messages taken by --consume.\n"
                    "# TYPE jobscope_serve_consume_messages counter\n");
     for (int i = 0; i < nconsumers; i++) {
@@ -457,37 +460,40 @@ bad:
     return NULL;
 }
 
-static int consume_init(server *s, char *err, size_t errlen)
+static int consume_init(server *s, void **state, char *err, size_t errlen)
 {
+    if (!s->cfg.consume.n) return 0;
+    consume_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *state = st;
     for (int i = 0; i < s->cfg.consume.n; i++) {
-        if (nconsumers >= MAX_CONSUMERS) {
+        if (st->n >= MAX_CONSUMERS) {
             snprintf(err, errlen, "--consume: at most %d", MAX_CONSUMERS);
             return -1;
         }
         consumer *c = consumer_new(s, s->cfg.consume.v[i], err, errlen);
         if (!c) return -1;
-        consumers[nconsumers++] = c;
+        st->v[st->n++] = c;
         server_task t = {"consume", consume_start, consume_stop, c};
         if (server_task_add(s, &t) < 0) {
             snprintf(err, errlen, "--consume: too many background tasks");
             return -1;
         }
     }
-    if (s->cfg.consume.n) server_on_metrics(s, consume_metrics, NULL);
+    server_on_metrics(s, consume_metrics, st);
     return 0;
 }
 
-static void consume_fini(server *s)
+static void consume_fini(server *s, void *state)
 {
-    int keep = 0;
-    for (int i = 0; i < nconsumers; i++) {
-        if (consumers[i]->srv != s) {
-            consumers[keep++] = consumers[i];
-            continue;
-        }
-        consumer_free(consumers[i]);
-    }
-    nconsumers = keep;
+    consume_state *st = state;
+    (void)s;
+    if (!st) return;
+    for (int i = 0; i < st->n; i++) consumer_free(st->v[i]);
+    free(st);
 }
 
 SERVER_MODULE(consume_module, "consume", consume_init, consume_fini)

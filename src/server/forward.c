@@ -8,10 +8,10 @@
  * over at start-up and delivered first.
  *
  * What goes where:
- *   influx://, opentsdb://   time-series engines: every stored point, after it
- *                            is durable here.  Points of one series and
+ *   influx://, opentsdb://,  time-series engines: every stored point, after it
+ *   promrw://                is durable here.  Points of one series and
  *                            instant travel as one event {"event": PREFIX,
- *                            "ts", tags..., FIELD: value} where METRIC =
+ *                            "ts", "tags": {...}, FIELD: value} where METRIC =
  *                            PREFIX.FIELD, so a jobscope event's points come
  *                            out exactly as `jobscope run -o` would send them;
  *                            a metric without a dot ("load_average") is
@@ -48,8 +48,12 @@ typedef struct fwd {
     unsigned long long sent, refused;
 } fwd;
 
-static fwd *fwds[FWD_MAX];
-static int nfwd;
+/* The module's state: its destinations. */
+typedef struct fwd_state {
+    fwd *v[FWD_MAX];
+    int n;
+    char *spool_dir; /* made here when not --spool-dir */
+} fwd_state;
 
 /* The sink's write() must see one caller at a time, in order. */
 static void fwd_write(fwd *f, const char *name, const char *json, size_t len, double ts)
@@ -91,7 +95,7 @@ static size_t prefix_len(const char *metric)
 
 static int reserved(const char *k)
 {
-    return !strcmp(k, "event") || !strcmp(k, "ts") || !strcmp(k, "seq");
+    return !strcmp(k, "event") || !strcmp(k, "ts") || !strcmp(k, "seq") || !strcmp(k, "tags");
 }
 
 /* Time-series engines: runs of points with the same prefix, tags and time
@@ -111,9 +115,10 @@ static void forward_ts_points(fwd *f, const store_point *pts, size_t n)
         snprintf(name, sizeof name, "%.*s", (int)(pl < 511 ? pl : 511), pts[i].metric);
         json_object_set_new(ev, "event", json_string(name));
         json_object_set_new(ev, "ts", json_real(pts[i].ts_ms / 1000.0));
+        json_t *tags = json_object(); /* every stored tag: a "tags" object is all tags */
         for (int t = 0; t < pts[i].ntags; t++)
-            if (!reserved(pts[i].tags[t].key))
-                json_object_set_new(ev, pts[i].tags[t].key, json_string(pts[i].tags[t].value));
+            json_object_set_new(tags, pts[i].tags[t].key, json_string(pts[i].tags[t].value));
+        json_object_set_new(ev, "tags", tags);
         for (size_t k = i; k < j; k++) {
             const char *field = pl == strlen(pts[k].metric) ? "_value" : pts[k].metric + pl + 1;
             if (!reserved(field)) json_object_set_new(ev, field, json_real(pts[k].value));
@@ -211,7 +216,9 @@ static void adopt_old_spool(server *s, fwd *f, const char *dir)
 
 static void forward_metrics(server *s, struct sbuf *out, void *arg)
 {
-    (void)arg;
+    fwd_state *st = arg;
+    int nfwd = st->n;
+    fwd **fwds = st->v;
     if (nfwd == 0) return;
     sbuf_puts(out,
               "# HELP jobscope_serve_forward_events Events handed to a --forward destination.\n"
@@ -240,19 +247,27 @@ static void forward_metrics(server *s, struct sbuf *out, void *arg)
         }
 }
 
-static char spool_dir_buf[4096];
-
-static int forward_init(server *s, char *err, size_t errlen)
+static int forward_init(server *s, void **state, char *err, size_t errlen)
 {
     if (s->cfg.forward.n == 0) return 0;
+    fwd_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *state = st;
     const char *dir = s->cfg.spool_dir;
     if (!dir || !*dir) {
-        snprintf(spool_dir_buf, sizeof spool_dir_buf, "%s/spool", s->cfg.store_dir);
-        dir = spool_dir_buf;
+        if (asprintf(&st->spool_dir, "%s/spool", s->cfg.store_dir) < 0) {
+            st->spool_dir = NULL;
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        dir = st->spool_dir;
     }
     mkdir(dir, 0700);
     for (int i = 0; i < s->cfg.forward.n; i++) {
-        if (nfwd >= FWD_MAX) {
+        if (st->n >= FWD_MAX) {
             snprintf(err, errlen, "--forward: at most %d destinations", FWD_MAX);
             return -1;
         }
@@ -271,29 +286,27 @@ static int forward_init(server *s, char *err, size_t errlen)
         f->srv = s;
         f->out = o;
         const char *name = forward_out_kind(o);
-        f->ts_engine = !strcmp(name, "influx") || !strcmp(name, "opentsdb");
+        f->ts_engine =
+            !strcmp(name, "influx") || !strcmp(name, "opentsdb") || !strcmp(name, "remote_write");
         pthread_mutex_init(&f->mu, NULL);
         adopt_old_spool(s, f, dir);
-        fwds[nfwd++] = f;
+        st->v[st->n++] = f;
         server_on_points(s, on_points, f);
         server_on_event(s, on_event, f);
         server_log(s, "forward: %s (%s)", forward_out_label(o), f->ts_engine ? "points" : "events");
     }
-    server_on_metrics(s, forward_metrics, NULL);
+    server_on_metrics(s, forward_metrics, st);
     return 0;
 }
 
 /* After the listeners and tasks stopped: deliver what is queued within a few
  * seconds, the rest stays in the spool for the next start. */
-static void forward_fini(server *s)
+static void forward_fini(server *s, void *state)
 {
-    int keep = 0;
-    for (int i = 0; i < nfwd; i++) {
-        fwd *f = fwds[i];
-        if (f->srv != s) {
-            fwds[keep++] = f;
-            continue;
-        }
+    fwd_state *st = state;
+    if (!st) return;
+    for (int i = 0; i < st->n; i++) {
+        fwd *f = st->v[i];
         char label[512];
         snprintf(label, sizeof label, "%s", forward_out_label(f->out));
         if (forward_out_close(f->out, 5.0) != 0)
@@ -302,7 +315,8 @@ static void forward_fini(server *s)
         pthread_mutex_destroy(&f->mu);
         free(f);
     }
-    nfwd = keep;
+    free(st->spool_dir);
+    free(st);
 }
 
 SERVER_MODULE(forward_module, "forward", forward_init, forward_fini)

@@ -1,8 +1,15 @@
 /* http.c — the HTTP layer of `jobscope serve`: libmicrohttpd daemons on the
  * TCP listener and on the Unix socket, both with a pool of worker threads,
  * the request body collected up to --body-limit (413 beyond), Bearer-token
- * authentication for TCP clients (constant-time comparison), and dispatch
- * through the route table (server_route). */
+ * authentication for TCP clients (constant-time comparison, checked on the
+ * headers: a client without the token never sends a body), and dispatch
+ * through the route table (server_route).
+ *
+ * What a hostile client can hold is bounded (docs/serve.md "Limits"):
+ * connections per listener and per client address (libmicrohttpd), the
+ * time to send the headers and the body (a watchdog thread shuts down the
+ * sockets of connections past their deadline: slowloris), and the bytes of
+ * bodies that all connections together hold (--body-memory: 503 beyond). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -18,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <pthread.h>
 #include "server_priv.h"
 
 /* The handler's closure: which listener a request came through. */
@@ -29,10 +37,184 @@ typedef struct listener {
 typedef struct req_ctx {
     char *body;
     size_t len, cap;
-    size_t expect; /* Content-Length, when given */
+    size_t expect;   /* Content-Length, when given */
+    size_t reserved; /* bytes counted against --body-memory */
     int too_large;
+    int busy;  /* --body-memory exhausted: discard, answer 503 */
     int local; /* Unix socket */
 } req_ctx;
+
+/* ---- deadlines of connections (slowloris) ----
+ * One slot per open connection (libmicrohttpd's notify callback): its
+ * socket and the moment by which the current phase must be over.  The
+ * watchdog shuts down the socket of a connection past it; libmicrohttpd
+ * then closes the connection (the slot goes in its CLOSED notification,
+ * before the socket is closed, under the same lock, so the watchdog never
+ * touches a descriptor that was reused). */
+typedef struct conn_slot {
+    struct conn_slot *next, *prev;
+    int fd;
+    int64_t deadline_ms; /* 0 = none (the handler runs, the answer is sent) */
+    int waiting;         /* for a request's first bytes (new, or kept alive) */
+} conn_slot;
+
+struct server_http {
+    pthread_mutex_t mu;
+    conn_slot head; /* circular list */
+    pthread_t watchdog;
+    pthread_cond_t cond;
+    int running, stop;
+    size_t body_bytes; /* held by all connections (--body-memory) */
+    unsigned long long cut, busy;
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void slot_deadline(server *s, conn_slot *c, double secs, int waiting)
+{
+    struct server_http *h = s->priv->http;
+    if (!c || !h) return;
+    pthread_mutex_lock(&h->mu);
+    c->deadline_ms = secs > 0 ? mono_ms() + (int64_t)(secs * 1000) : 0;
+    c->waiting = waiting;
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* A connection waiting for a request whose client has closed its side:
+ * libmicrohttpd may not notice until its own timeout (a FIN that came
+ * with the previous request), and meanwhile the slot counts against the
+ * client's limit. */
+static int peer_closed(int fd)
+{
+    char b;
+    return fd >= 0 && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    server *s = cls;
+    struct server_http *h = s->priv->http;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_slot *c = calloc(1, sizeof *c);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_ctx = c;
+        if (!c) return;
+        c->fd = ci ? ci->connect_fd : -1;
+        c->deadline_ms = mono_ms() + (int64_t)(s->cfg.header_timeout_s * 1000);
+        c->waiting = 1;
+        pthread_mutex_lock(&h->mu);
+        c->next = h->head.next;
+        c->prev = &h->head;
+        h->head.next->prev = c;
+        h->head.next = c;
+        pthread_mutex_unlock(&h->mu);
+    } else if (*socket_ctx) {
+        conn_slot *c = *socket_ctx;
+        pthread_mutex_lock(&h->mu);
+        c->prev->next = c->next;
+        c->next->prev = c->prev;
+        pthread_mutex_unlock(&h->mu);
+        free(c);
+        *socket_ctx = NULL;
+    }
+}
+
+static void *watchdog(void *arg)
+{
+    server *s = arg;
+    struct server_http *h = s->priv->http;
+    pthread_mutex_lock(&h->mu);
+    while (!h->stop) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += 250 * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&h->cond, &h->mu, &dl);
+        int64_t now = mono_ms();
+        for (conn_slot *c = h->head.next; c != &h->head; c = c->next) {
+            if (!c->deadline_ms || c->fd < 0) continue;
+            int late = now > c->deadline_ms;
+            if (late || (c->waiting && peer_closed(c->fd))) {
+                shutdown(c->fd, SHUT_RDWR);
+                c->deadline_ms = 0;
+                h->cut += late;
+            }
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+/* The connection of a request (from its MHD connection), NULL in tests. */
+static conn_slot *slot_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        conn ? MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT) : NULL;
+    return ci ? ci->socket_context : NULL;
+}
+
+int server_client_gone(const server_request *r)
+{
+    if (!r || !r->conn) return 0;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return 0;
+    char b;
+    ssize_t n = recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* Counts n more bytes of body against --body-memory; 0, or -1 when that
+ * would pass it. */
+static int body_reserve(server *s, req_ctx *c, size_t n)
+{
+    struct server_http *h = s->priv->http;
+    if (!h) return 0;
+    int ok;
+    pthread_mutex_lock(&h->mu);
+    ok = h->body_bytes + n <= s->cfg.body_memory;
+    if (ok) {
+        h->body_bytes += n;
+        c->reserved += n;
+    } else
+        h->busy++;
+    pthread_mutex_unlock(&h->mu);
+    return ok ? 0 : -1;
+}
+
+static void body_release(server *s, req_ctx *c)
+{
+    struct server_http *h = s->priv->http;
+    if (!h || !c->reserved) return;
+    pthread_mutex_lock(&h->mu);
+    h->body_bytes -= c->reserved;
+    pthread_mutex_unlock(&h->mu);
+    c->reserved = 0;
+}
+
+void server_http_stats(server *s, unsigned long long *cut, unsigned long long *busy,
+                       size_t *body_bytes)
+{
+    struct server_http *h = s->priv->http;
+    *cut = *busy = 0;
+    *body_bytes = 0;
+    if (!h) return;
+    pthread_mutex_lock(&h->mu);
+    *cut = h->cut;
+    *busy = h->busy;
+    *body_bytes = h->body_bytes;
+    pthread_mutex_unlock(&h->mu);
+}
 
 /* ---- request accessors ---- */
 
@@ -61,6 +243,32 @@ const char *server_param_n(const server_request *r, const char *name, int i)
     if (!r->conn) return NULL;
     struct param_walk w = {name, i, 0, NULL};
     MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, param_iter, &w);
+    return w.found;
+}
+
+struct name_walk {
+    int want, seen;
+    const char *found;
+};
+
+static enum MHD_Result name_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    struct name_walk *w = cls;
+    (void)kind;
+    (void)value;
+    if (w->seen++ == w->want) {
+        w->found = key ? key : "";
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+const char *server_param_name(const server_request *r, int i)
+{
+    if (!r->conn) return NULL;
+    struct name_walk w = {i, 0, NULL};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, name_iter, &w);
     return w.found;
 }
 
@@ -293,6 +501,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         c = calloc(1, sizeof *c);
         if (!c) return MHD_NO;
         c->local = ls->local;
+        *con_cls = c;
+        /* the headers are in: the body has its own deadline */
+        slot_deadline(s, slot_of(conn), s->cfg.body_timeout_s, 0);
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         unsigned long long cln = cl ? strtoull(cl, NULL, 10) : 0;
@@ -300,30 +511,48 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             c->too_large = 1;
         else
             c->expect = (size_t)cln;
-        *con_cls = c;
-        /* Announced as too large, from a client allowed in: answer 413 now,
-         * and libmicrohttpd closes the connection without reading the body. */
-        if (c->too_large && (c->local || !s->cfg.token ||
-                             token_ok(s->cfg.token, MHD_lookup_connection_value(
-                                                        conn, MHD_HEADER_KIND, "Authorization")))) {
-            __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
+        /* Decided on the headers, before any byte of the body is read (the
+         * answer is queued now and libmicrohttpd closes the connection
+         * without reading the body): no token, a body announced as too
+         * large, or one that all the bodies held now leave no room for. */
+        server_response w = {.status = 200};
+        if (!c->local && s->cfg.token &&
+            !token_ok(s->cfg.token,
+                      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
+            __atomic_add_fetch(&p->stats.unauthorized, 1, __ATOMIC_RELAXED);
+            server_reply_error(&w, 401, "Unauthorized",
+                               "a valid 'Authorization: Bearer TOKEN' header is required");
+            server_add_header(&w, "WWW-Authenticate", "Bearer realm=\"jobscope\"");
+        } else if (c->too_large) {
             __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
-            __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
-            server_response w = {.status = 200};
             char d[96];
             snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes",
                      s->cfg.body_limit);
             server_reply_error(&w, 413, "Request body too large", d);
-            return send_response(conn, &w);
-        }
-        return MHD_YES;
+        } else if (c->expect && body_reserve(s, c, c->expect + 1) < 0) {
+            server_reply_error(&w, 503, "Server busy",
+                               "request bodies held by other clients fill --body-memory; "
+                               "try again later");
+            server_add_header(&w, "Retry-After", "1");
+        } else
+            return MHD_YES;
+        __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(w.status >= 500 ? &p->stats.errors_5xx : &p->stats.errors_4xx, 1,
+                           __ATOMIC_RELAXED);
+        server_add_header(&w, "Connection", "close");
+        return send_response(conn, &w);
     }
     if (*upload_size) {
         size_t n = *upload_size;
         *upload_size = 0;
-        if (c->too_large || c->len + n > s->cfg.body_limit) {
-            c->too_large = 1;
+        if (c->too_large || c->busy || c->len + n > s->cfg.body_limit) {
+            if (!c->busy) c->too_large = 1;
             return MHD_YES; /* discard, answer 413 at the end */
+        }
+        /* a body without Content-Length (chunked) is counted as it grows */
+        if (c->len + n + 1 > c->reserved && body_reserve(s, c, c->len + n + 1 - c->reserved) < 0) {
+            c->busy = 1;
+            return MHD_YES;
         }
         if (c->len + n + 1 > c->cap) {
             /* the announced length at once: no copies, no doubling slack */
@@ -343,6 +572,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
 
+    slot_deadline(s, slot_of(conn), 0, 0); /* the handler and the answer: no deadline */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
@@ -361,13 +591,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     const char *peer_hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Jobscope-Peer");
     r.from_peer = peer_hdr && *peer_hdr && strcmp(peer_hdr, "0");
 
-    if (!c->local && s->cfg.token &&
-        !token_ok(s->cfg.token,
-                  MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
-        __atomic_add_fetch(&p->stats.unauthorized, 1, __ATOMIC_RELAXED);
-        server_reply_error(&w, 401, "Unauthorized",
-                           "a valid 'Authorization: Bearer TOKEN' header is required");
-        server_add_header(&w, "WWW-Authenticate", "Bearer realm=\"jobscope\"");
+    if (c->busy) {
+        server_reply_error(&w, 503, "Server busy",
+                           "request bodies held by other clients fill --body-memory; "
+                           "try again later");
+        server_add_header(&w, "Retry-After", "1");
+        server_add_header(&w, "Connection", "close");
     } else if (c->too_large) {
         __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
         char d[96];
@@ -413,15 +642,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)conn;
+    server *s = cls;
     (void)toe;
     req_ctx *c = *con_cls;
     if (c) {
+        body_release(s, c);
         free(c->body);
         free(c);
         *con_cls = NULL;
     }
+    /* kept alive: the next request's headers have the same deadline */
+    slot_deadline(s, slot_of(conn), s->cfg.header_timeout_s, 1);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -558,17 +789,33 @@ static struct MHD_Daemon *start_daemon(server *s, int fd, int local)
     else
         s->priv->tcp_ls = ls;
     unsigned threads = s->cfg.threads > 0 ? (unsigned)s->cfg.threads : 4;
+    /* libmicrohttpd's per-thread share of the connection limit must leave
+     * each worker some room */
+    unsigned maxc = (unsigned)s->cfg.max_connections;
+    if (maxc < threads * 4) maxc = threads * 4;
     return MHD_start_daemon(
         MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC, 0, NULL, NULL, on_request,
         ls, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, maxc,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s->cfg.max_per_client,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)256 * 1024, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        (size_t)SERVER_HEADER_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
 }
 
 int server_http_start(server *s, char *err, size_t errlen)
 {
     server_priv *p = s->priv;
+    struct server_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cond, NULL);
+    h->head.next = h->head.prev = &h->head;
+    p->http = h;
+    if (pthread_create(&h->watchdog, NULL, watchdog, s) == 0) h->running = 1;
     const char *l = s->cfg.listen;
     if (l && *l && strcmp(l, "none")) {
         int fd = tcp_listen(l, &p->tcp_port, err, errlen);
@@ -619,6 +866,20 @@ void server_http_stop(server *s)
     free(p->tcp_ls);
     free(p->unix_ls);
     p->tcp_ls = p->unix_ls = NULL;
+    struct server_http *h = p->http;
+    if (h) {
+        if (h->running) {
+            pthread_mutex_lock(&h->mu);
+            h->stop = 1;
+            pthread_cond_broadcast(&h->cond);
+            pthread_mutex_unlock(&h->mu);
+            pthread_join(h->watchdog, NULL);
+        }
+        pthread_mutex_destroy(&h->mu);
+        pthread_cond_destroy(&h->cond);
+        free(h);
+        p->http = NULL;
+    }
 }
 
 int server_tcp_port(server *s)

@@ -41,7 +41,8 @@ static unsigned long long field(const char *json, const char *key)
     return p ? strtoull(p + strlen(k), NULL, 10) : 0;
 }
 
-/* POSTs one NDJSON batch; 0, or -1 with a message printed. */
+/* POSTs one NDJSON batch; 0, 413 when the server finds it too large, or
+ * -1 with a message printed. */
 static int post(importer *im, const char *body, size_t len, const char *file)
 {
     sbuf_reset(&im->resp);
@@ -55,6 +56,7 @@ static int post(importer *im, const char *body, size_t len, const char *file)
     }
     long st = 0;
     curl_easy_getinfo(im->h, CURLINFO_RESPONSE_CODE, &st);
+    if (st == 413) return 413;
     if (st != 200 && st != 400) {
         fprintf(stderr, "jobscope import: %s: HTTP %ld: %.300s\n", file, st,
                 im->resp.p ? im->resp.p : "");
@@ -72,6 +74,45 @@ static int post(importer *im, const char *body, size_t len, const char *file)
     return 0;
 }
 
+/* A batch of lines: the text and where each line starts. */
+typedef struct batch {
+    sbuf text;
+    size_t *start;
+    size_t n, cap;
+    unsigned long long first_line; /* the file's line number of line 0 */
+} batch;
+
+/* Posts lines [a, b) of the batch; a part the server finds too large is
+ * halved until one line is left, which is skipped and named: one huge line
+ * does not cost the others (issue 23). */
+static int post_lines(importer *im, batch *bt, size_t a, size_t b, const char *file)
+{
+    if (a >= b) return 0;
+    size_t from = bt->start[a], to = b < bt->n ? bt->start[b] : bt->text.len;
+    int rc = post(im, bt->text.p + from, to - from, file);
+    if (rc != 413) return rc;
+    if (b - a == 1) {
+        fprintf(stderr,
+                "jobscope import: %s: line %llu skipped: %zu bytes, larger than the server "
+                "takes (its --body-limit)\n",
+                file, bt->first_line + a, to - from);
+        im->failed++;
+        return 0;
+    }
+    size_t mid = a + (b - a) / 2;
+    if (post_lines(im, bt, a, mid, file) < 0) return -1;
+    return post_lines(im, bt, mid, b, file);
+}
+
+static int flush_batch(importer *im, batch *bt, const char *file)
+{
+    int rc = post_lines(im, bt, 0, bt->n, file);
+    bt->first_line += bt->n;
+    bt->n = 0;
+    sbuf_reset(&bt->text);
+    return rc;
+}
+
 static int import_file(importer *im, const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
@@ -79,30 +120,46 @@ static int import_file(importer *im, const char *path)
         fprintf(stderr, "jobscope import: %s: %s\n", path, strerror(errno));
         return -1;
     }
-    sbuf b = {0};
+    batch bt = {.first_line = 1};
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     int rc = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
-        sbuf_put(&b, line, (size_t)n);
-        if (line[n - 1] != '\n') sbuf_putc(&b, '\n');
-        if (b.oom) {
+        /* a long line goes alone: the batch before it first */
+        if (bt.n && bt.text.len + (size_t)n > BATCH_BYTES && flush_batch(im, &bt, path) < 0) {
+            rc = -1;
+            break;
+        }
+        if (bt.n == bt.cap) {
+            size_t nc = bt.cap ? bt.cap * 2 : 1024;
+            size_t *ns = realloc(bt.start, nc * sizeof *ns);
+            if (!ns) {
+                bt.text.oom = 1;
+            } else {
+                bt.start = ns;
+                bt.cap = nc;
+            }
+        }
+        if (!bt.text.oom) {
+            bt.start[bt.n++] = bt.text.len;
+            sbuf_put(&bt.text, line, (size_t)n);
+            if (line[n - 1] != '\n') sbuf_putc(&bt.text, '\n');
+        }
+        if (bt.text.oom) {
             fprintf(stderr, "jobscope import: out of memory\n");
             rc = -1;
             break;
         }
-        if (b.len >= BATCH_BYTES) {
-            if (post(im, b.p, b.len, path) < 0) {
-                rc = -1;
-                break;
-            }
-            sbuf_reset(&b);
+        if (bt.text.len >= BATCH_BYTES && flush_batch(im, &bt, path) < 0) {
+            rc = -1;
+            break;
         }
     }
-    if (!rc && b.len && post(im, b.p, b.len, path) < 0) rc = -1;
+    if (!rc && bt.n && flush_batch(im, &bt, path) < 0) rc = -1;
     free(line);
-    sbuf_free(&b);
+    free(bt.start);
+    sbuf_free(&bt.text);
     if (f != stdin) fclose(f);
     return rc;
 }
@@ -120,8 +177,10 @@ static void usage(FILE *f)
                "  -q, --quiet         no summary line\n"
                "  -h, --help          this text\n"
                "\n"
-               "Exit status: 0 when every line was imported, 1 when some lines were not events,\n"
-               "125 when the server could not be reached or refused the data.\n");
+               "Exit status: 0 when every line was imported, 1 when some lines were not events\n"
+               "or larger than the server takes (they are named on stderr and skipped, the\n"
+               "rest is imported), 125 when the server could not be reached or refused the\n"
+               "data.\n");
 }
 
 int import_main(int argc, char **argv)

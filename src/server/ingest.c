@@ -130,6 +130,7 @@ static int event_points(ev_batch *b, json_t *d, const char **job_end)
     if (!json_is_object(d) || !json_is_string(ev) || !json_string_length(ev)) return -1;
     const char *name = json_string_value(ev);
     json_t *t = json_object_get(d, "ts");
+    if (json_is_number(t) && !server_valid_ts_ms(json_number_value(t) * 1e3)) return -1;
     int64_t ts_ms =
         json_is_number(t) ? (int64_t)llround(json_number_value(t) * 1e3) : server_now_ms();
 
@@ -260,7 +261,8 @@ int server_ingest_ndjson(server *s, const char *body, size_t len, size_t *accept
                     snprintf(err, errlen, "line %zu: %s", ok + bad + 1, je.text);
                 else
                     snprintf(err, errlen,
-                             "line %zu: not a jobscope event (an object with \"event\")",
+                             "line %zu: not a jobscope event (an object with \"event\" and "
+                             "a \"ts\" in seconds within the years 0001 to 9999)",
                              ok + bad + 1);
             }
             json_decref(d);

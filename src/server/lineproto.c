@@ -33,16 +33,9 @@
 
 /* Character classes: bit 1 ends a measurement or tag value (',' ' '),
  * bit 2 ends a key ('=' ',' ' '); NUL ends both (as strchr's terminator did). */
-static unsigned char lp_class[256];
-static pthread_once_t lp_once = PTHREAD_ONCE_INIT;
-static void lp_class_init(void)
-{
-    lp_class[0] = 3;
-    lp_class[','] = 3;
-    lp_class[' '] = 3;
-    lp_class['='] = 2;
-    lp_class['\\'] = 4;
-}
+static const unsigned char lp_class[256] = {
+    [0] = 3, [','] = 3, [' '] = 3, ['='] = 2, ['\\'] = 4,
+};
 
 typedef struct lp_block {
     struct lp_block *next;
@@ -183,6 +176,8 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
         i++;
         i += lp_token(p + i, end, 1, val, sizeof val, &vl);
         if (!kl || !vl) return "empty tag key or value";
+        /* the rule of /api/put (server_valid_name): never cut and merged */
+        if (kl > SERVER_MAX_NAME || vl > SERVER_MAX_NAME) return "tag key or value over 256 bytes";
         if (ntags >= LP_MAX_TAGS) return "too many tags";
         char *kv = arena_alloc(b, kl + vl + 2);
         b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
@@ -291,7 +286,9 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
         errno = 0;
         long long t = strtoll(tsb, &e2, 10);
         if (errno || *e2) return "bad timestamp";
-        ms = (int64_t)((long double)t * mult_ns / 1000000.0L);
+        long double lms = (long double)t * mult_ns / 1000000.0L;
+        if (!server_valid_ts_ms(lms)) return "timestamp out of range (years 0001 to 9999)";
+        ms = (int64_t)lms;
     }
     if (bad_name) return "invalid measurement or field name";
     for (size_t k = first; k < b->n; k++) {
@@ -305,7 +302,6 @@ int server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, 
                     const char *host, size_t max_points, size_t *lines, size_t *bad, char *first,
                     size_t firstlen)
 {
-    pthread_once(&lp_once, lp_class_init);
     const char *p = body + b->pos, *end = body + len;
     while (p < end && !b->oom && b->n < max_points) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));

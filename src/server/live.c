@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server_priv.h"
+#include "model/metric.h"
 
 #define LIVE_MAX 200000 /* bound on tracked series (memory) */
 
@@ -316,46 +317,48 @@ void server_live_free(server *s)
 
 /* ---- Prometheus text format ---- */
 
-/* Cumulative fields of jobscope's events: exposed as counters. */
+/* Counter or gauge, from the metric catalogue (src/model): a series named
+ * EVENT.FIELD of a catalogue field of that event is what the catalogue says
+ * (utime, read_bytes, cg_cpu_usage... are counters); any other series is a
+ * gauge. */
 static int is_counter(const char *metric)
 {
-    static const char *const fields[] = {
-        "utime",
-        "stime",
-        "iowait",
-        "bread",
-        "bwrite",
-        "rchar",
-        "wchar",
-        "syscr",
-        "syscw",
-        "read_bytes",
-        "write_bytes",
-        "cancelled_write_bytes",
-        "minflt",
-        "majflt",
-        "nvcsw",
-        "nivcsw",
-        "bsend",
-        "brecv",
-        "total_procs",
-        "total_processes",
-        "cg_cpu_usage",
-        "cg_cpu_user",
-        "cg_cpu_system",
-        "cg_io_rbytes",
-        "cg_io_wbytes",
-        "cg_io_rios",
-        "cg_io_wios",
-        "cg_memory_oom_kill",
-        "cg_memory_max_events",
-        "cg_pids_max_events",
-        NULL,
-    };
-    if (strncmp(metric, "kickstart.inv.online.", 21) || strchr(metric + 21, '.')) return 0;
-    for (int i = 0; fields[i]; i++)
-        if (!strcmp(metric + 21, fields[i])) return 1;
-    return 0;
+    const metric_def *d = metric_lookup(metric);
+    if (!d || d->kind != METRIC_COUNTER) return 0;
+    size_t e = strlen(d->event);
+    return !strncmp(metric, d->event, e) && metric[e] == '.';
+}
+
+/* Prometheus' text format is UTF-8: a byte that does not start a valid
+ * sequence becomes U+FFFD; backslash, quote (in label values) and newline
+ * are escaped. */
+static void prom_text(sbuf *b, const char *v, int quote)
+{
+    const unsigned char *p = (const unsigned char *)v;
+    while (*p) {
+        unsigned c = *p;
+        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        int ok = n > 0;
+        for (size_t k = 1; ok && k < n; k++) ok = (p[k] & 0xc0) == 0x80;
+        if (ok && n == 2) ok = c >= 0xc2; /* overlong */
+        if (ok && n == 3) ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
+        if (ok && n == 4)
+            ok = c <= 0xf4 && !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
+        if (!ok) {
+            sbuf_puts(b, "\xef\xbf\xbd");
+            p++;
+            continue;
+        }
+        if (c == '\\')
+            sbuf_puts(b, "\\\\");
+        else if (c == '"' && quote)
+            sbuf_puts(b, "\\\"");
+        else if (c == '\n')
+            sbuf_puts(b, "\\n");
+        else
+            sbuf_put(b, (const char *)p, n);
+        p += n;
+    }
 }
 
 /* jobscope_<metric with [^a-z0-9_] as _>[_total]; lower case (promtool
@@ -396,20 +399,6 @@ static void label_name(sbuf *b, const char *k)
     for (; *k; k++) sbuf_putc(b, isalnum((unsigned char)*k) ? *k : '_');
 }
 
-static void label_value(sbuf *b, const char *v)
-{
-    for (; *v; v++) {
-        if (*v == '\\')
-            sbuf_puts(b, "\\\\");
-        else if (*v == '"')
-            sbuf_puts(b, "\\\"");
-        else if (*v == '\n')
-            sbuf_puts(b, "\\n");
-        else
-            sbuf_putc(b, *v);
-    }
-}
-
 typedef struct prom_row {
     char name[256];
     live_set *l;
@@ -445,36 +434,47 @@ void server_live_metrics(server *s, sbuf *out)
     for (size_t i = 0; i < n; i++) {
         live_set *l = rows[i].l;
         if (strcmp(rows[i].name, last)) {
-            sbuf_printf(out, "# HELP %s %s of running jobs (jobscope series %s)\n", rows[i].name,
-                        rows[i].counter ? "Cumulative value" : "Latest value", rows[i].v->name->s);
+            const metric_def *d = metric_lookup(rows[i].v->name->s);
+            sbuf_printf(out, "# HELP %s ", rows[i].name);
+            if (d && d->help) {
+                prom_text(out, d->help, 0);
+                sbuf_printf(out, " (%s; ", d->unit ? d->unit : "");
+            } else
+                sbuf_printf(out, "%s of running jobs (",
+                            rows[i].counter ? "Cumulative value" : "Latest value");
+            sbuf_puts(out, "jobscope series ");
+            prom_text(out, rows[i].v->name->s, 0);
+            sbuf_puts(out, ")\n");
             sbuf_printf(out, "# TYPE %s %s\n", rows[i].name, rows[i].counter ? "counter" : "gauge");
             last = rows[i].name;
         }
         sbuf_puts(out, rows[i].name);
-        /* Labels must be unique: two keys that sanitise alike keep the first. */
-        char seen[32][64];
-        int nseen = 0;
+        /* Labels must be unique: of keys that sanitise alike the first is
+         * kept; names starting with __ are Prometheus' own. */
+        sbuf names = {0};
         sbuf_putc(out, '{');
         int first = 1;
         for (int t = 0; t < l->ntags; t++) {
-            sbuf lb = {0};
-            label_name(&lb, l->tags[t].key);
-            int dup = 0;
-            for (int j = 0; j < nseen; j++)
-                if (lb.p && !strcmp(seen[j], lb.p)) dup = 1;
-            if (!lb.p || dup || !strncmp(lb.p, "__", 2)) {
-                sbuf_free(&lb);
+            size_t at = names.len;
+            label_name(&names, l->tags[t].key);
+            sbuf_putc(&names, 0);
+            if (names.oom) break;
+            const char *nm = names.p + at;
+            int dup = !strncmp(nm, "__", 2);
+            for (size_t o = 0; !dup && o < at; o += strlen(names.p + o) + 1)
+                dup = !strcmp(names.p + o, nm);
+            if (dup) {
+                names.len = at;
                 continue;
             }
-            if (nseen < 32) snprintf(seen[nseen++], sizeof seen[0], "%s", lb.p);
             if (!first) sbuf_putc(out, ',');
             first = 0;
-            sbuf_puts(out, lb.p);
+            sbuf_puts(out, nm);
             sbuf_puts(out, "=\"");
-            label_value(out, l->tags[t].value);
+            prom_text(out, l->tags[t].value, 1);
             sbuf_putc(out, '"');
-            sbuf_free(&lb);
         }
+        sbuf_free(&names);
         sbuf_printf(out, "} %.17g\n", rows[i].v->value);
     }
     pthread_mutex_unlock(&p->live_lock);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "nodemetrics.h"
 #include "gpu/gpu.h"
+#include "util/log.h"
 
 #define NODE_MAX_GPUS   64
 #define NODE_MAX_POINTS (4 + 3 * NODE_MAX_GPUS)
@@ -155,8 +156,7 @@ static void open_gpus(node_collector *nc)
     if (b) nc->backends[nc->nbackends++] = b;
     b = gpu_drm_open(&gc, e2, sizeof e2);
     if (b) nc->backends[nc->nbackends++] = b;
-    if (nc->cfg.verbose && !nc->nbackends)
-        fprintf(stderr, "jobscope serve: node metrics: no GPU (%s; %s)\n", e1, e2);
+    if (!nc->nbackends) js_log(nc->cfg.verbose, "serve", "node metrics: no GPU (%s; %s)", e1, e2);
     for (int k = 0; k < nc->nbackends; k++)
         for (int i = 0; i < nc->backends[k]->ndev && nc->ngpus < NODE_MAX_GPUS; i++) {
             gpu_dev_info info;
@@ -295,7 +295,7 @@ static void *collector_thread(void *arg)
         if (stop) break;
         int n = node_collector_sample(nc, nc->pts, NODE_MAX_POINTS);
         if (n > 0 && nc->fn(nc->arg, nc->pts, (size_t)n) != 0 && failures++ % 60 == 0)
-            fprintf(stderr, "jobscope serve: node metrics: %d points not stored\n", n);
+            js_log(1, "serve", "node metrics: %d points not stored", n);
         /* a late tick (suspended machine) starts a new schedule rather than a burst */
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -331,33 +331,42 @@ static int node_ingest(void *arg, const store_point *pts, size_t n)
     return server_ingest_points(arg, pts, n, err, sizeof err);
 }
 
-static node_collector *node_running; /* one server per process */
+/* The module's state: the running collector (the task's arg). */
+typedef struct node_state {
+    node_collector *running;
+} node_state;
 
 static int node_task_start(server *s, void *arg, char *err, size_t errlen)
 {
-    (void)arg;
+    node_state *st = arg;
     node_config c = {
         .interval_s = s->cfg.node_interval_s, .host = s->host, .verbose = s->cfg.verbose};
-    node_running = node_collector_start(&c, node_ingest, s, err, errlen);
-    if (!node_running) return -1;
+    st->running = node_collector_start(&c, node_ingest, s, err, errlen);
+    if (!st->running) return -1;
     if (s->cfg.verbose)
         server_log(s, "node metrics every %.3g s, %d GPU(s)", c.interval_s,
-                   node_collector_gpus(node_running));
+                   node_collector_gpus(st->running));
     return 0;
 }
 
 static void node_task_stop(server *s, void *arg)
 {
+    node_state *st = arg;
     (void)s;
-    (void)arg;
-    node_collector_stop(node_running);
-    node_running = NULL;
+    node_collector_stop(st->running);
+    st->running = NULL;
 }
 
-static int node_init(server *s, char *err, size_t errlen)
+static int node_init(server *s, void **state, char *err, size_t errlen)
 {
     if (s->cfg.node_interval_s <= 0) return 0;
-    server_task t = {"node metrics", node_task_start, node_task_stop, NULL};
+    node_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *state = st;
+    server_task t = {"node metrics", node_task_start, node_task_stop, st};
     if (server_task_add(s, &t) < 0) {
         snprintf(err, errlen, "node metrics: too many background tasks");
         return -1;
@@ -365,4 +374,10 @@ static int node_init(server *s, char *err, size_t errlen)
     return 0;
 }
 
-SERVER_MODULE(node_module, "node", node_init, NULL)
+static void node_fini(server *s, void *state)
+{
+    (void)s;
+    free(state);
+}
+
+SERVER_MODULE(node_module, "node", node_init, node_fini)

@@ -17,14 +17,33 @@
 #include "server_priv.h"
 #include "sink/url.h"
 
-#define PEERS_MAX_BODY (256L << 20) /* a peer answer larger than this is refused */
+#define PEERS_MAX_BODY (64L << 20) /* a peer answer larger than this, inflated, is refused */
 
 typedef struct peer {
     char *spec; /* as configured, for messages */
     char *base; /* http://HOST:PORT */
 } peer;
 
+/* The read endpoints are the core's (api_query.c); this module wraps them:
+ * a request from a client (not a peer) with peers configured is answered
+ * by the core locally (as if from a peer) and merged with the peers'
+ * answers.  /api/query?raw=1 and /api/query with peers are answered here. */
+enum wrap_kind { W_QUERY, W_SUGGEST, W_LOOKUP, W_LAST };
+
+struct peers_state;
+typedef struct route_wrap {
+    enum wrap_kind kind;
+    server_handler orig;
+    void *orig_arg;
+    struct peers_state *ps;
+} route_wrap;
+
+#define MAX_WRAPS 16
+
+/* The module's state (server_module's *state, every route's and hook's arg). */
 typedef struct peers_state {
+    route_wrap wraps[MAX_WRAPS];
+    int nwraps;
     server *srv;
     peer *v;
     int n;
@@ -34,18 +53,7 @@ typedef struct peers_state {
     char *auth; /* "Authorization: Bearer ..." or NULL */
 } peers_state;
 
-/* One server per process in practice; a few in tests. */
-#define PEERS_MAX_SERVERS 8
-static peers_state *states[PEERS_MAX_SERVERS];
-
 static int is_self(const char *base, int own_port);
-
-static peers_state *state_of(server *s)
-{
-    for (int i = 0; i < PEERS_MAX_SERVERS; i++)
-        if (states[i] && states[i]->srv == s) return states[i];
-    return NULL;
-}
 
 /* With --listen ADDR:0 the port is known only once listening: the first
  * request removes this server's own entry then. */
@@ -70,9 +78,9 @@ static void late_self_check(peers_state *ps)
     pthread_mutex_unlock(&ps->mu);
 }
 
-int peers_count(server *s)
+/* The configured peers (after self-removal); 0 when not fanning out. */
+static int peers_count(peers_state *p)
 {
-    peers_state *p = state_of(s);
     if (p) late_self_check(p);
     return p ? p->n : 0;
 }
@@ -82,10 +90,14 @@ int peers_count(server *s)
 int peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t errlen)
 {
     const char *h = spec;
+    int tls = 0;
     if (!strncmp(h, "http://", 7))
         h += 7;
-    else if (strstr(h, "://")) {
-        snprintf(err, errlen, "peer '%s': only http:// peers are supported", spec);
+    else if (!strncmp(h, "https://", 8)) {
+        h += 8;
+        tls = 1;
+    } else if (strstr(h, "://")) {
+        snprintf(err, errlen, "peer '%s': only http:// and https:// peers are supported", spec);
         return -1;
     }
     size_t hl = strcspn(h, "/");
@@ -117,11 +129,11 @@ int peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t
         snprintf(err, errlen, "peer '%s': bad host name", spec);
         return -1;
     }
-    snprintf(out, outlen, "http://%s:%ld", host, port);
+    snprintf(out, outlen, "%s://%s:%ld", tls ? "https" : "http", host, port);
     return 0;
 }
 
-static int peers_routes(server *s, char *err, size_t errlen);
+static int peers_routes(peers_state *ps, server *s, char *err, size_t errlen);
 
 static int strlist_add(server_strlist *l, const char *v)
 {
@@ -138,7 +150,7 @@ static int strlist_add(server_strlist *l, const char *v)
 static int is_self(const char *base, int own_port)
 {
     if (own_port <= 0) return 0;
-    const char *h = base + 7;
+    const char *h = strstr(base, "://") + 3;
     char host[256];
     const char *colon = strrchr(h, ':');
     if (!colon || atoi(colon + 1) != own_port) return 0;
@@ -196,7 +208,11 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
     if (x->rlen + n + 1 > x->rcap) {
         size_t cap = x->rcap ? x->rcap * 2 : 16384;
         while (cap < x->rlen + n + 1) cap *= 2;
-        if (cap > (size_t)PEERS_MAX_BODY) return 0;
+        if (cap > (size_t)PEERS_MAX_BODY) cap = (size_t)PEERS_MAX_BODY;
+        if (x->rlen + n + 1 > cap) { /* curl stops the transfer: a partial answer */
+            snprintf(x->why, sizeof x->why, "answer larger than %ld MiB", PEERS_MAX_BODY >> 20);
+            return 0;
+        }
         char *nb = realloc(x->resp, cap);
         if (!nb) return 0;
         x->resp = nb;
@@ -273,6 +289,7 @@ static void run_all(peers_state *ps, xfer *x, int n)
             if (code != 200)
                 snprintf(xi->why, sizeof xi->why, "HTTP %ld%s%.120s", code, xi->rlen ? ": " : "",
                          xi->rlen ? xi->resp : "");
+        } else if (xi->why[0]) { /* said already (too large) */
         } else if (msg->data.result == CURLE_OPERATION_TIMEDOUT) {
             snprintf(xi->why, sizeof xi->why, "no answer within %.1f s", ps->timeout_s);
         } else {
@@ -396,11 +413,13 @@ static int unknown_metric(int code, const char *text)
     return code == 400 && text && strstr(text, "No such name for 'metrics'");
 }
 
-int peers_query(server *s, const server_request *r, const tsq_query *q, tsq_result *out,
-                tsq_error *err, char *warn, size_t warnlen)
+/* /api/query over the allocation: local raw series plus every peer's, then
+ * tsq_eval per sub-query into out.  warn gets the missing peers ("" when
+ * none).  0, or -1 + err (the query itself is wrong). */
+static int peers_query(peers_state *ps, server *s, const server_request *r, const tsq_query *q,
+                       tsq_result *out, tsq_error *err, char *warn, size_t warnlen)
 {
     if (warn && warnlen) warn[0] = 0;
-    peers_state *ps = state_of(s);
     if (ps) late_self_check(ps);
     int remote = ps && ps->n > 0 && !(r && r->from_peer);
     int nx = remote ? ps->n * q->nsubs : 0;
@@ -649,22 +668,6 @@ void peers_mark_partial(server *s, server_response *w, const char *what, const c
 
 /* ---- the routes ---- */
 
-/* The read endpoints are the core's (api_query.c); this module wraps them:
- * a request from a client (not a peer) with peers configured is answered
- * by the core locally (as if from a peer) and merged with the peers'
- * answers.  /api/query?raw=1 and /api/query with peers are answered here. */
-enum wrap_kind { W_QUERY, W_SUGGEST, W_LOOKUP, W_LAST };
-
-typedef struct route_wrap {
-    enum wrap_kind kind;
-    server_handler orig;
-    void *orig_arg;
-} route_wrap;
-
-#define MAX_WRAPS 16
-static route_wrap wraps[MAX_WRAPS];
-static int nwraps;
-
 static const char *param_fn(void *arg, const char *name, int i)
 {
     return server_param_n(arg, name, i);
@@ -689,7 +692,7 @@ static void h_query(server *s, const server_request *r, server_response *w, void
 {
     route_wrap *wp = arg;
     int raw = truthy(server_param(r, "raw"));
-    if (!raw && wp->orig && (peers_count(s) == 0 || r->from_peer)) {
+    if (!raw && wp->orig && (peers_count(wp->ps) == 0 || r->from_peer)) {
         wp->orig(s, r, w, wp->orig_arg);
         return;
     }
@@ -709,6 +712,7 @@ static void h_query(server *s, const server_request *r, server_response *w, void
     }
     const char *arrays = server_param(r, "arrays");
     if (arrays) q.arrays = truthy(arrays);
+    server_query_guard(s, r, &q);
     size_t len = 0;
     char *body = NULL;
     if (raw) {
@@ -717,7 +721,8 @@ static void h_query(server *s, const server_request *r, server_response *w, void
         tsq_result res;
         memset(&res, 0, sizeof res);
         char warn[1024];
-        if (peers_query(s, r, &q, &res, &e, warn, sizeof warn) == 0) {
+        if (peers_query(wp->ps, s, r, &q, &res, &e, warn, sizeof warn) == 0 &&
+            server_query_check_answer(&res, &e) == 0) {
             body = tsq_result_json(&q, &res, &len);
             if (!body) {
                 e.code = 500;
@@ -752,6 +757,31 @@ static void add_params(sbuf *b, const server_request *r, const char *const *name
         }
 }
 
+/* Is a peer's 200 answer of the shape this endpoint answers?  A peer that
+ * sends anything else is left out of the merge and named in the warning. */
+static int answer_valid(enum wrap_kind kind, const server_peer_reply *rep)
+{
+    json_t *j = load_ok(rep);
+    int ok = j != NULL;
+    size_t i;
+    json_t *e;
+    if (kind == W_SUGGEST) {
+        ok = json_is_array(j);
+        json_array_foreach(j, i, e) ok &= json_is_string(e);
+    } else if (kind == W_LOOKUP) {
+        json_t *res = json_object_get(j, "results");
+        ok = json_is_array(res);
+        json_array_foreach(res, i, e) ok &= json_is_string(json_object_get(e, "metric")) &&
+                                            json_is_object(json_object_get(e, "tags"));
+    } else {
+        ok = json_is_array(j);
+        json_array_foreach(j, i, e) ok &= json_is_integer(json_object_get(e, "timestamp")) &&
+                                          json_is_string(json_object_get(e, "value"));
+    }
+    json_decref(j);
+    return ok;
+}
+
 static void h_merge(server *s, const server_request *r, server_response *w, void *arg)
 {
     route_wrap *wp = arg;
@@ -759,7 +789,7 @@ static void h_merge(server *s, const server_request *r, server_response *w, void
         server_reply_error(w, 404, "Endpoint not found", r->path);
         return;
     }
-    if (peers_count(s) == 0 || r->from_peer) {
+    if (peers_count(wp->ps) == 0 || r->from_peer) {
         wp->orig(s, r, w, wp->orig_arg);
         return;
     }
@@ -780,6 +810,11 @@ static void h_merge(server *s, const server_request *r, server_response *w, void
     char warn[1024] = "";
     int n =
         server_fanout(s, r, pq.p ? pq.p : r->path, r->body, r->body_len, &rep, warn, sizeof warn);
+    for (int i = 0; i < n; i++)
+        if (rep[i].status == 200 && !answer_valid(wp->kind, &rep[i])) {
+            rep[i].status = 0; /* left out of the merge */
+            warn_add(warn, sizeof warn, rep[i].peer, "unreadable answer");
+        }
     size_t len = 0;
     char *merged = NULL;
     if (wp->kind == W_SUGGEST) {
@@ -800,13 +835,14 @@ static void h_merge(server *s, const server_request *r, server_response *w, void
     sbuf_free(&pq);
 }
 
-static int wrap_route(server *s, const char *method, const char *path, enum wrap_kind kind,
-                      server_handler fn)
+static int wrap_route(peers_state *ps, server *s, const char *method, const char *path,
+                      enum wrap_kind kind, server_handler fn)
 {
-    if (nwraps >= MAX_WRAPS) return -1;
-    route_wrap *wp = &wraps[nwraps];
+    if (ps->nwraps >= MAX_WRAPS) return -1;
+    route_wrap *wp = &ps->wraps[ps->nwraps];
     memset(wp, 0, sizeof *wp);
     wp->kind = kind;
+    wp->ps = ps;
     server_priv *p = s->priv;
     for (int i = 0; i < p->nroutes; i++) {
         server_route_entry *e = &p->routes[i];
@@ -817,20 +853,20 @@ static int wrap_route(server *s, const char *method, const char *path, enum wrap
     }
     /* nothing to wrap and nothing of our own to add */
     if (!wp->orig && kind != W_QUERY) return 0;
-    nwraps++;
+    ps->nwraps++;
     return server_route(s, method, path, fn, wp);
 }
 
-static int peers_routes(server *s, char *err, size_t errlen)
+static int peers_routes(peers_state *ps, server *s, char *err, size_t errlen)
 {
-    if (wrap_route(s, "POST", "/api/query", W_QUERY, h_query) < 0 ||
-        wrap_route(s, "GET", "/api/query", W_QUERY, h_query) < 0 ||
-        wrap_route(s, "GET", "/api/suggest", W_SUGGEST, h_merge) < 0 ||
-        wrap_route(s, "POST", "/api/suggest", W_SUGGEST, h_merge) < 0 ||
-        wrap_route(s, "GET", "/api/search/lookup", W_LOOKUP, h_merge) < 0 ||
-        wrap_route(s, "POST", "/api/search/lookup", W_LOOKUP, h_merge) < 0 ||
-        wrap_route(s, "GET", "/api/query/last", W_LAST, h_merge) < 0 ||
-        wrap_route(s, "POST", "/api/query/last", W_LAST, h_merge) < 0) {
+    if (wrap_route(ps, s, "POST", "/api/query", W_QUERY, h_query) < 0 ||
+        wrap_route(ps, s, "GET", "/api/query", W_QUERY, h_query) < 0 ||
+        wrap_route(ps, s, "GET", "/api/suggest", W_SUGGEST, h_merge) < 0 ||
+        wrap_route(ps, s, "POST", "/api/suggest", W_SUGGEST, h_merge) < 0 ||
+        wrap_route(ps, s, "GET", "/api/search/lookup", W_LOOKUP, h_merge) < 0 ||
+        wrap_route(ps, s, "POST", "/api/search/lookup", W_LOOKUP, h_merge) < 0 ||
+        wrap_route(ps, s, "GET", "/api/query/last", W_LAST, h_merge) < 0 ||
+        wrap_route(ps, s, "POST", "/api/query/last", W_LAST, h_merge) < 0) {
         snprintf(err, errlen, "peers: route table full");
         return -1;
     }
@@ -839,9 +875,12 @@ static int peers_routes(server *s, char *err, size_t errlen)
 
 /* ---- the module ---- */
 
-static int peers_init(server *s, char *err, size_t errlen)
+static void peers_fini(server *s, void *state);
+
+static int peers_init(server *s, void **state, char *err, size_t errlen)
 {
     server_strlist all = {0};
+    peers_state *ps = NULL;
     for (int i = 0; i < s->cfg.peers.n; i++) {
         /* each entry may itself be a comma-separated list */
         const char *p = s->cfg.peers.v[i];
@@ -857,15 +896,18 @@ static int peers_init(server *s, char *err, size_t errlen)
         }
     }
     /* serve.c has read --peers-file into cfg.peers already */
-    if (all.n == 0) {
-        free(all.v);
-        return peers_routes(s, err, errlen);
-    }
-    peers_state *ps = calloc(1, sizeof *ps);
-    if (!ps || !(ps->v = calloc((size_t)all.n, sizeof *ps->v))) {
+    ps = calloc(1, sizeof *ps);
+    if (!ps || !(ps->v = calloc((size_t)(all.n ? all.n : 1), sizeof *ps->v))) {
         free(ps);
+        ps = NULL;
         snprintf(err, errlen, "out of memory");
         goto fail;
+    }
+    pthread_mutex_init(&ps->mu, NULL);
+    *state = ps;
+    if (all.n == 0) {
+        free(all.v);
+        return peers_routes(ps, s, err, errlen); /* ?raw=1 for the nodes that ask this one */
     }
     ps->srv = s;
     ps->timeout_s = s->cfg.peer_timeout_s > 0 ? s->cfg.peer_timeout_s : 2.0;
@@ -874,18 +916,17 @@ static int peers_init(server *s, char *err, size_t errlen)
         if ((ps->auth = malloc(l))) snprintf(ps->auth, l, "Authorization: Bearer %s", s->cfg.token);
     }
     int port = own_port(s), self = 0;
-    pthread_mutex_init(&ps->mu, NULL);
     ps->self_check = port == 0;
     for (int i = 0; i < all.n; i++) {
         char base[600];
-        if (peers_base_url(all.v[i], base, sizeof base, err, errlen) < 0) {
-            for (int k = 0; k < ps->n; k++) {
-                free(ps->v[k].spec);
-                free(ps->v[k].base);
-            }
-            free(ps->v);
-            free(ps->auth);
-            free(ps);
+        if (peers_base_url(all.v[i], base, sizeof base, err, errlen) < 0) goto fail;
+        /* the token is a password: it crosses the network in clear to an
+         * http:// peer, so that needs saying so (issue 23) */
+        if (ps->auth && !strncmp(base, "http://", 7) && !s->cfg.peers_insecure) {
+            snprintf(err, errlen,
+                     "peer '%s': --token-file would send the token in clear over http; use "
+                     "https://%s or --peers-insecure",
+                     all.v[i], base + 7);
             goto fail;
         }
         int dup = 0;
@@ -901,17 +942,9 @@ static int peers_init(server *s, char *err, size_t errlen)
     }
     for (int i = 0; i < all.n; i++) free(all.v[i]);
     free(all.v);
-    int slot = -1;
-    for (int i = 0; i < PEERS_MAX_SERVERS && slot < 0; i++)
-        if (!states[i]) slot = i;
-    if (slot < 0) {
-        snprintf(err, errlen, "peers: too many servers in one process");
-        return -1;
-    }
-    states[slot] = ps;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     server_set_fanout(s, fanout, ps);
-    if (peers_routes(s, err, errlen) < 0) return -1;
+    if (peers_routes(ps, s, err, errlen) < 0) return -1;
     if (s->cfg.verbose || self)
         server_log(s, "peers: %d peer(s), deadline %.1f s%s", ps->n, ps->timeout_s,
                    self ? " (this server's own entry left out)" : "");
@@ -919,24 +952,26 @@ static int peers_init(server *s, char *err, size_t errlen)
 fail:
     for (int i = 0; i < all.n; i++) free(all.v[i]);
     free(all.v);
+    if (ps) { /* a module whose init failed is not finished by the server */
+        peers_fini(s, ps);
+        *state = NULL;
+    }
     return -1;
 }
 
-static void peers_fini(server *s)
+static void peers_fini(server *s, void *state)
 {
-    for (int i = 0; i < PEERS_MAX_SERVERS; i++) {
-        peers_state *ps = states[i];
-        if (!ps || ps->srv != s) continue;
-        for (int k = 0; k < ps->n; k++) {
-            free(ps->v[k].spec);
-            free(ps->v[k].base);
-        }
-        free(ps->v);
-        free(ps->auth);
-        pthread_mutex_destroy(&ps->mu);
-        free(ps);
-        states[i] = NULL;
+    peers_state *ps = state;
+    (void)s;
+    if (!ps) return;
+    for (int k = 0; k < ps->n; k++) {
+        free(ps->v[k].spec);
+        free(ps->v[k].base);
     }
+    free(ps->v);
+    free(ps->auth);
+    pthread_mutex_destroy(&ps->mu);
+    free(ps);
 }
 
 SERVER_MODULE(peers_module, "peers", peers_init, peers_fini)

@@ -33,14 +33,6 @@
  * "http://HOST:PORT" (default port 4242).  0 or -1 + err. */
 int peers_base_url(const char *spec, char *out, size_t outlen, char *err, size_t errlen);
 
-/* The configured peers (after self-removal); 0 when not fanning out. */
-int peers_count(server *s);
-
-/* /api/query over the allocation: local raw series plus every peer's, then
- * tsq_eval per sub-query into out.  warn gets the missing peers ("" when
- * none).  0, or -1 + err (the query itself is wrong). */
-int peers_query(server *s, const server_request *r, const tsq_query *q, tsq_result *out,
-                tsq_error *err, char *warn, size_t warnlen);
 /* The answer of POST /api/query?raw=1: the local raw series of the only
  * sub-query (tsq_set_json), or a JSON array of them, one per sub-query.
  * NULL + err. */

@@ -56,6 +56,12 @@ void server_config_defaults(server_config *c)
     c->peer_timeout_s = 2;
     c->node_interval_s = 1;
     c->body_limit = 32u << 20;
+    c->body_memory = 256u << 20;
+    c->header_timeout_s = 10;
+    c->body_timeout_s = 60;
+    c->query_timeout_s = 30;
+    c->max_connections = 2048;
+    c->max_per_client = 256;
     c->threads = 4;
 }
 
@@ -229,9 +235,32 @@ int server_config_set(server_config *c, const char *key, const char *v, char *er
         NEED();
         return strlist_add(&c->consume, v, strlen(v));
     }
-    if (!strcmp(key, "verbose")) {
-        c->verbose =
-            !v || !*v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes");
+    if (!strcmp(key, "verbose") || !strcmp(key, "peers-insecure")) {
+        int on = !v || !*v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes");
+        *(key[0] == 'v' ? &c->verbose : &c->peers_insecure) = on;
+        return 0;
+    }
+    if (!strcmp(key, "header-timeout") || !strcmp(key, "body-timeout") ||
+        !strcmp(key, "query-timeout")) {
+        NEED();
+        if (server_parse_duration(v, &d) < 0 || (key[0] != 'q' && d <= 0)) {
+            snprintf(err, errlen, "%s '%s': expected a duration above 0 such as 10s, 0.5", key, v);
+            return -1;
+        }
+        *(key[0] == 'h'   ? &c->header_timeout_s
+          : key[0] == 'b' ? &c->body_timeout_s
+                          : &c->query_timeout_s) = d;
+        return 0;
+    }
+    if (!strcmp(key, "max-connections") || !strcmp(key, "max-connections-per-client")) {
+        NEED();
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > 65536) {
+            snprintf(err, errlen, "%s '%s': expected 1..65536", key, v);
+            return -1;
+        }
+        *(strlen(key) > 15 ? &c->max_per_client : &c->max_connections) = (int)n;
         return 0;
     }
     if (!strcmp(key, "retention") || !strcmp(key, "peer-timeout") ||
@@ -254,7 +283,7 @@ int server_config_set(server_config *c, const char *key, const char *v, char *er
             c->node_interval_s = d;
         return 0;
     }
-    if (!strcmp(key, "max-size") || !strcmp(key, "body-limit")) {
+    if (!strcmp(key, "max-size") || !strcmp(key, "body-limit") || !strcmp(key, "body-memory")) {
         NEED();
         if (server_parse_size(v, &ll) < 0) {
             snprintf(err, errlen, "%s '%s': expected a size such as 10G, 512M, 65536", key, v);
@@ -262,7 +291,13 @@ int server_config_set(server_config *c, const char *key, const char *v, char *er
         }
         if (key[0] == 'm')
             c->max_bytes = ll;
-        else {
+        else if (!strcmp(key, "body-memory")) {
+            if (ll < 1 << 20) {
+                snprintf(err, errlen, "body-memory must be at least 1M");
+                return -1;
+            }
+            c->body_memory = (size_t)ll;
+        } else {
             if (ll < 1024) {
                 snprintf(err, errlen, "body-limit must be at least 1024 bytes");
                 return -1;
@@ -411,6 +446,15 @@ static void usage(FILE *f)
         "                        (FILE holds the token, 16+ characters); the Unix socket\n"
         "                        needs none\n"
         "  --body-limit SIZE     largest request body (default 32M); larger: 413\n"
+        "  --body-memory SIZE    request bodies held at once, all connections together\n"
+        "                        (default 256M); a body beyond it: 503\n"
+        "  --header-timeout SECS a request's headers must arrive within SECS of the\n"
+        "                        connection or of the previous answer (default 10)\n"
+        "  --body-timeout SECS   its body within SECS of its headers (default 60)\n"
+        "  --max-connections N   connections per listener (default 2048)\n"
+        "  --max-connections-per-client N\n"
+        "                        connections from one address (default 256)\n"
+        "  --query-timeout SECS  a query's work stops after SECS (default 30; 0 = none)\n"
         "  --threads N           HTTP worker threads (default 4)\n"
         "\n"
         "Store:\n"
@@ -424,6 +468,9 @@ static void usage(FILE *f)
         "  --peers-file FILE     peers, one or more per line (# comments)\n"
         "  --peer-timeout SECS   deadline per peer request (default 2): partial answer +\n"
         "                        warning after it\n"
+        "  --peers-insecure      with --token-file, send the token to http:// peers\n"
+        "                        (refused without it: the token would cross the network\n"
+        "                        in clear)\n"
         "  --forward URL         also hand every point/event to URL (influx://, opentsdb://,\n"
         "                        amqp://, elasticsearch://; repeatable; spooled when down)\n"
         "  --consume URL         take events from an AMQP queue "
@@ -464,6 +511,13 @@ static const struct option long_opts[] = {
     {"consume", required_argument, 0, 0},
     {"node-interval", required_argument, 0, 0},
     {"body-limit", required_argument, 0, 0},
+    {"body-memory", required_argument, 0, 0},
+    {"header-timeout", required_argument, 0, 0},
+    {"body-timeout", required_argument, 0, 0},
+    {"query-timeout", required_argument, 0, 0},
+    {"max-connections", required_argument, 0, 0},
+    {"max-connections-per-client", required_argument, 0, 0},
+    {"peers-insecure", no_argument, 0, 0},
     {"threads", required_argument, 0, 0},
     {"spool-dir", required_argument, 0, 0},
     {"config", required_argument, 0, 0},
@@ -504,6 +558,7 @@ int serve_main(int argc, char **argv)
     }
 
     optind = 1;
+    opterr = 0; /* one line of our own below, not getopt's too */
     int c, idx;
     while ((c = getopt_long(argc, argv, "vh", long_opts, &idx)) != -1) {
         if (c == 'v') {
@@ -516,7 +571,10 @@ int serve_main(int argc, char **argv)
             return 0;
         }
         if (c != 0) {
-            fprintf(stderr, "jobscope serve: see 'jobscope serve --help'\n");
+            fprintf(stderr,
+                    "jobscope serve: unknown option or missing value '%s' (see 'jobscope "
+                    "serve --help')\n",
+                    argv[optind - 1]);
             server_config_free(&cfg);
             return EXIT_ERR;
         }
@@ -563,8 +621,14 @@ int serve_main(int argc, char **argv)
     if (!s) goto fail;
     err[0] = 0;
     int rc = server_start(s, err, sizeof err);
-    if (rc < 0 && socket_default && strstr(err, "another server")) {
-        fprintf(stderr, "jobscope serve: warning: %s; going on without the Unix socket\n", err);
+    /* The well-known socket taken by another server, or its directory made
+     * by someone else (another user can create /tmp/jobscope-UID first):
+     * TCP only, said in one line.  An explicit --socket is an error. */
+    if (rc < 0 && socket_default &&
+        (strstr(err, "another server") || strstr(err, "must be a directory of this user") ||
+         strstr(err, "cannot create")) &&
+        s->cfg.listen && *s->cfg.listen && strcmp(s->cfg.listen, "none")) {
+        server_log(s, "warning: %s; going on without the Unix socket", err);
         free(s->cfg.socket_path);
         s->cfg.socket_path = NULL;
         rc = server_start(s, err, sizeof err);

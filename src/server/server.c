@@ -97,9 +97,16 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
         server_destroy(s);
         return NULL;
     }
-    server_api_init(s);
-    for (server_module *m = modules; m; m = m->next) {
-        if (m->init && m->init(s, err, errlen) < 0) {
+    int k = 0;
+    for (server_module *m = modules; m; m = m->next, k++) {
+        if (k >= SERVER_MAX_MODULES) {
+            snprintf(err, errlen, "too many server modules");
+            server_destroy(s);
+            return NULL;
+        }
+        if (m->init && m->init(s, &p->module_state[k], err, errlen) < 0) {
+            /* what it made before failing is its fini's to free */
+            if (m->fini && p->module_state[k]) m->fini(s, p->module_state[k]);
             char why[256];
             snprintf(why, sizeof why, "%s", err);
             snprintf(err, errlen, "%s: %s", m->name, why);
@@ -147,14 +154,14 @@ void server_destroy(server *s)
         pthread_join(p->maintainer, NULL);
     }
     if (p->inited) {
-        for (server_module *m = modules; m; m = m->next) {
-            if (m->fini) m->fini(s);
+        int k = 0;
+        for (server_module *m = modules; m; m = m->next, k++) {
+            if (m->fini) m->fini(s, p->module_state[k]);
             if (m == p->inited) break;
         }
     }
     if (s->st) store_close(s->st);
     server_live_free(s);
-    server_qcache_free(s);
     server_config_free(&s->cfg);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->cond);

@@ -55,9 +55,16 @@ typedef struct server_config {
     server_strlist consume; /* --consume amqp://... (repeatable) */
     double node_interval_s; /* --node-interval, default 1; 0 = no node metrics */
     size_t body_limit;      /* --body-limit, default 32 MiB: larger bodies get 413 */
-    char *config_file;      /* --config; default /etc/jobscope/serve.conf if it exists */
-    int threads;            /* HTTP worker threads, default 4 */
-    char *spool_dir;        /* forwarders' spool, default under the store */
+    size_t body_memory; /* --body-memory, default 256 MiB: all bodies held at once; beyond: 503 */
+    double header_timeout_s; /* --header-timeout, default 10: a request's headers, from connect */
+    double body_timeout_s;   /* --body-timeout, default 60: its body, from the headers */
+    double query_timeout_s;  /* --query-timeout, default 30: a query's work; 0 = none */
+    int max_connections;     /* --max-connections, default 2048 per listener */
+    int max_per_client;      /* --max-connections-per-client, default 256 (per address) */
+    int peers_insecure;      /* --peers-insecure: send the token to http:// peers anyway */
+    char *config_file;       /* --config; default /etc/jobscope/serve.conf if it exists */
+    int threads;             /* HTTP worker threads, default 4 */
+    char *spool_dir;         /* forwarders' spool, default under the store */
     int verbose;
 } server_config;
 
@@ -155,7 +162,13 @@ typedef struct server_request {
  * parameter given without value ("?summary") is "". */
 const char *server_param(const server_request *r, const char *name);
 const char *server_param_n(const server_request *r, const char *name, int i);
+/* The name of the i-th query-string parameter, NULL past the last: a route
+ * that answers 400 to parameters it does not know walks them with it. */
+const char *server_param_name(const server_request *r, int i);
 const char *server_header(const server_request *r, const char *name);
+/* Nonzero once the client of r has closed its connection (a long query
+ * stops working for nobody); 0 without a connection. */
+int server_client_gone(const server_request *r);
 
 #define SERVER_MAX_HEADERS 8
 typedef struct server_response {
@@ -192,10 +205,15 @@ void server_dispatch(server *s, const server_request *r, server_response *w);
 
 typedef struct server_module {
     const char *name;
-    /* After the store is open, before listening: routes, hooks, tasks. */
-    int (*init)(server *s, char *err, size_t errlen);
-    /* Frees what init made, after the tasks and listeners stopped. */
-    void (*fini)(server *s);
+    /* After the store is open, before listening: routes, hooks, tasks.
+     * *state is the module's own (NULL to start with); it is handed to
+     * fini and is what the module passes as `arg` to the routes and hooks
+     * it registers (redis' clientData, collectd's user_data_t): no module
+     * keeps state in a global. */
+    int (*init)(server *s, void **state, char *err, size_t errlen);
+    /* Frees what init made, after the tasks and listeners stopped (also
+     * right away when init fails having set *state). */
+    void (*fini)(server *s, void *state);
     struct server_module *next;
 } server_module;
 void server_module_register(server_module *m);

@@ -6,9 +6,10 @@
 
 #include "serve_cmd.h"
 #include "report/stats.h"
+#include "report/summary.h"
 
 #define SERVER_COMMANDS                                                                            \
     {"serve", serve_main}, {"import", import_main}, {"stats", stats_main},                         \
-        {"report", report_main}, {NULL, NULL},
+        {"report", report_main}, {"summary", summary_main}, {NULL, NULL},
 
 #endif

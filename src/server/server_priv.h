@@ -7,9 +7,10 @@
 #include <pthread.h>
 #include "server.h"
 
-#define SERVER_MAX_ROUTES 128
-#define SERVER_MAX_TASKS  32
-#define SERVER_MAX_HOOKS  16
+#define SERVER_MAX_ROUTES  128
+#define SERVER_MAX_TASKS   32
+#define SERVER_MAX_HOOKS   16
+#define SERVER_MAX_MODULES 32
 
 typedef struct server_route_entry {
     const char *method; /* NULL = any */
@@ -56,9 +57,11 @@ struct server_priv {
     int nmetrics_hooks;
     server_fanout_fn fanout;
     void *fanout_arg;
-    server_module *inited; /* last module whose init() succeeded */
+    server_module *inited;                  /* last module whose init() succeeded */
+    void *module_state[SERVER_MAX_MODULES]; /* in registration order */
 
-    void *http_tcp; /* struct MHD_Daemon * */
+    struct server_http *http; /* connection deadlines, body memory (http.c) */
+    void *http_tcp;           /* struct MHD_Daemon * */
     void *http_unix;
     void *tcp_ls, *unix_ls; /* their handler closures (http.c) */
     int tcp_port;           /* the port actually bound */
@@ -72,22 +75,30 @@ struct server_priv {
     size_t live_cap, live_nsets, live_n; /* live_n: series */
     struct live_name **live_names;       /* interned metric names */
     size_t live_names_cap, live_names_n;
-
-    struct qcache *qcache; /* /api/query answers (api_query.c) */
 };
 
 /* http.c */
+#define SERVER_HEADER_MEMORY (256 * 1024) /* a connection's headers (libmicrohttpd) */
 int server_http_start(server *s, char *err, size_t errlen);
 void server_http_stop(server *s);
-/* api_*.c: the core endpoints */
-void server_api_init(server *s);
-void server_qcache_free(server *s);
+/* Connections cut at their header/body deadline, bodies refused for
+ * --body-memory, body bytes held now. */
+void server_http_stats(server *s, unsigned long long *cut, unsigned long long *busy,
+                       size_t *body_bytes);
+/* api_*.c: the core endpoints, ordinary modules ("core", "ingest", "query") */
 /* The size bound of a query (a filled downsample's buckets): 0, or -1 and
  * a 400 in e.  Every /api/query path applies it (api_query.c, peers.c). */
 struct tsq_query;
 struct tsq_error;
+/* The timestamps the server takes, in milliseconds: up to the end of year
+ * 9999 either side of 1970.  A point outside is a bad line or point (400,
+ * the others are stored), never a failed batch. */
+#define SERVER_TS_MAX_MS       253402300799999.0
+#define server_valid_ts_ms(ms) ((ms) > -SERVER_TS_MAX_MS && (ms) < SERVER_TS_MAX_MS)
 /* OpenTSDB's rule for metric names, tag keys and values (api_ingest.c):
- * a-z A-Z 0-9 - _ . / and Unicode letters (any byte >= 0x80), 1..256 bytes. */
+ * a-z A-Z 0-9 - _ . / and Unicode letters (any byte >= 0x80), 1..256 bytes.
+ * /write applies the same length to its tags (any characters). */
+#define SERVER_MAX_NAME 256
 int server_valid_name(const char *s, size_t n);
 /* A 64-bit hash of bytes, a word at a time, for the in-memory tables of the
  * ingest path (live.c, lineproto.c); never stored. */
@@ -97,6 +108,18 @@ uint64_t server_hash_bytes(const char *s, size_t n);
 void *server_grow(void *p, size_t *cap, size_t need, size_t elem, int *oom);
 
 int server_query_check_size(const struct tsq_query *q, struct tsq_error *e);
+/* The bounds of one /api/query request, all sub-queries together
+ * (docs/serve.md "Limits"): buckets of filled downsamples, points
+ * processed, points answered. */
+#define SERVER_MAX_FILLED_BUCKETS 500000
+#define SERVER_MAX_QUERY_POINTS   10000000L
+#define SERVER_MAX_ANSWER_POINTS  2000000
+struct tsq_result;
+/* Fills q->guard: the request's point bound, --query-timeout, and the
+ * client's connection (work stops when it leaves). */
+void server_query_guard(server *s, const server_request *r, struct tsq_query *q);
+/* 0, or -1 and a 413 when the answer holds more than SERVER_MAX_ANSWER_POINTS. */
+int server_query_check_answer(const struct tsq_result *res, struct tsq_error *e);
 /* live.c */
 void server_live_update(server *s, const store_point *pts, size_t n);
 void server_live_end_job(server *s, const char *job_id);

@@ -27,7 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static tsq_set set;
     if (!set.n) {
-        tsq_max_points = 100000;     /* huge fills are 413s, not timeouts */
         set.v = calloc(4, sizeof *set.v);
         set.cap = 4;
         add(&set, "m", "host", "a", 1699999200000LL, 200, 1.5);
@@ -41,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (e.code != 400 && e.code != 413) abort();
         return 0;
     }
+    q.guard.max_points = 100000; /* huge fills are 413s, not timeouts */
     tsq_result r = { 0 };
     for (int i = 0; i < q.nsubs; i++)
         if (tsq_eval(&q, &q.subs[i], &set, &r, &e) < 0 && e.code != 400 && e.code != 413) abort();

@@ -4,25 +4,26 @@
 source "$ROOT/tests/helpers/publish_servers.sh"
 
 # serve_start [NAME] [ARGS...]: sets SERVE_PORT, SERVE_PID, SERVE_URL, SERVE_STORE,
-# SERVE_SOCK (for NAME, default "s"); the log is $T/NAME.log.  Extra ARGS go to serve.
+# SERVE_SOCK (for NAME, default "s"); the log is $T/NAME.log.  Extra ARGS go to serve;
+# $SERVE_WRAP, when set, is a command line put before it (prlimit --as=2G).
 serve_start() {
     local name=${1:-s}; [ $# -gt 0 ] && shift
     SERVE_PORT=$(free_port)
     SERVE_STORE=$T/$name.store
     SERVE_SOCK=$T/$name.rt/serve.sock
     SERVE_URL=http://127.0.0.1:$SERVE_PORT
-    "$JS" serve --store "$SERVE_STORE" --listen "127.0.0.1:$SERVE_PORT" --socket "$SERVE_SOCK" \
+    ${SERVE_WRAP:-} "$JS" serve --store "$SERVE_STORE" --listen "127.0.0.1:$SERVE_PORT" --socket "$SERVE_SOCK" \
         --node-interval 0 "$@" >>"$T/$name.log" 2>&1 &
     SERVE_PID=$!
     _js_add_trap "kill -9 $SERVE_PID 2>/dev/null"
     serve_wait "$SERVE_URL" || { cat "$T/$name.log" >&2; return 1; }
 }
 
-# serve_wait URL: until URL/api/version answers (10 s).
+# serve_wait URL: until URL/api/version answers (10 s; 401 without a token counts).
 serve_wait() {
     local i
     for i in $(seq 100); do
-        curl -sf -o /dev/null "$1/api/version" && return 0
+        case $(curl -s -o /dev/null -w '%{http_code}' "$1/api/version") in 200 | 401) return 0 ;; esac
         sleep 0.1
     done
     fail "server at $1 did not answer"

@@ -26,8 +26,10 @@ static void test_peer_specs(void **state)
     assert_int_equal(peers_base_url("node1:0", out, sizeof out, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad port"));
     assert_int_equal(peers_base_url("node1:42x", out, sizeof out, err, sizeof err), -1);
-    assert_int_equal(peers_base_url("https://node1", out, sizeof out, err, sizeof err), -1);
-    assert_non_null(strstr(err, "only http://"));
+    assert_int_equal(peers_base_url("https://node1", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "https://node1:4242");
+    assert_int_equal(peers_base_url("ftp://node1", out, sizeof out, err, sizeof err), -1);
+    assert_non_null(strstr(err, "only http:// and https://"));
     assert_int_equal(peers_base_url("", out, sizeof out, err, sizeof err), -1);
     assert_int_equal(peers_base_url("no de", out, sizeof out, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad host"));

@@ -588,15 +588,14 @@ static void bad_downsample_is_a_400(void **st)
                  400, "Zero or negative duration: 0s");
 }
 
-/* a fill over a long range is bounded: beyond tsq_max_points, a 413 */
+/* a fill over a long range is bounded: beyond the guard's max_points, a 413 */
 static void too_many_points_is_a_413(void **st)
 {
     gap_series();
-    long saved = tsq_max_points;
-    tsq_max_points = 1000;
+    test_max_points = 1000;
     /* 1s buckets over an hour-aligned scan of [B, B+2h] = 3 h: 10800 > 1000 */
     int rc = run1(7200, "\"aggregator\":\"sum\",\"downsample\":\"1s-avg-zero\"");
-    tsq_max_points = saved;
+    test_max_points = 0;
     assert_int_equal(rc, -1);
     assert_int_equal(e.code, 413);
     teardown(NULL); gap_series();

@@ -50,11 +50,15 @@ static inline void add_series(tsq_set *set, const char *metric, const char *tags
 }
 
 /* Parses body (now = B + 1 h), evaluates every sub-query over set. */
+/* the guard's point bound of the queries run_query makes (0: the default) */
+static long test_max_points;
+
 static inline int run_query(const char *body, const tsq_set *set, tsq_query *q, tsq_result *r, tsq_error *err)
 {
     memset(r, 0, sizeof *r);
     if (tsq_parse_json(body, strlen(body), B + 3600000, q, err) < 0)
         return -1;
+    q->guard.max_points = test_max_points;
     for (int i = 0; i < q->nsubs; i++)
         if (tsq_eval(q, &q->subs[i], set, r, err) < 0)
             return -1;
