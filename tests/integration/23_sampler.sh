@@ -21,6 +21,7 @@ run_storm() {
 }
 
 cpu_of() { jq_py 'end["utime"]+end["stime"]' "$1"; }
+children_cpu() { jq_py 'end["rusage_children"]["utime"]+end["rusage_children"]["stime"]' "$1"; }
 truth_cpu() { read -r tu ts < "$1"; awk -v a="$tu" -v b="$ts" 'BEGIN{print a+b}'; }
 
 test_each_sampler_says_which_ran_in_the_start_event_and_the_record() {
@@ -337,12 +338,12 @@ test_auto_uses_a_pinned_sampler_from_the_first_sample() {
     use_bpffs || return $?
     "$JS" run -q --sampler bpf -o /dev/null -- true || return 1
     # the job's cgroup: BPF from the first sample
-    "$JS" run --cgroup -i 0.05 -o cg.jsonl -- "$W" burn 200 report truth.txt
+    "$JS" run --cgroup -i 0.05 -o cg.jsonl -- "$W" burn 200
     assert_eq $? 0 || return 1
     [ "$(jq_py 'ev[0]["discovery"]' cg.jsonl)" = bpf-cgroup ] || { echo "    skip: no cgroup walk here" >&2; return 77; }
     assert_eq "$(jq_py 'ev[0]["sampler"]' cg.jsonl)" bpf "start event" || return 1
     assert_eq "$(jq_py 'end["sampler"]' cg.jsonl)" bpf "record" || return 1
-    assert_close "$(cpu_of cg.jsonl)" "$(truth_cpu truth.txt)" 0.01 "cpu" || return 1
+    assert_close "$(cpu_of cg.jsonl)" "$(children_cpu cg.jsonl)" 0.01 "cpu" || return 1
     # no cgroup (the host-task walk follows the host): procfs's first three
     # samples, then BPF, compared with them
     "$JS" run --no-cgroup -i 0.05 -o host.jsonl -- "$W" burn 400
@@ -380,14 +381,16 @@ test_runs_at_once_on_the_pinned_sampler_keep_their_own_numbers() {
     use_bpffs || return $?
     "$JS" run -q --sampler bpf -o /dev/null -- true || return 1
     mkdir out-a out-b
-    "$JS" run --cgroup --sampler bpf -i 0.02 -o a.jsonl -- "$W" forkstorm 300 2 65536 out-a report truth-a.txt &
+    "$JS" run --cgroup --sampler bpf -i 0.02 -o a.jsonl -- "$W" forkstorm 300 2 65536 out-a &
     local a=$!
-    "$JS" run --no-cgroup --sampler bpf -i 0.02 -o b.jsonl -- "$W" forkstorm 200 3 32768 out-b report truth-b.txt &
+    "$JS" run --no-cgroup --sampler bpf -i 0.02 -o b.jsonl -- "$W" forkstorm 200 3 32768 out-b &
     local b=$!
-    "$JS" run --cgroup --sampler bpf -i 0.02 -o c.jsonl -- "$W" burn 400 report truth-c.txt
+    "$JS" run --cgroup --sampler bpf -i 0.02 -o c.jsonl -- "$W" burn 400
     wait $a && wait $b || return 1
+    # each against the kernel's own accounting of its own job (everything
+    # was reaped by that jobscope)
     for r in a b c; do
-        assert_close "$(cpu_of $r.jsonl)" "$(truth_cpu truth-$r.txt)" 0.01 "$r cpu" || return 1
+        assert_close "$(cpu_of $r.jsonl)" "$(children_cpu $r.jsonl)" 0.01 "$r cpu" || return 1
     done
     assert_close "$(jq_py 'end["wchar"]' a.jsonl)" $((300*65536)) 0.01 "a wchar" || return 1
     assert_close "$(jq_py 'end["wchar"]' b.jsonl)" $((200*32768)) 0.01 "b wchar" || return 1
@@ -435,20 +438,34 @@ test_the_pinned_fork_program_counts_every_process_the_job_started() {
     use_bpffs || return $?
     "$JS" run -q --sampler bpf -o /dev/null -- true || return 1
     mkdir out
-    # 300 children of 1-5 ms: most live and die between two samples
-    "$JS" run -v -i 0.5 -o a.jsonl -- "$W" forkstorm 300 1 0 out 2> a.err
-    assert_eq $? 0 || return 1
-    assert_match "$(cat a.err)" "total_processes: counted by the pinned BPF program" || return 1
-    assert_eq "$(jq_py 'end["total_processes"]' a.jsonl)" 301 "the root and its 300 children" || return 1
-    # a relay jobscope forks for --scan-output is not the job's
-    "$JS" run --scan-output -i 0.5 -o b.jsonl -- "$W" forkstorm 50 1 0 out
-    assert_eq "$(jq_py 'end["total_processes"]' b.jsonl)" 51 "with --scan-output" || return 1
-    # a job nested in another's: the outer one counts it all, the inner one
-    # counts through the connector
-    "$JS" run -i 0.5 -o outer.jsonl -- "$JS" run -v -i 0.5 -o inner.jsonl -- "$W" forkstorm 50 1 0 out 2> inner.err
-    assert_eq "$(jq_py 'end["total_processes"]' outer.jsonl)" 52 "outer: inner jobscope, its job, 50" || return 1
-    assert_eq "$(jq_py 'end["total_processes"]' inner.jsonl)" 51 "inner" || return 1
-    assert_match "$(cat inner.err)" "total_processes: through the process connector" || return 1
+    # total_processes (docs/cgroups.md): the pinned fork program gives what
+    # the process connector gives, for the same jobs.  (Under a sanitizer a
+    # process that exits also forks the leak checker's tracer: both count it.)
+    local pin=$JOBSCOPE_BPF_PIN_DIR
+    for how in bpf connector; do
+        [ $how = bpf ] && export JOBSCOPE_BPF_PIN_DIR=$pin || export JOBSCOPE_BPF_PIN_DIR=off
+        # 300 children of 1-5 ms: most live and die between two samples
+        "$JS" run -v -i 0.5 -o a-$how.jsonl -- "$W" forkstorm 300 1 0 out 2> a-$how.err || return 1
+        # a relay jobscope forks for --scan-output is not the job's
+        "$JS" run --scan-output -i 0.5 -o b-$how.jsonl -- "$W" forkstorm 50 1 0 out || return 1
+        # a job nested in another's: the outer one counts it all, the inner
+        # one through the connector
+        "$JS" run -i 0.5 -o outer-$how.jsonl -- "$JS" run -v -i 0.5 -o inner-$how.jsonl -- \
+            "$W" forkstorm 50 1 0 out 2> inner-$how.err || return 1
+    done
+    export JOBSCOPE_BPF_PIN_DIR=$pin
+    assert_match "$(cat a-bpf.err)" "total_processes: counted by the pinned BPF program" || return 1
+    assert_match "$(cat inner-bpf.err)" "total_processes: through the process connector" || return 1
+    assert_ge "$(jq_py 'end["total_processes"]' a-bpf.jsonl)" 301 "the root and its 300 children" || return 1
+    for r in a b outer inner; do
+        assert_eq "$(jq_py 'end["total_processes"]' $r-bpf.jsonl)" \
+                  "$(jq_py 'end["total_processes"]' $r-connector.jsonl)" "$r: bpf vs connector" || return 1
+    done
+    case $BUILD in *asan*) ;; *)
+        assert_eq "$(jq_py 'end["total_processes"]' a-bpf.jsonl)" 301 "exactly" || return 1
+        assert_eq "$(jq_py 'end["total_processes"]' b-bpf.jsonl)" 51 "with --scan-output" || return 1
+        assert_eq "$(jq_py 'end["total_processes"]' outer-bpf.jsonl)" 52 "outer: inner jobscope, its job, 50" || return 1
+    esac
     # nothing of these runs is left in the maps
     local dir
     dir=$(ls -d "$JOBSCOPE_BPF_PIN_DIR"/*)
