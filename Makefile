@@ -83,8 +83,7 @@ BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(shell uname -m)))
 # monitor itself (bpfsys.c, bpfsample.c).  $(BUILD)/bpf/tree_id.h names the
 # compiled program: the pin directory of this build.
 BPF_OBJ := $(BUILD)/pic/src/bpf/bpfload.o
-BPF_CORE := $(BUILD)/src/bpf/bpfsample.o $(BUILD)/src/bpf/bpfpin.o $(BUILD)/src/bpf/bpfcount.o \
-            $(BUILD)/pic/src/bpf/bpfsample.o $(BUILD)/pic/src/bpf/bpfpin.o
+BPF_CORE := $(BUILD)/src/bpf/bpfsample.o $(BUILD)/src/bpf/bpfpin.o $(BUILD)/src/bpf/bpfcount.o
 ifeq ($(BPF_OK),1)
 $(BPF_OBJ) $(BPF_CORE): CFLAGS += -DJOBSCOPE_BPF -I$(BUILD)/bpf -Isrc/bpf
 $(BPF_OBJ): $(BUILD)/bpf/tree.skel.h

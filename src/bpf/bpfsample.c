@@ -182,11 +182,6 @@ int bpfsample_cgroup_walk(const bpfsample *b)
     return b->out_fd >= 0;
 }
 
-int bpfsample_pinned(const bpfsample *b)
-{
-    return b->set.pinned;
-}
-
 void bpfsample_close(bpfsample *b)
 {
     if (!b) return;
@@ -497,11 +492,6 @@ bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char
     return bpfsample_open_set(&set, root, anchor, cgroup_dir, err, errlen);
 }
 int bpfsample_cgroup_walk(const bpfsample *b)
-{
-    (void)b;
-    return 0;
-}
-int bpfsample_pinned(const bpfsample *b)
 {
     (void)b;
     return 0;

@@ -36,8 +36,7 @@ int bpfsample_built(void);
  * the cost then grows with the job, not with the host; kernel 6.7+), or
  * NULL to walk every task of the host with an ancestry filter.  The
  * programs come from the pinned set, else from a fresh load (published for
- * later runs); note, if not NULL, says why a load was needed or could not
- * be pinned.  NULL and a one-line reason when BPF cannot be used here. */
+ * later runs).  NULL and a one-line reason when BPF cannot be used here. */
 bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err,
                           size_t errlen);
 /* The same on a set already open (taken over, closed with the sampler). */
@@ -45,8 +44,6 @@ bpfsample *bpfsample_open_set(bpfset *set, pid_t root, pid_t anchor, const char 
                               char *err, size_t errlen);
 /* 1 if it walks a cgroup (members that left it are not in its reads). */
 int bpfsample_cgroup_walk(const bpfsample *b);
-/* 1 if its programs came from the pinned set (or were pinned by it). */
-int bpfsample_pinned(const bpfsample *b);
 
 /* Reads the tree now: *out gets one entry per process, in no particular
  * order, valid until the next call.  Returns the number of processes, or -1
