@@ -16,6 +16,7 @@
 #include "server.h"
 #include "serve_cmd.h"
 #include "util/serve_detect.h"
+#include "bpf/bpfpin.h"
 
 #define DEFAULT_CONFIG "/etc/jobscope/serve.conf"
 #define EXIT_ERR       125
@@ -646,6 +647,8 @@ int serve_main(int argc, char **argv)
         snprintf(where + strlen(where), sizeof where - strlen(where), "%sunix:%s",
                  *where ? ", " : "", s->cfg.socket_path);
     server_log(s, "listening on %s (store %s)", where, s->cfg.store_dir);
+    char bpf[1200]; /* the BPF sampler, loaded once per node for every run (docs/bpf.md) */
+    if (bpfpin_node(bpf, sizeof bpf) != -2 || s->cfg.verbose) server_log(s, "%s", bpf);
     int sig = 0;
     sigwait(&set, &sig);
     server_log(s, "signal %d: stopping", sig);
