@@ -218,11 +218,10 @@ uint64_t procconn_total(procconn *pc); /* processes ever in the job */
 uint64_t procconn_lost(procconn *pc);  /* events lost (socket overrun) */
 void procconn_close(procconn *pc);
 
-/* The cg_* fields of a kickstart.inv.online sample (docs/cgroups.md): sets
- * them in the sample's metric set and appends them, with cg_io, to ev. */
-struct jbuf;
+/* The cg_* fields of a kickstart.inv.online sample (docs/cgroups.md), with
+ * the cg_io rows, added to the sample's value set. */
 struct mset;
-void cgroup_sample_fields(struct jbuf *ev, struct mset *set, const cg_stats *st);
+void cgroup_sample_fields(struct mset *set, const cg_stats *st);
 
 /* --cgroup (docs/cgroups.md) */
 enum js_cgroup_mode {

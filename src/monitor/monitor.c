@@ -26,11 +26,11 @@
 #include "../proc/proctree.h"
 #include "../proc/reapio.h"
 #include "../proc/tree_metrics.h"
-#include "../sink/sink.h"
 #include "../source.h"
 #include "../cgroup/cgroup.h"
 #include "../limits/limits.h"
 #include "../util/outpath.h"
+#include "emitter.h"
 #include "sampler.h"
 
 #include <errno.h>
@@ -87,7 +87,9 @@ struct monitor {
     struct rusage root_ru;
     double start_ts, end_ts, start_mono;
     tree_sample last;
-    mset sample_set; /* the last sample in the metric model */
+    mset sample_set; /* the last sample (kickstart.inv.online) in the metric model */
+    mset ev;         /* the start event, the end record */
+    mset scratch;    /* the end record's counters, from the last tree sample */
     uint64_t nsamples;
     char *cmd, *cwd, *user, *exe;
     double proc_start; /* epoch seconds the main process started (JoReMon's ClockTime) */
@@ -99,7 +101,7 @@ struct monitor {
     double kill_deadline; /* monotonic; 0 = none */
     int killed_hard;
     int summary_fd;
-    jbuf evbuf;
+    jbuf summary;          /* the end record's JSON, for --summary */
     log_once sample_error; /* sampling failures, reported once */
     char *default_path;    /* JOB_ID.jsonl when no output was given */
     int flush_abort;       /* a signal ended the end-of-job flush (sink_options) */
@@ -163,6 +165,7 @@ static int open_outputs(monitor *m, char **default_path)
         if (!s) return error_exit("cannot write events to %s", err);
         emitter_add_sink(&m->em, s);
     }
+    for (int i = 0; i < o->nsinks; i++) emitter_add_sink(&m->em, o->sinks[i]);
     /* A local `jobscope serve` gets every event too (docs/serve.md). */
     char serve_url[160];
     if (!o->no_serve && serve_detect(serve_url, sizeof serve_url)) {
@@ -182,48 +185,47 @@ static int open_outputs(monitor *m, char **default_path)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* The sources' events (ctx->emit): into the job's outputs. */
+static uint64_t monitor_emit(monitor_ctx *ctx, const mset *ev)
+{
+    monitor *m = ctx->monitor;
+    return emitter_send(&m->em, ev, NULL);
+}
+
 static void emit_start(monitor *m)
 {
-    jbuf *b = &m->evbuf;
-    event_begin(&m->em, b, EV_START, m->start_ts);
-    json_str(b, "version", JOBSCOPE_VERSION_STR);
-    json_str(b, "mode", m->opt.attach ? "attach" : "run");
-    json_i64(b, "pid", m->root);
-    json_i64(b, "monitor_pid", getpid());
-    json_str(b, "exe", m->exe);
+    mset *e = &m->ev;
+    mset_clear(e, EV_START, m->start_ts);
+    mset_put_str(e, "version", JOBSCOPE_VERSION_STR);
+    mset_put_str(e, "mode", m->opt.attach ? "attach" : "run");
+    mset_label_num(e, "pid", m->root);
+    mset_put_i64(e, "monitor_pid", getpid());
+    mset_put_str(e, "exe", m->exe);
     if (m->opt.argv) {
-        json_arr_open(b, "argv");
-        for (char *const *a = m->opt.argv; *a; a++) json_str(b, NULL, *a);
-        json_arr_close(b);
+        mset_open_arr(e, "argv");
+        for (char *const *a = m->opt.argv; *a; a++) mset_put_str(e, NULL, *a);
+        mset_close(e);
     }
-    json_str(b, "cmd", m->cmd);
-    json_str(b, "cwd", m->cwd);
-    json_str(b, "user", m->user);
-    json_i64(b, "uid", getuid());
-    json_fixed(b, "interval", m->opt.interval, 3);
-    json_str(b, "discovery", proctree_discovery(m->tree));
-    json_str(b, "sampler", proctree_sampler(m->tree));
-    hostinfo_write(b);
-    hostinfo_rlimits(b);
+    mset_put_str(e, "cmd", m->cmd);
+    mset_put_str(e, "cwd", m->cwd);
+    mset_put_str(e, "user", m->user);
+    mset_put_i64(e, "uid", getuid());
+    mset_put_fixed(e, "interval", m->opt.interval, 3);
+    mset_put_str(e, "discovery", proctree_discovery(m->tree));
+    mset_put_str(e, "sampler", proctree_sampler(m->tree));
+    hostinfo_add(e);
+    hostinfo_add_rlimits(e);
     alloc_info alloc; /* what the job was given (src/proc/alloc.c) */
     alloc_detect(m->opt.attach ? m->root : 0, &alloc);
-    alloc_write(b, &alloc);
-    emitter_send(&m->em, b, EV_START, m->start_ts, NULL);
+    alloc_add(e, &alloc);
+    emitter_send(&m->em, e, NULL);
 }
 
 /* The cumulative counters (utime ... nivcsw), as in the samples. */
-static void put_counters(jbuf *b, const tree_sample *s, int null_missing)
+static void put_counters(monitor *m, mset *rec, const tree_sample *s)
 {
-    mset set;
-    tree_metrics_fill(&set, s, 0, NULL, null_missing);
-    mset_write_json_range(b, &set, M_UTIME, M_NIVCSW);
-}
-
-void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s,
-                           int null_missing)
-{
-    tree_metrics_fill(set, s, root, exe, null_missing);
-    mset_write_json(b, set);
+    tree_metrics_fill(&m->scratch, s, 0, NULL, m->opt.null_missing);
+    mset_copy_range(rec, &m->scratch, M_UTIME, M_NIVCSW);
 }
 
 /* The job's command line.  Right after posix_spawn returns, the new program
@@ -384,35 +386,34 @@ static void sample_and_emit(monitor *m)
     s->root_cwd = m->cwd;
     s->user = m->user;
     m->nsamples++;
-    jbuf *b = &m->evbuf;
-    event_begin(&m->em, b, EV_SAMPLE, s->ts);
-    monitor_sample_fields(b, &m->sample_set, m->root, m->exe, s, m->opt.null_missing);
+    mset *ev = &m->sample_set;
+    tree_metrics_fill(ev, s, m->root, m->exe, m->opt.null_missing);
     for (int i = 0; i < m->nsources; i++)
-        if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, b);
-    if (!m->opt.online_off) emitter_send(&m->em, b, EV_SAMPLE, s->ts, &m->sample_set);
+        if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, ev);
+    if (!m->opt.online_off) emitter_send(&m->em, ev, NULL);
 }
 
-static void put_peak(jbuf *b, const char *key, const tree_peak *p, int decimals)
+static void put_peak(mset *e, const char *key, const tree_peak *p, int decimals)
 {
-    json_obj_open(b, key);
-    json_fixed(b, "value", p->value, decimals);
-    json_fixed(b, "ts", p->ts, 6);
-    json_obj_close(b);
+    mset_open_obj(e, key);
+    mset_put_fixed(e, "value", p->value, decimals);
+    mset_put_fixed(e, "ts", p->ts, 6);
+    mset_close(e);
 }
 
-static void put_rusage(jbuf *b, const char *key, const struct rusage *r)
+static void put_rusage(mset *e, const char *key, const struct rusage *r)
 {
-    json_obj_open(b, key);
-    json_fixed(b, "utime", (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6, 6);
-    json_fixed(b, "stime", (double)r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6, 6);
-    json_i64(b, "maxrss", r->ru_maxrss);
-    json_i64(b, "minflt", r->ru_minflt);
-    json_i64(b, "majflt", r->ru_majflt);
-    json_i64(b, "inblock", r->ru_inblock);
-    json_i64(b, "oublock", r->ru_oublock);
-    json_i64(b, "nvcsw", r->ru_nvcsw);
-    json_i64(b, "nivcsw", r->ru_nivcsw);
-    json_obj_close(b);
+    mset_open_obj(e, key);
+    mset_put_fixed(e, "utime", (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6, 6);
+    mset_put_fixed(e, "stime", (double)r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6, 6);
+    mset_put_i64(e, "maxrss", r->ru_maxrss);
+    mset_put_i64(e, "minflt", r->ru_minflt);
+    mset_put_i64(e, "majflt", r->ru_majflt);
+    mset_put_i64(e, "inblock", r->ru_inblock);
+    mset_put_i64(e, "oublock", r->ru_oublock);
+    mset_put_i64(e, "nvcsw", r->ru_nvcsw);
+    mset_put_i64(e, "nivcsw", r->ru_nivcsw);
+    mset_close(e);
 }
 
 static int exit_status(const monitor *m)
@@ -426,67 +427,66 @@ static int exit_status(const monitor *m)
 static void emit_record(monitor *m)
 {
     const tree_sample *s = &m->last;
-    jbuf *b = &m->evbuf;
+    mset *b = &m->ev;
     double duration = m->end_ts - m->start_ts;
-    double ts = now_epoch();
-    event_begin(&m->em, b, EV_END, ts);
-    json_i64(b, "pid", m->root);
-    json_str(b, "exe", m->exe);
-    json_str(b, "cmd", m->cmd);
+    mset_clear(b, EV_END, now_epoch());
+    mset_label_num(b, "pid", m->root);
+    mset_put_str(b, "exe", m->exe);
+    mset_put_str(b, "cmd", m->cmd);
     int known = !m->opt.attach || m->have_status; /* a wait status to report */
     if (!known) {
-        json_str(b, "exit_type", m->stop_signal ? "detached" : "ended");
-        json_null(b, "exit_code");
-        json_null(b, "signal");
+        mset_put_str(b, "exit_type", m->stop_signal ? "detached" : "ended");
+        mset_put_null(b, "exit_code");
+        mset_put_null(b, "signal");
     } else if (m->kill_reason[0]) {
-        json_str(b, "exit_type", "limit");
+        mset_put_str(b, "exit_type", "limit");
     } else {
-        json_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
+        mset_put_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
     }
     if (known) {
         if (WIFEXITED(m->status))
-            json_i64(b, "exit_code", WEXITSTATUS(m->status));
+            mset_put_i64(b, "exit_code", WEXITSTATUS(m->status));
         else
-            json_null(b, "exit_code");
+            mset_put_null(b, "exit_code");
         if (WIFSIGNALED(m->status)) {
-            json_i64(b, "signal", WTERMSIG(m->status));
+            mset_put_i64(b, "signal", WTERMSIG(m->status));
             const char *abbrev = sigabbrev_np(WTERMSIG(m->status));
             char name[32];
-            snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
-            json_str(b, "signal_name", name);
-            json_bool(b, "core_dumped", WCOREDUMP(m->status));
+            int n = snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+            mset_put_str(b, "signal_name", mset_copy(b, name, (size_t)n));
+            mset_put_bool(b, "core_dumped", WCOREDUMP(m->status));
         } else {
-            json_null(b, "signal");
+            mset_put_null(b, "signal");
         }
-        if (m->kill_reason[0]) json_str(b, "limit", m->kill_reason);
+        if (m->kill_reason[0]) mset_put_str(b, "limit", m->kill_reason);
     }
-    json_i64(b, "status", exit_status(m));
-    json_fixed(b, "start", m->start_ts, 6);
-    json_fixed(b, "end", m->end_ts, 6);
-    json_fixed(b, "duration", duration, 6);
-    put_counters(b, s, m->opt.null_missing);
+    mset_put_i64(b, "status", exit_status(m));
+    mset_put_fixed(b, "start", m->start_ts, 6);
+    mset_put_fixed(b, "end", m->end_ts, 6);
+    mset_put_fixed(b, "duration", duration, 6);
+    put_counters(m, b, s);
     double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6;
     int cores = hostinfo_cpus_available();
-    json_fixed(b, "cpu_time", cpu, 6);
-    json_i64(b, "cores", cores);
-    json_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
-    json_u64(b, "samples", m->nsamples);
-    json_u64(b, "total_procs", s->total_procs);
-    json_str(b, "sampler", proctree_sampler(m->tree));
+    mset_put_fixed(b, "cpu_time", cpu, 6);
+    mset_put_i64(b, "cores", cores);
+    mset_put_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
+    mset_put_u64(b, "samples", m->nsamples);
+    mset_put_u64(b, "total_procs", s->total_procs);
+    mset_put_str(b, "sampler", proctree_sampler(m->tree));
     if (proctree_reader_outside(m->tree))
-        json_u64(b, "sampler_outside", proctree_reader_outside(m->tree));
-    if (m->sampler_switch_ts > 0) json_fixed(b, "sampler_since", m->sampler_switch_ts, 6);
-    if (m->sampler_revert_ts > 0) json_fixed(b, "sampler_reverted", m->sampler_revert_ts, 6);
+        mset_put_u64(b, "sampler_outside", proctree_reader_outside(m->tree));
+    if (m->sampler_switch_ts > 0) mset_put_fixed(b, "sampler_since", m->sampler_switch_ts, 6);
+    if (m->sampler_revert_ts > 0) mset_put_fixed(b, "sampler_reverted", m->sampler_revert_ts, 6);
     if (proctree_reader_fallbacks(m->tree))
-        json_u64(b, "sampler_fallbacks", proctree_reader_fallbacks(m->tree));
-    json_obj_open(b, "peaks");
+        mset_put_u64(b, "sampler_fallbacks", proctree_reader_fallbacks(m->tree));
+    mset_open_obj(b, "peaks");
     put_peak(b, "rss", &s->peak_rss_kb, 0);
     put_peak(b, "vm", &s->peak_vm_kb, 0);
     put_peak(b, "cpu_percent", &s->peak_cpu_percent, 2);
     put_peak(b, "procs", &s->peak_procs, 0);
     put_peak(b, "threads", &s->peak_threads, 0);
-    json_u64(b, "max_process_hwm", s->hwm_kb);
-    json_obj_close(b);
+    mset_put_u64(b, "max_process_hwm", s->hwm_kb);
+    mset_close(b);
     if (!m->opt.attach) {
         put_rusage(b, "rusage", &m->root_ru);
         struct rusage all;
@@ -497,14 +497,15 @@ static void emit_record(monitor *m)
         if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
     /* reaped processes whose final I/O could not be read exactly: the I/O
      * counters above may be short (docs/events.md) */
-    if (m->reapio.inexact) json_u64(b, "io_incomplete", m->reapio.inexact);
-    json_u64(b, "events_dropped", emitter_dropped(&m->em));
+    if (m->reapio.inexact) mset_put_u64(b, "io_incomplete", m->reapio.inexact);
+    mset_put_u64(b, "events_dropped", emitter_dropped(&m->em));
     emitter_put_errors(&m->em, b, "output_errors");
-    emitter_send(&m->em, b, EV_END, ts, NULL);
+    jbuf *json = &m->summary;
+    emitter_send(&m->em, b, m->summary_fd >= 0 ? json : NULL);
     if (m->summary_fd >= 0) {
         /* the same document, alone in its file */
-        size_t n = b->len;
-        if (write(m->summary_fd, b->p, n) != (ssize_t)n || write(m->summary_fd, "\n", 1) != 1)
+        size_t n = json->len;
+        if (write(m->summary_fd, json->p, n) != (ssize_t)n || write(m->summary_fd, "\n", 1) != 1)
             js_log(m->opt.verbose, NULL, "cannot write the summary file: %s", strerror(errno));
         close(m->summary_fd);
         m->summary_fd = -1;
@@ -825,14 +826,17 @@ monitor *monitor_new(const monitor_config *cfg)
         free(m);
         return NULL;
     }
-    jbuf_init(&m->evbuf, 2048);
+    jbuf_init(&m->summary, 64);
+    mset_init(&m->sample_set);
+    mset_init(&m->ev);
+    mset_init(&m->scratch);
 
     if (m->opt.attach) {
         m->root = m->opt.pid;
         if (kill(m->root, 0) != 0 && errno == ESRCH) {
             emitter_close(&m->em, 0);
             free(m->default_path);
-            jbuf_free(&m->evbuf);
+            jbuf_free(&m->summary);
             error_exit("no process %d", (int)m->root);
             free(m);
             return NULL;
@@ -843,7 +847,10 @@ monitor *monitor_new(const monitor_config *cfg)
 
 static void monitor_free(monitor *m)
 {
-    jbuf_free(&m->evbuf);
+    jbuf_free(&m->summary);
+    mset_free(&m->sample_set);
+    mset_free(&m->ev);
+    mset_free(&m->scratch);
     free(m->cmd);
     free(m->cwd);
     free(m->user);
@@ -869,8 +876,8 @@ int monitor_run(monitor *m)
     sigdelset(&mask, SIGPIPE);
     m->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
-    m->ctx.em = &m->em;
-    m->ctx.sample = &m->sample_set;
+    m->ctx.emit = monitor_emit;
+    m->ctx.ann = &m->em.ann;
     m->ctx.run_mode = !attach;
     m->ctx.interval = m->opt.interval;
     m->ctx.verbose = m->opt.verbose;
