@@ -81,6 +81,12 @@ extern const char *const cg_v1_names[CG_V1_N];
 
 typedef struct cgroup cgroup;
 
+/* read_fast's skip: memory.stat may be carried over while memory.current
+ * stands still (the job's processes did nothing that moves it);
+ * pids.current may be carried over (the job's tasks are those it counted). */
+#define CG_SKIP_MEM_STAT 1u
+#define CG_SKIP_PIDS     2u
+
 /* What each reader implements. */
 typedef struct cgroup_ops {
     int version;                           /* 1 or 2 */
@@ -88,8 +94,14 @@ typedef struct cgroup_ops {
     /* Only the figures that move every sample (CG_FAST), in st from a read
      * before: CPU, memory.current and memory.stat, pids.current, I/O.  The
      * others (limits, peaks, events, kernel memory on v1, PSI) keep their
-     * last values. */
-    int (*read_fast)(cgroup *cg, cg_stats *st);
+     * last values.  What a first file says cannot have moved is not read
+     * again: the CPU split while the CPU total stands still (nothing of the
+     * cgroup ran), the I/O bytes while the I/O count stands still (no
+     * request completed); with CG_SKIP_MEM_STAT, memory.stat while
+     * memory.current stands still (the caller knows the job was quiet);
+     * with CG_SKIP_PIDS, pids.current (the caller knows no task came or
+     * went). */
+    int (*read_fast)(cgroup *cg, cg_stats *st, unsigned skip);
     int (*attach)(cgroup *cg, pid_t pid); /* move a process (all its threads) in */
     int (*nprocs)(cgroup *cg);            /* processes inside now, -1 on error */
     const char *(*task_dir)(cgroup *cg);  /* a directory whose cgroup holds the tasks */

@@ -48,6 +48,10 @@ typedef struct cgsrc {
     char path[512];
     int every_sample; /* --limit: every figure every sample (the limits read them) */
     double full_at;   /* monotonic time of the last read of every figure (0: never) */
+    /* the job's activity, to know when memory.stat cannot have moved */
+    uint64_t quiet_sig[7]; /* what moves it: the tree's and the cgroup's */
+    double moved_at;       /* monotonic time it last moved */
+    uint64_t tasks_sig[5]; /* the job's tasks when pids.current was last read */
 } cgsrc;
 
 static source *cgsrc_open(monitor_ctx *ctx, const void *config)
@@ -235,6 +239,46 @@ void cgroup_sample_fields(mset *set, const cg_stats *st)
             }
 }
 
+/* What moves memory.stat's anon, file and shmem: the job's memory usage,
+ * its processes' resident memory, page faults and file I/O (page cache).
+ * Any change of these restarts the clock of moved_at. */
+static void moved(cgsrc *s, const tree_sample *ts, double now)
+{
+    const uint64_t sig[7] = {s->st.mem_current, ts->rss_kb,   ts->c.rchar, ts->c.wchar,
+                             ts->c.minflt,      ts->c.majflt, ts->procs};
+    if (memcmp(sig, s->quiet_sig, sizeof sig)) {
+        memcpy(s->quiet_sig, sig, sizeof sig);
+        s->moved_at = now;
+    }
+}
+
+/* memory.stat cannot have moved since it was last read: the job has been
+ * quiet for 3 s (the kernel flushes the memory controller's statistics
+ * every 2 s, so a read after the last change saw them whole), and the
+ * cgroup holds the job alone (one jobscope made for it).  The reader
+ * also wants memory.current unchanged. */
+static int quiet(const cgsrc *s, const tree_sample *ts, double now)
+{
+    const uint64_t sig[6] = {ts->rss_kb,   ts->c.rchar,  ts->c.wchar,
+                             ts->c.minflt, ts->c.majflt, ts->procs};
+    return s->owned && s->moved_at > 0 && now - s->moved_at >= 3.0 &&
+           !memcmp(sig, s->quiet_sig + 1, sizeof sig);
+}
+
+/* pids.current cannot have moved since it was last read: the cgroup holds
+ * the job alone, whose tasks (threads of live processes, zombies not yet
+ * reaped) and forks as the kernel counted them stand still.  Remembers them
+ * for the next sample when they moved (pids.current is read then). */
+static int same_tasks(cgsrc *s, const tree_sample *ts)
+{
+    int counted = s->bc || s->pc;
+    const uint64_t sig[5] = {ts->threads, ts->zombies, ts->procs, ts->total_procs,
+                             counted ? count_total(s) : 0};
+    int same = s->owned && counted && !memcmp(sig, s->tasks_sig, sizeof sig);
+    memcpy(s->tasks_sig, sig, sizeof sig);
+    return same;
+}
+
 static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
 {
     cgsrc *s = (cgsrc *)src;
@@ -261,9 +305,13 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, m
      * sample's cost (bench/README.md) */
     double now = now_mono();
     int full = s->every_sample || !s->have || !s->cg->ops->read_fast || now - s->full_at >= 10.0;
-    s->have = (full ? s->cg->ops->read(s->cg, &s->st) : s->cg->ops->read_fast(s->cg, &s->st)) == 0;
+    unsigned skip =
+        (quiet(s, ts, now) ? CG_SKIP_MEM_STAT : 0) | (same_tasks(s, ts) ? CG_SKIP_PIDS : 0);
+    s->have =
+        (full ? s->cg->ops->read(s->cg, &s->st) : s->cg->ops->read_fast(s->cg, &s->st, skip)) == 0;
     if (full) s->full_at = now;
     if (!s->have) return;
+    moved(s, ts, now);
     /* a peak read up to 10 s ago is never below what is there now */
     if ((s->st.have & CG_HAVE_MEM_PEAK) && s->st.mem_current > s->st.mem_peak)
         s->st.mem_peak = s->st.mem_current;
