@@ -110,7 +110,10 @@ struct monitor {
     int bpf_pinned;  /* the sampler is pinned on this node: no load to pay */
     uint64_t bpf_payback_ns;
     double sampler_switch_ts;
-    int bpf_trial; /* switched: measuring whether BPF is cheaper */
+    int bpf_trial;          /* switched: measuring whether BPF is cheaper */
+    int procfs_trial;       /* pinned: measuring whether procfs is cheaper (a small tree) */
+    proctree_reader parked; /* pinned: the BPF reader while procfs runs, kept open */
+    uint32_t chosen_procs;  /* the tree's size when auto last chose procfs */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
     /* refresh_exe: the tree when the main process's link was last read */
@@ -119,6 +122,7 @@ struct monitor {
     double exe_checked;
     reapio reapio;       /* reaped children's I/O when their zombies are unreadable */
     double last_reap_ts; /* when jobscope last reaped a child (--wait-all's end) */
+    double reap_checked; /* monotonic time of the last look for children to reap */
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -331,25 +335,81 @@ static void maybe_switch_sampler(monitor *m)
            (double)spent / 1e9, note);
 }
 
-/* auto, after the switch: back to procfs if BPF turned out dearer. */
-static void maybe_revert_sampler(monitor *m)
+/* BPF -> procfs; a pinned reader is parked (open: taking it back costs
+ * nothing), one loaded for the run closed. */
+static void to_procfs(monitor *m, uint32_t procs)
+{
+    if (m->bpf_pinned) {
+        proctree_take_reader(m->tree, &m->parked);
+    } else {
+        proctree_reader none;
+        memset(&none, 0, sizeof none);
+        proctree_set_reader(m->tree, &none);
+    }
+    m->chosen_procs = procs;
+}
+
+/* auto, after the switch: back to procfs if BPF turned out dearer.  Pinned
+ * and never compared (BPF from the first sample): a small tree tries
+ * procfs, whose two reads a process can cost less than the BPF walk's
+ * fixed part (the iterator made, read and closed, the records copied). */
+static void maybe_revert_sampler(monitor *m, uint32_t procs)
 {
     int v = monitor_sampler_verdict(&m->cost_procfs, &m->cost_bpf);
     if (v < 0) return;
     m->bpf_trial = 0;
     double bpf_us = monitor_sampler_cost_us(&m->cost_bpf),
            procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
+    if (v == 1 && !m->cost_procfs.seen && m->bpf_pinned && procs <= MONITOR_SMALL_TREE) {
+        to_procfs(m, procs);
+        m->procfs_trial = 1;
+        js_log(m->opt.verbose, NULL, "sampler: trying procfs (bpf: %.2f us a process-sample)",
+               bpf_us);
+        return;
+    }
     if (v == 1) {
         js_log(m->opt.verbose, NULL, "sampler: keeping bpf: %.2f us a process-sample against %.2f",
                bpf_us, procfs_us);
         return;
     }
-    proctree_reader none;
-    memset(&none, 0, sizeof none);
-    proctree_set_reader(m->tree, &none);
+    to_procfs(m, procs);
     m->sampler_revert_ts = now_epoch();
     js_log(m->opt.verbose, NULL, "sampler: bpf -> procfs: %.2f us a process-sample against %.2f",
            bpf_us, procfs_us);
+}
+
+/* Pinned, procfs on trial against BPF: the cheaper stays. */
+static void maybe_keep_procfs(monitor *m)
+{
+    int v = monitor_sampler_verdict(&m->cost_bpf, &m->cost_procfs);
+    if (v < 0) return;
+    m->procfs_trial = 0;
+    double bpf_us = monitor_sampler_cost_us(&m->cost_bpf),
+           procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
+    if (v == 1) {
+        m->sampler_revert_ts = now_epoch();
+        js_log(m->opt.verbose, NULL,
+               "sampler: bpf -> procfs: %.2f us a process-sample against %.2f", procfs_us, bpf_us);
+        return;
+    }
+    proctree_set_reader(m->tree, &m->parked);
+    memset(&m->parked, 0, sizeof m->parked);
+    js_log(m->opt.verbose, NULL, "sampler: keeping bpf: %.2f us a process-sample against %.2f",
+           bpf_us, procfs_us);
+}
+
+/* Pinned, procfs chosen for a small tree that has since doubled: BPF is
+ * measured again (its cost per process falls as the tree grows). */
+static void maybe_retry_bpf(monitor *m, uint32_t procs)
+{
+    if (!m->parked.read || procs <= MONITOR_SMALL_TREE || procs < 2 * m->chosen_procs) return;
+    proctree_set_reader(m->tree, &m->parked);
+    memset(&m->parked, 0, sizeof m->parked);
+    memset(&m->cost_bpf, 0, sizeof m->cost_bpf);
+    m->bpf_trial = 1;
+    m->sampler_switch_ts = now_epoch();
+    js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf: the tree grew to %u processes",
+           (unsigned)procs);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -362,7 +422,7 @@ static uint64_t thread_cpu_ns(void)
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
-    int measure = m->bpf_pending || m->bpf_trial;
+    int measure = m->bpf_pending || m->bpf_trial || m->procfs_trial;
     uint64_t cpu0 = measure ? thread_cpu_ns() : 0;
     int rc = proctree_sample(m->tree, s);
     if (measure) {
@@ -371,10 +431,15 @@ static void sample_and_emit(monitor *m)
         if (m->bpf_pending) {
             monitor_sampler_cost_add(&m->cost_procfs, ns, procs);
             maybe_switch_sampler(m);
+        } else if (m->procfs_trial) {
+            monitor_sampler_cost_add(&m->cost_procfs, ns, procs);
+            maybe_keep_procfs(m);
         } else {
             monitor_sampler_cost_add(&m->cost_bpf, ns, procs);
-            maybe_revert_sampler(m);
+            maybe_revert_sampler(m, procs);
         }
+    } else if (m->parked.read && rc == 0) {
+        maybe_retry_bpf(m, s->procs);
     }
     if (rc != 0) {
         js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
@@ -764,8 +829,13 @@ static void loop(monitor *m)
                 m->end_ts = now_epoch();
             }
             /* reap here too, not only on SIGCHLD: a library thread that left
-             * SIGCHLD unblocked would otherwise keep us waiting forever */
-            if (!m->opt.attach) reap_children(m);
+             * SIGCHLD unblocked would otherwise keep us waiting forever (once
+             * a second is enough for that: a waitid each tick was a tenth of
+             * a short interval's sample) */
+            if (!m->opt.attach && now - m->reap_checked >= 1.0) {
+                m->reap_checked = now;
+                reap_children(m);
+            }
             if (tree_finished(m) || m->stop_signal) break;
             sample_and_emit(m);
             if (m->opt.attach && !m->root_done && m->last.procs == 0) {
@@ -993,6 +1063,7 @@ int monitor_run(monitor *m)
     if (!m->opt.quiet && isatty(STDERR_FILENO)) print_summary(m, m->default_path);
     for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
     emitter_close(&m->em, m->opt.flush_timeout);
+    if (m->parked.close) m->parked.close(m->parked.ctx);
     proctree_free(m->tree);
     monitor_free(m);
     return status;
