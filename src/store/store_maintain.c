@@ -1,0 +1,446 @@
+/* store_maintain.c — the store's maintenance (store_priv.h, docs/store.md
+ * "Maintenance"): retention by age, settling (the chunks of a series in one
+ * partition merged into one, recoded at a higher zstd level), garbage
+ * collection of timestamp parts, giving freed pages back, and retention by
+ * size.  The server calls store_maintain every 10 s. */
+#include "store/store_priv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void store_dirty_add(store *s, uint64_t sid, int64_t part)
+{
+    store_dirty_add_at(s, sid, part, store_now_ms());
+}
+
+void store_dirty_add_at(store *s, uint64_t sid, int64_t part, int64_t at)
+{
+    if (s->ndirty >= (1u << 20)) { /* nobody settles: look at everything next time */
+        s->scanned = 0;
+        s->ndirty = 0;
+    }
+    if (!s->scanned) return;
+    if (s->ndirty == s->capdirty) {
+        s->capdirty = s->capdirty ? s->capdirty * 2 : 1024;
+        s->dirty = realloc(s->dirty, s->capdirty * sizeof *s->dirty);
+        if (!s->dirty) abort();
+    }
+    s->dirty[s->ndirty].series = sid;
+    s->dirty[s->ndirty].at = at;
+    s->dirty[s->ndirty++].part = part;
+}
+/* --- maintenance --------------------------------------------------------- */
+
+long long store_dir_bytes(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    long long total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) < 0) continue;
+        if (S_ISDIR(st.st_mode))
+            total += store_dir_bytes(p);
+        else if (S_ISREG(st.st_mode))
+            total += st.st_size;
+    }
+    closedir(d);
+    return total;
+}
+
+static void forget_last(store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    for (uint64_t id = 1; id < s->next_id; id++) {
+        series *se = store_series_by_id(s, id);
+        if (se) {
+            se->last_known = 0;
+            se->version++;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Deletes the rows of `times` in refs that no chunk refers to any more.  In
+ * a transaction, under wmu. */
+static int gc_times(store *s, const sqlite3_int64 *refs, size_t n)
+{
+    sqlite3_stmt *st;
+    if (!n) return 0;
+    if (sqlite3_prepare_v2(
+            s->db,
+            "DELETE FROM times WHERE id=?1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref=?1)",
+            -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        sqlite3_bind_int64(st, 1, refs[i]);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+typedef struct refs {
+    sqlite3_int64 *v;
+    size_t n, cap;
+} refs;
+static void refs_add(refs *r, sqlite3_int64 id)
+{
+    if (r->n && r->v[r->n - 1] == id) return;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->v = store_xrealloc(r->v, r->cap * sizeof *r->v);
+    }
+    r->v[r->n++] = id;
+}
+
+/* Deletes chunks matching `where` (with ?1 bound to arg); count of points. */
+static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long long *npts,
+                         long long *nch)
+{
+    char sql[512];
+    sqlite3_stmt *st;
+    *npts = *nch = 0;
+    snprintf(sql, sizeof sql, "SELECT count(*), coalesce(sum(n),0) FROM chunks WHERE %s", where);
+    pthread_mutex_lock(&s->wmu);
+    int rc = -1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, arg);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *nch = sqlite3_column_int64(st, 0);
+            *npts = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+        rc = 0;
+        refs tr = {0};
+        snprintf(sql, sizeof sql, "SELECT DISTINCT ts_ref FROM chunks WHERE %s", where);
+        if (*nch && sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, arg);
+            while (sqlite3_step(st) == SQLITE_ROW) refs_add(&tr, sqlite3_column_int64(st, 0));
+            sqlite3_finalize(st);
+        }
+        snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
+        if (*nch && store_db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0) == 0) {
+            if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_int64(st, 1, arg);
+                rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+                sqlite3_finalize(st);
+            } else {
+                rc = -1;
+            }
+            if (rc == 0) rc = gc_times(s, tr.v, tr.n);
+            if (rc == 0)
+                rc = store_db_exec(s->db, "COMMIT", NULL, 0);
+            else
+                store_db_exec(s->db, "ROLLBACK", NULL, 0);
+        }
+        free(tr.v);
+    }
+    pthread_mutex_unlock(&s->wmu);
+    if (rc == 0 && *nch) {
+        pthread_mutex_lock(&s->mu);
+        s->db_points -= (uint64_t)*npts < s->db_points ? (uint64_t)*npts : s->db_points;
+        s->db_chunks -= (uint64_t)*nch < s->db_chunks ? (uint64_t)*nch : s->db_chunks;
+        s->drop_gen++;
+        pthread_mutex_unlock(&s->mu);
+    }
+    return rc;
+}
+
+static void reclaim(store *s)
+{
+    pthread_mutex_lock(&s->wmu);
+    /* the journal back to zero bytes, but waiting for readers at most 100 ms
+     * (wmu is held: ingest's flushes wait meanwhile) */
+    sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+    sqlite3_busy_timeout(s->db, 100);
+    sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    sqlite3_busy_timeout(s->db, 30000);
+    pthread_mutex_unlock(&s->wmu);
+}
+
+/* Merges the chunks of one series in one partition that `sel` lists. */
+static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const group *g,
+                       store_buf *enc, store_buf *enc2, uint64_t *saved_chunks, refs *tsrefs)
+{
+    store_pointbuf b = {0};
+    sqlite3_int64 ids[4096];
+    int nids = 0, rc = 0;
+    sqlite3_bind_int64(sel, 1, (sqlite3_int64)g->series);
+    sqlite3_bind_int64(sel, 2, g->part * PART_MS);
+    sqlite3_bind_int64(sel, 3, g->part * PART_MS + PART_MS - 1);
+    while (sqlite3_step(sel) == SQLITE_ROW && nids < 4096) {
+        ids[nids++] = sqlite3_column_int64(sel, 0);
+        refs_add(tsrefs, sqlite3_column_int64(sel, 3));
+        if (store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
+                               sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
+                               &b.ts, &b.val, &b.n, &b.cap) < 0)
+            rc = -1;
+    }
+    sqlite3_reset(sel);
+    if (rc == 0 && nids > 1 && b.n) {
+        store_points m = {0};
+        store_merge_out(&b, INT64_MIN, INT64_MAX, &m);
+        store_ts_encode(m.ts, m.n, ZLEVEL_SETTLE, enc);
+        store_val_encode(m.val, m.n, ZLEVEL_SETTLE, enc2);
+        for (int i = 0; i < nids && rc == 0; i++) {
+            sqlite3_bind_int64(del, 1, ids[i]);
+            if (sqlite3_step(del) != SQLITE_DONE) rc = -1;
+            sqlite3_reset(del);
+        }
+        if (rc == 0)
+            rc = store_chunk_insert(s, g->series, m.ts[0], m.ts[m.n - 1], m.n, enc->p, enc->n,
+                                    enc2->p, enc2->n);
+        if (rc == 0) *saved_chunks += (uint64_t)nids - 1;
+        store_points_free(&m);
+    }
+    free(b.ts);
+    free(b.val);
+    return rc;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    if (x->series != y->series) return x->series < y->series ? -1 : 1;
+    return x->part < y->part ? -1 : x->part > y->part;
+}
+
+/* Settling: the chunks of a series in one partition become one, once the
+ * partition is over or when it has 4 or more. */
+static int compact(store *s)
+{
+    int64_t now = store_now_ms();
+    int64_t delay_ms = (int64_t)(s->cfg.settle_delay_s * 1000.0);
+    pthread_mutex_lock(&s->mu);
+    int64_t horizon = s->max_ts > now ? s->max_ts : now;
+    pthread_mutex_unlock(&s->mu);
+    sqlite3 *db = store_pool_get(s);
+    if (!db) return -1;
+    sqlite3_stmt *st;
+    group *gs = NULL;
+    size_t ng = 0, cap = 0;
+    /* candidates: every group once (the first time), then only those that got chunks */
+    pthread_mutex_lock(&s->mu);
+    int full = !s->scanned;
+    s->scanned = 1;
+    group *cand = s->dirty;
+    size_t ncand = s->ndirty;
+    s->dirty = NULL;
+    s->ndirty = s->capdirty = 0;
+    pthread_mutex_unlock(&s->mu);
+    char sql[400];
+    if (full)
+        snprintf(sql, sizeof sql,
+                 "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) "
+                 "FROM chunks "
+                 "GROUP BY series, p HAVING count(*) > 1",
+                 PART_MS, PART_MS, PART_MS, PART_MS);
+    else
+        snprintf(sql, sizeof sql,
+                 "SELECT ?1, ?2, count(*) FROM chunks WHERE series=?1 AND t_end>=?3 AND t_end<=?4");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        store_pool_put(s, db);
+        free(cand);
+        return -1;
+    }
+    group *keep = NULL;
+    size_t nkeep = 0;
+    if (!full && ncand) {
+        /* unique candidates */
+        qsort(cand, ncand, sizeof *cand, cmp_group);
+        size_t u = 0;
+        for (size_t i = 0; i < ncand; i++) {
+            if (!u || cand[u - 1].series != cand[i].series || cand[u - 1].part != cand[i].part)
+                cand[u++] = cand[i];
+            else if (cand[i].at > cand[u - 1].at)
+                cand[u - 1].at = cand[i].at;
+        }
+        ncand = u;
+        keep = store_xmalloc(ncand * sizeof *keep);
+    }
+    for (size_t ci = 0; full || ci < ncand; ci++) {
+        if (!full) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, (sqlite3_int64)cand[ci].series);
+            sqlite3_bind_int64(st, 2, cand[ci].part);
+            sqlite3_bind_int64(st, 3, cand[ci].part * PART_MS);
+            sqlite3_bind_int64(st, 4, cand[ci].part * PART_MS + PART_MS - 1);
+        }
+        if (sqlite3_step(st) != SQLITE_ROW) break;
+        group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                   full ? s->opened_ms : cand[ci].at};
+        int cnt = sqlite3_column_int(st, 2);
+        if (cnt < 2) continue;
+        int closed = (g.part + 1) * PART_MS + 5 * 60 * 1000 <= horizon;
+        /* still being written (a bulk load, a backfill): merging now would
+         * decode and encode its points again at every round */
+        int busy = delay_ms > 0 && now - g.at < delay_ms && cnt < SETTLE_MAX_WAIT;
+        if ((!closed && cnt < 4) || busy) {
+            if (keep)
+                keep[nkeep++] = g; /* look again when it closes or is quiet */
+            else {
+                pthread_mutex_lock(&s->mu);
+                store_dirty_add_at(s, g.series, g.part, g.at);
+                pthread_mutex_unlock(&s->mu);
+            }
+            continue;
+        }
+        if (ng == cap) {
+            cap = cap ? cap * 2 : 256;
+            gs = store_xrealloc(gs, cap * sizeof *gs);
+        }
+        gs[ng++] = g;
+    }
+    sqlite3_finalize(st);
+    store_pool_put(s, db);
+    free(cand);
+    if (nkeep) {
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < nkeep; i++)
+            store_dirty_add_at(s, keep[i].series, keep[i].part, keep[i].at);
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(keep);
+    if (!ng) {
+        free(gs);
+        return 0;
+    }
+
+    int rc = 0;
+    store_buf enc = {0}, enc2 = {0};
+    sqlite3_stmt *sel = NULL, *del = NULL;
+    pthread_mutex_lock(&s->wmu);
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT c.id, c.data, t.data, c.ts_ref FROM chunks c JOIN times t ON t.id = c.ts_ref"
+            " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
+            -1, &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE id=?", -1, &del, NULL) != SQLITE_OK)
+        rc = -1;
+    pthread_mutex_unlock(&s->wmu);
+    for (size_t i = 0; i < ng && rc == 0;) {
+        /* small transactions: the ingest path's flushes wait for wmu */
+        uint64_t saved = 0;
+        refs tr = {0};
+        pthread_mutex_lock(&s->wmu);
+        rc = store_db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
+        size_t end = i + 256 < ng ? i + 256 : ng;
+        for (; i < end && rc == 0; i++)
+            rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved, &tr);
+        if (rc == 0) rc = gc_times(s, tr.v, tr.n);
+        free(tr.v);
+        if (rc == 0)
+            rc = store_db_exec(s->db, "COMMIT", NULL, 0);
+        else
+            store_db_exec(s->db, "ROLLBACK", NULL, 0);
+        pthread_mutex_unlock(&s->wmu);
+        if (rc == 0) {
+            pthread_mutex_lock(&s->mu);
+            s->db_chunks -= saved < s->db_chunks ? saved : s->db_chunks;
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(del);
+    store_buf_free(&enc);
+    store_buf_free(&enc2);
+    free(gs);
+    return rc;
+}
+
+int store_maintain(store *s)
+{
+    if (!s) return -1;
+    int rc = 0;
+    /* heads of partitions that are over are cut, and what is frozen goes to
+     * SQLite, so that retention and settling see it */
+    pthread_mutex_lock(&s->mu);
+    int64_t now = store_now_ms(), horizon = s->max_ts > now ? s->max_ts : now;
+    for (uint64_t id = 1; id < s->next_id; id++) {
+        series *se = store_series_by_id(s, id);
+        if (se && se->hn &&
+            store_part_of(se->hts[se->hn - 1]) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
+            store_head_cut(s, se, se->hn);
+    }
+    if (store_flush_pending(s) < 0) rc = -1;
+    pthread_mutex_unlock(&s->mu);
+    long long np, nc;
+    int deleted = 0;
+    if (s->cfg.retention_s > 0) {
+        int64_t cutoff = store_now_ms() - (int64_t)(s->cfg.retention_s * 1000.0);
+        if (delete_chunks(s, "t_end < ?1", cutoff, &np, &nc) < 0) rc = -1;
+        if (nc) deleted = 1;
+        /* points still in memory past the cutoff */
+        pthread_mutex_lock(&s->mu);
+        for (uint64_t id = 1; id < s->next_id; id++) {
+            series *se = store_series_by_id(s, id);
+            if (!se) continue;
+            uint32_t k = 0;
+            while (k < se->hn && se->hts[k] < cutoff) k++;
+            if (k) {
+                memmove(se->hts, se->hts + k, (se->hn - k) * sizeof *se->hts);
+                memmove(se->hval, se->hval + k, (se->hn - k) * sizeof *se->hval);
+                se->hn -= k;
+                s->head_points -= k;
+                s->drop_gen++;
+                deleted = 1;
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (compact(s) < 0) rc = -1;
+    if (deleted) forget_last(s);
+    reclaim(s);
+    if (s->cfg.max_bytes > 0) {
+        for (int round = 0; round < 64; round++) {
+            long long size = store_dir_bytes(s->dir);
+            if (size <= s->cfg.max_bytes) break;
+            /* drop the oldest chunks: about the excess, at the average bytes per point */
+            long long excess = size - s->cfg.max_bytes;
+            pthread_mutex_lock(&s->mu);
+            double per_point = s->db_points ? (double)size / (double)s->db_points : 0;
+            pthread_mutex_unlock(&s->mu);
+            sqlite3 *db = store_pool_get(s);
+            sqlite3_stmt *st;
+            int64_t cut = INT64_MIN;
+            double acc = 0;
+            if (per_point > 0 && db &&
+                sqlite3_prepare_v2(db, "SELECT t_end, n FROM chunks ORDER BY t_end", -1, &st,
+                                   NULL) == SQLITE_OK) {
+                while (sqlite3_step(st) == SQLITE_ROW) {
+                    cut = sqlite3_column_int64(st, 0);
+                    acc += sqlite3_column_int64(st, 1) * per_point;
+                    if (acc >= excess) break;
+                }
+                sqlite3_finalize(st);
+            }
+            store_pool_put(s, db);
+            if (cut == INT64_MIN) break; /* nothing left in SQLite to drop */
+            if (delete_chunks(s, "t_end <= ?1", cut, &np, &nc) < 0) {
+                rc = -1;
+                break;
+            }
+            deleted = 1;
+            forget_last(s);
+            reclaim(s);
+            if (!nc) break;
+        }
+    }
+    return rc;
+}

@@ -1,0 +1,238 @@
+/* store_priv.h — what the parts of the store share (store.c, store_index.c,
+ * store_head.c, store_wal.c, store_read.c, store_maintain.c): limits, the
+ * in-memory types (series, frozen chunks, the index, the store itself) and
+ * the functions one part calls in another.  Private to src/store. */
+#ifndef JOBSCOPE_STORE_PRIV_H
+#define JOBSCOPE_STORE_PRIV_H
+
+#include "store/store.h"
+#include "store/codec.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SEG_LIMIT       (32u << 20)         /* log segment size before rotation */
+#define PART_MS         (2LL * 3600 * 1000) /* time partition of chunks */
+#define HEAD_BUDGET     1500000             /* head points over all series */
+#define HEAD_MIN        32
+#define HEAD_MAX        2048
+#define FLUSH_BYTES     (2u << 20) /* frozen chunk bytes before a SQLite commit */
+#define FLUSH_CHUNKS    8192
+#define ZLEVEL_FLUSH    1
+#define ZLEVEL_SETTLE   9
+#define MAX_NAME        4096
+#define MAX_TAGS        64
+#define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
+
+#define STORE_FORMAT "3" /* meta 'format' of chunks.db (docs/store.md) */
+
+enum { REC_SERIES = 1, REC_POINTS = 2 };
+
+typedef struct series series;
+
+typedef struct frozen {
+    struct frozen *next_s; /* the series' frozen chunks, oldest first */
+    struct frozen *next_p; /* pending list (all frozen chunks, oldest first) */
+    series *se;
+    int64_t t0, t1;
+    uint32_t n;
+    uint8_t *tdata, *vdata; /* timestamp and value parts (codec.h) */
+    size_t tlen, vlen;
+} frozen;
+
+struct series {
+    uint64_t id;
+    const char *metric;
+    store_tag *tags;
+    int ntags;
+    char *key;
+    size_t keylen;
+    uint64_t hash;
+    int64_t *hts;
+    double *hval;
+    uint32_t hn, hcap;
+    uint64_t head_seg;        /* log segment of the oldest head point */
+    int64_t head_lo, head_hi; /* the partition of the head's first point: [lo, hi) */
+    frozen *fz_first, *fz_last;
+    int64_t last_ts;
+    double last_val;
+    int last_known;
+    uint32_t version; /* bumped by every write to the series */
+    int persisted;    /* in the series table */
+    struct mlist *ml; /* the series of its metric */
+};
+
+typedef struct strent {
+    char *s;
+    uint64_t h;
+    void *val;
+} strent;
+typedef struct strmap {
+    strent *slots;
+    size_t cap, n;
+} strmap;
+struct mlist {
+    series **v;
+    size_t n, cap;
+    uint64_t version;
+};
+typedef struct mlist mlist; /* version: store_metric_version */
+
+struct store {
+    char *dir;
+    store_config cfg;
+    pthread_mutex_t mu, wmu, pool_mu;
+    pthread_cond_t synced_cv;
+    sqlite3 *db;
+    sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time;
+    sqlite3_stmt *ins_name, *sel_name, *ins_tagset, *sel_tagset;
+    sqlite3 **pool;
+    int npool, cappool;
+    int lock_fd;
+    /* index */
+    series **tab;
+    size_t tabcap, nseries;
+    series **by_id;
+    size_t by_id_cap;
+    uint64_t next_id;
+    strmap metrics, tagks, tagvs;
+    /* log */
+    int wal_fd;
+    uint64_t seg, seg_bytes;
+    store_buf wbuf;
+    uint64_t put_seq, synced_seq;
+    uint64_t seg_limit;
+    int syncing, broken;
+    char broken_msg[160];
+    /* frozen chunks waiting for SQLite */
+    frozen *pend_first, *pend_last;
+    size_t pend_bytes, pend_n;
+    uint64_t head_points;
+    uint32_t head_max;
+    uint64_t db_points, db_chunks;
+    int64_t max_ts;
+    /* (series, partition) that got chunks since settling looked at them */
+    struct group *dirty;
+    size_t ndirty, capdirty;
+    int scanned;       /* settling has looked at the whole table once */
+    uint64_t drop_gen; /* bumped when retention or the size limit drops points */
+    int64_t
+        opened_ms; /* when store_open ran: what settling finds at first counts as written then */
+};
+
+typedef struct group {
+    uint64_t series;
+    int64_t part;
+    int64_t at;
+} group; /* at: when it last got a chunk (ms) */
+
+/* A 64-bit hash of bytes, a word at a time (keys are hashed for every point). */
+static inline uint64_t store_hash(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 0x243f6a8885a308d3ULL ^ (n * 0x9e3779b97f4a7c15ULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 31;
+        b += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, b, n);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 32);
+}
+
+static inline void *store_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) abort();
+    return p;
+}
+static inline void *store_xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) abort();
+    return p;
+}
+static inline char *store_xstrdup(const char *s)
+{
+    char *d = strdup(s);
+    if (!d) abort();
+    return d;
+}
+
+static inline int64_t store_part_of(int64_t ts)
+{
+    int64_t q = ts / PART_MS;
+    if (ts % PART_MS < 0) q--;
+    return q;
+}
+
+static inline int64_t store_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* store_index.c */
+strent *store_strmap_find(strmap *m, const char *s, uint64_t h, int add);
+const char *store_intern(strmap *m, const char *s);
+void store_strmap_free(strmap *m, int free_vals);
+int store_tag_cmp(const void *a, const void *b);
+void store_key_make(store_buf *k, const char *metric, const store_tag *sorted, int ntags);
+series *store_series_find(store *s, const uint8_t *key, size_t len, uint64_t h);
+series *store_series_add(store *s, uint64_t id, const char *metric, const store_tag *sorted,
+                         int ntags, const uint8_t *key, size_t keylen, uint64_t h);
+series *store_series_by_id(store *s, uint64_t id);
+int store_key_parse(const uint8_t *key, size_t len, const char **metric, store_tag *tags,
+                    int *ntags);
+
+/* store_head.c */
+void store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg);
+void store_head_cut(store *s, series *se, uint32_t upto);
+int store_chunk_insert(store *s, uint64_t series_id, int64_t t0, int64_t t1, size_t n,
+                       const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl);
+int store_flush_pending(store *s);
+
+/* store_wal.c */
+size_t store_wal_segments(const store *s, uint64_t **out);
+int store_wal_open_segment(store *s, uint64_t seg);
+size_t store_wal_begin(store_buf *b, int type);
+void store_wal_end(store_buf *b, size_t at);
+void store_wal_log_series(store *s, const series *se);
+int store_wal_checkpoint(store *s, uint64_t keep);
+int store_wal_wait_durable(store *s, uint64_t seq);
+int store_wal_replay(store *s, uint64_t seg);
+
+/* store.c */
+int store_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+sqlite3 *store_db_open(const store *s, int readonly, char *err, size_t errlen);
+void store_db_close_reader(sqlite3 *db);
+sqlite3_stmt *store_stmt_cached(sqlite3 *db, const char *sql);
+sqlite3 *store_pool_get(store *s);
+void store_pool_put(store *s, sqlite3 *db);
+
+/* store_read.c */
+typedef struct store_pointbuf {
+    int64_t *ts;
+    double *val;
+    size_t n, cap;
+} store_pointbuf;
+void store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *out);
+
+/* store_maintain.c */
+void store_dirty_add(store *s, uint64_t sid, int64_t part);
+void store_dirty_add_at(store *s, uint64_t sid, int64_t part, int64_t at);
+long long store_dir_bytes(const char *dir);
+
+#endif

@@ -1,0 +1,240 @@
+/* store_read.c — the read path of the store (store_priv.h, docs/store.md
+ * "Reading"): a series' points merged from SQLite chunks (in the order they
+ * were written), frozen chunks and the head, the newest value of a
+ * timestamp winning; store_last with its in-memory cache. */
+#include "store/store_priv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* --- reads --------------------------------------------------------------- */
+
+static void store_pb_push(store_pointbuf *b, int64_t t, double v)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 256;
+        b->ts = store_xrealloc(b->ts, b->cap * sizeof *b->ts);
+        b->val = store_xrealloc(b->val, b->cap * sizeof *b->val);
+    }
+    b->ts[b->n] = t;
+    b->val[b->n++] = v;
+}
+
+static void points_reserve(store_points *o, size_t more)
+{
+    if (o->n + more <= o->cap) return;
+    size_t c = o->cap ? o->cap : 256;
+    while (c < o->n + more) c *= 2;
+    o->ts = store_xrealloc(o->ts, c * sizeof *o->ts);
+    o->val = store_xrealloc(o->val, c * sizeof *o->val);
+    o->cap = c;
+}
+
+typedef struct ord {
+    int64_t ts;
+    size_t i;
+} ord;
+static int cmp_ord(const void *a, const void *b)
+{
+    const ord *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Appends the points of b (in order of recency) within [from, to] to out,
+ * sorted, the newest value of a timestamp winning. */
+void store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *out)
+{
+    int sorted = 1;
+    for (size_t i = 1; i < b->n && sorted; i++)
+        if (b->ts[i] <= b->ts[i - 1]) sorted = 0;
+    if (sorted) {
+        size_t lo = 0, hi = b->n;
+        while (lo < b->n && b->ts[lo] < from) lo++;
+        while (hi > lo && b->ts[hi - 1] > to) hi--;
+        if (hi == lo) return;
+        if (out->n == 0 && out->cap == 0) { /* the usual case: hand the arrays over, no copy */
+            if (lo) {
+                memmove(b->ts, b->ts + lo, (hi - lo) * sizeof *b->ts);
+                memmove(b->val, b->val + lo, (hi - lo) * sizeof *b->val);
+            }
+            out->ts = b->ts;
+            out->val = b->val;
+            out->n = hi - lo;
+            out->cap = b->cap;
+            memset(b, 0, sizeof *b);
+            return;
+        }
+        points_reserve(out, hi - lo);
+        memcpy(out->ts + out->n, b->ts + lo, (hi - lo) * sizeof *out->ts);
+        memcpy(out->val + out->n, b->val + lo, (hi - lo) * sizeof *out->val);
+        out->n += hi - lo;
+        return;
+    }
+    ord *o = store_xmalloc(b->n * sizeof *o);
+    size_t m = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->ts[i] >= from && b->ts[i] <= to) {
+            o[m].ts = b->ts[i];
+            o[m].i = i;
+            m++;
+        }
+    qsort(o, m, sizeof *o, cmp_ord);
+    points_reserve(out, m);
+    for (size_t i = 0; i < m; i++) {
+        if (i + 1 < m && o[i + 1].ts == o[i].ts) continue; /* a newer value follows */
+        out->ts[out->n] = o[i].ts;
+        out->val[out->n++] = b->val[o[i].i];
+    }
+    free(o);
+}
+
+/* Decodes the frozen chunks and head of se within [from, to] into mem. */
+static void snapshot_memory(series *se, int64_t from, int64_t to, store_pointbuf *mem)
+{
+    for (frozen *f = se->fz_first; f; f = f->next_s) {
+        if (f->t1 < from || f->t0 > to) continue;
+        store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n,
+                           &mem->cap);
+    }
+    for (uint32_t i = 0; i < se->hn; i++)
+        if (se->hts[i] >= from && se->hts[i] <= to) store_pb_push(mem, se->hts[i], se->hval[i]);
+}
+
+static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointbuf *b)
+{
+    sqlite3 *db = store_pool_get(s);
+    if (!db) return -1;
+    int rc = 0;
+    sqlite3_stmt *st =
+        store_stmt_cached(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                              " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id");
+    if (!st) {
+        store_pool_put(s, db);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (store_parts_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                               sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                               &b->ts, &b->val, &b->n, &b->cap) < 0)
+            rc = -1;
+    }
+    if (r != SQLITE_DONE) rc = -1;
+    sqlite3_reset(st);
+    store_pool_put(s, db);
+    return rc;
+}
+
+int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out)
+{
+    if (!s || !out) return -1;
+    if (from_ms > to_ms) return 0;
+    store_pointbuf mem = {0}, all = {0};
+    pthread_mutex_lock(&s->mu);
+    series *se = store_series_by_id(s, series_id);
+    if (se) snapshot_memory(se, from_ms, to_ms, &mem);
+    pthread_mutex_unlock(&s->mu);
+    if (!se) return -1;
+    /* SQLite after memory: a chunk committed in between is read twice (same
+     * points), never missed */
+    int rc = read_db(s, series_id, from_ms, to_ms, &all);
+    for (size_t i = 0; i < mem.n; i++) store_pb_push(&all, mem.ts[i], mem.val[i]);
+    store_merge_out(&all, from_ms, to_ms, out);
+    free(mem.ts);
+    free(mem.val);
+    free(all.ts);
+    free(all.val);
+    return rc;
+}
+
+int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
+{
+    if (!s) return -1;
+    pthread_mutex_lock(&s->mu);
+    series *se = store_series_by_id(s, series_id);
+    if (!se) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    if (se->last_known) {
+        int found = se->last_known > 0;
+        if (found) {
+            *ts_ms = se->last_ts;
+            *value = se->last_val;
+        }
+        pthread_mutex_unlock(&s->mu);
+        return found;
+    }
+    store_pointbuf mem = {0}, all = {0};
+    snapshot_memory(se, INT64_MIN, INT64_MAX, &mem);
+    uint32_t ver = se->version;
+    pthread_mutex_unlock(&s->mu);
+    /* the newest chunk in SQLite by end time (and every chunk ending then) */
+    int rc = 0;
+    sqlite3 *db = store_pool_get(s);
+    sqlite3_stmt *st = NULL;
+    if (!db ||
+        sqlite3_prepare_v2(db,
+                           "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                           " WHERE c.series=?1 AND c.t_end="
+                           "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY c.id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = -1;
+    } else {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)series_id);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            if (store_parts_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                                   sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                                   &all.ts, &all.val, &all.n, &all.cap) < 0)
+                rc = -1;
+    }
+    sqlite3_finalize(st);
+    store_pool_put(s, db);
+    for (size_t i = 0; i < mem.n; i++) store_pb_push(&all, mem.ts[i], mem.val[i]);
+    int found = 0;
+    if (rc == 0 && all.n) {
+        size_t best = 0;
+        for (size_t i = 1; i < all.n; i++)
+            if (all.ts[i] >= all.ts[best]) best = i;
+        *ts_ms = all.ts[best];
+        *value = all.val[best];
+        found = 1;
+    }
+    free(mem.ts);
+    free(mem.val);
+    free(all.ts);
+    free(all.val);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        if (se->version == ver) {
+            se->last_known = found ? 1 : -1;
+            if (found) {
+                se->last_ts = *ts_ms;
+                se->last_val = *value;
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    return rc < 0 ? -1 : found;
+}
+
+void store_points_free(store_points *p)
+{
+    if (!p) return;
+    free(p->ts);
+    free(p->val);
+    memset(p, 0, sizeof *p);
+}
