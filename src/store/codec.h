@@ -18,12 +18,16 @@
 /* Limits on what the codec accepts (store_put checks them). */
 #define STORE_TS_LIMIT ((int64_t)1 << 53) /* |ts_ms| */
 
+/* A growing byte buffer.  A failed allocation sets `oom` and is sticky:
+ * later writes are dropped, and whoever filled the buffer checks `oom`
+ * (or the -1 of store_buf_reserve) and fails its operation. */
 typedef struct store_buf {
     uint8_t *p;
     size_t n, cap;
+    int oom;
 } store_buf;
 
-void store_buf_reserve(store_buf *b, size_t more);
+int store_buf_reserve(store_buf *b, size_t more); /* 0, or -1 (and oom set) */
 void store_buf_free(store_buf *b);
 void store_buf_varint(store_buf *b, uint64_t v);
 /* 0 and advances *pos, or -1 when the input ends early. */

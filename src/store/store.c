@@ -135,11 +135,17 @@ void store_pool_put(store *s, sqlite3 *db)
     pthread_mutex_lock(&s->pool_mu);
     if (s->npool < 8) {
         if (s->npool == s->cappool) {
-            s->cappool = s->cappool ? s->cappool * 2 : 4;
-            s->pool = store_xrealloc(s->pool, (size_t)s->cappool * sizeof *s->pool);
+            int nc = s->cappool ? s->cappool * 2 : 4;
+            sqlite3 **np = realloc(s->pool, (size_t)nc * sizeof *np);
+            if (np) {
+                s->pool = np;
+                s->cappool = nc;
+            }
         }
-        s->pool[s->npool++] = db;
-        db = NULL;
+        if (s->npool < s->cappool) { /* else closed: it was only a cache */
+            s->pool[s->npool++] = db;
+            db = NULL;
+        }
     }
     pthread_mutex_unlock(&s->pool_mu);
     store_db_close_reader(db);
@@ -171,7 +177,8 @@ static int load_series(store *s, char *err, size_t errlen)
         return -1;
     }
     store_buf k = {0};
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
         uint64_t id = (uint64_t)sqlite3_column_int64(st, 0);
         const char *m = (const char *)sqlite3_column_text(st, 1);
         const uint8_t *t = sqlite3_column_blob(st, 2);
@@ -179,7 +186,10 @@ static int load_series(store *s, char *err, size_t errlen)
         if (!m || !*m) continue;
         k.n = 0;
         size_t ml = strlen(m) + 1;
-        store_buf_reserve(&k, ml + tl);
+        if (store_buf_reserve(&k, ml + tl) < 0) {
+            rc = -1;
+            break;
+        }
         memcpy(k.p, m, ml);
         if (tl) memcpy(k.p + ml, t, tl);
         k.n = ml + tl;
@@ -188,10 +198,17 @@ static int load_series(store *s, char *err, size_t errlen)
         int nt;
         if (store_key_parse(k.p, k.n, &metric, tags, &nt) < 0) continue;
         series *se = store_series_add(s, id, metric, tags, nt, k.p, k.n, store_hash(k.p, k.n));
-        se->persisted = 1;
+        if (se)
+            se->persisted = 1;
+        else
+            rc = -1;
     }
     sqlite3_finalize(st);
     store_buf_free(&k);
+    if (rc < 0) {
+        snprintf(err, errlen, "store: out of memory while loading the series of %s", s->dir);
+        return -1;
+    }
     if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(n),0) FROM chunks", -1, &st,
                            NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW) {
@@ -218,7 +235,11 @@ store *store_open(const store_config *c, char *err, size_t errlen)
         snprintf(err, errlen, "store: out of memory");
         return NULL;
     }
-    s->dir = store_xstrdup(c->dir);
+    if (!(s->dir = strdup(c->dir))) {
+        free(s);
+        snprintf(err, errlen, "store: out of memory");
+        return NULL;
+    }
     s->cfg = *c;
     s->cfg.dir = s->dir;
     s->wal_fd = -1;
@@ -300,8 +321,19 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     if (load_series(s, err, errlen) < 0) goto fail;
 
     uint64_t *segs;
-    size_t nseg = store_wal_segments(s, &segs);
-    for (size_t i = 0; i < nseg; i++) store_wal_replay(s, segs[i]);
+    size_t nseg;
+    if (store_wal_segments(s, &segs, &nseg) < 0) {
+        snprintf(err, errlen, "store: cannot list %s/wal: %s", s->dir, strerror(errno));
+        goto fail;
+    }
+    for (size_t i = 0; i < nseg; i++)
+        if (store_wal_replay(s, segs[i]) < 0) {
+            /* the log stays as it is (nothing is checkpointed on this path) */
+            snprintf(err, errlen, "store: cannot replay %s/wal: %s", s->dir,
+                     errno ? strerror(errno) : "out of memory");
+            free(segs);
+            goto fail;
+        }
     uint64_t next = nseg ? segs[nseg - 1] + 1 : 1;
     free(segs);
     if (store_wal_open_segment(s, next) < 0) {

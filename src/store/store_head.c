@@ -28,7 +28,22 @@ static uint32_t head_grow(const store *s, uint32_t cap)
     return c > cap ? c : cap + 1;
 }
 
-void store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
+/* One more slot in the head: 0, or -1 out of memory (the head as it was). */
+static int head_room(store *s, series *se)
+{
+    if (se->hn < se->hcap) return 0;
+    uint32_t c = head_grow(s, se->hcap);
+    int64_t *t = realloc(se->hts, c * sizeof *t);
+    if (!t) return -1;
+    se->hts = t;
+    double *v = realloc(se->hval, c * sizeof *v);
+    if (!v) return -1;
+    se->hval = v;
+    se->hcap = c;
+    return 0;
+}
+
+int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
 {
     se->version++;
     se->ml->version++;
@@ -50,23 +65,15 @@ void store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         }
         if (se->hts[lo] == ts) {
             se->hval[lo] = v;
-            return;
+            return 0;
         }
-        if (n == se->hcap) {
-            se->hcap = head_grow(s, se->hcap);
-            se->hts = store_xrealloc(se->hts, se->hcap * sizeof *se->hts);
-            se->hval = store_xrealloc(se->hval, se->hcap * sizeof *se->hval);
-        }
+        if (head_room(s, se) < 0) return -1;
         memmove(se->hts + lo + 1, se->hts + lo, (n - lo) * sizeof *se->hts);
         memmove(se->hval + lo + 1, se->hval + lo, (n - lo) * sizeof *se->hval);
         se->hts[lo] = ts;
         se->hval[lo] = v;
     } else {
-        if (n == se->hcap) {
-            se->hcap = head_grow(s, se->hcap);
-            se->hts = store_xrealloc(se->hts, se->hcap * sizeof *se->hts);
-            se->hval = store_xrealloc(se->hval, se->hcap * sizeof *se->hval);
-        }
+        if (head_room(s, se) < 0) return -1;
         se->hts[n] = ts;
         se->hval[n] = v;
         if (n == 0) se->head_seg = seg;
@@ -86,31 +93,42 @@ void store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         while (i > 0 && store_part_of(se->hts[i - 1]) == p) i--;
         store_head_cut(s, se, i);
     }
+    return 0; /* a cut that found no memory left the points in the head */
 }
 
-/* Encodes the first `upto` head points into frozen chunks (one per partition). */
-void store_head_cut(store *s, series *se, uint32_t upto)
+/* Encodes the first `upto` head points into frozen chunks (one per
+ * partition).  -1 when out of memory: the points not cut stay in the head. */
+int store_head_cut(store *s, series *se, uint32_t upto)
 {
     uint32_t i = 0;
+    int rc = 0;
     store_buf b = {0};
     while (i < upto) {
         int64_t p = store_part_of(se->hts[i]);
         uint32_t j = i + 1;
         while (j < upto && store_part_of(se->hts[j]) == p) j++;
-        frozen *f = store_xmalloc(sizeof *f);
-        f->next_s = f->next_p = NULL;
+        frozen *f = calloc(1, sizeof *f);
+        if (!f || store_ts_encode(se->hts + i, j - i, ZLEVEL_FLUSH, &b) < 0 ||
+            !(f->tdata = malloc(b.n))) {
+            free(f);
+            rc = -1;
+            break;
+        }
+        memcpy(f->tdata, b.p, b.n);
+        f->tlen = b.n;
+        if (store_val_encode(se->hval + i, j - i, ZLEVEL_FLUSH, &b) < 0 ||
+            !(f->vdata = malloc(b.n))) {
+            free(f->tdata);
+            free(f);
+            rc = -1;
+            break;
+        }
+        memcpy(f->vdata, b.p, b.n);
+        f->vlen = b.n;
         f->se = se;
         f->t0 = se->hts[i];
         f->t1 = se->hts[j - 1];
         f->n = j - i;
-        store_ts_encode(se->hts + i, j - i, ZLEVEL_FLUSH, &b);
-        f->tdata = store_xmalloc(b.n);
-        memcpy(f->tdata, b.p, b.n);
-        f->tlen = b.n;
-        store_val_encode(se->hval + i, j - i, ZLEVEL_FLUSH, &b);
-        f->vdata = store_xmalloc(b.n);
-        memcpy(f->vdata, b.p, b.n);
-        f->vlen = b.n;
         if (se->fz_last)
             se->fz_last->next_s = f;
         else
@@ -126,6 +144,7 @@ void store_head_cut(store *s, series *se, uint32_t upto)
         i = j;
     }
     store_buf_free(&b);
+    upto = i;
     memmove(se->hts, se->hts + upto, (se->hn - upto) * sizeof *se->hts);
     memmove(se->hval, se->hval + upto, (se->hn - upto) * sizeof *se->hval);
     se->hn -= upto;
@@ -141,6 +160,7 @@ void store_head_cut(store *s, series *se, uint32_t upto)
         se->hval = NULL;
         se->hcap = 0;
     }
+    return rc;
 }
 
 /* The id of a row of `times` holding this timestamp part, inserted when
@@ -355,14 +375,18 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
      * the batch size.  One wait for durability at the end. */
     enum { SLICE = 4096 };
     store_buf keys = {0}, tagpart = {0};
-    size_t *koff = store_xmalloc((SLICE + 1) * sizeof *koff);
-    uint64_t *kh = store_xmalloc(SLICE * sizeof *kh);
-    series **ser = store_xmalloc(SLICE * sizeof *ser);
+    size_t *koff = malloc((SLICE + 1) * sizeof *koff);
+    uint64_t *kh = malloc(SLICE * sizeof *kh);
+    series **ser = malloc(SLICE * sizeof *ser);
     store_tag sorted[MAX_TAGS];
     ptags = NULL;
     pnt = -1;
     uint64_t my = 0;
     int rc = 0;
+    if (!koff || !kh || !ser) {
+        snprintf(err, errlen, "store: out of memory");
+        rc = -1;
+    }
     for (size_t base = 0; base < n && rc == 0; base += SLICE) {
         size_t m = n - base < SLICE ? n - base : SLICE;
         const store_point *sp = pts + base;
@@ -383,13 +407,18 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
             }
             size_t ml = strlen(p->metric);
             koff[i] = keys.n;
-            store_buf_reserve(&keys, ml + tagpart.n);
+            if (tagpart.oom || store_buf_reserve(&keys, ml + tagpart.n) < 0) break;
             memcpy(keys.p + keys.n, p->metric, ml);
             memcpy(keys.p + keys.n + ml, tagpart.p, tagpart.n);
             keys.n += ml + tagpart.n;
             kh[i] = store_hash(keys.p + koff[i], keys.n - koff[i]);
         }
         koff[m] = keys.n;
+        if (keys.oom || tagpart.oom) {
+            snprintf(err, errlen, "store: out of memory");
+            rc = -1;
+            break;
+        }
 
         pthread_mutex_lock(&s->mu);
         if (s->broken) {
@@ -399,7 +428,8 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
             break;
         }
         series *prev = NULL;
-        for (size_t i = 0; i < m; i++) {
+        size_t resolved = 0;
+        for (size_t i = 0; i < m; i++, resolved++) {
             const uint8_t *k = keys.p + koff[i];
             size_t kl = koff[i + 1] - koff[i];
             if (prev && prev->hash == kh[i] && prev->keylen == kl &&
@@ -413,13 +443,24 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
                 store_tag tags[MAX_TAGS];
                 int nt;
                 store_key_parse(k, kl, &metric, tags, &nt);
-                se = store_series_add(s, s->next_id, metric, tags, nt, k, kl, kh[i]);
+                /* room for its log record first: a series is never in the
+                 * index without one */
+                if (store_buf_reserve(&s->wbuf, 32 + kl) < 0 ||
+                    !(se = store_series_add(s, s->next_id, metric, tags, nt, k, kl, kh[i])))
+                    break;
                 se->last_known = -1; /* new: known to have no points */
                 store_wal_log_series(s, se);
             }
             ser[i] = prev = se;
         }
-        /* one log record: runs of points of one series */
+        /* one log record: runs of points of one series (at most 40 bytes a point) */
+        if (resolved < m || store_buf_reserve(&s->wbuf, 16 + m * 40) < 0) {
+            s->wbuf.oom = 0; /* what it holds is whole: the next put goes on */
+            pthread_mutex_unlock(&s->mu);
+            snprintf(err, errlen, "store: out of memory");
+            rc = -1;
+            break;
+        }
         size_t at = store_wal_begin(&s->wbuf, REC_POINTS);
         int64_t pts_prev = 0;
         for (size_t i = 0; i < m;) {
@@ -427,7 +468,6 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
             while (j < m && ser[j] == ser[i]) j++;
             store_buf_varint(&s->wbuf, ser[i]->id);
             store_buf_varint(&s->wbuf, j - i);
-            store_buf_reserve(&s->wbuf, (j - i) * 18);
             for (size_t k = i; k < j; k++) {
                 uint64_t d = (uint64_t)sp[k].ts_ms - (uint64_t)pts_prev;
                 pts_prev = sp[k].ts_ms;
@@ -438,8 +478,16 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
             i = j;
         }
         store_wal_end(&s->wbuf, at);
-        for (size_t i = 0; i < m; i++) store_head_add(s, ser[i], sp[i].ts_ms, sp[i].value, s->seg);
+        size_t lost = 0;
+        for (size_t i = 0; i < m; i++)
+            if (store_head_add(s, ser[i], sp[i].ts_ms, sp[i].value, s->seg) < 0) lost++;
         my = ++s->put_seq;
+        if (lost) {
+            /* logged (readable after a restart) but not in memory: the batch
+             * fails, and a retry puts the same points again */
+            snprintf(err, errlen, "store: out of memory");
+            rc = -1;
+        }
         if (s->pend_bytes >= FLUSH_BYTES || s->pend_n >= FLUSH_CHUNKS) store_flush_pending(s);
         pthread_mutex_unlock(&s->mu);
     }

@@ -30,9 +30,15 @@ void store_dirty_add_at(store *s, uint64_t sid, int64_t part, int64_t at)
     }
     if (!s->scanned) return;
     if (s->ndirty == s->capdirty) {
-        s->capdirty = s->capdirty ? s->capdirty * 2 : 1024;
-        s->dirty = realloc(s->dirty, s->capdirty * sizeof *s->dirty);
-        if (!s->dirty) abort();
+        size_t nc = s->capdirty ? s->capdirty * 2 : 1024;
+        group *nd = realloc(s->dirty, nc * sizeof *nd);
+        if (!nd) { /* out of memory: settling looks at everything next time */
+            s->scanned = 0;
+            s->ndirty = 0;
+            return;
+        }
+        s->dirty = nd;
+        s->capdirty = nc;
     }
     s->dirty[s->ndirty].series = sid;
     s->dirty[s->ndirty].at = at;
@@ -99,14 +105,18 @@ typedef struct refs {
     sqlite3_int64 *v;
     size_t n, cap;
 } refs;
-static void refs_add(refs *r, sqlite3_int64 id)
+static int refs_add(refs *r, sqlite3_int64 id)
 {
-    if (r->n && r->v[r->n - 1] == id) return;
+    if (r->n && r->v[r->n - 1] == id) return 0;
     if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 64;
-        r->v = store_xrealloc(r->v, r->cap * sizeof *r->v);
+        size_t nc = r->cap ? r->cap * 2 : 64;
+        sqlite3_int64 *nv = realloc(r->v, nc * sizeof *nv);
+        if (!nv) return -1;
+        r->v = nv;
+        r->cap = nc;
     }
     r->v[r->n++] = id;
+    return 0;
 }
 
 /* Deletes chunks matching `where` (with ?1 bound to arg); count of points. */
@@ -131,11 +141,12 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
         snprintf(sql, sizeof sql, "SELECT DISTINCT ts_ref FROM chunks WHERE %s", where);
         if (*nch && sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_int64(st, 1, arg);
-            while (sqlite3_step(st) == SQLITE_ROW) refs_add(&tr, sqlite3_column_int64(st, 0));
+            while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+                rc = refs_add(&tr, sqlite3_column_int64(st, 0));
             sqlite3_finalize(st);
         }
         snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
-        if (*nch && store_db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0) == 0) {
+        if (rc == 0 && *nch && store_db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0) == 0) {
             if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
                 sqlite3_bind_int64(st, 1, arg);
                 rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
@@ -186,8 +197,8 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     sqlite3_bind_int64(sel, 3, g->part * PART_MS + PART_MS - 1);
     while (sqlite3_step(sel) == SQLITE_ROW && nids < 4096) {
         ids[nids++] = sqlite3_column_int64(sel, 0);
-        refs_add(tsrefs, sqlite3_column_int64(sel, 3));
-        if (store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
+        if (refs_add(tsrefs, sqlite3_column_int64(sel, 3)) < 0 ||
+            store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
                                sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
                                &b.ts, &b.val, &b.n, &b.cap) < 0)
             rc = -1;
@@ -195,9 +206,10 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     sqlite3_reset(sel);
     if (rc == 0 && nids > 1 && b.n) {
         store_points m = {0};
-        store_merge_out(&b, INT64_MIN, INT64_MAX, &m);
-        store_ts_encode(m.ts, m.n, ZLEVEL_SETTLE, enc);
-        store_val_encode(m.val, m.n, ZLEVEL_SETTLE, enc2);
+        if (store_merge_out(&b, INT64_MIN, INT64_MAX, &m) < 0 || m.n == 0 ||
+            store_ts_encode(m.ts, m.n, ZLEVEL_SETTLE, enc) < 0 ||
+            store_val_encode(m.val, m.n, ZLEVEL_SETTLE, enc2) < 0)
+            rc = -1;
         for (int i = 0; i < nids && rc == 0; i++) {
             sqlite3_bind_int64(del, 1, ids[i]);
             if (sqlite3_step(del) != SQLITE_DONE) rc = -1;
@@ -272,7 +284,13 @@ static int compact(store *s)
                 cand[u - 1].at = cand[i].at;
         }
         ncand = u;
-        keep = store_xmalloc(ncand * sizeof *keep);
+        keep = malloc(ncand * sizeof *keep);
+        if (!keep) {
+            sqlite3_finalize(st);
+            store_pool_put(s, db);
+            free(cand);
+            return -1;
+        }
     }
     for (size_t ci = 0; full || ci < ncand; ci++) {
         if (!full) {
@@ -302,8 +320,16 @@ static int compact(store *s)
             continue;
         }
         if (ng == cap) {
-            cap = cap ? cap * 2 : 256;
-            gs = store_xrealloc(gs, cap * sizeof *gs);
+            size_t nc = cap ? cap * 2 : 256;
+            group *ngs = realloc(gs, nc * sizeof *ngs);
+            if (!ngs) { /* out of memory: the next round looks at everything */
+                pthread_mutex_lock(&s->mu);
+                s->scanned = 0;
+                pthread_mutex_unlock(&s->mu);
+                break;
+            }
+            gs = ngs;
+            cap = nc;
         }
         gs[ng++] = g;
     }

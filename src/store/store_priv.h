@@ -151,25 +151,6 @@ static inline uint64_t store_hash(const void *p, size_t n)
     return h ^ (h >> 32);
 }
 
-static inline void *store_xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) abort();
-    return p;
-}
-static inline void *store_xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) abort();
-    return p;
-}
-static inline char *store_xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (!d) abort();
-    return d;
-}
-
 static inline int64_t store_part_of(int64_t ts)
 {
     int64_t q = ts / PART_MS;
@@ -189,7 +170,7 @@ strent *store_strmap_find(strmap *m, const char *s, uint64_t h, int add);
 const char *store_intern(strmap *m, const char *s);
 void store_strmap_free(strmap *m, int free_vals);
 int store_tag_cmp(const void *a, const void *b);
-void store_key_make(store_buf *k, const char *metric, const store_tag *sorted, int ntags);
+int store_key_make(store_buf *k, const char *metric, const store_tag *sorted, int ntags);
 series *store_series_find(store *s, const uint8_t *key, size_t len, uint64_t h);
 series *store_series_add(store *s, uint64_t id, const char *metric, const store_tag *sorted,
                          int ntags, const uint8_t *key, size_t keylen, uint64_t h);
@@ -198,14 +179,14 @@ int store_key_parse(const uint8_t *key, size_t len, const char **metric, store_t
                     int *ntags);
 
 /* store_head.c */
-void store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg);
-void store_head_cut(store *s, series *se, uint32_t upto);
+int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg);
+int store_head_cut(store *s, series *se, uint32_t upto);
 int store_chunk_insert(store *s, uint64_t series_id, int64_t t0, int64_t t1, size_t n,
                        const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl);
 int store_flush_pending(store *s);
 
 /* store_wal.c */
-size_t store_wal_segments(const store *s, uint64_t **out);
+int store_wal_segments(const store *s, uint64_t **out, size_t *n);
 int store_wal_open_segment(store *s, uint64_t seg);
 size_t store_wal_begin(store_buf *b, int type);
 void store_wal_end(store_buf *b, size_t at);
@@ -228,7 +209,7 @@ typedef struct store_pointbuf {
     double *val;
     size_t n, cap;
 } store_pointbuf;
-void store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *out);
+int store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *out);
 
 /* store_maintain.c */
 void store_dirty_add(store *s, uint64_t sid, int64_t part);

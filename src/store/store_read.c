@@ -18,25 +18,29 @@
 
 /* --- reads --------------------------------------------------------------- */
 
-static void store_pb_push(store_pointbuf *b, int64_t t, double v)
+/* Room for `more` points in two arrays of *cap: 0, or -1 out of memory
+ * (the arrays as they were). */
+static int reserve2(int64_t **ts, double **val, size_t n, size_t *cap, size_t more)
 {
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 256;
-        b->ts = store_xrealloc(b->ts, b->cap * sizeof *b->ts);
-        b->val = store_xrealloc(b->val, b->cap * sizeof *b->val);
-    }
-    b->ts[b->n] = t;
-    b->val[b->n++] = v;
+    if (n + more <= *cap) return 0;
+    size_t c = *cap ? *cap : 256;
+    while (c < n + more) c *= 2;
+    int64_t *t = realloc(*ts, c * sizeof *t);
+    if (!t) return -1;
+    *ts = t;
+    double *v = realloc(*val, c * sizeof *v);
+    if (!v) return -1;
+    *val = v;
+    *cap = c;
+    return 0;
 }
 
-static void points_reserve(store_points *o, size_t more)
+static int store_pb_push(store_pointbuf *b, int64_t t, double v)
 {
-    if (o->n + more <= o->cap) return;
-    size_t c = o->cap ? o->cap : 256;
-    while (c < o->n + more) c *= 2;
-    o->ts = store_xrealloc(o->ts, c * sizeof *o->ts);
-    o->val = store_xrealloc(o->val, c * sizeof *o->val);
-    o->cap = c;
+    if (reserve2(&b->ts, &b->val, b->n, &b->cap, 1) < 0) return -1;
+    b->ts[b->n] = t;
+    b->val[b->n++] = v;
+    return 0;
 }
 
 typedef struct ord {
@@ -51,8 +55,8 @@ static int cmp_ord(const void *a, const void *b)
 }
 
 /* Appends the points of b (in order of recency) within [from, to] to out,
- * sorted, the newest value of a timestamp winning. */
-void store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *out)
+ * sorted, the newest value of a timestamp winning.  -1 out of memory. */
+int store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *out)
 {
     int sorted = 1;
     for (size_t i = 1; i < b->n && sorted; i++)
@@ -61,7 +65,7 @@ void store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *
         size_t lo = 0, hi = b->n;
         while (lo < b->n && b->ts[lo] < from) lo++;
         while (hi > lo && b->ts[hi - 1] > to) hi--;
-        if (hi == lo) return;
+        if (hi == lo) return 0;
         if (out->n == 0 && out->cap == 0) { /* the usual case: hand the arrays over, no copy */
             if (lo) {
                 memmove(b->ts, b->ts + lo, (hi - lo) * sizeof *b->ts);
@@ -72,15 +76,16 @@ void store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *
             out->n = hi - lo;
             out->cap = b->cap;
             memset(b, 0, sizeof *b);
-            return;
+            return 0;
         }
-        points_reserve(out, hi - lo);
+        if (reserve2(&out->ts, &out->val, out->n, &out->cap, hi - lo) < 0) return -1;
         memcpy(out->ts + out->n, b->ts + lo, (hi - lo) * sizeof *out->ts);
         memcpy(out->val + out->n, b->val + lo, (hi - lo) * sizeof *out->val);
         out->n += hi - lo;
-        return;
+        return 0;
     }
-    ord *o = store_xmalloc(b->n * sizeof *o);
+    ord *o = malloc((b->n ? b->n : 1) * sizeof *o);
+    if (!o) return -1;
     size_t m = 0;
     for (size_t i = 0; i < b->n; i++)
         if (b->ts[i] >= from && b->ts[i] <= to) {
@@ -89,25 +94,34 @@ void store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *
             m++;
         }
     qsort(o, m, sizeof *o, cmp_ord);
-    points_reserve(out, m);
+    if (reserve2(&out->ts, &out->val, out->n, &out->cap, m) < 0) {
+        free(o);
+        return -1;
+    }
     for (size_t i = 0; i < m; i++) {
         if (i + 1 < m && o[i + 1].ts == o[i].ts) continue; /* a newer value follows */
         out->ts[out->n] = o[i].ts;
         out->val[out->n++] = b->val[o[i].i];
     }
     free(o);
+    return 0;
 }
 
-/* Decodes the frozen chunks and head of se within [from, to] into mem. */
-static void snapshot_memory(series *se, int64_t from, int64_t to, store_pointbuf *mem)
+/* Decodes the frozen chunks and head of se within [from, to] into mem:
+ * 0, or -1 out of memory. */
+static int snapshot_memory(series *se, int64_t from, int64_t to, store_pointbuf *mem)
 {
     for (frozen *f = se->fz_first; f; f = f->next_s) {
         if (f->t1 < from || f->t0 > to) continue;
-        store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n,
-                           &mem->cap);
+        if (store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n,
+                               &mem->cap) < 0)
+            return -1;
     }
     for (uint32_t i = 0; i < se->hn; i++)
-        if (se->hts[i] >= from && se->hts[i] <= to) store_pb_push(mem, se->hts[i], se->hval[i]);
+        if (se->hts[i] >= from && se->hts[i] <= to &&
+            store_pb_push(mem, se->hts[i], se->hval[i]) < 0)
+            return -1;
+    return 0;
 }
 
 static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointbuf *b)
@@ -145,14 +159,18 @@ int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, sto
     store_pointbuf mem = {0}, all = {0};
     pthread_mutex_lock(&s->mu);
     series *se = store_series_by_id(s, series_id);
-    if (se) snapshot_memory(se, from_ms, to_ms, &mem);
+    int rc = se ? snapshot_memory(se, from_ms, to_ms, &mem) : -1;
     pthread_mutex_unlock(&s->mu);
-    if (!se) return -1;
     /* SQLite after memory: a chunk committed in between is read twice (same
      * points), never missed */
-    int rc = read_db(s, series_id, from_ms, to_ms, &all);
-    for (size_t i = 0; i < mem.n; i++) store_pb_push(&all, mem.ts[i], mem.val[i]);
-    store_merge_out(&all, from_ms, to_ms, out);
+    if (rc == 0) rc = read_db(s, series_id, from_ms, to_ms, &all);
+    if (rc == 0 && reserve2(&all.ts, &all.val, all.n, &all.cap, mem.n) < 0) rc = -1;
+    if (rc == 0) {
+        memcpy(all.ts + all.n, mem.ts, mem.n * sizeof *all.ts);
+        memcpy(all.val + all.n, mem.val, mem.n * sizeof *all.val);
+        all.n += mem.n;
+        rc = store_merge_out(&all, from_ms, to_ms, out);
+    }
     free(mem.ts);
     free(mem.val);
     free(all.ts);
@@ -179,14 +197,13 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
         return found;
     }
     store_pointbuf mem = {0}, all = {0};
-    snapshot_memory(se, INT64_MIN, INT64_MAX, &mem);
+    int rc = snapshot_memory(se, INT64_MIN, INT64_MAX, &mem);
     uint32_t ver = se->version;
     pthread_mutex_unlock(&s->mu);
     /* the newest chunk in SQLite by end time (and every chunk ending then) */
-    int rc = 0;
-    sqlite3 *db = store_pool_get(s);
+    sqlite3 *db = rc == 0 ? store_pool_get(s) : NULL;
     sqlite3_stmt *st = NULL;
-    if (!db ||
+    if (rc < 0 || !db ||
         sqlite3_prepare_v2(db,
                            "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
                            " WHERE c.series=?1 AND c.t_end="
@@ -203,7 +220,8 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
     }
     sqlite3_finalize(st);
     store_pool_put(s, db);
-    for (size_t i = 0; i < mem.n; i++) store_pb_push(&all, mem.ts[i], mem.val[i]);
+    for (size_t i = 0; rc == 0 && i < mem.n; i++)
+        if (store_pb_push(&all, mem.ts[i], mem.val[i]) < 0) rc = -1;
     int found = 0;
     if (rc == 0 && all.n) {
         size_t best = 0;

@@ -23,15 +23,17 @@ static void seg_path(const store *s, uint64_t seg, char *out, size_t n)
     snprintf(out, n, "%s/wal/%016" PRIu64 ".wal", s->dir, seg);
 }
 
-/* Sorted segment numbers present in wal/. */
-size_t store_wal_segments(const store *s, uint64_t **out)
+/* Sorted segment numbers present in wal/ (*out malloc'ed): 0, or -1 when
+ * the directory cannot be read or memory is short. */
+int store_wal_segments(const store *s, uint64_t **out, size_t *nout)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/wal", s->dir);
     DIR *d = opendir(path);
     size_t n = 0, cap = 0;
     *out = NULL;
-    if (!d) return 0;
+    *nout = 0;
+    if (!d) return errno == ENOENT ? 0 : -1;
     struct dirent *e;
     while ((e = readdir(d))) {
         char *end;
@@ -39,7 +41,14 @@ size_t store_wal_segments(const store *s, uint64_t **out)
         if (end == e->d_name || strcmp(end, ".wal") != 0) continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 8;
-            *out = store_xrealloc(*out, cap * sizeof **out);
+            uint64_t *no = realloc(*out, cap * sizeof *no);
+            if (!no) {
+                closedir(d);
+                free(*out);
+                *out = NULL;
+                return -1;
+            }
+            *out = no;
         }
         (*out)[n++] = v;
     }
@@ -50,7 +59,8 @@ size_t store_wal_segments(const store *s, uint64_t **out)
             (*out)[j] = (*out)[j - 1];
             (*out)[j - 1] = t;
         }
-    return n;
+    *nout = n;
+    return 0;
 }
 
 static int sync_dir(const char *dir)
@@ -113,11 +123,16 @@ int store_wal_checkpoint(store *s, uint64_t keep)
 {
     for (uint64_t id = 1; id < s->next_id; id++) {
         series *se = store_series_by_id(s, id);
-        if (se && se->hn && se->head_seg < keep) store_head_cut(s, se, se->hn);
+        /* a head that cannot be cut keeps the old log alive */
+        if (se && se->hn && se->head_seg < keep && store_head_cut(s, se, se->hn) < 0) {
+            snprintf(s->broken_msg, sizeof s->broken_msg, "store: out of memory");
+            return -1;
+        }
     }
     if (store_flush_pending(s) < 0) return -1;
     uint64_t *segs;
-    size_t n = store_wal_segments(s, &segs);
+    size_t n;
+    if (store_wal_segments(s, &segs, &n) < 0) return -1;
     for (size_t i = 0; i < n; i++) {
         if (segs[i] >= keep) continue;
         char path[4096];
@@ -204,7 +219,11 @@ int store_wal_replay(store *s, uint64_t seg)
         return -1;
     }
     size_t size = (size_t)st.st_size;
-    uint8_t *buf = store_xmalloc(size);
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf) {
+        close(fd);
+        return -1;
+    }
     size_t got = 0;
     while (got < size) {
         ssize_t r = read(fd, buf + got, size - got);

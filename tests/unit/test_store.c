@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,6 +169,28 @@ static int collect(void *arg, const store_series *se)
         o += snprintf(f->desc[f->n] + o, sizeof f->desc[0] - (size_t)o, " %s=%s", se->tags[i].key, se->tags[i].value);
     f->n++;
     return 0;
+}
+
+/* The series of `metric` with job=JOB, in a store of any size. */
+typedef struct one {
+    const char *job;
+    uint64_t id;
+} one;
+static int find_job(void *arg, const store_series *se)
+{
+    one *o = arg;
+    for (int i = 0; i < se->ntags; i++)
+        if (!strcmp(se->tags[i].key, "job") && !strcmp(se->tags[i].value, o->job)) {
+            o->id = se->id;
+            return 1;
+        }
+    return 0;
+}
+static uint64_t job_series(store *s, const char *metric, const char *job)
+{
+    one o = {job, 0};
+    store_series_of(s, metric, find_job, &o);
+    return o.id;
 }
 
 static uint64_t series_id(store *s, const char *metric, const char *job)
@@ -705,6 +728,106 @@ static void test_torn_log_tail_replays_every_whole_record(void **st)
     store_close(s);
 }
 
+/* Out of memory (issue 24): the store returns "store: out of memory" from the
+ * put that could not get memory, never aborts, and goes on once memory is
+ * back; every batch it acknowledged is there after reopening.  The child
+ * runs under an address-space limit a little above what it uses (not under
+ * ASan or valgrind, whose own allocators need the address space). */
+static int under_a_checker(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 1;
+#endif
+#endif
+    const char *pre = getenv("LD_PRELOAD");
+    return pre && strstr(pre, "vgpreload") != NULL;
+}
+
+static long vm_size_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %ld", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}
+
+static void test_out_of_memory_fails_the_put_and_the_store_goes_on(void **st)
+{
+    (void)st;
+    if (under_a_checker()) skip();
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/oom", tmpdir);
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        char err[256] = "";
+        store_config c = {dir, 0, 0, 0};
+        store *s = store_open(&c, err, sizeof err);
+        if (!s) _exit(3);
+        enum { B = 4096 };
+        static store_point p[B];
+        static store_tag tags[B][2];
+        static char names[B][24];
+        struct rlimit lim;
+        getrlimit(RLIMIT_AS, &lim);
+        struct rlimit low = {(rlim_t)(vm_size_kb() + 24 * 1024) * 1024, lim.rlim_max};
+        if (setrlimit(RLIMIT_AS, &low) < 0) _exit(6);
+        int failed = -1;
+        for (int b = 0; b < 100000 && failed < 0; b++) { /* new series in every batch */
+            for (int j = 0; j < B; j++) {
+                snprintf(names[j], sizeof names[j], "b%dj%d", b, j);
+                tags[j][0] = (store_tag){"job", names[j]};
+                tags[j][1] = (store_tag){"host", "n1"};
+                p[j] = (store_point){"oom.m", tags[j], 2, 1000LL * b, b + j};
+            }
+            if (store_put(s, p, B, err, sizeof err) != 0) failed = b;
+            else if (write(fd[1], &b, sizeof b) != sizeof b) _exit(5); /* acknowledged */
+        }
+        if (failed < 0 || !strstr(err, "out of memory")) _exit(7);
+        setrlimit(RLIMIT_AS, &lim); /* memory is back: the same batch again */
+        if (store_put(s, p, B, err, sizeof err) != 0) _exit(8);
+        if (write(fd[1], &failed, sizeof failed) != sizeof failed) _exit(5);
+        store_close(s);
+        _exit(0);
+    }
+    close(fd[1]);
+    int b, nacked = 0, last = -1;
+    static int acked[100001];
+    (void)last;
+    while (read(fd[0], &b, sizeof b) == sizeof b) acked[nacked++] = last = b;
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the child %s %d", WIFEXITED(status) ? "exited" : "died of signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    assert_true(nacked >= 2);
+    store *s = open_at("oom", 0, 0);
+    /* the first and a middle batch acknowledged under the limit, and the one
+     * that failed, put again once memory was back */
+    int check[] = {acked[0], acked[nacked / 2], last};
+    for (int c = 0; c < 3; c++) {
+        char job[24];
+        snprintf(job, sizeof job, "b%dj4095", check[c]);
+        uint64_t id = job_series(s, "oom.m", job);
+        assert_true(id != 0);
+        store_points pts = {0};
+        assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &pts), 0);
+        assert_int_equal(pts.n, 1);
+        assert_true(pts.ts[0] == 1000LL * check[c] && pts.val[0] == check[c] + 4095);
+        store_points_free(&pts);
+    }
+    store_close(s);
+}
+
 /* settle_delay_s: a (series, partition) that got chunks within the delay is
  * left as it is by store_maintain (a bulk load is merged once, at its end);
  * with no delay, or once quiet, it is merged; the answers never change. */
@@ -751,6 +874,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_writers_and_readers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_9_loses_no_acknowledged_point, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_log_tail_replays_every_whole_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_memory_fails_the_put_and_the_store_goes_on, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
