@@ -178,7 +178,7 @@ static int cmd_influx(void)
 static store *open_dir(const char *dir)
 {
     char err[256];
-    store_config c = {dir, 0, 0, 0};
+    store_config c = {dir, 0, 0, 0, NULL, NULL};
     store *s = store_open(&c, err, sizeof err);
     if (!s) { fprintf(stderr, "%s\n", err); exit(1); }
     return s;

@@ -34,18 +34,35 @@
  * store_wal.c (the log), store_read.c (reads), store_maintain.c
  * (retention, settling, size limit), codec.c (chunk coding). */
 #include "store/store_priv.h"
+#include "util/log.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* One line of the store's own (store_config.log, else stderr). */
+void store_log(store *s, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(line, sizeof line, "store: ");
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (s->cfg.log)
+        s->cfg.log(s->cfg.log_arg, line);
+    else
+        js_log(1, NULL, "%s", line);
+}
 
 /* --- SQLite ------------------------------------------------------------- */
 
@@ -326,14 +343,33 @@ store *store_open(const store_config *c, char *err, size_t errlen)
         snprintf(err, errlen, "store: cannot list %s/wal: %s", s->dir, strerror(errno));
         goto fail;
     }
-    for (size_t i = 0; i < nseg; i++)
-        if (store_wal_replay(s, segs[i]) < 0) {
+    for (size_t i = 0; i < nseg; i++) {
+        wal_replay rs;
+        if (store_wal_replay(s, segs[i], &rs) < 0) {
             /* the log stays as it is (nothing is checkpointed on this path) */
             snprintf(err, errlen, "store: cannot replay %s/wal: %s", s->dir,
                      errno ? strerror(errno) : "out of memory");
             free(segs);
             goto fail;
         }
+        if (rs.damaged) {
+            char where[4200];
+            int moved = store_wal_set_aside(s, segs[i], where, sizeof where) == 0;
+            s->damaged_segments++;
+            s->damaged_lost += rs.lost_points;
+            char lost[96] = "";
+            if (rs.lost_points)
+                snprintf(lost, sizeof lost,
+                         " (lost: %" PRIu64 " points whose series record was damaged)",
+                         rs.lost_points);
+            store_log(
+                s,
+                "log segment %s/wal/%016" PRIu64 ".wal is damaged: %zu bytes in %d place(s) "
+                "did not check out; every record that did is kept%s; %s %s",
+                s->dir, segs[i], rs.bad_bytes, rs.places, lost,
+                moved ? "moved to" : "could not be moved aside:", moved ? where : strerror(errno));
+        }
+    }
     uint64_t next = nseg ? segs[nseg - 1] + 1 : 1;
     free(segs);
     if (store_wal_open_segment(s, next) < 0) {
@@ -359,6 +395,10 @@ void store_close(store *s)
 {
     if (!s) return;
     pthread_mutex_lock(&s->mu);
+    if (s->broken) {
+        s->recover_tried_ms = 0; /* one more try now */
+        store_wal_recover(s);
+    }
     if (s->db && !s->broken) {
         store_wal_wait_durable(s, s->put_seq);
         if (!s->broken && s->wal_fd >= 0) store_wal_checkpoint(s, s->seg + 1);
@@ -419,6 +459,14 @@ void store_stats_get(store *s, store_stats *st)
     st->points = s->db_points + s->head_points;
     st->chunks = s->db_chunks + s->pend_n;
     for (frozen *f = s->pend_first; f; f = f->next_p) st->points += f->n;
+    st->dropped_points_age = s->dropped_age;
+    st->dropped_points_size = s->dropped_size;
+    st->size_limit_unmet = s->size_unmet;
+    st->damaged_segments = s->damaged_segments;
+    st->damaged_lost_points = s->damaged_lost;
+    st->write_failures = s->write_failures;
+    st->writable = !s->broken;
+    if (s->broken) snprintf(st->error, sizeof st->error, "%s", s->broken_msg);
     pthread_mutex_unlock(&s->mu);
     st->disk_bytes = store_dir_bytes(s->dir);
 }

@@ -28,9 +28,15 @@ typedef struct store_tag {
 typedef struct store_config {
     const char *dir;       /* created (0700) if missing */
     double retention_s;    /* points older than this are dropped; 0 = keep forever */
-    long long max_bytes;   /* the oldest chunks are dropped beyond this size; 0 = no limit */
+    long long max_bytes;   /* everything under dir; beyond it the oldest points are dropped
+                              (never the newest partition); 0 = no limit */
     double settle_delay_s; /* store_maintain merges a series' chunks of a partition only once
                               it got none for this long (0: at once) */
+    /* The store's own messages, one line each ("store: ..."): a damaged log
+     * segment, points dropped by the size limit, writes failing and coming
+     * back.  NULL: stderr (js_log). */
+    void (*log)(void *arg, const char *line);
+    void *log_arg;
 } store_config;
 
 /* NULL with a one-line reason in err when the directory cannot be used. */
@@ -100,6 +106,15 @@ typedef struct store_stats {
     uint64_t points; /* stored points, all series */
     uint64_t chunks;
     long long disk_bytes; /* everything under the directory */
+    /* since the store was opened */
+    uint64_t dropped_points_age;  /* by retention_s */
+    uint64_t dropped_points_size; /* by max_bytes */
+    int size_limit_unmet;         /* 1: over max_bytes with nothing left it may drop */
+    uint64_t damaged_segments;    /* log segments that did not check out at open (in DIR/damaged) */
+    uint64_t damaged_lost_points; /* points of those segments that could not be kept */
+    uint64_t write_failures;      /* writes of the log that failed (each one failed its puts) */
+    int writable;                 /* 0 while puts fail: the last write of the log failed */
+    char error[160];              /* why, when not writable */
 } store_stats;
 void store_stats_get(store *s, store_stats *st);
 

@@ -421,7 +421,7 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
         }
 
         pthread_mutex_lock(&s->mu);
-        if (s->broken) {
+        if (s->broken && store_wal_recover(s) < 0) {
             snprintf(err, errlen, "%s", s->broken_msg);
             pthread_mutex_unlock(&s->mu);
             rc = -1;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void store_dirty_add(store *s, uint64_t sid, int64_t part)
@@ -390,6 +391,147 @@ static int compact(store *s)
     return rc;
 }
 
+/* Drops the points still in memory (heads) at or before `cutoff`; their
+ * count.  Under mu. */
+static uint64_t drop_memory_before(store *s, int64_t cutoff)
+{
+    uint64_t dropped = 0;
+    for (uint64_t id = 1; id < s->next_id; id++) {
+        series *se = store_series_by_id(s, id);
+        if (!se) continue;
+        uint32_t k = 0;
+        while (k < se->hn && se->hts[k] <= cutoff) k++;
+        if (k) {
+            memmove(se->hts, se->hts + k, (se->hn - k) * sizeof *se->hts);
+            memmove(se->hval, se->hval + k, (se->hn - k) * sizeof *se->hval);
+            se->hn -= k;
+            s->head_points -= k;
+            dropped += k;
+        }
+    }
+    if (dropped) s->drop_gen++;
+    return dropped;
+}
+
+static long long file_bytes(const char *dir, const char *name)
+{
+    char p[4200];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+static void fmt_mib(char *out, size_t n, long long b)
+{
+    snprintf(out, n, "%.1f MiB", (double)b / 1048576.0);
+}
+
+static void fmt_time(char *out, size_t n, int64_t ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, n, "%" PRId64 " ms", ms);
+}
+
+/* Retention by size: while everything under DIR is over max_bytes, the
+ * chunks that end first are dropped, about as many bytes of them as the
+ * excess (their share of chunks.db, overhead included), never a chunk of
+ * the newest partition.  What dropping chunks cannot free (the log, SQLite's
+ * journal, other modules' files) is not trimmed for: the log is made short
+ * first (heads committed, old segments retired) when it is a large part of
+ * the limit.  Says what it dropped, and once when the limit cannot be met. */
+static int trim_to_size(store *s)
+{
+    long long limit = s->cfg.max_bytes, total = store_dir_bytes(s->dir);
+    if (total <= limit) {
+        pthread_mutex_lock(&s->mu);
+        s->size_unmet = 0;
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    long long logb = (long long)s->seg_bytes + (long long)s->wbuf.n;
+    if (!s->broken && logb > limit / 8 && store_wal_retire(s) < 0) rc = -1;
+    int64_t newest = s->max_ts;
+    pthread_mutex_unlock(&s->mu);
+    reclaim(s);
+    total = store_dir_bytes(s->dir);
+    sqlite3 *db = store_pool_get(s);
+    sqlite3_stmt *st = NULL;
+    if (db && sqlite3_prepare_v2(db, "SELECT max(t_end) FROM chunks", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+        sqlite3_column_int64(st, 0) > newest)
+        newest = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    int64_t keep_from = newest == INT64_MIN ? INT64_MIN : store_part_of(newest) * PART_MS;
+    long long dropped_pts = 0, dropped_ch = 0;
+    int64_t last_cut = INT64_MIN;
+    for (int round = 0; round < 8 && total > limit && db && rc == 0; round++) {
+        long long excess = total - limit, data = 0;
+        if (sqlite3_prepare_v2(db, "SELECT coalesce(sum(length(data)), 0) FROM chunks", -1, &st,
+                               NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            data = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        if (data <= 0) break;
+        double ratio = (double)file_bytes(s->dir, "chunks.db") / (double)data;
+        int64_t cut = INT64_MIN;
+        double acc = 0;
+        if (sqlite3_prepare_v2(db,
+                               "SELECT t_end, length(data) FROM chunks WHERE t_end < ?1 "
+                               "ORDER BY t_end",
+                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, keep_from);
+            while (acc < (double)excess && sqlite3_step(st) == SQLITE_ROW) {
+                cut = sqlite3_column_int64(st, 0);
+                acc += (double)sqlite3_column_int64(st, 1) * ratio;
+            }
+        }
+        sqlite3_finalize(st);
+        if (cut == INT64_MIN) break; /* nothing left that may go */
+        long long np, nc;
+        if (delete_chunks(s, "t_end <= ?1", cut, &np, &nc) < 0) {
+            rc = -1;
+            break;
+        }
+        pthread_mutex_lock(&s->mu);
+        np += (long long)drop_memory_before(s, cut);
+        s->dropped_size += (uint64_t)np;
+        pthread_mutex_unlock(&s->mu);
+        dropped_pts += np;
+        dropped_ch += nc;
+        last_cut = cut;
+        forget_last(s);
+        reclaim(s);
+        total = store_dir_bytes(s->dir);
+    }
+    store_pool_put(s, db);
+    char lim[32], tot[32], when[40];
+    fmt_mib(lim, sizeof lim, limit);
+    fmt_mib(tot, sizeof tot, total);
+    if (dropped_pts || dropped_ch) {
+        fmt_time(when, sizeof when, last_cut);
+        store_log(s,
+                  "size limit %s: dropped %lld points (%lld chunks) ending at or before %s, "
+                  "the oldest first; %s on disk now",
+                  lim, dropped_pts, dropped_ch, when, tot);
+    }
+    pthread_mutex_lock(&s->mu);
+    int was = s->size_unmet;
+    s->size_unmet = total > limit;
+    pthread_mutex_unlock(&s->mu);
+    if (total > limit && !was) {
+        fmt_time(when, sizeof when, keep_from);
+        store_log(s,
+                  "size limit %s cannot be met: %s on disk is the log, SQLite's journal, "
+                  "other files and the newest partition (since %s), which is never dropped",
+                  lim, tot, when);
+    }
+    return rc;
+}
+
 int store_maintain(store *s)
 {
     if (!s) return -1;
@@ -397,6 +539,7 @@ int store_maintain(store *s)
     /* heads of partitions that are over are cut, and what is frozen goes to
      * SQLite, so that retention and settling see it */
     pthread_mutex_lock(&s->mu);
+    if (s->broken) store_wal_recover(s);
     int64_t now = store_now_ms(), horizon = s->max_ts > now ? s->max_ts : now;
     for (uint64_t id = 1; id < s->next_id; id++) {
         series *se = store_series_by_id(s, id);
@@ -414,59 +557,14 @@ int store_maintain(store *s)
         if (nc) deleted = 1;
         /* points still in memory past the cutoff */
         pthread_mutex_lock(&s->mu);
-        for (uint64_t id = 1; id < s->next_id; id++) {
-            series *se = store_series_by_id(s, id);
-            if (!se) continue;
-            uint32_t k = 0;
-            while (k < se->hn && se->hts[k] < cutoff) k++;
-            if (k) {
-                memmove(se->hts, se->hts + k, (se->hn - k) * sizeof *se->hts);
-                memmove(se->hval, se->hval + k, (se->hn - k) * sizeof *se->hval);
-                se->hn -= k;
-                s->head_points -= k;
-                s->drop_gen++;
-                deleted = 1;
-            }
-        }
+        uint64_t mem = drop_memory_before(s, cutoff - 1);
+        s->dropped_age += (uint64_t)np + mem;
+        if (mem) deleted = 1;
         pthread_mutex_unlock(&s->mu);
     }
     if (compact(s) < 0) rc = -1;
     if (deleted) forget_last(s);
     reclaim(s);
-    if (s->cfg.max_bytes > 0) {
-        for (int round = 0; round < 64; round++) {
-            long long size = store_dir_bytes(s->dir);
-            if (size <= s->cfg.max_bytes) break;
-            /* drop the oldest chunks: about the excess, at the average bytes per point */
-            long long excess = size - s->cfg.max_bytes;
-            pthread_mutex_lock(&s->mu);
-            double per_point = s->db_points ? (double)size / (double)s->db_points : 0;
-            pthread_mutex_unlock(&s->mu);
-            sqlite3 *db = store_pool_get(s);
-            sqlite3_stmt *st;
-            int64_t cut = INT64_MIN;
-            double acc = 0;
-            if (per_point > 0 && db &&
-                sqlite3_prepare_v2(db, "SELECT t_end, n FROM chunks ORDER BY t_end", -1, &st,
-                                   NULL) == SQLITE_OK) {
-                while (sqlite3_step(st) == SQLITE_ROW) {
-                    cut = sqlite3_column_int64(st, 0);
-                    acc += sqlite3_column_int64(st, 1) * per_point;
-                    if (acc >= excess) break;
-                }
-                sqlite3_finalize(st);
-            }
-            store_pool_put(s, db);
-            if (cut == INT64_MIN) break; /* nothing left in SQLite to drop */
-            if (delete_chunks(s, "t_end <= ?1", cut, &np, &nc) < 0) {
-                rc = -1;
-                break;
-            }
-            deleted = 1;
-            forget_last(s);
-            reclaim(s);
-            if (!nc) break;
-        }
-    }
+    if (s->cfg.max_bytes > 0 && trim_to_size(s) < 0) rc = -1;
     return rc;
 }

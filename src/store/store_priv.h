@@ -30,7 +30,11 @@
 
 #define STORE_FORMAT "3" /* meta 'format' of chunks.db (docs/store.md) */
 
-enum { REC_SERIES = 1, REC_POINTS = 2 };
+/* Log records (docs/store.md "The write-ahead log"); NOP: the probe written
+ * when a failed log comes back, skipped by replay.  No record is longer than
+ * REC_MAX: a series key is at most ~530 KB, a put's slice ~170 KB. */
+enum { REC_SERIES = 1, REC_POINTS = 2, REC_NOP = 3 };
+#define REC_MAX (1u << 20)
 
 typedef struct series series;
 
@@ -108,6 +112,8 @@ struct store {
     uint64_t seg_limit;
     int syncing, broken;
     char broken_msg[160];
+    int64_t broken_since_ms, recover_tried_ms;
+    uint64_t write_failures;
     /* frozen chunks waiting for SQLite */
     frozen *pend_first, *pend_last;
     size_t pend_bytes, pend_n;
@@ -120,6 +126,9 @@ struct store {
     size_t ndirty, capdirty;
     int scanned;       /* settling has looked at the whole table once */
     uint64_t drop_gen; /* bumped when retention or the size limit drops points */
+    /* what store_stats reports beyond sizes */
+    uint64_t dropped_age, dropped_size, damaged_segments, damaged_lost;
+    int size_unmet;
     int64_t
         opened_ms; /* when store_open ran: what settling finds at first counts as written then */
 };
@@ -193,9 +202,19 @@ void store_wal_end(store_buf *b, size_t at);
 void store_wal_log_series(store *s, const series *se);
 int store_wal_checkpoint(store *s, uint64_t keep);
 int store_wal_wait_durable(store *s, uint64_t seq);
-int store_wal_replay(store *s, uint64_t seg);
+int store_wal_recover(store *s);
+int store_wal_retire(store *s);
+typedef struct wal_replay {
+    int damaged;          /* bytes that are not records, before the end */
+    size_t bad_bytes;     /* how many */
+    int places;           /* in how many stretches */
+    uint64_t lost_points; /* points of series whose own record was damaged */
+} wal_replay;
+int store_wal_replay(store *s, uint64_t seg, wal_replay *rs);
+int store_wal_set_aside(store *s, uint64_t seg, char *where, size_t wlen);
 
 /* store.c */
+void store_log(store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int store_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 sqlite3 *store_db_open(const store *s, int readonly, char *err, size_t errlen);
 void store_db_close_reader(sqlite3 *db);

@@ -143,6 +143,69 @@ int store_wal_checkpoint(store *s, uint64_t keep)
     return 0;
 }
 
+/* A write of the log failed (broken_msg says why): puts fail until
+ * store_wal_recover finds that it can write again.  Under mu. */
+static void wal_failed(store *s)
+{
+    s->write_failures++;
+    if (s->broken) return;
+    s->broken = 1;
+    s->broken_since_ms = s->recover_tried_ms = store_now_ms();
+    store_log(s, "%s: puts fail until it can be written again (tried every second)",
+              s->broken_msg + 7);
+}
+
+/* After a failed write: the bytes the segment got beyond what was written
+ * whole are cut off, a probe (a NOP record, synced) shows that the disk
+ * takes writes again, and puts are accepted.  Tried at most once a second.
+ * 0 when the store is writable, -1 not yet.  Under mu. */
+int store_wal_recover(store *s)
+{
+    if (!s->broken) return 0;
+    int64_t now = store_now_ms();
+    if (s->syncing || s->wal_fd < 0 || now - s->recover_tried_ms < 1000) return -1;
+    s->recover_tried_ms = now;
+    if (ftruncate(s->wal_fd, (off_t)s->seg_bytes) < 0) return -1;
+    enum { PROBE = 4096 };
+    uint8_t *p = calloc(1, PROBE);
+    if (!p) return -1;
+    uint32_t len = PROBE - 8;
+    p[8] = REC_NOP;
+    uint32_t crc = store_crc32c(0, p + 8, len);
+    memcpy(p, &len, 4);
+    memcpy(p + 4, &crc, 4);
+    size_t off = 0;
+    while (off < PROBE) {
+        ssize_t w = write(s->wal_fd, p + off, PROBE - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    free(p);
+    if (off < PROBE || fdatasync(s->wal_fd) < 0) {
+        if (ftruncate(s->wal_fd, (off_t)s->seg_bytes) < 0) { /* cut again at the next try */
+        }
+        return -1;
+    }
+    s->seg_bytes += PROBE;
+    s->broken = 0;
+    store_log(s, "the log is writable again after %.0f s: puts are accepted",
+              (double)(now - s->broken_since_ms) / 1000.0);
+    return 0;
+}
+
+/* Retires the whole log: the next segment is started and everything before
+ * it checkpointed (heads cut, frozen chunks committed, segments deleted).
+ * For the size limit, which cannot trim the log.  Under mu. */
+int store_wal_retire(store *s)
+{
+    while (s->syncing) pthread_cond_wait(&s->synced_cv, &s->mu);
+    if (s->broken || s->wal_fd < 0 || s->seg_bytes == 0) return 0;
+    uint64_t old = s->seg;
+    if (store_wal_open_segment(s, old + 1) < 0) return -1;
+    return store_wal_checkpoint(s, old + 1);
+}
+
 /* Writes the log buffer and waits until `seq` is durable.  Under mu. */
 int store_wal_wait_durable(store *s, uint64_t seq)
 {
@@ -183,20 +246,28 @@ int store_wal_wait_durable(store *s, uint64_t seq)
             store_buf_free(&b);
         s->syncing = 0;
         if (rc < 0) {
-            s->broken = 1;
+            /* what this write carried failed its puts; the bytes that made it
+             * are cut off again by store_wal_recover before the next write */
             snprintf(s->broken_msg, sizeof s->broken_msg, "store: cannot write the log: %s",
                      strerror(e));
+            wal_failed(s);
         } else {
             s->synced_seq = upto;
             s->seg_bytes += off;
             if (s->seg_bytes >= s->seg_limit) {
                 /* the buffer written from now on goes to the next segment */
                 uint64_t old = s->seg;
-                if (store_wal_open_segment(s, old + 1) < 0 || store_wal_checkpoint(s, old) < 0) {
-                    s->broken = 1;
-                    if (!s->broken_msg[0])
-                        snprintf(s->broken_msg, sizeof s->broken_msg,
-                                 "store: cannot rotate the log");
+                if (store_wal_open_segment(s, old + 1) < 0) {
+                    snprintf(s->broken_msg, sizeof s->broken_msg,
+                             "store: cannot write the log: cannot start a segment: %s",
+                             strerror(errno));
+                    wal_failed(s);
+                } else if (store_wal_checkpoint(s, old) < 0) {
+                    /* the old segments stay until a checkpoint succeeds */
+                    snprintf(s->broken_msg, sizeof s->broken_msg,
+                             "store: cannot write the log: cannot retire old segments: %s",
+                             sqlite3_errmsg(s->db));
+                    wal_failed(s);
                 }
             }
         }
@@ -207,12 +278,76 @@ int store_wal_wait_durable(store *s, uint64_t seq)
 
 /* --- replay -------------------------------------------------------------- */
 
-int store_wal_replay(store *s, uint64_t seg)
+/* A record at buf[pos] that checks out: its length is within the file and
+ * the bounds records are written with, its type is known and its CRC-32C
+ * matches.  The length of the whole record, or 0. */
+static size_t valid_record(const uint8_t *buf, size_t got, size_t pos)
 {
+    uint32_t len, crc;
+    if (pos + 9 > got) return 0;
+    memcpy(&len, buf + pos, 4);
+    memcpy(&crc, buf + pos + 4, 4);
+    if (len == 0 || len > REC_MAX || len > got - pos - 8) return 0;
+    uint8_t type = buf[pos + 8];
+    if (type != REC_SERIES && type != REC_POINTS && type != REC_NOP) return 0;
+    return store_crc32c(0, buf + pos + 8, len) == crc ? 8 + (size_t)len : 0;
+}
+
+/* Applies one record that checked out.  0, or -1 out of memory. */
+static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wal_replay *rs)
+{
+    size_t rp = 1;
+    if (r[0] == REC_SERIES) {
+        uint64_t id, kl;
+        const char *metric;
+        store_tag tags[MAX_TAGS];
+        int nt;
+        if (store_get_varint(r, len, &rp, &id) < 0 || store_get_varint(r, len, &rp, &kl) < 0 ||
+            kl > len - rp || id == 0 || id > UINT32_MAX)
+            return 0;
+        if (!store_series_by_id(s, id) && store_key_parse(r + rp, kl, &metric, tags, &nt) == 0 &&
+            !store_series_add(s, id, metric, tags, nt, r + rp, kl, store_hash(r + rp, kl)))
+            return -1;
+    } else if (r[0] == REC_POINTS) {
+        int64_t prev = 0;
+        while (rp < len) {
+            uint64_t id, n;
+            if (store_get_varint(r, len, &rp, &id) < 0 || store_get_varint(r, len, &rp, &n) < 0)
+                break;
+            series *se = store_series_by_id(s, id);
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t z;
+                double v;
+                if (store_get_varint(r, len, &rp, &z) < 0 || rp + 8 > len) {
+                    rp = len;
+                    break;
+                }
+                prev += (int64_t)((z >> 1) ^ (uint64_t) - (int64_t)(z & 1));
+                memcpy(&v, r + rp, 8);
+                rp += 8;
+                if (!se)
+                    rs->lost_points++; /* its series record was damaged */
+                else if (store_head_add(s, se, prev, v, seg) < 0)
+                    return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Replays one segment into the heads.  Every record that checks out is
+ * applied, also after a damaged stretch: the next record is found by
+ * trying each later offset (a record that runs past the end of the file,
+ * with nothing valid after it, is a write cut short by a crash: never
+ * acknowledged, not damage).  0, or -1 when the segment cannot be read or
+ * memory is short. */
+int store_wal_replay(store *s, uint64_t seg, wal_replay *rs)
+{
+    memset(rs, 0, sizeof *rs);
     char path[4096];
     seg_path(s, seg, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
     struct stat st;
     if (fstat(fd, &st) < 0) {
         close(fd);
@@ -222,57 +357,62 @@ int store_wal_replay(store *s, uint64_t seg)
     uint8_t *buf = malloc(size ? size : 1);
     if (!buf) {
         close(fd);
+        errno = 0;
         return -1;
     }
     size_t got = 0;
     while (got < size) {
         ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
         got += (size_t)r;
     }
     close(fd);
     size_t pos = 0;
-    while (pos + 9 <= got) {
-        uint32_t len, crc;
-        memcpy(&len, buf + pos, 4);
-        memcpy(&crc, buf + pos + 4, 4);
-        if (len == 0 || pos + 8 + len > got || store_crc32c(0, buf + pos + 8, len) != crc)
-            break; /* a torn tail: the rest was never acknowledged */
-        const uint8_t *r = buf + pos + 8;
-        size_t rp = 1;
-        if (r[0] == REC_SERIES) {
-            uint64_t id, kl;
-            if (store_get_varint(r, len, &rp, &id) < 0 || store_get_varint(r, len, &rp, &kl) < 0 ||
-                rp + kl > len)
-                break;
-            const char *metric;
-            store_tag tags[MAX_TAGS];
-            int nt;
-            if (!store_series_by_id(s, id) && store_key_parse(r + rp, kl, &metric, tags, &nt) == 0)
-                store_series_add(s, id, metric, tags, nt, r + rp, kl, store_hash(r + rp, kl));
-        } else if (r[0] == REC_POINTS) {
-            int64_t prev = 0;
-            while (rp < len) {
-                uint64_t id, n;
-                if (store_get_varint(r, len, &rp, &id) < 0 || store_get_varint(r, len, &rp, &n) < 0)
-                    break;
-                series *se = store_series_by_id(s, id);
-                for (uint64_t i = 0; i < n; i++) {
-                    uint64_t z;
-                    double v;
-                    if (store_get_varint(r, len, &rp, &z) < 0 || rp + 8 > len) {
-                        rp = len;
-                        break;
-                    }
-                    prev += (int64_t)((z >> 1) ^ (uint64_t) - (int64_t)(z & 1));
-                    memcpy(&v, r + rp, 8);
-                    rp += 8;
-                    if (se) store_head_add(s, se, prev, v, seg);
-                }
+    int rc = 0;
+    while (pos < got && rc == 0) {
+        size_t l = valid_record(buf, got, pos);
+        if (l) {
+            if (apply_record(s, buf + pos + 8, l - 8, seg, rs) < 0) {
+                errno = 0;
+                rc = -1;
             }
+            pos += l;
+            continue;
         }
-        pos += 8 + len;
+        size_t next = pos + 1;
+        while (next < got && !valid_record(buf, got, next)) next++;
+        uint32_t len = 0;
+        if (got - pos >= 4) memcpy(&len, buf + pos, 4);
+        int torn = next >= got && (got - pos < 8 || len == 0 || len > got - pos - 8);
+        if (!torn) {
+            rs->damaged = 1;
+            rs->bad_bytes += next - pos;
+            rs->places++;
+        }
+        pos = next;
     }
     free(buf);
-    return 0;
+    return rc;
+}
+
+/* The segment goes to DIR/damaged/ (kept for a look, out of the log).
+ * 0, or -1 (it stays where it is; the next checkpoint deletes it). */
+int store_wal_set_aside(store *s, uint64_t seg, char *where, size_t wlen)
+{
+    char from[4096], dir[4096];
+    seg_path(s, seg, from, sizeof from);
+    snprintf(dir, sizeof dir, "%s/damaged", s->dir);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) return -1;
+    for (int k = 0; k < 1000; k++) {
+        if (k)
+            snprintf(where, wlen, "%s/%016" PRIu64 ".%d.wal", dir, seg, k);
+        else
+            snprintf(where, wlen, "%s/%016" PRIu64 ".wal", dir, seg);
+        if (access(where, F_OK) == 0) continue;
+        if (rename(from, where) < 0) return -1;
+        sync_dir(dir);
+        return 0;
+    }
+    return -1;
 }

@@ -21,7 +21,7 @@ static int setup(void **st)
     snprintf(dir, sizeof dir, "/tmp/jobscope-tsq-XXXXXX");
     assert_non_null(mkdtemp(dir));
     char err[256];
-    store_config c = { dir, 0, 0, 0 };
+    store_config c = {dir, 0, 0, 0, NULL, NULL};
     st_ = store_open(&c, err, sizeof err);
     assert_non_null(st_);
     /* m{host=a,dc=x}: B+0s..B+50s every 10 s: 0,1,2,3,4,5
