@@ -466,6 +466,31 @@ static ZSTD_DCtx *my_dctx(void)
     return c;
 }
 
+/* Appends one zstd frame of p[0..n) at level to out: 0, or -1. */
+int store_zstd(const uint8_t *p, size_t n, int level, store_buf *out)
+{
+    ZSTD_CCtx *c = my_cctx();
+    size_t bound = ZSTD_compressBound(n);
+    if (!c || store_buf_reserve(out, bound) < 0) return -1;
+    size_t z = ZSTD_compressCCtx(c, out->p + out->n, bound, p, n, level);
+    if (ZSTD_isError(z)) return -1;
+    out->n += z;
+    return 0;
+}
+
+/* Replaces out's content with the frame p[0..n), which must give exactly
+ * raw bytes: 0, or -1. */
+int store_unzstd(const uint8_t *p, size_t n, size_t raw, store_buf *out)
+{
+    ZSTD_DCtx *d = my_dctx();
+    out->n = 0;
+    if (!d || store_buf_reserve(out, raw ? raw : 1) < 0) return -1;
+    size_t got = ZSTD_decompressDCtx(d, out->p, raw, p, n);
+    if (ZSTD_isError(got) || got != raw) return -1;
+    out->n = raw;
+    return 0;
+}
+
 /* --- parts and chunks ------------------------------------------------------ */
 
 /* Wraps a body: kind 1 (plain) or 2 (zstd: varint body length, frame). */

@@ -49,6 +49,10 @@ int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zleve
 int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n,
                        size_t *cap);
 
+/* zstd with the codec's per-thread contexts (the log's compressed records). */
+int store_zstd(const uint8_t *p, size_t n, int level, store_buf *out);
+int store_unzstd(const uint8_t *p, size_t n, size_t raw, store_buf *out);
+
 uint32_t store_crc32c(uint32_t crc, const void *p, size_t n);
 
 #endif

@@ -77,23 +77,49 @@ int store_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
     return 0;
 }
 
+/* Format 4 (docs/store.md "Files").  Format 3 kept tag sets in a table of
+ * their own (a unique index of every tag set: 84 bytes a series when each
+ * series has its own, as at a site collector) and an index of chunks by end
+ * time; it is converted at open (convert_3). */
 static const char *SCHEMA =
-    "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
-    "CREATE TABLE IF NOT EXISTS metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
-    "CREATE TABLE IF NOT EXISTS tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
-    "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset "
-    "INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
-    " t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT "
-    "NULL,"
-    " data BLOB NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT "
+    "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
+    "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
+    "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT "
+    "NULL, t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT "
     "NULL);"
-    "CREATE INDEX IF NOT EXISTS chunks_by_series ON chunks(series, t_end);"
-    "CREATE INDEX IF NOT EXISTS chunks_by_end ON chunks(t_end);"
-    "CREATE INDEX IF NOT EXISTS chunks_by_times ON chunks(ts_ref);"
-    "CREATE INDEX IF NOT EXISTS times_by_hash ON times(hash);"
-    "INSERT OR IGNORE INTO meta VALUES('format', '" STORE_FORMAT "');";
+    "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
+    "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
+    "CREATE INDEX chunks_by_times ON chunks(ts_ref);"
+    "CREATE INDEX times_by_hash ON times(hash);"
+    "INSERT INTO meta VALUES('format', '" STORE_FORMAT "');";
+
+static const char *CONVERT_3 =
+    "BEGIN IMMEDIATE;"
+    "CREATE TABLE series4(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
+    "INSERT INTO series4 SELECT s.id, s.metric, t.tags FROM series s JOIN tagsets t ON t.id = "
+    "s.tagset;"
+    "DROP TABLE series;"
+    "ALTER TABLE series4 RENAME TO series;"
+    "DROP TABLE tagsets;"
+    "DROP INDEX IF EXISTS chunks_by_end;"
+    "UPDATE meta SET v='4' WHERE k='format';"
+    "COMMIT;";
+
+/* The store's format ("4"), NULL for a new database (malloc'ed). */
+static char *db_format(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    char *fmt = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT v FROM meta WHERE k='format'", -1, &st, NULL) != SQLITE_OK)
+        return NULL; /* no meta table: new */
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        fmt = strdup((const char *)sqlite3_column_text(st, 0));
+    else
+        fmt = strdup("?");
+    sqlite3_finalize(st);
+    return fmt;
+}
 
 sqlite3 *store_db_open(const store *s, int readonly, char *err, size_t errlen)
 {
@@ -187,8 +213,8 @@ static int load_series(store *s, char *err, size_t errlen)
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(
             s->db,
-            "SELECT s.id, m.name, t.tags FROM series s JOIN metrics m ON m.id = s.metric"
-            " JOIN tagsets t ON t.id = s.tagset ORDER BY s.id",
+            "SELECT s.id, m.name, s.tags FROM series s JOIN metrics m ON m.id = s.metric"
+            " ORDER BY s.id",
             -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         return -1;
@@ -215,22 +241,23 @@ static int load_series(store *s, char *err, size_t errlen)
         int nt;
         if (store_key_parse(k.p, k.n, &metric, tags, &nt) < 0) continue;
         series *se = store_series_add(s, id, metric, tags, nt, k.p, k.n, store_hash(k.p, k.n));
-        if (se)
-            se->persisted = 1;
-        else
-            rc = -1;
+        if (!se) rc = -1;
     }
     sqlite3_finalize(st);
     store_buf_free(&k);
+    s->persisted_below = s->next_id;
     if (rc < 0) {
         snprintf(err, errlen, "store: out of memory while loading the series of %s", s->dir);
         return -1;
     }
-    if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(n),0) FROM chunks", -1, &st,
-                           NULL) == SQLITE_OK) {
+    s->db_oldest = INT64_MAX;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(n),0), min(t_end) FROM chunks", -1,
+                           &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW) {
             s->db_chunks = (uint64_t)sqlite3_column_int64(st, 0);
             s->db_points = (uint64_t)sqlite3_column_int64(st, 1);
+            if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+                s->db_oldest = sqlite3_column_int64(st, 2);
         }
         sqlite3_finalize(st);
     }
@@ -296,23 +323,30 @@ store *store_open(const store_config *c, char *err, size_t errlen)
                       "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                       "PRAGMA wal_autocheckpoint=64; PRAGMA journal_size_limit=8388608;"
                       "PRAGMA cache_size=-2048;",
-                      err, errlen) < 0 ||
-        store_db_exec(s->db, SCHEMA, err, errlen) < 0)
+                      err, errlen) < 0)
         goto fail;
     {
-        sqlite3_stmt *st;
-        const char *fmt = NULL;
-        if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='format'", -1, &st, NULL) ==
-            SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW) fmt = (const char *)sqlite3_column_text(st, 0);
-            int ok = fmt && !strcmp(fmt, STORE_FORMAT);
-            if (!ok)
-                snprintf(err, errlen,
-                         "store: %s/chunks.db has format %s; this jobscope reads format %s", s->dir,
-                         fmt ? fmt : "?", STORE_FORMAT);
-            sqlite3_finalize(st);
-            if (!ok) goto fail;
+        char *fmt = db_format(s->db);
+        int ok = 1;
+        if (!fmt) {
+            ok = store_db_exec(s->db, SCHEMA, err, errlen) == 0;
+        } else if (!strcmp(fmt, "3")) {
+            ok = store_db_exec(s->db, CONVERT_3, err, errlen) == 0;
+            if (ok)
+                store_log(s,
+                          "converted %s/chunks.db from format 3 to 4 (tag sets kept with "
+                          "their series)",
+                          s->dir);
+            else
+                store_db_exec(s->db, "ROLLBACK", NULL, 0);
+        } else if (strcmp(fmt, STORE_FORMAT) != 0) {
+            snprintf(err, errlen,
+                     "store: %s/chunks.db has format %s; this jobscope reads format %s", s->dir,
+                     fmt, STORE_FORMAT);
+            ok = 0;
         }
+        free(fmt);
+        if (!ok) goto fail;
     }
     if (sqlite3_prepare_v2(
             s->db,
@@ -322,15 +356,11 @@ store *store_open(const store_config *c, char *err, size_t errlen)
                            NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "SELECT id, data FROM times WHERE hash=?", -1, &s->sel_time,
                            NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT INTO metrics(name) VALUES(?)", -1, &s->ins_name, NULL) !=
-            SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO metrics(name) VALUES(?)", -1, &s->ins_name,
+                           NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "SELECT id FROM metrics WHERE name=?", -1, &s->sel_name, NULL) !=
             SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT INTO tagsets(tags) VALUES(?)", -1, &s->ins_tagset,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "SELECT id FROM tagsets WHERE tags=?", -1, &s->sel_tagset,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tagset) VALUES(?,?,?)",
+        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO series(id, metric, tags) VALUES(?,?,?)",
                            -1, &s->ins_series, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "store: %s", sqlite3_errmsg(s->db));
         goto fail;
@@ -399,11 +429,14 @@ void store_close(store *s)
         s->recover_tried_ms = 0; /* one more try now */
         store_wal_recover(s);
     }
+    int settle = 0;
     if (s->db && !s->broken) {
         store_wal_wait_durable(s, s->put_seq);
-        if (!s->broken && s->wal_fd >= 0) store_wal_checkpoint(s, s->seg + 1);
+        if (!s->broken && s->wal_fd >= 0) settle = store_wal_checkpoint(s, s->seg + 1) == 0;
     }
     pthread_mutex_unlock(&s->mu);
+    /* a clean stop leaves the store settled: as small as it gets */
+    if (settle) store_settle_all(s);
     if (s->wal_fd >= 0) close(s->wal_fd);
     sqlite3_finalize(s->ins_chunk);
     sqlite3_finalize(s->ins_series);
@@ -411,36 +444,19 @@ void store_close(store *s)
     sqlite3_finalize(s->sel_time);
     sqlite3_finalize(s->ins_name);
     sqlite3_finalize(s->sel_name);
-    sqlite3_finalize(s->ins_tagset);
-    sqlite3_finalize(s->sel_tagset);
     for (int i = 0; i < s->npool; i++) store_db_close_reader(s->pool[i]);
     free(s->pool);
     if (s->db) {
         sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
         sqlite3_close(s->db);
     }
-    for (size_t i = 1; i < s->by_id_cap; i++) {
-        series *se = s->by_id[i];
-        if (!se) continue;
-        for (frozen *f = se->fz_first; f;) {
-            frozen *nx = f->next_s;
-            free(f->tdata);
-            free(f->vdata);
-            free(f);
-            f = nx;
-        }
-        free(se->hts);
-        free(se->hval);
-        free(se->tags);
-        free(se->key);
-        free(se);
+    for (uint64_t id = 1; id < s->next_id; id++) {
+        series *se = store_series_by_id(s, id);
+        if (se) store_head_free(se);
     }
-    free(s->by_id);
-    free(s->tab);
+    store_head_slabs_free(s);
+    store_index_free(s);
     free(s->dirty);
-    store_strmap_free(&s->metrics, 1);
-    store_strmap_free(&s->tagks, 0);
-    store_strmap_free(&s->tagvs, 0);
     store_buf_free(&s->wbuf);
     if (s->lock_fd >= 0) close(s->lock_fd);
     pthread_mutex_destroy(&s->mu);

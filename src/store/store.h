@@ -74,6 +74,13 @@ typedef struct store_series {
  * the walk and is returned.  Tag filtering is the caller's. */
 typedef int (*store_series_cb)(void *arg, const store_series *se);
 int store_series_of(store *s, const char *metric, store_series_cb cb, void *arg);
+/* The same for the series of `metric` that have every pair key=value ("*"
+ * as key or value: any): the index's postings of the most selective literal
+ * pair are read instead of every series of the metric.  Pairs are matched
+ * again by the caller only if it wants to (a series passed here has every
+ * literal pair). */
+int store_series_with(store *s, const char *metric, const store_tag *pairs, int npairs,
+                      store_series_cb cb, void *arg);
 
 /* A number that grows whenever a point of a series of `metric` is written
  * or dropped (retention, size limit) and when the metric gets a series:

@@ -1,114 +1,315 @@
-/* store_head.c — the write path of the store (store_priv.h, docs/store.md
- * "Writing and durability"): store_put checks a batch, resolves its series,
- * logs it (store_wal.c) and applies it to the in-memory heads; a full head
- * is cut into a compressed chunk kept in memory ("frozen") until a batch of
- * them is committed to SQLite in one transaction (store_flush_pending). */
+/* store_head.c — the heads of the store (store_priv.h, docs/store.md
+ * "Heads"): each series' recent points, kept encoded as they arrive, as
+ * Prometheus keeps an appendable XOR chunk per series instead of a list of
+ * samples.  A head costs a few bytes a point instead of 16: a million
+ * series of ten points fit in tens of megabytes.
+ *
+ * Encoding, one point after the other (varints):
+ *   timestamp   zigzag(ts) for the first, zigzag(ts - previous ts) after
+ *   value       hmode 0..9: zigzag(x - previous x), x = round(v * 10^hmode),
+ *               used only while every value is such a decimal exactly (the
+ *               first: zigzag(x)); hmode HEAD_RAW: the double's 8 bytes
+ * A value that is not a decimal at the head's mode re-encodes the head at
+ * the mode it needs (more digits, or raw); a point older than the head's
+ * last re-encodes it with the point in place.  Appends are the rule.
+ *
+ * A head is cut into frozen chunks (the codec of codec.c, one per
+ * partition) when it reaches its share of the head budget, when a point of
+ * a later partition arrives, and at checkpoints; frozen chunks wait in
+ * memory (still read from there) until store_flush_pending commits them. */
 #include "store/store_priv.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-/* --- heads, frozen chunks and SQLite flushes ----------------------------- */
+static const double p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 
-/* The next capacity of a head: doubling, but never past the head budget,
- * so that 10,000 full heads do not hold twice their points. */
-static uint32_t head_grow(const store *s, uint32_t cap)
+static inline uint64_t zz(uint64_t d)
 {
-    uint32_t c = cap ? cap * 2 : 8;
-    if (c > s->head_max && cap < s->head_max) c = s->head_max;
-    return c > cap ? c : cap + 1;
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+static inline uint64_t unzz(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
 }
 
-/* One more slot in the head: 0, or -1 out of memory (the head as it was). */
-static int head_room(store *s, series *se)
+/* x with v == x / 10^k exactly (bit for bit), or 0 and -1. */
+static int to_scaled(double v, int k, int64_t *x)
 {
-    if (se->hn < se->hcap) return 0;
-    uint32_t c = head_grow(s, se->hcap);
-    int64_t *t = realloc(se->hts, c * sizeof *t);
-    if (!t) return -1;
-    se->hts = t;
-    double *v = realloc(se->hval, c * sizeof *v);
-    if (!v) return -1;
-    se->hval = v;
+    double m = v * p10[k];
+    if (!(fabs(m) <= 9007199254740992.0)) return -1;
+    int64_t r = (int64_t)nearbyint(m);
+    double back = k ? (double)r / p10[k] : (double)r;
+    if (memcmp(&back, &v, sizeof v) != 0) return -1;
+    *x = r;
+    return 0;
+}
+
+static inline double from_scaled(int64_t x, int k)
+{
+    return k ? (double)x / p10[k] : (double)x;
+}
+
+/* The mode for v at least at `from`: the fewest digits >= from, or RAW. */
+static int mode_for(double v, int from)
+{
+    int64_t x;
+    for (int k = from; k < 10; k++)
+        if (to_scaled(v, k, &x) == 0) return k;
+    return HEAD_RAW;
+}
+
+/* --- head buffers -------------------------------------------------------
+ *
+ * A million heads of tens of bytes: malloc would add a header and rounding
+ * to each.  Buffers come from 64 KiB slabs in size classes instead (exact
+ * to 8 bytes up to 64, then coarser), with a free list per class; past the
+ * largest class, malloc.  Under mu, as everything about heads. */
+
+static const uint16_t cls_size[] = {8,  16,  24,  32,  40,  48,  56,  64,  80,
+                                    96, 112, 128, 160, 192, 224, 256, 320, 384};
+#define NCLS (sizeof cls_size / sizeof cls_size[0])
+#define SLAB (64u << 10)
+
+static int cls_of(uint32_t n)
+{
+    for (int c = 0; c < (int)NCLS; c++)
+        if (n <= cls_size[c]) return c;
+    return -1;
+}
+
+static uint8_t *buf_alloc(store *s, uint32_t cap)
+{
+    int c = cls_of(cap);
+    if (c < 0) return malloc(cap);
+    headslab *hs = &s->hslab;
+    if (hs->free[c]) {
+        uint8_t *p = hs->free[c];
+        memcpy(&hs->free[c], p, sizeof(uint8_t *));
+        return p;
+    }
+    uint32_t sz = cls_size[c];
+    if (hs->left < sz) {
+        if (hs->nslabs == hs->capslabs) {
+            size_t nc = hs->capslabs ? hs->capslabs * 2 : 64;
+            uint8_t **ns = realloc(hs->slabs, nc * sizeof *ns);
+            if (!ns) return NULL;
+            hs->slabs = ns;
+            hs->capslabs = nc;
+        }
+        uint8_t *slab = malloc(SLAB);
+        if (!slab) return NULL;
+        hs->slabs[hs->nslabs++] = slab;
+        hs->cur = slab;
+        hs->left = SLAB;
+    }
+    uint8_t *p = hs->cur;
+    hs->cur += sz;
+    hs->left -= sz;
+    return p;
+}
+
+static void buf_free(store *s, uint8_t *p, uint32_t cap)
+{
+    if (!p) return;
+    int c = cls_of(cap);
+    if (c < 0) {
+        free(p);
+        return;
+    }
+    memcpy(p, &s->hslab.free[c], sizeof(uint8_t *));
+    s->hslab.free[c] = p;
+}
+
+/* Frees every slab (store_close). */
+void store_head_slabs_free(store *s)
+{
+    for (size_t i = 0; i < s->hslab.nslabs; i++) free(s->hslab.slabs[i]);
+    free(s->hslab.slabs);
+    memset(&s->hslab, 0, sizeof s->hslab);
+}
+
+/* Room for `more` bytes in the head: 0, or -1 out of memory (unchanged). */
+static int head_reserve(store *s, series *se, uint32_t more)
+{
+    if (se->hlen + more <= se->hcap) return 0;
+    /* 48 bytes first (ten points of a typical series), then doubling: heads
+     * that grow in step (every series a point a round) leave few free
+     * buffers behind in the classes they grew out of */
+    uint32_t need = se->hlen + more, c = se->hcap ? se->hcap * 2 : 48;
+    if (c < need) c = need;
+    int k = cls_of(c);
+    c = k >= 0 ? cls_size[k] : c;
+    uint8_t *b = buf_alloc(s, c);
+    if (!b) return -1;
+    if (se->hlen) memcpy(b, se->hbuf, se->hlen);
+    buf_free(s, se->hbuf, se->hcap);
+    se->hbuf = b;
     se->hcap = c;
     return 0;
 }
 
-int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
+static inline size_t put_varint(uint8_t *b, size_t n, uint64_t v)
 {
-    se->version++;
-    se->ml->version++;
-    if (se->last_known < 0 || (se->last_known > 0 && ts >= se->last_ts)) {
-        se->last_known = 1;
-        se->last_ts = ts;
-        se->last_val = v;
+    while (v >= 0x80) {
+        b[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
     }
-    if (ts > s->max_ts) s->max_ts = ts;
-    uint32_t n = se->hn;
-    if (n && ts <= se->hts[n - 1]) {
-        uint32_t lo = 0, hi = n; /* first index with hts >= ts */
-        while (lo < hi) {
-            uint32_t m = (lo + hi) / 2;
-            if (se->hts[m] < ts)
-                lo = m + 1;
-            else
-                hi = m;
-        }
-        if (se->hts[lo] == ts) {
-            se->hval[lo] = v;
-            return 0;
-        }
-        if (head_room(s, se) < 0) return -1;
-        memmove(se->hts + lo + 1, se->hts + lo, (n - lo) * sizeof *se->hts);
-        memmove(se->hval + lo + 1, se->hval + lo, (n - lo) * sizeof *se->hval);
-        se->hts[lo] = ts;
-        se->hval[lo] = v;
+    b[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Appends one point (ts after the head's last, v coded in the head's mode,
+ * x its scaled value).  0, or -1 out of memory. */
+static int append(store *s, series *se, int64_t ts, double v, int64_t x)
+{
+    uint8_t e[24];
+    int first = se->hn == 0;
+    size_t n = put_varint(e, 0, zz(first ? (uint64_t)ts : (uint64_t)ts - (uint64_t)se->h_ts));
+    if (se->hmode == HEAD_RAW) {
+        memcpy(e + n, &v, 8);
+        n += 8;
+        memcpy(&x, &v, 8);
     } else {
-        if (head_room(s, se) < 0) return -1;
-        se->hts[n] = ts;
-        se->hval[n] = v;
-        if (n == 0) se->head_seg = seg;
+        n = put_varint(e, n, zz(first ? (uint64_t)x : (uint64_t)x - (uint64_t)se->h_x));
     }
+    if (head_reserve(s, se, (uint32_t)n) < 0) return -1;
+    memcpy(se->hbuf + se->hlen, e, n);
+    se->hlen += (uint32_t)n;
+    se->h_ts = ts;
+    se->h_x = x;
     se->hn++;
-    s->head_points++;
-    if (se->hn == 1 || ts < se->head_lo) {
-        se->head_lo = store_part_of(se->hts[0]) * PART_MS;
-        se->head_hi = se->head_lo + PART_MS;
+    return 0;
+}
+
+/* Decodes the head into ts[0..hn) and val[0..hn). */
+void store_head_decode(const series *se, int64_t *ts, double *val)
+{
+    const uint8_t *p = se->hbuf;
+    uint64_t t = 0, x = 0;
+    for (uint32_t i = 0; i < se->hn; i++) {
+        uint64_t d = 0;
+        for (int sh = 0;; sh += 7) {
+            uint8_t c = *p++;
+            d |= (uint64_t)(c & 0x7f) << sh;
+            if (!(c & 0x80)) break;
+        }
+        t += unzz(d);
+        ts[i] = (int64_t)t;
+        if (se->hmode == HEAD_RAW) {
+            memcpy(&val[i], p, 8);
+            p += 8;
+            continue;
+        }
+        d = 0;
+        for (int sh = 0;; sh += 7) {
+            uint8_t c = *p++;
+            d |= (uint64_t)(c & 0x7f) << sh;
+            if (!(c & 0x80)) break;
+        }
+        x += unzz(d);
+        val[i] = from_scaled((int64_t)x, se->hmode);
     }
-    if (se->hn >= s->head_max) {
-        store_head_cut(s, se, se->hn);
-    } else if (se->hts[se->hn - 1] >= se->head_hi) {
-        /* a new partition began: the points before it are complete */
-        int64_t p = store_part_of(se->hts[se->hn - 1]);
-        uint32_t i = se->hn - 1;
-        while (i > 0 && store_part_of(se->hts[i - 1]) == p) i--;
-        store_head_cut(s, se, i);
+}
+
+/* The head re-encoded from n sorted points in `mode`: 0, or -1 out of
+ * memory (then the head is as it was). */
+static int encode_all(store *s, series *se, const int64_t *ts, const double *v, uint32_t n,
+                      int mode)
+{
+    series t = *se;
+    t.hbuf = NULL;
+    t.hlen = t.hcap = t.hn = 0;
+    t.hmode = (uint8_t)mode;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t x = 0;
+        if (mode != HEAD_RAW) to_scaled(v[i], mode, &x);
+        if (append(s, &t, ts[i], v[i], x) < 0) {
+            buf_free(s, t.hbuf, t.hcap);
+            return -1;
+        }
     }
-    return 0; /* a cut that found no memory left the points in the head */
+    s->head_bytes += t.hlen;
+    s->head_bytes -= se->hlen;
+    s->head_points += n;
+    s->head_points -= se->hn;
+    buf_free(s, se->hbuf, se->hcap);
+    se->hbuf = t.hbuf;
+    se->hlen = t.hlen;
+    se->hcap = t.hcap;
+    se->hn = t.hn;
+    se->hmode = t.hmode;
+    se->h_ts = t.h_ts;
+    se->h_x = t.h_x;
+    if (n) se->hpart = (int32_t)store_part_of(ts[0]);
+    return 0;
+}
+
+/* The head's points decoded into fresh arrays (room for `extra` more). */
+static int decode_alloc(const series *se, uint32_t extra, int64_t **ts, double **v)
+{
+    *ts = malloc((se->hn + extra + 1) * sizeof **ts);
+    *v = malloc((se->hn + extra + 1) * sizeof **v);
+    if (!*ts || !*v) {
+        free(*ts);
+        free(*v);
+        return -1;
+    }
+    store_head_decode(se, *ts, *v);
+    return 0;
+}
+
+/* Drops the head's points with ts <= cutoff; their count, or -1 out of
+ * memory.  Under mu. */
+long store_head_drop_before(store *s, series *se, int64_t cutoff)
+{
+    if (!se->hn) return 0;
+    int64_t *ts;
+    double *v;
+    if (decode_alloc(se, 0, &ts, &v) < 0) return -1;
+    uint32_t k = 0;
+    while (k < se->hn && ts[k] <= cutoff) k++;
+    long rc = k;
+    if (k && encode_all(s, se, ts + k, v + k, se->hn - k, se->hmode) < 0) rc = -1;
+    free(ts);
+    free(v);
+    return rc;
+}
+
+/* Appends f to the series' frozen list and the pending list. */
+static void freeze(store *s, series *se, frozen *f)
+{
+    frozen **pp = &se->fz;
+    while (*pp) pp = &(*pp)->next_s;
+    *pp = f;
+    if (s->pend_last)
+        s->pend_last->next_p = f;
+    else
+        s->pend_first = f;
+    s->pend_last = f;
+    s->pend_bytes += f->tlen + f->vlen + 64;
+    s->pend_n++;
 }
 
 /* Encodes the first `upto` head points into frozen chunks (one per
  * partition).  -1 when out of memory: the points not cut stay in the head. */
 int store_head_cut(store *s, series *se, uint32_t upto)
 {
+    if (upto > se->hn) upto = se->hn;
+    if (!upto) return 0;
+    int64_t *ts;
+    double *v;
+    if (decode_alloc(se, 0, &ts, &v) < 0) return -1;
     uint32_t i = 0;
     int rc = 0;
     store_buf b = {0};
     while (i < upto) {
-        int64_t p = store_part_of(se->hts[i]);
+        int64_t p = store_part_of(ts[i]);
         uint32_t j = i + 1;
-        while (j < upto && store_part_of(se->hts[j]) == p) j++;
+        while (j < upto && store_part_of(ts[j]) == p) j++;
         frozen *f = calloc(1, sizeof *f);
-        if (!f || store_ts_encode(se->hts + i, j - i, ZLEVEL_FLUSH, &b) < 0 ||
+        if (!f || store_ts_encode(ts + i, j - i, ZLEVEL_FLUSH, &b) < 0 ||
             !(f->tdata = malloc(b.n))) {
             free(f);
             rc = -1;
@@ -116,8 +317,7 @@ int store_head_cut(store *s, series *se, uint32_t upto)
         }
         memcpy(f->tdata, b.p, b.n);
         f->tlen = b.n;
-        if (store_val_encode(se->hval + i, j - i, ZLEVEL_FLUSH, &b) < 0 ||
-            !(f->vdata = malloc(b.n))) {
+        if (store_val_encode(v + i, j - i, ZLEVEL_FLUSH, &b) < 0 || !(f->vdata = malloc(b.n))) {
             free(f->tdata);
             free(f);
             rc = -1;
@@ -126,377 +326,105 @@ int store_head_cut(store *s, series *se, uint32_t upto)
         memcpy(f->vdata, b.p, b.n);
         f->vlen = b.n;
         f->se = se;
-        f->t0 = se->hts[i];
-        f->t1 = se->hts[j - 1];
+        f->t0 = ts[i];
+        f->t1 = ts[j - 1];
         f->n = j - i;
-        if (se->fz_last)
-            se->fz_last->next_s = f;
-        else
-            se->fz_first = f;
-        se->fz_last = f;
-        if (s->pend_last)
-            s->pend_last->next_p = f;
-        else
-            s->pend_first = f;
-        s->pend_last = f;
-        s->pend_bytes += f->tlen + f->vlen + 64;
-        s->pend_n++;
+        freeze(s, se, f);
         i = j;
     }
     store_buf_free(&b);
-    upto = i;
-    memmove(se->hts, se->hts + upto, (se->hn - upto) * sizeof *se->hts);
-    memmove(se->hval, se->hval + upto, (se->hn - upto) * sizeof *se->hval);
-    se->hn -= upto;
-    s->head_points -= upto;
-    if (se->hn) {
-        se->head_lo = store_part_of(se->hts[0]) * PART_MS;
-        se->head_hi = se->head_lo + PART_MS;
-    }
-    if (se->hn == 0 && se->hcap > 64) { /* give memory back after a burst */
-        free(se->hts);
-        free(se->hval);
-        se->hts = NULL;
-        se->hval = NULL;
-        se->hcap = 0;
-    }
-    return rc;
-}
-
-/* The id of a row of `times` holding this timestamp part, inserted when
- * new: the fields of one event share their timestamps.  Under wmu. */
-static sqlite3_int64 times_ref(store *s, const uint8_t *p, size_t len)
-{
-    sqlite3_int64 h = (sqlite3_int64)store_hash(p, len), id = 0;
-    sqlite3_bind_int64(s->sel_time, 1, h);
-    while (sqlite3_step(s->sel_time) == SQLITE_ROW) {
-        if ((size_t)sqlite3_column_bytes(s->sel_time, 1) == len &&
-            memcmp(sqlite3_column_blob(s->sel_time, 1), p, len) == 0) {
-            id = sqlite3_column_int64(s->sel_time, 0);
-            break;
+    if (i) {
+        /* the rest becomes the head (an empty head gives its memory back) */
+        if (i == se->hn) {
+            s->head_points -= se->hn;
+            s->head_bytes -= se->hlen;
+            buf_free(s, se->hbuf, se->hcap);
+            se->hbuf = NULL;
+            se->hlen = se->hcap = se->hn = 0;
+        } else if (encode_all(s, se, ts + i, v + i, se->hn - i, se->hmode) < 0) {
+            rc = -1; /* what was cut is frozen: the head keeps it too (read twice, same) */
         }
     }
-    sqlite3_reset(s->sel_time);
-    if (id) return id;
-    sqlite3_bind_int64(s->ins_time, 1, h);
-    sqlite3_bind_blob(s->ins_time, 2, p, (int)len, SQLITE_STATIC);
-    int rc = sqlite3_step(s->ins_time);
-    sqlite3_reset(s->ins_time);
-    return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(s->db) : 0;
-}
-
-int store_chunk_insert(store *s, uint64_t series_id, int64_t t0, int64_t t1, size_t n,
-                       const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl)
-{
-    sqlite3_int64 tref = times_ref(s, tp, tl);
-    if (!tref) return -1;
-    sqlite3_bind_int64(s->ins_chunk, 1, (sqlite3_int64)series_id);
-    sqlite3_bind_int64(s->ins_chunk, 2, t0);
-    sqlite3_bind_int64(s->ins_chunk, 3, t1);
-    sqlite3_bind_int64(s->ins_chunk, 4, (sqlite3_int64)n);
-    sqlite3_bind_int64(s->ins_chunk, 5, tref);
-    sqlite3_bind_blob(s->ins_chunk, 6, vp, (int)vl, SQLITE_STATIC);
-    int rc = sqlite3_step(s->ins_chunk) == SQLITE_DONE ? 0 : -1;
-    sqlite3_reset(s->ins_chunk);
+    free(ts);
+    free(v);
     return rc;
 }
 
-/* The id of a metric name or tag set row (the fields of one event share
- * their tag set), inserted when new.  Under wmu. */
-static sqlite3_int64 name_ref(sqlite3_stmt *ins, sqlite3_stmt *sel, const void *p, size_t len,
-                              int text)
+/* Adds a point to the head of se (log segment seg holds it).  0, or -1 out
+ * of memory (the point is not in the head). */
+int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
 {
-    sqlite3_int64 id = 0;
-    for (int pass = 0; pass < 2 && !id; pass++) {
-        if (pass) {
-            if (text)
-                sqlite3_bind_text(ins, 1, p, (int)len, SQLITE_STATIC);
+    s->mets[se->metric]->version++;
+    if (ts > s->max_ts) s->max_ts = ts;
+    int mode = se->hmode;
+    int64_t x = 0;
+    if (se->hn == 0) {
+        se->hmode = (uint8_t)(mode = mode_for(v, 0));
+        se->head_seg = (uint32_t)seg;
+        se->hpart = (int32_t)store_part_of(ts);
+    }
+    if (mode != HEAD_RAW && to_scaled(v, mode, &x) < 0) mode = mode_for(v, mode);
+    if (se->hn && (ts <= se->h_ts || mode != se->hmode)) {
+        /* out of order, a timestamp again, or a value of another coding:
+         * decode, place the point, encode again */
+        int64_t *t;
+        double *val;
+        if (decode_alloc(se, 1, &t, &val) < 0) return -1;
+        uint32_t n = se->hn, lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t m = (lo + hi) / 2;
+            if (t[m] < ts)
+                lo = m + 1;
             else
-                sqlite3_bind_blob(ins, 1, p, (int)len, SQLITE_STATIC);
-            int rc = sqlite3_step(ins);
-            sqlite3_reset(ins);
-            if (rc != SQLITE_DONE) return 0;
+                hi = m;
         }
-        if (text)
-            sqlite3_bind_text(sel, 1, p, (int)len, SQLITE_STATIC);
-        else
-            sqlite3_bind_blob(sel, 1, p, (int)len, SQLITE_STATIC);
-        if (sqlite3_step(sel) == SQLITE_ROW) id = sqlite3_column_int64(sel, 0);
-        sqlite3_reset(sel);
+        if (lo < n && t[lo] == ts) {
+            val[lo] = v;
+        } else {
+            memmove(t + lo + 1, t + lo, (n - lo) * sizeof *t);
+            memmove(val + lo + 1, val + lo, (n - lo) * sizeof *val);
+            t[lo] = ts;
+            val[lo] = v;
+            n++;
+        }
+        int rc = encode_all(s, se, t, val, n, mode);
+        free(t);
+        free(val);
+        if (rc < 0) return -1;
+    } else {
+        uint32_t before = se->hlen;
+        if (append(s, se, ts, v, x) < 0) return -1;
+        s->head_points++;
+        s->head_bytes += se->hlen - before;
     }
-    return id;
+    if (se->hn >= s->head_max) {
+        store_head_cut(s, se, se->hn);
+    } else if (store_part_of(se->h_ts) != se->hpart) {
+        /* a new partition began: the points before it are complete */
+        int64_t *t;
+        double *val;
+        if (decode_alloc(se, 0, &t, &val) == 0) {
+            int64_t p = store_part_of(se->h_ts);
+            uint32_t i = se->hn - 1;
+            while (i > 0 && store_part_of(t[i - 1]) == p) i--;
+            free(t);
+            free(val);
+            store_head_cut(s, se, i);
+        }
+    }
+    return 0; /* a cut that found no memory left the points in the head */
 }
 
-/* Commits every new series and every frozen chunk to SQLite.  Under mu. */
-int store_flush_pending(store *s)
+/* Frees a series' frozen chunks and (when its buffer is malloc'ed) head
+ * (store_close; the slabs go with store_head_slabs_free). */
+void store_head_free(series *se)
 {
-    int dirty = 0;
-    for (uint64_t id = 1; id < s->next_id && !dirty; id++) {
-        series *se = store_series_by_id(s, id);
-        if (se && !se->persisted) dirty = 1;
-    }
-    if (!s->pend_first && !dirty) return 0;
-    pthread_mutex_lock(&s->wmu);
-    int rc = store_db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
-    for (uint64_t id = 1; rc == 0 && id < s->next_id; id++) {
-        series *se = store_series_by_id(s, id);
-        if (!se || se->persisted) continue;
-        size_t ml = strlen(se->metric) + 1;
-        sqlite3_int64 mid = name_ref(s->ins_name, s->sel_name, se->metric, ml - 1, 1);
-        sqlite3_int64 tid =
-            name_ref(s->ins_tagset, s->sel_tagset, se->key + ml, se->keylen - ml, 0);
-        if (!mid || !tid) {
-            rc = -1;
-            break;
-        }
-        sqlite3_bind_int64(s->ins_series, 1, (sqlite3_int64)se->id);
-        sqlite3_bind_int64(s->ins_series, 2, mid);
-        sqlite3_bind_int64(s->ins_series, 3, tid);
-        if (sqlite3_step(s->ins_series) != SQLITE_DONE) rc = -1;
-        sqlite3_reset(s->ins_series);
-    }
-    uint64_t pts = 0, nch = 0;
-    for (frozen *f = s->pend_first; rc == 0 && f; f = f->next_p) {
-        rc = store_chunk_insert(s, f->se->id, f->t0, f->t1, f->n, f->tdata, f->tlen, f->vdata,
-                                f->vlen);
-        store_dirty_add(s, f->se->id, store_part_of(f->t0));
-        pts += f->n;
-        nch++;
-    }
-    if (rc == 0) rc = store_db_exec(s->db, "COMMIT", NULL, 0);
-    if (rc != 0) {
-        snprintf(s->broken_msg, sizeof s->broken_msg, "store: cannot write chunks: %s",
-                 sqlite3_errmsg(s->db));
-        store_db_exec(s->db, "ROLLBACK", NULL, 0);
-        pthread_mutex_unlock(&s->wmu);
-        return -1;
-    }
-    pthread_mutex_unlock(&s->wmu);
-    s->db_points += pts;
-    s->db_chunks += nch;
-    for (uint64_t id = 1; id < s->next_id; id++) {
-        series *se = store_series_by_id(s, id);
-        if (se) se->persisted = 1;
-    }
-    frozen *f = s->pend_first;
-    while (f) {
-        frozen *nx = f->next_p;
-        f->se->fz_first = f->se->fz_last = NULL;
+    for (frozen *f = se->fz; f;) {
+        frozen *nx = f->next_s;
         free(f->tdata);
         free(f->vdata);
         free(f);
         f = nx;
     }
-    s->pend_first = s->pend_last = NULL;
-    s->pend_bytes = s->pend_n = 0;
-    return 0;
-}
-/* --- put ----------------------------------------------------------------- */
-
-static int check_point(const store_point *p, char *err, size_t errlen)
-{
-    if (!p->metric || !*p->metric || strlen(p->metric) > MAX_NAME) {
-        snprintf(err, errlen, "store: a point has no metric name (or one over %d bytes)", MAX_NAME);
-        return -1;
-    }
-    if (!isfinite(p->value)) {
-        snprintf(err, errlen, "store: %s: the value is not a finite number", p->metric);
-        return -1;
-    }
-    if (p->ts_ms <= -STORE_TS_LIMIT || p->ts_ms >= STORE_TS_LIMIT) {
-        snprintf(err, errlen, "store: %s: timestamp %" PRId64 " out of range", p->metric, p->ts_ms);
-        return -1;
-    }
-    if (p->ntags < 0 || p->ntags > MAX_TAGS || (p->ntags && !p->tags)) {
-        snprintf(err, errlen, "store: %s: bad tag count %d (at most %d)", p->metric, p->ntags,
-                 MAX_TAGS);
-        return -1;
-    }
-    for (int i = 0; i < p->ntags; i++) {
-        const store_tag *t = &p->tags[i];
-        if (!t->key || !*t->key || !t->value || !*t->value || strlen(t->key) > MAX_NAME ||
-            strlen(t->value) > MAX_NAME) {
-            snprintf(err, errlen, "store: %s: a tag key or value is empty (or over %d bytes)",
-                     p->metric, MAX_NAME);
-            return -1;
-        }
-        for (int j = 0; j < i; j++)
-            if (strcmp(p->tags[j].key, t->key) == 0) {
-                snprintf(err, errlen, "store: %s: tag key %s given twice", p->metric, t->key);
-                return -1;
-            }
-    }
-    return 0;
-}
-
-int store_put(store *s, const store_point *pts, size_t n, char *err, size_t errlen)
-{
-    uint64_t ticket;
-    if (store_put_nowait(s, pts, n, &ticket, err, errlen) < 0) return -1;
-    return store_sync(s, ticket, err, errlen);
-}
-
-int store_sync(store *s, uint64_t ticket, char *err, size_t errlen)
-{
-    if (!s) {
-        snprintf(err, errlen, "store: not open");
-        return -1;
-    }
-    if (!ticket) return 0;
-    pthread_mutex_lock(&s->mu);
-    int rc = store_wal_wait_durable(s, ticket);
-    if (rc < 0) snprintf(err, errlen, "%s", s->broken_msg);
-    pthread_mutex_unlock(&s->mu);
-    return rc;
-}
-
-int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticket, char *err,
-                     size_t errlen)
-{
-    *ticket = 0;
-    if (!s) {
-        snprintf(err, errlen, "store: not open");
-        return -1;
-    }
-    const store_tag *ptags = NULL;
-    int pnt = -1;
-    for (size_t i = 0; i < n; i++) {
-        store_point p = pts[i];
-        int same = p.tags == ptags && p.ntags == pnt; /* the fields of one line share their tags */
-        if (same) p.ntags = 0;
-        if (check_point(&p, err, errlen) < 0) return -1;
-        ptags = pts[i].tags;
-        pnt = pts[i].ntags;
-    }
-    if (n == 0) return 0;
-
-    /* slices of SLICE points: keys and hashes built outside the lock, then
-     * resolved, logged and applied under it; memory stays bounded whatever
-     * the batch size.  One wait for durability at the end. */
-    enum { SLICE = 4096 };
-    store_buf keys = {0}, tagpart = {0};
-    size_t *koff = malloc((SLICE + 1) * sizeof *koff);
-    uint64_t *kh = malloc(SLICE * sizeof *kh);
-    series **ser = malloc(SLICE * sizeof *ser);
-    store_tag sorted[MAX_TAGS];
-    ptags = NULL;
-    pnt = -1;
-    uint64_t my = 0;
-    int rc = 0;
-    if (!koff || !kh || !ser) {
-        snprintf(err, errlen, "store: out of memory");
-        rc = -1;
-    }
-    for (size_t base = 0; base < n && rc == 0; base += SLICE) {
-        size_t m = n - base < SLICE ? n - base : SLICE;
-        const store_point *sp = pts + base;
-        keys.n = 0;
-        for (size_t i = 0; i < m; i++) {
-            const store_point *p = &sp[i];
-            if (p->tags != ptags || p->ntags != pnt) {
-                if (p->ntags) memcpy(sorted, p->tags, (size_t)p->ntags * sizeof *sorted);
-                for (int a = 1; a < p->ntags; a++) /* insertion sort: a few tags */
-                    for (int b = a; b > 0 && store_tag_cmp(&sorted[b - 1], &sorted[b]) > 0; b--) {
-                        store_tag t = sorted[b];
-                        sorted[b] = sorted[b - 1];
-                        sorted[b - 1] = t;
-                    }
-                store_key_make(&tagpart, "", sorted, p->ntags); /* NUL (k NUL v NUL)* */
-                ptags = p->tags;
-                pnt = p->ntags;
-            }
-            size_t ml = strlen(p->metric);
-            koff[i] = keys.n;
-            if (tagpart.oom || store_buf_reserve(&keys, ml + tagpart.n) < 0) break;
-            memcpy(keys.p + keys.n, p->metric, ml);
-            memcpy(keys.p + keys.n + ml, tagpart.p, tagpart.n);
-            keys.n += ml + tagpart.n;
-            kh[i] = store_hash(keys.p + koff[i], keys.n - koff[i]);
-        }
-        koff[m] = keys.n;
-        if (keys.oom || tagpart.oom) {
-            snprintf(err, errlen, "store: out of memory");
-            rc = -1;
-            break;
-        }
-
-        pthread_mutex_lock(&s->mu);
-        if (s->broken && store_wal_recover(s) < 0) {
-            snprintf(err, errlen, "%s", s->broken_msg);
-            pthread_mutex_unlock(&s->mu);
-            rc = -1;
-            break;
-        }
-        series *prev = NULL;
-        size_t resolved = 0;
-        for (size_t i = 0; i < m; i++, resolved++) {
-            const uint8_t *k = keys.p + koff[i];
-            size_t kl = koff[i + 1] - koff[i];
-            if (prev && prev->hash == kh[i] && prev->keylen == kl &&
-                memcmp(prev->key, k, kl) == 0) {
-                ser[i] = prev;
-                continue;
-            }
-            series *se = store_series_find(s, k, kl, kh[i]);
-            if (!se) {
-                const char *metric;
-                store_tag tags[MAX_TAGS];
-                int nt;
-                store_key_parse(k, kl, &metric, tags, &nt);
-                /* room for its log record first: a series is never in the
-                 * index without one */
-                if (store_buf_reserve(&s->wbuf, 32 + kl) < 0 ||
-                    !(se = store_series_add(s, s->next_id, metric, tags, nt, k, kl, kh[i])))
-                    break;
-                se->last_known = -1; /* new: known to have no points */
-                store_wal_log_series(s, se);
-            }
-            ser[i] = prev = se;
-        }
-        /* one log record: runs of points of one series (at most 40 bytes a point) */
-        if (resolved < m || store_buf_reserve(&s->wbuf, 16 + m * 40) < 0) {
-            s->wbuf.oom = 0; /* what it holds is whole: the next put goes on */
-            pthread_mutex_unlock(&s->mu);
-            snprintf(err, errlen, "store: out of memory");
-            rc = -1;
-            break;
-        }
-        size_t at = store_wal_begin(&s->wbuf, REC_POINTS);
-        int64_t pts_prev = 0;
-        for (size_t i = 0; i < m;) {
-            size_t j = i + 1;
-            while (j < m && ser[j] == ser[i]) j++;
-            store_buf_varint(&s->wbuf, ser[i]->id);
-            store_buf_varint(&s->wbuf, j - i);
-            for (size_t k = i; k < j; k++) {
-                uint64_t d = (uint64_t)sp[k].ts_ms - (uint64_t)pts_prev;
-                pts_prev = sp[k].ts_ms;
-                store_buf_varint(&s->wbuf, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
-                memcpy(s->wbuf.p + s->wbuf.n, &sp[k].value, 8);
-                s->wbuf.n += 8;
-            }
-            i = j;
-        }
-        store_wal_end(&s->wbuf, at);
-        size_t lost = 0;
-        for (size_t i = 0; i < m; i++)
-            if (store_head_add(s, ser[i], sp[i].ts_ms, sp[i].value, s->seg) < 0) lost++;
-        my = ++s->put_seq;
-        if (lost) {
-            /* logged (readable after a restart) but not in memory: the batch
-             * fails, and a retry puts the same points again */
-            snprintf(err, errlen, "store: out of memory");
-            rc = -1;
-        }
-        if (s->pend_bytes >= FLUSH_BYTES || s->pend_n >= FLUSH_CHUNKS) store_flush_pending(s);
-        pthread_mutex_unlock(&s->mu);
-    }
-    free(koff);
-    free(kh);
-    free(ser);
-    store_buf_free(&keys);
-    store_buf_free(&tagpart);
-    if (rc < 0) return -1;
-    *ticket = my;
-    return 0;
+    if (cls_of(se->hcap) < 0) free(se->hbuf);
 }

@@ -68,19 +68,6 @@ long long store_dir_bytes(const char *dir)
     return total;
 }
 
-static void forget_last(store *s)
-{
-    pthread_mutex_lock(&s->mu);
-    for (uint64_t id = 1; id < s->next_id; id++) {
-        series *se = store_series_by_id(s, id);
-        if (se) {
-            se->last_known = 0;
-            se->version++;
-        }
-    }
-    pthread_mutex_unlock(&s->mu);
-}
-
 /* Deletes the rows of `times` in refs that no chunk refers to any more.  In
  * a transaction, under wmu. */
 static int gc_times(store *s, const sqlite3_int64 *refs, size_t n)
@@ -165,6 +152,17 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
     }
     pthread_mutex_unlock(&s->wmu);
     if (rc == 0 && *nch) {
+        /* the earliest end left (a scan: chunks have no index by end time) */
+        pthread_mutex_lock(&s->wmu);
+        if (sqlite3_prepare_v2(s->db, "SELECT min(t_end) FROM chunks", -1, &st, NULL) ==
+            SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                s->db_oldest = sqlite3_column_type(st, 0) == SQLITE_NULL
+                                   ? INT64_MAX
+                                   : sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+        pthread_mutex_unlock(&s->wmu);
         pthread_mutex_lock(&s->mu);
         s->db_points -= (uint64_t)*npts < s->db_points ? (uint64_t)*npts : s->db_points;
         s->db_chunks -= (uint64_t)*nch < s->db_chunks ? (uint64_t)*nch : s->db_chunks;
@@ -235,8 +233,9 @@ static int cmp_group(const void *a, const void *b)
 }
 
 /* Settling: the chunks of a series in one partition become one, once the
- * partition is over or when it has 4 or more. */
-static int compact(store *s)
+ * partition is over or when it has 4 or more (final: now, every group of
+ * more than one). */
+static int compact(store *s, int final)
 {
     int64_t now = store_now_ms();
     int64_t delay_ms = (int64_t)(s->cfg.settle_delay_s * 1000.0);
@@ -310,7 +309,7 @@ static int compact(store *s)
         /* still being written (a bulk load, a backfill): merging now would
          * decode and encode its points again at every round */
         int busy = delay_ms > 0 && now - g.at < delay_ms && cnt < SETTLE_MAX_WAIT;
-        if ((!closed && cnt < 4) || busy) {
+        if (!final && ((!closed && cnt < 4) || busy)) {
             if (keep)
                 keep[nkeep++] = g; /* look again when it closes or is quiet */
             else {
@@ -398,16 +397,16 @@ static uint64_t drop_memory_before(store *s, int64_t cutoff)
     uint64_t dropped = 0;
     for (uint64_t id = 1; id < s->next_id; id++) {
         series *se = store_series_by_id(s, id);
-        if (!se) continue;
-        uint32_t k = 0;
-        while (k < se->hn && se->hts[k] <= cutoff) k++;
-        if (k) {
-            memmove(se->hts, se->hts + k, (se->hn - k) * sizeof *se->hts);
-            memmove(se->hval, se->hval + k, (se->hn - k) * sizeof *se->hval);
-            se->hn -= k;
-            s->head_points -= k;
-            dropped += k;
-        }
+        if (!se || !se->hn) continue;
+        int64_t t0;
+        double v0;
+        /* the first point tells whether there is anything to drop */
+        series one = *se;
+        one.hn = 1;
+        store_head_decode(&one, &t0, &v0);
+        if (t0 > cutoff) continue;
+        long k = store_head_drop_before(s, se, cutoff);
+        if (k > 0) dropped += (uint64_t)k;
     }
     if (dropped) s->drop_gen++;
     return dropped;
@@ -503,7 +502,6 @@ static int trim_to_size(store *s)
         dropped_pts += np;
         dropped_ch += nc;
         last_cut = cut;
-        forget_last(s);
         reclaim(s);
         total = store_dir_bytes(s->dir);
     }
@@ -532,6 +530,15 @@ static int trim_to_size(store *s)
     return rc;
 }
 
+/* Settles everything now (store_close): every group with more than one
+ * chunk is merged, however recent. */
+int store_settle_all(store *s)
+{
+    int rc = compact(s, 1);
+    reclaim(s);
+    return rc;
+}
+
 int store_maintain(store *s)
 {
     if (!s) return -1;
@@ -543,27 +550,40 @@ int store_maintain(store *s)
     int64_t now = store_now_ms(), horizon = s->max_ts > now ? s->max_ts : now;
     for (uint64_t id = 1; id < s->next_id; id++) {
         series *se = store_series_by_id(s, id);
-        if (se && se->hn &&
-            store_part_of(se->hts[se->hn - 1]) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
+        if (se && se->hn && store_part_of(se->h_ts) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
             store_head_cut(s, se, se->hn);
+        if (s->pend_bytes >= FLUSH_BYTES || s->pend_n >= FLUSH_CHUNKS) store_flush_pending(s);
     }
     if (store_flush_pending(s) < 0) rc = -1;
     pthread_mutex_unlock(&s->mu);
     long long np, nc;
-    int deleted = 0;
     if (s->cfg.retention_s > 0) {
         int64_t cutoff = store_now_ms() - (int64_t)(s->cfg.retention_s * 1000.0);
-        if (delete_chunks(s, "t_end < ?1", cutoff, &np, &nc) < 0) rc = -1;
-        if (nc) deleted = 1;
+        pthread_mutex_lock(&s->wmu);
+        int due = cutoff > s->db_oldest; /* else nothing in SQLite is that old */
+        pthread_mutex_unlock(&s->wmu);
+        np = nc = 0;
+        if (due && delete_chunks(s, "t_end < ?1", cutoff, &np, &nc) < 0) rc = -1;
         /* points still in memory past the cutoff */
         pthread_mutex_lock(&s->mu);
         uint64_t mem = drop_memory_before(s, cutoff - 1);
         s->dropped_age += (uint64_t)np + mem;
-        if (mem) deleted = 1;
         pthread_mutex_unlock(&s->mu);
     }
-    if (compact(s) < 0) rc = -1;
-    if (deleted) forget_last(s);
+    /* idle (no put for settle_delay_s, at least 10 s) with something not
+     * settled: the log is retired (heads committed) and every group with
+     * more than one chunk is merged, so that an idle store is as small as it
+     * gets; once, until the next put */
+    pthread_mutex_lock(&s->mu);
+    double idle_s = s->cfg.settle_delay_s > 10 ? s->cfg.settle_delay_s : 10;
+    int idle = !s->idle_settled && s->last_put_ms &&
+               store_now_ms() - s->last_put_ms >= (int64_t)(idle_s * 1000);
+    if (idle) {
+        s->idle_settled = 1;
+        if (!s->broken && store_wal_retire(s) < 0) rc = -1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (compact(s, idle) < 0) rc = -1;
     reclaim(s);
     if (s->cfg.max_bytes > 0 && trim_to_size(s) < 0) rc = -1;
     return rc;

@@ -28,13 +28,15 @@
 #define MAX_TAGS        64
 #define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
 
-#define STORE_FORMAT "3" /* meta 'format' of chunks.db (docs/store.md) */
+#define STORE_FORMAT "4" /* meta 'format' of chunks.db (docs/store.md) */
 
 /* Log records (docs/store.md "The write-ahead log"); NOP: the probe written
- * when a failed log comes back, skipped by replay.  No record is longer than
- * REC_MAX: a series key is at most ~530 KB, a put's slice ~170 KB. */
-enum { REC_SERIES = 1, REC_POINTS = 2, REC_NOP = 3 };
-#define REC_MAX (1u << 20)
+ * when a failed log comes back, skipped by replay; ZSTD: records as written
+ * by one group commit (up to ZREC_RAW bytes), compressed.  No record is
+ * longer than REC_MAX: a series key is at most ~530 KB, a put's slice ~170 KB. */
+enum { REC_SERIES = 1, REC_POINTS = 2, REC_NOP = 3, REC_ZSTD = 4 };
+#define ZREC_RAW (1u << 20)
+#define REC_MAX  (1u << 20)
 
 typedef struct series series;
 
@@ -48,26 +50,26 @@ typedef struct frozen {
     size_t tlen, vlen;
 } frozen;
 
+/* A series: its key and its head.  112 bytes at most would be 112 MB a
+ * million series: fields are sized to what they hold.  The record of an id
+ * never moves (blocks of SER_BLOCK) and its key never changes. */
+#define SER_BLOCK 4096
 struct series {
-    uint64_t id;
-    const char *metric;
-    store_tag *tags;
-    int ntags;
-    char *key;
-    size_t keylen;
-    uint64_t hash;
-    int64_t *hts;
-    double *hval;
-    uint32_t hn, hcap;
-    uint64_t head_seg;        /* log segment of the oldest head point */
-    int64_t head_lo, head_hi; /* the partition of the head's first point: [lo, hi) */
-    frozen *fz_first, *fz_last;
-    int64_t last_ts;
-    double last_val;
-    int last_known;
-    uint32_t version; /* bumped by every write to the series */
-    int persisted;    /* in the series table */
-    struct mlist *ml; /* the series of its metric */
+    const uint8_t *key; /* its tags as in the canonical key ((k NUL v NUL)*), in the key arena */
+    uint32_t keylen;
+    uint32_t hash; /* low 32 bits of store_hash(key) */
+    uint32_t id;
+    uint32_t metric;   /* index of its metric in store.mets */
+    uint32_t head_seg; /* log segment of the head's oldest point */
+    /* the head: recent points, encoded (store_head.c) */
+    uint32_t hn;         /* points */
+    uint32_t hlen, hcap; /* bytes in hbuf */
+    int32_t hpart;       /* the partition of the head's first point */
+    uint8_t hmode;       /* value coding: 0..9 decimal digits, HEAD_RAW */
+    uint8_t *hbuf;
+    int64_t h_ts; /* the head's last point: timestamp */
+    int64_t h_x;  /* and value (scaled integer, or the double's bits) */
+    frozen *fz;   /* frozen chunks, oldest first */
 };
 
 typedef struct strent {
@@ -79,12 +81,30 @@ typedef struct strmap {
     strent *slots;
     size_t cap, n;
 } strmap;
-struct mlist {
-    series **v;
+/* A metric: its series, and a version bumped by every write (store_metric_version). */
+typedef struct mlist {
+    uint32_t *v; /* series ids */
     size_t n, cap;
     uint64_t version;
-};
-typedef struct mlist mlist; /* version: store_metric_version */
+    const char *name;
+    uint32_t index;     /* in store.mets */
+    sqlite3_int64 dbid; /* its row in the metrics table, once known */
+} mlist;
+/* The series of a tag pair key=value that more than one series has
+ * ("postings"; a pair of one series keeps its id in the pair table). */
+typedef struct plist {
+    uint32_t *ids;
+    uint32_t n, cap;
+} plist;
+
+/* Head buffers by size class (store_head.c). */
+typedef struct headslab {
+    uint8_t *free[18];
+    uint8_t **slabs;
+    size_t nslabs, capslabs;
+    uint8_t *cur;
+    uint32_t left;
+} headslab;
 
 struct store {
     char *dir;
@@ -93,17 +113,26 @@ struct store {
     pthread_cond_t synced_cv;
     sqlite3 *db;
     sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time;
-    sqlite3_stmt *ins_name, *sel_name, *ins_tagset, *sel_tagset;
+    sqlite3_stmt *ins_name, *sel_name;
     sqlite3 **pool;
     int npool, cappool;
     int lock_fd;
-    /* index */
-    series **tab;
+    /* index (store_index.c) */
+    series **sblocks; /* records by id, SER_BLOCK a block */
+    size_t nsblocks;
+    uint32_t *tab; /* key → id, open addressing, at most half full */
     size_t tabcap, nseries;
-    series **by_id;
-    size_t by_id_cap;
-    uint64_t next_id;
-    strmap metrics, tagks, tagvs;
+    uint64_t next_id, persisted_below; /* ids below it are in the series table */
+    uint8_t **arenas;                  /* key bytes */
+    size_t narena, caparena, arena_left;
+    uint8_t *arena_cur;
+    strmap metrics, tagks; /* metric name → mlist; tag keys */
+    mlist **mets;
+    size_t nmets, capmets;
+    uint64_t *ptab; /* tag pair → its series (store_index.c) */
+    size_t pcap, npairs;
+    plist *plists;
+    size_t nplists, capplists;
     /* log */
     int wal_fd;
     uint64_t seg, seg_bytes;
@@ -117,9 +146,11 @@ struct store {
     /* frozen chunks waiting for SQLite */
     frozen *pend_first, *pend_last;
     size_t pend_bytes, pend_n;
-    uint64_t head_points;
+    uint64_t head_points, head_bytes;
+    headslab hslab;
     uint32_t head_max;
     uint64_t db_points, db_chunks;
+    int64_t db_oldest; /* the earliest end of a chunk in SQLite (INT64_MAX: none) */
     int64_t max_ts;
     /* (series, partition) that got chunks since settling looked at them */
     struct group *dirty;
@@ -129,6 +160,8 @@ struct store {
     /* what store_stats reports beyond sizes */
     uint64_t dropped_age, dropped_size, damaged_segments, damaged_lost;
     int size_unmet;
+    int64_t last_put_ms; /* when the last put came (idle settling) */
+    int idle_settled;    /* settled since then */
     int64_t
         opened_ms; /* when store_open ran: what settling finds at first counts as written then */
 };
@@ -176,7 +209,6 @@ static inline int64_t store_now_ms(void)
 
 /* store_index.c */
 strent *store_strmap_find(strmap *m, const char *s, uint64_t h, int add);
-const char *store_intern(strmap *m, const char *s);
 void store_strmap_free(strmap *m, int free_vals);
 int store_tag_cmp(const void *a, const void *b);
 int store_key_make(store_buf *k, const char *metric, const store_tag *sorted, int ntags);
@@ -184,12 +216,22 @@ series *store_series_find(store *s, const uint8_t *key, size_t len, uint64_t h);
 series *store_series_add(store *s, uint64_t id, const char *metric, const store_tag *sorted,
                          int ntags, const uint8_t *key, size_t keylen, uint64_t h);
 series *store_series_by_id(store *s, uint64_t id);
+void store_index_free(store *s);
 int store_key_parse(const uint8_t *key, size_t len, const char **metric, store_tag *tags,
                     int *ntags);
+int store_key_tags(const uint8_t *tp, size_t len, store_tag *tags, int *ntags);
+int store_series_key(const store *s, const series *se, store_buf *k);
 
 /* store_head.c */
+#define HEAD_RAW 0xff
 int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg);
 int store_head_cut(store *s, series *se, uint32_t upto);
+void store_head_decode(const series *se, int64_t *ts, double *val);
+long store_head_drop_before(store *s, series *se, int64_t cutoff);
+void store_head_free(series *se);
+void store_head_slabs_free(store *s);
+
+/* store_put.c */
 int store_chunk_insert(store *s, uint64_t series_id, int64_t t0, int64_t t1, size_t n,
                        const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl);
 int store_flush_pending(store *s);
@@ -234,5 +276,6 @@ int store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *o
 void store_dirty_add(store *s, uint64_t sid, int64_t part);
 void store_dirty_add_at(store *s, uint64_t sid, int64_t part, int64_t at);
 long long store_dir_bytes(const char *dir);
+int store_settle_all(store *s);
 
 #endif

@@ -111,16 +111,24 @@ int store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *o
  * 0, or -1 out of memory. */
 static int snapshot_memory(series *se, int64_t from, int64_t to, store_pointbuf *mem)
 {
-    for (frozen *f = se->fz_first; f; f = f->next_s) {
+    for (frozen *f = se->fz; f; f = f->next_s) {
         if (f->t1 < from || f->t0 > to) continue;
         if (store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n,
                                &mem->cap) < 0)
             return -1;
     }
+    if (!se->hn) return 0;
+    if (reserve2(&mem->ts, &mem->val, mem->n, &mem->cap, se->hn) < 0) return -1;
+    int64_t *ts = mem->ts + mem->n;
+    double *val = mem->val + mem->n;
+    store_head_decode(se, ts, val);
+    size_t k = 0;
     for (uint32_t i = 0; i < se->hn; i++)
-        if (se->hts[i] >= from && se->hts[i] <= to &&
-            store_pb_push(mem, se->hts[i], se->hval[i]) < 0)
-            return -1;
+        if (ts[i] >= from && ts[i] <= to) {
+            ts[k] = ts[i];
+            val[k++] = val[i];
+        }
+    mem->n += k;
     return 0;
 }
 
@@ -187,28 +195,17 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
         pthread_mutex_unlock(&s->mu);
         return -1;
     }
-    if (se->last_known) {
-        int found = se->last_known > 0;
-        if (found) {
-            *ts_ms = se->last_ts;
-            *value = se->last_val;
-        }
-        pthread_mutex_unlock(&s->mu);
-        return found;
-    }
     store_pointbuf mem = {0}, all = {0};
     int rc = snapshot_memory(se, INT64_MIN, INT64_MAX, &mem);
-    uint32_t ver = se->version;
     pthread_mutex_unlock(&s->mu);
     /* the newest chunk in SQLite by end time (and every chunk ending then) */
     sqlite3 *db = rc == 0 ? store_pool_get(s) : NULL;
-    sqlite3_stmt *st = NULL;
-    if (rc < 0 || !db ||
-        sqlite3_prepare_v2(db,
-                           "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
-                           " WHERE c.series=?1 AND c.t_end="
-                           "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY c.id",
-                           -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_stmt *st =
+        db ? store_stmt_cached(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = "
+                                   "c.ts_ref WHERE c.series=?1 AND c.t_end="
+                                   "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY c.id")
+           : NULL;
+    if (!st) {
         rc = -1;
     } else {
         sqlite3_bind_int64(st, 1, (sqlite3_int64)series_id);
@@ -217,14 +214,14 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
                                    sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
                                    &all.ts, &all.val, &all.n, &all.cap) < 0)
                 rc = -1;
+        sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
     store_pool_put(s, db);
     for (size_t i = 0; rc == 0 && i < mem.n; i++)
         if (store_pb_push(&all, mem.ts[i], mem.val[i]) < 0) rc = -1;
     int found = 0;
     if (rc == 0 && all.n) {
-        size_t best = 0;
+        size_t best = 0; /* the newest; of equal ones the last read (memory after SQLite) */
         for (size_t i = 1; i < all.n; i++)
             if (all.ts[i] >= all.ts[best]) best = i;
         *ts_ms = all.ts[best];
@@ -235,17 +232,6 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
     free(mem.val);
     free(all.ts);
     free(all.val);
-    if (rc == 0) {
-        pthread_mutex_lock(&s->mu);
-        if (se->version == ver) {
-            se->last_known = found ? 1 : -1;
-            if (found) {
-                se->last_ts = *ts_ms;
-                se->last_val = *value;
-            }
-        }
-        pthread_mutex_unlock(&s->mu);
-    }
     return rc < 0 ? -1 : found;
 }
 

@@ -108,12 +108,15 @@ void store_wal_end(store_buf *b, size_t at)
 
 void store_wal_log_series(store *s, const series *se)
 {
+    const char *m = s->mets[se->metric]->name;
+    size_t ml = strlen(m) + 1;
     size_t at = store_wal_begin(&s->wbuf, REC_SERIES);
     store_buf_varint(&s->wbuf, se->id);
-    store_buf_varint(&s->wbuf, se->keylen);
-    store_buf_reserve(&s->wbuf, se->keylen);
-    memcpy(s->wbuf.p + s->wbuf.n, se->key, se->keylen);
-    s->wbuf.n += se->keylen;
+    store_buf_varint(&s->wbuf, ml + se->keylen);
+    store_buf_reserve(&s->wbuf, ml + se->keylen);
+    memcpy(s->wbuf.p + s->wbuf.n, m, ml);
+    memcpy(s->wbuf.p + s->wbuf.n + ml, se->key, se->keylen);
+    s->wbuf.n += ml + se->keylen;
     store_wal_end(&s->wbuf, at);
 }
 
@@ -128,6 +131,10 @@ int store_wal_checkpoint(store *s, uint64_t keep)
             snprintf(s->broken_msg, sizeof s->broken_msg, "store: out of memory");
             return -1;
         }
+        /* committed as they come: a million cut heads never wait in memory at once */
+        if ((s->pend_bytes >= FLUSH_BYTES || s->pend_n >= FLUSH_CHUNKS) &&
+            store_flush_pending(s) < 0)
+            return -1;
     }
     if (store_flush_pending(s) < 0) return -1;
     uint64_t *segs;
@@ -206,6 +213,36 @@ int store_wal_retire(store *s)
     return store_wal_checkpoint(s, old + 1);
 }
 
+/* The records of b (whole ones, as the log buffer holds them) as ZSTD
+ * records of up to ZREC_RAW bytes of records each, in z: 0, or -1 when
+ * compressing does not pay or fails (then b is written as it is).  zstd's
+ * fastest level: the log is written once and read only after a crash. */
+static int wal_compress(const store_buf *b, store_buf *z)
+{
+    if (b->n < 256) return -1;
+    for (size_t pos = 0; pos < b->n;) {
+        size_t end = pos;
+        while (end < b->n) { /* whole records, up to ZREC_RAW bytes (at least one) */
+            uint32_t len;
+            memcpy(&len, b->p + end, 4);
+            if (end > pos && end + 8 + len - pos > ZREC_RAW) break;
+            end += 8 + (size_t)len;
+        }
+        size_t at = z->n;
+        if (store_buf_reserve(z, 32) < 0) return -1;
+        z->n += 8;
+        z->p[z->n++] = REC_ZSTD;
+        store_buf_varint(z, end - pos);
+        if (store_zstd(b->p + pos, end - pos, 1, z) < 0 || z->n - at - 8 > REC_MAX) return -1;
+        uint32_t len = (uint32_t)(z->n - at - 8);
+        uint32_t crc = store_crc32c(0, z->p + at + 8, len);
+        memcpy(z->p + at, &len, 4);
+        memcpy(z->p + at + 4, &crc, 4);
+        pos = end;
+    }
+    return z->n < b->n ? 0 : -1;
+}
+
 /* Writes the log buffer and waits until `seq` is durable.  Under mu. */
 int store_wal_wait_durable(store *s, uint64_t seq)
 {
@@ -220,10 +257,12 @@ int store_wal_wait_durable(store *s, uint64_t seq)
         memset(&s->wbuf, 0, sizeof s->wbuf);
         int fd = s->wal_fd;
         pthread_mutex_unlock(&s->mu);
+        store_buf z = {0};
+        const store_buf *out = wal_compress(&b, &z) == 0 ? &z : &b;
         int rc = 0;
         size_t off = 0;
-        while (off < b.n) {
-            ssize_t w = write(fd, b.p + off, b.n - off);
+        while (off < out->n) {
+            ssize_t w = write(fd, out->p + off, out->n - off);
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) {
                 rc = -1;
@@ -233,6 +272,7 @@ int store_wal_wait_durable(store *s, uint64_t seq)
         }
         if (rc == 0 && fdatasync(fd) < 0) rc = -1;
         int e = errno;
+        store_buf_free(&z);
         pthread_mutex_lock(&s->mu);
         /* keep the buffer's memory for the next round */
         if (!s->wbuf.p) {
@@ -289,14 +329,45 @@ static size_t valid_record(const uint8_t *buf, size_t got, size_t pos)
     memcpy(&crc, buf + pos + 4, 4);
     if (len == 0 || len > REC_MAX || len > got - pos - 8) return 0;
     uint8_t type = buf[pos + 8];
-    if (type != REC_SERIES && type != REC_POINTS && type != REC_NOP) return 0;
+    if (type < REC_SERIES || type > REC_ZSTD) return 0;
     return store_crc32c(0, buf + pos + 8, len) == crc ? 8 + (size_t)len : 0;
+}
+
+static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wal_replay *rs);
+
+/* The records inside a ZSTD record: applied in order; a damaged inner
+ * record (which its outer CRC makes nearly impossible) ends them. */
+static int apply_zstd(store *s, const uint8_t *r, size_t len, uint64_t seg, wal_replay *rs)
+{
+    size_t rp = 1;
+    uint64_t raw;
+    if (store_get_varint(r, len, &rp, &raw) < 0 || raw > ZREC_RAW + REC_MAX) return 0;
+    store_buf b = {0};
+    if (store_unzstd(r + rp, len - rp, (size_t)raw, &b) < 0) {
+        int oom = b.oom;
+        store_buf_free(&b);
+        if (oom) return -1;
+        rs->damaged = 1; /* checked out, but does not decompress */
+        rs->places++;
+        rs->bad_bytes += len;
+        return 0;
+    }
+    int rc = 0;
+    for (size_t pos = 0; pos < b.n && rc == 0;) {
+        size_t l = valid_record(b.p, b.n, pos);
+        if (!l || b.p[pos + 8] == REC_ZSTD) break;
+        rc = apply_record(s, b.p + pos + 8, l - 8, seg, rs);
+        pos += l;
+    }
+    store_buf_free(&b);
+    return rc;
 }
 
 /* Applies one record that checked out.  0, or -1 out of memory. */
 static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wal_replay *rs)
 {
     size_t rp = 1;
+    if (r[0] == REC_ZSTD) return apply_zstd(s, r, len, seg, rs);
     if (r[0] == REC_SERIES) {
         uint64_t id, kl;
         const char *metric;

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <sqlite3.h>
 #include "store/codec.h"
 #include "store/store.h"
 
@@ -1047,6 +1048,12 @@ static void test_a_damaged_log_record_loses_only_what_it_held(void **st)
  * by itself, says so once each way, reports it in store_stats, and what it
  * acknowledged before and after is there after a kill -9.  The child's files
  * are limited in size (RLIMIT_FSIZE: EFBIG, as ENOSPC would be). */
+/* Values that do not compress (the log is zstd-compressed). */
+static double noisy(int b, int i)
+{
+    return b + (double)(((unsigned)i * 2654435761u + (unsigned)b * 40503u) % 1000003u) / 1000003.0;
+}
+
 static void test_a_failed_log_write_recovers_by_itself(void **st)
 {
     (void)st;
@@ -1069,7 +1076,7 @@ static void test_a_failed_log_write_recovers_by_itself(void **st)
         if (setrlimit(RLIMIT_FSIZE, &low) < 0) _exit(6);
         int b, failed = 0;
         for (b = 0; b < 10000 && !failed; b++) {
-            for (int i = 0; i < 200; i++) p[i] = (store_point){"full.m", tg, 1, 200000LL * b + 1000 * i, b};
+            for (int i = 0; i < 200; i++) p[i] = (store_point){"full.m", tg, 1, 200000LL * b + 1000 * i, noisy(b, i)};
             if (store_put(s, p, 200, err, sizeof err) != 0)
                 failed = 1;
             else if (write(fd[1], &b, sizeof b) != sizeof b)
@@ -1090,7 +1097,7 @@ static void test_a_failed_log_write_recovers_by_itself(void **st)
         b--;
         if (write(fd[1], &b, sizeof b) != sizeof b) _exit(5);
         for (b = b + 1; b < 60; b++) { /* and goes on */
-            for (int i = 0; i < 200; i++) p[i] = (store_point){"full.m", tg, 1, 200000LL * b + 1000 * i, b};
+            for (int i = 0; i < 200; i++) p[i] = (store_point){"full.m", tg, 1, 200000LL * b + 1000 * i, noisy(b, i)};
             if (store_put(s, p, 200, err, sizeof err) != 0) _exit(11);
             if (write(fd[1], &b, sizeof b) != sizeof b) _exit(5);
         }
@@ -1118,11 +1125,123 @@ static void test_a_failed_log_write_recovers_by_itself(void **st)
     store_points p = {0};
     assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &p), 0);
     assert_int_equal(p.n, 60 * 200); /* every acknowledged batch (a failed one was put again) */
-    for (size_t i = 0; i < p.n; i++) assert_true(p.ts[i] == 1000LL * (int64_t)i && p.val[i] == (double)(i / 200));
+    for (size_t i = 0; i < p.n; i++) assert_true(p.ts[i] == 1000LL * (int64_t)i && p.val[i] == noisy((int)(i / 200), (int)(i % 200)));
     store_points_free(&p);
     store_stats stt;
     store_stats_get(s, &stt);
     assert_int_equal(stt.damaged_segments, 0); /* the torn write was cut off, not left in the log */
+    store_close(s);
+}
+
+/* A store of format 3 (tag sets in a table of their own, an index of chunks
+ * by end time) is converted at open, once, and reads as before. */
+static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
+{
+    (void)st;
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/v3", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/chunks.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+        "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
+        "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
+        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset INTEGER NOT NULL);"
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
+        " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
+        "CREATE INDEX chunks_by_end ON chunks(t_end);"
+        "CREATE INDEX chunks_by_times ON chunks(ts_ref);"
+        "CREATE INDEX times_by_hash ON times(hash);"
+        "INSERT INTO meta VALUES('format', '3');"
+        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+    static const uint8_t tags[] = "host\0n1\0job\0old\0";
+    int64_t ts[100];
+    double v[100];
+    for (int i = 0; i < 100; i++) { ts[i] = 1600000000000LL + i * 1000; v[i] = i * 0.25; }
+    store_buf tb = {0}, vb = {0};
+    assert_int_equal(store_ts_encode(ts, 100, 3, &tb), 0);
+    assert_int_equal(store_val_encode(v, 100, 3, &vb), 0);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO tagsets VALUES(3, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, tags, sizeof tags - 1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO series VALUES(5, 7, 3)", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(1, 0, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, tb.p, (int)tb.n, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(1, 5, ?, ?, 100, 1, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, ts[0]);
+    sqlite3_bind_int64(q, 2, ts[99]);
+    sqlite3_bind_blob(q, 3, vb.p, (int)vb.n, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    store_buf_free(&tb);
+    store_buf_free(&vb);
+    logged[0] = 0;
+    store *s = open_logged("v3", 0);
+    assert_non_null(strstr(logged, "from format 3 to 4"));
+    assert_int_equal(series_id(s, "old.m", "old"), 5);
+    store_points p = {0};
+    assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 100);
+    for (int i = 0; i < 100; i++) assert_true(p.ts[i] == ts[i] && p.val[i] == v[i]);
+    char err[256];
+    store_tag nt[] = {{"job", "old"}, {"host", "n1"}};
+    store_point np = {"old.m", nt, 2, ts[99] + 1000, 99}; /* the same series, found by its tags */
+    assert_int_equal(store_put(s, &np, 1, err, sizeof err), 0);
+    store_close(s);
+    logged[0] = 0;
+    s = open_logged("v3", 0);
+    assert_null(strstr(logged, "format"));
+    p.n = 0;
+    assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 101);
+    store_points_free(&p);
+    store_close(s);
+}
+
+/* store_series_with reads the postings of a literal tag pair: only the series
+ * that have it, of the metric asked; names of tag values come from them too. */
+static void test_series_with_a_tag_reads_only_the_series_that_have_it(void **st)
+{
+    (void)st;
+    store *s = open_at("with", 0, 0);
+    put_grid(s, 200, 3, 1700000000000LL, 1000); /* jobs j0..j199, host n1 (odd) / n2 (even) */
+    static found f;
+    f.n = 0;
+    store_tag j42[] = {{"job", "j42"}};
+    assert_int_equal(store_series_with(s, "m.secs", j42, 1, collect, &f), 0);
+    assert_int_equal(f.n, 0); /* j42 is an m.float series (42 % 4 == 2) */
+    assert_int_equal(store_series_with(s, "m.float", j42, 1, collect, &f), 0);
+    assert_int_equal(f.n, 1);
+    assert_non_null(strstr(f.desc[0], "job=j42"));
+    f.n = 0;
+    store_tag two[] = {{"host", "n1"}, {"job", "*"}};
+    assert_int_equal(store_series_with(s, "m.secs", two, 2, collect, &f), 0);
+    assert_int_equal(f.n, 50); /* m.secs: j % 4 == 1, all odd: host n1 */
+    for (int i = 0; i < f.n; i++) assert_non_null(strstr(f.desc[i], "host=n1"));
+    f.n = 0;
+    store_tag none[] = {{"host", "n9"}};
+    assert_int_equal(store_series_with(s, "m.secs", none, 1, collect, &f), 0);
+    assert_int_equal(f.n, 0);
+    char **names;
+    int n = store_names(s, STORE_TAGVS, "j19", 100, &names);
+    assert_int_equal(n, 11); /* j19, j190..j199 */
+    assert_string_equal(names[0], "j19");
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    n = store_names(s, STORE_TAGVS, "n", 100, &names);
+    assert_int_equal(n, 2);
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
     store_close(s);
 }
 
@@ -1177,6 +1296,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_out_of_memory_fails_the_put_and_the_store_goes_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_damaged_log_record_loses_only_what_it_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_failed_log_write_recovers_by_itself, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_format_3_store_is_converted_and_reads_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_with_a_tag_reads_only_the_series_that_have_it, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
