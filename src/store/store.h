@@ -101,6 +101,15 @@ typedef struct store_points {
     size_t n, cap;
 } store_points;
 int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out);
+/* The points of many series, as store_read gives them, handed to cb one
+ * series at a time (i: the series' index in ids; cb may take the arrays,
+ * leaving *p empty).  Large sets that fill most of an id range are read in
+ * one scan of the chunks table instead of one query a series; a few
+ * threads read at once, so cb runs concurrently (for distinct i).  0, or -1
+ * when a series could not be read (the others were handed over). */
+typedef void (*store_points_cb)(void *arg, size_t i, store_points *p);
+int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, int64_t to_ms,
+                    store_points_cb cb, void *arg);
 /* The newest point of a series: 1 found, 0 none, -1 error. */
 int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value);
 void store_points_free(store_points *p);

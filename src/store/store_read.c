@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <pthread.h>
 
 /* --- reads --------------------------------------------------------------- */
 
@@ -184,6 +185,168 @@ int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, sto
     free(all.ts);
     free(all.val);
     return rc;
+}
+
+/* --- many series at once --------------------------------------------------- */
+
+typedef struct many {
+    store *s;
+    const uint64_t *ids; /* as given */
+    size_t *ord;         /* indexes into ids, by id */
+    size_t n;
+    int64_t from, to;
+    store_points_cb cb;
+    void *arg;
+    size_t next; /* the next unit (atomic) */
+    int failed;
+} many;
+
+enum { UNIT = 1024 }; /* ids a worker takes at a time */
+
+static int cmp_by_id(const void *a, const void *b, void *arg)
+{
+    const uint64_t *ids = arg;
+    uint64_t x = ids[*(const size_t *)a], y = ids[*(const size_t *)b];
+    return x < y ? -1 : x > y;
+}
+
+/* Hands series k (ord index) its points: SQLite's (db, in chunk order) then
+ * memory's, merged. */
+static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem)
+{
+    int rc = reserve2(&db->ts, &db->val, db->n, &db->cap, mem->n);
+    store_points out = {0};
+    if (rc == 0) {
+        memcpy(db->ts + db->n, mem->ts, mem->n * sizeof *db->ts);
+        memcpy(db->val + db->n, mem->val, mem->n * sizeof *db->val);
+        db->n += mem->n;
+        rc = store_merge_out(db, m->from, m->to, &out);
+    }
+    if (rc == 0) m->cb(m->arg, m->ord[k], &out);
+    store_points_free(&out);
+    db->n = 0;
+    return rc;
+}
+
+/* Series ord[a..b) (sorted ids), dense in their id range: memory first
+ * (under the lock, for all of them), then one scan of their chunks. */
+static int scan_unit(many *m, size_t a, size_t b)
+{
+    store *s = m->s;
+    size_t cnt = b - a;
+    store_pointbuf *mem = calloc(cnt, sizeof *mem);
+    if (!mem) return -1;
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    for (size_t k = 0; k < cnt && rc == 0; k++) {
+        series *se = store_series_by_id(s, m->ids[m->ord[a + k]]);
+        if (se) rc = snapshot_memory(se, m->from, m->to, &mem[k]);
+    }
+    pthread_mutex_unlock(&s->mu);
+    sqlite3 *db = rc == 0 ? store_pool_get(s) : NULL;
+    sqlite3_stmt *st =
+        db ? store_stmt_cached(db, "SELECT c.series, c.id, t.data, c.data FROM chunks c JOIN "
+                                   "times t ON t.id = c.ts_ref WHERE c.series BETWEEN ? AND ? "
+                                   "AND c.t_end>=? AND c.t_start<=? ORDER BY c.series")
+           : NULL;
+    store_pointbuf pb = {0};
+    if (!st) rc = -1;
+    size_t k = 0; /* the series the rows are of */
+    if (rc == 0) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)m->ids[m->ord[a]]);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)m->ids[m->ord[b - 1]]);
+        sqlite3_bind_int64(st, 3, m->from);
+        sqlite3_bind_int64(st, 4, m->to);
+        int r;
+        sqlite3_int64 last_row = 0;
+        int unordered = 0;
+        while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+            uint64_t sid = (uint64_t)sqlite3_column_int64(st, 0);
+            while (k < cnt && m->ids[m->ord[a + k]] < sid) { /* the series before: done */
+                if (unordered) {
+                    pb.n = 0; /* its chunks came out of id order: read it the usual way */
+                    if (read_db(s, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
+                }
+                if (rc == 0 && hand_over(m, a + k, &pb, &mem[k]) < 0) rc = -1;
+                k++;
+                unordered = 0;
+                last_row = 0;
+            }
+            if (k == cnt || m->ids[m->ord[a + k]] != sid) continue; /* not asked for */
+            sqlite3_int64 row = sqlite3_column_int64(st, 1);
+            if (row < last_row) unordered = 1;
+            last_row = row;
+            if (store_parts_decode(sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
+                                   sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3),
+                                   &pb.ts, &pb.val, &pb.n, &pb.cap) < 0)
+                rc = -1;
+        }
+        if (rc == 0 && r != SQLITE_DONE) rc = -1;
+        sqlite3_reset(st);
+        if (rc == 0 && k < cnt && unordered) {
+            pb.n = 0;
+            if (read_db(s, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
+        }
+    }
+    store_pool_put(s, db);
+    for (; rc == 0 && k < cnt; k++) /* the last one read, and those with no chunks */
+        if (hand_over(m, a + k, &pb, &mem[k]) < 0) rc = -1;
+    for (size_t i = 0; i < cnt; i++) {
+        free(mem[i].ts);
+        free(mem[i].val);
+    }
+    free(mem);
+    free(pb.ts);
+    free(pb.val);
+    return rc;
+}
+
+static void *many_worker(void *arg)
+{
+    many *m = arg;
+    for (;;) {
+        size_t a = __atomic_fetch_add(&m->next, UNIT, __ATOMIC_RELAXED);
+        if (a >= m->n) break;
+        size_t b = a + UNIT < m->n ? a + UNIT : m->n;
+        uint64_t span = m->ids[m->ord[b - 1]] - m->ids[m->ord[a]] + 1;
+        int rc = 0;
+        if ((b - a) * 4 >= span && b - a >= 16) {
+            rc = scan_unit(m, a, b); /* most of the range: one scan */
+        } else {
+            for (size_t k = a; k < b && rc == 0; k++) {
+                store_points p = {0};
+                if (store_read(m->s, m->ids[m->ord[k]], m->from, m->to, &p) < 0) rc = -1;
+                if (rc == 0) m->cb(m->arg, m->ord[k], &p);
+                store_points_free(&p);
+            }
+        }
+        if (rc < 0) __atomic_store_n(&m->failed, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, int64_t to_ms,
+                    store_points_cb cb, void *arg)
+{
+    if (!s || (n && !ids) || !cb) return -1;
+    if (n == 0 || from_ms > to_ms) return 0;
+    many m = {s, ids, malloc(n * sizeof(size_t)), n, from_ms, to_ms, cb, arg, 0, 0};
+    if (!m.ord) return -1;
+    for (size_t i = 0; i < n; i++) m.ord[i] = i;
+    qsort_r(m.ord, n, sizeof *m.ord, cmp_by_id, (void *)ids);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = (n + UNIT - 1) / UNIT;
+    if (n >= 64 && nt < 2) nt = 2; /* a small set still gets two readers */
+    if (nt > (size_t)(cpus > 1 ? cpus : 1)) nt = (size_t)(cpus > 1 ? cpus : 1);
+    if (nt > 8) nt = 8;
+    pthread_t th[8];
+    size_t started = 0;
+    for (size_t i = 1; i < nt; i++) /* this thread is one of them */
+        if (pthread_create(&th[started], NULL, many_worker, &m) == 0) started++;
+    many_worker(&m);
+    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    free(m.ord);
+    return m.failed ? -1 : 0;
 }
 
 int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
