@@ -36,6 +36,22 @@ static int reserve2(int64_t **ts, double **val, size_t n, size_t *cap, size_t mo
     return 0;
 }
 
+/* out (empty) with room for exactly n points: what is handed over holds
+ * what it holds, not the capacity a reading buffer grew to (a million
+ * series of ten points would keep 4 GB, mostly holes).  0, or -1. */
+static int exact(store_points *out, size_t n)
+{
+    if (out->cap || !n) return 0;
+    out->ts = malloc(n * sizeof *out->ts);
+    out->val = malloc(n * sizeof *out->val);
+    if (!out->ts || !out->val) {
+        store_points_free(out);
+        return -1;
+    }
+    out->cap = n;
+    return 0;
+}
+
 static int store_pb_push(store_pointbuf *b, int64_t t, double v)
 {
     if (reserve2(&b->ts, &b->val, b->n, &b->cap, 1) < 0) return -1;
@@ -178,7 +194,8 @@ int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, sto
         memcpy(all.ts + all.n, mem.ts, mem.n * sizeof *all.ts);
         memcpy(all.val + all.n, mem.val, mem.n * sizeof *all.val);
         all.n += mem.n;
-        rc = store_merge_out(&all, from_ms, to_ms, out);
+        rc = exact(out, all.n);
+        if (rc == 0) rc = store_merge_out(&all, from_ms, to_ms, out);
     }
     free(mem.ts);
     free(mem.val);
@@ -220,7 +237,8 @@ static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem)
         memcpy(db->ts + db->n, mem->ts, mem->n * sizeof *db->ts);
         memcpy(db->val + db->n, mem->val, mem->n * sizeof *db->val);
         db->n += mem->n;
-        rc = store_merge_out(db, m->from, m->to, &out);
+        rc = exact(&out, db->n);
+        if (rc == 0) rc = store_merge_out(db, m->from, m->to, &out);
     }
     if (rc == 0) m->cb(m->arg, m->ord[k], &out);
     store_points_free(&out);
