@@ -321,7 +321,7 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     if (store_db_exec(s->db,
                       "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL;"
                       "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                      "PRAGMA wal_autocheckpoint=64; PRAGMA journal_size_limit=8388608;"
+                      "PRAGMA wal_autocheckpoint=32; PRAGMA journal_size_limit=1048576;"
                       "PRAGMA cache_size=-2048;",
                       err, errlen) < 0)
         goto fail;

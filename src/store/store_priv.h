@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#define SEG_LIMIT       (32u << 20)         /* log segment size before rotation */
+#define SEG_LIMIT       (8u << 20)          /* log segment size before rotation */
 #define PART_MS         (2LL * 3600 * 1000) /* time partition of chunks */
-#define HEAD_BUDGET     1500000             /* head points over all series */
+#define HEAD_BUDGET     8000000 /* head points over all series (encoded: ~3 bytes a point) */
 #define HEAD_MIN        32
 #define HEAD_MAX        2048
 #define FLUSH_BYTES     (2u << 20) /* frozen chunk bytes before a SQLite commit */
