@@ -160,8 +160,25 @@ static int64_t align(int64_t t, int64_t iv)
     return t - t % iv; /* as tsq_eval's */
 }
 
-static void downsample(const pre *d, store_points *p, double *scratch)
+/* p's points downsampled into o (exact size); 0 or -1. */
+static int downsample(const pre *d, const store_points *p, store_points *o)
 {
+    size_t nb = 0;
+    for (size_t i = 0; i < p->n; nb++) { /* buckets first: o is allocated once */
+        int64_t e = align(p->ts[i], d->iv) + d->iv;
+        while (i < p->n && p->ts[i] < e) i++;
+    }
+    o->ts = malloc((nb ? nb : 1) * sizeof *o->ts);
+    o->val = malloc((nb ? nb : 1) * sizeof *o->val);
+    double *scratch = d->agg->kind == TSQ_AG_AVG || d->agg->kind == TSQ_AG_SUM
+                          ? NULL
+                          : malloc((p->n ? p->n : 1) * sizeof *scratch);
+    if (!o->ts || !o->val ||
+        (!scratch && d->agg->kind != TSQ_AG_AVG && d->agg->kind != TSQ_AG_SUM)) {
+        free(scratch);
+        store_points_free(o);
+        return -1;
+    }
     size_t n = 0;
     for (size_t i = 0; i < p->n;) {
         int64_t b = align(p->ts[i], d->iv), e = b + d->iv;
@@ -175,32 +192,43 @@ static void downsample(const pre *d, store_points *p, double *scratch)
         } else {
             val = tsq_agg_run(d->agg, p->val + i, j - i, scratch);
         }
-        p->ts[n] = b;
-        p->val[n++] = val;
+        o->ts[n] = b;
+        o->val[n++] = val;
         i = j;
     }
-    p->n = n;
+    o->n = o->cap = n;
+    free(scratch);
+    return 0;
 }
 
 typedef struct gather {
     store_points *pts;
     const pre *d;
     size_t raw; /* points read (atomic): the 413 limit counts them */
+    int oom;
 } gather;
 
+/* A series' points, copied: downsampled (one point a bucket) or as they are. */
 static void take(void *arg, size_t i, store_points *p)
 {
     gather *g = arg;
     __atomic_add_fetch(&g->raw, p->n, __ATOMIC_RELAXED);
-    if (g->d->on && p->n) {
-        double *scratch = malloc(p->n * sizeof *scratch);
-        if (scratch) { /* else the raw points go on: the same answer */
-            downsample(g->d, p, scratch);
-            free(scratch);
-        }
+    if (!p->n) return;
+    store_points *o = &g->pts[i];
+    if (g->d->on) {
+        if (downsample(g->d, p, o) < 0) __atomic_store_n(&g->oom, 1, __ATOMIC_RELAXED);
+        return;
     }
-    g->pts[i] = *p;
-    memset(p, 0, sizeof *p); /* taken */
+    o->ts = malloc(p->n * sizeof *o->ts);
+    o->val = malloc(p->n * sizeof *o->val);
+    if (!o->ts || !o->val) {
+        store_points_free(o);
+        __atomic_store_n(&g->oom, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    memcpy(o->ts, p->ts, p->n * sizeof *o->ts);
+    memcpy(o->val, p->val, p->n * sizeof *o->val);
+    o->n = o->cap = p->n;
 }
 
 /* The literal pairs among the filters (literal_or of one value): the store
@@ -249,7 +277,7 @@ static int fetch(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out,
         (da->kind == TSQ_AG_AVG || da->kind == TSQ_AG_SUM || da->kind == TSQ_AG_MIN ||
          da->kind == TSQ_AG_MAX))
         d = (pre){1, sub->ds.interval_ms, da};
-    gather g = {calloc(w.n ? w.n : 1, sizeof *g.pts), &d, 0};
+    gather g = {calloc(w.n ? w.n : 1, sizeof *g.pts), &d, 0, 0};
     if (!g.pts) {
         sel_free(&w);
         return tsq_fail(err, 500, NULL, "out of memory");
@@ -257,6 +285,7 @@ static int fetch(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out,
     rc = store_read_many(s, w.ids, w.n, from, to, take, &g) < 0
              ? tsq_fail(err, 500, NULL, "Unable to read a series of '%s'", sub->metric)
              : 0;
+    if (rc == 0 && g.oom) rc = tsq_fail(err, 500, NULL, "out of memory");
     if (rc == 0 && g.raw > (size_t)tsq_max_points)
         rc = tsq_fail(err, 413, NULL,
                       "Sorry, this query would read %zu data points (limit %ld): "

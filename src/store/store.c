@@ -167,7 +167,9 @@ sqlite3 *store_pool_get(store *s)
     pthread_mutex_unlock(&s->pool_mu);
     if (!db) {
         db = store_db_open(s, 1, NULL, 0);
-        if (db) sqlite3_exec(db, "PRAGMA cache_size=-1024", NULL, NULL, NULL);
+        if (db)
+            sqlite3_exec(db, "PRAGMA cache_size=-1024; PRAGMA mmap_size=1073741824", NULL, NULL,
+                         NULL);
     }
     return db;
 }

@@ -102,8 +102,8 @@ typedef struct store_points {
 } store_points;
 int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out);
 /* The points of many series, as store_read gives them, handed to cb one
- * series at a time (i: the series' index in ids; cb may take the arrays,
- * leaving *p empty).  Large sets that fill most of an id range are read in
+ * series at a time (i: the series' index in ids; *p is valid during the
+ * call only: cb copies what it keeps).  Large sets that fill most of an id range are read in
  * one scan of the chunks table instead of one query a series; a few
  * threads read at once, so cb runs concurrently (for distinct i).  0, or -1
  * when a series could not be read (the others were handed over). */

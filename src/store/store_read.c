@@ -177,11 +177,13 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointb
     return rc;
 }
 
-int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out)
+/* One series into out (appended), with the caller's scratch buffers
+ * (emptied first: a reader of many series reuses them). */
+static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms,
+                    store_pointbuf *mem_, store_pointbuf *all_, store_points *out)
 {
-    if (!s || !out) return -1;
-    if (from_ms > to_ms) return 0;
-    store_pointbuf mem = {0}, all = {0};
+    store_pointbuf mem = *mem_, all = *all_;
+    mem.n = all.n = 0;
     pthread_mutex_lock(&s->mu);
     series *se = store_series_by_id(s, series_id);
     int rc = se ? snapshot_memory(se, from_ms, to_ms, &mem) : -1;
@@ -197,6 +199,17 @@ int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, sto
         rc = exact(out, all.n);
         if (rc == 0) rc = store_merge_out(&all, from_ms, to_ms, out);
     }
+    *mem_ = mem;
+    *all_ = all;
+    return rc;
+}
+
+int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out)
+{
+    if (!s || !out) return -1;
+    if (from_ms > to_ms) return 0;
+    store_pointbuf mem = {0}, all = {0};
+    int rc = read_one(s, series_id, from_ms, to_ms, &mem, &all, out);
     free(mem.ts);
     free(mem.val);
     free(all.ts);
@@ -215,10 +228,11 @@ typedef struct many {
     store_points_cb cb;
     void *arg;
     size_t next; /* the next unit (atomic) */
+    size_t unit; /* ids a unit */
     int failed;
 } many;
 
-enum { UNIT = 1024 }; /* ids a worker takes at a time */
+enum { UNIT = 1024 }; /* ids a worker takes at a time, at most */
 
 static int cmp_by_id(const void *a, const void *b, void *arg)
 {
@@ -228,27 +242,27 @@ static int cmp_by_id(const void *a, const void *b, void *arg)
 }
 
 /* Hands series k (ord index) its points: SQLite's (db, in chunk order) then
- * memory's, merged. */
-static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem)
+ * memory's, merged into out (a worker's, reused: cb copies what it keeps,
+ * and no series' points ever land in fresh memory). */
+static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem, store_points *out)
 {
     int rc = reserve2(&db->ts, &db->val, db->n, &db->cap, mem->n);
-    store_points out = {0};
+    out->n = 0;
     if (rc == 0) {
         memcpy(db->ts + db->n, mem->ts, mem->n * sizeof *db->ts);
         memcpy(db->val + db->n, mem->val, mem->n * sizeof *db->val);
         db->n += mem->n;
-        rc = exact(&out, db->n);
-        if (rc == 0) rc = store_merge_out(db, m->from, m->to, &out);
+        rc = reserve2(&out->ts, &out->val, 0, &out->cap, db->n);
+        if (rc == 0) rc = store_merge_out(db, m->from, m->to, out);
     }
-    if (rc == 0) m->cb(m->arg, m->ord[k], &out);
-    store_points_free(&out);
+    if (rc == 0) m->cb(m->arg, m->ord[k], out);
     db->n = 0;
     return rc;
 }
 
 /* Series ord[a..b) (sorted ids), dense in their id range: memory first
  * (under the lock, for all of them), then one scan of their chunks. */
-static int scan_unit(many *m, size_t a, size_t b)
+static int scan_unit(many *m, size_t a, size_t b, store_points *out)
 {
     store *s = m->s;
     size_t cnt = b - a;
@@ -285,7 +299,7 @@ static int scan_unit(many *m, size_t a, size_t b)
                     pb.n = 0; /* its chunks came out of id order: read it the usual way */
                     if (read_db(s, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
                 }
-                if (rc == 0 && hand_over(m, a + k, &pb, &mem[k]) < 0) rc = -1;
+                if (rc == 0 && hand_over(m, a + k, &pb, &mem[k], out) < 0) rc = -1;
                 k++;
                 unordered = 0;
                 last_row = 0;
@@ -308,7 +322,7 @@ static int scan_unit(many *m, size_t a, size_t b)
     }
     store_pool_put(s, db);
     for (; rc == 0 && k < cnt; k++) /* the last one read, and those with no chunks */
-        if (hand_over(m, a + k, &pb, &mem[k]) < 0) rc = -1;
+        if (hand_over(m, a + k, &pb, &mem[k], out) < 0) rc = -1;
     for (size_t i = 0; i < cnt; i++) {
         free(mem[i].ts);
         free(mem[i].val);
@@ -322,24 +336,31 @@ static int scan_unit(many *m, size_t a, size_t b)
 static void *many_worker(void *arg)
 {
     many *m = arg;
+    store_points out = {0}; /* this worker's buffers, reused for every series */
+    store_pointbuf mem = {0}, all = {0};
     for (;;) {
-        size_t a = __atomic_fetch_add(&m->next, UNIT, __ATOMIC_RELAXED);
+        size_t a = __atomic_fetch_add(&m->next, m->unit, __ATOMIC_RELAXED);
         if (a >= m->n) break;
-        size_t b = a + UNIT < m->n ? a + UNIT : m->n;
+        size_t b = a + m->unit < m->n ? a + m->unit : m->n;
         uint64_t span = m->ids[m->ord[b - 1]] - m->ids[m->ord[a]] + 1;
         int rc = 0;
         if ((b - a) * 4 >= span && b - a >= 16) {
-            rc = scan_unit(m, a, b); /* most of the range: one scan */
+            rc = scan_unit(m, a, b, &out); /* most of the range: one scan */
         } else {
             for (size_t k = a; k < b && rc == 0; k++) {
-                store_points p = {0};
-                if (store_read(m->s, m->ids[m->ord[k]], m->from, m->to, &p) < 0) rc = -1;
-                if (rc == 0) m->cb(m->arg, m->ord[k], &p);
-                store_points_free(&p);
+                out.n = 0;
+                if (read_one(m->s, m->ids[m->ord[k]], m->from, m->to, &mem, &all, &out) < 0)
+                    rc = -1;
+                if (rc == 0) m->cb(m->arg, m->ord[k], &out);
             }
         }
         if (rc < 0) __atomic_store_n(&m->failed, 1, __ATOMIC_RELAXED);
     }
+    store_points_free(&out);
+    free(mem.ts);
+    free(mem.val);
+    free(all.ts);
+    free(all.val);
     return NULL;
 }
 
@@ -348,15 +369,17 @@ int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, in
 {
     if (!s || (n && !ids) || !cb) return -1;
     if (n == 0 || from_ms > to_ms) return 0;
-    many m = {s, ids, malloc(n * sizeof(size_t)), n, from_ms, to_ms, cb, arg, 0, 0};
+    many m = {s, ids, malloc(n * sizeof(size_t)), n, from_ms, to_ms, cb, arg, 0, UNIT, 0};
     if (!m.ord) return -1;
     for (size_t i = 0; i < n; i++) m.ord[i] = i;
     qsort_r(m.ord, n, sizeof *m.ord, cmp_by_id, (void *)ids);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt = (n + UNIT - 1) / UNIT;
-    if (n >= 64 && nt < 2) nt = 2; /* a small set still gets two readers */
-    if (nt > (size_t)(cpus > 1 ? cpus : 1)) nt = (size_t)(cpus > 1 ? cpus : 1);
+    size_t nt = n < 32 ? 1 : (size_t)(cpus > 1 ? cpus : 1);
     if (nt > 8) nt = 8;
+    /* units small enough that every reader gets some (four each at least) */
+    m.unit = n / (nt * 4);
+    if (m.unit < 16) m.unit = 16;
+    if (m.unit > UNIT) m.unit = UNIT;
     pthread_t th[8];
     size_t started = 0;
     for (size_t i = 1; i < nt; i++) /* this thread is one of them */
