@@ -79,8 +79,8 @@ int store_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 
 /* Format 4 (docs/store.md "Files").  Format 3 kept tag sets in a table of
  * their own (a unique index of every tag set: 84 bytes a series when each
- * series has its own, as at a site collector) and an index of chunks by end
- * time; it is converted at open (convert_3). */
+ * series has its own, as at a site collector) and indexes of chunks by end
+ * time and by timestamp part (27 bytes a chunk); it is converted at open. */
 static const char *SCHEMA =
     "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
     "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
@@ -90,7 +90,6 @@ static const char *SCHEMA =
     "NULL);"
     "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
     "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
-    "CREATE INDEX chunks_by_times ON chunks(ts_ref);"
     "CREATE INDEX times_by_hash ON times(hash);"
     "INSERT INTO meta VALUES('format', '" STORE_FORMAT "');";
 
@@ -103,6 +102,7 @@ static const char *CONVERT_3 =
     "ALTER TABLE series4 RENAME TO series;"
     "DROP TABLE tagsets;"
     "DROP INDEX IF EXISTS chunks_by_end;"
+    "DROP INDEX IF EXISTS chunks_by_times;"
     "UPDATE meta SET v='4' WHERE k='format';"
     "COMMIT;";
 
@@ -296,7 +296,10 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     s->max_ts = INT64_MIN;
     s->seg_limit = SEG_LIMIT;
     const char *sl = getenv("JOBSCOPE_STORE_SEGMENT_BYTES"); /* tests: rotate early */
-    if (sl && atoll(sl) > 0) s->seg_limit = (uint64_t)atoll(sl);
+    if (sl && atoll(sl) > 0) {
+        s->seg_limit = (uint64_t)atoll(sl);
+        s->seg_limit_fixed = 1;
+    }
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->wmu, NULL);
     pthread_mutex_init(&s->pool_mu, NULL);

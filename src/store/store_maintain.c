@@ -68,43 +68,26 @@ long long store_dir_bytes(const char *dir)
     return total;
 }
 
-/* Deletes the rows of `times` in refs that no chunk refers to any more.  In
- * a transaction, under wmu. */
-static int gc_times(store *s, const sqlite3_int64 *refs, size_t n)
+/* Deletes the rows of `times` no chunk refers to any more: one scan of the
+ * chunks (they have no index by ts_ref: 10 bytes a chunk), after chunks
+ * were deleted or merged, at most every GC_EVERY_MS (garbage in between is
+ * a few rows) or when forced (idle, close).  Under wmu, its own transaction. */
+#define GC_EVERY_MS (5 * 60 * 1000)
+static int gc_times(store *s, int force)
 {
-    sqlite3_stmt *st;
-    if (!n) return 0;
-    if (sqlite3_prepare_v2(
-            s->db,
-            "DELETE FROM times WHERE id=?1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE ts_ref=?1)",
-            -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        sqlite3_bind_int64(st, 1, refs[i]);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
+    int64_t now = store_now_ms();
+    if (!s->times_gc_due || (!force && now - s->times_gc_ms < GC_EVERY_MS)) return 0;
+    s->times_gc_ms = now;
+    int rc = store_db_exec(s->db,
+                           "BEGIN IMMEDIATE;"
+                           "DELETE FROM times WHERE id NOT IN (SELECT ts_ref FROM chunks);"
+                           "COMMIT;",
+                           NULL, 0);
+    if (rc == 0)
+        s->times_gc_due = 0;
+    else
+        store_db_exec(s->db, "ROLLBACK", NULL, 0);
     return rc;
-}
-
-typedef struct refs {
-    sqlite3_int64 *v;
-    size_t n, cap;
-} refs;
-static int refs_add(refs *r, sqlite3_int64 id)
-{
-    if (r->n && r->v[r->n - 1] == id) return 0;
-    if (r->n == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 64;
-        sqlite3_int64 *nv = realloc(r->v, nc * sizeof *nv);
-        if (!nv) return -1;
-        r->v = nv;
-        r->cap = nc;
-    }
-    r->v[r->n++] = id;
-    return 0;
 }
 
 /* Deletes chunks matching `where` (with ?1 bound to arg); count of points. */
@@ -125,14 +108,6 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
         }
         sqlite3_finalize(st);
         rc = 0;
-        refs tr = {0};
-        snprintf(sql, sizeof sql, "SELECT DISTINCT ts_ref FROM chunks WHERE %s", where);
-        if (*nch && sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(st, 1, arg);
-            while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-                rc = refs_add(&tr, sqlite3_column_int64(st, 0));
-            sqlite3_finalize(st);
-        }
         snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE %s", where);
         if (rc == 0 && *nch && store_db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0) == 0) {
             if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
@@ -142,13 +117,13 @@ static int delete_chunks(store *s, const char *where, sqlite3_int64 arg, long lo
             } else {
                 rc = -1;
             }
-            if (rc == 0) rc = gc_times(s, tr.v, tr.n);
             if (rc == 0)
                 rc = store_db_exec(s->db, "COMMIT", NULL, 0);
             else
                 store_db_exec(s->db, "ROLLBACK", NULL, 0);
+            if (rc == 0) s->times_gc_due = 1;
+            if (rc == 0) gc_times(s, 1); /* retention and the size limit free it now */
         }
-        free(tr.v);
     }
     pthread_mutex_unlock(&s->wmu);
     if (rc == 0 && *nch) {
@@ -186,7 +161,7 @@ static void reclaim(store *s)
 
 /* Merges the chunks of one series in one partition that `sel` lists. */
 static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const group *g,
-                       store_buf *enc, store_buf *enc2, uint64_t *saved_chunks, refs *tsrefs)
+                       store_buf *enc, store_buf *enc2, uint64_t *saved_chunks)
 {
     store_pointbuf b = {0};
     sqlite3_int64 ids[4096];
@@ -196,8 +171,7 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     sqlite3_bind_int64(sel, 3, g->part * PART_MS + PART_MS - 1);
     while (sqlite3_step(sel) == SQLITE_ROW && nids < 4096) {
         ids[nids++] = sqlite3_column_int64(sel, 0);
-        if (refs_add(tsrefs, sqlite3_column_int64(sel, 3)) < 0 ||
-            store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
+        if (store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
                                sqlite3_column_blob(sel, 1), (size_t)sqlite3_column_bytes(sel, 1),
                                &b.ts, &b.val, &b.n, &b.cap) < 0)
             rc = -1;
@@ -354,7 +328,7 @@ static int compact(store *s, int final)
     pthread_mutex_lock(&s->wmu);
     if (sqlite3_prepare_v2(
             s->db,
-            "SELECT c.id, c.data, t.data, c.ts_ref FROM chunks c JOIN times t ON t.id = c.ts_ref"
+            "SELECT c.id, c.data, t.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
             " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
             -1, &sel, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE id=?", -1, &del, NULL) != SQLITE_OK)
@@ -363,18 +337,15 @@ static int compact(store *s, int final)
     for (size_t i = 0; i < ng && rc == 0;) {
         /* small transactions: the ingest path's flushes wait for wmu */
         uint64_t saved = 0;
-        refs tr = {0};
         pthread_mutex_lock(&s->wmu);
         rc = store_db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
         size_t end = i + 256 < ng ? i + 256 : ng;
-        for (; i < end && rc == 0; i++)
-            rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved, &tr);
-        if (rc == 0) rc = gc_times(s, tr.v, tr.n);
-        free(tr.v);
+        for (; i < end && rc == 0; i++) rc = merge_group(s, sel, del, &gs[i], &enc, &enc2, &saved);
         if (rc == 0)
             rc = store_db_exec(s->db, "COMMIT", NULL, 0);
         else
             store_db_exec(s->db, "ROLLBACK", NULL, 0);
+        if (rc == 0 && saved) s->times_gc_due = 1;
         pthread_mutex_unlock(&s->wmu);
         if (rc == 0) {
             pthread_mutex_lock(&s->mu);
@@ -387,6 +358,9 @@ static int compact(store *s, int final)
     store_buf_free(&enc);
     store_buf_free(&enc2);
     free(gs);
+    pthread_mutex_lock(&s->wmu);
+    if (gc_times(s, final) < 0) rc = -1;
+    pthread_mutex_unlock(&s->wmu);
     return rc;
 }
 

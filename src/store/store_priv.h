@@ -139,6 +139,8 @@ struct store {
     store_buf wbuf;
     uint64_t put_seq, synced_seq;
     uint64_t seg_limit;
+    int seg_limit_fixed; /* set by JOBSCOPE_STORE_SEGMENT_BYTES (tests): not grown with the series
+                          */
     int syncing, broken;
     char broken_msg[160];
     int64_t broken_since_ms, recover_tried_ms;
@@ -150,7 +152,9 @@ struct store {
     headslab hslab;
     uint32_t head_max;
     uint64_t db_points, db_chunks;
-    int64_t db_oldest; /* the earliest end of a chunk in SQLite (INT64_MAX: none) */
+    int64_t db_oldest;   /* the earliest end of a chunk in SQLite (INT64_MAX: none) */
+    int times_gc_due;    /* chunks were deleted: rows of `times` may be garbage (under wmu) */
+    int64_t times_gc_ms; /* when they were last collected */
     int64_t max_ts;
     /* (series, partition) that got chunks since settling looked at them */
     struct group *dirty;

@@ -294,7 +294,13 @@ int store_wal_wait_durable(store *s, uint64_t seq)
         } else {
             s->synced_seq = upto;
             s->seg_bytes += off;
-            if (s->seg_bytes >= s->seg_limit) {
+            /* a rotation cuts every head holding points of the old segment
+             * into a chunk: with many series, segments grow with them (64
+             * bytes a series), so that a million heads are not cut into tiny
+             * chunks every few seconds */
+            uint64_t limit = s->seg_limit;
+            if (!s->seg_limit_fixed && s->nseries * 64 > limit) limit = s->nseries * 64;
+            if (s->seg_bytes >= limit) {
                 /* the buffer written from now on goes to the next segment */
                 uint64_t old = s->seg;
                 if (store_wal_open_segment(s, old + 1) < 0) {

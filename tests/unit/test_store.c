@@ -1271,6 +1271,19 @@ static void test_settling_waits_until_a_partition_is_quiet(void **st)
     assert_true(a.chunks < b.chunks);
     check_grid(s, 20, 1500, t0, 1000);
     store_close(s);
+    /* the timestamp parts the merged chunks no longer use are gone */
+    char path[500];
+    snprintf(path, sizeof path, "%s/quiet/chunks.db", tmpdir);
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM times),"
+                     " (SELECT count(*) FROM times WHERE id NOT IN (SELECT ts_ref FROM chunks))", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_true(sqlite3_column_int(q, 0) > 0);
+    assert_int_equal(sqlite3_column_int(q, 1), 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
 }
 
 int main(void)
