@@ -127,30 +127,6 @@ int store_key_make(store_buf *k, const char *metric, const store_tag *sorted, in
     return 0;
 }
 
-/* Parses a key (metric NUL (k NUL v NUL)*) into metric + tags (pointers into key). */
-int store_key_parse(const uint8_t *key, size_t len, const char **metric, store_tag *tags,
-                    int *ntags)
-{
-    const char *p = (const char *)key, *end = p + len;
-    const char *z = memchr(p, 0, len);
-    if (!z || z == p) return -1;
-    *metric = p;
-    p = z + 1;
-    int n = 0;
-    while (p < end) {
-        const char *zk = memchr(p, 0, (size_t)(end - p));
-        if (!zk || zk + 1 >= end) return -1;
-        const char *zv = memchr(zk + 1, 0, (size_t)(end - zk - 1));
-        if (!zv || n >= MAX_TAGS) return -1;
-        tags[n].key = p;
-        tags[n].value = zk + 1;
-        n++;
-        p = zv + 1;
-    }
-    *ntags = n;
-    return 0;
-}
-
 /* Parses the tag part of a key ((k NUL v NUL)*) into tags (pointers into it). */
 int store_key_tags(const uint8_t *tp, size_t len, store_tag *tags, int *ntags)
 {
@@ -168,6 +144,17 @@ int store_key_tags(const uint8_t *tp, size_t len, store_tag *tags, int *ntags)
     }
     *ntags = n;
     return 0;
+}
+
+/* Parses a key (metric NUL (k NUL v NUL)*) into metric + tags (pointers into key). */
+int store_key_parse(const uint8_t *key, size_t len, const char **metric, store_tag *tags,
+                    int *ntags)
+{
+    const char *z = memchr(key, 0, len);
+    if (!z || z == (const char *)key) return -1;
+    *metric = (const char *)key;
+    size_t ml = (size_t)(z - (const char *)key) + 1;
+    return store_key_tags(key + ml, len - ml, tags, ntags);
 }
 
 /* The whole canonical key of se (metric NUL tags) into k: 0, or -1. */
