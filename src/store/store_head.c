@@ -355,6 +355,7 @@ int store_head_cut(store *s, series *se, uint32_t upto)
 int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
 {
     s->mets[se->metric]->version++;
+    se->touched = s->round;
     if (ts > s->max_ts) s->max_ts = ts;
     int mode = se->hmode;
     int64_t x = 0;

@@ -522,9 +522,13 @@ int store_maintain(store *s)
     pthread_mutex_lock(&s->mu);
     if (s->broken) store_wal_recover(s);
     int64_t now = store_now_ms(), horizon = s->max_ts > now ? s->max_ts : now;
+    /* a head whose partition is over, and that got no point since the last
+     * round (a bulk load into past partitions keeps its heads until it ends) */
+    uint8_t prev = s->round++;
     for (uint64_t id = 1; id < s->next_id; id++) {
         series *se = store_series_by_id(s, id);
-        if (se && se->hn && store_part_of(se->h_ts) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
+        if (se && se->hn && se->touched != prev &&
+            store_part_of(se->h_ts) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
             store_head_cut(s, se, se->hn);
         if (s->pend_bytes >= FLUSH_BYTES || s->pend_n >= FLUSH_CHUNKS) store_flush_pending(s);
     }

@@ -66,6 +66,7 @@ struct series {
     uint32_t hlen, hcap; /* bytes in hbuf */
     int32_t hpart;       /* the partition of the head's first point */
     uint8_t hmode;       /* value coding: 0..9 decimal digits, HEAD_RAW */
+    uint8_t touched;     /* maintenance round of its last point (mod 256): quiet heads are cut */
     uint8_t *hbuf;
     int64_t h_ts; /* the head's last point: timestamp */
     int64_t h_x;  /* and value (scaled integer, or the double's bits) */
@@ -165,6 +166,7 @@ struct store {
     uint64_t dropped_age, dropped_size, damaged_segments, damaged_lost;
     int size_unmet;
     int64_t last_put_ms; /* when the last put came (idle settling) */
+    uint8_t round;       /* maintenance rounds, mod 256 (series.touched) */
     int idle_settled;    /* settled since then */
     int64_t
         opened_ms; /* when store_open ran: what settling finds at first counts as written then */

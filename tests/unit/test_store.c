@@ -1254,10 +1254,14 @@ static void test_settling_waits_until_a_partition_is_quiet(void **st)
     int64_t t0 = 1700000000000LL;
     store *s = open_delayed("quiet", 3600);
     put_grid(s, 20, 1500, t0, 1000);
+    /* two rounds: the heads of a past partition are cut once they got no
+     * point for a round (a bulk load keeps them until it ends) */
     assert_int_equal(store_maintain(s), 0);           /* first round: looks at everything */
+    assert_int_equal(store_maintain(s), 0);
     store_stats a, b;
     store_stats_get(s, &a);
     put_grid(s, 20, 1500, t0, 1000);                  /* the same points again: new chunks */
+    assert_int_equal(store_maintain(s), 0);
     assert_int_equal(store_maintain(s), 0);
     store_stats_get(s, &b);
     assert_true(b.chunks > a.chunks);                 /* written a moment ago: not merged */
@@ -1265,6 +1269,7 @@ static void test_settling_waits_until_a_partition_is_quiet(void **st)
     store_close(s);
     s = open_delayed("quiet", 0);
     put_grid(s, 20, 1500, t0, 1000);
+    assert_int_equal(store_maintain(s), 0);
     assert_int_equal(store_maintain(s), 0);           /* no delay: merged at once */
     store_stats_get(s, &a);
     assert_true(a.chunks <= 20 * 2);                  /* one per series and partition */
