@@ -29,8 +29,8 @@
 /* A copy of key in the arena; NULL out of memory. */
 static const uint8_t *arena_copy(store *s, const uint8_t *key, size_t len)
 {
-    int big = len > ARENA_BLOCK / 4; /* a block of its own */
-    if (big || s->arena_left < len) {
+    int big = len > ARENA_BLOCK / 4;                   /* a block of its own */
+    if (big || !s->arena_cur || s->arena_left < len) { /* (an empty key needs a block too) */
         if (s->narena == s->caparena) {
             size_t nc = s->caparena ? s->caparena * 2 : 16;
             uint8_t **nb = realloc(s->arenas, nc * sizeof *nb);

@@ -192,10 +192,12 @@ static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms
      * points), never missed */
     if (rc == 0) rc = read_db(s, series_id, from_ms, to_ms, &all);
     if (rc == 0 && reserve2(&all.ts, &all.val, all.n, &all.cap, mem.n) < 0) rc = -1;
-    if (rc == 0) {
+    if (rc == 0 && mem.n) {
         memcpy(all.ts + all.n, mem.ts, mem.n * sizeof *all.ts);
         memcpy(all.val + all.n, mem.val, mem.n * sizeof *all.val);
         all.n += mem.n;
+    }
+    if (rc == 0) {
         rc = exact(out, all.n);
         if (rc == 0) rc = store_merge_out(&all, from_ms, to_ms, out);
     }
@@ -248,10 +250,12 @@ static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem,
 {
     int rc = reserve2(&db->ts, &db->val, db->n, &db->cap, mem->n);
     out->n = 0;
-    if (rc == 0) {
+    if (rc == 0 && mem->n) {
         memcpy(db->ts + db->n, mem->ts, mem->n * sizeof *db->ts);
         memcpy(db->val + db->n, mem->val, mem->n * sizeof *db->val);
         db->n += mem->n;
+    }
+    if (rc == 0) {
         rc = reserve2(&out->ts, &out->val, 0, &out->cap, db->n);
         if (rc == 0) rc = store_merge_out(db, m->from, m->to, out);
     }

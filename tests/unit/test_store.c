@@ -1213,6 +1213,18 @@ static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
 static void test_series_with_a_tag_reads_only_the_series_that_have_it(void **st)
 {
     (void)st;
+    {
+        /* the first series of a store, without tags (an empty key) */
+        store *e = open_at("notags", 0, 0);
+        char err[256];
+        store_point p0 = {"bare.m", NULL, 0, 1000, 1.5};
+        assert_int_equal(store_put(e, &p0, 1, err, sizeof err), 0);
+        static found f0;
+        f0.n = 0;
+        store_series_of(e, "bare.m", collect, &f0);
+        assert_int_equal(f0.n, 1);
+        store_close(e);
+    }
     store *s = open_at("with", 0, 0);
     put_grid(s, 200, 3, 1700000000000LL, 1000); /* jobs j0..j199, host n1 (odd) / n2 (even) */
     static found f;
