@@ -31,6 +31,11 @@ static void quiet(void *arg, const char *line)
     (void)line;
 }
 
+static void remove_dir(void)
+{
+    rmdir(dir); /* each input's store is removed after it */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
@@ -43,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(val);
         return 0;
     }
-    if (!n_runs++ && !mkdtemp(dir)) abort();
+    if (!n_runs++ && (!mkdtemp(dir) || atexit(remove_dir) != 0)) abort();
     char sub[256], path[400];
     snprintf(sub, sizeof sub, "%s/s%d", dir, n_runs);
     snprintf(path, sizeof path, "%s/wal", sub);
