@@ -569,8 +569,12 @@ static void resolve_allocation(jobdata *j)
         snprintf(s->cores_from, sizeof s->cores_from, "%s", af ? af : "start event");
     } else if ((v = jd_num(end, "cores")) > 0 || (v = jd_num(st, "cpus_available")) > 0 ||
                (v = jd_num(st, "cpus_online")) > 0) {
-        s->cores = v; /* before alloc_cpus: the CPUs jobscope could run the job on */
-        snprintf(s->cores_from, sizeof s->cores_from, "affinity");
+        /* no start event: the end record's cores (its cores_from since
+         * they are the allocation; before, the CPUs the job could run on) */
+        s->cores = v;
+        snprintf(s->cores_from, sizeof s->cores_from, "%s",
+                 jd_num(end, "cores") == v && jd_str(end, "cores_from") ? jd_str(end, "cores_from")
+                                                                        : "affinity");
         if (json_object_get(end ? end : st, "batch")) s->req_cpus = v;
     } else {
         s->cores = 1; /* JoReMon, kickstart traces: nothing says */

@@ -100,6 +100,9 @@ test_summary_of_real_runs_measures_against_the_detected_allocation() {
     pct=$(sed -n "s/^  CPU utilization  \[[| ]*\([0-9]*\)%\]$/\1/p" out.txt)
     want=$(jq_py '"%.0f" % (100 * end["cpu_time"] / end["duration"])' ev.jsonl)
     assert_eq "$pct" "$want" "CPU bar against 1 CPU" || return 1
+    # the monitor's own end record measures against the same allocation
+    assert_eq "$(jq_py 'end["cores"], end["cores_from"], abs(end["cpu_efficiency"] - end["cpu_time"] / end["duration"]) < 1e-3' ev.jsonl)" \
+        '[1, "SLURM_CPUS_ON_NODE", true]' "end record against the allocation" || return 1
     "$JS" run -q -i 0.1 --job real2 --tag request_cpus=1 -o ev2.jsonl -- "$HELPERS/workload" burn 300 || return 1
     "$JS" summary --oneline ev2.jsonl > one.txt || return 1
     assert_match "$(cat one.txt)" 'cpu [0-9]+% of 1 \(--tag request_cpus\)' || return 1
