@@ -41,7 +41,7 @@ double assess_cores_wanted(const jd_summary *s)
 
 static int out_of_memory(const jd_summary *s)
 {
-    return !strcmp(s->stopped_by, "oom_kill") ||
+    return !strcmp(s->stopped_by, "oom_kill") || s->oom_run[0] ||
            (!strcmp(s->stopped_by, "limit") &&
             (!strcmp(s->stop_limit, "memory") || !strcmp(s->stop_limit, "rss")));
 }
@@ -227,7 +227,13 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
     jd_fmt_bytes(s->peak_mem, peak, sizeof peak);
     jd_fmt_bytes(s->alloc_mem, alloc, sizeof alloc);
     setting(sc, 'm', next, set, sizeof set);
-    if (out_of_memory(s)) {
+    if (s->oom_run[0] && strcmp(s->stopped_by, "oom_kill")) {
+        note(notes, "bad", "memory",
+             "Its run %s ran out of memory (the OOM killer); the job used %s%s%s%s in all: it "
+             "needs more than that. Request %s next time.",
+             s->oom_run, peak, isfinite(s->alloc_mem) ? " of " : "",
+             isfinite(s->alloc_mem) ? alloc : "", isfinite(s->alloc_mem) ? " allocated" : "", set);
+    } else if (out_of_memory(s)) {
         note(notes, "bad", "memory",
              "This job ran out of memory (%s) at %s%s%s%s: it needs more than that. Request %s "
              "next time.",
@@ -266,7 +272,8 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
              cg, peak);
     }
     double from, to;
-    if (memory_grows(j, &from, &to)) {
+    /* not for a whole job of several runs: its steps differ by design */
+    if (!isfinite(s->nodes) && memory_grows(j, &from, &to)) {
         jd_fmt_bytes(from, a, sizeof a);
         jd_fmt_bytes(to, b, sizeof b);
         note(notes, "info", "memory_growth",

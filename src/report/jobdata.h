@@ -87,6 +87,9 @@ typedef struct jd_summary {
      * step ran on one node, the largest node's memory peak (what --mem
      * asks for) and the CPUs one task could have kept busy; NAN for a run */
     double nodes, tasks_per_node, node_peak_mem, want_cores;
+    /* a whole job: the run the OOM killer stopped ("" none) — the job's
+     * state is its batch script's, as Slurm's, its memory advice not */
+    char oom_run[200];
 } jd_summary;
 
 typedef struct jobdata {

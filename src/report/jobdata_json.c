@@ -77,6 +77,7 @@ json_t *jobdata_summary_json(const jd_summary *s)
         N("nodes", s->nodes);
         N("tasks_per_node", s->tasks_per_node);
         N("node_peak_mem", s->node_peak_mem);
+        S("oom_run", s->oom_run);
     }
 #undef S
 #undef N
@@ -109,6 +110,7 @@ void jobdata_summary_read(const json_t *o, jd_summary *s)
         S("cores_from", cores_from),
         S("alloc_mem_from", alloc_mem_from),
         S("alloc_gpus_from", alloc_gpus_from),
+        S("oom_run", oom_run),
 #undef S
     };
     static const struct {

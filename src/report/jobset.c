@@ -169,12 +169,42 @@ int jobset_part_read(const json_t *o, jobset_part *p)
     return 0;
 }
 
-void jobset_mark_superseded(jobset_part *parts, size_t n)
+/* 1 for KEY, N for KEY#N */
+static long attempt(const jobset_part *p)
 {
+    size_t n = strlen(p->base);
+    return !strncmp(p->run, p->base, n) && p->run[n] == '#' ? atol(p->run + n + 1) : 1;
+}
+
+static int part_cmp(const jobset_part *a, const jobset_part *b)
+{
+    double x = a->sum.start, y = b->sum.start;
+    if (isnan(x) != isnan(y)) return isnan(x) ? 1 : -1;
+    if (!isnan(x) && x != y) return x < y ? -1 : 1;
+    return strcmp(a->run, b->run);
+}
+
+void jobset_order(jobset_part *parts, jobdata *runs, size_t n)
+{
+    /* insertion sort: the parts mostly come in order already */
+    for (size_t i = 1; i < n; i++) {
+        jobset_part p = parts[i];
+        jobdata j;
+        if (runs) j = runs[i];
+        size_t k = i;
+        while (k > 0 && part_cmp(&parts[k - 1], &p) > 0) {
+            parts[k] = parts[k - 1];
+            if (runs) runs[k] = runs[k - 1];
+            k--;
+        }
+        parts[k] = p;
+        if (runs) runs[k] = j;
+    }
     for (size_t i = 0; i < n; i++) {
         parts[i].superseded = 0;
-        for (size_t k = i + 1; k < n && !parts[i].superseded; k++)
-            parts[i].superseded = !strcmp(parts[k].base, parts[i].base);
+        for (size_t k = 0; k < n && !parts[i].superseded; k++)
+            parts[i].superseded =
+                !strcmp(parts[k].base, parts[i].base) && attempt(&parts[k]) > attempt(&parts[i]);
     }
 }
 
@@ -298,7 +328,7 @@ void jobset_finish(jobset *s)
         if (pid >= 0) s->parts[i].pid = pid;
         s->parts[i].started |= started;
     }
-    jobset_mark_superseded(s->parts, s->n);
+    jobset_order(s->parts, s->runs, s->n);
 }
 
 /* The runs' series summed on a common time grid: counters held at their

@@ -59,8 +59,11 @@ void jobset_part_free(jobset_part *p);
 json_t *jobset_part_json(const jobset_part *p);
 int jobset_part_read(const json_t *o, jobset_part *p);
 
-/* Marks the parts superseded by a later attempt (parts in creation order). */
-void jobset_mark_superseded(jobset_part *parts, size_t n);
+/* Puts the parts in the order they began (then by key; a run of unknown
+ * start last), whichever order their events came in, and marks those a
+ * later attempt under the same key supersedes.  runs: their jobdata, kept
+ * in step (or NULL). */
+void jobset_order(jobset_part *parts, jobdata *runs, size_t n);
 /* The parts not superseded. */
 size_t jobset_active(const jobset_part *parts, size_t n);
 

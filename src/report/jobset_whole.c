@@ -255,11 +255,11 @@ void jobset_whole(const jobset_part *p, size_t n, jd_summary *w)
     snprintf(w->stopped_by, sizeof w->stopped_by, "%s", c->stopped_by);
     snprintf(w->stop_limit, sizeof w->stop_limit, "%s", c->stop_limit);
     w->exit_code = c->exit_code;
-    /* a step the OOM killer stopped: the job ran out of memory (as Slurm
-     * marks it), whatever its script did next */
+    /* a step the OOM killer stopped: the job's state stays its script's (as
+     * Slurm's), its memory advice is for a job that ran out of memory */
     for (size_t i = 0; i < n; i++)
-        if (!p[i].superseded && !strcmp(p[i].sum.stopped_by, "oom_kill"))
-            snprintf(w->stopped_by, sizeof w->stopped_by, "oom_kill");
+        if (!p[i].superseded && !strcmp(p[i].sum.stopped_by, "oom_kill") && !w->oom_run[0])
+            snprintf(w->oom_run, sizeof w->oom_run, "%s", p[i].run);
     w->has_end = all_ended;
     w->start = t0;
     w->end = all_ended ? t_last : NAN;
