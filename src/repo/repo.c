@@ -456,7 +456,7 @@ static void update_job_of_runs(repo *r, json_t *ev, const char *name, const char
         RUN(r,
             "UPDATE jobs SET exe=coalesce(exe, ?3), user=coalesce(user, ?4), type='jobscope',"
             " start=min(coalesce(start, ?5), ?5) WHERE wf=?1 AND job=?2",
-            "sssd", wf, job, jd_str(ev, "exe"), jd_str(ev, "user"), ts);
+            "ssssd", wf, job, jd_str(ev, "exe"), jd_str(ev, "user"), ts);
     else if (!strcmp(name, "kickstart.inv.online"))
         RUN(r, "UPDATE jobs SET nsamples=nsamples+1 WHERE wf=?1 AND job=?2", "ss", wf, job);
     else if (!strcmp(name, "jobscope.end") && run >= 0)

@@ -61,13 +61,22 @@ static void cache_forget(repo *r, long long jobid, const char *base)
             r->runcache[i].jobid = -1;
 }
 
+/* A run's end record marks it ended, whether the job has one run or
+ * several yet. */
+static long long ended(repo *r, const char *name, long long run)
+{
+    if (run >= 0 && !strcmp(name, "jobscope.end"))
+        RUN(r, "UPDATE runs SET ended=1 WHERE id=?1", "i", run);
+    return run;
+}
+
 long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, int *nruns)
 {
     char base[200];
     long long pid, run;
     if (!jobset_run_base(ev, base, sizeof base, &pid)) return -1;
     int is_start = !strcmp(name, "jobscope.start");
-    if (!is_start && (run = cache_get(r, jobid, base, pid)) >= 0) return run;
+    if (!is_start && (run = cache_get(r, jobid, base, pid)) >= 0) return ended(r, name, run);
     if (is_start) cache_forget(r, jobid, base);
     /* the runs of this base, oldest first (the latest 64 decide) */
     jobset_ref refs[64] = {{0}};
@@ -123,7 +132,7 @@ long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, in
         if (is_start && !refs[k].started) RUN(r, "UPDATE runs SET started=1 WHERE id=?1", "i", run);
     }
     if (run >= 0) cache_put(r, jobid, base, pid, run);
-    return run;
+    return ended(r, name, run);
 }
 
 /* ---- a run's part, the whole row ---- */
@@ -159,7 +168,7 @@ static void store_part(repo *r, long long run, const char *key, const char *base
 
 void repo_run_ended(repo *r, const char *wf, const char *job, long long jobid, long long run)
 {
-    RUN(r, "UPDATE runs SET ended=1 WHERE id=?1", "i", run);
+    (void)run; /* marked ended as its end record was stored (repo_run_of) */
     long long total = 0, ended = 0;
     sqlite3_stmt *st =
         repo_prep(r, "SELECT count(*), sum(ended) FROM runs WHERE jobid=?1", "i", jobid);
@@ -228,7 +237,7 @@ void repo_run_ended(repo *r, const char *wf, const char *job, long long jobid, l
         n++;
     }
     repo_done(r, st);
-    jobset_mark_superseded(parts, n);
+    jobset_order(parts, NULL, n);
     jd_summary whole;
     jobset_whole(parts, n, &whole);
     json_t *warn = jobset_warnings(parts, n, &whole);
