@@ -159,6 +159,21 @@ test_summary_of_a_job_of_several_runs_across_two_nodes_computed_by_hand() {
     grep -qx '  c1: CPU 00:01:11/00:06:40 on 4 CPUs (17.8%), memory 1010 MiB/4.0 GiB, 4 runs,' out.txt || fail "c1 line" || return 1
     grep -qx '  step 0: 4 tasks, 40.0 s, CPU 00:02:00, memory 2.0 GiB, COMPLETED (exit code' out.txt || fail "step 0 line" || return 1
     grep -qx '    Slurm:    --mem=1111M --ntasks-per-node=2 --cpus-per-task=1 --time=00:02:00' out.txt || fail "next time" || return 1
+    # stats over the server counts each run as the files of its monitors are counted
+    mkdir runs
+    python3 -c '
+import json, sys
+for l in open("job.jsonl"):
+    e = json.loads(l); t = e["tags"]
+    open("runs/%s.%s.%s.jsonl" % (e["hostname"], t["slurm_step"], t["slurm_task"]), "a").write(l)'
+    "$JS" stats runs --json -o files.json || return 1
+    "$JS" stats --server "http://127.0.0.1:$one" --json -o server.json || return 1
+    python3 -c '
+import json
+a, b = json.load(open("files.json")), json.load(open("server.json"))
+assert a["files"] == b["files"] == 6, (a["files"], b["files"])
+ga = {g["group"]: g["distributions"] for g in a["groups"]}
+assert ga == {g["group"]: g["distributions"] for g in b["groups"]} and sorted(ga) == ["bash", "step0", "step1"], ga' || return 1
     "$JS" summary --oneline --server "http://127.0.0.1:$one" 500 > one.txt || return 1
     assert_eq "$(cat one.txt)" "jobscope: COMPLETED (exit code 0), cpu 16% of 8 (slurm_alloc_cores), mem 2.0 GiB of 8.0 GiB (25%), wall 00:01:40, 3 steps 6 tasks 2 nodes; next: --mem=1111M --ntasks-per-node=2 --cpus-per-task=1 --time=00:02:00" || return 1
     # each node's own serve: the client groups and sums the same way

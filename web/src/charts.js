@@ -201,7 +201,7 @@
       JSV.fmtDur(n.cpu_time), eff(n.cpu_efficiency), JSV.fmtBytes(n.peak_mem) + ' of ' + JSV.fmtBytes(n.mem) + ' <span class="muted">(' + JSV.esc(n.mem_from || '–') + ')</span>', n.runs]));
     const steps = (job.steps || []).map(s => row([JSV.esc(s.step), s.tasks, s.nodes, JSV.fmtDur(s.duration), JSV.fmtDur(s.cpu_time), JSV.fmtBytes(s.peak_mem),
       JSV.exitText(s), '<span class="wrap">' + JSV.esc(s.exe || '') + '</span>']));
-    const runs = job.runs.map(r => row([(runHref ? '<a href="' + JSV.esc(runHref(r.run)) + '">' + JSV.esc(r.run) + '</a>' : JSV.esc(r.run)) +
+    const runs = job.runs.map(r => row([(runHref ? '<a href="#' + JSV.esc(runHref(r.run).replace(/^#/, '')) + '">' + JSV.esc(r.run) + '</a>' : JSV.esc(r.run)) +
         (r.superseded ? ' <span class="muted">(an earlier attempt, not counted)</span>' : ''),
       JSV.esc(r.host), JSV.esc(r.step || '–'), JSV.esc(r.task || '–'), JSV.fmtTime(r.start, true), JSV.fmtDur(r.duration), JSV.fmtDur(r.cpu_time),
       eff(r.cpu_efficiency), JSV.fmtBytes(r.peak_mem), JSV.exitText(r)]));
