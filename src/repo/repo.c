@@ -74,8 +74,7 @@ static const char *const schema =
     "  start REAL, end REAL, state TEXT, submit_host TEXT, user TEXT, body TEXT);"
     "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, jobid INTEGER NOT NULL,"
     "  key TEXT NOT NULL, base TEXT NOT NULL, pid INTEGER, started INTEGER DEFAULT 0,"
-    "  ended INTEGER DEFAULT 0, host TEXT, part TEXT, UNIQUE(jobid, key));"
-    "CREATE INDEX IF NOT EXISTS runs_base ON runs(jobid, base, id);";
+    "  ended INTEGER DEFAULT 0, host TEXT, part TEXT, UNIQUE(jobid, base, key));";
 
 /* After the migration (an older file's events have no run column yet). */
 static const char *const run_index =
@@ -426,22 +425,24 @@ static long long job_row(repo *r, json_t *ev, const char *wf, const char *job, c
     const char *aj = jd_str(tags, "slurm_array_job_id"), *at = jd_str(tags, "slurm_array_task_id");
     char alias[96];
     snprintf(alias, sizeof alias, "%.40s_%.40s", aj ? aj : "", at ? at : "");
-    sqlite3_stmt *st =
-        repo_prep(r,
-                  "INSERT INTO jobs(wf, job, host, last, xformation, batch_id, alias)"
-                  " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-                  " ON CONFLICT(wf, job) DO UPDATE SET host=coalesce(host, ?3),"
-                  " last=max(coalesce(last, 0), ?4), xformation=coalesce(xformation, ?5),"
-                  " batch_id=coalesce(batch_id, ?6), alias=coalesce(alias, ?7) RETURNING id, runs",
-                  "sssdsss", wf, job, host, ts, jd_str(ev, "xformation"),
-                  jd_str(json_object_get(ev, "batch"), "job_id"), aj && at ? alias : NULL);
+    /* (the alias is the first event's: every event of a plugin's monitor
+     * carries the tags) */
+    RUN(r,
+        "INSERT INTO jobs(wf, job, host, last, xformation, batch_id, alias)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        " ON CONFLICT(wf, job) DO UPDATE SET host=coalesce(host, ?3),"
+        " last=max(coalesce(last, 0), ?4), xformation=coalesce(xformation, ?5),"
+        " batch_id=coalesce(batch_id, ?6)",
+        "sssdsss", wf, job, host, ts, jd_str(ev, "xformation"),
+        jd_str(json_object_get(ev, "batch"), "job_id"), aj && at ? alias : NULL);
+    /* (a RETURNING on the upsert cost more than this lookup) */
     long long id = -1;
+    sqlite3_stmt *st =
+        repo_prep(r, "SELECT id, runs FROM jobs WHERE wf=?1 AND job=?2", "ss", wf, job);
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         id = sqlite3_column_int64(st, 0);
         *nruns = sqlite3_column_int(st, 1);
     }
-    if (st)
-        while (sqlite3_step(st) == SQLITE_ROW) {}
     repo_done(r, st);
     return id;
 }

@@ -42,6 +42,11 @@ struct repo {
         char base[200];
     } runcache[REPO_RUN_CACHE];
     int nruncache, runcache_next;
+    /* the job row of the latest event (its id and runs): a monitor's events
+     * mostly come one after the other */
+    long long last_jobid;
+    int last_nruns;
+    char last_wf[128], last_job[256];
 };
 
 /* Prepares (once, then reuses) constant sql and binds the arguments: 's'

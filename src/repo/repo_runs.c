@@ -61,30 +61,25 @@ static void cache_forget(repo *r, long long jobid, const char *base)
             r->runcache[i].jobid = -1;
 }
 
-/* A run's end record marks it ended, whether the job has one run or
- * several yet. */
-static long long ended(repo *r, const char *name, long long run)
-{
-    if (run >= 0 && !strcmp(name, "jobscope.end"))
-        RUN(r, "UPDATE runs SET ended=1 WHERE id=?1", "i", run);
-    return run;
-}
-
 long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, int *nruns)
 {
     char base[200];
     long long pid, run;
     if (!jobset_run_base(ev, base, sizeof base, &pid)) return -1;
     int is_start = !strcmp(name, "jobscope.start");
-    if (!is_start && (run = cache_get(r, jobid, base, pid)) >= 0) return ended(r, name, run);
+    if (!is_start && (run = cache_get(r, jobid, base, pid)) >= 0) return run;
     if (is_start) cache_forget(r, jobid, base);
     /* the runs of this base, oldest first (the latest 64 decide) */
     jobset_ref refs[64] = {{0}};
     long long ids[64];
     size_t m = 0, nth = 0;
+    /* a job's first event has no run to look for (most jobs: one run) */
     sqlite3_stmt *st =
-        repo_prep(r, "SELECT id, pid, started FROM runs WHERE jobid=?1 AND base=?2 ORDER BY id",
-                  "is", jobid, base);
+        *nruns > 0 ? repo_prep(r,
+                               "SELECT id, pid, started FROM runs WHERE jobid=?1 AND base=?2"
+                               " ORDER BY id",
+                               "is", jobid, base)
+                   : NULL;
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         nth++;
         if (m == 64) {
@@ -103,20 +98,19 @@ long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, in
         char key[200];
         jobset_key(base, nth, key, sizeof key);
         const char *host = jd_str(ev, "hostname");
-        st = repo_prep(r,
-                       "INSERT INTO runs(jobid, key, base, pid, started, host) VALUES(?1, ?2, ?3,"
-                       " ?4, ?5, ?6) ON CONFLICT(jobid, key) DO NOTHING",
-                       "isssis", jobid, key, base, NULL, (long long)is_start,
-                       host ? host : jd_str(ev, "Hostname"));
+        run = -1;
+        st = repo_prep(
+            r,
+            "INSERT INTO runs(jobid, key, base, pid, started, host) VALUES(?1, ?2, ?3,"
+            " ?4, ?5, ?6) ON CONFLICT(jobid, base, key) DO UPDATE SET key=key RETURNING id",
+            "isssis", jobid, key, base, NULL, (long long)is_start,
+            host ? host : jd_str(ev, "Hostname"));
         if (st) {
             if (pid >= 0) sqlite3_bind_int64(st, 4, pid);
-            sqlite3_step(st);
+            if (sqlite3_step(st) == SQLITE_ROW) run = sqlite3_column_int64(st, 0);
+            while (sqlite3_step(st) == SQLITE_ROW) {}
             repo_done(r, st);
         }
-        run = -1;
-        st = repo_prep(r, "SELECT id FROM runs WHERE jobid=?1 AND key=?2", "is", jobid, key);
-        if (st && sqlite3_step(st) == SQLITE_ROW) run = sqlite3_column_int64(st, 0);
-        repo_done(r, st);
         /* a second run: the job is running again, as a whole from now on */
         st = repo_prep(r,
                        "UPDATE jobs SET state=CASE WHEN runs >= 1 THEN 'running' ELSE state END,"
@@ -125,14 +119,22 @@ long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, in
         if (st && sqlite3_step(st) == SQLITE_ROW) *nruns = sqlite3_column_int(st, 0);
         if (st)
             while (sqlite3_step(st) == SQLITE_ROW) {}
+        if (r->last_jobid == jobid) r->last_nruns = *nruns; /* repo.c's job_row */
         repo_done(r, st);
+        /* the job's first run may have ended while it was the only one
+         * (runs are marked ended by repo_run_ended, for jobs of several) */
+        if (*nruns == 2)
+            RUN(r,
+                "UPDATE runs SET ended=1 WHERE jobid=?1 AND id != ?2 AND EXISTS (SELECT 1 FROM"
+                " events e WHERE e.run = runs.id AND e.name = 'jobscope.end')",
+                "ii", jobid, run);
     } else {
         run = ids[k];
         if (adopt) RUN(r, "UPDATE runs SET pid=?2 WHERE id=?1", "ii", run, pid);
         if (is_start && !refs[k].started) RUN(r, "UPDATE runs SET started=1 WHERE id=?1", "i", run);
     }
     if (run >= 0) cache_put(r, jobid, base, pid, run);
-    return ended(r, name, run);
+    return run;
 }
 
 /* ---- a run's part, the whole row ---- */
@@ -168,7 +170,7 @@ static void store_part(repo *r, long long run, const char *key, const char *base
 
 void repo_run_ended(repo *r, const char *wf, const char *job, long long jobid, long long run)
 {
-    (void)run; /* marked ended as its end record was stored (repo_run_of) */
+    RUN(r, "UPDATE runs SET ended=1 WHERE id=?1", "i", run);
     long long total = 0, ended = 0;
     sqlite3_stmt *st =
         repo_prep(r, "SELECT count(*), sum(ended) FROM runs WHERE jobid=?1", "i", jobid);
