@@ -191,7 +191,7 @@
     const st = () => { document.getElementById('jstate').textContent = job.state === 'running' ? '— running, updated every second' : '— ' + job.state; };
     st();
     if (job.state !== 'running') return;
-    every(1000, async () => {
+    every(job.runs ? 5000 : 1000, async () => {   // a whole job of several runs is summed anew: less often
       const ts = job.series.ts || [];
       const d = await get(url + 'since=' + (ts.length ? ts[ts.length - 1] : 0));
       if (d.append) merge(job, d);
