@@ -8,16 +8,6 @@ source "$ROOT/tests/helpers/slurm_cluster.sh"
 source "$ROOT/tests/helpers/serve.sh"
 W=$HELPERS/workload
 
-# submit NAME SBATCH_ARGS...: the job id in $T/jobs/NAME
-submit() {
-    local name=$1
-    shift
-    mkdir -p "$T/jobs"
-    sbatch --parsable -D "$T/out" -o "$T/out/$name.out" "$@" >"$T/jobs/$name" 2>"$T/out/$name.err" ||
-        fail "sbatch $name: $(cat "$T/out/$name.err")"
-}
-jobid() { cut -d';' -f1 "$T/jobs/$1"; }
-
 test_every_step_is_watched_and_agrees_with_sacct() {
     [ -e "$ROOT/$BUILD/jobscope-spank.so" ] || { echo "    skip: no jobscope-spank.so (libslurm-dev)" >&2; return 77; }
     need mpirun || return $?

@@ -9,15 +9,6 @@ source "$ROOT/tests/helpers/slurm_cluster.sh"
 source "$ROOT/tests/helpers/serve.sh"
 W=$HELPERS/workload
 
-submit() { # submit NAME SBATCH_ARGS...: the job id in $T/jobs/NAME
-    local name=$1
-    shift
-    mkdir -p "$T/jobs"
-    sbatch --parsable -D "$T/out" -o "$T/out/$name.out" "$@" >"$T/jobs/$name" 2>"$T/out/$name.err" ||
-        fail "sbatch $name: $(cat "$T/out/$name.err")"
-}
-jobid() { cut -d';' -f1 "$T/jobs/$1"; }
-
 test_summary_of_a_slurm_job_across_its_steps_and_tasks_agrees_with_sacct() {
     [ -e "$ROOT/$BUILD/jobscope-spank.so" ] || { echo "    skip: no jobscope-spank.so (libslurm-dev)" >&2; return 77; }
     mkdir -p "$T/ev" "$T/out"
@@ -58,20 +49,11 @@ test_summary_of_a_slurm_job_across_its_steps_and_tasks_agrees_with_sacct() {
     # every figure, by hand: sacct for what Slurm measures the same way,
     # the events (one file per task) for the rest
     python3 - "$two" sacct.txt "$T/ev" two.json report.txt two.line <<'PY' | tee figures.txt
-import glob, json, math, re, sys
+import glob, json, math, os, re, sys
+sys.path.insert(0, os.path.join(os.environ["ROOT"], "tests", "helpers"))
+from slurm_compare import secs, kb as kib  # sacct's [D-][HH:]MM:SS and 123K forms
 job, sacct_file, evdir, page_file, report_file, line_file = sys.argv[1:]
 MiB = 1 << 20
-def secs(s):
-    d = 0
-    if "-" in s:
-        d, s = s.split("-", 1)
-    p = [float(x) for x in s.split(":")]
-    while len(p) < 3:
-        p.insert(0, 0.0)
-    return int(d) * 86400 + p[0] * 3600 + p[1] * 60 + p[2]
-def kib(s):
-    m = re.match(r"^([\d.]+)([KMG]?)$", s or "0")
-    return float(m.group(1)) * {"": 1 / 1024, "K": 1, "M": 1024, "G": 1024 ** 2}[m.group(2)]
 rows = {}
 for l in open(sacct_file):
     f = l.rstrip("\n").split("|")

@@ -110,14 +110,34 @@ static void joremon_rows_merge_into_one_sample(void **state)
     jobdata_free(&j);
 }
 
+/* A repository in a fresh temporary directory (dir: "/tmp/jobscope-repo-XXXXXX"). */
+static repo *scratch_repo(char *dir, char *path, size_t len)
+{
+    char err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, len, "%s/repo.sqlite", dir);
+    repo *r = repo_open(path, err, sizeof err);
+    assert_non_null(r);
+    return r;
+}
+
+static void scratch_repo_close(repo *r, const char *dir, const char *path)
+{
+    char f[300];
+    repo_close(r);
+    unlink(path);
+    snprintf(f, sizeof f, "%s-wal", path);
+    unlink(f);
+    snprintf(f, sizeof f, "%s-shm", path);
+    unlink(f);
+    rmdir(dir);
+}
+
 static void repository_joins_jobscope_and_stampede_events(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/jobscope-repo-XXXXXX", path[256], err[256];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/repo.sqlite", dir);
-    repo *r = repo_open(path, err, sizeof err);
-    assert_non_null(r);
+    char dir[] = "/tmp/jobscope-repo-XXXXXX", path[256];
+    repo *r = scratch_repo(dir, path, sizeof path);
     const char *evs[] = {
         "{\"event\":\"stampede.xwf.start\",\"ts\":10,\"xwf_id\":\"W\"}",
         "{\"event\":\"stampede.job_inst.main.start\",\"ts\":11,\"xwf_id\":\"W\",\"job_id\":\"j_ID1\"}",
@@ -172,22 +192,14 @@ static void repository_joins_jobscope_and_stampede_events(void **state)
     assert_true(json_is_null(json_object_get(page, "next")));
     json_decref(page);
 
-    repo_close(r);
-    unlink(path);
-    char wal[300];
-    snprintf(wal, sizeof wal, "%s-wal", path); unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", path); unlink(wal);
-    rmdir(dir);
+    scratch_repo_close(r, dir, path);
 }
 
 static void repository_retention_drops_old_events_and_jobs(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/jobscope-repo-XXXXXX", path[256], err[256], ev[256];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/repo.sqlite", dir);
-    repo *r = repo_open(path, err, sizeof err);
-    assert_non_null(r);
+    char dir[] = "/tmp/jobscope-repo-XXXXXX", path[256], ev[256];
+    repo *r = scratch_repo(dir, path, sizeof path);
     repo_set_retention(r, 3600);
     const char *old = "{\"event\":\"jobscope.start\",\"ts\":1000,\"job_id\":\"old\"}";
     snprintf(ev, sizeof ev, "{\"event\":\"jobscope.start\",\"ts\":%ld,\"job_id\":\"new\"}", (long)time(NULL));
@@ -203,12 +215,7 @@ static void repository_retention_drops_old_events_and_jobs(void **state)
     json_t *page = repo_events(r, &ef);
     assert_int_equal(json_array_size(json_object_get(page, "events")), 1);
     json_decref(page);
-    repo_close(r);
-    char f2[300];
-    unlink(path);
-    snprintf(f2, sizeof f2, "%s-wal", path); unlink(f2);
-    snprintf(f2, sizeof f2, "%s-shm", path); unlink(f2);
-    rmdir(dir);
+    scratch_repo_close(r, dir, path);
 }
 
 /* ---- a job of several runs ---- */
@@ -374,11 +381,8 @@ static json_t *page_of(repo *r, const char *job, const char *run)
 static void repository_keeps_each_run_of_a_job_apart_and_answers_the_whole(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/jobscope-repo-XXXXXX", path[256], err[256];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/repo.sqlite", dir);
-    repo *r = repo_open(path, err, sizeof err);
-    assert_non_null(r);
+    char dir[] = "/tmp/jobscope-repo-XXXXXX", path[256];
+    repo *r = scratch_repo(dir, path, sizeof path);
     /* an ordinary job of one run */
     slurm_run(r, "42", "h1", "batch", 0, 4200, 1000, 20, 5, 50, 0);
     /* a Slurm job: the batch script, step 0 of two tasks, step 1 */
@@ -463,12 +467,7 @@ static void repository_keeps_each_run_of_a_job_apart_and_answers_the_whole(void 
     assert_int_equal(json_integer_value(json_object_get(json_object_get(p, "summary"), "exit_code")), 0);
     json_decref(p);
 
-    repo_close(r);
-    char f2[300];
-    unlink(path);
-    snprintf(f2, sizeof f2, "%s-wal", path); unlink(f2);
-    snprintf(f2, sizeof f2, "%s-shm", path); unlink(f2);
-    rmdir(dir);
+    scratch_repo_close(r, dir, path);
 }
 
 int main(void)
