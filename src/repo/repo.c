@@ -599,7 +599,7 @@ static int add_locked(repo *r, json_t *ev, const char *raw)
         repo_done(r, st);
     }
     if (wf) update_wf(r, ev, name, wf, ts);
-    if (job && nruns > 1)
+    if (job && nruns > 1 && run >= 0) /* the job's own events (stampede...) as ever */
         update_job_of_runs(r, ev, name, wf ? wf : "", job, jobid, run, ts);
     else if (job)
         update_job(r, ev, name, wf ? wf : "", job, ts);

@@ -174,6 +174,9 @@ a, b = json.load(open("files.json")), json.load(open("server.json"))
 assert a["files"] == b["files"] == 6, (a["files"], b["files"])
 ga = {g["group"]: g["distributions"] for g in a["groups"]}
 assert ga == {g["group"]: g["distributions"] for g in b["groups"]} and sorted(ga) == ["bash", "step0", "step1"], ga' || return 1
+    # report --server: the whole job's page, as the server gives it
+    "$JS" report --server "http://127.0.0.1:$one" 500 -o r.html 2>/dev/null || fail "report --server" || return 1
+    grep -q '"runs":\[{"run":"c1:batch.0"' r.html || fail "the report is not the whole job" || return 1
     "$JS" summary --oneline --server "http://127.0.0.1:$one" 500 > one.txt || return 1
     assert_eq "$(cat one.txt)" "jobscope: COMPLETED (exit code 0), cpu 16% of 8 (slurm_alloc_cores), mem 2.0 GiB of 8.0 GiB (25%), wall 00:01:40, 3 steps 6 tasks 2 nodes; next: --mem=1111M --ntasks-per-node=2 --cpus-per-task=1 --time=00:02:00" || return 1
     # each node's own serve: the client groups and sums the same way
