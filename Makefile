@@ -169,7 +169,9 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
-# The store benchmark (bench/store/run): links the store in-process.
+# The store benchmark (bench/store/run, the `store` rows of make bench):
+# jobscope serve against VictoriaMetrics, and the store in-process.
+bench-bins: $(BUILD)/jobscope-serve $(BUILD)/bench/store_bench
 $(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)

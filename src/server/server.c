@@ -46,6 +46,13 @@ void server_log(server *s, const char *fmt, ...)
     fprintf(stderr, "%s jobscope serve: %s\n", ts, line);
 }
 
+/* The store's own messages (a damaged log, points dropped by --max-size,
+ * writes failing and coming back) go to the server's log. */
+static void store_log_line(void *arg, const char *line)
+{
+    server_log(arg, "%s", line);
+}
+
 /* ---- background maintenance: retention and size limits ---- */
 
 static void *maintain_thread(void *arg)
@@ -92,7 +99,8 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
 
     /* settling waits for a minute without new chunks: a bulk load or a backfill is merged once, at
      * its end */
-    store_config sc = {s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes, 60};
+    store_config sc = {
+        s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes, 60, store_log_line, s};
     if (!(s->st = store_open(&sc, err, errlen))) {
         server_destroy(s);
         return NULL;

@@ -54,6 +54,10 @@ assert abs(f["reported"]["cpu"] / f["truth"]["cpu"] - 1) < 0.05, "forkstorm cpu 
 o = W["orphans"]["runs"]["jobscope"][0]
 assert o["reported"]["wbytes"] >= 0.99 * o["truth"]["wbytes"], "orphans: bytes not attributed"
 assert len(r["targets"]) >= 8 and any(x["met"] is not None for x in r["targets"]), "targets missing"
+st = W.get("store")      # jobscope serve against VictoriaMetrics (when it is installed)
+if st is not None:
+    assert st["figures"] and st["std"] and st["hc"], "store: no figures"
+    assert not any(x["answers_differ"] for x in st["std"] + st["hc"]), "store: answers differ"
 print("ok")
 PY
 ) || { echo "$r"; fail "results.json checks"; return 1; }
