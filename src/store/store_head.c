@@ -5,7 +5,9 @@
  * series of ten points fit in tens of megabytes.
  *
  * Encoding, one point after the other (varints):
- *   timestamp   zigzag(ts) for the first, zigzag(ts - previous ts) after
+ *   timestamp   the first: ts - the start of its partition (hpart); the
+ *               second: ts - previous ts (> 0: a head is sorted); after:
+ *               zigzag(delta - previous delta), one byte for a steady step
  *   value       hmode 0..9: zigzag(x - previous x), x = round(v * 10^hmode),
  *               used only while every value is such a decimal exactly (the
  *               first: zigzag(x)); hmode HEAD_RAW: the double's 8 bytes
@@ -134,10 +136,10 @@ void store_head_slabs_free(store *s)
 static int head_reserve(store *s, series *se, uint32_t more)
 {
     if (se->hlen + more <= se->hcap) return 0;
-    /* 48 bytes first (ten points of a typical series), then doubling: heads
-     * that grow in step (every series a point a round) leave few free
-     * buffers behind in the classes they grew out of */
-    uint32_t need = se->hlen + more, c = se->hcap ? se->hcap * 2 : 48;
+    /* 32 bytes first (ten points of a typical series: 2-3 bytes a point),
+     * then doubling: heads that grow in step (every series a point a round)
+     * leave few free buffers behind in the classes they grew out of */
+    uint32_t need = se->hlen + more, c = se->hcap ? se->hcap * 2 : 32;
     if (c < need) c = need;
     int k = cls_of(c);
     c = k >= 0 ? cls_size[k] : c;
@@ -166,7 +168,14 @@ static int append(store *s, series *se, int64_t ts, double v, int64_t x)
 {
     uint8_t e[24];
     int first = se->hn == 0;
-    size_t n = put_varint(e, 0, zz(first ? (uint64_t)ts : (uint64_t)ts - (uint64_t)se->h_ts));
+    size_t n;
+    int64_t dt = 0;
+    if (first) /* the head's partition is the first point's */
+        n = put_varint(e, 0, (uint64_t)(ts - (int64_t)se->hpart * PART_MS));
+    else if (se->hn == 1)
+        n = put_varint(e, 0, (uint64_t)(dt = ts - se->h_ts));
+    else
+        n = put_varint(e, 0, zz((uint64_t)(dt = ts - se->h_ts) - (uint64_t)se->h_dt));
     if (se->hmode == HEAD_RAW) {
         memcpy(e + n, &v, 8);
         n += 8;
@@ -178,6 +187,7 @@ static int append(store *s, series *se, int64_t ts, double v, int64_t x)
     memcpy(se->hbuf + se->hlen, e, n);
     se->hlen += (uint32_t)n;
     se->h_ts = ts;
+    se->h_dt = dt;
     se->h_x = x;
     se->hn++;
     return 0;
@@ -187,7 +197,7 @@ static int append(store *s, series *se, int64_t ts, double v, int64_t x)
 void store_head_decode(const series *se, int64_t *ts, double *val)
 {
     const uint8_t *p = se->hbuf;
-    uint64_t t = 0, x = 0;
+    uint64_t t = (uint64_t)((int64_t)se->hpart * PART_MS), x = 0, dt = 0;
     for (uint32_t i = 0; i < se->hn; i++) {
         uint64_t d = 0;
         for (int sh = 0;; sh += 7) {
@@ -195,7 +205,12 @@ void store_head_decode(const series *se, int64_t *ts, double *val)
             d |= (uint64_t)(c & 0x7f) << sh;
             if (!(c & 0x80)) break;
         }
-        t += unzz(d);
+        if (i == 0)
+            t += d;
+        else {
+            dt = i == 1 ? d : dt + unzz(d);
+            t += dt;
+        }
         ts[i] = (int64_t)t;
         if (se->hmode == HEAD_RAW) {
             memcpy(&val[i], p, 8);
@@ -222,6 +237,7 @@ static int encode_all(store *s, series *se, const int64_t *ts, const double *v, 
     t.hbuf = NULL;
     t.hlen = t.hcap = t.hn = 0;
     t.hmode = (uint8_t)mode;
+    if (n) t.hpart = (int32_t)store_part_of(ts[0]);
     for (uint32_t i = 0; i < n; i++) {
         int64_t x = 0;
         if (mode != HEAD_RAW) to_scaled(v[i], mode, &x);
@@ -241,8 +257,9 @@ static int encode_all(store *s, series *se, const int64_t *ts, const double *v, 
     se->hn = t.hn;
     se->hmode = t.hmode;
     se->h_ts = t.h_ts;
+    se->h_dt = t.h_dt;
     se->h_x = t.h_x;
-    if (n) se->hpart = (int32_t)store_part_of(ts[0]);
+    se->hpart = t.hpart;
     return 0;
 }
 

@@ -69,6 +69,7 @@ struct series {
     uint8_t touched;     /* maintenance round of its last point (mod 256): quiet heads are cut */
     uint8_t *hbuf;
     int64_t h_ts; /* the head's last point: timestamp */
+    int64_t h_dt; /* and its distance to the one before */
     int64_t h_x;  /* and value (scaled integer, or the double's bits) */
     frozen *fz;   /* frozen chunks, oldest first */
 };
