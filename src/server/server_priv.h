@@ -75,6 +75,7 @@ struct server_priv {
     size_t live_cap, live_nsets, live_n; /* live_n: series */
     struct live_name **live_names;       /* interned metric names */
     size_t live_names_cap, live_names_n;
+    unsigned long long live_left_out; /* points of series that found the table full */
 };
 
 /* http.c */
