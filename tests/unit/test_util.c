@@ -1,6 +1,7 @@
 /* util/: one size parser for every option (4G and 4GiB alike), one
  * user:pass@ scanner, one monotonic clock, one logger that reports a
- * repeated failure once. */
+ * repeated failure once (and names a service with the time), one rule for
+ * series names, one way to grow an array, one in-memory hash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,9 @@
 #include "util/userinfo.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/grow.h"
+#include "util/hash.h"
+#include "util/series_name.h"
 #include "cli/options.h"
 #include "limits/limits.h"
 
@@ -128,6 +132,68 @@ static void a_repeated_failure_is_reported_once_until_released(void **state)
                         "jobscope: gpu: failed again\n");
 }
 
+static void log_as_a_service(void)
+{
+    js_log_identity("jobscope serve", 1);
+    js_log(1, "peers", "%d peer(s)", 2);
+    js_log_identity(NULL, 0);
+    js_log(1, NULL, "back");
+}
+
+static void a_service_names_itself_and_stamps_each_line_with_utc_time(void **state)
+{
+    const char *out = capture(log_as_a_service);
+    /* 2026-11-25T10:00:00Z jobscope serve: peers: 2 peer(s) */
+    assert_int_equal(strlen(out) > 21, 1);
+    assert_true(out[4] == '-' && out[10] == 'T' && out[19] == 'Z' && out[20] == ' ');
+    assert_string_equal(out + 21, "jobscope serve: peers: 2 peer(s)\njobscope: back\n");
+}
+
+static void series_names_follow_opentsdb(void **state)
+{
+    assert_true(series_name_valid("kickstart.inv.online.rss", 24));
+    assert_true(series_name_valid("a-b_c/d.e", 9));
+    assert_true(series_name_valid("\xc3\xa9t\xc3\xa9", 5)); /* Unicode letters (any byte >= 0x80) */
+    assert_false(series_name_valid("", 0));
+    assert_false(series_name_valid("a b", 3));
+    assert_false(series_name_valid("a,b", 3));
+    char longname[SERIES_NAME_MAX + 2];
+    memset(longname, 'x', sizeof longname);
+    assert_true(series_name_valid(longname, SERIES_NAME_MAX));
+    assert_false(series_name_valid(longname, SERIES_NAME_MAX + 1));
+    char made[] = "jobscope.metric.my loss:1/\xc3\xa9";
+    series_name_clean(made);
+    assert_string_equal(made, "jobscope.metric.my_loss_1/__");
+}
+
+static void arrays_grow_by_doubling_and_report_failure_once(void **state)
+{
+    size_t cap = 0;
+    int oom = 0;
+    int *v = NULL;
+    for (int i = 0; i < 1000; i++) {
+        v = grow_array(v, &cap, (size_t)i + 1, sizeof *v, &oom);
+        v[i] = i;
+    }
+    assert_false(oom);
+    assert_int_equal(cap, 1024);
+    assert_int_equal(v[999], 999);
+    int *same = grow_array(v, &cap, SIZE_MAX / 2, sizeof *v, &oom); /* cannot be had */
+    assert_true(oom);
+    assert_ptr_equal(same, v);
+    assert_int_equal(cap, 1024);
+    free(v);
+}
+
+static void the_hash_depends_on_every_byte_and_the_length(void **state)
+{
+    const char a[] = "kickstart.inv.online.rss", b[] = "kickstart.inv.online.rsS";
+    assert_true(hash_bytes(a, 24) == hash_bytes(a, 24));
+    assert_true(hash_bytes(a, 24) != hash_bytes(b, 24));
+    assert_true(hash_bytes(a, 23) != hash_bytes(a, 24));
+    assert_true(hash_bytes("", 0) != hash_bytes("\0", 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +202,10 @@ int main(void)
         cmocka_unit_test(userinfo_is_found_up_to_the_last_at_before_the_path),
         cmocka_unit_test(the_monotonic_clock_does_not_go_back),
         cmocka_unit_test(a_repeated_failure_is_reported_once_until_released),
+        cmocka_unit_test(a_service_names_itself_and_stamps_each_line_with_utc_time),
+        cmocka_unit_test(series_names_follow_opentsdb),
+        cmocka_unit_test(arrays_grow_by_doubling_and_report_failure_once),
+        cmocka_unit_test(the_hash_depends_on_every_byte_and_the_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
