@@ -17,8 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server_priv.h"
+#include "server.h"
+#include "lineproto.h"
 #include "put_reader.h"
+#include "util/grow.h"
+#include "util/hash.h"
+#include "util/series_name.h"
 
 #define MAX_TAGS_PER_POINT 64
 
@@ -41,22 +45,6 @@ typedef struct put_batch {
     size_t capintern;
     int oom;
 } put_batch;
-
-/* Room for need elements of elem bytes in p (capacity *cap, doubled from
- * 64); on failure p is kept and *oom set. */
-void *server_grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (!q) {
-        *oom = 1;
-        return p;
-    }
-    *cap = c;
-    return q;
-}
 
 /* The batch's copy of s[0..n): the same names and tag values repeat over
  * thousands of points of a request, so each distinct string is copied
@@ -81,12 +69,12 @@ static const char *own(put_batch *b, const char *s, size_t n)
         b->intern = t;
         b->capintern = cap;
     }
-    uint64_t hv = server_hash_bytes(s, n);
+    uint64_t hv = hash_bytes(s, n);
     size_t h = hv & (b->capintern - 1);
     for (; b->intern[h].s; h = (h + 1) & (b->capintern - 1))
         if (b->intern[h].h == hv && b->intern[h].n == n && !memcmp(b->intern[h].s, s, n))
             return b->intern[h].s;
-    b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
+    b->strs = grow_array(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
     if (b->oom) return NULL;
     char *c = strndup(s, n);
     if (!c) {
@@ -102,7 +90,7 @@ static const char *own(put_batch *b, const char *s, size_t n)
 static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms, double v)
 {
     size_t cap = b->cap;
-    b->pts = server_grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
+    b->pts = grow_array(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
     if (!b->oom && b->cap != cap) {
         size_t *t = realloc(b->tag_off, b->cap * sizeof *t);
         if (!t) {
@@ -119,7 +107,7 @@ static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t t
 
 static void batch_tag(put_batch *b, const char *k, size_t kl, const char *v, size_t vl)
 {
-    b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
+    b->tags = grow_array(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
     if (b->oom) return;
     b->tags[b->ntags].key = own(b, k, kl);
     b->tags[b->ntags].value = own(b, v, vl);
@@ -148,18 +136,6 @@ static void batch_free(put_batch *b)
     free(b->tag_off);
     free(b->intern);
     memset(b, 0, sizeof *b);
-}
-
-int server_valid_name(const char *s, size_t n)
-{
-    if (!n || n > SERVER_MAX_NAME) return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.' || c == '/' || c >= 0x80))
-            return 0;
-    }
-    return 1;
 }
 
 /* Seconds (up to 10 digits) or milliseconds (13): OpenTSDB's rule. */
@@ -228,7 +204,7 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
     if (!json_is_object(dp)) return "Data point is not an object";
     json_t *m = json_object_get(dp, "metric");
     if (!json_is_string(m) || !json_string_length(m)) return "Missing metric";
-    if (!server_valid_name(json_string_value(m), json_string_length(m)))
+    if (!series_name_valid(json_string_value(m), json_string_length(m)))
         return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
     int64_t ms = default_ts_ms;
     json_t *t = json_object_get(dp, "timestamp");
@@ -260,7 +236,7 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
             batch_drop_last(b);
             return "Invalid tag value: a string is expected";
         }
-        if (!server_valid_name(k, strlen(k)) || !server_valid_name(sv, sl)) {
+        if (!series_name_valid(k, strlen(k)) || !series_name_valid(sv, sl)) {
             batch_drop_last(b);
             return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
         }
@@ -292,7 +268,7 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
 {
     if (dp->not_object) return "Data point is not an object";
     if (dp->metric.kind != PV_STRING || !dp->metric.n) return "Missing metric";
-    if (!server_valid_name(dp->metric.s, dp->metric.n))
+    if (!series_name_valid(dp->metric.s, dp->metric.n))
         return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
     int64_t ms = default_ts_ms;
     const put_value *t = &dp->timestamp;
@@ -333,7 +309,7 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
             batch_drop_last(b);
             return "Invalid tag value: a string is expected";
         }
-        if (!server_valid_name(dp->tags[i].k, dp->tags[i].kl) || !server_valid_name(sv, sl)) {
+        if (!series_name_valid(dp->tags[i].k, dp->tags[i].kl) || !series_name_valid(sv, sl)) {
             batch_drop_last(b);
             return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
         }
@@ -362,8 +338,8 @@ static void note_error(put_errors *e, json_t *dp, const char *why, int details)
 
 static void count_put(server *s, size_t ok, size_t failed)
 {
-    __atomic_add_fetch(&s->priv->stats.put_points, ok, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&s->priv->stats.put_failed, failed, __ATOMIC_RELAXED);
+    server_stat_add(s, SERVER_STAT_PUT_POINTS, ok);
+    server_stat_add(s, SERVER_STAT_PUT_FAILED, failed);
 }
 
 /* POST /api/put: the body is read as it goes (put_reader), each valid
@@ -537,7 +513,7 @@ static void h_write(server *s, const server_request *r, server_response *w, void
     int more, failed = 0;
     do {
         b.n = b.ntags = 0;
-        more = server_lp_parse(&b, r->body, r->body_len, mult, now, s->host, LP_SLICE, &lines, &bad,
+        more = lineproto_parse(&b, r->body, r->body_len, mult, now, s->host, LP_SLICE, &lines, &bad,
                                first, sizeof first);
         if (more < 0) break;
         uint64_t t;
@@ -562,7 +538,7 @@ static void h_write(server *s, const server_request *r, server_response *w, void
         } else
             server_reply(w, 204, "application/json", "", 0);
     }
-    server_lp_free(&b);
+    lineproto_free(&b);
 }
 
 static void h_events(server *s, const server_request *r, server_response *w, void *arg)

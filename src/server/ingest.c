@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server_priv.h"
+#include "server.h"
+#include "server/forward.h" /* server_ingest_in_event */
+#include "util/grow.h"
+#include "util/series_name.h"
 
 #define MAX_EV_TAGS 32
 
@@ -31,7 +34,7 @@ static char *keep_str(ev_batch *b, char *s)
         b->oom = 1;
         return NULL;
     }
-    b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
+    b->strs = grow_array(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
     if (b->oom) {
         free(s);
         return NULL;
@@ -50,25 +53,14 @@ static void batch_free(ev_batch *b)
     memset(b, 0, sizeof *b);
 }
 
-/* OpenTSDB's character set for names (as tsconv.c). */
-static void tsdb_clean(char *s)
-{
-    for (; *s; s++) {
-        char c = *s;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.' || c == '/';
-        if (!ok) *s = '_';
-    }
-}
-
 static void add_point(ev_batch *b, const char *metric, store_tag *tags, int ntags, int64_t ts_ms,
                       double v)
 {
     if (!isfinite(v)) return;
     char *m = keep_str(b, strdup(metric));
     if (!m) return;
-    tsdb_clean(m);
-    b->pts = server_grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
+    series_name_clean(m);
+    b->pts = grow_array(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
     if (b->oom) return;
     b->pts[b->n++] = (store_point){m, tags, ntags, ts_ms, v};
 }
@@ -86,7 +78,7 @@ static void add_tag(ev_batch *b, store_tag *t, int *n, const char *k, const char
     char *key = keep_str(b, strdup(k));
     char *val = keep_str(b, strndup(v, 256));
     if (!key || !val) return;
-    tsdb_clean(key);
+    series_name_clean(key);
     t[(*n)++] = (store_tag){key, val};
 }
 
@@ -140,7 +132,7 @@ static int event_points(ev_batch *b, json_t *d, const char **job_end)
         return -1;
     }
     b->tagsets =
-        server_grow(b->tagsets, &b->captagsets, b->ntagsets + 1, sizeof *b->tagsets, &b->oom);
+        grow_array(b->tagsets, &b->captagsets, b->ntagsets + 1, sizeof *b->tagsets, &b->oom);
     if (b->oom) {
         free(tags);
         return -1;
@@ -269,7 +261,7 @@ int server_ingest_ndjson(server *s, const char *body, size_t len, size_t *accept
             bad++;
             continue;
         }
-        lines = server_grow(lines, &caplines, nlines + 1, sizeof *lines, &oom);
+        lines = grow_array(lines, &caplines, nlines + 1, sizeof *lines, &oom);
         if (oom) {
             json_decref(d);
             break;
@@ -284,7 +276,7 @@ int server_ingest_ndjson(server *s, const char *body, size_t len, size_t *accept
     } else if (ingest_marked(s, &b, err, errlen) < 0) {
         rc = -1;
     } else {
-        __atomic_add_fetch(&s->priv->stats.events, ok, __ATOMIC_RELAXED);
+        server_stat_add(s, SERVER_STAT_EVENTS, ok);
         for (size_t i = 0; i < nlines; i++) {
             server_events_hooks(s, lines[i].p, lines[i].len);
             if (lines[i].job_end) server_live_end_job(s, lines[i].job_end);

@@ -2,15 +2,15 @@
  * value of every series that carries a job_id tag, kept while its job runs
  * (dropped at the job's jobscope.end event, or after 10 minutes without an
  * update: a job killed without an end record).  Written from the ingest
- * paths, read by the /metrics handler; one mutex. */
+ * paths (server.c), read by the /metrics handler; one mutex. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server_priv.h"
+#include <pthread.h>
+#include "live.h"
 #include "model/metric.h"
-
-#define LIVE_MAX 200000 /* bound on tracked series (memory) */
+#include "util/hash.h"
 
 /* Two levels, so that a line of 30 fields costs one tag-set lookup and 30
  * look-ups in a small array that stays in cache: a tag set (the tags of a
@@ -41,22 +41,13 @@ typedef struct live_set {
     size_t nvals, capvals;
 } live_set;
 
-uint64_t server_hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull ^ n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-        s += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-    return h ^ (h >> 31);
-}
+struct live_table {
+    pthread_mutex_t lock;
+    live_set **sets;      /* hash table of tag sets */
+    size_t cap, nsets, n; /* n: series */
+    live_name **names;    /* interned metric names */
+    size_t names_cap, names_n;
+};
 
 static int tag_cmp(const void *a, const void *b)
 {
@@ -64,25 +55,25 @@ static int tag_cmp(const void *a, const void *b)
 }
 
 /* The interned name (a reference taken), NULL on OOM. */
-static live_name *name_get(server_priv *p, const char *m)
+static live_name *name_get(live_table *p, const char *m)
 {
     size_t len = strlen(m);
-    uint64_t h = server_hash_bytes(m, len);
-    if (p->live_names_n >= p->live_names_cap) {
-        size_t cap = p->live_names_cap ? p->live_names_cap * 2 : 256;
+    uint64_t h = hash_bytes(m, len);
+    if (p->names_n >= p->names_cap) {
+        size_t cap = p->names_cap ? p->names_cap * 2 : 256;
         live_name **t = calloc(cap, sizeof *t);
         if (!t) return NULL;
-        for (size_t i = 0; i < p->live_names_cap; i++)
-            for (live_name *e = p->live_names[i], *next; e; e = next) {
+        for (size_t i = 0; i < p->names_cap; i++)
+            for (live_name *e = p->names[i], *next; e; e = next) {
                 next = e->next;
                 e->next = t[e->h & (cap - 1)];
                 t[e->h & (cap - 1)] = e;
             }
-        free(p->live_names);
-        p->live_names = t;
-        p->live_names_cap = cap;
+        free(p->names);
+        p->names = t;
+        p->names_cap = cap;
     }
-    live_name **slot = &p->live_names[h & (p->live_names_cap - 1)];
+    live_name **slot = &p->names[h & (p->names_cap - 1)];
     for (live_name *e = *slot; e; e = e->next)
         if (e->h == h && !strcmp(e->s, m)) {
             e->refs++;
@@ -95,21 +86,21 @@ static live_name *name_get(server_priv *p, const char *m)
     e->refs = 1;
     e->next = *slot;
     *slot = e;
-    p->live_names_n++;
+    p->names_n++;
     return e;
 }
 
-static void name_put(server_priv *p, live_name *n)
+static void name_put(live_table *p, live_name *n)
 {
     if (--n->refs) return;
-    live_name **pp = &p->live_names[n->h & (p->live_names_cap - 1)];
+    live_name **pp = &p->names[n->h & (p->names_cap - 1)];
     while (*pp != n) pp = &(*pp)->next;
     *pp = n->next;
     free(n);
-    p->live_names_n--;
+    p->names_n--;
 }
 
-static void set_free(server_priv *p, live_set *l)
+static void set_free(live_table *p, live_set *l)
 {
     for (size_t i = 0; i < l->nvals; i++) name_put(p, l->vals[i].name);
     for (int i = 0; i < l->ntags; i++) {
@@ -122,30 +113,30 @@ static void set_free(server_priv *p, live_set *l)
     free(l);
 }
 
-static int rehash(server_priv *p, size_t cap)
+static int rehash(live_table *p, size_t cap)
 {
     live_set **t = calloc(cap, sizeof *t);
     if (!t) return -1;
-    for (size_t i = 0; i < p->live_cap; i++) {
-        for (live_set *l = p->live[i], *next; l; l = next) {
+    for (size_t i = 0; i < p->cap; i++) {
+        for (live_set *l = p->sets[i], *next; l; l = next) {
             next = l->next;
             size_t h = l->h & (cap - 1);
             l->next = t[h];
             t[h] = l;
         }
     }
-    free(p->live);
-    p->live = t;
-    p->live_cap = cap;
+    free(p->sets);
+    p->sets = t;
+    p->cap = cap;
     return 0;
 }
 
 /* The set of these sorted tags (key: their \x01k=v form), created if new. */
-static live_set *set_get(server_priv *p, const store_tag *sorted, int ntags, const sbuf *key)
+static live_set *set_get(live_table *p, const store_tag *sorted, int ntags, const sbuf *key)
 {
-    if (!p->live_cap && rehash(p, 1024) < 0) return NULL;
-    uint64_t h = server_hash_bytes(key->p, key->len);
-    live_set *l = p->live[h & (p->live_cap - 1)];
+    if (!p->cap && rehash(p, 1024) < 0) return NULL;
+    uint64_t h = hash_bytes(key->p, key->len);
+    live_set *l = p->sets[h & (p->cap - 1)];
     while (l && !(l->h == h && l->keylen == key->len && !memcmp(l->key, key->p, key->len)))
         l = l->next;
     if (l) return l;
@@ -171,18 +162,16 @@ static live_set *set_get(server_priv *p, const store_tag *sorted, int ntags, con
         }
         if (!strcmp(sorted[t].key, "job_id")) l->job_id = l->tags[t].value;
     }
-    size_t b = h & (p->live_cap - 1);
-    l->next = p->live[b];
-    p->live[b] = l;
-    p->live_nsets++;
-    if (p->live_nsets > p->live_cap) rehash(p, p->live_cap * 2);
+    size_t b = h & (p->cap - 1);
+    l->next = p->sets[b];
+    p->sets[b] = l;
+    p->nsets++;
+    if (p->nsets > p->cap) rehash(p, p->cap * 2);
     return l;
 }
 
-void server_live_update(server *s, const store_point *pts, size_t n)
+void live_update(live_table *p, const store_point *pts, size_t n, int64_t now)
 {
-    server_priv *p = s->priv;
-    int64_t now = server_now_ms();
     /* The fields of one line or event share one tags array: the job, the
      * sorted tags and the set are found once per run of points with the
      * same tags; the k-th point of a run is looked for first at the k-th
@@ -193,7 +182,7 @@ void server_live_update(server *s, const store_point *pts, size_t n)
     size_t k = 0;
     store_tag sorted[32];
     sbuf key = {0};
-    pthread_mutex_lock(&p->live_lock);
+    pthread_mutex_lock(&p->lock);
     for (size_t i = 0; i < n; i++, k++) {
         const store_point *pt = &pts[i];
         if (pt->tags != ptags || pt->ntags != pnt) {
@@ -228,7 +217,7 @@ void server_live_update(server *s, const store_point *pts, size_t n)
                 }
         }
         if (!v) {
-            if (p->live_n >= LIVE_MAX) continue;
+            if (p->n >= LIVE_MAX) continue;
             if (set->nvals == set->capvals) {
                 size_t cap = set->capvals ? set->capvals * 2 : 8;
                 live_val *nv = realloc(set->vals, cap * sizeof *nv);
@@ -240,19 +229,19 @@ void server_live_update(server *s, const store_point *pts, size_t n)
             if (!nm) continue;
             v = &set->vals[set->nvals++];
             v->name = nm;
-            p->live_n++;
+            p->n++;
         }
         v->value = pt->value; /* the last one handed in: batches are in time order */
         v->updated_ms = now;
     }
-    pthread_mutex_unlock(&p->live_lock);
+    pthread_mutex_unlock(&p->lock);
     sbuf_free(&key);
 }
 
-static void drop_where(server_priv *p, const char *job, int64_t older_than)
+static void drop_where(live_table *p, const char *job, int64_t older_than)
 {
-    for (size_t i = 0; i < p->live_cap; i++) {
-        live_set **pp = &p->live[i];
+    for (size_t i = 0; i < p->cap; i++) {
+        live_set **pp = &p->sets[i];
         while (*pp) {
             live_set *l = *pp;
             if (job) {
@@ -260,13 +249,13 @@ static void drop_where(server_priv *p, const char *job, int64_t older_than)
                     pp = &l->next;
                     continue;
                 }
-                p->live_n -= l->nvals;
+                p->n -= l->nvals;
             } else {
                 size_t o = 0;
                 for (size_t j = 0; j < l->nvals; j++) {
                     if (l->vals[j].updated_ms < older_than) {
                         name_put(p, l->vals[j].name);
-                        p->live_n--;
+                        p->n--;
                     } else
                         l->vals[o++] = l->vals[j];
                 }
@@ -278,41 +267,52 @@ static void drop_where(server_priv *p, const char *job, int64_t older_than)
             }
             *pp = l->next;
             set_free(p, l);
-            p->live_nsets--;
+            p->nsets--;
         }
     }
 }
 
-void server_live_end_job(server *s, const char *job_id)
+void live_end_job(live_table *p, const char *job_id)
 {
-    server_priv *p = s->priv;
-    pthread_mutex_lock(&p->live_lock);
+    pthread_mutex_lock(&p->lock);
     drop_where(p, job_id, 0);
-    pthread_mutex_unlock(&p->live_lock);
+    pthread_mutex_unlock(&p->lock);
 }
 
-void server_live_expire(server *s, int64_t older_than_ms)
+void live_expire(live_table *p, int64_t older_than_ms)
 {
-    server_priv *p = s->priv;
-    pthread_mutex_lock(&p->live_lock);
+    pthread_mutex_lock(&p->lock);
     drop_where(p, NULL, older_than_ms);
-    pthread_mutex_unlock(&p->live_lock);
+    pthread_mutex_unlock(&p->lock);
 }
 
-void server_live_free(server *s)
+live_table *live_new(void)
 {
-    server_priv *p = s->priv;
-    for (size_t i = 0; i < p->live_cap; i++)
-        for (live_set *l = p->live[i], *next; l; l = next) {
+    live_table *p = calloc(1, sizeof *p);
+    if (p) pthread_mutex_init(&p->lock, NULL);
+    return p;
+}
+
+void live_free(live_table *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->cap; i++)
+        for (live_set *l = p->sets[i], *next; l; l = next) {
             next = l->next;
             set_free(p, l);
         }
-    free(p->live);
-    free(p->live_names);
-    p->live = NULL;
-    p->live_names = NULL;
-    p->live_cap = p->live_n = p->live_nsets = 0;
-    p->live_names_cap = p->live_names_n = 0;
+    free(p->sets);
+    free(p->names);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+size_t live_count(live_table *p)
+{
+    pthread_mutex_lock(&p->lock);
+    size_t n = p->n;
+    pthread_mutex_unlock(&p->lock);
+    return n;
 }
 
 /* ---- Prometheus text format ---- */
@@ -414,15 +414,14 @@ static int row_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->l->key, y->l->key);
 }
 
-void server_live_metrics(server *s, sbuf *out)
+void live_metrics(live_table *p, sbuf *out)
 {
-    server_priv *p = s->priv;
-    pthread_mutex_lock(&p->live_lock);
-    prom_row *rows = p->live_n ? malloc(p->live_n * sizeof *rows) : NULL;
+    pthread_mutex_lock(&p->lock);
+    prom_row *rows = p->n ? malloc(p->n * sizeof *rows) : NULL;
     size_t n = 0;
-    for (size_t i = 0; rows && i < p->live_cap; i++)
-        for (live_set *l = p->live[i]; l; l = l->next)
-            for (size_t j = 0; j < l->nvals && n < p->live_n; j++) {
+    for (size_t i = 0; rows && i < p->cap; i++)
+        for (live_set *l = p->sets[i]; l; l = l->next)
+            for (size_t j = 0; j < l->nvals && n < p->n; j++) {
                 rows[n].l = l;
                 rows[n].v = &l->vals[j];
                 rows[n].counter = is_counter(l->vals[j].name->s);
@@ -477,6 +476,6 @@ void server_live_metrics(server *s, sbuf *out)
         sbuf_free(&names);
         sbuf_printf(out, "} %.17g\n", rows[i].v->value);
     }
-    pthread_mutex_unlock(&p->live_lock);
+    pthread_mutex_unlock(&p->lock);
     free(rows);
 }

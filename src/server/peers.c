@@ -14,8 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "peers.h"
-#include "server_priv.h"
+#include "api_query.h"
 #include "sink/url.h"
+#include "util/log.h"
 
 #define PEERS_MAX_BODY (64L << 20) /* a peer answer larger than this, inflated, is refused */
 
@@ -31,10 +32,9 @@ typedef struct peer {
 enum wrap_kind { W_QUERY, W_SUGGEST, W_LOOKUP, W_LAST };
 
 struct peers_state;
+/* The arg of a wrapper (server_route_wrap): what it merges, for whom. */
 typedef struct route_wrap {
     enum wrap_kind kind;
-    server_handler orig;
-    void *orig_arg;
     struct peers_state *ps;
 } route_wrap;
 
@@ -65,7 +65,7 @@ static void late_self_check(peers_state *ps)
         int port = server_tcp_port(ps->srv), k = 0;
         for (int i = 0; i < ps->n; i++) {
             if (port > 0 && is_self(ps->v[i].base, port)) {
-                server_log(ps->srv, "peers: %s is this server; left out", ps->v[i].spec);
+                js_log(1, "peers", "%s is this server; left out", ps->v[i].spec);
                 free(ps->v[i].spec);
                 free(ps->v[i].base);
                 continue;
@@ -663,7 +663,7 @@ void peers_mark_partial(server *s, server_response *w, const char *what, const c
 {
     if (!warn || !warn[0]) return;
     server_add_header(w, PEERS_PARTIAL_HEADER, warn);
-    server_log(s, "peers: partial answer to %s: %s", what, warn);
+    js_log(1, "peers", "partial answer to %s: %s", what, warn);
 }
 
 /* ---- the routes ---- */
@@ -688,12 +688,13 @@ static void reply_tsq_error(server_response *w, tsq_error *e)
         server_reply_error(w, e->code ? e->code : 400, e->message, e->details);
 }
 
-static void h_query(server *s, const server_request *r, server_response *w, void *arg)
+static void h_query(server *s, const server_request *r, server_response *w, const server_next *next,
+                    void *arg)
 {
     route_wrap *wp = arg;
     int raw = truthy(server_param(r, "raw"));
-    if (!raw && wp->orig && (peers_count(wp->ps) == 0 || r->from_peer)) {
-        wp->orig(s, r, w, wp->orig_arg);
+    if (!raw && (peers_count(wp->ps) == 0 || r->from_peer)) {
+        next->fn(s, r, w, next->arg);
         return;
     }
     tsq_query q;
@@ -782,20 +783,17 @@ static int answer_valid(enum wrap_kind kind, const server_peer_reply *rep)
     return ok;
 }
 
-static void h_merge(server *s, const server_request *r, server_response *w, void *arg)
+static void h_merge(server *s, const server_request *r, server_response *w, const server_next *next,
+                    void *arg)
 {
     route_wrap *wp = arg;
-    if (!wp->orig) {
-        server_reply_error(w, 404, "Endpoint not found", r->path);
-        return;
-    }
     if (peers_count(wp->ps) == 0 || r->from_peer) {
-        wp->orig(s, r, w, wp->orig_arg);
+        next->fn(s, r, w, next->arg);
         return;
     }
     server_request local = *r;
     local.from_peer = 1; /* the core answers from this node only */
-    wp->orig(s, &local, w, wp->orig_arg);
+    next->fn(s, &local, w, next->arg);
     if (w->status != 200 || !w->body) return;
     static const char *const suggest_p[] = {"type", "q", "max", NULL};
     static const char *const lookup_p[] = {"m", "limit", "useMeta", NULL};
@@ -835,26 +833,16 @@ static void h_merge(server *s, const server_request *r, server_response *w, void
     sbuf_free(&pq);
 }
 
+/* Wraps the query module's route of method + path (through the module
+ * interface: the route stays the query module's, whenever it registers). */
 static int wrap_route(peers_state *ps, server *s, const char *method, const char *path,
-                      enum wrap_kind kind, server_handler fn)
+                      enum wrap_kind kind, server_wrapper fn)
 {
     if (ps->nwraps >= MAX_WRAPS) return -1;
-    route_wrap *wp = &ps->wraps[ps->nwraps];
-    memset(wp, 0, sizeof *wp);
+    route_wrap *wp = &ps->wraps[ps->nwraps++];
     wp->kind = kind;
     wp->ps = ps;
-    server_priv *p = s->priv;
-    for (int i = 0; i < p->nroutes; i++) {
-        server_route_entry *e = &p->routes[i];
-        if (!strcmp(e->path, path) && e->method && !strcmp(e->method, method) && e->fn != fn) {
-            wp->orig = e->fn;
-            wp->orig_arg = e->arg;
-        }
-    }
-    /* nothing to wrap and nothing of our own to add */
-    if (!wp->orig && kind != W_QUERY) return 0;
-    ps->nwraps++;
-    return server_route(s, method, path, fn, wp);
+    return server_route_wrap(s, method, path, fn, wp);
 }
 
 static int peers_routes(peers_state *ps, server *s, char *err, size_t errlen)
@@ -946,8 +934,8 @@ static int peers_init(server *s, void **state, char *err, size_t errlen)
     server_set_fanout(s, fanout, ps);
     if (peers_routes(ps, s, err, errlen) < 0) return -1;
     if (s->cfg.verbose || self)
-        server_log(s, "peers: %d peer(s), deadline %.1f s%s", ps->n, ps->timeout_s,
-                   self ? " (this server's own entry left out)" : "");
+        js_log(1, "peers", "%d peer(s), deadline %.1f s%s", ps->n, ps->timeout_s,
+               self ? " (this server's own entry left out)" : "");
     return 0;
 fail:
     for (int i = 0; i < all.n; i++) free(all.v[i]);

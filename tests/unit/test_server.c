@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "server/server.h"
-#include "server/server_priv.h"
+#include "server/lineproto.h"
 
 static void parse_durations_and_sizes(void **st)
 {
@@ -247,7 +247,7 @@ static void line_protocol_lines_become_points(void **st)
     lp_batch b = {0};
     size_t lines = 0, bad = 0;
     char first[192] = "";
-    assert_int_equal(server_lp_parse(&b, body, strlen(body), 1000000 /* ms */, 42, "node7", 1u << 20,
+    assert_int_equal(lineproto_parse(&b, body, strlen(body), 1000000 /* ms */, 42, "node7", 1u << 20,
                                      &lines, &bad, first, sizeof first), 0);
     assert_int_equal(lines, 6);
     assert_int_equal(bad, 3);
@@ -269,7 +269,7 @@ static void line_protocol_lines_become_points(void **st)
     assert_int_equal(b.pts[6].ntags, 1);
     assert_string_equal(b.pts[6].tags[0].key, "host");
     assert_string_equal(b.pts[6].tags[0].value, "node7");
-    server_lp_free(&b);
+    lineproto_free(&b);
 
     /* the exact conversion agrees with strtod on decimals of every length */
     char line[64];
@@ -279,10 +279,10 @@ static void line_protocol_lines_become_points(void **st)
         double want = strtod(eq, NULL);
         lp_batch c = {0};
         lines = bad = 0;
-        assert_int_equal(server_lp_parse(&c, line, strlen(line), 1, 0, "h", 1u << 20, &lines, &bad, first, sizeof first), 0);
+        assert_int_equal(lineproto_parse(&c, line, strlen(line), 1, 0, "h", 1u << 20, &lines, &bad, first, sizeof first), 0);
         assert_int_equal(c.n, 1);
         assert_true(c.pts[0].value == want);
-        server_lp_free(&c);
+        lineproto_free(&c);
     }
 }
 
