@@ -247,15 +247,15 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
 
 /* The text form of a tag value: a string as it is, a number as jansson's
  * tree held it (an integer's digits, a real's %.17g); NULL for anything else. */
-static const char *tag_text(const put_value *v, char *num, size_t numlen, size_t *len)
+static const char *tag_text(const jread_value *v, char *num, size_t numlen, size_t *len)
 {
-    if (v->kind == PV_STRING) {
+    if (v->kind == JV_STRING) {
         *len = v->n;
         return v->s;
     }
-    if (v->kind == PV_INT)
-        *len = (size_t)snprintf(num, numlen, "%lld", (long long)v->d);
-    else if (v->kind == PV_REAL)
+    if (v->kind == JV_INT)
+        return jread_int_text(v, len); /* the digits, as jansson's integer printed them */
+    if (v->kind == JV_REAL)
         *len = (size_t)snprintf(num, numlen, "%.17g", v->d);
     else
         return NULL;
@@ -267,17 +267,17 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
                                        int64_t default_ts_ms)
 {
     if (dp->not_object) return "Data point is not an object";
-    if (dp->metric.kind != PV_STRING || !dp->metric.n) return "Missing metric";
+    if (dp->metric.kind != JV_STRING || !dp->metric.n) return "Missing metric";
     if (!series_name_valid(dp->metric.s, dp->metric.n))
         return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
     int64_t ms = default_ts_ms;
-    const put_value *t = &dp->timestamp;
-    if (t->kind != PV_NONE || default_ts_ms < 0) {
+    const jread_value *t = &dp->timestamp;
+    if (t->kind != JV_NONE || default_ts_ms < 0) {
         double v;
-        if (t->kind == PV_INT || t->kind == PV_REAL)
+        if (t->kind == JV_INT || t->kind == JV_REAL)
             v = t->d;
-        else if (t->kind == PV_STRING) {
-            if (put_number(t->s, t->n, &v) < 0) return "Invalid timestamp";
+        else if (t->kind == JV_STRING) {
+            if (jread_number_value(t->s, t->n, &v) < 0) return "Invalid timestamp";
         } else
             return "Missing timestamp";
         if (!(v > 0) || !isfinite(v)) return "Invalid timestamp";
@@ -289,13 +289,13 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
             return "Invalid timestamp: more than 13 digits";
     }
     double v;
-    const put_value *x = &dp->value;
-    if (x->kind == PV_INT || x->kind == PV_REAL)
+    const jread_value *x = &dp->value;
+    if (x->kind == JV_INT || x->kind == JV_REAL)
         v = x->d;
-    else if (x->kind == PV_STRING) {
-        if (put_number(x->s, x->n, &v) < 0) return "Unable to parse value to a number";
+    else if (x->kind == JV_STRING) {
+        if (jread_number_value(x->s, x->n, &v) < 0) return "Unable to parse value to a number";
     } else
-        return x->kind != PV_NONE ? "Unable to parse value to a number" : "Missing value";
+        return x->kind != JV_NONE ? "Unable to parse value to a number" : "Missing value";
     if (!isfinite(v)) return "Value must be a finite number (NaN and Inf are refused)";
     if (!dp->has_tags || dp->tags_not_object || dp->ntags == 0)
         return "Missing tags: at least one tag is required";
@@ -373,7 +373,8 @@ static void h_put(server *s, const server_request *r, server_response *w, void *
         }
     }
     if (!dp || rc < 0) {
-        server_reply_error(w, 400, "Unable to parse the given JSON", dp ? rd.err : "out of memory");
+        server_reply_error(w, 400, "Unable to parse the given JSON",
+                           dp ? rd.jr.err : "out of memory");
         goto out;
     }
     char err[256] = "";
