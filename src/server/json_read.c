@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/arena.h"
 
 void jread_init(jread *r, const char *body, size_t len)
 {
@@ -18,11 +19,7 @@ void jread_init(jread *r, const char *body, size_t len)
 
 void jread_free(jread *r)
 {
-    for (jread_block *b = r->blocks, *next; b; b = next) {
-        next = b->next;
-        free(b);
-    }
-    r->blocks = r->cur = r->last = NULL;
+    arena_free(&r->scratch);
 }
 
 int jread_fail(jread *r, const char *p, const char *why)
@@ -80,35 +77,9 @@ static int hex4(const char *p, unsigned *out)
     return 0;
 }
 
-/* n bytes of the scratch arena (blocks that never move, reused from one
- * data point to the next); NULL when out of memory. */
-static char *scratch(jread *r, size_t n)
-{
-    jread_block *b = r->cur;
-    while (b && b->cap - b->used < n) b = b->next;
-    if (!b) {
-        size_t cap = n > 65536 ? n : 65536;
-        b = malloc(sizeof *b + cap);
-        if (!b) return NULL;
-        b->cap = cap;
-        b->used = 0;
-        b->next = NULL;
-        if (r->last)
-            r->last->next = b;
-        else
-            r->blocks = b;
-        r->last = b;
-    }
-    r->cur = b;
-    char *o = b->data + b->used;
-    b->used += n;
-    return o;
-}
-
 void jread_scratch_reset(jread *r)
 {
-    for (jread_block *b = r->blocks; b; b = b->next) b->used = 0;
-    r->cur = r->blocks;
+    arena_reset(&r->scratch);
 }
 
 /* A string at *pp (after its opening quote): *s, *n its value (a span of
@@ -141,7 +112,7 @@ int jread_string(jread *r, const char **pp, const char **s, size_t *n)
     const char *q = p;
     while (q < end && *q != '"') q += *q == '\\' ? 2 : 1;
     if (q >= end) return jread_fail(r, q > end ? end : q, "premature end of input in a string");
-    char *o = scratch(r, (size_t)(q - start) + 1), *o0 = o;
+    char *o = arena_alloc(&r->scratch, (size_t)(q - start) + 1), *o0 = o;
     if (!o) return jread_fail(r, p, "out of memory");
     memcpy(o, start, (size_t)(p - start));
     o += p - start;

@@ -12,6 +12,7 @@
 #define JOBSCOPE_JSON_READ_H
 
 #include <stddef.h>
+#include "util/arena.h"
 
 #define JREAD_MAX_DEPTH 2048
 
@@ -34,16 +35,10 @@ typedef struct jread_value {
     double d;
 } jread_value;
 
-typedef struct jread_block {
-    struct jread_block *next;
-    size_t used, cap;
-    char data[];
-} jread_block;
-
 typedef struct jread {
     const char *body, *end;
-    jread_block *blocks, *cur, *last; /* unescaped strings */
-    char err[160];                    /* "line L, column C: why" */
+    arena scratch; /* unescaped strings */
+    char err[160]; /* "line L, column C: why" */
 } jread;
 
 /* Starts reading [body, body+len). */

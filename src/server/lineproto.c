@@ -27,13 +27,13 @@
 #include <strings.h>
 #include "lineproto.h"
 #include "server.h" /* server_valid_ts_ms */
+#include "util/arena.h"
 #include "util/grow.h"
 #include "util/hash.h"
 #include "util/series_name.h"
 
 #define LP_MAX_TAGS   64
 #define LP_MAX_FIELDS 256
-#define LP_BLOCK      65536
 
 /* Character classes: bit 1 ends a measurement or tag value (',' ' '),
  * bit 2 ends a key ('=' ',' ' '); NUL ends both (as strchr's terminator did). */
@@ -41,30 +41,11 @@ static const unsigned char lp_class[256] = {
     [0] = 3, [','] = 3, [' '] = 3, ['='] = 2, ['\\'] = 4,
 };
 
-typedef struct lp_block {
-    struct lp_block *next;
-    size_t used, cap;
-    char data[];
-} lp_block;
-
-static char *arena_alloc(lp_batch *b, size_t n)
+/* The batch's copy of n bytes (kept over slices); sets b->oom on failure. */
+static char *lp_alloc(lp_batch *b, size_t n)
 {
-    lp_block *k = b->arena;
-    if (!k || k->cap - k->used < n) {
-        size_t cap = n > LP_BLOCK ? n : LP_BLOCK;
-        lp_block *nk = malloc(sizeof *nk + cap);
-        if (!nk) {
-            b->oom = 1;
-            return NULL;
-        }
-        nk->next = k;
-        nk->used = 0;
-        nk->cap = cap;
-        b->arena = nk;
-        k = nk;
-    }
-    char *p = k->data + k->used;
-    k->used += n;
+    char *p = arena_alloc(&b->arena, n);
+    if (!p) b->oom = 1;
     return p;
 }
 
@@ -122,7 +103,7 @@ static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
             return e->s;
         }
     }
-    char *c = arena_alloc(b, n + 1);
+    char *c = lp_alloc(b, n + 1);
     if (!c) return NULL;
     memcpy(c, s, n);
     c[n] = 0;
@@ -183,7 +164,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
         /* the rule of /api/put (series_name_valid): never cut and merged */
         if (kl > SERIES_NAME_MAX || vl > SERIES_NAME_MAX) return "tag key or value over 256 bytes";
         if (ntags >= LP_MAX_TAGS) return "too many tags";
-        char *kv = arena_alloc(b, kl + vl + 2);
+        char *kv = lp_alloc(b, kl + vl + 2);
         b->tags = grow_array(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
         if (b->oom) return "out of memory";
         memcpy(kv, key, kl + 1);
@@ -335,10 +316,7 @@ int lineproto_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, 
 
 void lineproto_free(lp_batch *b)
 {
-    for (lp_block *k = b->arena, *next; k; k = next) {
-        next = k->next;
-        free(k);
-    }
+    arena_free(&b->arena);
     free(b->pts);
     free(b->toff);
     free(b->tags);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "store/store.h"
+#include "util/arena.h"
 
 typedef struct lp_name_ent {
     const char *s;
@@ -23,8 +24,8 @@ typedef struct lp_batch {
     size_t ntags, captags;
     lp_name_ent *names; /* interned metric names */
     size_t nnames, capnames;
-    struct lp_block *arena; /* the strings (kept over slices) */
-    size_t pos, lineno;     /* where the next slice starts */
+    arena arena;        /* the strings (kept over slices) */
+    size_t pos, lineno; /* where the next slice starts */
     int oom;
 } lp_batch;
 
