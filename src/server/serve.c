@@ -125,7 +125,7 @@ static const struct option long_opts[] = {
     {0, 0, 0, 0},
 };
 
-int serve_main(int argc, char **argv)
+int serve_main(int argc, char **argv, const server_module *const *modules)
 {
     server_config cfg;
     char err[512];
@@ -206,7 +206,7 @@ int serve_main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    server *s = server_create(&cfg, err, sizeof err);
+    server *s = server_create(&cfg, modules, err, sizeof err);
     if (!s) goto fail;
     err[0] = 0;
     int rc = server_start(s, err, sizeof err);

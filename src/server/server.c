@@ -53,25 +53,15 @@ struct server_priv {
     int nmetrics_hooks;
     server_fanout_fn fanout;
     void *fanout_arg;
-    server_module *inited;                  /* last module whose init() succeeded */
-    void *module_state[SERVER_MAX_MODULES]; /* in registration order */
+    const server_module *const *modules;    /* the program's, in order */
+    int ninited;                            /* modules whose init() succeeded */
+    void *module_state[SERVER_MAX_MODULES]; /* in their order */
 
     http_transport *http;
     live_table *live;
     /* counted here (the transport counts its own) */
     unsigned long long points, store_errors, events, put_points, put_failed;
 };
-
-static server_module *modules;
-
-void server_module_register(server_module *m)
-{
-    /* Keep registration order (link order) so start-up is deterministic. */
-    server_module **p = &modules;
-    while (*p) p = &(*p)->next;
-    m->next = NULL;
-    *p = m;
-}
 
 int64_t server_now_ms(void)
 {
@@ -105,7 +95,8 @@ static void *maintain_thread(void *arg)
 
 /* ---- create / start / destroy ---- */
 
-server *server_create(server_config *cfg, char *err, size_t errlen)
+server *server_create(server_config *cfg, const server_module *const *modules, char *err,
+                      size_t errlen)
 {
     server *s = calloc(1, sizeof *s);
     server_priv *p = calloc(1, sizeof *p);
@@ -140,8 +131,9 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
         server_destroy(s);
         return NULL;
     }
-    int k = 0;
-    for (server_module *m = modules; m; m = m->next, k++) {
+    p->modules = modules;
+    for (int k = 0; modules && modules[k]; k++) {
+        const server_module *m = modules[k];
         if (k >= SERVER_MAX_MODULES) {
             snprintf(err, errlen, "too many server modules");
             server_destroy(s);
@@ -156,7 +148,7 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
             server_destroy(s);
             return NULL;
         }
-        p->inited = m;
+        p->ninited = k + 1;
     }
     return s;
 }
@@ -203,13 +195,8 @@ void server_destroy(server *s)
         pthread_mutex_unlock(&p->lock);
         pthread_join(p->maintainer, NULL);
     }
-    if (p->inited) {
-        int k = 0;
-        for (server_module *m = modules; m; m = m->next, k++) {
-            if (m->fini) m->fini(s, p->module_state[k]);
-            if (m == p->inited) break;
-        }
-    }
+    for (int k = 0; k < p->ninited; k++)
+        if (p->modules[k]->fini) p->modules[k]->fini(s, p->module_state[k]);
     if (s->st) store_close(s->st);
     live_free(p->live);
     route_table_free(p->routes);

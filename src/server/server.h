@@ -106,6 +106,7 @@ int server_default_socket(char *buf, size_t len);
 /* ---- the server object ---- */
 
 typedef struct server_priv server_priv;
+struct server_module;
 
 typedef struct server {
     server_config cfg;
@@ -115,9 +116,11 @@ typedef struct server {
     server_priv *priv; /* routes, tasks, hooks, live gauges, stats */
 } server;
 
-/* Opens the store and runs every module's init(); NULL + err. cfg is moved
- * into the server (do not free it afterwards). */
-server *server_create(server_config *cfg, char *err, size_t errlen);
+/* Opens the store and runs the init() of every module of the NULL-ended
+ * list (NULL: none), in its order; NULL + err.  cfg is moved into the
+ * server (do not free it afterwards); modules must outlive it. */
+server *server_create(server_config *cfg, const struct server_module *const *modules, char *err,
+                      size_t errlen);
 /* Starts the listeners then the background tasks; 0 or -1 + err. */
 int server_start(server *s, char *err, size_t errlen);
 /* Stops tasks (in reverse order), listeners, closes the store; frees s. */
@@ -287,16 +290,15 @@ typedef struct server_module {
     /* Frees what init made, after the tasks and listeners stopped (also
      * right away when init fails having set *state). */
     void (*fini)(server *s, void *state);
-    struct server_module *next;
 } server_module;
-void server_module_register(server_module *m);
-/* In a module's .c file: SERVER_MODULE(node_module, "node", node_init, node_fini); */
-#define SERVER_MODULE(var, name, init, fini)                                                       \
-    static server_module var = {name, init, fini, NULL};                                           \
-    __attribute__((constructor)) static void var##_register(void)                                  \
-    {                                                                                              \
-        server_module_register(&var);                                                              \
-    }
+/* In a module's .c file: SERVER_MODULE(node_module, "node", node_init, node_fini);
+ * the program lists it (server_main.h SERVER_MODULES), so that a program,
+ * a test or a fuzz target assembles the server it needs. */
+#define SERVER_MODULE(var, name, init, fini) const server_module var = {name, init, fini};
+
+/* The modules of src/server: the core API and the edge. */
+extern const server_module core_module, ingest_module, query_module, node_module, peers_module,
+    forward_module, consume_module;
 
 /* A background task: start() after the listeners are up (return 0, or -1 +
  * err to abort start-up), stop() at shutdown, in reverse order, before the
