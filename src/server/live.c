@@ -20,6 +20,11 @@ typedef struct live_name {
     struct live_name *next;
     uint64_t h;
     size_t refs;
+    /* from the metric catalogue, once per name: the field whose HELP this
+     * series shows, whether it is a counter, its Prometheus name */
+    const metric_def *def;
+    int counter;
+    char *prom;
     char s[];
 } live_name;
 
@@ -54,6 +59,8 @@ static int tag_cmp(const void *a, const void *b)
     return strcmp(((const store_tag *)a)->key, ((const store_tag *)b)->key);
 }
 
+static int name_describe(live_name *e);
+
 /* The interned name (a reference taken), NULL on OOM. */
 static live_name *name_get(live_table *p, const char *m)
 {
@@ -82,6 +89,10 @@ static live_name *name_get(live_table *p, const char *m)
     live_name *e = malloc(sizeof *e + len + 1);
     if (!e) return NULL;
     memcpy(e->s, m, len + 1);
+    if (name_describe(e) < 0) {
+        free(e);
+        return NULL;
+    }
     e->h = h;
     e->refs = 1;
     e->next = *slot;
@@ -96,6 +107,7 @@ static void name_put(live_table *p, live_name *n)
     live_name **pp = &p->names[n->h & (p->names_cap - 1)];
     while (*pp != n) pp = &(*pp)->next;
     *pp = n->next;
+    free(n->prom);
     free(n);
     p->names_n--;
 }
@@ -317,18 +329,6 @@ size_t live_count(live_table *p)
 
 /* ---- Prometheus text format ---- */
 
-/* Counter or gauge, from the metric catalogue (src/model): a series named
- * EVENT.FIELD of a catalogue field of that event is what the catalogue says
- * (utime, read_bytes, cg_cpu_usage... are counters); any other series is a
- * gauge. */
-static int is_counter(const char *metric)
-{
-    const metric_def *d = metric_lookup(metric);
-    if (!d || d->kind != METRIC_COUNTER) return 0;
-    size_t e = strlen(d->event);
-    return !strncmp(metric, d->event, e) && metric[e] == '.';
-}
-
 /* Prometheus' text format is UTF-8: a byte that does not start a valid
  * sequence becomes U+FFFD; backslash, quote (in label values) and newline
  * are escaped. */
@@ -393,6 +393,32 @@ static void prom_name(char *out, size_t len, const char *metric, int counter)
     }
 }
 
+/* What the metric catalogue (src/model) says of a series, once per name:
+ * a series EVENT.FIELD (or EVENT.GROUP.FIELD, a row of a group) of a
+ * catalogue field of that event is a counter or a gauge as the catalogue
+ * says (utime, read_bytes, cg_cpu_usage... are counters), any other series
+ * a gauge; HELP is the help text of the field metric_lookup() finds.  A
+ * group's rows are a family of their own, named with the label of a row
+ * (jobscope_kickstart_inv_online_cg_io_dev_rbytes_total{dev="8:0"}), apart
+ * from the event's total (..._cg_io_rbytes_total). */
+static int name_describe(live_name *e)
+{
+    const char *m = e->s;
+    const metric_def *d = metric_lookup(m);
+    size_t el = d ? strlen(d->event) : 0;
+    int of_event = d && !strncmp(m, d->event, el) && m[el] == '.';
+    e->def = d;
+    e->counter = of_event && d->kind == METRIC_COUNTER;
+    char name[256], family[600];
+    if (of_event && d->group)
+        snprintf(family, sizeof family, "%s.%s.%s.%s", d->event, d->group, d->row_label, d->name);
+    else
+        snprintf(family, sizeof family, "%s", m);
+    prom_name(name, sizeof name, family, e->counter);
+    e->prom = strdup(name);
+    return e->prom ? 0 : -1;
+}
+
 static void label_name(sbuf *b, const char *k)
 {
     if (isdigit((unsigned char)*k)) sbuf_putc(b, '_');
@@ -400,7 +426,7 @@ static void label_name(sbuf *b, const char *k)
 }
 
 typedef struct prom_row {
-    char name[256];
+    const char *name; /* the Prometheus name (the live_name's) */
     live_set *l;
     live_val *v;
     int counter;
@@ -424,8 +450,8 @@ void live_metrics(live_table *p, sbuf *out)
             for (size_t j = 0; j < l->nvals && n < p->n; j++) {
                 rows[n].l = l;
                 rows[n].v = &l->vals[j];
-                rows[n].counter = is_counter(l->vals[j].name->s);
-                prom_name(rows[n].name, sizeof rows[n].name, l->vals[j].name->s, rows[n].counter);
+                rows[n].counter = l->vals[j].name->counter;
+                rows[n].name = l->vals[j].name->prom;
                 n++;
             }
     if (n) qsort(rows, n, sizeof *rows, row_cmp);
@@ -433,7 +459,7 @@ void live_metrics(live_table *p, sbuf *out)
     for (size_t i = 0; i < n; i++) {
         live_set *l = rows[i].l;
         if (strcmp(rows[i].name, last)) {
-            const metric_def *d = metric_lookup(rows[i].v->name->s);
+            const metric_def *d = rows[i].v->name->def;
             sbuf_printf(out, "# HELP %s ", rows[i].name);
             if (d && d->help) {
                 prom_text(out, d->help, 0);
