@@ -153,6 +153,12 @@ $(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BU
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
 
+# The socket ingest in-process (bench/serve_put/run): events into points, into the store.
+$(BUILD)/bench/ingest_bench: bench/serve_put/ingest_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(NET_REG) $(BUILD)/libjscore.a $(SERVE_LIBS) \
+	    $(NETLIBS) $(LDLIBS)
+
 # The BPF sampler against the procfs floor (bench/bpf, issue 15).
 $(BUILD)/bench/bench_samplers: bench/bpf/bench_samplers.c $(BPF_OBJ) $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
