@@ -117,6 +117,31 @@ static const char *req_param(const server_request *r, const char *name, int i)
     return w.found;
 }
 
+struct name_walk {
+    int want, seen;
+    const char *found;
+};
+
+static enum MHD_Result name_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    struct name_walk *w = cls;
+    (void)kind;
+    (void)value;
+    if (w->seen++ == w->want) {
+        w->found = key ? key : "";
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+static const char *req_param_name(const server_request *r, int i)
+{
+    struct name_walk w = {i, 0, NULL};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, name_iter, &w);
+    return w.found;
+}
+
 static const char *req_header(const server_request *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
@@ -132,7 +157,7 @@ static int req_client_gone(const server_request *r)
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-static const server_request_ops mhd_ops = {req_param, req_header, req_client_gone};
+static const server_request_ops mhd_ops = {req_param, req_param_name, req_header, req_client_gone};
 
 /* ---- bodies ---- */
 

@@ -15,7 +15,7 @@
  *                     dispatch function server.c gives it
  *         conn_guard.c  connection deadlines (slowloris), body memory
  *       live.c        the live per-job values behind /metrics
- *   request.c     what handlers call: request accessors, replies
+ *   handler.c     what handlers call: request accessors, replies
  *   ingest.c      jobscope events into points (event_reader.c reads them)
  *   api_*.c       the core endpoints, ordinary modules: ingest (+
  *                 put_reader.c, lineproto.c), query, core (version, /metrics)
@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include "store/store.h"
 #include "sink/formats/sbuf.h"
+#include "util/log.h"
 
 #define SERVER_VERSION "2.4.1" /* the OpenTSDB API level answered */
 
@@ -208,6 +209,7 @@ struct server_request;
 /* What the transport that received a request answers about it (http.c). */
 typedef struct server_request_ops {
     const char *(*param)(const struct server_request *r, const char *name, int i);
+    const char *(*param_name)(const struct server_request *r, int i);
     const char *(*header)(const struct server_request *r, const char *name);
     int (*client_gone)(const struct server_request *r);
 } server_request_ops;
@@ -227,6 +229,9 @@ typedef struct server_request {
  * parameter given without value ("?summary") is "". */
 const char *server_param(const server_request *r, const char *name);
 const char *server_param_n(const server_request *r, const char *name, int i);
+/* The name of the i-th query-string parameter, NULL past the last: a route
+ * that answers 400 to parameters it does not know walks them with it. */
+const char *server_param_name(const server_request *r, int i);
 const char *server_header(const server_request *r, const char *name);
 /* Nonzero once the client of r has closed its connection (a long query
  * stops working for nobody); 0 without a connection. */
@@ -340,5 +345,11 @@ void server_peer_replies_free(server_peer_reply *r, int n);
 typedef void (*server_metrics_fn)(server *s, struct sbuf *out, void *arg);
 int server_on_metrics(server *s, server_metrics_fn fn, void *arg);
 void server_metrics_hooks(server *s, struct sbuf *out);
+
+/* The server logs with js_log (util/log.h): `jobscope serve` names itself,
+ * "2026-11-25T10:00:00Z jobscope serve: TOPIC: ...".  server_log is its
+ * old name, kept only until the branches in flight that call it are
+ * merged; new code calls js_log. */
+#define server_log(s, ...) ((void)(s), js_log(1, NULL, __VA_ARGS__))
 
 #endif

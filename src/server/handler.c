@@ -1,4 +1,4 @@
-/* request.c — what a handler calls (server.h): the parameters, headers and
+/* handler.c — what a handler calls (server.h): the parameters, headers and
  * connection of its request, through the accessors of the transport that
  * received it (http.c; none for a request made in a test), and the helpers
  * that fill its response. */
@@ -16,6 +16,11 @@ const char *server_param_n(const server_request *r, const char *name, int i)
 const char *server_param(const server_request *r, const char *name)
 {
     return server_param_n(r, name, 0);
+}
+
+const char *server_param_name(const server_request *r, int i)
+{
+    return r->ops && r->ops->param_name ? r->ops->param_name(r, i) : NULL;
 }
 
 const char *server_header(const server_request *r, const char *name)
