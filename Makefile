@@ -52,7 +52,22 @@ SERVE_OBJS += $(BUILD)/gen/web_assets.o
 # src/sink/ is split by role (docs/hacking.md): its subfolders are built too;
 # every network backend in src/sink/net/ goes into the plugin, with the
 # time-series encoder it alone uses (jansson).
-SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/%,$(sort $(wildcard src/*/*.c src/sink/*/*.c)))
+SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/% src/slurm/%,$(sort $(wildcard src/*/*.c src/sink/*/*.c)))
+
+# The Slurm SPANK plugin (src/slurm, docs/slurm.md), built when Slurm's
+# spank.h is here (Debian: libslurm-dev).  Loaded by slurmstepd, it links
+# nothing of jobscope's: it starts `jobscope attach` for every task.
+SPANK_OK := $(shell [ -r /usr/include/slurm/spank.h ] && echo 1)
+SPANK_SRCS := src/slurm/jobscope_spank.c src/slurm/spank_conf.c
+ifeq ($(SPANK_OK),1)
+all: $(BUILD)/jobscope-spank.so
+endif
+$(BUILD)/jobscope-spank.so: $(SPANK_SRCS) src/slurm/spank_conf.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -DJOBSCOPE_BIN='"$(PREFIX)/bin/jobscope"' $(LDFLAGS) -o $@ $(SPANK_SRCS)
+$(BUILD)/tests/test_slurm: tests/unit/test_slurm.c src/slurm/spank_conf.c src/slurm/spank_conf.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< src/slurm/spank_conf.c -lcmocka $(LDFLAGS)
 
 # The BPF sampler (src/bpf, docs/bpf.md) is built when clang, bpftool, libbpf
 # and the kernel's BTF are here: tree.bpf.c is compiled with clang -target bpf
@@ -216,6 +231,10 @@ $(BUILD)/man/%: man/%.scd
 	@mkdir -p $(dir $@)
 	scdoc < $< > $@
 
+# remote write loads libsnappy at run time (net/remote_write.c); its test
+# also undoes the compression
+$(BUILD)/tests/test_remote_write: LDLIBS += -lsnappy
+
 unit: $(UNIT_BINS)
 
 # The benchmark (bench/README.md): its own optimised build, then the harness.
@@ -273,6 +292,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/jobscope
 	install -m 644 $(BUILD)/jobscope-net.so $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-net.so
 	if [ -f $(BUILD)/jobscope-bpf.so ]; then install -m 644 $(BUILD)/jobscope-bpf.so $(DESTDIR)$(PREFIX)/lib/jobscope/; fi
+	if [ -f $(BUILD)/jobscope-spank.so ]; then install -m 644 $(BUILD)/jobscope-spank.so $(DESTDIR)$(PREFIX)/lib/jobscope/; fi
+	install -m 755 dist/slurm/jobscope-slurm-epilog $(DESTDIR)$(PREFIX)/lib/jobscope/jobscope-slurm-epilog
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHONDIR)
 	install -m 644 lib/jobscope.h $(DESTDIR)$(PREFIX)/include/jobscope.h
 	install -m 755 $(BUILD)/libjobscope.so $(DESTDIR)$(PREFIX)/lib/libjobscope.so.0

@@ -213,6 +213,8 @@ static int js_emit(const char *name, double value, double ts, int level, const c
         *p++ = '\t';
         if (!(p = js_str(p, end, k)) || p >= end) goto toolong_lost;
         *p++ = '=';
+        for (const char *c = v; *c; c++) /* the monitor refuses control characters */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) goto toolong_lost;
         if (!(p = js_str(p, end, v))) goto toolong_lost;
     }
     int r = js_send(buf, (size_t)(p - buf), lost);

@@ -9,8 +9,10 @@ The monitor side, lowest first (docs/hacking.md):
   2 sources  src/event, src/source.h, src/proc, src/bpf, src/cgroup, src/gpu,
              src/limits, src/metrics, and the output interface src/sink/sink.h
   3 monitor  src/monitor
-  4 outputs  src/sink (formats, delivery, network backends)
-  5 cli      src/cli
+  4 outputs  src/sink (formats, delivery, network backends), and src/kickstart
+             (pegasus-kickstart's record and job chain on top of the monitor)
+  5 cli      src/cli, src/slurm (the SPANK plugin: a front end that starts
+             `jobscope attach`; it links nothing of jobscope's)
 A file may include its own layer and those below, never one above.  The
 server side (src/store, src/query, src/server, src/repo, src/report) may
 include anything of the monitor side but src/cli and src/monitor, and
@@ -49,9 +51,9 @@ def layer(rel):
         return 2
     if top == "monitor":
         return 3
-    if top == "sink":
+    if top in ("sink", "kickstart"):
         return 4
-    if top == "cli":
+    if top in ("cli", "slurm"):
         return 5
     if top in SERVER:
         return "S"

@@ -95,7 +95,8 @@ def _send(data):
 
 
 def _clean(x):
-    return str(x).replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    # tag values carry no control characters (the monitor refuses them)
+    return "".join(" " if ord(c) < 0x20 or c == "\x7f" else c for c in str(x))
 
 
 def enabled(level=1):

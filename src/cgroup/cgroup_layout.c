@@ -202,6 +202,17 @@ cgroup *cgroup_of_pid(pid_t pid)
         return NULL;
     }
     int v = cgroup_layout_version(&m);
+    /* v1, another process: a hierarchy where it sits at the root (Slurm's
+     * task/cgroup without jobacct_gather/cgroup leaves cpuacct there) holds
+     * the whole machine, not the job: leave it out when another is its own */
+    int own = 0;
+    for (int i = 0; pid && v == 1 && i < CG_V1_N; i++)
+        if (p.v1[i] && strcmp(p.v1[i], "/")) own = 1;
+    for (int i = 0; own && i < CG_V1_N; i++)
+        if (p.v1[i] && !strcmp(p.v1[i], "/")) {
+            free(p.v1[i]);
+            p.v1[i] = NULL;
+        }
     if (v)
         cg = open_rel(&m, v, (const char *const *)p.v1, p.v2);
     else

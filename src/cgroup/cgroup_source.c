@@ -244,6 +244,23 @@ static void sweep(cgsrc *s)
     reap_some(s);
 }
 
+/* The last reading of counters the final read no longer finds: attached to
+ * a Slurm task, its cpuacct cgroup may be removed as soon as slurmstepd has
+ * reaped it, while the memory one is still there; the CPU it counted last
+ * (at the final sample, after the exit) is its total. */
+static void keep_lost_counters(cg_stats *now, const cg_stats *before)
+{
+    if ((before->have & CG_HAVE_CPU) && !(now->have & CG_HAVE_CPU)) {
+        now->cpu_usage_us = before->cpu_usage_us;
+        now->have |= CG_HAVE_CPU;
+    }
+    if ((before->have & CG_HAVE_CPU_SPLIT) && !(now->have & CG_HAVE_CPU_SPLIT)) {
+        now->cpu_user_us = before->cpu_user_us;
+        now->cpu_system_us = before->cpu_system_us;
+        now->have |= CG_HAVE_CPU_SPLIT;
+    }
+}
+
 static void cgsrc_stop(source *src, monitor_ctx *ctx)
 {
     cgsrc *s = (cgsrc *)src;
@@ -252,6 +269,7 @@ static void cgsrc_stop(source *src, monitor_ctx *ctx)
     if (s->owned && s->kill_at > 0) sweep(s);
     cg_stats st;
     if (s->cg->ops->read(s->cg, &st) == 0) {
+        if (s->have) keep_lost_counters(&st, &s->st);
         s->st = st;
         s->have = 1;
     }

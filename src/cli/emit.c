@@ -168,10 +168,15 @@ int emit_main(int argc, char **argv)
         } else if ((v = emit_optval(argc, argv, &i, "--tag", &err))) {
             const char *eq = strchr(v, '=');
             if (!eq || !wire_name_ok(v, (size_t)(eq - v), WIRE_MAX_TAGKEY) ||
-                strlen(eq + 1) > WIRE_MAX_TAGVAL || strpbrk(eq + 1, "\t\n\r"))
+                !wire_tagval_ok(eq + 1, strlen(eq + 1))) {
+                char shown[96]; /* one line: control characters shown as '?' */
+                snprintf(shown, sizeof shown, "%s", v);
+                for (char *c = shown; *c; c++)
+                    if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
                 return emit_bad("bad --tag '%s': KEY=VALUE, KEY like a metric name, VALUE "
-                                "at most 256 bytes without tabs or newlines",
-                                v);
+                                "at most 256 bytes without control characters",
+                                shown);
+            }
             if (ntags == WIRE_MAX_TAGS) return emit_bad("too many tags (at most %s)", "16");
             tags[ntags++] = (char *)v;
         } else if ((v = emit_optval(argc, argv, &i, "--level", &err))) {

@@ -55,6 +55,8 @@ static const struct {
     int (*fn)(int argc, char **argv);
 } dropin_names[] = {
     {"pegasus-kickstart", kickstart_main},
+    {"pegasus-kickstart-cpu", kickstart_main}, /* the names Pegasus installs it under */
+    {"pegasus-kickstart-cuda", kickstart_main},
     {"pegasus-monitor", pmonitor_main},
     {"joremon", joremon_main},
 };

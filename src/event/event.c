@@ -30,6 +30,14 @@ static const struct {
     {"task_id", "PEGASUS_TASK_ID"},
 };
 
+int annotations_is_key(const char *key)
+{
+    if (!strcmp(key, "hostname") || !strcmp(key, "job_id") || !strcmp(key, "launch")) return 1;
+    for (size_t i = 0; i < sizeof wf_vars / sizeof wf_vars[0]; i++)
+        if (!strcmp(key, wf_vars[i].field)) return 1;
+    return 0;
+}
+
 /* MPI rank: kickstart's order first, then newer launchers. */
 static const char *const rank_vars[] = {
     "OMPI_COMM_WORLD_RANK", "ALPS_APP_PE", "PMI_RANK",     "PMI_ID",
@@ -144,6 +152,13 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     char gen[320];
     if (job_id && *job_id) {
         a->job_id = strdup(job_id);
+    } else if (bid && !strcmp(bsys, "slurm") && env_nonempty("SLURM_ARRAY_JOB_ID") &&
+               env_nonempty("SLURM_ARRAY_TASK_ID")) {
+        /* an array element: Slurm's own name is ARRAY_JOB_ID_TASK (123_4),
+         * SLURM_JOB_ID being the element's own number (124) */
+        snprintf(gen, sizeof gen, "%s_%s", getenv("SLURM_ARRAY_JOB_ID"),
+                 getenv("SLURM_ARRAY_TASK_ID"));
+        a->job_id = strdup(gen);
     } else if (bid) {
         const char *task = env_nonempty("SLURM_ARRAY_TASK_ID");
         if (!task) task = env_nonempty("PBS_ARRAYID");
@@ -209,6 +224,7 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             wf |= !strcmp(overrides[i].field, wf_vars[k].field);
         extra += !wf;
     }
+    a->tags_at = b.len; /* the last member: event_begin_untagged leaves it out */
     if (ntags > 0 || extra) {
         json_obj_open(&b, "tags");
         for (int i = 0; i < noverrides; i++) {
@@ -268,16 +284,35 @@ void emitter_add_sink(emitter *em, sink *s)
     em->sinks[em->nsinks++] = s;
 }
 
-void event_begin(const emitter *em, jbuf *b, const char *name, double ts)
+static void begin(const emitter *em, jbuf *b, const char *name, double ts, size_t ann_len)
 {
     jbuf_reset(b);
     jbuf_putc(b, '{');
     b->comma = 0;
     json_str(b, "event", name);
     json_fixed(b, "ts", ts, 6);
-    if (em->ann.fragment_len) {
+    if (ann_len) {
         jbuf_putc(b, ',');
-        jbuf_put(b, em->ann.fragment, em->ann.fragment_len);
+        jbuf_put(b, em->ann.fragment, ann_len);
+    }
+}
+
+void event_begin(const emitter *em, jbuf *b, const char *name, double ts)
+{
+    begin(em, b, name, ts, em->ann.fragment_len);
+}
+
+void event_begin_untagged(const emitter *em, jbuf *b, const char *name, double ts,
+                          const char **tags, size_t *len)
+{
+    const annotations *a = &em->ann;
+    begin(em, b, name, ts, a->tags_at);
+    *tags = NULL;
+    *len = 0;
+    const char *t = a->fragment ? strstr(a->fragment + a->tags_at, "\"tags\":{") : NULL;
+    if (a->tags_at < a->fragment_len && t) {
+        *tags = t + 7;
+        *len = (size_t)(a->fragment + a->fragment_len - *tags);
     }
 }
 
@@ -310,18 +345,35 @@ uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts, const s
     return seq;
 }
 
+/* Events an output lost: refused by write(), or accepted and lost later. */
+static unsigned long sink_losses(sink *s)
+{
+    return s->errors + __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
+}
+
 void emitter_put_errors(emitter *em, jbuf *b, const char *key)
 {
     pthread_mutex_lock(&em->lock);
     int any = 0;
     for (int i = 0; i < em->nsinks; i++) {
         sink *s = em->sinks[i];
-        if (!s->errors) continue;
+        unsigned long n = sink_losses(s);
+        if (!n) continue;
         if (!any++) json_obj_open(b, key);
-        json_u64(b, s->label ? s->label : "output", s->errors);
+        json_u64(b, s->label ? s->label : "output", n);
     }
     if (any) json_obj_close(b);
     pthread_mutex_unlock(&em->lock);
+}
+
+unsigned long emitter_dropped(emitter *em)
+{
+    pthread_mutex_lock(&em->lock);
+    unsigned long n = em->dropped;
+    for (int i = 0; i < em->nsinks; i++)
+        n += __atomic_load_n(&em->sinks[i]->lost, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&em->lock);
+    return n;
 }
 
 void emitter_close(emitter *em, double flush_timeout_s)

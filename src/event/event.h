@@ -40,7 +40,8 @@ typedef struct js_event {
 typedef struct annotations {
     char *fragment; /* pre-encoded  "key":value,...  (no braces) */
     size_t fragment_len;
-    char *job_id; /* --job, or a scheduler id, or generated */
+    size_t tags_at; /* where its last member ,"tags":{...} begins (fragment_len: none) */
+    char *job_id;   /* --job, or a scheduler id, or generated */
     char *hostname;
     long rank; /* MPI rank (0 without a launcher) */
 } annotations;
@@ -61,6 +62,10 @@ typedef struct emitter {
 int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags,
                      int null_missing);
 void annotations_free(annotations *a);
+/* 1 if key is one of the string annotations every event carries (hostname,
+ * job_id, launch, site, wf_uuid, wf_label, dag_job_id, condor_job_id,
+ * xformation, task_id): what the time-series outputs make tags of. */
+int annotations_is_key(const char *key);
 /* Before annotations_init: FIELD (site, wf_label, xformation, ...) takes
  * VALUE instead of its environment variable (kickstart's -R, -L, -n), or a
  * FIELD that is no workflow annotation becomes a tag.  0, or -1 if full. */
@@ -69,11 +74,19 @@ int annotations_override(const char *field, const char *value);
 int emitter_init(emitter *em, const annotations *ann); /* takes ownership of ann */
 void emitter_add_sink(emitter *em, struct sink *s);
 void emitter_close(emitter *em, double flush_timeout_s); /* flush + close all sinks */
-/* Adds "key": {label: failed writes} for the outputs that failed any write. */
+/* Adds "key": {label: events lost} for the outputs that lost any: writes
+ * that failed, and events accepted but lost later (a full spool). */
 void emitter_put_errors(emitter *em, jbuf *b, const char *key);
+/* Events lost so far, over every output: the record's events_dropped. */
+unsigned long emitter_dropped(emitter *em);
 
 /* Starts an event: {"event":NAME,"ts":TS,<annotations> ... */
 void event_begin(const emitter *em, jbuf *b, const char *name, double ts);
+/* The same without the annotations' "tags" (--tag): for an event that writes
+ * one "tags" object of its own with them in it (a custom metric), so that
+ * no key is there twice.  *tags, *len: that object's text ({...}), or NULL. */
+void event_begin_untagged(const emitter *em, jbuf *b, const char *name, double ts,
+                          const char **tags, size_t *len);
 /* Appends "seq":N}, and hands the event to every sink. Thread-safe.
  * Returns the sequence number given. */
 uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,

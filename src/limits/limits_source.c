@@ -181,37 +181,20 @@ static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, 
     (void)ev;
 }
 
-static int alive(pid_t p)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)p);
-    FILE *f = fopen(path, "re");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *rp = strrchr(buf, ')');
-    return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-}
-
 /* Without a cgroup of its own: the tree members of the last sample that
  * outlived the main process (daemons ignoring SIGTERM) get SIGKILL after
- * the grace period.  (With one, the cgroup source sweeps the cgroup.) */
+ * the grace period -- only those proven to be the same processes still
+ * (proctree_kill): a member's pid may belong to someone else by then.
+ * (With a cgroup, the cgroup source sweeps it.) */
 static void limsrc_stop(source *src, monitor_ctx *ctx)
 {
     limsrc *s = (limsrc *)src;
     int owned = 0;
     if (!s->killed || (cgroup_source_cgroup(ctx, &owned) && owned)) return;
-    pid_t pids[4096];
-    int n = proctree_pids(ctx->tree, pids, 4096);
     for (;;) {
-        int left = 0;
-        for (int i = 0; i < n; i++)
-            if (alive(pids[i])) left++;
-        if (!left) break;
+        if (proctree_kill(ctx->tree, 0) == 0) break; /* none left */
         if (now_mono() >= s->kill_mono + s->grace) {
-            for (int i = 0; i < n; i++)
-                if (alive(pids[i])) kill(pids[i], SIGKILL);
+            proctree_kill(ctx->tree, SIGKILL);
             break;
         }
         if (s->run_mode)

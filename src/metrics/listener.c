@@ -6,6 +6,7 @@
  * bad messages are counted by kind, a name table that is full only stops
  * the statistics, not the events. */
 #include "metrics/listener.h"
+#include "metrics/jsonscan.h"
 #include "util/log.h"
 #include "cgroup/cgroup.h"
 #include "metrics/payload.h"
@@ -134,15 +135,39 @@ static series *metrics_series(metrics_src *m, const char *name, size_t n)
     return NULL;
 }
 
+/* Is KEY (k, n bytes) one of the metric's own tags? */
+static int metric_has_tag(const wire_metric *w, const char *k, size_t n)
+{
+    for (int i = 0; i < w->ntags; i++)
+        if (w->tags[i].klen == n && !memcmp(w->tags[i].k, k, n)) return 1;
+    return 0;
+}
+
+/* One "tags" object: the run's --tag annotations (but those the metric
+ * sets itself), then the metric's own tags. */
 static void metrics_emit(metrics_src *m, const wire_metric *w)
 {
     double ts = w->ts > 0 ? w->ts : now_epoch();
     jbuf *b = &m->ev;
     jbuf_reset(b);
-    event_begin(m->ctx->em, b, EV_METRIC, ts);
+    const char *ann_tags;
+    size_t ann_len;
+    event_begin_untagged(m->ctx->em, b, EV_METRIC, ts, &ann_tags, &ann_len);
     json_strn(b, "name", w->name, w->name_len);
     json_num(b, "value", w->value);
     json_obj_open(b, "tags");
+    jscan_iter it;
+    jscan_item item;
+    if (ann_tags && jscan_begin(&it, ann_tags, ann_tags + ann_len, '{'))
+        while (jscan_next(&it, &item, 1)) {
+            if (metric_has_tag(w, item.key, item.klen)) continue;
+            if (b->comma) jbuf_putc(b, ',');
+            jbuf_putc(b, '"');
+            jbuf_put(b, item.key, item.klen); /* already JSON, as the fragment has it */
+            jbuf_put(b, "\":", 2);
+            jbuf_put(b, item.val, item.vlen);
+            b->comma = 1;
+        }
     for (int i = 0; i < w->ntags; i++) {
         char key[WIRE_MAX_TAGKEY + 1];
         memcpy(key, w->tags[i].k, w->tags[i].klen);

@@ -303,6 +303,16 @@ static int payload_number(const char *p, size_t n, double *v)
     return *end ? -1 : 0;
 }
 
+/* A timestamp: epoch seconds in [1, 1e11), the rule of the wire (wire.h);
+ * 1e999 or -5 is none. */
+static int payload_ts(const char *p, size_t n, double *v)
+{
+    double t;
+    if (payload_number(p, n, &t) < 0 || !(t >= WIRE_MIN_TS && t < WIRE_MAX_TS)) return -1;
+    *v = t;
+    return 0;
+}
+
 /* Be liberal in what is accepted: Panorama's own example block puts the
  * block's "ts" inside the payload list (`[ {...}, "ts": 1552878285 ]`).
  * Members written as list items are moved to the block object; the events
@@ -428,8 +438,8 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
             memcpy(name, m.val + 1, m.vlen - 2);
             name[m.vlen - 2] = 0;
         } else if (payload_key(&m, "ts")) {
-            if (payload_number(m.val, m.vlen, &block_ts) < 0 || block_ts <= 0) {
-                *err = "ts is not a positive number";
+            if (payload_ts(m.val, m.vlen, &block_ts) < 0) {
+                *err = "ts is not epoch seconds (1 to 1e11)";
                 return -1;
             }
         } else if (payload_key(&m, "payload")) {
@@ -489,7 +499,7 @@ static int payload_parse_block(const char *json, size_t n, double now, payload_e
             const kv *e = &kvs[i];
             if (payload_dkey(e->dk, e->dkl, "ts")) {
                 double t;
-                if (payload_number(e->m.val, e->m.vlen, &t) == 0 && t > 0) ts = t;
+                if (payload_ts(e->m.val, e->m.vlen, &t) == 0) ts = t;
                 continue;
             }
             if (payload_dkey(e->dk, e->dkl, "event") || payload_dkey(e->dk, e->dkl, "seq") ||

@@ -78,7 +78,7 @@ int wire_parse(const char *buf, size_t len, wire_metric *m, const char **payload
     }
     if (nf < 7) return WIRE_BAD_FORMAT;
     if (nf == NF) return WIRE_BAD_TAG; /* more tags than we keep */
-    for (int i = 1; i < nf; i++)       /* no control bytes anywhere */
+    for (int i = 1; i < 7; i++)        /* no control bytes in the fixed fields */
         for (size_t j = 0; j < fl[i]; j++)
             if ((unsigned char)f[i][j] < 0x20 || f[i][j] == 0x7f) return WIRE_BAD_FORMAT;
 
@@ -105,7 +105,7 @@ int wire_parse(const char *buf, size_t len, wire_metric *m, const char **payload
         t->klen = (size_t)(eq - f[i]);
         t->v = eq + 1;
         t->vlen = fl[i] - t->klen - 1;
-        if (!wire_name_ok(t->k, t->klen, WIRE_MAX_TAGKEY) || t->vlen > WIRE_MAX_TAGVAL)
+        if (!wire_name_ok(t->k, t->klen, WIRE_MAX_TAGKEY) || !wire_tagval_ok(t->v, t->vlen))
             return WIRE_BAD_TAG;
         for (int j = 0; j < m->ntags - 1; j++) /* a key again: its last value, once */
             if (m->tags[j].klen == t->klen && !memcmp(m->tags[j].k, t->k, t->klen)) {
@@ -116,6 +116,14 @@ int wire_parse(const char *buf, size_t len, wire_metric *m, const char **payload
             }
     }
     return WIRE_METRIC;
+}
+
+int wire_tagval_ok(const char *s, size_t n)
+{
+    if (n > WIRE_MAX_TAGVAL) return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) return 0;
+    return 1;
 }
 
 size_t wire_format(char *out, size_t cap, const char *name, double value, double ts, int level,
@@ -156,7 +164,8 @@ const char *wire_strerror(int r)
     case WIRE_BAD_LEVEL:
         return "level is not an integer in 1..255";
     case WIRE_BAD_TAG:
-        return "bad tag (KEY=VALUE, at most 16, key like a name)";
+        return "bad tag (KEY=VALUE, at most 16, key like a name, value at most 256 bytes "
+               "without control characters)";
     }
     return "?";
 }

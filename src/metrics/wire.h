@@ -57,6 +57,10 @@ int wire_parse(const char *buf, size_t len, wire_metric *m, const char **payload
 
 /* 1 if s[0..n) is a valid metric or tag-key name of at most max bytes. */
 int wire_name_ok(const char *s, size_t n, size_t max);
+/* 1 if s[0..n) may be a tag value: at most WIRE_MAX_TAGVAL bytes and no
+ * control character (a byte below 0x20, or 0x7f).  The one rule of every
+ * client (emit refuses, the libraries do not send) and of the listener. */
+int wire_tagval_ok(const char *s, size_t n);
 
 /* Formats a metric message into out (cap bytes).  ts <= 0: leave empty.
  * tags: "KEY=VALUE" strings.  Returns the length, or 0 if it did not fit. */

@@ -91,6 +91,8 @@ const metric_def metric_catalogue[M_COUNT] = {
     [M_SWAP] = U("swap", "kB", METRIC_GAUGE, "Swapped-out memory of the live processes."),
     [M_PROCS] = U("procs", "count", METRIC_GAUGE, "Live processes in the tree."),
     [M_THREADS] = U("threads", "count", METRIC_GAUGE, "Threads of the live processes."),
+    [M_ZOMBIES] = U("zombies", "count", METRIC_GAUGE,
+                    "Processes of the tree that exited and are not reaped yet."),
     [M_CPU_PERCENT] = {"cpu_percent", S, "percent", METRIC_GAUGE, MS_F64, 1, 2, 0,
                        "CPU since the previous sample, 100 = one core.", NULL, NULL},
     [M_MAX_HWM] =

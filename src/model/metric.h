@@ -47,6 +47,7 @@ typedef enum metric_id {
     M_SWAP,
     M_PROCS,
     M_THREADS,
+    M_ZOMBIES,
     M_CPU_PERCENT,
     M_MAX_HWM,
     M_TOTAL_PROCS,

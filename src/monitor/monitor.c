@@ -4,7 +4,7 @@
  *           command with posix_spawn (vfork-like: the job's ru_maxrss is its
  *           own), then loop: sample every interval, reap children as SIGCHLD
  *           arrives (reading each zombie's /proc/PID/io first so its I/O is
- *           exact), forward signals to the job.
+ *           exact; proc/reapio.h where that is root's), forward signals.
  *   attach: the same loop around a process that is not our child.
  *
  * Events: jobscope.start, kickstart.inv.online (first sample at once, one per
@@ -23,6 +23,7 @@
 #include "../metrics/listener.h"
 #include "../proc/hostinfo.h"
 #include "../proc/proctree.h"
+#include "../proc/reapio.h"
 #include "../proc/tree_metrics.h"
 #include "../sink/sink.h"
 #include "../source.h"
@@ -90,6 +91,8 @@ struct monitor {
     char *cmd, *cwd, *user, *exe;
     double proc_start; /* epoch seconds the main process started (JoReMon's ClockTime) */
     int stop_signal;   /* attach: interrupted by this signal */
+    int have_status;   /* attach: the wait status came on opt.exit_status_fd */
+    int status_read;   /* ... and that descriptor said all it will */
     /* limits */
     char kill_reason[128];
     double kill_deadline; /* monotonic; 0 = none */
@@ -106,6 +109,8 @@ struct monitor {
     int bpf_trial; /* switched: measuring whether BPF is cheaper */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
+    reapio reapio;       /* reaped children's I/O when their zombies are unreadable */
+    double last_reap_ts; /* when jobscope last reaped a child (--wait-all's end) */
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -132,27 +137,12 @@ static int error_exit(const char *fmt, ...)
 
 /* ---- outputs ----------------------------------------------------------- */
 
-static char *default_output(const char *job_id)
-{
-    size_t n = strlen(job_id);
-    char *p = malloc(n + 16);
-    if (!p) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = job_id[i];
-        p[k++] = (c == '/' || c == ' ' || (unsigned char)c < 0x20) ? '_' : c;
-    }
-    strcpy(p + k, ".jsonl");
-    if (p[0] == '.') p[0] = '_';
-    return p;
-}
-
 static int open_outputs(monitor *m, char **default_path)
 {
     monitor_config *o = &m->opt;
     *default_path = NULL;
     if (o->noutputs == 0) {
-        *default_path = default_output(m->em.ann.job_id);
+        *default_path = outpath_default(m->em.ann.job_id);
         if (!*default_path) return error_exit("out of memory");
         o->outputs[o->noutputs++] = *default_path;
     }
@@ -227,6 +217,38 @@ void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, cons
     mset_write_json(b, set);
 }
 
+/* The job's command line.  Right after posix_spawn returns, the new program
+ * exists but the kernel may not have set its arguments yet (/proc/PID/cmdline
+ * reads empty for a moment), and a job that is already over has none: wait
+ * a little for them, else the argv we started it with. */
+static char *job_cmdline(monitor *m)
+{
+    for (int i = 0; i < 100; i++) {
+        char *c = hostinfo_cmdline(m->root);
+        if (c && *c) return c;
+        free(c);
+        char path[48], st[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)m->root);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
+        if (fd >= 0) close(fd);
+        if (n <= 0) break;
+        st[n] = 0;
+        char *rp = strrchr(st, ')');
+        if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X') break; /* over */
+        if (m->opt.attach) break; /* a process of its own making: as it is */
+        usleep(200);
+    }
+    if (!m->opt.argv) return NULL;
+    size_t len = 1;
+    for (char *const *a = m->opt.argv; *a; a++) len += strlen(*a) + 1;
+    char *c = malloc(len), *p = c;
+    if (!c) return NULL;
+    for (char *const *a = m->opt.argv; *a; a++) p += sprintf(p, "%s%s", p > c ? " " : "", *a);
+    *p = 0;
+    return c;
+}
+
 /* The main process may exec (a shell script's last command): name what runs
  * now, not what was started.  One readlink per sample. */
 static void refresh_exe(monitor *m)
@@ -245,9 +267,11 @@ static void refresh_exe(monitor *m)
     }
     free(m->exe);
     m->exe = e;
-    if (c) {
+    if (c && *c) { /* empty: the new program's arguments are not set yet */
         free(m->cmd);
         m->cmd = c;
+    } else {
+        free(c);
     }
 }
 
@@ -378,7 +402,7 @@ static void put_rusage(jbuf *b, const char *key, const struct rusage *r)
 
 static int exit_status(const monitor *m)
 {
-    if (m->opt.attach) return m->stop_signal ? 128 + m->stop_signal : 0;
+    if (m->opt.attach && !m->have_status) return m->stop_signal ? 128 + m->stop_signal : 0;
     if (WIFEXITED(m->status)) return WEXITSTATUS(m->status);
     if (WIFSIGNALED(m->status)) return 128 + WTERMSIG(m->status);
     return JS_EXIT_ERROR;
@@ -394,7 +418,8 @@ static void emit_record(monitor *m)
     json_i64(b, "pid", m->root);
     json_str(b, "exe", m->exe);
     json_str(b, "cmd", m->cmd);
-    if (m->opt.attach) {
+    int known = !m->opt.attach || m->have_status; /* a wait status to report */
+    if (!known) {
         json_str(b, "exit_type", m->stop_signal ? "detached" : "ended");
         json_null(b, "exit_code");
         json_null(b, "signal");
@@ -403,7 +428,7 @@ static void emit_record(monitor *m)
     } else {
         json_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
     }
-    if (!m->opt.attach) {
+    if (known) {
         if (WIFEXITED(m->status))
             json_i64(b, "exit_code", WEXITSTATUS(m->status));
         else
@@ -453,7 +478,10 @@ static void emit_record(monitor *m)
     }
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
-    json_u64(b, "events_dropped", m->em.dropped);
+    /* reaped processes whose final I/O could not be read exactly: the I/O
+     * counters above may be short (docs/events.md) */
+    if (m->reapio.inexact) json_u64(b, "io_incomplete", m->reapio.inexact);
+    json_u64(b, "events_dropped", emitter_dropped(&m->em));
     emitter_put_errors(&m->em, b, "output_errors");
     emitter_send(&m->em, b, EV_END, ts, NULL);
     if (m->summary_fd >= 0) {
@@ -503,6 +531,17 @@ static void print_summary(const monitor *m, const char *events_path)
     if (events_path) fprintf(stderr, "jobscope:   events in %s\n", events_path);
 }
 
+/* What the caller asked to get back (monitor_result). */
+static void fill_result(const monitor *m, monitor_result *r)
+{
+    r->status = m->status;
+    r->ru = m->root_ru;
+    r->start_ts = m->start_ts;
+    r->end_ts = m->end_ts;
+    r->last = m->last;
+    r->nsamples = m->nsamples;
+}
+
 /* ---- children and signals ---------------------------------------------- */
 
 static void reap_children(monitor *m)
@@ -526,11 +565,19 @@ static void reap_children(monitor *m)
             }
             close(fd);
         }
+        /* not root: the zombie's io is root's; its I/O is what wait4 adds
+         * to jobscope's own counters (proc/reapio.h) */
+        if (!have_io) reapio_before(&m->reapio);
         int status;
         struct rusage ru;
         pid_t r = wait4(pid, &status, WNOHANG, &ru);
         if (r != pid) break;
+        if (!have_io) {
+            reapio_after(&m->reapio, &io);
+            have_io = 1;
+        }
         proctree_reaped(m->tree, pid, &ru, have_io ? &io : NULL);
+        m->last_reap_ts = now_epoch();
         if (pid == m->root) {
             m->status = status;
             m->root_ru = ru;
@@ -609,6 +656,9 @@ static int spawn_job(monitor *m)
      * --scan-output, pipes on its stdout/stderr; both unchanged otherwise */
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    for (int fd = 0; m->opt.set_job_stdio && fd < 3; fd++)
+        if (m->opt.job_stdio[fd] != fd)
+            posix_spawn_file_actions_adddup2(&fa, m->opt.job_stdio[fd], fd);
     char **env = environ;
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->spawn)
@@ -616,6 +666,10 @@ static int spawn_job(monitor *m)
     int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
+    if (m->opt.result) {
+        m->opt.result->spawn_error = rc;
+        if (rc == 0) __atomic_store_n(&m->opt.result->pid, m->root, __ATOMIC_RELEASE);
+    }
     if (rc == 0) return 0;
     fprintf(stderr, "jobscope: %s: %s\n", m->opt.argv[0],
             rc == ENOENT ? "command not found" : strerror(rc));
@@ -633,15 +687,45 @@ static void raise_fd_limit(void)
 
 /* ---- main loop ----------------------------------------------------------- */
 
+/* Is the job over?  The main process has ended and, with --wait-all, the
+ * rest of the tree too: in run mode every descendant that outlives its
+ * parent comes back to jobscope (a subreaper), so the tree is empty once
+ * jobscope has no child left, known the moment it reaps the last one. */
 static int tree_finished(monitor *m)
 {
     if (!m->root_done) return 0;
     if (!m->opt.wait_all) return 1;
-    if (m->last.procs > 0) return 0;
-    if (m->opt.attach) return 1;
+    if (m->opt.attach) return m->last.procs == 0;
     siginfo_t si;
     memset(&si, 0, sizeof si);
     return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
+}
+
+/* attach --exit-status-fd: the parent of the watched process (the Slurm
+ * plugin in slurmstepd) writes its wait status as a decimal when it reaps
+ * it, which ends the watch at that instant rather than at the next tick.
+ * EOF without a number: the status stays unknown ("ended").  The descriptor
+ * is closed only once the final figures are read (monitor_run): the writer
+ * may wait for that before it removes the process's cgroup. */
+static void read_exit_status(monitor *m)
+{
+    char buf[32];
+    ssize_t n = read(m->opt.exit_status_fd, buf, sizeof buf - 1);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    m->status_read = 1;
+    if (n > 0) {
+        buf[n] = 0;
+        char *end;
+        long v = strtol(buf, &end, 10);
+        if (end != buf && (*end == '\n' || !*end) && v >= 0 && v <= 0xffff) {
+            m->status = (int)v;
+            m->have_status = 1;
+        }
+    }
+    if (!m->root_done) {
+        m->root_done = 1;
+        m->end_ts = now_epoch();
+    }
 }
 
 static void loop(monitor *m)
@@ -676,9 +760,14 @@ static void loop(monitor *m)
         if (m->kill_deadline > 0 && !m->killed_hard && m->kill_deadline - now_mono() < wait)
             wait = m->kill_deadline - now_mono();
         int timeout = wait > 0 ? (int)(wait * 1000.0 + 0.999) : 0;
-        struct pollfd pfd = {m->sigfd, POLLIN, 0};
-        int r = poll(&pfd, 1, timeout);
-        if (r > 0) {
+        struct pollfd pfd[2] = {{m->sigfd, POLLIN, 0}, {m->opt.exit_status_fd, POLLIN, 0}};
+        int with_status = m->opt.exit_status_fd > 0 && !m->status_read;
+        int r = poll(pfd, with_status ? 2 : 1, timeout);
+        if (r > 0 && with_status && pfd[1].revents) {
+            read_exit_status(m);
+            if (tree_finished(m)) break;
+        }
+        if (r > 0 && pfd[0].revents) {
             struct signalfd_siginfo si[8];
             ssize_t n = read(m->sigfd, si, sizeof si);
             for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof si[0]; i++)
@@ -697,6 +786,7 @@ monitor *monitor_new(const monitor_config *cfg)
         return NULL;
     }
     m->opt = *cfg;
+    reapio_init(&m->reapio);
     m->summary_fd = -1;
     m->sigfd = -1;
 
@@ -815,7 +905,7 @@ int monitor_run(monitor *m)
     m->ctx.tree = m->tree;
     m->ctx.root = m->root;
     m->ctx.start_ts = m->start_ts;
-    m->cmd = hostinfo_cmdline(m->root);
+    m->cmd = job_cmdline(m);
     m->cwd = hostinfo_cwd(m->root);
     m->exe = NULL;
     {
@@ -831,7 +921,6 @@ int monitor_run(monitor *m)
         snprintf(path, sizeof path, "/proc/%d", (int)m->root);
         m->user = hostinfo_user(stat(path, &st) == 0 ? st.st_uid : getuid());
     }
-    if (!m->cmd && m->opt.argv) m->cmd = strdup(m->opt.argv[0]);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->start) m->sources[i]->ops->start(m->sources[i], &m->ctx);
 
@@ -850,12 +939,16 @@ int monitor_run(monitor *m)
         }
     }
     if (!attach) reap_children(m);
-    if (m->end_ts == 0 || m->opt.wait_all) m->end_ts = now_epoch();
+    /* --wait-all: the job ended when the last process of the tree did */
+    if (m->opt.wait_all && !attach && m->last_reap_ts > m->end_ts) m->end_ts = m->last_reap_ts;
+    if (m->end_ts == 0 || (m->opt.wait_all && attach)) m->end_ts = now_epoch();
     proctree_full_next(m->tree);
     sample_and_emit(m);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->stop) m->sources[i]->ops->stop(m->sources[i], &m->ctx);
+    if (m->opt.exit_status_fd > 0) close(m->opt.exit_status_fd); /* the final figures are in */
     emit_record(m);
+    if (m->opt.result) fill_result(m, m->opt.result);
     int status = exit_status(m);
     if (!m->opt.quiet && isatty(STDERR_FILENO)) print_summary(m, m->default_path);
     for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);

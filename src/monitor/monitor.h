@@ -13,6 +13,7 @@
 #ifndef JOBSCOPE_MONITOR_H
 #define JOBSCOPE_MONITOR_H
 
+#include <sys/resource.h>
 #include <sys/types.h>
 #include "../event/json.h"
 #include "../model/metric.h"
@@ -25,11 +26,27 @@
 
 #define MONITOR_MAX_OUTPUTS 16
 
+/* What a run did, for a front end that writes a record of its own
+ * (src/kickstart): `pid` is stored as soon as the job is spawned (another
+ * thread may read it with __atomic_load_n to signal the job), the rest
+ * when monitor_run returns. */
+typedef struct monitor_result {
+    pid_t pid;               /* the job's main process; 0 until spawned */
+    int spawn_error;         /* errno of a spawn that failed, else 0 */
+    int status;              /* its wait status */
+    struct rusage ru;        /* its resource usage (wait4) */
+    double start_ts, end_ts; /* epoch seconds */
+    tree_sample last;        /* the tree's final sample */
+    uint64_t nsamples;
+} monitor_result;
+
 typedef struct monitor_config {
-    int attach;                               /* 0: run, 1: attach */
-    pid_t pid;                                /* attach: the pid to watch */
-    char **argv;                              /* run: the command and its arguments */
-    double interval;                          /* seconds */
+    int attach;         /* 0: run, 1: attach */
+    pid_t pid;          /* attach: the pid to watch */
+    int exit_status_fd; /* attach: its wait status is written here by its parent (0: none, else >=
+                           3) */
+    char **argv;        /* run: the command and its arguments */
+    double interval;    /* seconds */
     const char *outputs[MONITOR_MAX_OUTPUTS]; /* none: JOB_ID.jsonl */
     int noutputs;
     sink_options sink;  /* passed to every sink */
@@ -45,6 +62,9 @@ typedef struct monitor_config {
     int null_missing;     /* --null-missing: iowait null when not measured */
     int no_serve;         /* --no-serve: do not stream to a local jobscope serve */
     const char *sampler;  /* "auto" or NULL, "bpf", "procfs" (sampler.c) */
+    int set_job_stdio;    /* run: the job's fds 0, 1, 2 are job_stdio[] */
+    int job_stdio[3];
+    monitor_result *result; /* filled for the caller; NULL: not wanted */
     /* each source's own config */
     cgroup_config cgroup;
     limits_config limits;

@@ -48,6 +48,41 @@ static char *read_small(const char *path, size_t *len)
     return b;
 }
 
+/* The value after "KEY<blanks>: " in a cpuinfo line, up to the newline. */
+static const char *cpuinfo_value(const char *line, const char *key, size_t *len)
+{
+    size_t k = strlen(key);
+    if (strncmp(line, key, k) != 0 || (line[k] != ' ' && line[k] != '\t' && line[k] != ':'))
+        return NULL;
+    const char *v = strchr(line, ':');
+    if (!v) return NULL;
+    v += 1 + (v[1] == ' ');
+    *len = strcspn(v, "\n");
+    return v;
+}
+
+int hostinfo_cpuinfo(hostinfo_cpu *c)
+{
+    memset(c, 0, sizeof *c);
+    char *info = read_small("/proc/cpuinfo", NULL);
+    if (!info) return -1;
+    for (const char *line = info; *line;
+         line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+        size_t n = 0;
+        const char *v;
+        if ((v = cpuinfo_value(line, "processor", &n)))
+            c->count++;
+        else if (!c->vendor[0] && (v = cpuinfo_value(line, "vendor_id", &n)))
+            snprintf(c->vendor, sizeof c->vendor, "%.*s", (int)n, v);
+        else if (!c->model[0] && (v = cpuinfo_value(line, "model name", &n)))
+            snprintf(c->model, sizeof c->model, "%.*s", (int)n, v);
+        else if (!c->mhz && (v = cpuinfo_value(line, "cpu MHz", &n)))
+            c->mhz = (unsigned long)(strtod(v, NULL) + 0.5);
+    }
+    free(info);
+    return 0;
+}
+
 void hostinfo_write(jbuf *b)
 {
     struct utsname u;
@@ -55,22 +90,11 @@ void hostinfo_write(jbuf *b)
         json_str(b, "kernel", u.release);
         json_str(b, "machine", u.machine);
     }
-    char *cpuinfo = read_small("/proc/cpuinfo", NULL);
-    const char *model = NULL;
-    size_t mlen = 0;
-    if (cpuinfo) {
-        char *m = strstr(cpuinfo, "model name");
-        if (m && (m = strchr(m, ':'))) {
-            m += 2;
-            model = m;
-            mlen = strcspn(m, "\n");
-        }
-    }
-    if (model)
-        json_strn(b, "cpu_model", model, mlen);
+    hostinfo_cpu cpu;
+    if (hostinfo_cpuinfo(&cpu) == 0 && cpu.model[0])
+        json_str(b, "cpu_model", cpu.model);
     else
         json_null(b, "cpu_model");
-    free(cpuinfo);
     json_i64(b, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
     json_i64(b, "cpus_available", hostinfo_cpus_available());
     char *mem = read_small("/proc/meminfo", NULL);

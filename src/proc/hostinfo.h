@@ -6,6 +6,17 @@
 #include <sys/types.h>
 #include "../event/json.h"
 
+/* What /proc/cpuinfo says about the CPUs: the number of "processor"
+ * entries and the first vendor_id, "cpu MHz" (rounded) and model name. */
+typedef struct hostinfo_cpu {
+    int count;
+    unsigned long mhz;
+    char vendor[64];
+    char model[256];
+} hostinfo_cpu;
+/* 0, or -1 when /proc/cpuinfo cannot be read (*c is then zeroed). */
+int hostinfo_cpuinfo(hostinfo_cpu *c);
+
 /* CPUs this process may run on (affinity), at least 1. */
 int hostinfo_cpus_available(void);
 /* Adds the host/kernel/cpu/memory/user fields to an open event object. */

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ typedef struct proc {
     uint32_t gen;      /* last sample this record was read alive */
     uint32_t snap_gen; /* last sample the reader filled it */
     uint8_t reaped;    /* jobscope reaped it: carry already done */
+    char state;        /* stat's state: 'Z' a zombie (counted apart, not live) */
     uint8_t have_io, have_status, read_ok, folded;
     uint64_t starttime;
     /* last values read: inclusive of reaped descendants */
@@ -111,6 +113,7 @@ struct proctree {
     uint64_t carry_blkio_ticks;
     uint64_t hwm_kb;
     uint64_t total_procs;
+    tree_alive alive; /* the gauges of the last sample in which a process was alive */
     double last_ts, last_cpu_s, start_ts;
     int have_last;
     tree_sample peaks; /* only the peak fields are used */
@@ -643,6 +646,7 @@ static int read_member(proctree *t, proc *p, int want_status)
     if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
     if (p->read_ok && st.starttime != p->starttime) return 0;   /* pid reused */
     if (st.state == 'Z' || st.state == 'X') t->member_gone = 1; /* orphans moved on */
+    p->state = st.state;
     p->starttime = st.starttime;
     p->ppid = st.ppid;
     p->cpu_u = st.utime + st.cutime;
@@ -680,6 +684,7 @@ static int member_from_snap(proctree *t, proc *p, const proc_snap *s)
 {
     const proc_stat *st = &s->st;
     if (p->read_ok && st->starttime != p->starttime) return 0;
+    p->state = st->state;
     p->starttime = st->starttime;
     p->ppid = st->ppid;
     p->cpu_u = st->utime + st->cutime;
@@ -791,7 +796,7 @@ int proctree_sample(proctree *t, tree_sample *out)
     /* 2. read members in queue order; children mode discovers as it goes */
     tree_counters live = {0};
     uint64_t live_blkio = 0, rss = 0, vm = 0, swap = 0;
-    uint32_t procs = 0, threads = 0;
+    uint32_t procs = 0, threads = 0, zombies = 0;
     uint64_t tick_us = 1000000 / (uint64_t)t->ticks;
     int64_t hires_adj_us = 0; /* precise own CPU minus its tick value */
     for (int qi = 0; qi < t->nqueue; qi++) {
@@ -834,12 +839,21 @@ int proctree_sample(proctree *t, tree_sample *out)
         live.nvcsw += p->nvcsw;
         live.nivcsw += p->nivcsw;
         live_blkio += p->blkio;
+        if (p->hwm_kb > t->hwm_kb) t->hwm_kb = p->hwm_kb;
+        if (p->state == 'Z' || p->state == 'X') { /* its totals count, it is not alive */
+            zombies++;
+            continue;
+        }
         rss += p->rss_pages * (uint64_t)t->pagesize_kb;
         vm += p->vsize / 1024;
         swap += p->swap_kb;
-        if (p->hwm_kb > t->hwm_kb) t->hwm_kb = p->hwm_kb;
         procs++;
         threads += p->nthreads;
+    }
+    /* the gauges of the last sample that saw a process alive (proctree.h) */
+    if (procs) {
+        t->alive.rss_kb = rss, t->alive.vm_kb = vm, t->alive.swap_kb = swap;
+        t->alive.procs = procs, t->alive.threads = threads;
     }
     /* 3. members that did not answer are gone: decide first, then remove */
     int nvan = 0;
@@ -884,6 +898,8 @@ int proctree_sample(proctree *t, tree_sample *out)
     o->iowait_valid = t->delayacct;
     o->procs = procs;
     o->threads = threads;
+    o->zombies = zombies;
+    o->alive = t->alive;
     o->rss_kb = rss;
     o->vm_kb = vm;
     o->swap_kb = swap;
@@ -1092,12 +1108,47 @@ int proctree_pids(proctree *t, pid_t *out, int max)
     return n;
 }
 
+/* Is p, as recorded, still this live process?  pidfd (opened by pid just
+ * before) then refers to it.  The kept stat descriptor proves it: it
+ * points at the process it was opened for, and reads fail once that one is
+ * gone, even if its pid was handed out again; without one, the start time
+ * read now must be the one recorded. */
+static int proc_is_still(proctree *t, proc *p)
+{
+    if (!p->read_ok) return 0;
+    proc_stat st;
+    ssize_t n;
+    if (p->fd_stat >= 0) {
+        do n = pread(p->fd_stat, t->buf, sizeof t->buf - 1, 0);
+        while (n < 0 && errno == EINTR);
+    } else {
+        int fd = open_proc_file(t, p->pid, 0, "stat");
+        if (fd < 0) return 0;
+        n = read(fd, t->buf, sizeof t->buf - 1);
+        close(fd);
+    }
+    if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
+    return st.starttime == p->starttime && st.state != 'Z' && st.state != 'X';
+}
+
 int proctree_kill(proctree *t, int sig)
 {
     int n = 0;
-    pthread_mutex_lock(&t->lock);
-    for (int i = 0; i < t->nmembers; i++)
-        if (kill(t->members[i], sig) == 0) n++;
-    pthread_mutex_unlock(&t->lock);
+    for (int i = 0; i < t->nprocs; i++) {
+        proc *p = &t->procs[i];
+        if (!p->pid || p->pid == t->self) continue;
+        /* pin the process first, then prove it is the member */
+        int pfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+        if (pfd < 0 && errno != ENOSYS) continue; /* gone */
+        if (!proc_is_still(t, p)) {
+            if (pfd >= 0) close(pfd);
+            continue;
+        }
+        int rc = sig == 0   ? 0
+                 : pfd >= 0 ? (int)syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0)
+                            : kill(p->pid, sig); /* a kernel before 5.3: checked just now */
+        if (pfd >= 0) close(pfd);
+        if (rc == 0) n++;
+    }
     return n;
 }

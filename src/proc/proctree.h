@@ -42,6 +42,16 @@ typedef struct tree_peak {
     double value, ts; /* ts: epoch seconds when reached */
 } tree_peak;
 
+/* The gauges of the tree at the last sample that saw a process of it alive
+ * (equal to the sample's own while one is).  The events report them for a
+ * sample that finds none alive (the final one, after the job): a gauge that
+ * dropped to 0 for a tree that is gone would read as a measurement to every
+ * average and plot (tree_metrics.h). */
+typedef struct tree_alive {
+    uint32_t procs, threads;
+    uint64_t rss_kb, vm_kb, swap_kb;
+} tree_alive;
+
 /* One sample of the tree: what the kickstart.inv.online event carries. */
 typedef struct tree_sample {
     double ts;                       /* epoch seconds */
@@ -49,7 +59,9 @@ typedef struct tree_sample {
     tree_counters c;                 /* cumulative, monotonic */
     double cpu_percent;              /* since the previous sample, 100 = one core */
     uint32_t procs, threads;         /* live now */
+    uint32_t zombies;                /* members that exited and wait to be reaped */
     uint64_t rss_kb, vm_kb, swap_kb; /* sum over live processes */
+    tree_alive alive;                /* the gauges when a process was last seen alive */
     uint64_t hwm_kb;                 /* max VmHWM / ru_maxrss of any process so far */
     uint64_t total_procs;            /* processes ever seen in the tree (lower bound) */
     int iowait_valid;                /* delay accounting is on */
@@ -114,7 +126,12 @@ int proctree_contains(proctree *t, pid_t pid);
 /* Copies up to max member pids (thread-safe); returns the count. */
 int proctree_pids(proctree *t, pid_t *out, int max);
 
-/* Sends sig to every live member (used by limits and --kill). Returns count. */
+/* Sends sig to every member of the last sample that is proven to be that
+ * same process still (its pid may have gone to another process since):
+ * each is pinned with a pidfd, then checked through the stat descriptor
+ * kept open since it was found, or its start time.  sig 0 only counts them
+ * (zombies are not counted).  Returns the count.  On the sampler thread
+ * (it reads the members' records); used by limits. */
 int proctree_kill(proctree *t, int sig);
 
 #endif

@@ -31,11 +31,16 @@ void tree_metrics_fill(mset *m, const tree_sample *s, pid_t root, const char *ex
     mset_u64(m, M_MAJFLT, s->c.majflt);
     mset_u64(m, M_NVCSW, s->c.nvcsw);
     mset_u64(m, M_NIVCSW, s->c.nivcsw);
-    mset_u64(m, M_VM, s->vm_kb);
-    mset_u64(m, M_RSS, s->rss_kb);
-    mset_u64(m, M_SWAP, s->swap_kb);
-    mset_u64(m, M_PROCS, s->procs);
-    mset_u64(m, M_THREADS, s->threads);
+    /* no process alive (the final sample): the gauges of the last sample
+     * that saw one, not a drop to 0 (proctree.h, tree_alive) */
+    const tree_alive now = {s->procs, s->threads, s->rss_kb, s->vm_kb, s->swap_kb};
+    const tree_alive *g = s->procs || !s->alive.procs ? &now : &s->alive;
+    mset_u64(m, M_VM, g->vm_kb);
+    mset_u64(m, M_RSS, g->rss_kb);
+    mset_u64(m, M_SWAP, g->swap_kb);
+    mset_u64(m, M_PROCS, g->procs);
+    mset_u64(m, M_THREADS, g->threads);
+    mset_u64(m, M_ZOMBIES, s->zombies);
     mset_f64(m, M_CPU_PERCENT, s->cpu_percent);
     mset_u64(m, M_MAX_HWM, s->hwm_kb);
     mset_u64(m, M_TOTAL_PROCS, s->total_procs);

@@ -654,14 +654,17 @@ static void print_html(FILE *f, json_t *groups, json_t *all)
 
 static void usage(FILE *f)
 {
-    fputs("usage: jobscope stats DIR|FILE... [--by exe|xformation|tag:KEY] [--json|--html]\n"
-          "                      [--margin PCT] [-o FILE]\n"
+    fputs("usage: jobscope stats DIR|FILE...|--server URL [--by exe|xformation|tag:KEY]\n"
+          "                      [--json|--html] [--margin PCT] [-o FILE]\n"
           "  Statistics over many jobs' event files (jobscope, kickstart or JoReMon format):\n"
           "  distributions of peak memory, CPU time and efficiency, wall time, I/O and GPU;\n"
           "  the average run; requests that fit 95% and 99% of runs (docs/views.md).\n"
           "  --by       group by executable (base name), transformation, or a --tag value\n"
           "  --margin   head room added to memory and wall-time advice, percent (default 10)\n"
-          "  --json     machine-readable output; --html a page with plots\n",
+          "  --json     machine-readable output; --html a page with plots\n"
+          "  --server   the jobs of a running 'jobscope serve' at URL (http://HOST:PORT),\n"
+          "             with or instead of files\n"
+          "  -o, --output FILE  write there instead of stdout\n",
           f);
 }
 

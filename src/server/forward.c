@@ -8,10 +8,10 @@
  * over at start-up and delivered first.
  *
  * What goes where:
- *   influx://, opentsdb://   time-series engines: every stored point, after it
- *                            is durable here.  Points of one series and
+ *   influx://, opentsdb://,  time-series engines: every stored point, after it
+ *   promrw://                is durable here.  Points of one series and
  *                            instant travel as one event {"event": PREFIX,
- *                            "ts", tags..., FIELD: value} where METRIC =
+ *                            "ts", "tags": {...}, FIELD: value} where METRIC =
  *                            PREFIX.FIELD, so a jobscope event's points come
  *                            out exactly as `jobscope run -o` would send them;
  *                            a metric without a dot ("load_average") is
@@ -96,7 +96,7 @@ static size_t prefix_len(const char *metric)
 
 static int reserved(const char *k)
 {
-    return !strcmp(k, "event") || !strcmp(k, "ts") || !strcmp(k, "seq");
+    return !strcmp(k, "event") || !strcmp(k, "ts") || !strcmp(k, "seq") || !strcmp(k, "tags");
 }
 
 /* Time-series engines: runs of points with the same prefix, tags and time
@@ -116,9 +116,10 @@ static void forward_ts_points(fwd *f, const store_point *pts, size_t n)
         snprintf(name, sizeof name, "%.*s", (int)(pl < 511 ? pl : 511), pts[i].metric);
         json_object_set_new(ev, "event", json_string(name));
         json_object_set_new(ev, "ts", json_real(pts[i].ts_ms / 1000.0));
+        json_t *tags = json_object(); /* every stored tag: a "tags" object is all tags */
         for (int t = 0; t < pts[i].ntags; t++)
-            if (!reserved(pts[i].tags[t].key))
-                json_object_set_new(ev, pts[i].tags[t].key, json_string(pts[i].tags[t].value));
+            json_object_set_new(tags, pts[i].tags[t].key, json_string(pts[i].tags[t].value));
+        json_object_set_new(ev, "tags", tags);
         for (size_t k = i; k < j; k++) {
             const char *field = pl == strlen(pts[k].metric) ? "_value" : pts[k].metric + pl + 1;
             if (!reserved(field)) json_object_set_new(ev, field, json_real(pts[k].value));
@@ -286,7 +287,8 @@ static int forward_init(server *s, void **state, char *err, size_t errlen)
         f->srv = s;
         f->out = o;
         const char *name = forward_out_kind(o);
-        f->ts_engine = !strcmp(name, "influx") || !strcmp(name, "opentsdb");
+        f->ts_engine =
+            !strcmp(name, "influx") || !strcmp(name, "opentsdb") || !strcmp(name, "remote_write");
         pthread_mutex_init(&f->mu, NULL);
         adopt_old_spool(s, f, dir);
         st->v[st->n++] = f;

@@ -158,6 +158,7 @@ int serve_main(int argc, char **argv, const server_module *const *modules)
     }
 
     optind = 1;
+    opterr = 0; /* one line of our own below, not getopt's too */
     int c, idx;
     while ((c = getopt_long(argc, argv, "vh", long_opts, &idx)) != -1) {
         if (c == 'v') {
@@ -170,7 +171,10 @@ int serve_main(int argc, char **argv, const server_module *const *modules)
             return 0;
         }
         if (c != 0) {
-            fprintf(stderr, "jobscope serve: see 'jobscope serve --help'\n");
+            fprintf(stderr,
+                    "jobscope serve: unknown option or missing value '%s' (see 'jobscope "
+                    "serve --help')\n",
+                    argv[optind - 1]);
             server_config_free(&cfg);
             return EXIT_ERR;
         }

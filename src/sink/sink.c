@@ -11,6 +11,12 @@
 
 extern const sink_ops sink_csv_ops;
 extern const sink_ops sink_file_ops;
+extern const sink_ops sink_kickstart_ops;
+
+/* Built into jobscope although they have a scheme: they need no library. */
+static const sink_ops *const sink_local_net_backends[] = {
+    &sink_kickstart_ops,
+};
 
 /* Built into jobscope: plain paths (file) last. */
 static const sink_ops *const sink_backends[] = {
@@ -67,11 +73,14 @@ static const sink_ops sink_unknown_ops = {
     publisher_sink_close,
 };
 
-sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen)
+static sink *open_unfiltered(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     size_t scheme =
         strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
     int remote = scheme > 0 && !strncmp(url + scheme, "://", 3) && strncmp(url, "file://", 7);
+    for (size_t i = 0; remote && i < sizeof sink_local_net_backends / sizeof(sink *); i++)
+        if (sink_local_net_backends[i]->match(url, o))
+            return sink_local_net_backends[i]->open(url, o, err, errlen);
     if (remote) {
         const sink_ops *const *net = net_load();
         for (size_t i = 0; net && net[i]; i++)
@@ -86,4 +95,13 @@ sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen
     snprintf(err, errlen, "%s: unknown destination", label ? label : "?");
     free(label);
     return NULL;
+}
+
+sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen)
+{
+    sink *s = open_unfiltered(url, o, err, errlen);
+    if (!s || !o->only_events) return s;
+    sink *f = sink_filter_wrap(s, o->only_events);
+    if (!f) snprintf(err, errlen, "out of memory");
+    return f;
 }

@@ -41,6 +41,10 @@ typedef struct sink_options {
      * same monitor then stops waiting.  Owned by whoever opens the sinks (the
      * monitor); NULL: each publisher keeps its own. */
     int *flush_abort;
+    /* Only events whose name starts with one of these (NULL-terminated) reach
+     * the destinations opened with these options (filter.c); NULL: all.
+     * jobscope kickstart sends kickstart's events only (docs/kickstart.md). */
+    const char *const *only_events;
 } sink_options;
 
 typedef struct sink sink;
@@ -60,9 +64,12 @@ struct sink {
     char *label;          /* the URL with any password removed, for messages */
     unsigned long errors; /* failed writes */
     int said_error;       /* a failure was reported once already */
+    unsigned long lost;   /* accepted by write(), lost later (a full or unwritable spool);
+                           * the output's own thread counts them: read atomically */
 };
 
-/* Opens url with the first backend that matches it. NULL + err on failure. */
+/* Opens url with the first backend that matches it (behind the event filter
+ * of o->only_events). NULL + err on failure. */
 sink *sink_open(const char *url, const sink_options *o, char *err, size_t errlen);
 /* Copies url into a freshly allocated label with "user:pass@" reduced to
  * "user:***@" and credential query values to "***" (url.c). */
@@ -78,5 +85,9 @@ int sink_url_secret_key(const char *k, size_t n);
 /* Overwrites, in place and with '*', the password and the credential-holding
  * query values of url (for argv: ps and /proc/PID/cmdline). */
 void sink_url_scrub(char *url);
+
+/* The filter of sink_options.only_events around inner (filter.c); takes
+ * ownership of inner.  NULL when out of memory (inner is then closed). */
+sink *sink_filter_wrap(sink *inner, const char *const *prefixes);
 
 #endif

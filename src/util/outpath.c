@@ -55,3 +55,18 @@ char *outpath_expand(const char *dest, long rank, const char *host, const char *
     *o = 0;
     return r;
 }
+
+char *outpath_default(const char *job_id)
+{
+    size_t n = strlen(job_id);
+    char *p = malloc(n + 16);
+    if (!p) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = job_id[i];
+        p[k++] = (c == '/' || c == ' ' || (unsigned char)c < 0x20) ? '_' : c;
+    }
+    strcpy(p + k, ".jsonl");
+    if (p[0] == '.') p[0] = '_';
+    return p;
+}

@@ -11,4 +11,9 @@
 /* A new string (NULL when out of memory). */
 char *outpath_expand(const char *dest, long rank, const char *host, const char *job, pid_t pid);
 
+/* Where events go when no destination was given: "JOB_ID.jsonl" in the
+ * working directory, with '/', ' ' and control characters as '_' and no
+ * leading dot.  A new string (NULL when out of memory). */
+char *outpath_default(const char *job_id);
+
 #endif

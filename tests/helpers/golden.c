@@ -177,7 +177,7 @@ static int compare_write(sink *s, const js_event *ev)
 }
 static void compare_close(sink *s) { (void)s; }
 static const sink_ops compare_ops = { "compare", NULL, NULL, compare_write, NULL, compare_close };
-static sink compare_sink = { &compare_ops, NULL, 0, 0 };
+static sink compare_sink = { .ops = &compare_ops };
 
 static int write_file(const char *dir, const char *name, const char *p, size_t n)
 {

@@ -5,6 +5,9 @@
  *   workload forkstorm N MS BYTES DIR    N children in sequence, each burns MS
  *                                        and writes BYTES to DIR/f.I
  *   workload threadfork MS               a non-main thread forks a child that burns MS
+ *   workload threads N MS                N threads that each burn MS of their own CPU
+ *   workload grow MB HOLD_MS             touch MB of memory, 8 MB every 50 ms, then
+ *                                        hold it for HOLD_MS
  *   workload daemon MS BYTES PATH        double-fork + setsid a daemon that burns MS,
  *                                        writes BYTES to PATH, then the parent exits
  *   workload fanout N SECONDS            N children that all exist together for SECONDS
@@ -65,6 +68,20 @@ static void on_signal(int sig) { caught_sig = sig; caught_count++; }
 
 static void *idle_main(void *arg) { for (;;) pause(); return arg; }
 
+static void *burn_thread(void *arg)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    double end = (double)t.tv_sec + (double)t.tv_nsec * 1e-9 + *(double *)arg / 1000.0, now;
+    volatile unsigned long x = 0;
+    do {
+        for (int i = 0; i < 10000; i++) x += (unsigned long)i * 2654435761u;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        now = (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+    } while (now < end);
+    return NULL;
+}
+
 static double thread_ms;
 static void *thread_main(void *arg)
 {
@@ -102,6 +119,28 @@ int main(int argc, char **argv)
                 if (k % 2) while (waitpid(-1, NULL, 0) > 0) {}   /* at most 2 at once */
             }
             while (waitpid(-1, NULL, 0) > 0) {}
+        } else if (!strcmp(c, "threads") && i + 2 < argc) {
+            int n = atoi(argv[i + 1]);
+            double ms = atof(argv[i + 2]);
+            pthread_t th[64];
+            if (n < 1 || n > 64) return 2;
+            for (int k = 0; k < n; k++) pthread_create(&th[k], NULL, burn_thread, &ms);
+            for (int k = 0; k < n; k++) pthread_join(th[k], NULL);
+            i += 2;
+        } else if (!strcmp(c, "grow") && i + 2 < argc) {
+            long mb = atol(argv[i + 1]);
+            struct timespec step = {0, 50000000};
+            for (long got = 0; got < mb; got += 8) {
+                long n = (mb - got < 8 ? mb - got : 8) << 20;
+                char *p = malloc((size_t)n);
+                if (!p) return 2;
+                memset(p, 1, (size_t)n); /* kept: freed at exit */
+                nanosleep(&step, NULL);
+            }
+            long hold = atol(argv[i + 2]);
+            struct timespec h = {hold / 1000, (hold % 1000) * 1000000};
+            nanosleep(&h, NULL);
+            i += 2;
         } else if (!strcmp(c, "threadfork") && i + 1 < argc) {
             thread_ms = atof(argv[++i]);
             pthread_t th;

@@ -84,7 +84,7 @@ test_command_not_found_is_127_and_not_executable_is_126() {
 }
 
 test_bad_options_exit_125_with_one_line() {
-    for args in "-i 0" "-i abc" "-i 0.001" "-m -1" "--format xml" "--tag novalue" "--bogus" "--output=" "--flush-timeout=-1"; do
+    for args in "-i abc" "-i 0.001" "-m -1" "--format xml" "--tag novalue" "--bogus" "--output=" "--flush-timeout=-1"; do
         "$JS" run $args -- true 2> err.txt >/dev/null
         rc=$?
         [ $rc -eq 125 ] || fail "args '$args': exit $rc" || return 1

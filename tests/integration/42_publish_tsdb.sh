@@ -32,7 +32,7 @@ PY
 
 test_influx_and_opentsdb_into_victoria_metrics_across_an_outage() {
     vm_start || return $?
-    "$JS" run -i 0.1 --spool-dir sp --flush-timeout 20 -o ev.jsonl \
+    "$JS" run -i 0.1 --spool-dir sp --flush-timeout 20 --tag team=hpc -o ev.jsonl \
         -o "influx://127.0.0.1:$VM_PORT/jobs" -o "opentsdb://127.0.0.1:$VM_TSDB" -- sleep 3.5 2> err.txt &
     local js=$!
     sleep 1.2
@@ -54,8 +54,11 @@ test_influx_and_opentsdb_into_victoria_metrics_across_an_outage() {
     done
     assert_eq "$(same_points want.txt influx.txt)" ok "influx" || return 1
     assert_eq "$(same_points want.txt tsdb.txt)" ok "opentsdb" || return 1
-    # annotations became labels
-    curl -sf "http://127.0.0.1:$VM_PORT/api/v1/series" --data-urlencode 'match[]={__name__="kickstart.inv.online.vm"}' > series.json
-    assert_eq "$(python3 -c 'import json; d=json.load(open("series.json"))["data"]; print(sorted(set(k for s in d for k in s)))')" \
-        "['__name__', 'exe', 'hostname', 'job_id', 'pid', 'rank']" || return 1
+    # annotations and --tag became labels; exe, cmd, version, cwd, kernel
+    # did not (issue 27.11: one series per command line)
+    for m in kickstart.inv.online.vm jobscope.end.cpu_time jobscope.start.interval; do
+        curl -sf "http://127.0.0.1:$VM_PORT/api/v1/series" --data-urlencode "match[]={__name__=\"$m\"}" > series.json
+        assert_eq "$(python3 -c 'import json; d=json.load(open("series.json"))["data"]; print(sorted(set(k for s in d for k in s)))')" \
+            "['__name__', 'hostname', 'job_id', 'pid', 'rank', 'team']" "labels of $m" || return 1
+    done
 }

@@ -49,31 +49,39 @@ test_exe_follows_the_main_process_when_it_execs() {
     assert_match "$(jq_py 'end["exe"]' ev.jsonl)" '/sleep$'
 }
 
-# 14.4: a Pegasus site points its gridstart at jobscope
+# 14.4: a Pegasus site points its gridstart at jobscope (issue 21: kickstart
+# whole, tests/integration/84-87_kickstart_*.sh)
 test_kickstart_front_end_takes_kickstarts_flags() {
     echo input > in.txt
-    KICKSTART_MON_URL=file://$T/ev.jsonl "$JS" kickstart -n xform -N deriv -R mysite -L wflabel \
-        -T 2020-01-01T00:00:00Z -m 1 -i in.txt -o out.txt -e err.txt -l record.json -w "$T" \
-        -B 1024 -H -f -- sh -c 'cat; echo to-stderr >&2; exit 7'
+    KICKSTART_MON_URL=file://$T/ev.jsonl PEGASUS_SITE=mysite "$JS" kickstart -n xform -N deriv \
+        -R resource -L wflabel -T 2020-01-01T00:00:00Z -m 1 -i in.txt -o out.txt -e err.txt \
+        -l record.yml -w "$T" -B 1024 -H -f -- sh -c 'cat; echo to-stderr >&2; exit 7'
     assert_eq $? 7 "the job's status" || return 1
     assert_eq "$(cat out.txt)" input "stdin from -i, stdout to -o" || return 1
     assert_eq "$(cat err.txt)" to-stderr || return 1
-    assert_eq "$(jq_py 'sorted(set((e["xformation"], e["site"], e["wf_label"], e["tags"]["derivation"], e["tags"]["wf_mtime"]) for e in ev))' ev.jsonl)" \
-        '[["xform", "mysite", "wflabel", "deriv", "2020-01-01T00:00:00Z"]]' || return 1
+    # kickstart's events: site from PEGASUS_SITE, task_id from -N (issue 21.5)
+    assert_eq "$(jq_py 'sorted(set((e["xformation"], e["site"], e["wf_label"], e["task_id"]) for e in ev))' ev.jsonl)" \
+        '[["xform", "mysite", "wflabel", "deriv"]]' || return 1
     assert_ge "$(jq_py 'len(samples)' ev.jsonl)" 2 || return 1
-    assert_eq "$(jq_py 'ev[0]["event"], ev[0]["exit_code"]' record.json)" '["jobscope.end", 7]' || return 1
+    # -l: the invocation record, -R its resource
+    assert_eq "$(python3 "$ROOT/tests/helpers/ks_record.py" '[rec["resource"], rec["mainjob"]["status"]["regular_exitcode"], rec["wf-stamp"]]' record.yml)" \
+        '["resource", 7, "2020-01-01T00:00:00Z"]' || return 1
     # no -m: kickstart did not monitor online; no URL: no file left behind
     mkdir quiet && cd quiet
-    env -u KICKSTART_MON_URL -u KICKSTART_MON_INTERVAL "$JS" kickstart -n x true || return 1
+    env -u KICKSTART_MON_URL -u KICKSTART_MON_INTERVAL "$JS" kickstart -n x true >/dev/null || return 1
     assert_eq "$(ls | wc -l)" 0 "files left in the job's directory"
 }
 
 test_a_link_named_pegasus_kickstart_is_the_kickstart_front_end() {
     ln -s "$JS" pegasus-kickstart
-    KICKSTART_MON_URL=file://$T/ev.jsonl ./pegasus-kickstart -n tr -m 1 /bin/true || return 1
+    ln -s "$JS" pegasus-kickstart-cpu
+    KICKSTART_MON_URL=file://$T/ev.jsonl ./pegasus-kickstart -n tr -m 1 /bin/true >rec.yml || return 1
     assert_eq "$(jq_py 'sorted(set(e["xformation"] for e in ev))' ev.jsonl)" '["tr"]' || return 1
-    ./pegasus-kickstart -Y true 2>/dev/null
-    assert_eq $? 125 "an unknown kickstart option"
+    assert_eq "$(python3 "$ROOT/tests/helpers/ks_record.py" 'rec["transformation"]' rec.yml)" tr || return 1
+    # kickstart: an unknown option letter is the application (not found: 127)
+    ./pegasus-kickstart-cpu -Y true >rec2.yml 2>/dev/null
+    assert_eq $? 127 "an unknown kickstart option" || return 1
+    assert_eq "$(python3 "$ROOT/tests/helpers/ks_record.py" 'rec["mainjob"]["status"]["raw"]' rec2.yml)" -127
 }
 
 test_monitor_front_end_wraps_like_pegasus_monitor_and_reads_payloads() {

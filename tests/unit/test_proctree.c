@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "proc/proctree.h"
+#include "proc/tree_metrics.h"
 
 #define TICK_US 10000ULL                /* sysconf(_SC_CLK_TCK) = 100 */
 
@@ -280,20 +281,51 @@ static void discovery_walks_only_when_a_task_was_created_or_a_member_left(void *
     put_proc(102, &(fx){ .ppid = 100, .ut = 3 });
     assert_int_equal(sample(t).procs, 1);
     assert_int_equal(sample(t).procs, 2);
-    /* a member seen as a zombie has left too */
+    /* a member seen as a zombie has left too (and is counted apart) */
     put_proc(102, &(fx){ .ppid = 100, .ut = 3, .state = 'Z' });
     put_proc(103, &(fx){ .ppid = 100, .ut = 4 });
-    assert_int_equal(sample(t).procs, 2);
-    assert_int_equal(sample(t).procs, 3);
-    assert_int_equal(sample(t).procs, 3);           /* still a zombie: walks again */
+    tree_sample z = sample(t);
+    assert_int_equal(z.procs, 1);
+    assert_int_equal(z.zombies, 1);
+    z = sample(t);
+    assert_int_equal(z.procs, 2);
+    assert_int_equal(z.zombies, 1);
+    z = sample(t);                                   /* still a zombie: walks again */
+    assert_int_equal(z.procs, 2);
+    assert_int_equal(z.zombies, 1);
     kill_proc(102);                                  /* reaped */
     assert_int_equal(sample(t).procs, 2);
-    assert_int_equal(sample(t).procs, 2);
+    assert_int_equal(sample(t).zombies, 0);
     /* a full sample (the final one, every status round) always walks */
     put_proc(104, &(fx){ .ppid = 100, .ut = 5 });
     assert_int_equal(sample(t).procs, 2);
     proctree_full_next(t);
     assert_int_equal(sample(t).procs, 3);
+    proctree_free(t);
+}
+
+/* Issue 21.8: the final sample, after the tree is gone, reported rss, vm
+ * and procs as 0, which averages and plots took for a measurement.  The
+ * sample keeps the real count (the monitor ends an attach on it); the event
+ * carries the gauges of the last sample that saw a process alive. */
+static void a_sample_without_a_live_process_reports_the_last_live_gauges(void **state)
+{
+    put_proc(100, &(fx){ .ppid = 1, .ut = 1, .rss_pages = 100 });
+    put_proc(101, &(fx){ .ppid = 100, .ut = 2, .rss_pages = 50 });
+    proctree *t = proctree_new(root, PROCTREE_ATTACH, 100, 1.0);
+    tree_sample s = sample(t);
+    assert_int_equal(s.procs, 2);
+    kill_proc(101);
+    kill_proc(100);
+    s = sample(t);
+    assert_int_equal(s.procs, 0);                    /* the truth, for the monitor */
+    assert_int_equal(s.alive.procs, 2);
+    assert_int_equal(s.alive.rss_kb, 150 * 4);
+    mset m;
+    tree_metrics_fill(&m, &s, 100, NULL, 0);
+    assert_int_equal(m.v[M_PROCS].u, 2);              /* what the event says */
+    assert_int_equal(m.v[M_RSS].u, 150 * 4);
+    assert_int_equal(m.v[M_THREADS].u, 2);
     proctree_free(t);
 }
 
@@ -424,6 +456,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(what_jobscope_reaped_is_carried_exactly_once, setup, teardown),
         cmocka_unit_test_setup_teardown(the_proc_root_is_where_delay_accounting_is_read_too, setup, teardown),
         cmocka_unit_test_setup_teardown(discovery_walks_only_when_a_task_was_created_or_a_member_left, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_sample_without_a_live_process_reports_the_last_live_gauges, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reader_replaces_discovery_and_files_with_the_same_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(a_member_the_reader_misses_is_read_from_proc_and_a_failed_read_falls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(a_child_of_ours_gone_before_its_reaping_is_counted_once, setup, teardown),

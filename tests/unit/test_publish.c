@@ -293,6 +293,23 @@ static void opentsdb_points(void **st)
     sbuf_free(&b);
 }
 
+/* 27.11: tags are the job's annotations, the names of what is measured and
+ * the --tag / metric "tags"; exe, cmd, version, cwd, kernel are not (one
+ * series per command line), and --tag's object is no longer dropped. */
+static void time_series_tags_are_the_annotations_and_the_tags_never_the_command(void **st)
+{
+    static const char ev[] =
+        "{\"event\":\"jobscope.start\",\"ts\":1700000000,\"hostname\":\"n1\",\"job_id\":\"j1\","
+        "\"site\":\"s\",\"rank\":0,\"tags\":{\"team\":\"hpc\",\"n\":3},\"version\":\"0.1.0\","
+        "\"mode\":\"run\",\"pid\":7,\"exe\":\"/bin/sh\",\"cmd\":\"sh -c 'x 1'\","
+        "\"cwd\":\"/home/u\",\"kernel\":\"6.1\",\"name\":\"loss\",\"interval\":1.0,\"seq\":1}";
+    sbuf b = {0};
+    assert_int_equal(tsconv_influx_line(&b, ev, strlen(ev), NULL), 1);
+    assert_string_equal(b.p, "jobscope.start,hostname=n1,job_id=j1,site=s,rank=0,team=hpc,pid=7,"
+                             "name=loss interval=1.0 1700000000000000000\n");
+    sbuf_free(&b);
+}
+
 /* ---- the value-set path of the time-series encoders ----------------------- */
 
 static const char ANN[] = "\"hostname\":\"node 1\",\"site\":\"\",\"wf_uuid\":null,\"rank\":3,"
@@ -414,6 +431,7 @@ int main(void)
         cmocka_unit_test(spool_skips_many_malformed_lines_in_one_pass),
         cmocka_unit_test(influx_line),
         cmocka_unit_test(opentsdb_points),
+        cmocka_unit_test(time_series_tags_are_the_annotations_and_the_tags_never_the_command),
         cmocka_unit_test(the_set_path_writes_what_the_json_path_writes),
         cmocka_unit_test(the_set_path_leaves_to_the_json_path_what_it_reads_otherwise),
     };

@@ -320,7 +320,7 @@ static int hanging_connect(void *ctx, double t, char *err, size_t errlen)
         snprintf(err, errlen, "fake: down");    /* first: down, events to the spool */
         return -1;
     }
-    sleep(9);                                   /* then stuck past pub_free's 8 s */
+    sleep(9);                                   /* then stuck past the flush's deadline */
     return 0;
 }
 
@@ -335,7 +335,7 @@ static void an_abandoned_delivery_thread_keeps_its_own_spool(void **st)
     produce(s, 1, 10, 0);
     usleep(200000);                             /* the thread is in its second connect */
     s->ops->flush(s, 0);
-    s->ops->close(s);                           /* gives up on the thread after 8 s */
+    s->ops->close(s);                           /* gives up on the thread: the deadline is past */
     /* a file opened now may get the number of a descriptor closed in there */
     char other[600];
     snprintf(other, sizeof other, "%s/other", dir);
@@ -344,7 +344,7 @@ static void an_abandoned_delivery_thread_keeps_its_own_spool(void **st)
     fprintf(o, "JSSPOOL1 %020d\nurl fake://u:***@x/y\n", 0);
     for (int i = 0; i < 100; i++) fprintf(o, "999\tev.test\t{\"seq\":999}\n");
     fflush(o);
-    sleep(3);                                   /* the thread wakes up and delivers */
+    sleep(10);                                  /* the thread wakes up and delivers */
     pthread_mutex_lock(&f.mu);
     for (size_t i = 0; i < f.ngot; i++) assert_true(f.got[i] != 999);
     pthread_mutex_unlock(&f.mu);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "publisher.h"
+#include "../../util/thread.h"
 #include "../formats/sbuf.h"
 
 #define MEM_MAX_ITEMS     16384
@@ -57,10 +58,12 @@ struct publisher {
     int connected, down, stop, waiting;
     int reached, unreached; /* a connect succeeded / failed in this run */
     double deadline;        /* flush in progress: retry until then */
+    double close_by;        /* the end-of-job flush's deadline (mono): bounds the close too */
     unsigned long long delivered, spooled, dropped;
     int warned_full;
-    int abandoned;   /* pub_free gave up on the thread: it frees all */
-    int thread_done; /* the thread has left its loop */
+    int abandoned;           /* pub_free gave up on the thread: it frees all */
+    unsigned long *lost_out; /* the sink's count of lost events (NULL once closed) */
+    int thread_done;         /* the thread has left its loop */
     char lasterr[512];
     /* publisher_set_encoder: run by write() on the producer's thread (the
      * emitter lock serialises writes), into enc_buf */
@@ -201,11 +204,20 @@ static int ensure_spool(publisher *p)
     return -1;
 }
 
+/* An event accepted by write() is lost (the spool is full or unwritable):
+ * counted here and in the sink, whose count goes into the end-of-job
+ * record.  mu held. */
+static void pub_lose(publisher *p)
+{
+    p->dropped++;
+    if (p->lost_out) __atomic_add_fetch(p->lost_out, 1, __ATOMIC_RELAXED);
+}
+
 /* Appends one event to the spool, or counts it dropped.  mu held. */
 static void spool_put(publisher *p, uint64_t seq, const char *name, const char *json, size_t len)
 {
     if (ensure_spool(p) < 0) {
-        p->dropped++;
+        pub_lose(p);
         return;
     }
     if (spool_pending_bytes(&p->sp) + (long long)len + 64 > p->spool_max) {
@@ -214,7 +226,7 @@ static void spool_put(publisher *p, uint64_t seq, const char *name, const char *
                            "spool %s is full (--spool-max %lld bytes): dropping events", p->sp.path,
                            p->spool_max);
         p->warned_full = 1;
-        p->dropped++;
+        pub_lose(p);
         return;
     }
     if (spool_append(&p->sp, seq, name, json, len) < 0) {
@@ -222,7 +234,7 @@ static void spool_put(publisher *p, uint64_t seq, const char *name, const char *
             publisher_warn(p->quiet, p->label, "cannot write spool %s: %s: dropping events",
                            p->sp.path, strerror(errno));
         p->warned_full = 1;
-        p->dropped++;
+        pub_lose(p);
         return;
     }
     p->spooled++;
@@ -480,6 +492,7 @@ static int pub_flush(publisher *p, double timeout_s)
     double mine = now_mono() + timeout_s;
     pthread_mutex_lock(&p->mu);
     p->deadline = mine;
+    p->close_by = mine;
     /* Only wait: the delivery thread keeps its backoff (0.1 -> 5 s) here too;
      * waking it on every turn of this loop made it hammer a refusing server. */
     while ((p->count > 0 || spool_has(p)) && p->started && !flush_interrupted(p)) {
@@ -550,17 +563,19 @@ static void pub_free(publisher *p)
          * everything it uses -- the publisher, its spool (descriptor and
          * path), the backend -- and frees them itself if it ever returns.
          * Its events are in the spool file, which stays open and is kept. */
+        /* How long to wait for it: after a flush, no longer than its
+         * deadline (--flush-timeout bounds the whole exit, a send or
+         * connect in progress included); after a signal, 0.3 s. */
+        double wait = SEND_TIMEOUT + 3;
+        if (flush_interrupted(p))
+            wait = 0.3;
+        else if (p->close_by > 0)
+            wait = p->close_by - now_mono() > 0.05 ? p->close_by - now_mono() : 0.05;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        if (flush_interrupted(p)) { /* a signal: exit now, the spool keeps the rest */
-            ts.tv_nsec += 300000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-        } else {
-            ts.tv_sec += (time_t)SEND_TIMEOUT + 3;
-        }
+        long long ns = (long long)ts.tv_nsec + (long long)(wait * 1e9);
+        ts.tv_sec += (time_t)(ns / 1000000000LL);
+        ts.tv_nsec = (long)(ns % 1000000000LL);
         if (pthread_timedjoin_np(p->th, NULL, &ts) != 0) {
             pthread_mutex_lock(&p->mu);
             if (!p->thread_done) {
@@ -598,6 +613,7 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    p->lost_out = &s->base.lost;
     /* Only --require-output waits for the destination at start-up; else the
      * thread connects at once and reports a failure itself, and the job
      * starts without waiting on the network. */
@@ -625,11 +641,7 @@ sink *publisher_sink_create(const sink_ops *ops, const char *url, const pub_back
     }
     /* The thread takes no signals: the monitor reads its own through a
      * signalfd, which only works while every thread blocks them. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int prc = pthread_create(&p->th, NULL, pub_thread, p);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int prc = util_thread_create(&p->th, pub_thread, p);
     if (prc != 0) {
         snprintf(err, errlen, "%s: cannot start publisher thread", p->label);
         pub_free(p);
@@ -718,7 +730,11 @@ int publisher_sink_flush(sink *s, double timeout_s)
 void publisher_sink_close(sink *s)
 {
     if (!s) return;
-    pub_free(((pub_sink *)s)->pub);
+    publisher *p = ((pub_sink *)s)->pub;
+    pthread_mutex_lock(&p->mu);
+    p->lost_out = NULL; /* the sink goes; an abandoned thread keeps counting alone */
+    pthread_mutex_unlock(&p->mu);
+    pub_free(p);
     free(s->label);
     free(s);
 }

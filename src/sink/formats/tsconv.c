@@ -11,6 +11,9 @@
 #include "sbuf.h"
 #include "util/series_name.h"
 
+/* event/event.h, whose json.h cannot be included beside jansson.h */
+int annotations_is_key(const char *key);
+
 int tsconv_listed(const char *list, const char *key)
 {
     if (!list) return 1;
@@ -21,6 +24,23 @@ int tsconv_listed(const char *list, const char *key)
         p += l + (p[l] ? 1 : 0);
     }
     return 0;
+}
+
+int tsconv_string_tag(const char *k)
+{
+    return annotations_is_key(k) || !strcmp(k, "name") || !strcmp(k, "uuid");
+}
+
+/* A non-empty string as tag k, unless listed out or already there. */
+static void add_string_tag(ts_point *p, const char *k, json_t *v, const char *keep_tags)
+{
+    if (!json_is_string(v) || !json_string_length(v) || !tsconv_listed(keep_tags, k) ||
+        p->ntags >= 64)
+        return;
+    for (int i = 0; i < p->ntags; i++)
+        if (!strcmp(p->tags[i].key, k)) return;
+    p->tags[p->ntags].key = k;
+    p->tags[p->ntags++].val = strdup(json_string_value(v));
 }
 
 int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tags)
@@ -42,9 +62,13 @@ int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tag
         if (!strcmp(k, "event") || !strcmp(k, "ts") || !strcmp(k, "seq")) continue;
         char buf[64];
         if (json_is_string(v)) {
-            if (!json_string_length(v) || !tsconv_listed(keep_tags, k) || p->ntags >= 64) continue;
-            p->tags[p->ntags].key = k;
-            p->tags[p->ntags++].val = strdup(json_string_value(v));
+            /* the annotations, not exe, cmd, cwd, version...: one series per
+             * command line would be unbounded cardinality */
+            if (tsconv_string_tag(k)) add_string_tag(p, k, v, keep_tags);
+        } else if (json_is_object(v) && !strcmp(k, "tags")) { /* --tag, a metric's tags */
+            const char *tk;
+            json_t *tv;
+            json_object_foreach(v, tk, tv) add_string_tag(p, tk, tv, keep_tags);
         } else if (json_is_number(v)) {
             double x = json_number_value(v);
             if (!strcmp(k, "rank") || !strcmp(k, "pid") || !strcmp(k, "id")) {

@@ -17,9 +17,16 @@
  *
  * Rule: every top-level number of the event is a value (metric
  * "<event>.<field>" for OpenTSDB, field <field> of measurement <event> for
- * Influx), except ts and seq; every non-empty top-level string is a tag, and
- * so are the numeric identifiers rank, pid and id (GPU index).  Booleans,
- * arrays and nested objects are left out.  `keep_tags` (comma-separated,
+ * Influx), except ts and seq.  Tags are the job's string annotations
+ * (annotations_is_key: hostname, job_id, site, wf_uuid, ...), the names of
+ * what is measured (`name`: a custom metric's, a GPU's model; `uuid`: a
+ * GPU's), the members of a "tags" object (--tag KEY=VALUE, a custom
+ * metric's tags) and the numeric identifiers rank, pid and id (GPU index),
+ * as tsconv_string_tag() says; other strings (exe,
+ * cmd, cwd, version, kernel...) are not sent: a tag per command line would
+ * give the receiving store one series per command line.  Booleans, arrays
+ * and other nested objects are left out; an event without a number is
+ * skipped.  `keep_tags` (comma-separated,
  * NULL for all) limits the tags, for servers with a tag limit (OpenTSDB
  * accepts 8 by default).  A field named "_value" is the event's own value:
  * OpenTSDB metric "<event>" (no suffix), Influx field "value" (jobscope
@@ -68,6 +75,8 @@ int tsconv_opentsdb_points(struct sbuf *b, const char *json, size_t len, const c
 void tsconv_influx_point(struct sbuf *b, const ts_point *p);
 int tsconv_opentsdb_point(struct sbuf *b, const ts_point *p);
 int tsconv_listed(const char *keep_tags, const char *key);
+/* 1 if a top-level string member named key is a tag (the rule above). */
+int tsconv_string_tag(const char *key);
 int tsconv_has_key(const ts_point *p, const char *key);
 
 /* ---- from a value set (tsconv_set.c) ------------------------------------- */

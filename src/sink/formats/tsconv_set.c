@@ -112,8 +112,9 @@ static void add_field(ts_point *p, const char *k, double x)
     p->fields[p->nfields++].val = x;
 }
 
-/* A label as its JSON member would be read: a non-empty string is a tag,
- * an integer a tag (rank, pid, id) or a number; null and "" nothing. */
+/* A label as its JSON member would be read: a non-empty string is a tag
+ * when tsconv_string_tag says so (never exe), an integer a tag (rank, pid,
+ * id) or a number; null and "" nothing. */
 static int add_label(ts_point *p, set_text *t, const mlabel *l, const tsconv_ann *a,
                      const char *keep_tags)
 {
@@ -132,7 +133,9 @@ static int add_label(ts_point *p, set_text *t, const mlabel *l, const tsconv_ann
         add_tag(p, l->key, v, keep_tags);
         return 0;
     }
-    if (!l->str || !*l->str || !tsconv_listed(keep_tags, l->key) || p->ntags >= 64) return 0;
+    if (!l->str || !*l->str || !tsconv_string_tag(l->key) || !tsconv_listed(keep_tags, l->key) ||
+        p->ntags >= 64)
+        return 0;
     const char *v = label_text(t, l->str);
     if (!v) return -1;
     add_tag(p, l->key, v, keep_tags);

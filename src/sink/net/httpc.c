@@ -116,6 +116,8 @@ long httpc_post(httpc *c, const char *url, const char *content_type, const char 
     c->headers = curl_slist_append(NULL, ct);
     c->headers = curl_slist_append(c->headers, "Expect:");
     if (c->bearer) c->headers = curl_slist_append(c->headers, c->bearer);
+    for (int i = 0; c->extra_headers && c->extra_headers[i]; i++)
+        c->headers = curl_slist_append(c->headers, c->extra_headers[i]);
     curl_easy_reset(h);
     common_opts(c, h, url, timeout_s, ebuf);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)c->headers);

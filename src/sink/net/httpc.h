@@ -20,10 +20,11 @@ typedef struct httpc {
     int insecure;
     char *resp; /* last response body (truncated at 1 MiB), NUL-terminated */
     size_t resp_len, resp_cap;
-    void *headers;     /* struct curl_slist * */
-    char *unix_socket; /* talk HTTP over this Unix socket (jobscope serve) */
-    char *bearer;      /* "Authorization: Bearer ..." header, or NULL */
-    int quiet;         /* -q (sink_options.quiet): its warnings are silenced */
+    void *headers;                    /* struct curl_slist * */
+    char *unix_socket;                /* talk HTTP over this Unix socket (jobscope serve) */
+    char *bearer;                     /* "Authorization: Bearer ..." header, or NULL */
+    int quiet;                        /* -q (sink_options.quiet): its warnings are silenced */
+    const char *const *extra_headers; /* added to every POST, NULL-terminated (or NULL) */
 } httpc;
 
 /* Takes the credentials from u. 0, or -1 with err. */

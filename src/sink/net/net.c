@@ -13,9 +13,11 @@ extern const sink_ops sink_elasticsearch_ops;
 extern const sink_ops sink_opentsdb_ops;
 extern const sink_ops sink_influx_ops;
 extern const sink_ops sink_jobscope_ops;
+extern const sink_ops sink_remote_write_ops;
 
 /* Looked up by name with dlsym(); NULL-terminated. */
 const sink_ops *const sink_net_backends[] = {
-    &sink_amqp_ops,     &sink_rabbitmq_http_ops, &sink_http_ops,     &sink_elasticsearch_ops,
-    &sink_opentsdb_ops, &sink_influx_ops,        &sink_jobscope_ops, NULL,
+    &sink_amqp_ops,          &sink_rabbitmq_http_ops, &sink_http_ops,
+    &sink_elasticsearch_ops, &sink_opentsdb_ops,      &sink_influx_ops,
+    &sink_jobscope_ops,      &sink_remote_write_ops,  NULL,
 };

@@ -11,6 +11,10 @@
  *       VictoriaMetrics (-opentsdbHTTPListenAddr) accept: each number of an
  *       event becomes metric "<event>.<field>" with the event's annotations
  *       as tags; timestamps in milliseconds.
+ *   promrw://[USER:PASS@]HOST[:PORT][/PATH]  (promrws:// for TLS)
+ *       Prometheus remote write (net/remote_write.c): every number of an
+ *       event one sample of metric <event>_<field>, snappy-compressed
+ *       protobuf POSTed to PATH (default /api/v1/write, port 9090).
  *
  * Which parts of an event become tags and fields: formats/tsconv.h.  Both
  * take `?tags=a,b` to keep only those tags (OpenTSDB refuses more than 8 by
@@ -29,6 +33,7 @@
 #include "../formats/sbuf.h"
 #include "../formats/tsconv.h"
 #include "../../model/metric.h"
+#include "remote_write.h"
 
 typedef struct tsdb_format tsdb_format;
 
@@ -39,6 +44,7 @@ typedef struct tsdb_ctx {
     char *keep_tags;
     char *label;
     sbuf body;
+    sbuf wire; /* the body as sent, when the format transforms it (finish) */
     unsigned long rejected;
     tsconv_ann ann; /* the job's annotations, for the set path */
     int have_ann;
@@ -59,6 +65,9 @@ struct tsdb_format {
     int json_array; /* the body is a JSON array: close it with ']' */
     /* Sets u->path (and x->url) for this format; -1 + err when u is wrong. */
     int (*request_url)(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen);
+    /* the body as it goes on the wire (compression), or NULL: as built */
+    int (*finish)(const sbuf *body, sbuf *out);
+    const char *const *headers; /* more request headers, NULL-terminated */
 };
 
 static int tsdb_connect(void *ctx, double timeout, char *err, size_t errlen)
@@ -71,7 +80,7 @@ static int tsdb_connect(void *ctx, double timeout, char *err, size_t errlen)
 static int tsdb_encode_set(void *ctx, const js_event *ev, sbuf *out)
 {
     tsdb_ctx *x = ctx;
-    if (!x->have_ann || !ev->metrics || !ev->name) return -1;
+    if (!x->have_ann || !ev->metrics || !ev->name || !x->f->encode_set) return -1;
     return x->f->encode_set(out, ev->name, ev->ts, ev->metrics, &x->ann, x->keep_tags);
 }
 
@@ -99,11 +108,18 @@ static int tsdb_send(void *ctx, const pub_item *it, int n, double timeout, char 
                            : x->f->encode(&x->body, it[i].json, it[i].len, x->keep_tags);
     if (!added) return n;
     if (x->f->json_array) sbuf_putc(&x->body, ']');
-    if (x->body.oom) {
-        snprintf(err, errlen, "out of memory");
+    const sbuf *out = &x->body;
+    if (!x->body.oom && x->f->finish) {
+        if (x->f->finish(&x->body, &x->wire) < 0) x->wire.oom = 1;
+        out = &x->wire;
+    }
+    if (out->oom || x->body.oom) {
+        snprintf(err, errlen,
+                 x->f->finish ? "cannot compress (out of memory, or no libsnappy.so.1)"
+                              : "out of memory");
         return 0;
     }
-    return httpc_deliver(&x->c, x->url, x->f->content_type, x->body.p, x->body.len, n, &x->rejected,
+    return httpc_deliver(&x->c, x->url, x->f->content_type, out->p, out->len, n, &x->rejected,
                          x->label, timeout, err, errlen);
 }
 
@@ -112,6 +128,7 @@ static void tsdb_destroy(void *ctx)
     tsdb_ctx *x = ctx;
     httpc_free(&x->c);
     sbuf_free(&x->body);
+    sbuf_free(&x->wire);
     if (x->have_ann) tsconv_ann_free(&x->ann);
     free(x->url);
     free(x->keep_tags);
@@ -153,7 +170,21 @@ static int opentsdb_url(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errl
     return 0;
 }
 
-extern const sink_ops sink_influx_ops, sink_opentsdb_ops;
+/* promrw: PATH, default /api/v1/write */
+static int remote_write_url(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen)
+{
+    if (!u->path[0] || !strcmp(u->path, "/")) {
+        free(u->path);
+        u->path = strdup("/api/v1/write");
+    }
+    x->url = net_url_http_base(u, tls, x->f->default_port);
+    return 0;
+}
+
+static const char *const remote_write_headers[] = {
+    "Content-Encoding: snappy", "X-Prometheus-Remote-Write-Version: 0.1.0", NULL};
+
+extern const sink_ops sink_influx_ops, sink_opentsdb_ops, sink_remote_write_ops;
 
 static const tsdb_format formats[] = {
     {"influx",
@@ -165,7 +196,9 @@ static const tsdb_format formats[] = {
      tsconv_influx_line,
      tsconv_influx_set,
      0,
-     influx_url},
+     influx_url,
+     NULL,
+     NULL},
     {"opentsdb",
      &sink_opentsdb_ops,
      {"opentsdb", 200, tsdb_connect, tsdb_send, NULL, tsdb_destroy},
@@ -175,7 +208,21 @@ static const tsdb_format formats[] = {
      tsconv_opentsdb_points,
      tsconv_opentsdb_set,
      1,
-     opentsdb_url},
+     opentsdb_url,
+     NULL,
+     NULL},
+    {"promrw",
+     &sink_remote_write_ops,
+     {"remote_write", 1000, tsdb_connect, tsdb_send, NULL, tsdb_destroy},
+     9090,
+     "expected promrw[s]://HOST[:PORT][/PATH]",
+     "application/x-protobuf",
+     remote_write_encode,
+     NULL, /* from the JSON only: the set path would need its own encoder */
+     0,
+     remote_write_url,
+     remote_write_finish,
+     remote_write_headers},
 };
 
 static const tsdb_format *format_of_url(const char *url, int *tls)
@@ -207,6 +254,12 @@ static int tsdb_match_opentsdb(const char *url, const sink_options *o)
     return format_of_url(url, &tls) == &formats[1];
 }
 
+static int tsdb_match_remote_write(const char *url, const sink_options *o)
+{
+    int tls;
+    return format_of_url(url, &tls) == &formats[2];
+}
+
 static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t errlen)
 {
     int tls = 0;
@@ -231,6 +284,7 @@ static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t
         tsdb_destroy(x);
         return NULL;
     }
+    x->c.extra_headers = f->headers;
     net_url_free(&u);
     /* the annotations every event starts with, read once as the JSON path
      * reads them; without them (jobscope flush) every event goes that way */
@@ -238,7 +292,7 @@ static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t
         x->have_ann =
             tsconv_ann_init(&x->ann, o->ann->fragment, o->ann->fragment_len, x->keep_tags) == 0;
     sink *s = publisher_sink_create(f->ops, url, &f->backend, x, o, err, errlen);
-    publisher_set_encoder(publisher_of(s), tsdb_encode_set);
+    if (s && f->encode_set) publisher_set_encoder(publisher_of(s), tsdb_encode_set);
     return s;
 }
 
@@ -254,4 +308,9 @@ const sink_ops sink_influx_ops = {
 const sink_ops sink_opentsdb_ops = {
     "opentsdb",           tsdb_match_opentsdb,  tsdb_open,
     publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+};
+
+const sink_ops sink_remote_write_ops = {
+    "remote_write",       tsdb_match_remote_write, tsdb_open,
+    publisher_sink_write, publisher_sink_flush,    publisher_sink_close,
 };
