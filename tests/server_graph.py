@@ -10,8 +10,8 @@ or variable whose address it takes).  Includes are read from the sources:
 A includes B when A includes B's header (NAME.h belongs to NAME.c) and A
 implements none of that header's functions itself (serve.c defines the
 config functions that server.h declares: that is no dependency on server.c).  Prints the edges, the strongly connected components of more than one
-file (the circles) and the private headers included by more than two
-files; exit 1 when there is a circle.  --dot prints a Graphviz graph
+file (the circles) and the headers included by more than two files;
+exit 1 when there is a circle.  --dot prints a Graphviz graph
 instead."""
 import os, re, subprocess, sys
 
@@ -70,7 +70,8 @@ def main():
     files = sorted(f[:-2] for f in os.listdir(src) if f.endswith(".c"))
     defined, used = {}, {}
     for f in files:
-        obj = os.path.join(build, src, f + ".o")
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        obj = os.path.join(build, os.path.relpath(os.path.abspath(src), root), f + ".o")
         if not os.path.exists(obj):
             sys.exit(f"server_graph: {obj} missing (build first: make)")
         defined[f] = nm(obj, False)
@@ -124,11 +125,10 @@ def main():
     print(f"circles: {len(circles)}")
     for c in circles:
         print("  " + " <-> ".join(c))
-    shared = {h: sorted(v) for h, v in includers.items()
-              if h[:-2] not in files and h not in ("server.h",) and len(v) > 2}
-    print("private headers included by more than two files:", len(shared))
-    for h, v in sorted(shared.items()):
-        print(f"  {h}: {len(v)} files ({' '.join(v)})")
+    print("headers included by more than two files (server.h, the modules' interface, aside):")
+    for h, v in sorted(includers.items()):
+        if h != "server.h" and len(v) > 2:
+            print(f"  {h}: {len(v)} files ({' '.join(sorted(v))})")
     return 1 if circles else 0
 
 

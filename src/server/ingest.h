@@ -61,6 +61,7 @@ typedef struct ev_view {
     int oom;
 } ev_view;
 
+/* (event_view.c) */
 void ev_view_reset(ev_view *v);
 void ev_view_free(ev_view *v);
 /* Appends a value / a custom tag (ev_view.oom on failure). */
@@ -73,6 +74,8 @@ const struct metric_def *ev_group(ev_span event, const char *key, size_t klen);
 const char *ev_group_label(const struct metric_def *g);
 /* Is name a field of that group (its catalogue definition, or NULL)? */
 const struct metric_def *ev_row_field(const struct metric_def *group, const char *name, size_t n);
+/* Is s the text lit? */
+int ev_span_is(ev_span s, const char *lit);
 /* Is key one of the members that are not values (ts seq rank id tags batch)? */
 int ev_not_a_value(const char *key, size_t klen);
 
