@@ -21,16 +21,10 @@
 #include "lineproto.h"
 #include "put_reader.h"
 #include "util/grow.h"
-#include "util/hash.h"
+#include "util/intern.h"
 #include "util/series_name.h"
 
 #define MAX_TAGS_PER_POINT 64
-
-typedef struct put_intern {
-    const char *s;
-    size_t n;
-    uint64_t h;
-} put_intern;
 
 /* A batch of points parsed from one request; strings are owned here. */
 typedef struct put_batch {
@@ -38,51 +32,16 @@ typedef struct put_batch {
     size_t n, cap;
     store_tag *tags; /* all points' tags, one arena (offsets fixed after parsing) */
     size_t ntags, captags;
-    size_t *tag_off; /* per point: first tag index */
-    char **strs;
-    size_t nstrs, capstrs;
-    struct put_intern *intern; /* open addressing over strs: each distinct string once */
-    size_t capintern;
+    size_t *tag_off;   /* per point: first tag index */
+    intern_table strs; /* each distinct name and tag value once */
     int oom;
 } put_batch;
 
-/* The batch's copy of s[0..n): the same names and tag values repeat over
- * thousands of points of a request, so each distinct string is copied
- * once; the table keeps each one's hash and length, so a probe compares
- * bytes only on a likely hit. */
+/* The batch's copy of s[0..n) (each distinct string once). */
 static const char *own(put_batch *b, const char *s, size_t n)
 {
-    if (b->nstrs * 2 >= b->capintern) {
-        size_t cap = b->capintern ? b->capintern * 2 : 256;
-        put_intern *t = calloc(cap, sizeof *t);
-        if (!t) {
-            b->oom = 1;
-            return NULL;
-        }
-        for (size_t i = 0; i < b->capintern; i++) {
-            if (!b->intern[i].s) continue;
-            size_t h = b->intern[i].h & (cap - 1);
-            while (t[h].s) h = (h + 1) & (cap - 1);
-            t[h] = b->intern[i];
-        }
-        free(b->intern);
-        b->intern = t;
-        b->capintern = cap;
-    }
-    uint64_t hv = hash_bytes(s, n);
-    size_t h = hv & (b->capintern - 1);
-    for (; b->intern[h].s; h = (h + 1) & (b->capintern - 1))
-        if (b->intern[h].h == hv && b->intern[h].n == n && !memcmp(b->intern[h].s, s, n))
-            return b->intern[h].s;
-    b->strs = grow_array(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
-    if (b->oom) return NULL;
-    char *c = strndup(s, n);
-    if (!c) {
-        b->oom = 1;
-        return NULL;
-    }
-    b->strs[b->nstrs++] = c;
-    b->intern[h] = (put_intern){c, n, hv};
+    const char *c = intern_get(&b->strs, s, n);
+    if (!c) b->oom = 1;
     return c;
 }
 
@@ -129,12 +88,10 @@ static void batch_finish(put_batch *b)
 
 static void batch_free(put_batch *b)
 {
-    for (size_t i = 0; i < b->nstrs; i++) free(b->strs[i]);
-    free(b->strs);
+    intern_free(&b->strs);
     free(b->pts);
     free(b->tags);
     free(b->tag_off);
-    free(b->intern);
     memset(b, 0, sizeof *b);
 }
 

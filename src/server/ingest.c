@@ -29,7 +29,7 @@
 #include "server/forward.h" /* server_ingest_in_event */
 #include "util/arena.h"
 #include "util/grow.h"
-#include "util/hash.h"
+#include "util/intern.h"
 #include "util/series_name.h"
 
 #define MAX_EV_TAGS  32
@@ -37,12 +37,6 @@
 #define SLICE_POINTS 16384 /* points handed to the store at once */
 
 /* ---- a request's points ---- */
-
-typedef struct istr {
-    const char *s;
-    size_t n;
-    uint64_t h;
-} istr;
 
 typedef struct line_ref {
     const char *p;
@@ -53,9 +47,8 @@ typedef struct line_ref {
 typedef struct ingest_batch {
     store_point *pts;
     size_t n, cap, total;
-    arena strs;   /* interned strings and tag arrays: the request's */
-    istr *intern; /* open addressing over them */
-    size_t ninterned, capintern;
+    intern_table strs;     /* the request's strings, each distinct one once */
+    arena tagsets;         /* its tag arrays */
     const store_tag *prev; /* the last event's tags */
     int nprev;
     line_ref *lines;
@@ -69,35 +62,8 @@ typedef struct ingest_batch {
 /* The request's copy of s[0..n), each distinct string once. */
 static const char *intern(ingest_batch *b, const char *s, size_t n)
 {
-    if (b->ninterned * 2 >= b->capintern) {
-        size_t cap = b->capintern ? b->capintern * 2 : 1024;
-        istr *t = calloc(cap, sizeof *t);
-        if (!t) {
-            b->oom = 1;
-            return NULL;
-        }
-        for (size_t i = 0; i < b->capintern; i++) {
-            if (!b->intern[i].s) continue;
-            size_t h = b->intern[i].h & (cap - 1);
-            while (t[h].s) h = (h + 1) & (cap - 1);
-            t[h] = b->intern[i];
-        }
-        free(b->intern);
-        b->intern = t;
-        b->capintern = cap;
-    }
-    uint64_t hv = hash_bytes(s, n);
-    size_t h = hv & (b->capintern - 1);
-    for (; b->intern[h].s; h = (h + 1) & (b->capintern - 1))
-        if (b->intern[h].h == hv && b->intern[h].n == n && !memcmp(b->intern[h].s, s, n))
-            return b->intern[h].s;
-    char *c = arena_strndup(&b->strs, s, n);
-    if (!c) {
-        b->oom = 1;
-        return NULL;
-    }
-    b->intern[h] = (istr){c, n, hv};
-    b->ninterned++;
+    const char *c = intern_get(&b->strs, s, n);
+    if (!c) b->oom = 1;
     return c;
 }
 
@@ -142,7 +108,7 @@ static void add_tag_span(ingest_batch *b, store_tag *t, int *n, const char *k, e
 static const store_tag *keep_tags(ingest_batch *b, const store_tag *t, int n)
 {
     if (b->prev && b->nprev == n && !memcmp(b->prev, t, (size_t)n * sizeof *t)) return b->prev;
-    store_tag *k = (store_tag *)(void *)arena_alloc(&b->strs, (size_t)n * sizeof *t + 8);
+    store_tag *k = (store_tag *)(void *)arena_alloc(&b->tagsets, (size_t)n * sizeof *t + 8);
     if (!k) {
         b->oom = 1;
         return NULL;
@@ -304,9 +270,9 @@ static int read_body(ingest_batch *b, const char *body, size_t len, int64_t now_
 static void batch_free(ingest_batch *b)
 {
     free(b->pts);
-    free(b->intern);
     free(b->lines);
-    arena_free(&b->strs);
+    intern_free(&b->strs);
+    arena_free(&b->tagsets);
     arena_free(&b->line);
     jread_free(&b->jr);
     ev_view_free(&b->view);

@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "util/grow.h"
 #include "util/hash.h"
+#include "util/intern.h"
 #include "util/series_name.h"
 #include "cli/options.h"
 #include "limits/limits.h"
@@ -50,13 +51,15 @@ static void sizes_accept_binary_units_with_or_without_ib(void **state)
 /* --spool-max and --limit memory= read sizes the same way */
 static void spool_max_and_limits_agree(void **state)
 {
-    const char *const cases[] = { "4G", "4GiB", "10M", "1.5K", "123", "4GiBx", "x", "0.1" };
+    const char *const cases[] = {"4G", "4GiB", "10M", "1.5K", "123", "4GiBx", "x", "0.1"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double lim;
         long long spool = options_parse_size(cases[i]);
         int rc = limits_parse_bytes(cases[i], &lim);
-        if (rc == 0) assert_int_equal(spool, (long long)lim);
-        else assert_int_equal(spool, -1);
+        if (rc == 0)
+            assert_int_equal(spool, (long long)lim);
+        else
+            assert_int_equal(spool, -1);
     }
     assert_int_equal(options_parse_size("4GiB"), 4294967296LL);
 }
@@ -113,7 +116,7 @@ static char *capture(void (*f)(void))
 
 static void log_some(void)
 {
-    log_once c = { 0 };
+    log_once c = {0};
     js_log(0, "x", "hidden %d", 1);
     js_log(1, NULL, "plain %d", 2);
     js_log(1, "cgroup", "topic %s", "three");
@@ -125,11 +128,10 @@ static void log_some(void)
 
 static void a_repeated_failure_is_reported_once_until_released(void **state)
 {
-    assert_string_equal(capture(log_some),
-                        "jobscope: plain 2\n"
-                        "jobscope: cgroup: topic three\n"
-                        "jobscope: gpu: failed 0\n"
-                        "jobscope: gpu: failed again\n");
+    assert_string_equal(capture(log_some), "jobscope: plain 2\n"
+                                           "jobscope: cgroup: topic three\n"
+                                           "jobscope: gpu: failed 0\n"
+                                           "jobscope: gpu: failed again\n");
 }
 
 static void log_as_a_service(void)
@@ -194,6 +196,22 @@ static void the_hash_depends_on_every_byte_and_the_length(void **state)
     assert_true(hash_bytes("", 0) != hash_bytes("\0", 1));
 }
 
+static void a_string_is_copied_once_and_found_again(void **state)
+{
+    intern_table t = {0};
+    char buf[32];
+    const char *first = intern_get(&t, "host", 4);
+    assert_string_equal(first, "host");
+    for (int i = 0; i < 5000; i++) { /* many, so that the table grows */
+        snprintf(buf, sizeof buf, "node%04d", i);
+        assert_string_equal(intern_get(&t, buf, strlen(buf)), buf);
+    }
+    assert_ptr_equal(intern_get(&t, "hostname", 4), first); /* by length: "host" */
+    assert_ptr_not_equal(intern_get(&t, "hos", 3), first);
+    assert_int_equal(t.n, 5002);
+    intern_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +224,7 @@ int main(void)
         cmocka_unit_test(series_names_follow_opentsdb),
         cmocka_unit_test(arrays_grow_by_doubling_and_report_failure_once),
         cmocka_unit_test(the_hash_depends_on_every_byte_and_the_length),
+        cmocka_unit_test(a_string_is_copied_once_and_found_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
