@@ -199,29 +199,21 @@ static int group_rows(jread *jr, const metric_def *g, ev_span key, const char *p
 /* A string member: the view's when its key is one the rule reads. */
 static void string_member(ev_view *v, const char *k, size_t kn, ev_span s)
 {
-    switch (kn) {
-    case 2:
-        if (KEY("id")) v->gpu = s;
-        return;
-    case 4:
-        if (KEY("host"))
-            v->host = s;
-        else if (KEY("uuid"))
-            v->uuid = s;
-        else if (KEY("name"))
-            v->mname = s;
-        else if (KEY("site"))
-            v->annot[1] = s;
-        return;
-    case 5:
-        if (KEY("event")) v->event = s;
-        return;
-    case 8:
-        if (KEY("hostname")) v->hostname = s;
-        return;
-    }
-    for (int i = 0; i < EV_NANNOT; i++)
-        if (key_is(k, kn, ev_annotations[i], strlen(ev_annotations[i]))) v->annot[i] = s;
+    if (KEY("event"))
+        v->event = s;
+    else if (KEY("hostname"))
+        v->hostname = s;
+    else if (KEY("host"))
+        v->host = s;
+    else if (KEY("uuid"))
+        v->uuid = s;
+    else if (KEY("name"))
+        v->mname = s;
+    else if (KEY("id"))
+        v->gpu = s;
+    else
+        for (int i = 0; i < EV_NANNOT; i++)
+            if (key_is(k, kn, ev_annotations[i], strlen(ev_annotations[i]))) v->annot[i] = s;
 }
 
 int event_reader_read(jread *jr, const char *line, size_t len, ev_view *v)

@@ -41,7 +41,10 @@ static const char *const corpus[] = {
     "\"rios\":100,\"wios\":200},{\"dev\":\"253:0\",\"rbytes\":1000,\"wbytes\":2000,\"rios\":1,"
     "\"wios\":2}],\"seq\":3}",
     "{\"event\":\"kickstart.inv.online.gpu.stats\",\"ts\":1700000001,\"hostname\":\"n1\","
-    "\"job_id\":\"j1\",\"rank\":0,\"id\":1,\"uuid\":\"GPU-x\",\"name\":\"A100\",\"temp\":41,"
+    "\"job_id\":\"j1\",\"wf_label\":\"w\",\"site\":\"s\",\"dag_job_id\":\"d\",\"condor_job_id\":"
+    "\"c\","
+    "\"xformation\":\"x\",\"task_id\":\"t\",\"wf_uuid\":\"u\",\"rank\":0,\"id\":1,\"uuid\":\"GPU-"
+    "x\",\"name\":\"A100\",\"temp\":41,"
     "\"power_usage\":60000,\"gpu_utilization\":9,\"job_sm_util\":null,\"job_util_source\":\"none\","
     "\"procs\":[{\"pid\":1,\"mem\":2}],\"seq\":4}",
     "{\"event\":\"jobscope.metric\",\"ts\":1700000001.5,\"hostname\":\"n1\",\"job_id\":\"j1\","
