@@ -331,7 +331,7 @@ fuzz-bins:
 	        LDFLAGS="-fsanitize=address,undefined" build-fuzz/libjscore.a build-fuzz/libjsserve.a
 	$(MAKE) BUILD=build-fuzz CC=clang $(FUZZ_BINS)
 
-build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libjscore.a
+build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libjscore.a build-fuzz/libjsserve.a
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Isrc \
 	    $(shell pkg-config --cflags $(PKGS) $(SERVE_PKGS)) -o $@ $< build-fuzz/libjsserve.a \
