@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <strings.h>
 #include <unistd.h>
 #include "server.h"
 #include "util/serve_detect.h"
@@ -180,140 +182,131 @@ static int set_str(char **dst, const char *v)
     return 0;
 }
 
+/* Every option, by its long name: what it sets and how its value is read
+ * (the command line and the config file alike). */
+enum opt_kind {
+    O_STR,   /* a string */
+    O_WORDS, /* words separated by commas or blanks, added to a list */
+    O_LIST,  /* one more entry of a list */
+    O_FLAG,  /* on without a value, or with 1, true, yes */
+    O_DUR,   /* a duration (server_parse_duration), at least min */
+    O_INT,   /* an integer in min..max */
+    O_SIZE,  /* a size (server_parse_size), at least min */
+};
+typedef struct opt {
+    const char *name;
+    enum opt_kind kind;
+    size_t off; /* of the field in server_config */
+    double min, max;
+    int above;           /* O_DUR: must be above min (not at least) */
+    const char *usage;   /* the example in the error of a bad value */
+    const char *too_low; /* the error of a value below min (else usage) */
+} opt;
+
+#define F(field)  offsetof(server_config, field)
+#define DUR_ABOVE "expected a duration above 0 such as 10s, 0.5"
+#define DUR       "expected a duration such as 30d, 12h, 90s, 0.5"
+#define SIZE      "expected a size such as 10G, 512M, 65536"
+static const opt options[] = {
+    {"listen", O_STR, F(listen), 0, 0, 0, NULL, NULL},
+    {"socket", O_STR, F(socket_path), 0, 0, 0, NULL, NULL},
+    {"store", O_STR, F(store_dir), 0, 0, 0, NULL, NULL},
+    {"token-file", O_STR, F(token_file), 0, 0, 0, NULL, NULL},
+    {"peers-file", O_STR, F(peers_file), 0, 0, 0, NULL, NULL},
+    {"spool-dir", O_STR, F(spool_dir), 0, 0, 0, NULL, NULL},
+    {"peers", O_WORDS, F(peers), 0, 0, 0, NULL, NULL},
+    {"forward", O_LIST, F(forward), 0, 0, 0, NULL, NULL},
+    {"consume", O_LIST, F(consume), 0, 0, 0, NULL, NULL},
+    {"verbose", O_FLAG, F(verbose), 0, 0, 0, NULL, NULL},
+    {"peers-insecure", O_FLAG, F(peers_insecure), 0, 0, 0, NULL, NULL},
+    {"header-timeout", O_DUR, F(header_timeout_s), 0, 0, 1, DUR_ABOVE, NULL},
+    {"body-timeout", O_DUR, F(body_timeout_s), 0, 0, 1, DUR_ABOVE, NULL},
+    {"query-timeout", O_DUR, F(query_timeout_s), 0, 0, 0, DUR_ABOVE, NULL},
+    {"retention", O_DUR, F(retention_s), 0, 0, 0, DUR, NULL},
+    {"node-interval", O_DUR, F(node_interval_s), 0, 0, 0, DUR, NULL},
+    {"peer-timeout", O_DUR, F(peer_timeout_s), 0, 0, 1, DUR, "peer-timeout must be above 0"},
+    {"max-connections", O_INT, F(max_connections), 1, 65536, 0, "expected 1..65536", NULL},
+    {"max-connections-per-client", O_INT, F(max_per_client), 1, 65536, 0, "expected 1..65536",
+     NULL},
+    {"threads", O_INT, F(threads), 1, 256, 0, "expected 1..256", NULL},
+    {"max-size", O_SIZE, F(max_bytes), 0, 0, 0, SIZE, NULL},
+    {"body-limit", O_SIZE, F(body_limit), 1024, 0, 0, SIZE,
+     "body-limit must be at least 1024 bytes"},
+    {"body-memory", O_SIZE, F(body_memory), 1 << 20, 0, 0, SIZE, "body-memory must be at least 1M"},
+};
+
+/* A value below the option's bound: its own message, or its usage. */
+static int too_low(const opt *o, const char *v, char *err, size_t errlen)
+{
+    if (o->too_low)
+        snprintf(err, errlen, "%s", o->too_low);
+    else
+        snprintf(err, errlen, "%s '%s': %s", o->name, v, o->usage);
+    return -1;
+}
+
 int server_config_set(server_config *c, const char *key, const char *v, char *err, size_t errlen)
 {
+    const opt *o = NULL;
+    for (size_t i = 0; i < sizeof options / sizeof options[0] && !o; i++)
+        if (!strcmp(key, options[i].name)) o = &options[i];
+    if (!o) {
+        snprintf(err, errlen, "unknown setting '%s'", key);
+        return -1;
+    }
+    void *field = (char *)c + o->off;
+    if (o->kind == O_FLAG) {
+        *(int *)field =
+            !v || !*v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes");
+        return 0;
+    }
+    if (!v || !*v) {
+        snprintf(err, errlen, "%s needs a value", key);
+        return -1;
+    }
     double d;
     long long ll;
-#define NEED()                                                                                     \
-    do {                                                                                           \
-        if (!v || !*v) {                                                                           \
-            snprintf(err, errlen, "%s needs a value", key);                                        \
-            return -1;                                                                             \
-        }                                                                                          \
-    } while (0)
-    if (!strcmp(key, "listen")) {
-        NEED();
-        c->listen_given = 1;
-        return set_str(&c->listen, v);
-    }
-    if (!strcmp(key, "socket")) {
-        NEED();
-        return set_str(&c->socket_path, v);
-    }
-    if (!strcmp(key, "store")) {
-        NEED();
-        return set_str(&c->store_dir, v);
-    }
-    if (!strcmp(key, "token-file")) {
-        NEED();
-        return set_str(&c->token_file, v);
-    }
-    if (!strcmp(key, "peers-file")) {
-        NEED();
-        return set_str(&c->peers_file, v);
-    }
-    if (!strcmp(key, "spool-dir")) {
-        NEED();
-        return set_str(&c->spool_dir, v);
-    }
-    if (!strcmp(key, "peers")) {
-        NEED();
-        strlist_add_words(&c->peers, v);
+    char *end;
+    switch (o->kind) {
+    case O_STR:
+        if (field == &c->listen) c->listen_given = 1;
+        return set_str(field, v);
+    case O_WORDS:
+        strlist_add_words(field, v);
         return 0;
-    }
-    if (!strcmp(key, "forward")) {
-        NEED();
-        return strlist_add(&c->forward, v, strlen(v));
-    }
-    if (!strcmp(key, "consume")) {
-        NEED();
-        return strlist_add(&c->consume, v, strlen(v));
-    }
-    if (!strcmp(key, "verbose") || !strcmp(key, "peers-insecure")) {
-        int on = !v || !*v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes");
-        *(key[0] == 'v' ? &c->verbose : &c->peers_insecure) = on;
-        return 0;
-    }
-    if (!strcmp(key, "header-timeout") || !strcmp(key, "body-timeout") ||
-        !strcmp(key, "query-timeout")) {
-        NEED();
-        if (server_parse_duration(v, &d) < 0 || (key[0] != 'q' && d <= 0)) {
-            snprintf(err, errlen, "%s '%s': expected a duration above 0 such as 10s, 0.5", key, v);
-            return -1;
-        }
-        *(key[0] == 'h'   ? &c->header_timeout_s
-          : key[0] == 'b' ? &c->body_timeout_s
-                          : &c->query_timeout_s) = d;
-        return 0;
-    }
-    if (!strcmp(key, "max-connections") || !strcmp(key, "max-connections-per-client")) {
-        NEED();
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 65536) {
-            snprintf(err, errlen, "%s '%s': expected 1..65536", key, v);
-            return -1;
-        }
-        *(strlen(key) > 15 ? &c->max_per_client : &c->max_connections) = (int)n;
-        return 0;
-    }
-    if (!strcmp(key, "retention") || !strcmp(key, "peer-timeout") ||
-        !strcmp(key, "node-interval")) {
-        NEED();
+    case O_LIST:
+        return strlist_add(field, v, strlen(v));
+    case O_DUR:
         if (server_parse_duration(v, &d) < 0) {
-            snprintf(err, errlen, "%s '%s': expected a duration such as 30d, 12h, 90s, 0.5", key,
-                     v);
+            snprintf(err, errlen, "%s '%s': %s", key, v, o->usage);
             return -1;
         }
-        if (key[0] == 'r')
-            c->retention_s = d;
-        else if (key[0] == 'p') {
-            if (d <= 0) {
-                snprintf(err, errlen, "peer-timeout must be above 0");
-                return -1;
-            }
-            c->peer_timeout_s = d;
-        } else
-            c->node_interval_s = d;
+        if (o->above && d <= o->min) return too_low(o, v, err, errlen);
+        *(double *)field = d;
         return 0;
-    }
-    if (!strcmp(key, "max-size") || !strcmp(key, "body-limit") || !strcmp(key, "body-memory")) {
-        NEED();
+    case O_INT:
+        ll = strtoll(v, &end, 10);
+        if (*end || ll < o->min || ll > o->max) {
+            snprintf(err, errlen, "%s '%s': %s", key, v, o->usage);
+            return -1;
+        }
+        *(int *)field = (int)ll;
+        return 0;
+    case O_SIZE:
         if (server_parse_size(v, &ll) < 0) {
-            snprintf(err, errlen, "%s '%s': expected a size such as 10G, 512M, 65536", key, v);
+            snprintf(err, errlen, "%s '%s': %s", key, v, o->usage);
             return -1;
         }
-        if (key[0] == 'm')
-            c->max_bytes = ll;
-        else if (!strcmp(key, "body-memory")) {
-            if (ll < 1 << 20) {
-                snprintf(err, errlen, "body-memory must be at least 1M");
-                return -1;
-            }
-            c->body_memory = (size_t)ll;
-        } else {
-            if (ll < 1024) {
-                snprintf(err, errlen, "body-limit must be at least 1024 bytes");
-                return -1;
-            }
-            c->body_limit = (size_t)ll;
-        }
+        if (ll < o->min) return too_low(o, v, err, errlen);
+        if (field == &c->max_bytes)
+            *(long long *)field = ll;
+        else
+            *(size_t *)field = (size_t)ll;
         return 0;
+    case O_FLAG:
+        break;
     }
-    if (!strcmp(key, "threads")) {
-        NEED();
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 256) {
-            snprintf(err, errlen, "threads '%s': expected 1..256", v);
-            return -1;
-        }
-        c->threads = (int)n;
-        return 0;
-    }
-    snprintf(err, errlen, "unknown setting '%s'", key);
     return -1;
-#undef NEED
 }
 
 static char *trim(char *s)
