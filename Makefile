@@ -52,7 +52,7 @@ SERVE_OBJS += $(BUILD)/gen/web_assets.o
 # src/sink/ is split by role (docs/hacking.md): its subfolders are built too;
 # every network backend in src/sink/net/ goes into the plugin, with the
 # time-series encoder it alone uses (jansson).
-SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/% src/slurm/%,$(sort $(wildcard src/*/*.c src/sink/*/*.c)))
+SRCS    := $(filter-out $(SERVE_SRCS) src/bpf/bpfload.c src/bpf/tree.bpf.c src/slurm/%,$(sort $(wildcard src/*/*.c src/sink/*/*.c)))
 
 # The Slurm SPANK plugin (src/slurm, docs/slurm.md), built when Slurm's
 # spank.h is here (Debian: libslurm-dev).  Loaded by slurmstepd, it links
@@ -77,13 +77,17 @@ $(BUILD)/tests/test_slurm: tests/unit/test_slurm.c src/slurm/spank_conf.c src/sl
 BPF_OK  := $(shell command -v clang >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1 && \
              pkg-config --exists libbpf 2>/dev/null && [ -r /sys/kernel/btf/vmlinux ] && echo 1)
 BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(shell uname -m)))
-# Like the network plugin, the sampler is a plugin, build/jobscope-bpf.so, so
-# that the monitor maps libbpf, libelf and libz (~0.4 MiB of RSS) only when
-# it samples through BPF; tests and the bench link its object directly.
-BPF_OBJ := $(BUILD)/pic/src/bpf/bpfsample.o
+# Loading is a plugin, build/jobscope-bpf.so (bpfload.c), like the network
+# one: only a run that loads the programs maps libbpf, libelf and libz; runs
+# that find them pinned (src/bpf/bpfpin.h) use plain bpf(2) calls from the
+# monitor itself (bpfsys.c, bpfsample.c).  $(BUILD)/bpf/tree_id.h names the
+# compiled program: the pin directory of this build.
+BPF_OBJ := $(BUILD)/pic/src/bpf/bpfload.o
+BPF_CORE := $(BUILD)/src/bpf/bpfsample.o $(BUILD)/src/bpf/bpfpin.o $(BUILD)/src/bpf/bpfcount.o
 ifeq ($(BPF_OK),1)
-$(BPF_OBJ): CFLAGS += -DJOBSCOPE_BPF -I$(BUILD)/bpf -Isrc/bpf
+$(BPF_OBJ) $(BPF_CORE): CFLAGS += -DJOBSCOPE_BPF -I$(BUILD)/bpf -Isrc/bpf
 $(BPF_OBJ): $(BUILD)/bpf/tree.skel.h
+$(BPF_CORE): $(BUILD)/bpf/tree_id.h
 BPF_LIBS := -lbpf
 BPF_PLUGIN := $(BUILD)/jobscope-bpf.so
 all: $(BPF_PLUGIN)
@@ -97,6 +101,8 @@ $(BUILD)/bpf/tree.bpf.o: src/bpf/tree.bpf.c src/bpf/bpf_rec.h $(BUILD)/bpf/vmlin
 	clang -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -Isrc/bpf -c $< -o $@
 $(BUILD)/bpf/tree.skel.h: $(BUILD)/bpf/tree.bpf.o
 	bpftool gen skeleton $< name tree_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/bpf/tree_id.h: $(BUILD)/bpf/tree.bpf.o
+	echo "#define JOBSCOPE_BPF_ID \"$$(sha256sum $< | cut -c1-16)\"" > $@.tmp && mv $@.tmp $@
 NET_SRCS := $(sort $(wildcard src/sink/net/*.c)) src/sink/formats/tsconv.c src/sink/formats/tsconv_set.c
 NET_REG := $(BUILD)/pic/src/sink/net/net.o
 OBJS    := $(filter-out $(NET_SRCS:%.c=$(BUILD)/%.o),$(SRCS:%.c=$(BUILD)/%.o))
@@ -163,7 +169,9 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
-# The store benchmark (bench/store/run): links the store in-process.
+# The store benchmark (bench/store/run, the `store` rows of make bench):
+# jobscope serve against VictoriaMetrics, and the store in-process.
+bench-bins: $(BUILD)/jobscope-serve $(BUILD)/bench/store_bench
 $(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
@@ -174,14 +182,22 @@ $(BUILD)/bench/ingest_bench: bench/serve_put/ingest_bench.c $(BUILD)/libjsserve.
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(NET_REG) $(BUILD)/libjscore.a $(SERVE_LIBS) \
 	    $(NETLIBS) $(LDLIBS)
 
-# The BPF sampler against the procfs floor (bench/bpf, issue 15).
-$(BUILD)/bench/bench_samplers: bench/bpf/bench_samplers.c $(BPF_OBJ) $(BUILD)/libjscore.a
+# The repository at 100,000 jobs (bench/repo/run, issue 25); the browser
+# tests fill their repository with it too, so `helpers` builds it.
+$(BUILD)/bench/repo_bench: bench/repo/repo_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BPF_OBJ) $(BUILD)/libjscore.a $(BPF_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(shell pkg-config --cflags $(SERVE_PKGS)) -o $@ $< $(BUILD)/libjsserve.a \
+	    $(NET_REG) $(BUILD)/libjscore.a $(SERVE_LIBS) $(NETLIBS) $(LDLIBS)
+helpers: $(BUILD)/bench/repo_bench
 
-$(BUILD)/tests/test_bpfsample: tests/unit/test_bpfsample.c $(BPF_OBJ) $(BUILD)/libjscore.a
+# The BPF sampler against the procfs floor (bench/bpf, issue 15).
+$(BUILD)/bench/bench_samplers: bench/bpf/bench_samplers.c $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BPF_OBJ) $(BUILD)/libjscore.a -lcmocka $(BPF_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a $(LDLIBS)
+
+$(BUILD)/tests/test_bpfsample: tests/unit/test_bpfsample.c $(BUILD)/libjscore.a $(BPF_PLUGIN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjscore.a -lcmocka $(LDLIBS)
 bench-bins: $(BUILD)/bench/bench_samplers
 
 # A scripted stand-in for libnvidia-ml.so.1 (tests/fake_nvml, docs/gpu.md).

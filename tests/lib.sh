@@ -14,6 +14,9 @@ JS=${JS:-$PWD/build/jobscope}
 # Each test has its own well-known `jobscope serve` socket: a server running
 # on this machine never receives the tests' events (docs/serve.md).
 export JOBSCOPE_SERVE_SOCKET=${T:-/nonexistent}/.serve/serve.sock
+# Nor its pinned BPF sampler (docs/bpf.md): each test loads its own, or pins
+# into a bpffs of its own (23_sampler.sh), whatever another run left behind.
+export JOBSCOPE_BPF_PIN_DIR=off
 HELPERS=${HELPERS:-$PWD/build/helpers}
 
 fail() { echo "    FAIL: $*" >&2; return 1; }

@@ -31,7 +31,13 @@ int main(int argc, char **argv)
     pid_t root = atoi(argv[1]);
     int passes = argc > 2 ? atoi(argv[2]) : 50;
     const char *cgdir = argc > 3 ? argv[3] : NULL;
-    char err[256];
+    char err[256], exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0 && !getenv("JOBSCOPE_PLUGIN_DIR")) { /* BUILD/bench/ -> BUILD/jobscope-bpf.so */
+        exe[len] = 0;
+        for (int up = 0; up < 2 && strrchr(exe, '/'); up++) *strrchr(exe, '/') = 0;
+        setenv("JOBSCOPE_PLUGIN_DIR", exe, 1);
+    }
     bpfsample *b = bpfsample_open(root, 0, cgdir, err, sizeof err);
     if (!b) { printf("bpf: n/a (%s)\n", err); return 0; }
     const bpf_proc *procs;

@@ -12,7 +12,12 @@
  * arguments give the same points, for every store.
  *
  *   store_bench influx [--jobs N] [--seconds S] [--start MS]   line protocol on stdout
+ *   store_bench influx-hc [--hosts H] [--host-jobs J] [--points P] [--start MS]
+ *                                        the high-cardinality data: H x J series (one
+ *                                        job's rss each, tags host and job_id), P points
+ *                                        10 s apart, sent round by round
  *   store_bench ingest DIR [same]        store_put, one batch per sample second
+ *   store_bench ingest-hc DIR [same as influx-hc]  the high-cardinality data, in-process
  *   store_bench settle DIR               store_maintain (merges chunks), then sizes
  *   store_bench query DIR METRIC FROM TO [REPS]
  *                                        sum by host of 10 s averages; times each rep
@@ -25,6 +30,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include "store/store.h"
 
 enum { F_PID, F_RANK, F_SEQ, F_ELAPSED, F_UTIME, F_STIME, F_CPU, F_RCHAR, F_WCHAR, F_SYSCR, F_SYSCW,
@@ -57,7 +63,7 @@ static uint64_t next(uint64_t *s)
 static double unif(uint64_t *s) { return (next(s) >> 11) * (1.0 / 9007199254740992.0); }
 static double dec(double x, int d) { double p = pow(10, d); return round(x * p) / p; }
 
-static int JOBS = 280, SECONDS = 3600;
+static int JOBS = 280, SECONDS = 3600, HOSTS = 1000, HOST_JOBS = 1000, POINTS = 10;
 static int64_t START = 0;
 
 static void job_init(job *j, int k)
@@ -149,6 +155,9 @@ static void parse_opts(int argc, char **argv, int from)
         if (!strcmp(argv[i], "--jobs")) JOBS = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--seconds")) SECONDS = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--start")) START = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--hosts")) HOSTS = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--host-jobs")) HOST_JOBS = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--points")) POINTS = atoi(argv[i + 1]);
     }
     if (!START) {       /* the last full 2-hour window that ended over an hour ago */
         int64_t now = (int64_t)time(NULL) * 1000, p = 7200000;
@@ -175,10 +184,36 @@ static int cmd_influx(void)
     return 0;
 }
 
+/* A site collector's fan-in: every job of every host reports its rss once
+ * a round (10 s apart), rounds in order.  Values are kB that change now and
+ * then, as jobscope's rss does. */
+static int cmd_influx_hc(void)
+{
+    static char out[1 << 16];
+    setvbuf(stdout, out, _IOFBF, sizeof out);
+    size_t n = (size_t)HOSTS * HOST_JOBS;
+    long long *rss = calloc(n, sizeof *rss);
+    uint64_t rng = 0x5eedbeefULL;
+    for (size_t k = 0; k < n; k++) rss[k] = 20000 + (long long)(next(&rng) % 2000000);
+    for (int p = 0; p < POINTS; p++) {
+        int64_t ts = START + (int64_t)p * 10000;
+        for (int h = 0; h < HOSTS; h++)
+            for (int j = 0; j < HOST_JOBS; j++) {
+                size_t k = (size_t)h * HOST_JOBS + j;
+                if (p && unif(&rng) < 0.3) rss[k] += 4 * ((long long)(next(&rng) % 201) - 100);
+                if (rss[k] < 1000) rss[k] = 1000;
+                printf("kickstart.inv.online,host=h%04d,job_id=h%04d-j%04d rss=%lld %" PRId64 "\n", h,
+                       h, j, rss[k], ts * 1000000);
+            }
+    }
+    free(rss);
+    return 0;
+}
+
 static store *open_dir(const char *dir)
 {
     char err[256];
-    store_config c = {dir, 0, 0, 0};
+    store_config c = {dir, 0, 0, 0, NULL, NULL};
     store *s = store_open(&c, err, sizeof err);
     if (!s) { fprintf(stderr, "%s\n", err); exit(1); }
     return s;
@@ -216,16 +251,80 @@ static int cmd_ingest(const char *dir)
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    store_close(s);           /* flushes: everything in chunks.db */
+    store_stats open_st;
+    store_stats_get(s, &open_st); /* on disk before the close: the log, unsettled chunks */
+    if (getenv("STORE_BENCH_NO_CLOSE")) { /* development: what is on disk before the close */
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "ls -la %s %s/wal >&2", dir, dir);
+        if (system(cmd)) {}
+        _exit(0);
+    }
+    store_close(s);           /* flushes and settles: everything in chunks.db */
     double cpu = cpu_seconds() - c0 - gen_cpu, w = wall() - w0;
     s = open_dir(dir);
     store_stats st;
     store_stats_get(s, &st);
     store_close(s);
     printf("{\"points\": %" PRIu64 ", \"cpu_s\": %.3f, \"wall_s\": %.3f, \"points_per_cpu_s\": %.0f,"
-           " \"disk_bytes\": %lld, \"bytes_per_point\": %.4f, \"chunks\": %" PRIu64 ", \"series\": %" PRIu64
-           ", \"maxrss_kb\": %ld}\n",
-           total, cpu, w, total / cpu, st.disk_bytes, (double)st.disk_bytes / total, st.chunks, st.series, ru.ru_maxrss);
+           " \"disk_bytes\": %lld, \"bytes_per_point\": %.4f, \"open_bytes_per_point\": %.4f, \"chunks\": %" PRIu64
+           ", \"series\": %" PRIu64 ", \"maxrss_kb\": %ld}\n",
+           total, cpu, w, total / cpu, st.disk_bytes, (double)st.disk_bytes / total,
+           (double)open_st.disk_bytes / total, st.chunks, st.series, ru.ru_maxrss);
+    return 0;
+}
+
+/* The high-cardinality data put in-process, 50,000 points a batch. */
+static int cmd_ingest_hc(const char *dir)
+{
+    size_t n = (size_t)HOSTS * HOST_JOBS;
+    long long *rss = calloc(n, sizeof *rss);
+    uint64_t rng = 0x5eedbeefULL;
+    for (size_t k = 0; k < n; k++) rss[k] = 20000 + (long long)(next(&rng) % 2000000);
+    enum { B = 50000 };
+    store_point *pts = calloc(B, sizeof *pts);
+    store_tag (*tags)[2] = calloc(B, sizeof *tags);
+    char (*names)[2][16] = calloc(B, sizeof *names);
+    double c0 = cpu_seconds(), w0 = wall(), gen = 0;
+    store *s = open_dir(dir);
+    char err[256];
+    size_t m = 0;
+    uint64_t total = 0;
+    double g0 = cpu_seconds();
+    for (int p = 0; p < POINTS; p++) {
+        int64_t ts = START + (int64_t)p * 10000;
+        for (size_t k = 0; k < n; k++) {
+            int h = (int)(k / HOST_JOBS), j = (int)(k % HOST_JOBS);
+            if (p && unif(&rng) < 0.3) rss[k] += 4 * ((long long)(next(&rng) % 201) - 100);
+            if (rss[k] < 1000) rss[k] = 1000;
+            snprintf(names[m][0], 16, "h%04d", h);
+            snprintf(names[m][1], 16, "h%04d-j%04d", h, j);
+            tags[m][0] = (store_tag){"host", names[m][0]};
+            tags[m][1] = (store_tag){"job_id", names[m][1]};
+            pts[m] = (store_point){"kickstart.inv.online.rss", tags[m], 2, ts, (double)rss[k]};
+            if (++m == B || k + 1 == n) {
+                gen += cpu_seconds() - g0;
+                if (store_put(s, pts, m, err, sizeof err) != 0) {
+                    fprintf(stderr, "%s\n", err);
+                    return 1;
+                }
+                total += m;
+                m = 0;
+                g0 = cpu_seconds();
+            }
+        }
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double put_cpu = cpu_seconds() - c0 - gen;
+    store_close(s);
+    double cpu = cpu_seconds() - c0 - gen, w = wall() - w0;
+    printf("{\"points\": %" PRIu64 ", \"put_cpu_s\": %.3f, \"cpu_s\": %.3f, \"wall_s\": %.3f, "
+           "\"points_per_cpu_s\": %.0f, \"maxrss_kb\": %ld}\n",
+           total, put_cpu, cpu, w, total / put_cpu, ru.ru_maxrss);
+    free(rss);
+    free(pts);
+    free(tags);
+    free(names);
     return 0;
 }
 
@@ -313,8 +412,10 @@ int main(int argc, char **argv)
 {
     if (argc < 2) goto usage;
     if (!strcmp(argv[1], "influx")) { parse_opts(argc, argv, 2); return cmd_influx(); }
+    if (!strcmp(argv[1], "influx-hc")) { parse_opts(argc, argv, 2); return cmd_influx_hc(); }
     if (!strcmp(argv[1], "ingest") && argc >= 3) { parse_opts(argc, argv, 3); return cmd_ingest(argv[2]); }
     if (!strcmp(argv[1], "settle") && argc >= 3) return cmd_settle(argv[2]);
+    if (!strcmp(argv[1], "ingest-hc") && argc >= 3) { parse_opts(argc, argv, 3); return cmd_ingest_hc(argv[2]); }
     if (!strcmp(argv[1], "start")) { parse_opts(argc, argv, 2); printf("%" PRId64 "\n", START); return 0; }
     if (!strcmp(argv[1], "query") && argc >= 6)
         return cmd_query(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]), argc > 6 ? atoi(argv[6]) : 1);
@@ -328,7 +429,7 @@ int main(int argc, char **argv)
         return 0;
     }
 usage:
-    fprintf(stderr, "usage: store_bench influx|ingest DIR|settle DIR|query DIR METRIC FROM TO [REPS]|size DIR"
+    fprintf(stderr, "usage: store_bench influx|influx-hc|ingest DIR|settle DIR|query DIR METRIC FROM TO [REPS]|size DIR"
                     " [--jobs N] [--seconds S] [--start MS]\n");
     return 125;
 }

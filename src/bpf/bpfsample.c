@@ -1,12 +1,18 @@
-/* bpfsample.c — user-space half of the BPF sampler (see bpfsample.h): loads
- * tree.bpf.c through its generated libbpf skeleton, reads the iterator once
- * per sample (one read() loop, no /proc file opened), and folds the per-thread
- * records into per-process figures computed the way the kernel computes
- * /proc/PID/stat, io and status. */
+/* bpfsample.c — a run's side of the BPF sampler (see bpfsample.h): its own
+ * entry in the pinned maps, an iterator link of its own, one read per
+ * sample, and the per-thread records folded into per-process figures
+ * computed the way the kernel computes /proc/PID/stat, io and status.
+ * Plain bpf(2) calls (bpfsys.c): no libbpf, no BTF, no verifier here.
+ *
+ * Per-run state in the shared maps (tree.bpf.c): cfg[tgid] (the host walk's
+ * filter; the cgroup walk's count), outs[tgid] (the cgroup walk's record
+ * array, made by the run).  Entries of runs that are gone without closing
+ * (kill -9) are removed by the next run that opens (their tgid no longer
+ * started at the time they say). */
 #include "bpfsample.h"
+#include "../proc/hostinfo.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,154 +21,188 @@
 
 #ifdef JOBSCOPE_BPF
 #include <linux/types.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include <linux/bpf.h>
 #include "bpf_rec.h"
-#include "tree.skel.h"
+#include "bpfsys.h"
 
 #define NS_PER_TICK 10000000ull /* USER_HZ = 100 */
 
+/* The cgroup walk's record array: kernel memory of the run's own, so it
+ * starts at 2048 records (0.75 MiB; tree-1000 is 1402 threads) and grows
+ * fourfold, up to 262,144, after a read that did not fit. */
+#define OUT_FIRST 2048u
+#define OUT_MAX   (1u << 18)
+
 struct bpfsample {
-    struct tree_bpf *skel;
-    struct bpf_link *link;
-    struct ring_buffer *ring; /* the cgroup program's records */
+    bpfset set;
+    int link;   /* this run's iterator link */
+    int out_fd; /* cgroup walk: this run's record array, or -1 */
+    uint32_t out_cap;
+    uint32_t me;       /* our tgid: the key of our entries */
+    int32_t self_kids; /* cgroup walk: the reading thread's live children at the last read */
+    uint64_t start;    /* our start time, ticks after boot */
     struct bpfrec *rec;
     size_t nrec, caprec;
+    uint32_t *keys; /* for the batch read */
     bpf_proc *procs;
     struct acc *acc;
     size_t nprocs, capprocs;
-    long *hash; /* tgid -> index in procs, -1 empty */
+    struct slot *hash; /* tgid -> index in procs; a slot of another gen is empty */
     size_t caphash;
+    uint32_t gen;
     long page_kb;
-    /* to reload with a bigger ring when a job outgrows it */
-    pid_t root, anchor;
-    char *cgroup_dir;
-    uint32_t ring_bytes;
-    int grow;
 };
 
-/* The cgroup program's ring buffer: its pages are mapped (twice) into
- * jobscope for as long as it runs, so it starts small (1 MiB: about 2,900
- * tasks) and grows fourfold, up to 64 MiB, when a job overflows it. */
-#define RING_FIRST (1u << 20)
-#define RING_MAX   (64u << 20)
+struct slot {
+    uint32_t gen;
+    int32_t idx;
+};
+
+/* One sampler per process: the maps are keyed by tgid. */
+static int open_here;
 
 int bpfsample_built(void)
 {
     return 1;
 }
 
-static int ring_record(void *ctx, void *data, size_t size);
-
-/* libbpf's messages (the verifier's log among them) only with
- * JOBSCOPE_BPF_DEBUG=1: a failed load falls back, said in one line. */
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* Entries of runs that ended without closing (kill -9): their tgid is gone
+ * or started later than they say. */
+static void sweep_stale(const bpfset *s, uint32_t me)
 {
-    (void)level;
-    const char *d = getenv("JOBSCOPE_BPF_DEBUG");
-    return d && *d && *d != '0' ? vfprintf(stderr, fmt, ap) : 0;
+    uint32_t key, next;
+    const uint32_t *prev = NULL;
+    uint32_t gone[64];
+    int ngone = 0;
+    while (ngone < 64 && bpfsys_map_next_key(s->fd[BPFSET_CFG], prev, &next) == 0) {
+        key = next;
+        prev = &key;
+        struct bpfcfg c;
+        if (key == me || bpfsys_map_lookup(s->fd[BPFSET_CFG], &key, &c) != 0) continue;
+        if (hostinfo_starttime((pid_t)key) != c.start) gone[ngone++] = key;
+    }
+    for (int i = 0; i < ngone; i++) {
+        bpfsys_map_delete(s->fd[BPFSET_OUTS], &gone[i]);
+        bpfsys_map_delete(s->fd[BPFSET_CFG], &gone[i]);
+    }
 }
 
-static void unload(bpfsample *b)
+/* A record array of cap records for the cgroup walk, put in outs[me]. */
+static int new_out(bpfsample *b, uint32_t cap)
 {
-    if (b->ring) ring_buffer__free(b->ring);
-    if (b->link) bpf_link__destroy(b->link);
-    if (b->skel) tree_bpf__destroy(b->skel);
-    b->ring = NULL;
-    b->link = NULL;
-    b->skel = NULL;
+    int fd = bpfsys_map_create_array("jobscope_out", sizeof(struct bpfrec), cap, BPF_F_INNER_MAP);
+    if (fd < 0) return -1;
+    uint32_t v = (uint32_t)fd;
+    if (bpfsys_map_update(b->set.fd[BPFSET_OUTS], &b->me, &v, BPF_ANY) != 0) {
+        close(fd);
+        return -1;
+    }
+    uint32_t *k = realloc(b->keys, cap * sizeof *k);
+    if (!k) {
+        close(fd);
+        return -1;
+    }
+    b->keys = k;
+    if (b->out_fd >= 0) close(b->out_fd);
+    b->out_fd = fd;
+    b->out_cap = cap;
+    return 0;
 }
 
-/* Loads and attaches the program (the cgroup one with a ring of
- * b->ring_bytes).  0, or -1 with err set. */
-static int load(bpfsample *b, char *err, size_t errlen)
+bpfsample *bpfsample_open_set(bpfset *set, pid_t root, pid_t anchor, const char *cgroup_dir,
+                              char *err, size_t errlen)
 {
-    const char *cgroup_dir = b->cgroup_dir;
-    b->skel = tree_bpf__open();
-    if (!b->skel) {
-        snprintf(err, errlen, "BPF: cannot open the program: %s", strerror(errno));
-        return -1;
+    if (open_here) {
+        snprintf(err, errlen, "BPF: one sampler per process");
+        bpfset_close(set);
+        return NULL;
     }
-    /* load only the program that will run: the cgroup one needs kernel 6.7+ */
-    bpf_program__set_autoload(
-        cgroup_dir ? b->skel->progs.jobscope_tree : b->skel->progs.jobscope_cgroup, false);
-    bpf_map__set_max_entries(b->skel->maps.records, cgroup_dir ? b->ring_bytes : 4096);
-    if (tree_bpf__load(b->skel)) {
-        snprintf(err, errlen,
-                 "BPF: the kernel refused the program (%s): needs root, BTF and task iterators",
-                 strerror(errno));
-        return -1;
+    bpfsample *b = calloc(1, sizeof *b);
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        bpfset_close(set);
+        return NULL;
     }
-    b->skel->bss->root_tgid = (__u32)b->root;
-    b->skel->bss->anchor_tgid = (__u32)b->anchor;
+    b->set = *set;
+    for (int i = 0; i < BPFSET_N; i++) set->fd[i] = -1;
+    b->link = -1;
+    b->out_fd = -1;
+    b->self_kids = -1;
+    b->gen = 1;
+    b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    b->me = (uint32_t)getpid();
+    b->start = hostinfo_starttime((pid_t)b->me);
+    open_here = 1;
+    sweep_stale(&b->set, b->me);
+    struct bpfcfg c = {(uint32_t)root, (uint32_t)anchor, b->start, 0, 0};
+    if (bpfsys_map_update(b->set.fd[BPFSET_CFG], &b->me, &c, BPF_ANY) != 0) {
+        snprintf(err, errlen, "BPF: cannot register this run: %s", strerror(errno));
+        goto fail;
+    }
+    if (cgroup_dir && b->set.fd[BPFSET_CGROUP] < 0) {
+        snprintf(err, errlen, "BPF: this kernel has no cgroup task iterator (6.7+)");
+        goto fail;
+    }
     if (cgroup_dir) {
         int cfd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (cfd < 0) {
             snprintf(err, errlen, "BPF: %s: %s", cgroup_dir, strerror(errno));
-            return -1;
+            goto fail;
         }
-        union bpf_iter_link_info li;
-        memset(&li, 0, sizeof li);
-        li.cgroup.cgroup_fd = (__u32)cfd;
-        li.cgroup.order = BPF_CGROUP_ITER_SELF_ONLY;
-        LIBBPF_OPTS(bpf_iter_attach_opts, o, .link_info = &li, .link_info_len = sizeof li);
-        b->link = bpf_program__attach_iter(b->skel->progs.jobscope_cgroup, &o);
+        if (new_out(b, OUT_FIRST) != 0) {
+            snprintf(err, errlen, "BPF: cannot make the record array: %s", strerror(errno));
+            close(cfd);
+            goto fail;
+        }
+        b->link = bpfsys_iter_link(b->set.fd[BPFSET_CGROUP], cfd);
         close(cfd);
-        b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.records), ring_record, b, NULL);
-        if (!b->ring) {
-            snprintf(err, errlen, "BPF: cannot map the ring buffer: %s", strerror(errno));
-            return -1;
-        }
     } else {
-        b->link = bpf_program__attach_iter(b->skel->progs.jobscope_tree, NULL);
+        b->link = bpfsys_iter_link(b->set.fd[BPFSET_TASKS], -1);
     }
-    if (!b->link) {
-        snprintf(err, errlen, "BPF: cannot attach the task iterator: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err,
-                          size_t errlen)
-{
-    libbpf_set_print(quiet_print);
-    bpfsample *b = calloc(1, sizeof *b);
-    if (!b) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    b->page_kb = sysconf(_SC_PAGESIZE) / 1024;
-    b->root = root;
-    b->anchor = anchor;
-    b->ring_bytes = RING_FIRST;
-    if (cgroup_dir && !(b->cgroup_dir = strdup(cgroup_dir))) {
-        snprintf(err, errlen, "out of memory");
+    if (b->link < 0) {
+        snprintf(err, errlen, "BPF: cannot attach the iterator: %s", strerror(errno));
         goto fail;
     }
-    if (load(b, err, errlen) != 0) goto fail;
     return b;
 fail:
     bpfsample_close(b);
     return NULL;
 }
 
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err,
+                          size_t errlen)
+{
+    bpfset set;
+    if (bpfpin_get(&set, err, errlen, NULL, 0) != 0) return NULL;
+    return bpfsample_open_set(&set, root, anchor, cgroup_dir, err, errlen);
+}
+
+int bpfsample_cgroup_walk(const bpfsample *b)
+{
+    return b->out_fd >= 0;
+}
+
 void bpfsample_close(bpfsample *b)
 {
     if (!b) return;
-    unload(b);
-    free(b->cgroup_dir);
+    if (b->set.fd[BPFSET_OUTS] >= 0) bpfsys_map_delete(b->set.fd[BPFSET_OUTS], &b->me);
+    if (b->set.fd[BPFSET_CFG] >= 0) bpfsys_map_delete(b->set.fd[BPFSET_CFG], &b->me);
+    if (b->link >= 0) close(b->link);
+    if (b->out_fd >= 0) close(b->out_fd);
+    bpfset_close(&b->set);
     free(b->rec);
+    free(b->keys);
     free(b->procs);
     free(b->acc);
     free(b->hash);
     free(b);
+    open_here = 0;
 }
 
 static int rec_room(bpfsample *b, size_t n)
 {
     if (n <= b->caprec) return 0;
-    size_t ncap = b->caprec ? b->caprec : 1024;
+    size_t ncap = b->caprec ? b->caprec : 256;
     while (ncap < n) ncap *= 2;
     struct bpfrec *r = realloc(b->rec, ncap * sizeof *r);
     if (!r) return -1;
@@ -171,46 +211,36 @@ static int rec_room(bpfsample *b, size_t n)
     return 0;
 }
 
-/* One record out of the ring buffer (cgroup program). */
-static int ring_record(void *ctx, void *data, size_t size)
-{
-    bpfsample *b = ctx;
-    if (size != sizeof(struct bpfrec) || rec_room(b, b->nrec + 1) < 0) return -1;
-    memcpy(&b->rec[b->nrec++], data, sizeof(struct bpfrec));
-    return 0;
-}
-
-/* Reads the iterator to its end into b->rec. */
+/* Runs the iterator to its end: the host walk's records land in b->rec; the
+ * cgroup walk writes only its struct bpfend, and its records are then
+ * copied out of our array in one batch. */
 static int read_records(bpfsample *b)
 {
-    if (b->grow) { /* the last read overflowed the ring: a bigger one */
-        char err[256];
-        b->grow = 0;
-        unload(b);
-        b->ring_bytes *= 4;
-        if (load(b, err, sizeof err) != 0) {
-            unload(b);
-            return -1;
-        }
-    }
-    if (!b->link) return -1;
-    uint64_t lost = b->ring ? b->skel->bss->lost : 0;
-    int fd = bpf_iter_create(bpf_link__fd(b->link));
+    int fd = bpfsys_iter_create(b->link);
     if (fd < 0) return -1;
-    size_t bytes = 0, cap = b->caprec * sizeof *b->rec;
+    size_t bytes = 0;
+    if (b->out_fd < 0 && rec_room(b, 64) < 0) {
+        close(fd);
+        return -1;
+    }
+    struct bpfend end = {0, 0, 0, 0};
     for (;;) {
-        if (cap - bytes < 64 * sizeof *b->rec) {
-            size_t ncap = b->caprec ? b->caprec * 2 : 1024;
-            struct bpfrec *n = realloc(b->rec, ncap * sizeof *n);
-            if (!n) {
+        char *dst;
+        size_t room;
+        if (b->out_fd >= 0) {
+            dst = (char *)&end + bytes;
+            room = sizeof end - bytes;
+            if (!room) break;
+        } else {
+            if (b->caprec * sizeof *b->rec - bytes < 64 * sizeof *b->rec &&
+                rec_room(b, b->caprec * 2) < 0) {
                 close(fd);
                 return -1;
             }
-            b->rec = n;
-            b->caprec = ncap;
-            cap = ncap * sizeof *n;
+            dst = (char *)b->rec + bytes;
+            room = b->caprec * sizeof *b->rec - bytes;
         }
-        ssize_t r = read(fd, (char *)b->rec + bytes, cap - bytes);
+        ssize_t r = read(fd, dst, room);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
             close(fd);
@@ -220,14 +250,25 @@ static int read_records(bpfsample *b)
         bytes += (size_t)r;
     }
     close(fd);
-    b->nrec = bytes / sizeof *b->rec;
-    if (b->ring) {
-        if (ring_buffer__consume(b->ring) < 0) return -1;
-        if (b->skel->bss->lost != lost) { /* incomplete: the caller uses /proc */
-            if (b->ring_bytes < RING_MAX) b->grow = 1;
-            return -1;
-        }
+    if (b->out_fd < 0) {
+        b->nrec = bytes / sizeof *b->rec;
+        return 0;
     }
+    if (bytes != sizeof end || end.magic != BPFEND_MAGIC) return -1;
+    b->self_kids = (int32_t)end.self_kids;
+    if (end.lost) { /* incomplete: the caller uses /proc; a bigger array next time */
+        uint32_t cap = b->out_cap;
+        while (cap < OUT_MAX && cap < end.count + end.lost + end.lost / 2) cap *= 4;
+        if (cap > OUT_MAX) cap = OUT_MAX;
+        if (cap > b->out_cap) new_out(b, cap);
+        return -1;
+    }
+    b->nrec = 0;
+    if (!end.count) return 0;
+    if (rec_room(b, end.count) < 0) return -1;
+    uint32_t n = end.count;
+    if (bpfsys_array_read(b->out_fd, b->keys, b->rec, &n) != 0 && errno != ENOENT) return -1;
+    b->nrec = n;
     return 0;
 }
 
@@ -263,15 +304,36 @@ static void cputime_adjust(uint64_t rtime, uint64_t utime, uint64_t stime, uint6
 typedef struct acc {
     uint64_t ut, st, rt, minflt, majflt, nvcsw, nivcsw, io[BPFREC_NIO];
     const struct bpfrec *leader;
-    uint32_t nthreads;
+    uint32_t nthreads, kids;
+    int counted; /* kids is the kernel's count */
 } acc;
 
-/* Open addressing, tgid -> slot in b->procs / b->acc (cap a power of two). */
+/* Open addressing, tgid -> slot in b->procs / b->acc (cap a power of two).
+ * Emptied by a new generation, not by clearing the table every read. */
 static size_t slot_of(const bpfsample *b, pid_t pid)
 {
     size_t mask = b->caphash - 1, i = ((uint32_t)pid * 2654435761u) & mask;
-    while (b->hash[i] >= 0 && b->procs[b->hash[i]].pid != pid) i = (i + 1) & mask;
+    while (b->hash[i].gen == b->gen && b->procs[b->hash[i].idx].pid != pid) i = (i + 1) & mask;
     return i;
+}
+
+static long slot_get(const bpfsample *b, size_t i)
+{
+    return b->hash[i].gen == b->gen ? b->hash[i].idx : -1;
+}
+
+static void slot_set(bpfsample *b, size_t i, long idx)
+{
+    b->hash[i].gen = b->gen;
+    b->hash[i].idx = (int32_t)idx;
+}
+
+static void new_gen(bpfsample *b)
+{
+    if (++b->gen == 0) { /* wrapped: old slots could look current */
+        memset(b->hash, 0, b->caphash * sizeof *b->hash);
+        b->gen = 1;
+    }
 }
 
 static int grow(bpfsample *b, size_t need)
@@ -288,7 +350,7 @@ static int grow(bpfsample *b, size_t need)
     b->capprocs = cap;
     free(b->hash);
     b->caphash = cap * 2;
-    b->hash = malloc(b->caphash * sizeof *b->hash);
+    b->hash = calloc(b->caphash, sizeof *b->hash); /* gen 0: empty */
     return b->hash ? 0 : -1;
 }
 
@@ -337,24 +399,25 @@ static void fold(const bpfsample *b, const acc *a, bpf_proc *p)
     p->ps.nivcsw = a->nivcsw + l->sig_nivcsw;
     p->cpu_ns = rt;
     p->nthreads_seen = a->nthreads;
+    p->kids = a->counted ? (int32_t)a->kids : -1;
 }
 
 int bpfsample_read(bpfsample *b, const bpf_proc **out)
 {
     if (read_records(b) < 0) return -1;
     if (grow(b, b->nrec + 1) < 0) return -1;
-    memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
+    new_gen(b);
     size_t n = 0;
     for (size_t i = 0; i < b->nrec; i++) { /* sum the threads of each process */
         const struct bpfrec *r = &b->rec[i];
         size_t h = slot_of(b, (pid_t)r->tgid);
-        if (b->hash[h] < 0) {
-            b->hash[h] = (long)n;
+        if (slot_get(b, h) < 0) {
+            slot_set(b, h, (long)n);
             b->procs[n].pid = (pid_t)r->tgid;
             memset(&b->acc[n], 0, sizeof b->acc[n]);
             n++;
         }
-        acc *a = &b->acc[b->hash[h]];
+        acc *a = &b->acc[slot_get(b, h)];
         a->ut += r->utime;
         a->st += r->stime;
         a->rt += r->sum_exec_runtime;
@@ -364,6 +427,10 @@ int bpfsample_read(bpfsample *b, const bpf_proc **out)
         a->nivcsw += r->nivcsw;
         for (int k = 0; k < BPFREC_NIO; k++) a->io[k] += r->io[k];
         a->nthreads++;
+        if (r->flags & BPFREC_KIDS) {
+            a->kids += r->nchild;
+            a->counted = 1;
+        }
         if (r->flags & BPFREC_LEADER) a->leader = r;
     }
     size_t kept = 0;
@@ -377,52 +444,25 @@ int bpfsample_read(bpfsample *b, const bpf_proc **out)
         kept++;
     }
     b->nprocs = kept;
-    memset(b->hash, 0xff, b->caphash * sizeof *b->hash);
-    for (size_t i = 0; i < kept; i++) b->hash[slot_of(b, b->procs[i].pid)] = (long)i;
+    new_gen(b);
+    for (size_t i = 0; i < kept; i++) slot_set(b, slot_of(b, b->procs[i].pid), (long)i);
     *out = b->procs;
     return (int)kept;
+}
+
+int bpfsample_self_kids(const bpfsample *b)
+{
+    return b->self_kids;
 }
 
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
 {
     if (!b->caphash) return NULL;
-    long i = b->hash[slot_of(b, pid)];
+    long i = slot_get(b, slot_of(b, pid));
     return i >= 0 ? &b->procs[i] : NULL;
 }
 
-#endif
-
-static int reader_read(void *ctx, const proc_snap **out)
-{
-    return bpfsample_read(ctx, out);
-}
-static void reader_close(void *ctx)
-{
-    bpfsample_close(ctx);
-}
-
-int jobscope_bpf_reader(pid_t root, pid_t anchor, const char *cgroup_dir, proctree_reader *out,
-                        char *err, size_t errlen)
-{
-    bpfsample *b = bpfsample_open(root, anchor, cgroup_dir, err, errlen);
-    if (!b) return -1;
-    const proc_snap *v;
-    if (bpfsample_read(b, &v) < 0) { /* one trial read: fail now, not mid-job */
-        snprintf(err, errlen, "BPF: the first read of the tree failed");
-        bpfsample_close(b);
-        return -1;
-    }
-    malloc_trim(0); /* libbpf parsed the kernel's BTF (MiBs) to load: give it back */
-    memset(out, 0, sizeof *out);
-    out->name = "bpf";
-    out->walk = cgroup_dir ? "bpf-cgroup" : "bpf-tasks";
-    out->ctx = b;
-    out->read = reader_read;
-    out->close = reader_close;
-    return 0;
-}
-
-#ifndef JOBSCOPE_BPF /* built without clang/bpftool/libbpf/BTF */
+#else /* built without clang/bpftool/libbpf/BTF */
 
 struct bpfsample {
     int unused;
@@ -433,20 +473,38 @@ int bpfsample_built(void)
     return 0;
 }
 
-bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err,
-                          size_t errlen)
+bpfsample *bpfsample_open_set(bpfset *set, pid_t root, pid_t anchor, const char *cgroup_dir,
+                              char *err, size_t errlen)
 {
     (void)root;
     (void)anchor;
     (void)cgroup_dir;
+    bpfset_close(set);
     snprintf(err, errlen,
              "BPF sampler not built (needs clang, bpftool, libbpf and kernel BTF at build time)");
     return NULL;
+}
+bpfsample *bpfsample_open(pid_t root, pid_t anchor, const char *cgroup_dir, char *err,
+                          size_t errlen)
+{
+    bpfset set;
+    for (int i = 0; i < BPFSET_N; i++) set.fd[i] = -1;
+    return bpfsample_open_set(&set, root, anchor, cgroup_dir, err, errlen);
+}
+int bpfsample_cgroup_walk(const bpfsample *b)
+{
+    (void)b;
+    return 0;
 }
 int bpfsample_read(bpfsample *b, const bpf_proc **out)
 {
     (void)b;
     *out = NULL;
+    return -1;
+}
+int bpfsample_self_kids(const bpfsample *b)
+{
+    (void)b;
     return -1;
 }
 const bpf_proc *bpfsample_find(const bpfsample *b, pid_t pid)
@@ -461,3 +519,28 @@ void bpfsample_close(bpfsample *b)
 }
 
 #endif
+
+static int reader_read(void *ctx, const proc_snap **out)
+{
+    return bpfsample_read(ctx, out);
+}
+static int reader_self_kids(void *ctx)
+{
+    return bpfsample_self_kids(ctx);
+}
+static void reader_close(void *ctx)
+{
+    bpfsample_close(ctx);
+}
+
+void bpfsample_reader(bpfsample *b, proctree_reader *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = "bpf";
+    out->walk = bpfsample_cgroup_walk(b) ? "bpf-cgroup" : "bpf-tasks";
+    out->partial = bpfsample_cgroup_walk(b);
+    out->ctx = b;
+    out->read = reader_read;
+    out->self_kids = reader_self_kids;
+    out->close = reader_close;
+}

@@ -85,10 +85,15 @@ typedef struct cgroup cgroup;
 typedef struct cgroup_ops {
     int version;                           /* 1 or 2 */
     int (*read)(cgroup *cg, cg_stats *st); /* 0, or -1 if nothing could be read */
-    int (*attach)(cgroup *cg, pid_t pid);  /* move a process (all its threads) in */
-    int (*nprocs)(cgroup *cg);             /* processes inside now, -1 on error */
-    const char *(*task_dir)(cgroup *cg);   /* a directory whose cgroup holds the tasks */
-    int (*kill)(cgroup *cg, int sig);      /* signal every process inside; count */
+    /* Only the figures that move every sample (CG_FAST), in st from a read
+     * before: CPU, memory.current and memory.stat, pids.current, I/O.  The
+     * others (limits, peaks, events, kernel memory on v1, PSI) keep their
+     * last values. */
+    int (*read_fast)(cgroup *cg, cg_stats *st);
+    int (*attach)(cgroup *cg, pid_t pid); /* move a process (all its threads) in */
+    int (*nprocs)(cgroup *cg);            /* processes inside now, -1 on error */
+    const char *(*task_dir)(cgroup *cg);  /* a directory whose cgroup holds the tasks */
+    int (*kill)(cgroup *cg, int sig);     /* signal every process inside; count */
     int (*set_memory_max)(cgroup *cg, uint64_t bytes);
     int (*set_pids_max)(cgroup *cg, uint64_t n);
     int (*remove)(cgroup *cg); /* rmdir (the empty) directories */
@@ -169,8 +174,29 @@ int cgroup_send_home(const struct monitor_ctx *ctx, pid_t pid);
  * and undoes the v2 leaf; frees everything.  0, or -1 if it stayed. */
 int cgroup_child_destroy(cg_child *c, double wait_s);
 
+/* Control files a reader reads every sample, kept open and read again with
+ * pread from offset 0 (which makes the kernel generate them anew): an open
+ * is a path walk and a kernfs open, several times the read itself
+ * (bench/README.md, "Where a one-process sample's time goes").  A file that
+ * cannot be opened is tried again every 64 reads (a controller enabled
+ * later). */
+#define CG_FILES_MAX 24
+typedef struct cg_files {
+    int fd[CG_FILES_MAX];
+    unsigned short miss[CG_FILES_MAX];
+} cg_files;
+void cg_files_init(cg_files *f);
+void cg_files_close(cg_files *f);
+/* cg_read_file / cg_read_u64 through slot of f (one slot per file name). */
+int cg_fread(cg_files *f, int slot, const char *dir, const char *name, char *buf, size_t cap);
+int cg_fread_u64(cg_files *f, int slot, const char *dir, const char *name, uint64_t *v);
+
 /* The common helpers the readers share (cgroup_util.c). */
 int cg_read_file(const char *dir, const char *name, char *buf, size_t cap); /* length or -1 */
+/* A read starts: full, from zero; else the fast figures (CG_FAST) only. */
+#define CG_FAST                                                                                    \
+    (CG_HAVE_CPU | CG_HAVE_CPU_SPLIT | CG_HAVE_THROTTLE | CG_HAVE_MEM | CG_HAVE_PIDS | CG_HAVE_IO)
+void cg_stats_begin(cg_stats *st, int full);
 int cg_read_u64(const char *dir, const char *name, uint64_t *v); /* "max" -> CG_NOLIMIT */
 int cg_write_str(const char *dir, const char *name, const char *s);
 int cg_keyval(const char *text, const char *key, uint64_t *v); /* "key N" lines */
@@ -224,6 +250,9 @@ extern const struct source_ops cgroup_source_ops;
 cgroup *cgroup_source_cgroup(const struct monitor_ctx *ctx, int *owned);
 /* this sample's figures, or NULL */
 const cg_stats *cgroup_source_stats(const struct monitor_ctx *ctx);
+/* The job is spawned next (monitor.c, after every source's spawn hook):
+ * the BPF process count starts following jobscope's forks here. */
+void cgroup_source_spawning(const struct monitor_ctx *ctx);
 /* Signals everything in the job's cgroup (only one jobscope made) and
  * notes that a limit asked for the kill: stop() then SIGKILLs what is left
  * after --kill-grace. */

@@ -9,7 +9,9 @@
  *         nothing is created or removed.
  * Every sample gets the cgroup figures as cg_* fields; the record gets a
  * "cgroup" object with the exact memory peak and the OOM kills.  With root,
- * the netlink process connector adds total_processes.
+ * total_processes: from the pinned BPF set's fork program where the node
+ * has it (src/bpf/bpfcount.h: no thread, no wake-up), else from the netlink
+ * process connector (procconn.c).
  * The limits source reads the figures and the cgroup through
  * cgroup_source_*(ctx) (same sampler thread, called after this source). */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include "../source.h"
 #include "../util/log.h"
 #include "../model/metric.h"
+#include "../bpf/bpfcount.h"
 
 extern const source_ops cgroup_source_ops;
 
@@ -34,13 +37,17 @@ typedef struct cgsrc {
     int owned, inside; /* we made it; jobscope is in it now */
     int verbose, run_mode;
     cg_stats st;
-    int have;    /* st is valid */
-    int removed; /* stop() removed it */
-    procconn *pc;
-    double kill_at; /* monotonic time a limit asked for the kill; 0 = none */
+    int have;         /* st is valid */
+    int removed;      /* stop() removed it */
+    procconn *pc;     /* total_processes through the connector, or */
+    bpfcount *bc;     /* through the pinned BPF fork program */
+    uint64_t bc_seen; /* attach: the sampler's total_procs when last given to bc */
+    double kill_at;   /* monotonic time a limit asked for the kill; 0 = none */
     double kill_grace;
     int version;
     char path[512];
+    int every_sample; /* --limit: every figure every sample (the limits read them) */
+    double full_at;   /* monotonic time of the last read of every figure (0: never) */
 } cgsrc;
 
 static source *cgsrc_open(monitor_ctx *ctx, const void *config)
@@ -51,6 +58,7 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
     s->verbose = ctx->verbose;
     s->run_mode = ctx->run_mode;
     s->kill_grace = ctx->kill_grace;
+    s->every_sample = o->for_limits;
     int explicit = o->mode == JS_CGROUP_ON || o->mode == JS_CGROUP_PATH;
 
     /* by default a cgroup of its own only where it costs the job nothing:
@@ -99,16 +107,29 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
                s->owned ? " (made for the job)" : "");
 
     if (geteuid() == 0 && o->mode != JS_CGROUP_OFF) {
-        s->pc = procconn_open();
-        if (!s->pc) js_log(s->verbose, "cgroup", "no process connector: %s", strerror(errno));
+        s->bc = bpfcount_open(ctx->run_mode);
+        if (!s->bc) s->pc = procconn_open();
+        if (s->bc)
+            js_log(s->verbose, "cgroup", "total_processes: counted by the pinned BPF program");
+        else if (s->pc)
+            js_log(s->verbose, "cgroup", "total_processes: through the process connector");
+        else
+            js_log(s->verbose, "cgroup", "no process connector: %s", strerror(errno));
     }
-    if (!s->cg && !s->pc) {
+    if (!s->cg && !s->pc && !s->bc) {
         free(s);
         return NULL;
     }
     s->base.ops = &cgroup_source_ops;
     ctx->cgroup = s;
     return &s->base;
+}
+
+/* The job's forks as the kernel counted them, while none was lost. */
+static int64_t job_creations(void *ctx)
+{
+    cgsrc *s = ctx;
+    return s->bc && !bpfcount_lost(s->bc) ? bpfcount_forks(s->bc) : -1;
 }
 
 static void cgsrc_start(source *src, monitor_ctx *ctx)
@@ -126,6 +147,23 @@ static void cgsrc_start(source *src, monitor_ctx *ctx)
         procconn_set_rest(s->pc, ctx->interval);
         procconn_start(s->pc, &root, 1);
     }
+    if (s->bc && s->run_mode) {
+        bpfcount_started(s->bc, ctx->root);
+        /* every process of the job descends from the root, followed from
+         * its spawn: the count gates the tree's discovery walk */
+        proctree_set_creations(ctx->tree, job_creations, s);
+    }
+    if (s->bc && !s->run_mode) bpfcount_add(s->bc, &ctx->root, 1);
+}
+
+static uint64_t count_total(cgsrc *s)
+{
+    return s->bc ? bpfcount_total(s->bc) : procconn_total(s->pc);
+}
+
+static uint64_t count_lost(cgsrc *s)
+{
+    return s->bc ? bpfcount_lost(s->bc) : procconn_lost(s->pc);
 }
 
 static void put_secs(jbuf *b, const char *k, uint64_t us)
@@ -199,21 +237,38 @@ void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
 static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
 {
     cgsrc *s = (cgsrc *)src;
-    if (s->pc) {
-        /* attach: the processes that were there before we listened count too */
-        if (!s->run_mode || procconn_lost(s->pc)) {
+    if (s->pc || s->bc) {
+        /* attach: the processes that were there before we listened count
+         * too (given to the BPF count only when the sampler found new ones) */
+        if ((!s->run_mode || count_lost(s)) && (!s->bc || ts->total_procs != s->bc_seen)) {
             pid_t pids[4096];
             int n = proctree_pids(ctx->tree, pids, 4096);
-            procconn_add(s->pc, pids, n);
+            if (s->bc)
+                bpfcount_add(s->bc, pids, n);
+            else
+                procconn_add(s->pc, pids, n);
+            s->bc_seen = ts->total_procs;
         }
-        uint64_t t = procconn_total(s->pc);
+        uint64_t t = count_total(s);
         if (t < ts->total_procs) t = ts->total_procs; /* events lost: never below what /proc saw */
         mset_u64(ctx->sample, M_TOTAL_PROCESSES, t);
         mset_write_json_range(ev, ctx->sample, M_TOTAL_PROCESSES, M_TOTAL_PROCESSES);
     }
     if (!s->cg) return;
-    s->have = s->cg->ops->read(s->cg, &s->st) == 0;
+    /* the figures that move every sample (CPU, memory.current, pids.current,
+     * I/O), every sample; the others (limits, peaks, memory.stat, events,
+     * PSI) every 10 s and at the end: they were most of a one-process
+     * sample's cost (bench/README.md) */
+    double now = now_mono();
+    int full = s->every_sample || !s->have || !s->cg->ops->read_fast || now - s->full_at >= 10.0;
+    s->have = (full ? s->cg->ops->read(s->cg, &s->st) : s->cg->ops->read_fast(s->cg, &s->st)) == 0;
+    if (full) s->full_at = now;
     if (!s->have) return;
+    /* a peak read up to 10 s ago is never below what is there now */
+    if ((s->st.have & CG_HAVE_MEM_PEAK) && s->st.mem_current > s->st.mem_peak)
+        s->st.mem_peak = s->st.mem_current;
+    if ((s->st.have & CG_HAVE_PIDS_PEAK) && s->st.pids_current > s->st.pids_peak)
+        s->st.pids_peak = s->st.pids_current;
     cgroup_sample_fields(ev, ctx->sample, &s->st);
 }
 
@@ -289,10 +344,9 @@ static void cgsrc_stop(source *src, monitor_ctx *ctx)
 static void cgsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
 {
     cgsrc *s = (cgsrc *)src;
-    if (s->pc) {
-        json_u64(rec, "total_processes", procconn_total(s->pc));
-        if (procconn_lost(s->pc))
-            json_u64(rec, "total_processes_lost_events", procconn_lost(s->pc));
+    if (s->pc || s->bc) {
+        json_u64(rec, "total_processes", count_total(s));
+        if (count_lost(s)) json_u64(rec, "total_processes_lost_events", count_lost(s));
     }
     if (!s->have) return;
     const cg_stats *st = &s->st;
@@ -354,6 +408,7 @@ static void cgsrc_close(source *src)
     else if (!s->owned && s->cg)
         s->cg->ops->free(s->cg);
     procconn_close(s->pc);
+    bpfcount_close(s->bc);
     free(s);
 }
 
@@ -378,6 +433,17 @@ const cg_stats *cgroup_source_stats(const monitor_ctx *ctx)
 {
     const cgsrc *active = ctx->cgroup;
     return active && active->cg && active->have ? &active->st : NULL;
+}
+
+void cgroup_source_spawning(const monitor_ctx *ctx)
+{
+    cgsrc *active = ctx->cgroup;
+    if (active && active->bc && bpfcount_spawning(active->bc) != 0) {
+        /* cannot follow the job's forks: the connector would have to have
+         * listened already; say nothing rather than a wrong count */
+        bpfcount_close(active->bc);
+        active->bc = NULL;
+    }
 }
 
 void cgroup_source_kill(const monitor_ctx *ctx, int sig)

@@ -30,6 +30,75 @@ int cg_read_file(const char *dir, const char *name, char *buf, size_t cap)
     return (int)len;
 }
 
+void cg_stats_begin(cg_stats *st, int full)
+{
+    if (full) {
+        memset(st, 0, sizeof *st);
+        st->mem_max = st->pids_max = CG_NOLIMIT;
+        return;
+    }
+    st->have &= ~(unsigned)CG_FAST;
+    st->io_rbytes = st->io_wbytes = st->io_rios = st->io_wios = 0;
+    st->nio = 0;
+}
+
+void cg_files_init(cg_files *f)
+{
+    for (int i = 0; i < CG_FILES_MAX; i++) {
+        f->fd[i] = -1;
+        f->miss[i] = 0;
+    }
+}
+
+void cg_files_close(cg_files *f)
+{
+    for (int i = 0; i < CG_FILES_MAX; i++) {
+        if (f->fd[i] >= 0) close(f->fd[i]);
+        f->fd[i] = -1;
+    }
+}
+
+int cg_fread(cg_files *f, int slot, const char *dir, const char *name, char *buf, size_t cap)
+{
+    if (cap == 0 || !dir || slot < 0 || slot >= CG_FILES_MAX) return -1;
+    if (f->fd[slot] < 0) {
+        if (f->miss[slot] && f->miss[slot]++ % 64) return -1;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) return -1;
+        f->fd[slot] = open(path, O_RDONLY | O_CLOEXEC);
+        if (f->fd[slot] < 0) {
+            f->miss[slot] = 1;
+            return -1;
+        }
+        f->miss[slot] = 0;
+    }
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = pread(f->fd[slot], buf + len, cap - 1 - len, (off_t)len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { /* the cgroup went away, or the file did: open it again next time */
+            close(f->fd[slot]);
+            f->fd[slot] = -1;
+            return -1;
+        }
+        len += (size_t)n;
+        /* a control file comes whole in one read when it fits: a short read
+         * is its end (no second pread for the 0) */
+        if (n == 0 || len == cap - 1 || (size_t)n < cap - 1 - (len - (size_t)n)) break;
+    }
+    buf[len] = 0;
+    return (int)len;
+}
+
+static int parse_u64(const char *s, uint64_t *v);
+
+int cg_fread_u64(cg_files *f, int slot, const char *dir, const char *name, uint64_t *v)
+{
+    char buf[64];
+    if (cg_fread(f, slot, dir, name, buf, sizeof buf) <= 0) return -1;
+    return parse_u64(buf, v);
+}
+
 static int parse_u64(const char *s, uint64_t *v)
 {
     while (*s == ' ' || *s == '\t') s++;

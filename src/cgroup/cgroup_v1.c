@@ -20,10 +20,32 @@
 
 const char *const cg_v1_names[CG_V1_N] = {"memory", "cpuacct", "blkio", "pids"};
 
+/* The files read every sample: their slots in files. */
+enum {
+    F_CPUACCT_USAGE,
+    F_CPUACCT_USAGE_USER,
+    F_CPUACCT_USAGE_SYS,
+    F_CPUACCT_STAT,
+    F_MEMORY_USAGE_IN_BYTES,
+    F_MEMORY_LIMIT_IN_BYTES,
+    F_MEMORY_MAX_USAGE_IN_BYTES,
+    F_MEMORY_STAT,
+    F_MEMORY_KMEM_USAGE_IN_BYTES,
+    F_MEMORY_OOM_CONTROL,
+    F_MEMORY_FAILCNT,
+    F_PIDS_CURRENT,
+    F_PIDS_MAX,
+    F_PIDS_PEAK,
+    F_PIDS_EVENTS,
+    F_BLKIO_THROTTLE_IO_SERVICE_BYTES_RECURSIVE,
+    F_BLKIO_THROTTLE_IO_SERVICED_RECURSIVE
+};
+
 typedef struct cg1 {
     cgroup base;
     char *dir[CG_V1_N];
     char *rel;
+    cg_files files; /* v1_read's, by F_* slot */
 } cg1;
 
 /* blkio.throttle.* : "MAJ:MIN Read N" ... lines; adds to dev[] by device. */
@@ -58,26 +80,26 @@ static void v1_blkio(const char *text, cg_stats *st, int ios)
     }
 }
 
-static int v1_read(cgroup *c, cg_stats *st)
+/* full: every figure; else only those that move every sample (cg_stats_begin). */
+static int v1_read_part(cgroup *c, cg_stats *st, int full)
 {
     cg1 *g = (cg1 *)c;
     char buf[8192];
     uint64_t v;
     const char *mem = g->dir[CG_V1_MEMORY], *cpu = g->dir[CG_V1_CPUACCT];
     const char *blk = g->dir[CG_V1_BLKIO], *pids = g->dir[CG_V1_PIDS];
-    memset(st, 0, sizeof *st);
-    st->mem_max = st->pids_max = CG_NOLIMIT;
+    cg_stats_begin(st, full);
 
-    if (cpu && !cg_read_u64(cpu, "cpuacct.usage", &v)) {
+    if (cpu && !cg_fread_u64(&g->files, F_CPUACCT_USAGE, cpu, "cpuacct.usage", &v)) {
         st->cpu_usage_us = v / 1000;
         st->have |= CG_HAVE_CPU;
         uint64_t u, s;
-        if (!cg_read_u64(cpu, "cpuacct.usage_user", &u) &&
-            !cg_read_u64(cpu, "cpuacct.usage_sys", &s)) {
+        if (!cg_fread_u64(&g->files, F_CPUACCT_USAGE_USER, cpu, "cpuacct.usage_user", &u) &&
+            !cg_fread_u64(&g->files, F_CPUACCT_USAGE_SYS, cpu, "cpuacct.usage_sys", &s)) {
             st->cpu_user_us = u / 1000;
             st->cpu_system_us = s / 1000;
             st->have |= CG_HAVE_CPU_SPLIT;
-        } else if (cg_read_file(cpu, "cpuacct.stat", buf, sizeof buf) > 0 &&
+        } else if (cg_fread(&g->files, F_CPUACCT_STAT, cpu, "cpuacct.stat", buf, sizeof buf) > 0 &&
                    !cg_keyval(buf, "user", &u) && !cg_keyval(buf, "system", &s)) {
             long hz = sysconf(_SC_CLK_TCK);
             if (hz <= 0) hz = 100;
@@ -87,45 +109,66 @@ static int v1_read(cgroup *c, cg_stats *st)
         }
     }
 
-    if (mem && !cg_read_u64(mem, "memory.usage_in_bytes", &st->mem_current)) {
+    if (mem && !cg_fread_u64(&g->files, F_MEMORY_USAGE_IN_BYTES, mem, "memory.usage_in_bytes",
+                             &st->mem_current)) {
         st->have |= CG_HAVE_MEM;
-        /* "unlimited" is PAGE_COUNTER_MAX pages, a huge number: say no limit */
-        if (cg_read_u64(mem, "memory.limit_in_bytes", &st->mem_max) ||
-            st->mem_max >= (UINT64_C(1) << 62))
-            st->mem_max = CG_NOLIMIT;
-        if (!cg_read_u64(mem, "memory.max_usage_in_bytes", &st->mem_peak))
-            st->have |= CG_HAVE_MEM_PEAK;
-        if (cg_read_file(mem, "memory.stat", buf, sizeof buf) > 0 &&
+        if (cg_fread(&g->files, F_MEMORY_STAT, mem, "memory.stat", buf, sizeof buf) > 0 &&
             !cg_keyval(buf, "total_rss", &st->mem_anon) &&
             !cg_keyval(buf, "total_cache", &st->mem_file)) {
             st->have |= CG_HAVE_MEM_STAT;
             cg_keyval(buf, "total_shmem", &st->mem_shmem);
             /* v1 counts shmem in cache; v2 counts it in file as well */
         }
-        if (!cg_read_u64(mem, "memory.kmem.usage_in_bytes", &st->mem_kernel))
+    }
+    if (mem && full && (st->have & CG_HAVE_MEM)) {
+        /* "unlimited" is PAGE_COUNTER_MAX pages, a huge number: say no limit */
+        if (cg_fread_u64(&g->files, F_MEMORY_LIMIT_IN_BYTES, mem, "memory.limit_in_bytes",
+                         &st->mem_max) ||
+            st->mem_max >= (UINT64_C(1) << 62))
+            st->mem_max = CG_NOLIMIT;
+        if (!cg_fread_u64(&g->files, F_MEMORY_MAX_USAGE_IN_BYTES, mem, "memory.max_usage_in_bytes",
+                          &st->mem_peak))
+            st->have |= CG_HAVE_MEM_PEAK;
+        if (!cg_fread_u64(&g->files, F_MEMORY_KMEM_USAGE_IN_BYTES, mem,
+                          "memory.kmem.usage_in_bytes", &st->mem_kernel))
             st->have |= CG_HAVE_MEM_KERNEL;
-        if (cg_read_file(mem, "memory.oom_control", buf, sizeof buf) > 0 &&
+        if (cg_fread(&g->files, F_MEMORY_OOM_CONTROL, mem, "memory.oom_control", buf, sizeof buf) >
+                0 &&
             !cg_keyval(buf, "oom_kill", &st->mem_oom_kill))
             st->have |= CG_HAVE_OOM_KILL;
-        cg_read_u64(mem, "memory.failcnt", &st->mem_max_events);
+        cg_fread_u64(&g->files, F_MEMORY_FAILCNT, mem, "memory.failcnt", &st->mem_max_events);
     }
 
-    if (pids && !cg_read_u64(pids, "pids.current", &st->pids_current)) {
+    if (pids && !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &st->pids_current))
         st->have |= CG_HAVE_PIDS;
-        if (cg_read_u64(pids, "pids.max", &st->pids_max)) st->pids_max = CG_NOLIMIT;
-        if (!cg_read_u64(pids, "pids.peak", &st->pids_peak)) st->have |= CG_HAVE_PIDS_PEAK;
-        if (cg_read_file(pids, "pids.events", buf, sizeof buf) > 0)
+    if (pids && full && (st->have & CG_HAVE_PIDS)) {
+        if (cg_fread_u64(&g->files, F_PIDS_MAX, pids, "pids.max", &st->pids_max))
+            st->pids_max = CG_NOLIMIT;
+        if (!cg_fread_u64(&g->files, F_PIDS_PEAK, pids, "pids.peak", &st->pids_peak))
+            st->have |= CG_HAVE_PIDS_PEAK;
+        if (cg_fread(&g->files, F_PIDS_EVENTS, pids, "pids.events", buf, sizeof buf) > 0)
             cg_keyval(buf, "max", &st->pids_max_events);
     }
 
-    if (blk &&
-        cg_read_file(blk, "blkio.throttle.io_service_bytes_recursive", buf, sizeof buf) >= 0) {
+    if (blk && cg_fread(&g->files, F_BLKIO_THROTTLE_IO_SERVICE_BYTES_RECURSIVE, blk,
+                        "blkio.throttle.io_service_bytes_recursive", buf, sizeof buf) >= 0) {
         st->have |= CG_HAVE_IO;
         v1_blkio(buf, st, 0);
-        if (cg_read_file(blk, "blkio.throttle.io_serviced_recursive", buf, sizeof buf) >= 0)
+        if (cg_fread(&g->files, F_BLKIO_THROTTLE_IO_SERVICED_RECURSIVE, blk,
+                     "blkio.throttle.io_serviced_recursive", buf, sizeof buf) >= 0)
             v1_blkio(buf, st, 1);
     }
     return st->have ? 0 : -1;
+}
+
+static int v1_read(cgroup *c, cg_stats *st)
+{
+    return v1_read_part(c, st, 1);
+}
+
+static int v1_read_fast(cgroup *c, cg_stats *st)
+{
+    return v1_read_part(c, st, 0);
 }
 
 static int v1_attach(cgroup *c, pid_t pid)
@@ -206,6 +249,7 @@ static int v1_remove(cgroup *c)
 {
     cg1 *g = (cg1 *)c;
     int rc = 0;
+    cg_files_close(&g->files);
     for (int i = 0; i < CG_V1_N; i++)
         if (g->dir[i] && rmdir(g->dir[i]) < 0 && errno != ENOENT) rc = -1;
     return rc;
@@ -215,6 +259,7 @@ static void v1_free(cgroup *c)
 {
     cg1 *g = (cg1 *)c;
     if (!g) return;
+    cg_files_close(&g->files);
     for (int i = 0; i < CG_V1_N; i++) free(g->dir[i]);
     free(g->rel);
     free(g);
@@ -223,6 +268,7 @@ static void v1_free(cgroup *c)
 static const cgroup_ops v1_ops = {
     .version = 1,
     .read = v1_read,
+    .read_fast = v1_read_fast,
     .attach = v1_attach,
     .nprocs = v1_nprocs,
     .task_dir = v1_task_dir,
@@ -237,6 +283,7 @@ cgroup *cgroup_v1_open(const char *const dirs[CG_V1_N], const char *rel)
 {
     cg1 *g = calloc(1, sizeof *g);
     if (!g) goto nomem;
+    cg_files_init(&g->files);
     for (int i = 0; i < CG_V1_N; i++)
         if (dirs[i] && !(g->dir[i] = strdup(dirs[i]))) goto nomem;
     if (!(g->rel = strdup(rel ? rel : ""))) goto nomem;

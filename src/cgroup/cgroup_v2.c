@@ -12,20 +12,37 @@
 #include <unistd.h>
 #include "cgroup.h"
 
+/* The files read every sample: their slots in files. */
+enum {
+    F_CPU_STAT,
+    F_MEMORY_CURRENT,
+    F_MEMORY_MAX,
+    F_MEMORY_PEAK,
+    F_MEMORY_STAT,
+    F_MEMORY_EVENTS,
+    F_PIDS_CURRENT,
+    F_PIDS_MAX,
+    F_PIDS_PEAK,
+    F_PIDS_EVENTS,
+    F_IO_STAT,
+    F_PSI /* 3 files */
+};
+
 typedef struct cg2 {
     cgroup base;
     char *dir;
+    cg_files files; /* v2_read's, by F_* slot */
 } cg2;
 
-static int v2_read(cgroup *c, cg_stats *st)
+/* full: every figure; else only those that move every sample (cg_stats_begin). */
+static int v2_read_part(cgroup *c, cg_stats *st, int full)
 {
     cg2 *g = (cg2 *)c;
     char buf[8192];
     uint64_t v;
-    memset(st, 0, sizeof *st);
-    st->mem_max = st->pids_max = CG_NOLIMIT;
+    cg_stats_begin(st, full);
 
-    if (cg_read_file(g->dir, "cpu.stat", buf, sizeof buf) > 0) {
+    if (cg_fread(&g->files, F_CPU_STAT, g->dir, "cpu.stat", buf, sizeof buf) > 0) {
         if (!cg_keyval(buf, "usage_usec", &st->cpu_usage_us)) st->have |= CG_HAVE_CPU;
         if (!cg_keyval(buf, "user_usec", &st->cpu_user_us) &&
             !cg_keyval(buf, "system_usec", &st->cpu_system_us))
@@ -35,12 +52,17 @@ static int v2_read(cgroup *c, cg_stats *st)
             st->have |= CG_HAVE_THROTTLE;
     }
 
-    if (!cg_read_u64(g->dir, "memory.current", &st->mem_current)) {
+    if (!cg_fread_u64(&g->files, F_MEMORY_CURRENT, g->dir, "memory.current", &st->mem_current))
         st->have |= CG_HAVE_MEM;
-        if (cg_read_u64(g->dir, "memory.max", &st->mem_max)) st->mem_max = CG_NOLIMIT;
-        if (!cg_read_u64(g->dir, "memory.peak", &st->mem_peak)) st->have |= CG_HAVE_MEM_PEAK;
+    if (full && (st->have & CG_HAVE_MEM)) {
+        if (cg_fread_u64(&g->files, F_MEMORY_MAX, g->dir, "memory.max", &st->mem_max))
+            st->mem_max = CG_NOLIMIT;
+        if (!cg_fread_u64(&g->files, F_MEMORY_PEAK, g->dir, "memory.peak", &st->mem_peak))
+            st->have |= CG_HAVE_MEM_PEAK;
     }
-    if (cg_read_file(g->dir, "memory.stat", buf, sizeof buf) > 0 &&
+    st->have &= ~(unsigned)(CG_HAVE_MEM_STAT | CG_HAVE_MEM_KERNEL); /* read every sample */
+    st->mem_kernel = 0;
+    if (cg_fread(&g->files, F_MEMORY_STAT, g->dir, "memory.stat", buf, sizeof buf) > 0 &&
         !cg_keyval(buf, "anon", &st->mem_anon) && !cg_keyval(buf, "file", &st->mem_file)) {
         st->have |= CG_HAVE_MEM_STAT;
         cg_keyval(buf, "shmem", &st->mem_shmem);
@@ -58,22 +80,26 @@ static int v2_read(cgroup *c, cg_stats *st)
             if (any) st->have |= CG_HAVE_MEM_KERNEL;
         }
     }
-    if (cg_read_file(g->dir, "memory.events", buf, sizeof buf) > 0) {
+    if (full &&
+        cg_fread(&g->files, F_MEMORY_EVENTS, g->dir, "memory.events", buf, sizeof buf) > 0) {
         if (!cg_keyval(buf, "oom", &st->mem_oom)) st->have |= CG_HAVE_OOM;
         if (!cg_keyval(buf, "oom_kill", &st->mem_oom_kill)) st->have |= CG_HAVE_OOM_KILL;
         cg_keyval(buf, "max", &st->mem_max_events);
     }
 
-    if (!cg_read_u64(g->dir, "pids.current", &st->pids_current)) {
+    if (!cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &st->pids_current))
         st->have |= CG_HAVE_PIDS;
-        if (cg_read_u64(g->dir, "pids.max", &st->pids_max)) st->pids_max = CG_NOLIMIT;
-        if (!cg_read_u64(g->dir, "pids.peak", &st->pids_peak)) st->have |= CG_HAVE_PIDS_PEAK;
-        if (cg_read_file(g->dir, "pids.events", buf, sizeof buf) > 0)
+    if (full && (st->have & CG_HAVE_PIDS)) {
+        if (cg_fread_u64(&g->files, F_PIDS_MAX, g->dir, "pids.max", &st->pids_max))
+            st->pids_max = CG_NOLIMIT;
+        if (!cg_fread_u64(&g->files, F_PIDS_PEAK, g->dir, "pids.peak", &st->pids_peak))
+            st->have |= CG_HAVE_PIDS_PEAK;
+        if (cg_fread(&g->files, F_PIDS_EVENTS, g->dir, "pids.events", buf, sizeof buf) > 0)
             cg_keyval(buf, "max", &st->pids_max_events);
     }
 
     /* io.stat: "MAJ:MIN rbytes=N wbytes=N rios=N wios=N dbytes=N dios=N" */
-    if (cg_read_file(g->dir, "io.stat", buf, sizeof buf) >= 0) {
+    if (cg_fread(&g->files, F_IO_STAT, g->dir, "io.stat", buf, sizeof buf) >= 0) {
         st->have |= CG_HAVE_IO;
         for (char *line = buf; line && *line;) {
             char *nl = strchr(line, '\n');
@@ -97,12 +123,22 @@ static int v2_read(cgroup *c, cg_stats *st)
     }
 
     static const char *const psi_files[] = {"cpu.pressure", "memory.pressure", "io.pressure"};
-    for (int i = 0; i < 3; i++)
-        if (cg_read_file(g->dir, psi_files[i], buf, sizeof buf) > 0 &&
+    for (int i = 0; full && i < 3; i++)
+        if (cg_fread(&g->files, F_PSI + i, g->dir, psi_files[i], buf, sizeof buf) > 0 &&
             !cg_parse_psi(buf, &st->psi[2 * i], &st->psi[2 * i + 1]))
             st->have |= CG_HAVE_PSI;
 
     return st->have ? 0 : -1;
+}
+
+static int v2_read(cgroup *c, cg_stats *st)
+{
+    return v2_read_part(c, st, 1);
+}
+
+static int v2_read_fast(cgroup *c, cg_stats *st)
+{
+    return v2_read_part(c, st, 0);
 }
 
 static int v2_attach(cgroup *c, pid_t pid)
@@ -152,6 +188,7 @@ static int v2_set_pids_max(cgroup *c, uint64_t n)
 
 static int v2_remove(cgroup *c)
 {
+    cg_files_close(&((cg2 *)c)->files);
     return rmdir(((cg2 *)c)->dir);
 }
 
@@ -159,6 +196,7 @@ static void v2_free(cgroup *c)
 {
     cg2 *g = (cg2 *)c;
     if (!g) return;
+    cg_files_close(&g->files);
     free(g->dir);
     free(g);
 }
@@ -166,6 +204,7 @@ static void v2_free(cgroup *c)
 static const cgroup_ops v2_ops = {
     .version = 2,
     .read = v2_read,
+    .read_fast = v2_read_fast,
     .attach = v2_attach,
     .nprocs = v2_nprocs,
     .task_dir = v2_task_dir,
@@ -184,6 +223,7 @@ cgroup *cgroup_v2_open(const char *dir)
         errno = ENOMEM;
         return NULL;
     }
+    cg_files_init(&g->files);
     g->base.ops = &v2_ops;
     g->base.path = g->dir;
     return &g->base;

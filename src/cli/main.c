@@ -73,6 +73,7 @@ static const struct server_command {
     {"stats", "stats DIR|FILE...|--server URL   statistics over many jobs, right-sizing advice"},
     {"report",
      "report EVENTS... [-o FILE.html]  a self-contained HTML report of jobs, --svg plots"},
+    {"summary", "summary JOB|FILE [--oneline]     one job's efficiency report (as jobstats)"},
 };
 
 static int exec_server(char **argv)

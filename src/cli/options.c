@@ -472,10 +472,13 @@ static const opt_def option_table[] = {
     {0, "sampler", REQ, "auto|bpf|procfs", set_sampler, 0,
      "how the process tree is read: bpf (one pass of\n"
      "a BPF iterator; root, kernel BTF; docs/bpf.md), procfs\n"
-     "(/proc files), auto (default: procfs, then bpf once\n"
-     "reading /proc has cost what loading BPF costs)",
-     "The start event and the record say which ran. --sampler bpf where BPF cannot be used is an "
-     "error (exit 125)."},
+     "(/proc files), auto (default: as root, bpf from the\n"
+     "start where it is pinned on the node, else procfs\n"
+     "until reading /proc has cost what loading BPF costs;\n"
+     "back to procfs if bpf turns out dearer)",
+     "The BPF sampler is pinned by jobscope serve, or by the first run that loads it. The start "
+     "event and the record say which ran. --sampler bpf where BPF cannot be used is an error "
+     "(exit 125)."},
     {0, "limit", REQ, "NAME=VALUE[,...]", set_limit, 0,
      "stop the job past a limit (repeatable): memory=4G,\n"
      "rss=2G, wall=2h, cpu=30m (CPU seconds), procs=100,\n"

@@ -126,6 +126,25 @@ size_t fmt_fixed(char *out, double v, int decimals)
 
 static void json_key(jbuf *b, const char *key)
 {
+    if (key) { /* the usual key needs no escape: one reserve, one copy */
+        size_t n = strlen(key), i = 0;
+        while (i < n && (unsigned char)key[i] >= 0x20 && (unsigned char)key[i] < 0x80 &&
+               key[i] != '"' && key[i] != '\\')
+            i++;
+        if (i == n && jbuf_reserve(b, n + 4)) {
+            char *p = b->p + b->len;
+            if (b->comma) *p++ = ',';
+            *p++ = '"';
+            memcpy(p, key, n);
+            p += n;
+            *p++ = '"';
+            *p++ = ':';
+            b->len = (size_t)(p - b->p);
+            b->p[b->len] = 0;
+            b->comma = 1;
+            return;
+        }
+    }
     if (b->comma) jbuf_putc(b, ',');
     b->comma = 1;
     if (key) {

@@ -1,6 +1,7 @@
 /* catalogue.c — the one description of every numeric field of the samples:
  * the process tree's, the cgroup source's (scalars and per-device cg_io
- * rows) and the GPU source's (see metric.h).  The docs are checked against
+ * rows), the GPU source's, and the allocation in the start event (see
+ * metric.h).  The docs are checked against
  * this table by tests/unit/test_model.c: a field added here must be
  * documented in docs/events.md, docs/cgroups.md or docs/gpu.md. */
 #include "metric.h"
@@ -184,6 +185,13 @@ const metric_def metric_catalogue[M_COUNT] = {
         GPCT("job_enc_util", "Percent of this GPU's encoder used by the job (null: unknown)."),
     [M_GPU_JOB_DEC_UTIL] =
         GPCT("job_dec_util", "Percent of this GPU's decoder used by the job (null: unknown)."),
+    /* the job's allocation, in jobscope.start (src/proc/alloc.c, docs/events.md) */
+    [M_ALLOC_CPUS] = {"alloc_cpus", "jobscope.start", "count", METRIC_GAUGE, MS_F64, 1, 2, 0,
+                      "CPUs allocated to the job (see alloc_cpus_from).", NULL, NULL},
+    [M_ALLOC_MEM] = {"alloc_mem", "jobscope.start", "bytes", METRIC_GAUGE, MS_U64, 1, -1,
+                     MF_NULLABLE, "Memory allocated to the job (null: none known).", NULL, NULL},
+    [M_ALLOC_GPUS] = {"alloc_gpus", "jobscope.start", "count", METRIC_GAUGE, MS_U64, 1, -1,
+                      MF_NULLABLE, "GPUs allocated to the job (null: none known).", NULL, NULL},
 };
 
 const char *metric_kind_name(enum metric_kind k)

@@ -129,6 +129,11 @@ typedef enum metric_id {
     M_GPU_JOB_MEM_UTIL,
     M_GPU_JOB_ENC_UTIL,
     M_GPU_JOB_DEC_UTIL,
+    /* jobscope.start: the job's allocation (src/proc/alloc.c), each with an
+     * `_from` string beside it in the event */
+    M_ALLOC_CPUS,
+    M_ALLOC_MEM,
+    M_ALLOC_GPUS,
     M_COUNT
 } metric_id;
 

@@ -21,6 +21,7 @@
 #include "../util/serve_detect.h"
 #include "../event/event.h"
 #include "../metrics/listener.h"
+#include "../proc/alloc.h"
 #include "../proc/hostinfo.h"
 #include "../proc/proctree.h"
 #include "../proc/reapio.h"
@@ -104,11 +105,16 @@ struct monitor {
     int flush_abort;       /* a signal ended the end-of-job flush (sink_options) */
     /* --sampler auto (sampler.c) */
     int bpf_pending; /* may still switch from procfs to BPF */
+    int bpf_pinned;  /* the sampler is pinned on this node: no load to pay */
     uint64_t bpf_payback_ns;
     double sampler_switch_ts;
     int bpf_trial; /* switched: measuring whether BPF is cheaper */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
+    /* refresh_exe: the tree when the main process's link was last read */
+    uint64_t exe_vm_kb;
+    uint32_t exe_procs;
+    double exe_checked;
     reapio reapio;       /* reaped children's I/O when their zombies are unreadable */
     double last_reap_ts; /* when jobscope last reaped a child (--wait-all's end) */
 };
@@ -198,6 +204,9 @@ static void emit_start(monitor *m)
     json_str(b, "sampler", proctree_sampler(m->tree));
     hostinfo_write(b);
     hostinfo_rlimits(b);
+    alloc_info alloc; /* what the job was given (src/proc/alloc.c) */
+    alloc_detect(m->opt.attach ? m->root : 0, &alloc);
+    alloc_write(b, &alloc);
     emitter_send(&m->em, b, EV_START, m->start_ts, NULL);
 }
 
@@ -249,10 +258,18 @@ static char *job_cmdline(monitor *m)
 }
 
 /* The main process may exec (a shell script's last command): name what runs
- * now, not what was started.  One readlink per sample. */
-static void refresh_exe(monitor *m)
+ * now, not what was started.  An exec gives the process a new address space:
+ * its link is read again when the tree's size or its processes changed, and
+ * every 10 s whatever happened (a readlink is a path walk and a permission
+ * check: a sixth of a one-process sample, bench/README.md). */
+static void refresh_exe(monitor *m, const tree_sample *s)
 {
     if (m->root_done) return;
+    double now = now_mono();
+    if (s->vm_kb == m->exe_vm_kb && s->procs == m->exe_procs && now - m->exe_checked < 10.0) return;
+    m->exe_vm_kb = s->vm_kb;
+    m->exe_procs = s->procs;
+    m->exe_checked = now;
     char path[48], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/exe", (int)m->root);
     ssize_t n = readlink(path, buf, sizeof buf - 1);
@@ -278,18 +295,12 @@ static void refresh_exe(monitor *m)
  * of CLOCK_BOOTTIME.  0 if unknown. */
 static double process_start_epoch(pid_t pid)
 {
-    char path[48], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    proc_stat st;
-    if (n <= 0 || procread_stat(buf, (size_t)n, &st) != 0) return 0;
+    unsigned long long start = hostinfo_starttime(pid);
+    if (!start) return 0;
     struct timespec bt;
     clock_gettime(CLOCK_BOOTTIME, &bt);
     double up = (double)bt.tv_sec + bt.tv_nsec / 1e9;
-    return now_epoch() - (up - (double)st.starttime / (double)sysconf(_SC_CLK_TCK));
+    return now_epoch() - (up - (double)start / (double)sysconf(_SC_CLK_TCK));
 }
 
 /* auto: procfs until sampling it has cost what loading BPF costs, then BPF
@@ -298,19 +309,23 @@ static void maybe_switch_sampler(monitor *m)
 {
     uint64_t spent = monitor_sampler_cost_total_ns(&m->cost_procfs);
     if (spent < m->bpf_payback_ns) return;
+    /* pinned (no load to earn back): procfs's cost is known after a sample
+     * past its first (which opens every file), for the comparison after */
+    if (m->bpf_pinned && m->cost_procfs.seen < 3) return;
     m->bpf_pending = 0;
     proctree_reader r;
-    char err[512];
+    char err[512], note[512];
     if (monitor_sampler_bpf(&r, m->opt.attach ? m->root : 0, m->opt.attach ? 0 : getpid(),
-                            job_cgroup_dir(m), err, sizeof err) != 0) {
+                            job_cgroup_dir(m), m->bpf_pinned, err, sizeof err, note,
+                            sizeof note) != 0) {
         js_log(m->opt.verbose, NULL, "sampler: staying with procfs: %s", err);
         return;
     }
     proctree_set_reader(m->tree, &r);
     m->sampler_switch_ts = now_epoch();
     m->bpf_trial = 1;
-    js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf after %.3f s of sampling CPU",
-           (double)spent / 1e9);
+    js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf after %.3f s of sampling CPU, %s",
+           (double)spent / 1e9, note);
 }
 
 /* auto, after the switch: back to procfs if BPF turned out dearer. */
@@ -344,7 +359,6 @@ static uint64_t thread_cpu_ns(void)
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
-    refresh_exe(m);
     int measure = m->bpf_pending || m->bpf_trial;
     uint64_t cpu0 = measure ? thread_cpu_ns() : 0;
     int rc = proctree_sample(m->tree, s);
@@ -363,6 +377,7 @@ static void sample_and_emit(monitor *m)
         js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
         return;
     }
+    refresh_exe(m, s);
     s->root_start = m->proc_start > 0 ? m->proc_start : m->start_ts;
     s->root_cmd = m->cmd;
     s->root_cwd = m->cwd;
@@ -457,6 +472,8 @@ static void emit_record(monitor *m)
     json_u64(b, "samples", m->nsamples);
     json_u64(b, "total_procs", s->total_procs);
     json_str(b, "sampler", proctree_sampler(m->tree));
+    if (proctree_reader_outside(m->tree))
+        json_u64(b, "sampler_outside", proctree_reader_outside(m->tree));
     if (m->sampler_switch_ts > 0) json_fixed(b, "sampler_since", m->sampler_switch_ts, 6);
     if (m->sampler_revert_ts > 0) json_fixed(b, "sampler_reverted", m->sampler_revert_ts, 6);
     if (proctree_reader_fallbacks(m->tree))
@@ -662,6 +679,7 @@ static int spawn_job(monitor *m)
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->spawn)
             env = m->sources[i]->ops->spawn(m->sources[i], &m->ctx, &fa, env);
+    cgroup_source_spawning(&m->ctx); /* the BPF process count follows from here */
     int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
@@ -872,16 +890,31 @@ int monitor_run(monitor *m)
     memset(&reader, 0, sizeof reader);
     rc = 0;
     const char *want = m->opt.sampler ? m->opt.sampler : "auto";
+    char err[512], note[512];
     if (!strcmp(want, "bpf")) {
-        char err[512];
         if (monitor_sampler_bpf(&reader, attach ? m->root : 0, attach ? 0 : getpid(),
-                                job_cgroup_dir(m), err, sizeof err) != 0) {
+                                job_cgroup_dir(m), 0, err, sizeof err, note, sizeof note) != 0) {
             error_exit("--sampler bpf: %s", err);
             rc = JS_EXIT_ERROR;
+        } else {
+            js_log(m->opt.verbose, NULL, "sampler: bpf %s", note);
         }
     } else if (!strcmp(want, "auto")) {
         m->bpf_pending = monitor_sampler_may_bpf();
         m->bpf_payback_ns = (uint64_t)(monitor_sampler_payback() * 1e9);
+        m->bpf_pinned = m->bpf_pending && monitor_sampler_pinned();
+        /* pinned: no load to earn back.  The cgroup walk follows the job:
+         * BPF from the first sample.  The host-task walk follows the host:
+         * it starts after procfs's first sample, to be compared with it. */
+        const char *cg = m->bpf_pinned ? job_cgroup_dir(m) : NULL;
+        if (cg && monitor_sampler_bpf(&reader, attach ? m->root : 0, attach ? 0 : getpid(), cg, 1,
+                                      err, sizeof err, note, sizeof note) == 0) {
+            m->bpf_pending = 0;
+            m->bpf_trial = 1;
+            js_log(m->opt.verbose, NULL, "sampler: bpf %s", note);
+        } else if (m->bpf_pinned) {
+            m->bpf_payback_ns = 0;
+        }
     }
 
     m->start_ts = now_epoch();

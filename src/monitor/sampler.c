@@ -1,72 +1,81 @@
 /* sampler.c — which process-tree sampler runs (`--sampler auto|bpf|procfs`,
  * docs/bpf.md).  procfs is proctree's own: /proc files per process.  bpf is
- * the plugin jobscope-bpf.so (src/bpf), loaded with dlopen only when used so
- * that a procfs run maps none of libbpf; it becomes the proctree's reader.
+ * src/bpf's sampler, installed as the proctree's reader: its programs are
+ * opened where they are pinned, or loaded through the plugin jobscope-bpf.so
+ * (dlopen: a procfs run, or one that finds them pinned, maps no libbpf).
  *
  * Where the job has a cgroup of its own (jobscope made it: the default as
  * root, or --cgroup), the BPF program walks that cgroup's tasks, so its cost
  * follows the job; otherwise it walks every task of the host with an
  * ancestry filter.
  *
- * Loading BPF costs about 0.1 s of CPU (the verifier, the kernel's BTF) and
- * a transient 10 MiB, which a small job sampled once a second would never
- * earn back.  So --sampler bpf loads it before the job starts (an error if
- * it cannot), and auto, as root, starts with procfs and switches to BPF once
- * sampling /proc has cost as much CPU as the load (monitor_sampler_payback):
- * the rent-or-buy rule, never more than twice the cheaper choice's cost.
+ * Loading BPF costs about 0.4 s of CPU (the verifier, the kernel's BTF) and
+ * a transient 12 MiB, so it is done once per node: `jobscope serve`, or the
+ * first run that loads it, pins the programs (src/bpf/bpfpin.h) and later
+ * runs open them for a few bpf(2) calls.  --sampler bpf opens (or loads)
+ * it before the job starts (an error if it cannot).  auto, as root, uses a
+ * pinned sampler from the first sample; without one it starts with procfs
+ * and loads BPF once sampling /proc has cost as much CPU as the load
+ * (monitor_sampler_payback): the rent-or-buy rule, never more than twice
+ * the cheaper choice's cost.
  * That rule assumes BPF is the cheaper one, which its host-task walk is not
  * on a crowded host with a small job: so auto then measures BPF for a few
  * samples and goes back to procfs if it costs more per process-sample
  * (monitor_sampler_verdict): the load is spent either way. */
 #include "sampler.h"
-#include "../util/companion.h"
+#include "../bpf/bpfsample.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-typedef int (*bpf_reader_fn)(pid_t root, pid_t anchor, const char *cgroup_dir, proctree_reader *out,
-                             char *err, size_t errlen);
-
-static int load_bpf(proctree_reader *out, pid_t root, pid_t anchor, const char *cgdir, char *err,
-                    size_t errlen)
-{
-    char path[4096];
-    if (!util_companion("jobscope-bpf.so", path, sizeof path)) {
-        snprintf(err, errlen, "the BPF sampler is not built here (jobscope --version says why)");
-        return -1;
-    }
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "cannot load %s: %s", path, dlerror());
-        return -1;
-    }
-    bpf_reader_fn open_reader = (bpf_reader_fn)dlsym(h, "jobscope_bpf_reader");
-    if (!open_reader || open_reader(root, anchor, cgdir, out, err, errlen) != 0) {
-        if (!open_reader) snprintf(err, errlen, "%s: no jobscope_bpf_reader", path);
-        dlclose(h);
-        return -1;
-    }
-    return 0; /* the plugin stays loaded for the reader */
-}
-
 int monitor_sampler_bpf(proctree_reader *out, pid_t root, pid_t anchor, const char *cgroup_dir,
-                        char *err, size_t errlen)
+                        int pinned_only, char *err, size_t errlen, char *how, size_t howlen)
 {
     err[0] = 0;
     memset(out, 0, sizeof *out);
-    if (load_bpf(out, root, anchor, cgroup_dir, err, errlen) == 0) return 0;
-    if (cgroup_dir && load_bpf(out, root, anchor, NULL, err, errlen) == 0)
-        return 0; /* kernel < 6.7 */
-    return -1;
+    bpfset set;
+    char why[512], dir[1024];
+    if (!bpfpin_dir(dir, sizeof dir)) snprintf(dir, sizeof dir, "(pinning off)");
+    int rc = bpfpin_open(&set, why, sizeof why);
+    if (rc == 0) {
+        snprintf(how, howlen, "from the pinned sampler in %s", dir);
+    } else if (pinned_only) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    } else {
+        char refused[512]; /* a pinned set that is there but cannot be used */
+        snprintf(refused, sizeof refused, "%s", rc == -1 ? why : "");
+        if (bpfpin_load(&set, 1, err, errlen, why, sizeof why) != 0) return -1;
+        if (set.pinned)
+            snprintf(how, howlen, "loaded and pinned in %s for later runs", dir);
+        else
+            snprintf(how, howlen, "loaded for this run only: %s", refused[0] ? refused : why);
+    }
+    if (cgroup_dir && set.fd[BPFSET_CGROUP] < 0) cgroup_dir = NULL; /* kernel < 6.7 */
+    bpfsample *b = bpfsample_open_set(&set, root, anchor, cgroup_dir, err, errlen);
+    if (!b) return -1;
+    const proc_snap *v;
+    if (bpfsample_read(b, &v) < 0 && bpfsample_read(b, &v) < 0) {
+        /* one trial read (a second after the array grew): fail now, not mid-job */
+        snprintf(err, errlen, "BPF: the first read of the tree failed");
+        bpfsample_close(b);
+        return -1;
+    }
+    bpfsample_reader(b, out);
+    return 0;
 }
 
 int monitor_sampler_may_bpf(void)
 {
-    char path[4096];
-    return geteuid() == 0 && util_companion("jobscope-bpf.so", path, sizeof path);
+    return geteuid() == 0 && bpfpin_built();
+}
+
+int monitor_sampler_pinned(void)
+{
+    char dir[512];
+    return monitor_sampler_may_bpf() && bpfpin_dir(dir, sizeof dir) && access(dir, X_OK) == 0;
 }
 
 double monitor_sampler_payback(void)

@@ -7,16 +7,22 @@
 #include <sys/types.h>
 #include "../proc/proctree.h"
 
-/* Loads the BPF sampler for a tree: root, the job (0 in run mode before it
+/* Opens the BPF sampler for a tree: root, the job (0 in run mode before it
  * is spawned); anchor, jobscope's pid in run mode (its descendants,
  * re-parented orphans included, are the tree), 0 in attach mode;
  * cgroup_dir, the job's own cgroup or NULL (then, and on kernels before
- * 6.7, every task of the host is walked with an ancestry filter).  0 with
- * *out ready for proctree_set_reader; -1 with a one-line reason in err. */
+ * 6.7, every task of the host is walked with an ancestry filter).  The
+ * pinned sampler when there is one; else, unless pinned_only, a fresh load,
+ * pinned for later runs.  0 with *out ready for proctree_set_reader and how
+ * it came in how (pinned, loaded and pinned, or loaded and why not pinned);
+ * -1 with a one-line reason in err. */
 int monitor_sampler_bpf(proctree_reader *out, pid_t root, pid_t anchor, const char *cgroup_dir,
-                        char *err, size_t errlen);
-/* 1 if auto may try BPF here: root, and the plugin was built. */
+                        int pinned_only, char *err, size_t errlen, char *how, size_t howlen);
+/* 1 if auto may try BPF here: root, and the sampler was built. */
 int monitor_sampler_may_bpf(void);
+/* 1 if the sampler is pinned on this node (auto then uses it from the
+ * start: opening it costs a few bpf(2) calls). */
+int monitor_sampler_pinned(void);
 /* Seconds of procfs sampling CPU after which auto loads BPF (0.1, or
  * $JOBSCOPE_BPF_PAYBACK). */
 double monitor_sampler_payback(void);

@@ -1,5 +1,6 @@
 /* hostinfo.c — facts about the machine and the job for the start event. */
 #include "hostinfo.h"
+#include "procread.h"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -148,6 +149,19 @@ char *hostinfo_cmdline(pid_t pid)
         if (!s[i]) s[i] = ' ';
     s[n] = 0;
     return s;
+}
+
+unsigned long long hostinfo_starttime(pid_t pid)
+{
+    char path[48], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    proc_stat st;
+    if (n <= 0 || procread_stat(buf, (size_t)n, &st) != 0) return 0;
+    return st.starttime;
 }
 
 char *hostinfo_cwd(pid_t pid)

@@ -25,6 +25,9 @@ void hostinfo_write(jbuf *b);
 void hostinfo_rlimits(jbuf *b);
 /* Command line of pid as one string (args joined by spaces), or NULL. Caller frees. */
 char *hostinfo_cmdline(pid_t pid);
+/* When pid started: /proc/PID/stat's starttime, clock ticks after boot; 0
+ * if it is gone. */
+unsigned long long hostinfo_starttime(pid_t pid);
 /* cwd of pid, or NULL. Caller frees. */
 char *hostinfo_cwd(pid_t pid);
 /* Name of the user uid, or its number as text. Caller frees. */

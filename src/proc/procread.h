@@ -39,6 +39,7 @@ typedef struct proc_snap {
     proc_status ps;  /* kB; nvcsw/nivcsw of every thread, dead ones included */
     uint64_t cpu_ns; /* own CPU of live and dead threads, ns (sum_exec_runtime) */
     uint32_t nthreads_seen;
+    int32_t kids; /* live children the kernel lists for it, -1 unknown (a reader's check) */
     char comm[16];
 } proc_snap;
 

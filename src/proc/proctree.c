@@ -42,6 +42,10 @@ typedef struct proc {
     uint8_t reaped;    /* jobscope reaped it: carry already done */
     char state;        /* stat's state: 'Z' a zombie (counted apart, not live) */
     uint8_t have_io, have_status, read_ok, folded;
+    uint8_t walked;     /* its children files were read at least once */
+    uint8_t outside;    /* read from /proc while the reader ran (counted once) */
+    int32_t kids;       /* reader: its live children, as the kernel counts them (-1: unknown) */
+    uint32_t kids_seen; /* reader: how many of them it returned */
     uint64_t starttime;
     /* last values read: inclusive of reaped descendants */
     uint64_t cpu_u, cpu_s; /* ticks: utime+cutime, stime+cstime */
@@ -84,9 +88,12 @@ struct proctree {
     int full_next;
     /* discovery_due: skip the walk while nothing was created */
     int fd_loadavg;
-    long walk_last_pid;   /* loadavg's last pid at the last look; -1 unknown */
-    int member_gone;      /* a member vanished or became a zombie */
-    int prev_from_reader; /* the last sample came from the reader */
+    long walk_last_pid;              /* loadavg's last pid at the last look; -1 unknown */
+    int64_t (*creations)(void *ctx); /* the job's own creation count (proctree_set_creations) */
+    void *creations_ctx;
+    int64_t walk_creations; /* its value at the last look; -1 unknown */
+    int member_gone;        /* a member vanished or became a zombie */
+    int prev_from_reader;   /* the last sample came from the reader */
 
     proc *procs;
     int nprocs, cap;
@@ -121,7 +128,10 @@ struct proctree {
 
     proctree_reader reader; /* one-pass reader (BPF), or read == NULL */
     uint64_t reader_fallbacks;
-    pidmap awaiting; /* vanished children of ours not reaped yet */
+    uint64_t reader_outside; /* members it did not return, read from /proc */
+    int kids_missing;        /* this sample: a member has children the reader did not return */
+    int self_missing;        /* this sample: so has jobscope (or the reader cannot tell) */
+    pidmap awaiting;         /* vanished children of ours not reaped yet */
 
     pthread_mutex_t lock; /* guards members[] */
     pid_t *members;
@@ -625,6 +635,15 @@ static uint64_t proc_self_ns(const proctree *t, proc *p, uint64_t tick_ns)
  * Without a readable loadavg (a fixture) every sample walks. */
 static int discovery_due(proctree *t, int full)
 {
+    int64_t made = t->creations ? t->creations(t->creations_ctx) : -1;
+    if (made >= 0) { /* the kernel counts the job's own creations: exact */
+        int due = full || t->member_gone || made != t->walk_creations;
+        t->walk_creations = made;
+        t->walk_last_pid = -1; /* a look at loadavg after this one walks */
+        if (due) t->member_gone = 0;
+        return due;
+    }
+    t->walk_creations = -1;
     char b[128];
     long last = -1;
     ssize_t n = read_at(t, &t->fd_loadavg, 0, 0, "loadavg", b, sizeof b, 0);
@@ -632,7 +651,7 @@ static int discovery_due(proctree *t, int full)
         char *sp = strrchr(b, ' ');
         if (sp) last = strtol(sp + 1, NULL, 10);
     }
-    int due = full || t->prev_from_reader || t->member_gone || last < 0 || last != t->walk_last_pid;
+    int due = full || t->member_gone || last < 0 || last != t->walk_last_pid;
     t->walk_last_pid = last;
     if (due) t->member_gone = 0;
     return due;
@@ -704,18 +723,24 @@ static int member_from_snap(proctree *t, proc *p, const proc_snap *s)
     p->nivcsw = s->ps.nivcsw;
     p->have_status = 1;
     p->cpu_ns = s->cpu_ns;
+    p->kids = s->kids;
+    p->kids_seen = 0;
     p->snap_gen = t->gen;
     p->read_ok = 1;
     return 1;
 }
 
 /* Discovery and figures from the reader: every process it returned becomes
- * (or stays) a member, queued with its figures already filled.  -1 if the
- * reader failed (this sample then reads /proc). */
+ * (or stays) a member, queued with its figures already filled.  A reader
+ * that also says how many live children each process has (a cgroup walk,
+ * which cannot see members that left the cgroup) lets us find the parents
+ * of members it missed: their children files are read (kids_missing).  -1
+ * if the reader failed (this sample then reads /proc). */
 static int read_from_reader(proctree *t)
 {
     const proc_snap *v;
     int n = t->reader.read(t->reader.ctx, &v);
+    t->kids_missing = 0;
     if (n < 0) {
         t->reader_fallbacks++;
         return -1;
@@ -730,7 +755,38 @@ static int read_from_reader(proctree *t)
             queue_push(t, (int)(p - t->procs));
         }
     }
+    uint32_t self_seen = 0;
+    for (int qi = 0; qi < t->nqueue; qi++) { /* children returned, per parent */
+        proc *c = &t->procs[t->queue[qi]];
+        proc *parent = proc_get(t, c->ppid);
+        if (parent && parent->snap_gen == t->gen) parent->kids_seen++;
+        if (c->ppid == t->self) self_seen++;
+    }
+    int self_kids = t->reader.self_kids ? t->reader.self_kids(t->reader.ctx) : -1;
+    t->self_missing = self_kids < 0 || self_seen < (uint32_t)self_kids;
+    for (int qi = 0; qi < t->nqueue; qi++) {
+        proc *p = &t->procs[t->queue[qi]];
+        if (p->kids >= 0 && p->kids_seen < (uint32_t)p->kids) t->kids_missing = 1;
+    }
     return 0;
+}
+
+/* discovery_due once a sample, when first needed: with the reader, most
+ * samples need no walk and do not read /proc/loadavg at all */
+static int walk_due(proctree *t, int *walk, int full)
+{
+    if (*walk < 0) *walk = discovery_due(t, full);
+    return *walk;
+}
+
+/* With the reader: are this member's children to be looked for in /proc?
+ * Those of a member it returned when it missed some of them; those of a
+ * member it did not return (left the cgroup, or re-parented out of the
+ * root's ancestry) when a walk is due, or the first time it is read. */
+static int reader_walks(proctree *t, const proc *p, int snap, int *walk, int full)
+{
+    if (snap) return p->kids >= 0 && p->kids_seen < (uint32_t)p->kids;
+    return !p->walked || walk_due(t, walk, full);
 }
 
 static void peak(tree_peak *pk, double v, double ts)
@@ -774,10 +830,17 @@ int proctree_sample(proctree *t, tree_sample *out)
     /* 1. roots, then the members already known, then discovery (or all of
      * it at once from the reader) */
     int from_reader = t->reader.read && read_from_reader(t) == 0;
-    int walk = !from_reader && discovery_due(t, full);
+    /* after samples from the reader, /proc's discovery starts with a walk */
+    int walk = from_reader ? -1 : discovery_due(t, full || t->prev_from_reader);
     t->prev_from_reader = from_reader;
     if (from_reader) {
-        /* members the reader did not return are read from /proc below */
+        /* members the reader did not return are read from /proc below, and
+         * where the reader may miss some (a cgroup walk), jobscope's own
+         * children are looked at too when it returned fewer than jobscope
+         * has: re-parented orphans that left the cgroup */
+        if (t->mode == PROCTREE_RUN && t->children_mode && t->reader.partial &&
+            (full || (t->self_missing && walk_due(t, &walk, full))))
+            self_children(t);
     } else if (t->mode == PROCTREE_ATTACH) {
         proc *r = proc_get(t, t->root);
         if (!r && t->gen == 1) child_found(t, t->root);
@@ -791,7 +854,9 @@ int proctree_sample(proctree *t, tree_sample *out)
             queue_push(t, i);
         }
     }
-    if (!t->children_mode && walk) scan_proc(t);
+    if (!t->children_mode &&
+        (from_reader ? t->kids_missing || (t->reader.partial && walk_due(t, &walk, full)) : walk))
+        scan_proc(t);
 
     /* 2. read members in queue order; children mode discovers as it goes */
     tree_counters live = {0};
@@ -809,8 +874,13 @@ int proctree_sample(proctree *t, tree_sample *out)
             continue;
         }
         if (!snap) p->cpu_ns = 0;
-        if (t->children_mode && walk) {
+        if (from_reader && !snap && !p->outside) {
+            p->outside = 1;
+            t->reader_outside++;
+        }
+        if (t->children_mode && (from_reader ? reader_walks(t, p, snap, &walk, full) : walk)) {
             int idx = t->queue[qi];
+            p->walked = 1;
             t->nfound = 0;
             read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads, &p->thr_count);
             for (int k = 0; k < t->nfound; k++) child_found(t, t->found[k]);
@@ -990,6 +1060,7 @@ proctree *proctree_new(const char *proc_root, enum proctree_mode mode, pid_t roo
 
     t->fd_loadavg = NO_FD;
     t->walk_last_pid = -1;
+    t->walk_creations = -1;
 
     t->delayacct = 1;
     snprintf(path, sizeof path, "%s/sys/kernel/task_delayacct", t->proc);
@@ -1054,6 +1125,18 @@ const char *proctree_discovery(const proctree *t)
 uint64_t proctree_reader_fallbacks(const proctree *t)
 {
     return t->reader_fallbacks;
+}
+
+void proctree_set_creations(proctree *t, int64_t (*fn)(void *ctx), void *ctx)
+{
+    t->creations = fn;
+    t->creations_ctx = ctx;
+    t->walk_creations = -1;
+}
+
+uint64_t proctree_reader_outside(const proctree *t)
+{
+    return t->reader_outside;
 }
 
 void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const proc_io *io)

@@ -101,15 +101,31 @@ int proctree_discovery_children(const proctree *t);
  * used instead of /proc's files and discovery when installed.  read() gives
  * every process of the tree with the figures /proc would show, or -1 (that
  * sample then reads /proc).  Members the reader did not return (a process
- * re-parented out of the root's ancestry in attach mode) are still read from
- * /proc until they exit, so membership stays what proctree.h promises. */
+ * re-parented out of the root's ancestry in attach mode, one that left the
+ * job's cgroup) are still read from /proc until they exit, and their
+ * children are looked for there, so membership stays what proctree.h
+ * promises.  A partial reader (a cgroup walk) also gives each process's
+ * live children as the kernel counts them (proc_snap.kids): where it
+ * returned fewer, that parent's children files are read. */
 typedef struct proctree_reader {
     const char *name; /* "bpf" */
     const char *walk; /* how it finds members, for the start event */
+    int partial;      /* may miss members: those outside the cgroup it walks */
     void *ctx;
     int (*read)(void *ctx, const proc_snap **out);
+    /* optional, partial readers: jobscope's own live children as the
+     * kernel counted them at the last read (-1 unknown): where fewer came
+     * back, its children files are read */
+    int (*self_kids)(void *ctx);
     void (*close)(void *ctx);
 } proctree_reader;
+
+/* Where the kernel counts the processes the job creates (the pinned BPF
+ * sampler's fork program, src/bpf/bpfcount.h, `run` only), fn returns that
+ * count, or -1 when it cannot be trusted now: the discovery walk is then due
+ * when it moved, not whenever any process of the host was created
+ * (/proc/loadavg's last pid), which on a busy host is every sample. */
+void proctree_set_creations(proctree *t, int64_t (*fn)(void *ctx), void *ctx);
 
 /* Installs r (copied; closed by proctree_free). */
 void proctree_set_reader(proctree *t, const proctree_reader *r);
@@ -119,6 +135,9 @@ const char *proctree_sampler(const proctree *t);
 const char *proctree_discovery(const proctree *t);
 /* Samples the reader could not give (read from /proc instead). */
 uint64_t proctree_reader_fallbacks(const proctree *t);
+/* Members the reader did not return, read from /proc instead (left the
+ * job's cgroup; re-parented out of the root's ancestry). */
+uint64_t proctree_reader_outside(const proctree *t);
 
 /* Is pid a live member of the tree (as of the last sample)? Thread-safe:
  * GPU and metrics threads use it to attribute their data to the job. */

@@ -92,82 +92,213 @@ static void walk_free(walk *w)
     free(w->h);
 }
 
-/* The points of many series are read by a few threads (the store allows
- * concurrent readers): most of a big query's time is decoding chunks. */
-typedef struct reader {
-    store *s;
-    const hit *h;
-    size_t n;
-    store_points *pts;
-    int64_t from, to;
-    size_t next; /* atomically taken */
-    int failed;
-} reader;
+/* --- the series of a sub-query ---------------------------------------------- */
 
-static void *read_some(void *arg)
+/* A series that passed the filters: its id and tags, which point into the
+ * store's index (valid while the store is open: keys never move). */
+typedef struct sel {
+    uint64_t *ids;
+    const store_tag **tags; /* into tagpool */
+    int *ntags;
+    size_t n, cap;
+    size_t seen;
+    const tsq_sub *sub;
+    const char *metric;
+} sel;
+
+static int pick(void *arg, const store_series *se)
 {
-    reader *r = arg;
-    for (;;) {
-        size_t i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
-        if (i >= r->n) break;
-        if (store_read(r->s, r->h[i].id, r->from, r->to, &r->pts[i]) < 0)
-            __atomic_store_n(&r->failed, 1, __ATOMIC_RELAXED);
+    sel *w = arg;
+    w->seen++;
+    if (!tsq_match(w->sub, se->tags, se->ntags)) return 0;
+    if (w->n == w->cap) {
+        size_t nc = w->cap ? w->cap * 2 : 64;
+        uint64_t *ni = realloc(w->ids, nc * sizeof *ni);
+        if (!ni) return -1;
+        w->ids = ni;
+        const store_tag **nt = realloc(w->tags, nc * sizeof *nt);
+        if (!nt) return -1;
+        w->tags = nt;
+        int *nn = realloc(w->ntags, nc * sizeof *nn);
+        if (!nn) return -1;
+        w->ntags = nn;
+        w->cap = nc;
     }
-    return NULL;
+    store_tag *t = malloc((size_t)(se->ntags ? se->ntags : 1) * sizeof *t);
+    if (!t) return -1;
+    memcpy(t, se->tags, (size_t)se->ntags * sizeof *t);
+    w->metric = se->metric;
+    w->ids[w->n] = se->id;
+    w->tags[w->n] = t;
+    w->ntags[w->n++] = se->ntags;
+    return 0;
 }
 
-static void read_all(reader *r)
+static void sel_free(sel *w)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt = r->n / 16; /* a thread per 16 series at least */
-    if (nt > (size_t)(cpus > 1 ? cpus : 1)) nt = (size_t)(cpus > 1 ? cpus : 1);
-    if (nt > 8) nt = 8;
-    pthread_t th[8];
-    size_t started = 0;
-    for (size_t i = 1; i < nt; i++) /* this thread is one of them */
-        if (pthread_create(&th[started], NULL, read_some, r) == 0) started++;
-    read_some(r);
-    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    for (size_t i = 0; i < w->n; i++) free((void *)w->tags[i]);
+    free(w->ids);
+    free(w->tags);
+    free(w->ntags);
 }
 
-int tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out, tsq_error *err)
+/* Downsampling while the points come from the store (tsq_run_local): a
+ * series' points become one point a bucket, stamped with the bucket's start
+ * and holding the bucket's aggregate, computed exactly as tsq_eval's
+ * downsampler does; tsq_eval then downsamples that again, which for these
+ * aggregators gives back the same values, so the answer is the same with a
+ * tenth of the points in memory (a 10 s bucket of 1 s samples).  Only for
+ * the aggregators where a bucket of one value is that value. */
+typedef struct pre {
+    int on;
+    int64_t iv;
+    const tsq_agg *agg;
+} pre;
+
+static int64_t align(int64_t t, int64_t iv)
+{
+    return t - t % iv; /* as tsq_eval's */
+}
+
+/* p's points downsampled into o (exact size); 0 or -1. */
+static int downsample(const pre *d, const store_points *p, store_points *o)
+{
+    size_t nb = 0;
+    for (size_t i = 0; i < p->n; nb++) { /* buckets first: o is allocated once */
+        int64_t e = align(p->ts[i], d->iv) + d->iv;
+        while (i < p->n && p->ts[i] < e) i++;
+    }
+    o->ts = malloc((nb ? nb : 1) * sizeof *o->ts);
+    o->val = malloc((nb ? nb : 1) * sizeof *o->val);
+    double *scratch = d->agg->kind == TSQ_AG_AVG || d->agg->kind == TSQ_AG_SUM
+                          ? NULL
+                          : malloc((p->n ? p->n : 1) * sizeof *scratch);
+    if (!o->ts || !o->val ||
+        (!scratch && d->agg->kind != TSQ_AG_AVG && d->agg->kind != TSQ_AG_SUM)) {
+        free(scratch);
+        store_points_free(o);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < p->n;) {
+        int64_t b = align(p->ts[i], d->iv), e = b + d->iv;
+        size_t j = i + 1;
+        while (j < p->n && p->ts[j] < e) j++;
+        double val;
+        if (d->agg->kind == TSQ_AG_AVG || d->agg->kind == TSQ_AG_SUM) {
+            double sum = 0;
+            for (size_t k = i; k < j; k++) sum += p->val[k];
+            val = d->agg->kind == TSQ_AG_AVG ? sum / (double)(j - i) : sum;
+        } else {
+            val = tsq_agg_run(d->agg, p->val + i, j - i, scratch);
+        }
+        o->ts[n] = b;
+        o->val[n++] = val;
+        i = j;
+    }
+    o->n = o->cap = n;
+    free(scratch);
+    return 0;
+}
+
+typedef struct gather {
+    store_points *pts;
+    const pre *d;
+    size_t raw; /* points read (atomic): the 413 limit counts them */
+    int oom;
+} gather;
+
+/* A series' points, copied: downsampled (one point a bucket) or as they are. */
+static void take(void *arg, size_t i, store_points *p)
+{
+    gather *g = arg;
+    __atomic_add_fetch(&g->raw, p->n, __ATOMIC_RELAXED);
+    if (!p->n) return;
+    store_points *o = &g->pts[i];
+    if (g->d->on) {
+        if (downsample(g->d, p, o) < 0) __atomic_store_n(&g->oom, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    o->ts = malloc(p->n * sizeof *o->ts);
+    o->val = malloc(p->n * sizeof *o->val);
+    if (!o->ts || !o->val) {
+        store_points_free(o);
+        __atomic_store_n(&g->oom, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    memcpy(o->ts, p->ts, p->n * sizeof *o->ts);
+    memcpy(o->val, p->val, p->n * sizeof *o->val);
+    o->n = o->cap = p->n;
+}
+
+/* The literal pairs among the filters (literal_or of one value): the store
+ * reads only the series that have them. */
+static int literal_pairs(const tsq_sub *sub, store_tag *pairs, int max)
+{
+    int n = 0;
+    for (int i = 0; i < sub->nfilters && n < max; i++) {
+        const tsq_filter *f = &sub->filters[i];
+        if (f->type == TSQ_LITERAL_OR && f->filter && *f->filter && !strchr(f->filter, '|'))
+            pairs[n++] = (store_tag){f->tagk, f->filter};
+    }
+    return n;
+}
+
+/* Stops at the first series: store_series_of returns 1 when the metric has one. */
+static int any_series(void *arg, const store_series *se)
+{
+    (void)arg;
+    (void)se;
+    return 1;
+}
+
+static int fetch(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out, tsq_error *err,
+                 int predownsample)
 {
     if (tsq_filters_compile((tsq_sub *)sub, err) < 0) return -1;
     ((tsq_sub *)sub)->guard = (tsq_guard *)&q->guard;
-    walk w = {.sub = sub};
-    if (store_series_of(s, sub->metric, collect, &w) < 0) {
-        walk_free(&w);
+    sel w = {.sub = sub};
+    store_tag pairs[64];
+    int np = literal_pairs(sub, pairs, 64);
+    int rc = np ? store_series_with(s, sub->metric, pairs, np, pick, &w)
+                : store_series_of(s, sub->metric, pick, &w);
+    if (rc < 0) {
+        sel_free(&w);
         return tsq_fail(err, 500, NULL, "Unable to read the series of '%s'", sub->metric);
     }
     if (tsq_guard_error(&q->guard, err) < 0) {
-        walk_free(&w);
+        sel_free(&w);
         return -1;
     }
-    if (!w.seen) {
-        walk_free(&w);
+    if (!w.seen && store_series_of(s, sub->metric, any_series, NULL) != 1) {
+        sel_free(&w);
         return tsq_fail(err, 400, NULL, "No such name for 'metrics': '%s'", sub->metric);
     }
     int64_t from, to;
     tsq_scan_range(q, sub, &from, &to);
-    store_points *pts = calloc(w.n ? w.n : 1, sizeof *pts);
-    if (!pts) {
-        walk_free(&w);
+    pre d = {0};
+    const tsq_agg *da = sub->ds.interval_ms > 0 && !sub->ds.all ? tsq_agg_find(sub->ds.agg) : NULL;
+    if (predownsample && da &&
+        (da->kind == TSQ_AG_AVG || da->kind == TSQ_AG_SUM || da->kind == TSQ_AG_MIN ||
+         da->kind == TSQ_AG_MAX))
+        d = (pre){1, sub->ds.interval_ms, da};
+    gather g = {calloc(w.n ? w.n : 1, sizeof *g.pts), &d, 0, 0};
+    if (!g.pts) {
+        sel_free(&w);
         return tsq_fail(err, 500, NULL, "out of memory");
     }
-    reader rd = {.s = s, .h = w.h, .n = w.n, .pts = pts, .from = from, .to = to};
-    read_all(&rd);
-    int rc = 0;
-    size_t total = 0;
-    for (size_t i = 0; i < w.n; i++) total += pts[i].n;
-    if (rd.failed)
-        rc = tsq_fail(err, 500, NULL, "Unable to read a series of '%s'", sub->metric);
-    else if (total > (size_t)(q->guard.max_points > 0 ? q->guard.max_points : TSQ_MAX_POINTS))
+    rc = store_read_many(s, w.ids, w.n, from, to, take, &g) < 0
+             ? tsq_fail(err, 500, NULL, "Unable to read a series of '%s'", sub->metric)
+             : 0;
+    if (rc == 0 && g.oom) rc = tsq_fail(err, 500, NULL, "out of memory");
+    long max_points = q->guard.max_points > 0 ? q->guard.max_points : TSQ_MAX_POINTS;
+    if (rc == 0 && g.raw > (size_t)max_points)
         rc = tsq_fail(err, 413, NULL,
                       "Sorry, this query would read %zu data points (limit %ld): "
                       "narrow the time range or the filters",
-                      total, q->guard.max_points > 0 ? q->guard.max_points : TSQ_MAX_POINTS);
+                      g.raw, max_points);
     for (size_t i = 0; i < w.n && rc == 0; i++) {
-        if (!pts[i].n) continue;
+        if (!g.pts[i].n) continue;
         if (out->n == out->cap) {
             size_t nc = out->cap ? out->cap * 2 : 64;
             tsq_series *nv = realloc(out->v, nc * sizeof *nv);
@@ -178,27 +309,42 @@ int tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *o
             out->v = nv;
             out->cap = nc;
         }
-        tsq_series *se = &out->v[out->n++];
-        se->metric = w.h[i].metric;
-        se->tags = w.h[i].tags;
-        se->ntags = w.h[i].ntags;
-        se->pts = pts[i];
-        memset(&pts[i], 0, sizeof pts[i]); /* moved */
-        w.h[i].metric = NULL;
-        w.h[i].tags = NULL;
-        w.h[i].ntags = 0;
+        tsq_series *se = &out->v[out->n];
+        memset(se, 0, sizeof *se);
+        int nt = w.ntags[i];
+        se->metric = strdup(w.metric);
+        se->tags = calloc(nt ? (size_t)nt : 1, sizeof *se->tags);
+        int ok = se->metric && se->tags;
+        for (int k = 0; k < nt && ok; k++) {
+            se->tags[k].key = strdup(w.tags[i][k].key);
+            se->tags[k].value = strdup(w.tags[i][k].value);
+            se->ntags = k + 1;
+            ok = se->tags[k].key && se->tags[k].value;
+        }
+        out->n++; /* tsq_set_free frees what it holds */
+        if (!ok) {
+            rc = tsq_fail(err, 500, NULL, "out of memory");
+            break;
+        }
+        se->pts = g.pts[i];
+        memset(&g.pts[i], 0, sizeof g.pts[i]); /* moved */
     }
-    for (size_t i = 0; i < w.n; i++) store_points_free(&pts[i]);
-    free(pts);
-    walk_free(&w);
+    for (size_t i = 0; i < w.n; i++) store_points_free(&g.pts[i]);
+    free(g.pts);
+    sel_free(&w);
     return rc;
+}
+
+int tsq_fetch_local(store *s, const tsq_query *q, const tsq_sub *sub, tsq_set *out, tsq_error *err)
+{
+    return fetch(s, q, sub, out, err, 0); /* raw: peers merge them */
 }
 
 int tsq_run_local(store *s, const tsq_query *q, tsq_result *out, tsq_error *err)
 {
     for (int i = 0; i < q->nsubs; i++) {
         tsq_set set = {0};
-        if (tsq_fetch_local(s, q, &q->subs[i], &set, err) < 0 ||
+        if (fetch(s, q, &q->subs[i], &set, err, 1) < 0 ||
             tsq_eval(q, &q->subs[i], &set, out, err) < 0) {
             tsq_set_free(&set);
             return -1;
@@ -269,11 +415,11 @@ static int last_one(store *s, const char *metric, const store_tag *pairs, int np
                     int64_t back_scan_h, json_t *arr, tsq_error *err)
 {
     walk w = {.want = pairs, .nwant = np};
-    if (store_series_of(s, metric, collect, &w) < 0) {
+    if (store_series_with(s, metric, pairs, np, collect, &w) < 0) {
         walk_free(&w);
         return tsq_fail(err, 500, NULL, "Unable to read the series of '%s'", metric);
     }
-    if (!w.seen) {
+    if (!w.seen && store_series_of(s, metric, any_series, NULL) != 1) {
         walk_free(&w);
         return tsq_fail(err, 400, NULL, "No such name for 'metrics': '%s'", metric);
     }
@@ -454,7 +600,7 @@ char *tsq_lookup(store *s, const char *body, size_t len, tsq_param_fn get, void 
         }
         free(names);
         if (nn < 0) rc = -1;
-    } else if (store_series_of(s, metric, collect, &w) < 0)
+    } else if (store_series_with(s, metric, pairs, np, collect, &w) < 0) /* the postings */
         rc = -1;
     json_t *o = NULL;
     if (rc == 0) {

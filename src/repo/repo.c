@@ -1,42 +1,31 @@
-/* repo.c — the events repository in SQLite (see repo.h, docs/views.md).
+/* repo.c — the events repository in SQLite (see repo.h, docs/views.md):
+ * opening it (schema, migration of older files), storing events and keeping
+ * the jobs and workflows tables current.  Every read is repo_query.c.
  *
- * events(id, ts, name, wf, job, host, body): every event, body = its JSON.
+ * events(id, ts, name, wf, job, host, body): every event, body = its JSON
+ *   text as received.
  * jobs(wf, job, ...): one row per job, kept up to date from jobscope's
  *   start/samples/end and from stampede job events; the end-of-job record
- *   triggers a full summary (jobdata) with warnings.
+ *   triggers a full summary (jobdata) with its warnings.
+ * job_views(id, view): a finished job's page, made on its first request
+ *   (GET /api/jobs/ID) and kept, apart so that scans of jobs stay small.
  * workflows(wf, ...): from stampede.xwf.*, stampede.wf.plan and the
  *   annotations of any event.
  * A job is (workflow id, job id): the job id is dag_job_id when set (what
- * stampede events call job_id), else jobscope's job_id. */
-#include "repo/repo.h"
+ * stampede events call job_id), else jobscope's job_id.
+ *
+ * Statements of constant SQL are prepared once and kept (repo_prep): at
+ * 100,000 jobs, preparing each statement of each event cost more than
+ * running it. */
+#include "repo/repo_priv.h"
 #include "report/jobdata.h"
 
 #include <math.h>
 #include <stdarg.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sqlite3.h>
-
-struct repo {
-    sqlite3 *db;
-    pthread_mutex_t mu; /* the connection and its transactions */
-    /* Events waiting to be written: the event hook only queues them; a
-     * writer thread (or a reader, first) writes them in one transaction per
-     * batch — one transaction per event costed ~0.5 ms in page writes. */
-    pthread_mutex_t qmu;
-    pthread_cond_t qcond;
-    char **q;
-    size_t *qlen, qn, qcap;
-    pthread_t writer;
-    int stop, has_writer;
-    double retention_s; /* 0 = keep everything */
-    size_t since_prune; /* events written since the last pruning */
-};
-
-static void flush(repo *r);
 
 static void *writer_main(void *arg)
 {
@@ -50,7 +39,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&r->qmu);
         struct timespec ts = {0, 20 * 1000000}; /* let a batch gather */
         nanosleep(&ts, NULL);
-        flush(r);
+        repo_flush(r);
         pthread_mutex_lock(&r->qmu);
     }
     pthread_mutex_unlock(&r->qmu);
@@ -73,11 +62,79 @@ static const char *const schema =
     "  peak_mem REAL, rchar REAL, wchar REAL, gpu_peak_mem REAL, exit_code INTEGER,"
     "  exit_type TEXT, signal_name TEXT, nsamples INTEGER DEFAULT 0, stampede TEXT,"
     "  warnings TEXT, summary TEXT, view TEXT, UNIQUE(wf, job));"
+    "CREATE TABLE IF NOT EXISTS job_views(id INTEGER PRIMARY KEY, view TEXT);"
+    "CREATE TABLE IF NOT EXISTS job_warnings(id INTEGER, kind TEXT, PRIMARY KEY(id, kind))"
+    "  WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS job_warnings_kind ON job_warnings(kind, id);"
+    "CREATE TABLE IF NOT EXISTS workflows(wf TEXT PRIMARY KEY, label TEXT, first REAL, last REAL,"
+    "  start REAL, end REAL, state TEXT, submit_host TEXT, user TEXT, body TEXT);";
+
+/* Columns added since the first version: added to an older file on open. */
+static const char *const new_columns[][2] = {
+    {"cores_from", "TEXT"}, {"alloc_mem", "REAL"},  {"cg_peak_mem", "REAL"},
+    {"warn_kinds", "TEXT"}, {"stopped_by", "TEXT"}, {"batch_id", "TEXT"},
+};
+
+/* The indexes behind search and server-side sorting (docs/views.md). */
+static const char *const indexes =
     "CREATE INDEX IF NOT EXISTS jobs_job ON jobs(job);"
     "CREATE INDEX IF NOT EXISTS jobs_host ON jobs(host, start);"
     "CREATE INDEX IF NOT EXISTS jobs_start ON jobs(start);"
-    "CREATE TABLE IF NOT EXISTS workflows(wf TEXT PRIMARY KEY, label TEXT, first REAL, last REAL,"
-    "  start REAL, end REAL, state TEXT, submit_host TEXT, user TEXT, body TEXT);";
+    "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end);"
+    "CREATE INDEX IF NOT EXISTS jobs_eff ON jobs(cpu_eff);"
+    "CREATE INDEX IF NOT EXISTS jobs_mem ON jobs(peak_mem);"
+    "CREATE INDEX IF NOT EXISTS jobs_dur ON jobs(duration);"
+    "CREATE INDEX IF NOT EXISTS jobs_xf ON jobs(xformation, start);"
+    "CREATE INDEX IF NOT EXISTS jobs_user ON jobs(user, start);"
+    "CREATE INDEX IF NOT EXISTS jobs_batch ON jobs(batch_id);"
+    "CREATE INDEX IF NOT EXISTS jobs_exe ON jobs(exe);"
+    /* the states a list filters on, as partial indexes: a state alone is
+     * never selective, "failed" or "running" is */
+    "CREATE INDEX IF NOT EXISTS jobs_failed ON jobs(start)"
+    "  WHERE state = 'done' AND (exit_code IS NULL OR exit_code != 0);"
+    "CREATE INDEX IF NOT EXISTS jobs_running ON jobs(start) WHERE state = 'running';"
+    "CREATE INDEX IF NOT EXISTS jobs_stopped ON jobs(start) WHERE stopped_by IS NOT NULL;"
+    "DROP INDEX IF EXISTS jobs_state;" /* a state is never selective: it misled the planner */
+    "CREATE INDEX IF NOT EXISTS wf_label ON workflows(label);";
+
+static int migrate(repo *r)
+{
+    int old = 0;
+    for (size_t i = 0; i < sizeof new_columns / sizeof *new_columns; i++) {
+        char sql[256];
+        sqlite3_stmt *st = NULL;
+        int have = 0;
+        if (sqlite3_prepare_v2(r->db, "SELECT 1 FROM pragma_table_info('jobs') WHERE name=?1", -1,
+                               &st, NULL) != SQLITE_OK)
+            return -1;
+        sqlite3_bind_text(st, 1, new_columns[i][0], -1, SQLITE_STATIC);
+        have = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        if (have) continue;
+        snprintf(sql, sizeof sql, "ALTER TABLE jobs ADD COLUMN %s %s", new_columns[i][0],
+                 new_columns[i][1]);
+        if (sqlite3_exec(r->db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
+        old = 1;
+    }
+    /* a file of an older version: its jobs' warning kinds, from their JSON */
+    sqlite3_stmt *st = NULL;
+    int empty = 0;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT NOT EXISTS (SELECT 1 FROM job_warnings) AND EXISTS"
+                           " (SELECT 1 FROM jobs WHERE warnings LIKE '%\"kind\"%')",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        empty = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if ((old || empty) && sqlite3_exec(r->db,
+                                       "INSERT OR IGNORE INTO job_warnings(kind, id)"
+                                       " SELECT json_extract(w.value, '$.kind'), jobs.id"
+                                       " FROM jobs, json_each(jobs.warnings) w"
+                                       " WHERE json_valid(jobs.warnings);",
+                                       NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    return sqlite3_exec(r->db, indexes, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
 
 repo *repo_open(const char *path, char *err, size_t errlen)
 {
@@ -93,8 +150,8 @@ repo *repo_open(const char *path, char *err, size_t errlen)
     }
     sqlite3_busy_timeout(r->db, 5000);
     char *e = NULL;
-    if (sqlite3_exec(r->db, schema, NULL, NULL, &e) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", path, e ? e : "schema");
+    if (sqlite3_exec(r->db, schema, NULL, NULL, &e) != SQLITE_OK || migrate(r)) {
+        snprintf(err, errlen, "%s: %s", path, e ? e : sqlite3_errmsg(r->db));
         sqlite3_free(e);
         sqlite3_close(r->db);
         free(r);
@@ -123,7 +180,8 @@ void repo_close(repo *r)
     pthread_cond_signal(&r->qcond);
     pthread_mutex_unlock(&r->qmu);
     if (r->has_writer) pthread_join(r->writer, NULL);
-    flush(r);
+    repo_flush(r);
+    for (int i = 0; i < r->ncache; i++) sqlite3_finalize(r->cache[i].st);
     sqlite3_close(r->db);
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->qmu);
@@ -133,19 +191,16 @@ void repo_close(repo *r)
     free(r);
 }
 
-/* ---- helpers ---- */
-
-static const char *jstr(json_t *o, const char *k)
+uint64_t repo_version(repo *r)
 {
-    json_t *v = json_object_get(o, k);
-    return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
+    repo_flush(r);
+    pthread_mutex_lock(&r->mu);
+    uint64_t v = r->version;
+    pthread_mutex_unlock(&r->mu);
+    return v;
 }
 
-static double jnum(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+/* ---- statements ---- */
 
 static void bind_text(sqlite3_stmt *st, int i, const char *v)
 {
@@ -163,13 +218,23 @@ static void bind_num(sqlite3_stmt *st, int i, double v)
         sqlite3_bind_null(st, i);
 }
 
-/* Prepares sql and binds the arguments: 's' text, 'd' double, 'i' int64. */
-static sqlite3_stmt *prep(repo *r, const char *sql, const char *types, ...)
+sqlite3_stmt *repo_prep(repo *r, const char *sql, const char *types, ...)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "jobscope serve: repository: %s\n", sqlite3_errmsg(r->db));
-        return NULL;
+    for (int i = 0; i < r->ncache; i++)
+        if (r->cache[i].sql == sql) {
+            st = r->cache[i].st;
+            break;
+        }
+    if (!st) {
+        if (sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+            fprintf(stderr, "jobscope serve: repository: %s\n", sqlite3_errmsg(r->db));
+            return NULL;
+        }
+        if (r->ncache < REPO_STMT_CACHE) {
+            r->cache[r->ncache].sql = sql;
+            r->cache[r->ncache++].st = st;
+        }
     }
     va_list ap;
     va_start(ap, types);
@@ -190,116 +255,179 @@ static sqlite3_stmt *prep(repo *r, const char *sql, const char *types, ...)
     return st;
 }
 
+sqlite3_stmt *repo_prep_dyn(repo *r, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "jobscope serve: repository: %s\n", sqlite3_errmsg(r->db));
+        return NULL;
+    }
+    return st;
+}
+
+void repo_done(repo *r, sqlite3_stmt *st)
+{
+    if (!st) return;
+    for (int i = 0; i < r->ncache; i++)
+        if (r->cache[i].st == st) {
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            return;
+        }
+    sqlite3_finalize(st);
+}
+
 #define RUN(r, sql, ...)                                                                           \
     do {                                                                                           \
-        sqlite3_stmt *st_ = prep(r, sql, __VA_ARGS__);                                             \
+        sqlite3_stmt *st_ = repo_prep(r, sql, __VA_ARGS__);                                        \
         if (st_) {                                                                                 \
             sqlite3_step(st_);                                                                     \
-            sqlite3_finalize(st_);                                                                 \
+            repo_done(r, st_);                                                                     \
         }                                                                                          \
     } while (0)
 
+/* ---- helpers ---- */
+
 static const char *ev_wf(json_t *ev)
 {
-    const char *w = jstr(ev, "wf_uuid");
-    if (!w) w = jstr(ev, "xwf_id");
-    if (!w) w = jstr(ev, "xwf.id");
+    const char *w = jd_str(ev, "wf_uuid");
+    if (!w) w = jd_str(ev, "xwf_id");
+    if (!w) w = jd_str(ev, "xwf.id");
     return w;
 }
 
 static const char *ev_job(json_t *ev)
 {
-    const char *j = jstr(ev, "dag_job_id");
-    if (!j) j = jstr(ev, "job_id");
-    if (!j) j = jstr(ev, "job.id");
-    if (!j) j = jstr(ev, "JobID");
+    const char *j = jd_str(ev, "dag_job_id");
+    if (!j) j = jd_str(ev, "job_id");
+    if (!j) j = jd_str(ev, "job.id");
+    if (!j) j = jd_str(ev, "JobID");
     return j;
+}
+
+/* ",kind1,kind2," of a warnings array: searched with instr(). */
+static void warn_kinds(json_t *warn, char *out, size_t len)
+{
+    size_t i, n = (size_t)snprintf(out, len, ",");
+    json_t *w;
+    json_array_foreach(warn, i, w)
+    {
+        const char *k = jd_str(w, "kind");
+        char pat[64];
+        snprintf(pat, sizeof pat, ",%s,", k ? k : "");
+        if (k && !strstr(out, pat) && n + strlen(k) + 2 < len)
+            n += (size_t)snprintf(out + n, len - n, "%s,", k);
+    }
 }
 
 /* ---- the end-of-job summary ---- */
 
-static json_t *events_of(repo *r, const char *wf, const char *job, double since);
-
 static void summarise(repo *r, const char *wf, const char *job)
 {
-    json_t *evs = events_of(r, wf, job, 0);
     jobdata j;
-    jobdata_init(&j);
-    size_t i;
-    json_t *ev;
-    json_array_foreach(evs, i, ev) jobdata_add(&j, ev);
-    jobdata_finish(&j);
-    json_decref(evs);
+    repo_jobdata_of(r, wf, job, &j);
     const jd_summary *s = &j.sum;
-    json_t *sum = jobdata_summary_json(s), *warn = jobdata_warnings(&j);
-    /* the finished job's page, computed once: what GET /api/jobs/ID answers */
-    json_t *view = jobdata_json(&j, REPO_VIEW_POINTS);
-    char *vj = json_dumps(view, JSON_COMPACT | JSON_REAL_PRECISION(16));
-    json_decref(view);
-    char *sj = json_dumps(sum, JSON_COMPACT), *wj = json_dumps(warn, JSON_COMPACT);
+    /* the row of the list; the job's page (GET /api/jobs/ID) is made on
+     * its first request and kept (repo_job_view) */
+    json_t *warn = jobdata_warnings(&j);
+    char *wj = json_dumps(warn, JSON_COMPACT), kinds[512];
+    warn_kinds(warn, kinds, sizeof kinds);
     RUN(r,
         "UPDATE jobs SET exe=coalesce(?3,exe), cmd=coalesce(?4,cmd), start=coalesce(?5,start),"
         " end=?6, duration=?7, cpu_time=?8, cpu_eff=?9, cores=?10, peak_mem=?11, rchar=?12,"
-        " wchar=?13, gpu_peak_mem=?14, state='done', last=max(coalesce(last,0),coalesce(?6,0))"
-        " WHERE wf=?1 AND job=?2",
-        "ssssdddddddddd", wf, job, s->exe[0] ? s->exe : NULL, s->cmd[0] ? s->cmd : NULL, s->start,
+        " wchar=?13, gpu_peak_mem=?14, alloc_mem=?15, cg_peak_mem=?16, state='done',"
+        " last=max(coalesce(last,0),coalesce(?6,0)) WHERE wf=?1 AND job=?2",
+        "ssssdddddddddddd", wf, job, s->exe[0] ? s->exe : NULL, s->cmd[0] ? s->cmd : NULL, s->start,
         s->end, s->duration, s->cpu_time, s->cpu_eff, s->cores, s->peak_mem, s->rchar, s->wchar,
-        s->gpu_peak_mem);
+        s->gpu_peak_mem, s->alloc_mem, s->cg_peak_mem);
     /* the remaining columns (mixed types) */
-    sqlite3_stmt *st =
-        prep(r,
-             "UPDATE jobs SET exit_code=?3, exit_type=?4, signal_name=?5, summary=?6,"
-             " warnings=?7, view=?8 WHERE wf=?1 AND job=?2",
-             "ss", wf, job);
+    sqlite3_stmt *st = repo_prep(
+        r,
+        "UPDATE jobs SET exit_code=?3, exit_type=?4, signal_name=?5,"
+        " warnings=?6, warn_kinds=?7, cores_from=?8, stopped_by=?9,"
+        " batch_id=coalesce(?10, batch_id) WHERE wf=?1 AND job=?2",
+        "ssisssssss", wf, job, (long long)s->exit_code, s->exit_type[0] ? s->exit_type : NULL,
+        s->signal_name[0] ? s->signal_name : NULL, wj, kinds, s->cores_from,
+        s->stopped_by[0] ? s->stopped_by : NULL, s->batch_id[0] ? s->batch_id : NULL);
     if (st) {
-        if (s->exit_code >= 0) sqlite3_bind_int(st, 3, s->exit_code);
-        bind_text(st, 4, s->exit_type[0] ? s->exit_type : NULL);
-        bind_text(st, 5, s->signal_name[0] ? s->signal_name : NULL);
-        bind_text(st, 6, sj);
-        bind_text(st, 7, wj);
-        bind_text(st, 8, vj);
+        if (s->exit_code < 0) sqlite3_bind_null(st, 3);
         sqlite3_step(st);
-        sqlite3_finalize(st);
+        repo_done(r, st);
     }
-    free(sj);
+    RUN(r, "DELETE FROM job_warnings WHERE id = (SELECT id FROM jobs WHERE wf=?1 AND job=?2)", "ss",
+        wf, job);
+    size_t wi;
+    json_t *wv;
+    json_array_foreach(warn, wi, wv)
+        RUN(r,
+            "INSERT OR IGNORE INTO job_warnings(kind, id) SELECT ?3, id FROM jobs"
+            " WHERE wf=?1 AND job=?2",
+            "sss", wf, job, jd_str(wv, "kind"));
+    /* a page made while the job ran is out of date now */
+    RUN(r, "DELETE FROM job_views WHERE id = (SELECT id FROM jobs WHERE wf=?1 AND job=?2)", "ss",
+        wf, job);
     free(wj);
-    free(vj);
-    json_decref(sum);
     json_decref(warn);
     jobdata_free(&j);
 }
 
 /* ---- adding ---- */
 
+/* What the start event says of the allocation, resolved as the end-of-job
+ * summary will (jobdata): the list is right while the job runs. */
+static void start_figures(json_t *ev, jd_summary *out)
+{
+    jobdata j;
+    jobdata_init(&j);
+    jobdata_add(&j, ev);
+    jobdata_finish(&j);
+    *out = j.sum;
+    jobdata_free(&j);
+}
+
 static void update_job(repo *r, json_t *ev, const char *name, const char *wf, const char *job,
                        const char *host, double ts)
 {
-    RUN(r, "INSERT OR IGNORE INTO jobs(wf, job, host, last) VALUES(?1, ?2, ?3, ?4)", "sssd", wf,
-        job, host, ts);
     RUN(r,
-        "UPDATE jobs SET host=coalesce(host, ?3), last=max(coalesce(last, 0), ?4),"
-        " xformation=coalesce(xformation, ?5) WHERE wf=?1 AND job=?2",
-        "sssds", wf, job, host, ts, jstr(ev, "xformation"));
+        "INSERT INTO jobs(wf, job, host, last, xformation, batch_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6)"
+        " ON CONFLICT(wf, job) DO UPDATE SET host=coalesce(host, ?3),"
+        " last=max(coalesce(last, 0), ?4), xformation=coalesce(xformation, ?5),"
+        " batch_id=coalesce(batch_id, ?6)",
+        "sssdss", wf, job, host, ts, jd_str(ev, "xformation"),
+        jd_str(json_object_get(ev, "batch"), "job_id"));
     if (!strcmp(name, "jobscope.start")) {
+        jd_summary s;
+        start_figures(ev, &s);
         RUN(r,
-            "UPDATE jobs SET exe=?3, cmd=coalesce(?4, cmd), user=?5, type='jobscope',"
-            " state=CASE WHEN state='done' THEN state ELSE 'running' END, start=?6,"
-            " cores=coalesce(?7, cores) WHERE wf=?1 AND job=?2",
-            "sssssdd", wf, job, jstr(ev, "exe"), jstr(ev, "cmd"), jstr(ev, "user"), ts,
-            jnum(ev, "cpus_available"));
+            "UPDATE jobs SET exe=coalesce(exe, ?3), cmd=coalesce(?4, cmd), user=?5,"
+            " type='jobscope', state=CASE WHEN state='done' THEN state ELSE 'running' END,"
+            " start=?6, cores=coalesce(?7, cores), cores_from=coalesce(cores_from, ?8),"
+            " alloc_mem=coalesce(alloc_mem, ?9) WHERE wf=?1 AND job=?2",
+            "sssssddsd", wf, job, s.exe[0] ? s.exe : NULL, jd_str(ev, "cmd"), jd_str(ev, "user"),
+            ts, s.cores, s.cores_from, s.alloc_mem);
     } else if (!strcmp(name, "kickstart.inv.online")) {
-        double el = jnum(ev, "elapsed");
+        /* the latest exe (the main process's last exec), the job's own
+         * memory (RSS, or the cgroup's anonymous + shared), efficiency so
+         * far against the allocation */
+        double el = jd_num(ev, "elapsed"), rss = jd_num(ev, "rss") * 1024;
+        double own = jd_num(ev, "cg_memory_anon") + jd_num(ev, "cg_memory_shmem");
+        if (!(rss >= own)) rss = isnan(own) ? rss : own;
         RUN(r,
-            "UPDATE jobs SET exe=coalesce(exe, ?3), type=coalesce(type, 'kickstart'),"
+            "UPDATE jobs SET exe=coalesce(?3, exe), type=coalesce(type, 'kickstart'),"
             " state=coalesce(state, 'running'), start=coalesce(start, ?4 - coalesce(?5, 0)),"
             " nsamples=nsamples+1, peak_mem=max(coalesce(peak_mem, 0), coalesce(?6, 0)),"
-            " cpu_time=coalesce(?7, cpu_time), rchar=coalesce(?8, rchar), wchar=coalesce(?9, "
-            "wchar),"
+            " cg_peak_mem=max(coalesce(cg_peak_mem, 0), coalesce(?10, 0)),"
+            " cpu_time=coalesce(?7, cpu_time), rchar=coalesce(?8, rchar),"
+            " wchar=coalesce(?9, wchar),"
             " duration=CASE WHEN state='done' THEN duration"
-            "  ELSE ?4 - coalesce(start, ?4 - coalesce(?5, 0)) END"
+            "  ELSE ?4 - coalesce(start, ?4 - coalesce(?5, 0)) END,"
+            " cpu_eff=CASE WHEN state='done' THEN cpu_eff"
+            "  ELSE coalesce(?7, cpu_time) / nullif((?4 - coalesce(start, ?4 - coalesce(?5, 0)))"
+            "   * coalesce(cores, 1), 0) END"
             " WHERE wf=?1 AND job=?2",
-            "sssdddddd", wf, job, jstr(ev, "exe"), ts, el, jnum(ev, "rss") * 1024,
-            jnum(ev, "utime") + jnum(ev, "stime"), jnum(ev, "rchar"), jnum(ev, "wchar"));
+            "sssdddddddd", wf, job, jd_str(ev, "exe"), ts, el, rss,
+            jd_num(ev, "utime") + jd_num(ev, "stime"), jd_num(ev, "rchar"), jd_num(ev, "wchar"),
+            jd_num(ev, "cg_memory_peak"));
     } else if (!strcmp(name, "jobscope.end")) {
         summarise(r, wf, job);
     } else if (!strncmp(name, "stampede.", 9)) {
@@ -313,77 +441,78 @@ static void update_job(repo *r, json_t *ev, const char *name, const char *wf, co
                 "ssd", wf, job, ts);
         else if (!strcmp(name, "stampede.job_inst.main.end") ||
                  !strcmp(name, "stampede.job_inst.post.end")) {
-            double ec = jnum(ev, "exitcode");
-            if (isnan(ec)) ec = jnum(ev, "status");
+            double ec = jd_num(ev, "exitcode");
+            if (isnan(ec)) ec = jd_num(ev, "status");
             sqlite3_stmt *st =
-                prep(r,
-                     "UPDATE jobs SET state='done', end=coalesce(end, ?3),"
-                     " duration=coalesce(duration, ?3 - start), exit_code=coalesce(exit_code, ?4)"
-                     " WHERE wf=?1 AND job=?2",
-                     "ssd", wf, job, ts);
+                repo_prep(r,
+                          "UPDATE jobs SET state='done', end=coalesce(end, ?3),"
+                          " duration=coalesce(duration, ?3 - start),"
+                          " exit_code=coalesce(exit_code, ?4) WHERE wf=?1 AND job=?2",
+                          "ssd", wf, job, ts);
             if (st) {
                 if (isfinite(ec)) sqlite3_bind_int(st, 4, (int)ec);
                 sqlite3_step(st);
-                sqlite3_finalize(st);
+                repo_done(r, st);
             }
         } else if (!strcmp(name, "stampede.inv.end")) {
             RUN(r,
                 "UPDATE jobs SET exe=coalesce(exe, ?3), cpu_time=coalesce(cpu_time, ?4),"
                 " duration=coalesce(duration, ?5), start=coalesce(start, ?6) WHERE wf=?1 AND "
                 "job=?2",
-                "sssddd", wf, job, jstr(ev, "executable"), jnum(ev, "remote_cpu_time"),
-                jnum(ev, "dur"), jnum(ev, "start_time"));
+                "sssddd", wf, job, jd_str(ev, "executable"), jd_num(ev, "remote_cpu_time"),
+                jd_num(ev, "dur"), jd_num(ev, "start_time"));
         } else if (!strcmp(name, "stampede.job.info")) {
             RUN(r, "UPDATE jobs SET exe=coalesce(exe, ?3), type=?4 WHERE wf=?1 AND job=?2", "ssss",
-                wf, job, jstr(ev, "executable"),
-                jstr(ev, "type_desc") ? jstr(ev, "type_desc") : "stampede");
+                wf, job, jd_str(ev, "executable"),
+                jd_str(ev, "type_desc") ? jd_str(ev, "type_desc") : "stampede");
         } else if (!strcmp(name, "stampede.job_inst.host.info")) {
             RUN(r, "UPDATE jobs SET host=coalesce(?3, host) WHERE wf=?1 AND job=?2", "sss", wf, job,
-                jstr(ev, "hostname"));
+                jd_str(ev, "hostname"));
         }
     }
 }
 
 static void update_wf(repo *r, json_t *ev, const char *name, const char *wf, double ts)
 {
-    const char *label = jstr(ev, "wf_label");
-    if (!label) label = jstr(ev, "dax_label");
-    RUN(r, "INSERT OR IGNORE INTO workflows(wf, first, last) VALUES(?1, ?2, ?2)", "sd", wf, ts);
+    const char *label = jd_str(ev, "wf_label");
+    if (!label) label = jd_str(ev, "dax_label");
     RUN(r,
-        "UPDATE workflows SET last=max(coalesce(last, 0), ?2), first=min(coalesce(first, ?2), ?2),"
-        " label=coalesce(label, ?3) WHERE wf=?1",
+        "INSERT INTO workflows(wf, first, last, label) VALUES(?1, ?2, ?2, ?3)"
+        " ON CONFLICT(wf) DO UPDATE SET last=max(coalesce(last, 0), ?2),"
+        " first=min(coalesce(first, ?2), ?2), label=coalesce(label, ?3)",
         "sds", wf, ts, label);
     if (!strcmp(name, "stampede.xwf.start"))
         RUN(r, "UPDATE workflows SET start=coalesce(start, ?2), state='running' WHERE wf=?1", "sd",
             wf, ts);
     else if (!strcmp(name, "stampede.xwf.end")) {
-        double st = jnum(ev, "status");
+        double st = jd_num(ev, "status");
         RUN(r, "UPDATE workflows SET end=?2, state=?3 WHERE wf=?1", "sds", wf, ts,
             isfinite(st) && st != 0 ? "failed" : "done");
     } else if (!strcmp(name, "stampede.wf.plan")) {
         RUN(r,
             "UPDATE workflows SET submit_host=coalesce(?2, submit_host), user=coalesce(?3, user),"
             " label=coalesce(?4, label) WHERE wf=?1",
-            "ssss", wf, jstr(ev, "submit_hostname"), jstr(ev, "user"), jstr(ev, "dax_label"));
+            "ssss", wf, jd_str(ev, "submit_hostname"), jd_str(ev, "user"), jd_str(ev, "dax_label"));
     }
 }
 
-/* Writes one event; the caller holds r->mu inside a transaction. */
-static int add_locked(repo *r, json_t *ev)
+/* Writes one event (raw: its text as received, or NULL); the caller holds
+ * r->mu inside a transaction. */
+static int add_locked(repo *r, json_t *ev, const char *raw)
 {
     if (!json_is_object(ev)) return -1;
-    const char *name = jstr(ev, "event");
-    if (!name) name = jstr(ev, "monitoring_event");
-    if (!name) name = jstr(ev, "Type");
+    const char *name = jd_str(ev, "event");
+    if (!name) name = jd_str(ev, "monitoring_event");
+    if (!name) name = jd_str(ev, "Type");
     if (!name) name = "";
-    const char *wf = ev_wf(ev), *job = ev_job(ev), *host = jstr(ev, "hostname");
-    if (!host) host = jstr(ev, "Hostname");
-    double ts = jnum(ev, "ts");
-    if (isnan(ts)) ts = jnum(ev, "timestamp");
-    char *body = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (!body) return -1;
+    const char *wf = ev_wf(ev), *job = ev_job(ev), *host = jd_str(ev, "hostname");
+    if (!host) host = jd_str(ev, "Hostname");
+    double ts = jd_num(ev, "ts");
+    if (isnan(ts)) ts = jd_num(ev, "timestamp");
+    char *body = raw ? NULL : json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!raw && !body) return -1;
     RUN(r, "INSERT INTO events(ts, name, wf, job, host, body) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-        "dsssss", ts, name, wf ? wf : "", job, host, body);
+        "dsssss", ts, name, wf ? wf : "", job, host, raw ? raw : body);
     if (wf) update_wf(r, ev, name, wf, ts);
     if (job) update_job(r, ev, name, wf ? wf : "", job, host, ts);
     free(body);
@@ -391,7 +520,7 @@ static int add_locked(repo *r, json_t *ev)
 }
 
 /* Writes every queued event in one transaction. */
-static void flush(repo *r)
+void repo_flush(repo *r)
 {
     pthread_mutex_lock(&r->mu);
     pthread_mutex_lock(&r->qmu);
@@ -404,12 +533,13 @@ static void flush(repo *r)
         for (size_t i = 0; i < n; i++) {
             json_error_t je;
             json_t *ev = json_loadb(q[i], ql[i], 0, &je);
-            if (ev) add_locked(r, ev);
+            if (ev) add_locked(r, ev, q[i]);
             json_decref(ev);
             free(q[i]);
         }
         if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
             fprintf(stderr, "jobscope serve: repository: %s\n", sqlite3_errmsg(r->db));
+        r->version++;
         r->since_prune += n;
         if (r->retention_s > 0 && r->since_prune >= 10000) {
             /* --retention: events, jobs and workflows last seen before it go */
@@ -417,6 +547,14 @@ static void flush(repo *r)
             r->since_prune = 0;
             sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
             RUN(r, "DELETE FROM events WHERE ts < ?1", "d", cut);
+            RUN(r,
+                "DELETE FROM job_views WHERE id IN (SELECT id FROM jobs"
+                " WHERE coalesce(last, end, start, 0) < ?1)",
+                "d", cut);
+            RUN(r,
+                "DELETE FROM job_warnings WHERE id IN (SELECT id FROM jobs"
+                " WHERE coalesce(last, end, start, 0) < ?1)",
+                "d", cut);
             RUN(r, "DELETE FROM jobs WHERE coalesce(last, end, start, 0) < ?1", "d", cut);
             RUN(r, "DELETE FROM workflows WHERE coalesce(last, 0) < ?1", "d", cut);
             sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
@@ -430,11 +568,12 @@ static void flush(repo *r)
 int repo_add(repo *r, json_t *ev)
 {
     if (!json_is_object(ev)) return -1;
-    flush(r);
+    repo_flush(r);
     pthread_mutex_lock(&r->mu);
     sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
-    int rc = add_locked(r, ev);
+    int rc = add_locked(r, ev, NULL);
     if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
+    r->version++;
     pthread_mutex_unlock(&r->mu);
     return rc;
 }
@@ -464,292 +603,6 @@ int repo_add_json(repo *r, const char *json, size_t len)
     int full = r->qn >= 2000 || !r->has_writer;
     pthread_cond_signal(&r->qcond);
     pthread_mutex_unlock(&r->qmu);
-    if (full) flush(r); /* back-pressure on a fast producer */
+    if (full) repo_flush(r); /* back-pressure on a fast producer */
     return 0;
-}
-
-/* ---- reading ---- */
-
-static json_t *col_json(sqlite3_stmt *st, int i)
-{
-    switch (sqlite3_column_type(st, i)) {
-    case SQLITE_INTEGER:
-        return json_integer(sqlite3_column_int64(st, i));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(st, i));
-    case SQLITE_TEXT:
-        return json_string((const char *)sqlite3_column_text(st, i));
-    default:
-        return jd_null();
-    }
-}
-
-#define JOB_COLS                                                                                   \
-    "wf, job, host, exe, cmd, user, xformation, type, state, start, end, last, duration,"          \
-    " cpu_time, cpu_eff, cores, peak_mem, rchar, wchar, gpu_peak_mem, exit_code, exit_type,"       \
-    " signal_name, nsamples, stampede, warnings"
-static const char *const job_keys[] = {
-    "wf",         "job_id",       "host",           "exe",       "cmd",         "user",
-    "xformation", "type",         "state",          "start",     "end",         "last",
-    "duration",   "cpu_time",     "cpu_efficiency", "cores",     "peak_mem",    "rchar",
-    "wchar",      "gpu_peak_mem", "exit_code",      "exit_type", "signal_name", "samples",
-    "stampede",   "warnings"};
-
-static json_t *job_row(sqlite3_stmt *st)
-{
-    json_t *o = json_object();
-    for (int i = 0; i < (int)(sizeof job_keys / sizeof *job_keys); i++) {
-        if (!strcmp(job_keys[i], "warnings")) {
-            const char *w = (const char *)sqlite3_column_text(st, i);
-            json_t *a = w ? json_loads(w, 0, NULL) : NULL;
-            json_object_set_new(o, "warnings", a ? a : json_array());
-        } else {
-            json_object_set_new(o, job_keys[i], col_json(st, i));
-        }
-    }
-    return o;
-}
-
-json_t *repo_jobs(repo *r, const repo_job_filter *f)
-{
-    static const struct {
-        const char *key, *col;
-    } sorts[] = {{"start", "start"},
-                 {"cpu_efficiency", "cpu_eff"},
-                 {"peak_mem", "peak_mem"},
-                 {"duration", "duration"},
-                 {"cpu_time", "cpu_time"},
-                 {"host", "host"},
-                 {"job", "job"}};
-    const char *col = "start";
-    for (size_t i = 0; f->sort && i < sizeof sorts / sizeof *sorts; i++)
-        if (!strcmp(f->sort, sorts[i].key)) col = sorts[i].col;
-    char where[1024] =
-        " WHERE (?1 IS NULL OR wf=?1) AND (?2 IS NULL OR host=?2) AND (?3 IS NULL OR instr(exe, "
-        "?3) > 0)"
-        " AND (?4 IS NULL OR user=?4) AND (?5 IS NULL OR coalesce(last, end, start) >= ?5)"
-        " AND (?6 IS NULL OR job=?6)"
-        " AND (?7 IS NULL OR (?7='running' AND state='running') OR (?7='done' AND state='done')"
-        "      OR (?7='failed' AND state='done' AND (exit_code IS NULL OR exit_code != 0)))";
-    char sql[2048];
-    snprintf(sql, sizeof sql,
-             "SELECT " JOB_COLS " FROM jobs%s ORDER BY %s IS NULL, %s %s, id LIMIT ?8 OFFSET ?9",
-             where, col, col, f->desc ? "DESC" : "ASC");
-    json_t *jobs = json_array();
-    long total = 0;
-    flush(r);
-    pthread_mutex_lock(&r->mu);
-    sqlite3_stmt *st = prep(r, sql, "sssssss", f->wf, f->host, f->exe, f->user, (const char *)NULL,
-                            f->job, f->state);
-    if (st) {
-        if (f->since > 0) sqlite3_bind_double(st, 5, f->since);
-        sqlite3_bind_int64(st, 8, f->limit > 0 ? f->limit : 1000);
-        sqlite3_bind_int64(st, 9, f->offset > 0 ? f->offset : 0);
-        while (sqlite3_step(st) == SQLITE_ROW) json_array_append_new(jobs, job_row(st));
-        sqlite3_finalize(st);
-    }
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM jobs%s", where);
-    st = prep(r, sql, "sssssss", f->wf, f->host, f->exe, f->user, (const char *)NULL, f->job,
-              f->state);
-    if (st) {
-        if (f->since > 0) sqlite3_bind_double(st, 5, f->since);
-        if (sqlite3_step(st) == SQLITE_ROW) total = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return json_pack("{s:o,s:I}", "jobs", jobs, "total", (json_int_t)total);
-}
-
-/* Resolves the workflow of a job id (the latest job of that id). Locked. */
-static int find_wf(repo *r, const char *job, const char *wf, char *out, size_t len)
-{
-    sqlite3_stmt *st = prep(r,
-                            "SELECT wf FROM jobs WHERE job=?1 AND (?2 IS NULL OR wf=?2)"
-                            " ORDER BY coalesce(start, last) DESC LIMIT 1",
-                            "ss", job, wf);
-    int found = 0;
-    if (st && sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
-        found = 1;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-static json_t *events_of(repo *r, const char *wf, const char *job, double since)
-{
-    json_t *a = json_array();
-    sqlite3_stmt *st = prep(r,
-                            "SELECT body FROM events WHERE job=?1 AND wf=?2 AND ts >= ?3"
-                            " ORDER BY ts, id",
-                            "ssd", job, wf, since);
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        json_t *ev = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-        if (ev) json_array_append_new(a, ev);
-    }
-    sqlite3_finalize(st);
-    return a;
-}
-
-json_t *repo_job_events(repo *r, const char *job, const char *wf, double since)
-{
-    char w[512];
-    json_t *a = NULL;
-    flush(r);
-    pthread_mutex_lock(&r->mu);
-    if (find_wf(r, job, wf, w, sizeof w)) a = events_of(r, w, job, since);
-    pthread_mutex_unlock(&r->mu);
-    return a;
-}
-
-json_t *repo_job_row(repo *r, const char *job, const char *wf)
-{
-    char w[512];
-    json_t *o = NULL;
-    flush(r);
-    pthread_mutex_lock(&r->mu);
-    if (find_wf(r, job, wf, w, sizeof w)) {
-        sqlite3_stmt *st =
-            prep(r, "SELECT " JOB_COLS ", summary FROM jobs WHERE wf=?1 AND job=?2", "ss", w, job);
-        if (st && sqlite3_step(st) == SQLITE_ROW) o = job_row(st);
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return o;
-}
-
-static const char *const wf_keys[] = {"wf",    "label",       "first", "last", "start",   "end",
-                                      "state", "submit_host", "user",  "jobs", "running", "failed"};
-#define WF_SQL                                                                                     \
-    "SELECT w.wf, w.label, w.first, w.last, w.start, w.end, w.state, w.submit_host, w.user,"       \
-    " (SELECT count(*) FROM jobs j WHERE j.wf=w.wf),"                                              \
-    " (SELECT count(*) FROM jobs j WHERE j.wf=w.wf AND j.state='running'),"                        \
-    " (SELECT count(*) FROM jobs j WHERE j.wf=w.wf AND j.state='done' AND (j.exit_code IS NULL "   \
-    "OR j.exit_code != 0))"                                                                        \
-    " FROM workflows w"
-
-static json_t *wf_row(sqlite3_stmt *st)
-{
-    json_t *o = json_object();
-    for (int i = 0; i < (int)(sizeof wf_keys / sizeof *wf_keys); i++)
-        json_object_set_new(o, wf_keys[i], col_json(st, i));
-    return o;
-}
-
-json_t *repo_workflows(repo *r)
-{
-    json_t *a = json_array();
-    flush(r);
-    pthread_mutex_lock(&r->mu);
-    sqlite3_stmt *st = prep(r, WF_SQL " ORDER BY w.first DESC LIMIT 10000", "");
-    while (st && sqlite3_step(st) == SQLITE_ROW) json_array_append_new(a, wf_row(st));
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&r->mu);
-    return json_pack("{s:o}", "workflows", a);
-}
-
-json_t *repo_workflow(repo *r, const char *wf)
-{
-    json_t *o = NULL;
-    flush(r);
-    pthread_mutex_lock(&r->mu);
-    sqlite3_stmt *st = prep(r, WF_SQL " WHERE w.wf=?1", "s", wf);
-    if (st && sqlite3_step(st) == SQLITE_ROW) o = wf_row(st);
-    sqlite3_finalize(st);
-    if (o) {
-        json_t *jobs = json_array(), *evs = json_array();
-        st = prep(r, "SELECT " JOB_COLS " FROM jobs WHERE wf=?1 ORDER BY start IS NULL, start, id",
-                  "s", wf);
-        while (st && sqlite3_step(st) == SQLITE_ROW) json_array_append_new(jobs, job_row(st));
-        sqlite3_finalize(st);
-        st =
-            prep(r,
-                 "SELECT body FROM events WHERE wf=?1 AND name NOT IN ('kickstart.inv.online',"
-                 " 'kickstart.inv.online.gpu.stats', 'jobscope.metric') ORDER BY ts, id LIMIT 5000",
-                 "s", wf);
-        while (st && sqlite3_step(st) == SQLITE_ROW) {
-            json_t *ev = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-            if (ev) json_array_append_new(evs, ev);
-        }
-        sqlite3_finalize(st);
-        o = json_pack("{s:o,s:o,s:o}", "workflow", o, "jobs", jobs, "events", evs);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return o;
-}
-
-json_t *repo_events(repo *r, const repo_event_filter *f)
-{
-    long limit = f->limit > 0 ? (f->limit > 10000 ? 10000 : f->limit) : 500;
-    char name[256] = "", like[260] = "";
-    if (f->name) {
-        size_t n = strlen(f->name);
-        if (n && f->name[n - 1] == '*')
-            snprintf(like, sizeof like, "%.*s%%", (int)(n - 1), f->name);
-        else
-            snprintf(name, sizeof name, "%s", f->name);
-    }
-    json_t *a = json_array();
-    long long last = -1;
-    long count = 0;
-    flush(r);
-    pthread_mutex_lock(&r->mu);
-    sqlite3_stmt *st = prep(r,
-                            "SELECT id, body FROM events WHERE id > ?1 AND (?2 IS NULL OR wf=?2)"
-                            " AND (?3 IS NULL OR job=?3) AND (?4 IS NULL OR host=?4)"
-                            " AND (?5 IS NULL OR name=?5) AND (?6 IS NULL OR name LIKE ?6)"
-                            " AND (?7 IS NULL OR ts >= ?7) AND (?8 IS NULL OR ts <= ?8)"
-                            " ORDER BY id LIMIT ?9",
-                            "isssss", f->after, f->wf, f->job, f->host, name[0] ? name : NULL,
-                            like[0] ? like : NULL);
-    if (st) {
-        if (f->since > 0) sqlite3_bind_double(st, 7, f->since);
-        if (f->until > 0) sqlite3_bind_double(st, 8, f->until);
-        sqlite3_bind_int64(st, 9, limit);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            last = sqlite3_column_int64(st, 0);
-            json_t *ev = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
-            json_array_append_new(
-                a, json_pack("{s:I,s:o}", "id", (json_int_t)last, "event", ev ? ev : jd_null()));
-            count++;
-        }
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return json_pack("{s:o,s:o}", "events", a, "next",
-                     count == limit ? json_integer(last) : jd_null());
-}
-
-char *repo_job_view(repo *r, const char *job, const char *wf)
-{
-    char w[512], *v = NULL;
-    flush(r);
-    pthread_mutex_lock(&r->mu);
-    if (find_wf(r, job, wf, w, sizeof w)) {
-        sqlite3_stmt *st =
-            prep(r, "SELECT view FROM jobs WHERE wf=?1 AND job=?2 AND state='done'", "ss", w, job);
-        if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-            v = strdup((const char *)sqlite3_column_text(st, 0));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return v;
-}
-
-json_t *repo_nodes(repo *r)
-{
-    json_t *a = json_array();
-    flush(r);
-    pthread_mutex_lock(&r->mu);
-    sqlite3_stmt *st = prep(r,
-                            "SELECT host, count(*), sum(state='running'), max(last) FROM jobs"
-                            " WHERE host IS NOT NULL GROUP BY host ORDER BY host",
-                            "");
-    while (st && sqlite3_step(st) == SQLITE_ROW)
-        json_array_append_new(a, json_pack("{s:o,s:o,s:o,s:o}", "host", col_json(st, 0), "jobs",
-                                           col_json(st, 1), "running", col_json(st, 2), "last",
-                                           col_json(st, 3)));
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&r->mu);
-    return json_pack("{s:o}", "nodes", a);
 }

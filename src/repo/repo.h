@@ -13,6 +13,7 @@
 #define JOBSCOPE_REPO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 typedef struct repo repo;
@@ -32,17 +33,49 @@ void repo_set_retention(repo *r, double seconds);
 int repo_add(repo *r, json_t *ev);
 int repo_add_json(repo *r, const char *json, size_t len);
 
-/* Filters of the job list; NULL / 0 = any. */
+/* Filters of the job list; NULL / 0 = any (docs/views.md "API"). */
 typedef struct repo_job_filter {
-    const char *wf, *host, *state, *exe, *user, *job; /* state: running | done | failed */
-    double since;     /* jobs active at or after this time (epoch s); 0 = any */
-    const char *sort; /* start (default), cpu_efficiency, peak_mem, duration, cpu_time */
-    int desc;         /* sort descending */
-    long limit, offset;
+    const char *q;                 /* search: job id prefix, workflow id or label prefix */
+    const char *wf;                /* workflow: id or label, exact or a prefix */
+    const char *host, *user, *job; /* exact */
+    const char *xformation;        /* exact or a prefix */
+    const char *exe;               /* a substring */
+    const char *state;             /* running | done | failed | stopped */
+    const char *warning;           /* a warning kind (io_bound, cpu_efficiency...) */
+    double since, until;           /* jobs active at or after / started at or before (epoch s) */
+    const char *sort;              /* one of repo_sort_keys (default start) */
+    int desc;                      /* sort descending */
+    long limit, offset;            /* limit 1..REPO_MAX_LIMIT (default 100) */
 } repo_job_filter;
+
+#define REPO_MAX_LIMIT 10000
+/* The sort keys the list accepts, NULL-terminated. */
+extern const char *const repo_sort_keys[];
+/* The states the list filters on, NULL-terminated. */
+extern const char *const repo_states[];
 
 /* {"jobs":[{job row}], "total":N}; new reference. */
 json_t *repo_jobs(repo *r, const repo_job_filter *f);
+
+/* Changes with every batch of events written: a list answered at one
+ * version is the same at that version (the dashboard's ETag). */
+uint64_t repo_version(repo *r);
+
+/* Aggregates over the jobs the filter selects (its sort, limit and offset
+ * ignored), grouped by `by` (wf, xformation, host, exe, user): per group
+ * totals, and over time (buckets between the first start and the last end)
+ * jobs running, CPUs used and allocated, memory used and allocated, and
+ * failures, for the `top` largest groups.  Without since/until: the last
+ * 14 days that have jobs ("recent": true).  NULL for an unknown `by`. */
+json_t *repo_aggregate(repo *r, const repo_job_filter *f, const char *by, int buckets, int top);
+
+/* The raw events of a page of jobs, for `stats --server`: NDJSON, per job
+ * a line {"jobscope.export.job":{"job_id","wf","state"}} then its events
+ * as stored, one a line, in time order; last {"jobscope.export.next": row
+ * id to continue after, or null}.  Jobs in row order after row id `after`,
+ * at most `limit`.  A malloc'ed text (the events are copied, never parsed),
+ * or NULL. */
+char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit);
 
 /* Every event of a job (by job id, within workflow wf when not NULL; the most
  * recent job of that id otherwise) with ts >= since, in time order, as a
@@ -52,8 +85,9 @@ json_t *repo_job_events(repo *r, const char *job, const char *wf, double since);
 /* The job's row (as in repo_jobs), or NULL. */
 json_t *repo_job_row(repo *r, const char *job, const char *wf);
 
-/* A finished job's view (jobdata_json thinned to REPO_VIEW_POINTS), computed
- * once when its end-of-job record arrived: malloc'ed JSON text, or NULL. */
+/* A finished job's page (jobdata_json thinned to REPO_VIEW_POINTS), made on
+ * its first request and kept: malloc'ed JSON text, or NULL (not finished,
+ * or no such job). */
 #define REPO_VIEW_POINTS 20000
 char *repo_job_view(repo *r, const char *job, const char *wf);
 

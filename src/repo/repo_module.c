@@ -2,12 +2,16 @@
  * into `jobscope serve` (server.h): an event hook stores every ingested
  * event, and these routes answer (docs/views.md "API"):
  *
- *   GET /api/jobs?wf=&host=&state=running|done|failed&exe=&user=&since=&sort=&order=&limit=&offset=
+ *   GET /api/jobs?q=&wf=&host=&user=&job=&xformation=&exe=&state=&warning=&since=&until=
+ *                 &sort=&order=&limit=&offset=    search, server-side sort, pages; ETag
  *   GET /api/jobs/ID[?wf=&since=TS&max_points=N]   record + series (since: only newer points)
  *   GET /api/jobs/ID/events[?wf=]                  the job's raw events
  *   GET /api/workflows, GET /api/workflows/ID
  *   GET /api/events?wf=&job=&host=&name=&since=&until=&after=&limit=   raw, paged by id
+ *   GET /api/aggregate?by=wf|xformation|host|exe|user&buckets=&top=&(job filters)
+ *   GET /api/export?after=&limit=&(job filters)    raw events of a page of jobs (stats)
  *   GET /api/nodes
+ * An unknown parameter or a value that does not parse is a 400.
  *   GET /  and  GET /ui/NAME                      the dashboard (embedded assets)
  *
  * The database is repo.sqlite in the store's directory. */
@@ -16,6 +20,7 @@
 #include "report/web_assets.h"
 #include "server/server.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,13 +44,28 @@ static void reply_json(server_response *w, int status, json_t *o)
     server_add_header(w, "Cache-Control", "no-store");
 }
 
-static double param_num(const server_request *r, const char *name)
+/* ---- parameters: every route names the ones it takes; anything else,
+ * and any value that does not parse, is a 400 with the reason ---- */
+
+/* 0, or 400 naming the first parameter not in `known`. */
+static int known_params(const server_request *r, server_response *w, const char *const *known)
 {
-    const char *v = server_param(r, name);
-    if (!v || !*v) return 0;
-    char *e;
-    double d = strtod(v, &e);
-    return *e ? NAN : d;
+    const char *name;
+    for (int i = 0; (name = server_param_name(r, i)); i++) {
+        int ok = 0;
+        for (const char *const *k = known; *k && !ok; k++) ok = !strcmp(name, *k);
+        if (!ok) {
+            char list[512];
+            size_t n = 0;
+            for (const char *const *k = known; *k && n < sizeof list; k++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? " " : "", *k);
+            char msg[256];
+            snprintf(msg, sizeof msg, "unknown parameter '%.80s'", name);
+            server_reply_error(w, 400, msg, n ? list : "this request takes no parameter");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static const char *param(const server_request *r, const char *name)
@@ -54,31 +74,162 @@ static const char *param(const server_request *r, const char *name)
     return v && *v ? v : NULL;
 }
 
+/* A number (absent or empty: *out = dflt); -1 after a 400. */
+static int param_num(const server_request *r, server_response *w, const char *name, double dflt,
+                     double *out)
+{
+    const char *v = param(r, name);
+    *out = dflt;
+    if (!v) return 0;
+    char *e;
+    double d = strtod(v, &e);
+    if (*e || e == v || !isfinite(d)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s must be a number", name);
+        server_reply_error(w, 400, msg, v);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+/* An integer in [min, max] (absent or empty: dflt); -1 after a 400. */
+static int param_int(const server_request *r, server_response *w, const char *name, long long min,
+                     long long max, long long dflt, long long *out)
+{
+    const char *v = param(r, name);
+    *out = dflt;
+    if (!v) return 0;
+    char *e;
+    errno = 0;
+    long long x = strtoll(v, &e, 10);
+    if (*e || e == v || errno || x < min || x > max) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s must be an integer from %lld to %lld", name, min, max);
+        server_reply_error(w, 400, msg, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* One of `allowed` (absent: NULL); -1 after a 400. */
+static int param_enum(const server_request *r, server_response *w, const char *name,
+                      const char *const *allowed, const char **out)
+{
+    const char *v = param(r, name);
+    *out = v;
+    if (!v) return 0;
+    for (const char *const *a = allowed; *a; a++)
+        if (!strcmp(v, *a)) return 0;
+    char list[256], msg[300];
+    size_t n = 0;
+    for (const char *const *a = allowed; *a && n < sizeof list; a++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? " " : "", *a);
+    snprintf(msg, sizeof msg, "%s must be one of: %s", name, list);
+    server_reply_error(w, 400, msg, v);
+    return -1;
+}
+
+#define JOB_FILTER_PARAMS                                                                          \
+    "q", "wf", "host", "user", "job", "xformation", "exe", "state", "warning", "since", "until"
+
+/* The job filters shared by /api/jobs, /api/aggregate and /api/export. */
+static int job_filter(const server_request *r, server_response *w, repo_job_filter *f)
+{
+    *f = (repo_job_filter){.q = param(r, "q"),
+                           .wf = param(r, "wf"),
+                           .host = param(r, "host"),
+                           .user = param(r, "user"),
+                           .job = param(r, "job"),
+                           .xformation = param(r, "xformation"),
+                           .exe = param(r, "exe"),
+                           .warning = param(r, "warning")};
+    if (param_enum(r, w, "state", repo_states, &f->state)) return -1;
+    if (param_num(r, w, "since", 0, &f->since)) return -1;
+    return param_num(r, w, "until", 0, &f->until);
+}
+
+/* The lists' ETag: the repository's version.  A tab polling an unchanged
+ * list gets 304 and no body. */
+static int not_modified(const server_request *r, server_response *w, uint64_t version)
+{
+    char etag[48];
+    snprintf(etag, sizeof etag, "\"r%llu\"", (unsigned long long)version);
+    const char *inm = server_header(r, "If-None-Match");
+    if (inm && !strcmp(inm, etag)) {
+        server_reply(w, 304, "application/json", "", 0);
+        server_add_header(w, "ETag", etag);
+        return 1;
+    }
+    return 0;
+}
+
 static void h_jobs(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)s;
-    repo_job_filter f = {.wf = param(r, "wf"),
-                         .host = param(r, "host"),
-                         .state = param(r, "state"),
-                         .exe = param(r, "exe"),
-                         .user = param(r, "user"),
-                         .job = param(r, "job"),
-                         .sort = param(r, "sort"),
-                         .since = param_num(r, "since"),
-                         .limit = (long)param_num(r, "limit"),
-                         .offset = (long)param_num(r, "offset")};
-    const char *order = param(r, "order");
-    f.desc = order ? !strcmp(order, "desc") : (f.sort && strcmp(f.sort, "start") != 0);
-    if (isnan(f.since) || f.limit < 0 || f.offset < 0) {
-        server_reply_error(w, 400, "bad number in since, limit or offset", "");
+    static const char *const known[] = {JOB_FILTER_PARAMS, "sort",   "order",
+                                        "limit",           "offset", NULL};
+    static const char *const orders[] = {"asc", "desc", NULL};
+    repo_job_filter f;
+    const char *order;
+    long long limit, offset;
+    if (known_params(r, w, known) || job_filter(r, w, &f) ||
+        param_enum(r, w, "sort", repo_sort_keys, &f.sort) ||
+        param_enum(r, w, "order", orders, &order) ||
+        param_int(r, w, "limit", 1, REPO_MAX_LIMIT, 100, &limit) ||
+        param_int(r, w, "offset", 0, 1000000000, 0, &offset))
+        return;
+    f.desc = !order || !strcmp(order, "desc");
+    f.limit = (long)limit;
+    f.offset = (long)offset;
+    if (not_modified(r, w, repo_version(arg))) return;
+    json_t *o = repo_jobs(arg, &f);
+    char etag[48];
+    snprintf(etag, sizeof etag, "\"r%llu\"",
+             (unsigned long long)json_integer_value(json_object_get(o, "version")));
+    reply_json(w, 200, o);
+    server_add_header(w, "ETag", etag);
+}
+
+static void h_aggregate(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)s;
+    static const char *const known[] = {JOB_FILTER_PARAMS, "by", "buckets", "top", NULL};
+    static const char *const bys[] = {"wf", "xformation", "host", "exe", "user", NULL};
+    repo_job_filter f;
+    const char *by;
+    long long buckets, top;
+    if (known_params(r, w, known) || job_filter(r, w, &f) || param_enum(r, w, "by", bys, &by) ||
+        param_int(r, w, "buckets", 1, 1000, 120, &buckets) ||
+        param_int(r, w, "top", 1, 50, 8, &top))
+        return;
+    if (not_modified(r, w, repo_version(arg))) return;
+    json_t *o = repo_aggregate(arg, &f, by ? by : "wf", (int)buckets, (int)top);
+    if (!o) {
+        server_reply_error(w, 500, "aggregate failed", "");
         return;
     }
-    if (f.state && strcmp(f.state, "running") && strcmp(f.state, "done") &&
-        strcmp(f.state, "failed")) {
-        server_reply_error(w, 400, "state must be running, done or failed", f.state);
+    reply_json(w, 200, o);
+}
+
+static void h_export(server *s, const server_request *r, server_response *w, void *arg)
+{
+    (void)s;
+    static const char *const known[] = {JOB_FILTER_PARAMS, "after", "limit", NULL};
+    repo_job_filter f;
+    long long after, limit;
+    if (known_params(r, w, known) || job_filter(r, w, &f) ||
+        param_int(r, w, "after", 0, 4000000000000000000LL, 0, &after) ||
+        param_int(r, w, "limit", 1, 2000, 200, &limit))
+        return;
+    char *body = repo_export(arg, &f, after, (long)limit);
+    if (!body) {
+        server_reply_error(w, 500, "out of memory", "");
         return;
     }
-    reply_json(w, 200, repo_jobs(arg, &f));
+    server_reply_take(w, 200, "application/x-ndjson", body, strlen(body));
+    server_add_header(w, "Cache-Control", "no-store");
 }
 
 /* Keeps only the points with ts > since of a job view (live updates). */
@@ -135,11 +286,13 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
         server_reply_error(w, 404, "no job id", "");
         return;
     }
-    double since = param_num(r, "since"), maxp = param_num(r, "max_points");
-    if (isnan(since) || isnan(maxp) || maxp < 0) {
-        server_reply_error(w, 400, "bad number in since or max_points", "");
+    static const char *const known[] = {"wf", "since", "max_points", NULL};
+    static const char *const known_raw[] = {"wf", NULL};
+    double since;
+    long long maxp;
+    if (known_params(r, w, raw ? known_raw : known) || param_num(r, w, "since", 0, &since) ||
+        param_int(r, w, "max_points", 0, 10000000, 0, &maxp))
         return;
-    }
     const char *wf = param(r, "wf");
     if (raw) {
         json_t *evs = repo_job_events(arg, id, wf, 0);
@@ -203,6 +356,7 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
         json_object_set_new(o, "summary_update", up);
         json_object_del(o, "summary");
         json_object_del(o, "warnings");
+        json_object_del(o, "assessment"); /* of the new points alone: no assessment */
         json_object_del(o, "start");
         json_object_del(o, "tags");
         if (json_is_null(json_object_get(o, "end"))) json_object_del(o, "end");
@@ -211,10 +365,12 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
     reply_json(w, 200, o);
 }
 
+static const char *const no_params[] = {NULL};
+
 static void h_workflows(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)s;
-    (void)r;
+    if (known_params(r, w, no_params)) return;
     reply_json(w, 200, repo_workflows(arg));
 }
 
@@ -222,6 +378,7 @@ static void h_workflow(server *s, const server_request *r, server_response *w, v
 {
     (void)s;
     const char *id = r->path + strlen("/api/workflows/");
+    if (known_params(r, w, no_params)) return;
     json_t *o = *id ? repo_workflow(arg, id) : NULL;
     if (!o) {
         server_reply_error(w, 404, "no such workflow", id);
@@ -233,25 +390,27 @@ static void h_workflow(server *s, const server_request *r, server_response *w, v
 static void h_events(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)s;
+    static const char *const known[] = {"wf",    "job",   "host",  "name", "since",
+                                        "until", "after", "limit", NULL};
     repo_event_filter f = {.wf = param(r, "wf"),
                            .job = param(r, "job"),
                            .host = param(r, "host"),
-                           .name = param(r, "name"),
-                           .since = param_num(r, "since"),
-                           .until = param_num(r, "until"),
-                           .after = (long long)param_num(r, "after"),
-                           .limit = (long)param_num(r, "limit")};
-    if (isnan(f.since) || isnan(f.until) || f.limit < 0) {
-        server_reply_error(w, 400, "bad number in since, until, after or limit", "");
+                           .name = param(r, "name")};
+    long long after, limit;
+    if (known_params(r, w, known) || param_num(r, w, "since", 0, &f.since) ||
+        param_num(r, w, "until", 0, &f.until) ||
+        param_int(r, w, "after", 0, 4000000000000000000LL, 0, &after) ||
+        param_int(r, w, "limit", 1, 10000, 500, &limit))
         return;
-    }
+    f.after = after;
+    f.limit = (long)limit;
     reply_json(w, 200, repo_events(arg, &f));
 }
 
 static void h_nodes(server *s, const server_request *r, server_response *w, void *arg)
 {
     (void)s;
-    (void)r;
+    if (known_params(r, w, no_params)) return;
     reply_json(w, 200, repo_nodes(arg));
 }
 
@@ -291,6 +450,8 @@ static int repo_init(server *s, void **state, char *err, size_t errlen)
     server_route(s, "GET", "/api/workflows", h_workflows, the_repo);
     server_route(s, "GET", "/api/workflows/*", h_workflow, the_repo);
     server_route(s, "GET", "/api/events", h_events, the_repo);
+    server_route(s, "GET", "/api/aggregate", h_aggregate, the_repo);
+    server_route(s, "GET", "/api/export", h_export, the_repo);
     server_route(s, "GET", "/api/nodes", h_nodes, the_repo);
     server_route(s, "GET", "/", h_asset, NULL);
     server_route(s, "GET", "/ui/*", h_asset, NULL);

@@ -1,6 +1,10 @@
-/* jobdata.c — reads one job's events back into characteristics, series,
- * other events and warnings (see jobdata.h).  Shared by `jobscope report`,
- * `jobscope stats` and the events repository of `jobscope serve`. */
+/* jobdata.c — reads one job's events back into characteristics and series
+ * (see jobdata.h): one event at a time (jobdata_add), then the figures the
+ * events do not state (jobdata_finish): rates, the allocation the job is
+ * measured against, its own memory peak, the real executable.  Shared by
+ * `jobscope report`, `stats`, `summary` and the repository of `jobscope
+ * serve`.  Loading files is jobdata_load.c, warnings jobdata_warn.c, the
+ * JSON out jobdata_json.c. */
 #include "report/jobdata.h"
 
 #include <ctype.h>
@@ -55,7 +59,9 @@ void jobdata_init(jobdata *j)
                             &s->cpu_eff,      &s->cores,         &s->peak_mem,      &s->rchar,
                             &s->wchar,        &s->read_bytes,    &s->write_bytes,   &s->gpu_devices,
                             &s->gpu_peak_mem, &s->gpu_util_mean, &s->gpu_util_peak, &s->req_mem,
-                            &s->req_cpus,     &s->req_wall,      &s->req_gpus};
+                            &s->req_cpus,     &s->req_wall,      &s->req_gpus,      &s->cg_peak_mem,
+                            &s->alloc_mem,    &s->alloc_gpus,    &s->threads_peak,  &s->cpu_wait,
+                            &j->cg_peak,      &j->cg_own_peak,   &j->psi_first,     &j->psi_last};
     for (size_t i = 0; i < sizeof nan_fields / sizeof *nan_fields; i++) *nan_fields[i] = NAN;
     j->events = json_array();
     j->jr_ts = NAN;
@@ -80,21 +86,21 @@ void jobdata_free(jobdata *j)
 
 /* ---- small JSON helpers ---- */
 
-static double num(json_t *o, const char *key)
+double jd_num(const json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static double numpath(json_t *o, const char *a, const char *b)
+double jd_numpath(const json_t *o, const char *a, const char *b)
 {
-    return num(json_object_get(o, a), b);
+    return jd_num(json_object_get(o, a), b);
 }
 
-static const char *str(json_t *o, const char *key)
+const char *jd_str(const json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
+    return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
 }
 
 static void setstr(char *dst, size_t cap, const char *v)
@@ -281,20 +287,25 @@ static void extra_push(jd_series *s, double ts, double v)
 
 /* ---- events ---- */
 
-static void identity(jobdata *j, json_t *ev)
+static void identity(jobdata *j, json_t *ev, const char *name)
 {
     jd_summary *s = &j->sum;
-    SETSTR(s->job_id, str(ev, "job_id"));
-    SETSTR(s->job_id, str(ev, "dag_job_id"));
-    SETSTR(s->job_id, str(ev, "condor_job_id"));
-    SETSTR(s->host, str(ev, "hostname"));
-    SETSTR(s->wf, str(ev, "wf_uuid"));
-    SETSTR(s->wf, str(ev, "xwf_id"));
-    SETSTR(s->wf_label, str(ev, "wf_label"));
-    SETSTR(s->xformation, str(ev, "xformation"));
-    SETSTR(s->site, str(ev, "site"));
+    SETSTR(s->job_id, jd_str(ev, "job_id"));
+    SETSTR(s->job_id, jd_str(ev, "dag_job_id"));
+    SETSTR(s->job_id, jd_str(ev, "condor_job_id"));
+    SETSTR(s->host, jd_str(ev, "hostname"));
+    SETSTR(s->wf, jd_str(ev, "wf_uuid"));
+    SETSTR(s->wf, jd_str(ev, "xwf_id"));
+    SETSTR(s->wf_label, jd_str(ev, "wf_label"));
+    SETSTR(s->xformation, jd_str(ev, "xformation"));
+    SETSTR(s->site, jd_str(ev, "site"));
+    json_t *batch = json_object_get(ev, "batch");
+    SETSTR(s->batch_system, jd_str(batch, "system"));
+    SETSTR(s->batch_id, jd_str(batch, "job_id"));
+    /* a custom metric's "tags" are the metric's, not the job's */
     json_t *tags = json_object_get(ev, "tags");
-    if (json_is_object(tags) && !j->tags) j->tags = json_incref(tags);
+    if (json_is_object(tags) && !j->tags && strcmp(name, "jobscope.metric"))
+        j->tags = json_incref(tags);
 }
 
 static void push_event(jobdata *j, json_t *ev)
@@ -308,40 +319,51 @@ static void push_event(jobdata *j, json_t *ev)
 
 static void add_sample(jobdata *j, json_t *ev)
 {
-    size_t i = new_sample(j, num(ev, "ts"));
+    size_t i = new_sample(j, jd_num(ev, "ts"));
     if (i == (size_t)-1) return;
     double **c = j->col;
-    c[JD_ELAPSED][i] = num(ev, "elapsed");
-    c[JD_CPU][i] = num(ev, "cpu_percent");
-    c[JD_RSS][i] = num(ev, "rss") * 1024;
-    c[JD_VM][i] = num(ev, "vm") * 1024;
-    c[JD_SWAP][i] = num(ev, "swap") * 1024;
-    c[JD_RCHAR][i] = num(ev, "rchar");
-    c[JD_WCHAR][i] = num(ev, "wchar");
-    double rb = num(ev, "read_bytes"), wb = num(ev, "write_bytes");
-    c[JD_RBYTES][i] = isnan(rb) ? num(ev, "bread") : rb;
-    c[JD_WBYTES][i] = isnan(wb) ? num(ev, "bwrite") : wb;
-    c[JD_PROCS][i] = num(ev, "procs");
-    c[JD_THREADS][i] = num(ev, "threads");
-    c[JD_GPU_MEM][i] = num(ev, "gpu_mem");
-    c[JD_GPU_UTIL][i] = num(ev, "gpu_util");
-    c[JD_CG_MEM][i] = num(ev, "cg_memory_current");
-    c[JD_CPUTIME][i] = num(ev, "utime") + num(ev, "stime");
-    c[JD_IOWAIT][i] = num(ev, "iowait");
-    SETSTR(j->sum.exe, str(ev, "exe"));
-    SETSTR(j->sum.type, str(ev, "type"));
+    c[JD_ELAPSED][i] = jd_num(ev, "elapsed");
+    c[JD_CPU][i] = jd_num(ev, "cpu_percent");
+    c[JD_RSS][i] = jd_num(ev, "rss") * 1024;
+    c[JD_VM][i] = jd_num(ev, "vm") * 1024;
+    c[JD_SWAP][i] = jd_num(ev, "swap") * 1024;
+    c[JD_RCHAR][i] = jd_num(ev, "rchar");
+    c[JD_WCHAR][i] = jd_num(ev, "wchar");
+    double rb = jd_num(ev, "read_bytes"), wb = jd_num(ev, "write_bytes");
+    c[JD_RBYTES][i] = isnan(rb) ? jd_num(ev, "bread") : rb;
+    c[JD_WBYTES][i] = isnan(wb) ? jd_num(ev, "bwrite") : wb;
+    c[JD_PROCS][i] = jd_num(ev, "procs");
+    c[JD_THREADS][i] = jd_num(ev, "threads");
+    c[JD_GPU_MEM][i] = jd_num(ev, "gpu_mem");
+    c[JD_GPU_UTIL][i] = jd_num(ev, "gpu_util");
+    c[JD_CG_MEM][i] = jd_num(ev, "cg_memory_current");
+    c[JD_CPUTIME][i] = jd_num(ev, "utime") + jd_num(ev, "stime");
+    c[JD_IOWAIT][i] = jd_num(ev, "iowait");
+    /* the cgroup's figures: its peak (page cache included) and the job's
+     * own memory in it (anonymous + shared), and the CPU pressure */
+    j->cg_peak = nmax(j->cg_peak, nmax(jd_num(ev, "cg_memory_peak"), c[JD_CG_MEM][i]));
+    j->cg_own_peak =
+        nmax(j->cg_own_peak, jd_num(ev, "cg_memory_anon") + jd_num(ev, "cg_memory_shmem"));
+    double psi = jd_num(ev, "cg_psi_cpu_some_total");
+    if (!isnan(psi)) {
+        if (isnan(j->psi_first)) j->psi_first = psi;
+        j->psi_last = psi;
+    }
+    const char *exe = jd_str(ev, "exe");
+    if (exe && strcmp(exe, j->exe_last)) snprintf(j->exe_last, sizeof j->exe_last, "%s", exe);
+    SETSTR(j->sum.type, jd_str(ev, "type"));
 }
 
 static void add_gpu_stats(jobdata *j, json_t *ev)
 {
-    double ts = num(ev, "ts");
+    double ts = jd_num(ev, "ts");
     json_t *id = json_object_get(ev, "id");
     char name[96];
     long long dev = json_is_integer(id) ? json_integer_value(id) : 0;
-    double util = num(ev, "job_sm_util");
-    if (isnan(util)) util = num(ev, "gpu_utilization");
-    double mem = num(ev, "job_mem_usage");
-    if (isnan(mem)) mem = num(ev, "mem_usage");
+    double util = jd_num(ev, "job_sm_util");
+    if (isnan(util)) util = jd_num(ev, "gpu_utilization");
+    double mem = jd_num(ev, "job_mem_usage");
+    if (isnan(mem)) mem = jd_num(ev, "mem_usage");
     snprintf(name, sizeof name, "gpu%lld utilisation", dev);
     extra_push(extra_series(j, name, "%"), ts, util);
     snprintf(name, sizeof name, "gpu%lld memory", dev);
@@ -352,7 +374,7 @@ static void add_gpu_stats(jobdata *j, json_t *ev)
 
 static void add_metric(jobdata *j, json_t *ev)
 {
-    const char *name = str(ev, "name");
+    const char *name = jd_str(ev, "name");
     if (!name) return;
     char full[512];
     size_t len = (size_t)snprintf(full, sizeof full, "%s", name);
@@ -373,7 +395,7 @@ static void add_metric(jobdata *j, json_t *ev)
             full[len] = 0;
         }
     }
-    extra_push(extra_series(j, full, str(ev, "unit")), num(ev, "ts"), num(ev, "value"));
+    extra_push(extra_series(j, full, jd_str(ev, "unit")), jd_num(ev, "ts"), jd_num(ev, "value"));
 }
 
 static void add_end(jobdata *j, json_t *ev)
@@ -382,41 +404,45 @@ static void add_end(jobdata *j, json_t *ev)
     json_decref(j->end_ev);
     j->end_ev = json_incref(ev);
     s->has_end = 1;
-    SETSTR(s->exe, str(ev, "exe"));
-    SETSTR(s->cmd, str(ev, "cmd"));
+    /* what the main process ran last: the end record names it */
+    if (jd_str(ev, "exe")) snprintf(s->exe, sizeof s->exe, "%s", jd_str(ev, "exe"));
+    if (jd_str(ev, "cmd")) snprintf(s->cmd, sizeof s->cmd, "%s", jd_str(ev, "cmd"));
     snprintf(s->exit_type, sizeof s->exit_type, "%s",
-             str(ev, "exit_type") ? str(ev, "exit_type") : "");
+             jd_str(ev, "exit_type") ? jd_str(ev, "exit_type") : "");
     json_t *ec = json_object_get(ev, "exit_code");
     s->exit_code = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
     snprintf(s->signal_name, sizeof s->signal_name, "%s",
-             str(ev, "signal_name") ? str(ev, "signal_name") : "");
-    s->start = num(ev, "start");
-    s->end = num(ev, "end");
-    s->duration = num(ev, "duration");
-    s->cpu_time = num(ev, "cpu_time");
-    s->cores = num(ev, "cores");
-    s->cpu_eff = num(ev, "cpu_efficiency");
-    s->peak_mem = numpath(json_object_get(ev, "peaks"), "rss", "value") * 1024;
-    double cgpeak = numpath(ev, "cgroup", "memory_peak");
-    s->peak_mem = nmax(s->peak_mem, cgpeak);
-    s->rchar = num(ev, "rchar");
-    s->wchar = num(ev, "wchar");
-    s->read_bytes = num(ev, "read_bytes");
-    s->write_bytes = num(ev, "write_bytes");
+             jd_str(ev, "signal_name") ? jd_str(ev, "signal_name") : "");
+    s->start = jd_num(ev, "start");
+    s->end = jd_num(ev, "end");
+    s->duration = jd_num(ev, "duration");
+    s->cpu_time = jd_num(ev, "cpu_time");
+    s->cpu_eff = jd_num(ev, "cpu_efficiency");
+    json_t *peaks = json_object_get(ev, "peaks");
+    s->peak_mem =
+        nmax(jd_numpath(peaks, "rss", "value") * 1024, jd_num(peaks, "max_process_hwm") * 1024);
+    s->threads_peak = jd_numpath(peaks, "threads", "value");
+    j->cg_peak = nmax(j->cg_peak, jd_numpath(ev, "cgroup", "memory_peak"));
+    if (!strcmp(s->exit_type, "limit")) {
+        snprintf(s->stopped_by, sizeof s->stopped_by, "limit");
+        snprintf(s->stop_limit, sizeof s->stop_limit, "%s",
+                 jd_str(ev, "limit") ? jd_str(ev, "limit") : "?");
+    } else if (jd_numpath(ev, "cgroup", "oom_kill") > 0) {
+        snprintf(s->stopped_by, sizeof s->stopped_by, "oom_kill");
+    } else if (!strcmp(s->exit_type, "signaled")) {
+        snprintf(s->stopped_by, sizeof s->stopped_by, "signal");
+    }
+    s->rchar = jd_num(ev, "rchar");
+    s->wchar = jd_num(ev, "wchar");
+    s->read_bytes = jd_num(ev, "read_bytes");
+    s->write_bytes = jd_num(ev, "write_bytes");
     json_t *gpu = json_object_get(ev, "gpu");
     if (json_is_object(gpu)) {
-        s->gpu_devices = num(gpu, "devices");
-        s->gpu_peak_mem = num(gpu, "peak_mem");
-        s->gpu_util_mean = num(gpu, "mean_util");
+        s->gpu_devices = jd_num(gpu, "devices");
+        s->gpu_peak_mem = jd_num(gpu, "peak_mem");
+        s->gpu_util_mean = jd_num(gpu, "mean_util");
     }
-    double cgmax = numpath(ev, "cgroup", "memory_max");
-    if (!isnan(cgmax) && cgmax > 0 && isnan(s->req_mem)) s->req_mem = cgmax;
-    json_t *max = json_object_get(json_object_get(ev, "limits"), "max");
-    if (json_is_object(max)) {
-        if (!isnan(num(max, "memory"))) s->req_mem = num(max, "memory");
-        if (!isnan(num(max, "wall"))) s->req_wall = num(max, "wall");
-    }
-    s->samples = (size_t)nmax(0, num(ev, "samples"));
+    s->samples = (size_t)nmax(0, jd_num(ev, "samples"));
 }
 
 static void add_start(jobdata *j, json_t *ev)
@@ -424,9 +450,9 @@ static void add_start(jobdata *j, json_t *ev)
     jd_summary *s = &j->sum;
     json_decref(j->start_ev);
     j->start_ev = json_incref(ev);
-    SETSTR(s->exe, str(ev, "exe"));
-    SETSTR(s->cmd, str(ev, "cmd"));
-    SETSTR(s->user, str(ev, "user"));
+    if (jd_str(ev, "exe")) snprintf(j->exe_start, sizeof j->exe_start, "%s", jd_str(ev, "exe"));
+    SETSTR(s->cmd, jd_str(ev, "cmd"));
+    SETSTR(s->user, jd_str(ev, "user"));
     json_t *argv = json_object_get(ev, "argv");
     if (!s->cmd[0] && json_is_array(argv)) { /* cmd may be empty: join argv */
         size_t i, len = 0;
@@ -438,7 +464,7 @@ static void add_start(jobdata *j, json_t *ev)
                                     json_string_value(a));
         }
     }
-    if (isnan(s->start)) s->start = num(ev, "ts");
+    if (isnan(s->start)) s->start = jd_num(ev, "ts");
     SETSTR(s->type, "jobscope");
 }
 
@@ -448,12 +474,12 @@ static void add_joremon(jobdata *j, json_t *ev, const char *type)
     jd_summary *s = &j->sum;
     j->format = 1;
     SETSTR(s->type, "joremon");
-    SETSTR(s->job_id, str(ev, "JobID"));
-    SETSTR(s->host, str(ev, "Hostname"));
-    SETSTR(s->cmd, str(ev, "CMD"));
-    SETSTR(s->exe, str(ev, "CMD"));
-    SETSTR(s->user, str(ev, "User"));
-    double ts = parse_rfc3339(str(ev, "Timestamp"));
+    SETSTR(s->job_id, jd_str(ev, "JobID"));
+    SETSTR(s->host, jd_str(ev, "Hostname"));
+    SETSTR(s->cmd, jd_str(ev, "CMD"));
+    SETSTR(s->exe, jd_str(ev, "CMD"));
+    SETSTR(s->user, jd_str(ev, "User"));
+    double ts = parse_rfc3339(jd_str(ev, "Timestamp"));
     int kind = strstr(type, "CPU") ? JD_CPU : strstr(type, "IO") ? JD_RCHAR : JD_RSS;
     size_t i = j->n ? j->n - 1 : (size_t)-1;
     if (i == (size_t)-1 || isnan(j->jr_ts) || fabs(ts - j->jr_ts) >= 1.0 ||
@@ -462,35 +488,35 @@ static void add_joremon(jobdata *j, json_t *ev, const char *type)
     if (i == (size_t)-1) return;
     double **c = j->col;
     if (kind == JD_CPU) {
-        c[JD_CPU][i] = num(ev, "CPUPercent");
-        c[JD_CPUTIME][i] = num(ev, "CPUTime");
-        c[JD_ELAPSED][i] = num(ev, "ClockTime");
+        c[JD_CPU][i] = jd_num(ev, "CPUPercent");
+        c[JD_CPUTIME][i] = jd_num(ev, "CPUTime");
+        c[JD_ELAPSED][i] = jd_num(ev, "ClockTime");
     } else if (kind == JD_RCHAR) {
-        c[JD_RCHAR][i] = num(ev, "RBytesTotal");
-        c[JD_WCHAR][i] = num(ev, "WBytesTotal");
-        c[JD_RBYTES][i] = num(ev, "RBytesFromDisk");
-        c[JD_WBYTES][i] = num(ev, "WBytesFromDisk");
+        c[JD_RCHAR][i] = jd_num(ev, "RBytesTotal");
+        c[JD_WCHAR][i] = jd_num(ev, "WBytesTotal");
+        c[JD_RBYTES][i] = jd_num(ev, "RBytesFromDisk");
+        c[JD_WBYTES][i] = jd_num(ev, "WBytesFromDisk");
     } else {
-        c[JD_RSS][i] = num(ev, "RSS");
-        c[JD_VM][i] = num(ev, "VMS");
-        s->peak_mem = nmax(s->peak_mem, num(ev, "PeakRSS"));
+        c[JD_RSS][i] = jd_num(ev, "RSS");
+        c[JD_VM][i] = jd_num(ev, "VMS");
+        s->peak_mem = nmax(s->peak_mem, jd_num(ev, "PeakRSS"));
     }
 }
 
 int jobdata_add(jobdata *j, json_t *ev)
 {
     if (!json_is_object(ev)) return -1;
-    const char *name = str(ev, "event");
+    const char *name = jd_str(ev, "event");
     if (!name) {
-        const char *type = str(ev, "Type");
+        const char *type = jd_str(ev, "Type");
         if (type && !strncmp(type, "joremon.", 8)) {
             add_joremon(j, ev, type);
             return 0;
         }
-        name = str(ev, "monitoring_event");
+        name = jd_str(ev, "monitoring_event");
         if (!name) name = "";
     }
-    identity(j, ev);
+    identity(j, ev, name);
     if (!strcmp(name, "kickstart.inv.online"))
         add_sample(j, ev);
     else if (!strcmp(name, "jobscope.end"))
@@ -506,88 +532,89 @@ int jobdata_add(jobdata *j, json_t *ev)
     return 0;
 }
 
-/* ---- loading ---- */
+/* ---- after the last event ---- */
 
-static void split_csv(char *line, char **cells, int max, int *n)
+/* A batch system's figure (Slurm, HTCondor, PBS): the truth of what the job
+ * was given, above what the user says in --tag. */
+static int from_batch(const char *from)
 {
-    *n = 0;
-    char *p = line;
-    while (*n < max) {
-        cells[(*n)++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = 0;
-        p = c + 1;
-    }
+    return from && (!strncmp(from, "SLURM_", 6) || !strncmp(from, "HTCondor", 8) ||
+                    !strncmp(from, "PBS", 3));
 }
 
-int jobdata_load(jobdata *j, const char *path, size_t *bad, char *err, size_t errlen)
+/* The allocation the job is measured against, and what counts as its
+ * requests (docs/views.md "Allocation"): the start event's alloc_* when a
+ * batch system said it, else a --tag request_*, else --limit, else the
+ * start event's other sources (cgroup, cpuset, affinity, the host); events
+ * of older versions: the CPUs jobscope saw. */
+static void resolve_allocation(jobdata *j)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+    jd_summary *s = &j->sum;
+    json_t *st = j->start_ev, *end = j->end_ev, *tags = j->tags;
+    double v;
+    /* CPUs */
+    double a = jd_num(st, "alloc_cpus");
+    const char *af = jd_str(st, "alloc_cpus_from");
+    const char *tc = jd_str(tags, "request_cpus");
+    double t = tc ? atof(tc) : 0;
+    s->req_cpus = NAN;
+    if (a > 0 && from_batch(af)) {
+        s->cores = a, s->req_cpus = a;
+        snprintf(s->cores_from, sizeof s->cores_from, "%s", af);
+    } else if (t > 0) {
+        s->cores = t, s->req_cpus = t;
+        snprintf(s->cores_from, sizeof s->cores_from, "--tag request_cpus");
+    } else if (a > 0) {
+        s->cores = a;
+        snprintf(s->cores_from, sizeof s->cores_from, "%s", af ? af : "start event");
+    } else if ((v = jd_num(end, "cores")) > 0 || (v = jd_num(st, "cpus_available")) > 0 ||
+               (v = jd_num(st, "cpus_online")) > 0) {
+        s->cores = v; /* before alloc_cpus: the CPUs jobscope could run the job on */
+        snprintf(s->cores_from, sizeof s->cores_from, "affinity");
+        if (json_object_get(end ? end : st, "batch")) s->req_cpus = v;
+    } else {
+        s->cores = 1; /* JoReMon, kickstart traces: nothing says */
+        snprintf(s->cores_from, sizeof s->cores_from, "assumed");
     }
-    char *line = NULL;
-    size_t cap = 0, nev = 0, nbad = 0;
-    ssize_t len;
-    char *hdr[32];
-    int nhdr = 0;
-    char *hdrline = NULL;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) continue;
-        if (*p == '{') {
-            json_error_t je;
-            json_t *ev = json_loadb(p, (size_t)(len - (p - line)), 0, &je);
-            if (ev && !jobdata_add(j, ev))
-                nev++;
-            else
-                nbad++;
-            json_decref(ev);
-        } else if (!hdrline && !strncmp(p, "CMD,", 4)) {
-            hdrline = strdup(p); /* JoReMon CSV header */
-            if (hdrline) split_csv(hdrline, hdr, 32, &nhdr);
-        } else if (hdrline) {
-            char *cells[32];
-            int nc;
-            split_csv(p, cells, 32, &nc);
-            json_t *ev = json_object();
-            for (int k = 0; k < nc && k < nhdr; k++) {
-                if (!*cells[k]) continue;
-                char *end;
-                double v = strtod(cells[k], &end);
-                json_object_set_new(ev, hdr[k],
-                                    (*end || end == cells[k] || !strcmp(hdr[k], "JobID"))
-                                        ? json_string(cells[k])
-                                        : json_real(v));
-            }
-            if (!jobdata_add(j, ev)) nev++;
-            json_decref(ev);
-        } else {
-            nbad++;
-        }
+    /* memory */
+    double m = jd_num(st, "alloc_mem"), tm = jd_parse_size_mib(jd_str(tags, "request_memory"));
+    const char *mf = jd_str(st, "alloc_mem_from");
+    json_t *max = json_object_get(json_object_get(end, "limits"), "max");
+    double lim = jd_num(max, "memory"), cgmax = jd_numpath(end, "cgroup", "memory_max");
+    s->alloc_mem = NAN;
+    s->alloc_mem_from[0] = 0;
+#define SETMEM(val, what)                                                                          \
+    (s->alloc_mem = (val), snprintf(s->alloc_mem_from, sizeof s->alloc_mem_from, "%s", what))
+    if (m > 0 && from_batch(mf))
+        SETMEM(m, mf);
+    else if (tm > 0)
+        SETMEM(tm, "--tag request_memory");
+    else if (lim > 0)
+        SETMEM(lim, "--limit memory");
+    else if (m > 0)
+        SETMEM(m, mf ? mf : "start event");
+    else if (cgmax > 0)
+        SETMEM(cgmax, "cgroup memory.max");
+#undef SETMEM
+    s->req_mem = s->alloc_mem;
+    /* GPUs */
+    double g = jd_num(st, "alloc_gpus");
+    const char *gf = jd_str(st, "alloc_gpus_from"), *tg = jd_str(tags, "request_gpus");
+    s->alloc_gpus = NAN;
+    s->alloc_gpus_from[0] = 0;
+    if (g >= 0 && (from_batch(gf) || !tg)) {
+        s->alloc_gpus = g;
+        snprintf(s->alloc_gpus_from, sizeof s->alloc_gpus_from, "%s", gf ? gf : "start event");
+    } else if (tg && (v = atof(tg)) >= 0) {
+        s->alloc_gpus = v;
+        snprintf(s->alloc_gpus_from, sizeof s->alloc_gpus_from, "--tag request_gpus");
     }
-    int rerr = ferror(f);
-    free(line);
-    free(hdrline);
-    if (f != stdin) fclose(f);
-    if (bad) *bad += nbad;
-    if (rerr) {
-        snprintf(err, errlen, "%s: read error", path);
-        return -1;
-    }
-    if (!nev) {
-        snprintf(err, errlen,
-                 "%s: no events (JSON Lines of jobscope, kickstart or JoReMon, "
-                 "or JoReMon CSV expected)",
-                 path);
-        return -1;
-    }
-    jobdata_finish(j);
-    return 0;
+    s->req_gpus = s->alloc_gpus;
+    /* wall time */
+    const char *w = jd_str(tags, "request_walltime");
+    if (!w) w = jd_str(tags, "request_wall");
+    s->req_wall = jd_parse_duration(w);
+    if (isnan(s->req_wall) && jd_num(max, "wall") > 0) s->req_wall = jd_num(max, "wall");
 }
 
 void jobdata_finish(jobdata *j)
@@ -607,10 +634,17 @@ void jobdata_finish(jobdata *j)
         if (isnan(c[JD_CPU][i]) && ok)
             c[JD_CPU][i] = fmax(0, 100 * (c[JD_CPUTIME][i] - c[JD_CPUTIME][i - 1]) / dt);
     }
-    if (j->start_ev && isnan(s->cores)) {
-        s->cores = num(j->start_ev, "cpus_available");
-        if (isnan(s->cores)) s->cores = num(j->start_ev, "cpus_online");
+    /* the final sample, after every process was reaped, has nothing alive:
+     * its gauges are no measurement (a chart would drop to 0 at the end) */
+    if (n >= 2 && c[JD_PROCS][n - 1] == 0) {
+        static const int gauges[] = {JD_RSS,     JD_VM,      JD_SWAP,  JD_PROCS,
+                                     JD_THREADS, JD_GPU_MEM, JD_CG_MEM};
+        for (size_t k = 0; k < sizeof gauges / sizeof *gauges; k++) c[gauges[k]][n - 1] = NAN;
     }
+    /* the real executable: the end record's, else the last sample's (after
+     * the main process's last exec), else the start's (maybe a shim) */
+    if (!s->exe[0])
+        snprintf(s->exe, sizeof s->exe, "%s", j->exe_last[0] ? j->exe_last : j->exe_start);
     /* summary from the samples where no end-of-job record said it */
     if (n) {
         double first = c[JD_TS][0], last = c[JD_TS][n - 1];
@@ -622,18 +656,21 @@ void jobdata_finish(jobdata *j)
             s->duration = (!j->format && !isnan(el)) ? el : s->end - s->start;
             if (j->format && !isnan(el)) s->duration = el; /* JoReMon's ClockTime */
         }
-        double peak = NAN, gmem = NAN, gpeak = NAN, gsum = 0;
+        double peak = NAN, gmem = NAN, gpeak = NAN, gsum = 0, thr = NAN;
         size_t gn = 0;
         for (size_t i = 0; i < n; i++) {
             peak = nmax(peak, c[JD_RSS][i]);
             gmem = nmax(gmem, c[JD_GPU_MEM][i]);
+            thr = nmax(thr, c[JD_THREADS][i]);
             if (!isnan(c[JD_GPU_UTIL][i])) {
                 gpeak = nmax(gpeak, c[JD_GPU_UTIL][i]);
                 gsum += c[JD_GPU_UTIL][i];
                 gn++;
             }
         }
-        if (isnan(s->peak_mem)) s->peak_mem = peak;
+        /* the job's own peak: never the page cache the cgroup also counts */
+        s->peak_mem = nmax(s->peak_mem, nmax(peak, j->cg_own_peak));
+        s->threads_peak = nmax(s->threads_peak, thr);
         if (isnan(s->gpu_peak_mem)) s->gpu_peak_mem = gmem;
         s->gpu_util_peak = gpeak;
         if (isnan(s->gpu_util_mean) && gn) s->gpu_util_mean = gsum / (double)gn;
@@ -647,245 +684,13 @@ void jobdata_finish(jobdata *j)
                 }
         if (!s->samples) s->samples = n;
     }
-    if (isnan(s->cores)) s->cores = 1; /* JoReMon, kickstart: one core assumed */
-    if (isnan(s->cpu_eff) && s->duration > 0 && !isnan(s->cpu_time))
+    s->cg_peak_mem = j->cg_peak;
+    s->cpu_wait = j->psi_last - j->psi_first;
+    resolve_allocation(j);
+    /* efficiency against the allocation (the end record's is against the
+     * CPUs jobscope could run the job on) */
+    if (s->duration > 0 && !isnan(s->cpu_time) && s->cores > 0)
         s->cpu_eff = s->cpu_time / (s->duration * s->cores);
     if (!isnan(s->gpu_peak_mem) && isnan(s->gpu_devices)) s->gpu_devices = s->gpu_peak_mem > 0;
     if (!s->type[0]) SETSTR(s->type, j->n ? "kickstart" : "events");
-    /* requests recorded as tags win over what limits say */
-    if (j->tags) {
-        double v;
-        if (!isnan(v = jd_parse_size_mib(str(j->tags, "request_memory")))) s->req_mem = v;
-        const char *cp = str(j->tags, "request_cpus");
-        if (cp && (v = atof(cp)) > 0) s->req_cpus = v;
-        const char *w = str(j->tags, "request_walltime");
-        if (!w) w = str(j->tags, "request_wall");
-        if (!isnan(v = jd_parse_duration(w))) s->req_wall = v;
-        const char *g = str(j->tags, "request_gpus");
-        if (g && (v = atof(g)) >= 0) s->req_gpus = v;
-    }
-    if (isnan(s->req_cpus) && j->end_ev && json_object_get(j->end_ev, "batch"))
-        s->req_cpus = s->cores; /* under a batch system: what it allotted */
-}
-
-/* ---- warnings ---- */
-
-static void warn(json_t *arr, const char *kind, double from, double to, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void warn(json_t *arr, const char *kind, double from, double to, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_t *w = json_pack("{s:s,s:s}", "kind", kind, "message", msg);
-    if (!isnan(from)) json_object_set_new(w, "from", json_real(from));
-    if (!isnan(to)) json_object_set_new(w, "to", json_real(to));
-    json_array_append_new(arr, w);
-}
-
-json_t *jobdata_warnings(const jobdata *j)
-{
-    json_t *w = json_array();
-    const jd_summary *s = &j->sum;
-    if (!isnan(s->cpu_eff) && s->cpu_eff < 0.5 && s->duration >= 10)
-        warn(w, "cpu_efficiency", NAN, NAN, "low CPU efficiency: %.0f%% of %g core%s over %.0f s",
-             100 * s->cpu_eff, s->cores, s->cores == 1 ? "" : "s", s->duration);
-    /* memory close to a limit */
-    double lim = s->req_mem;
-    const char *what = "the memory request";
-    if (j->start_ev) {
-        json_t *rl = json_object_get(j->start_ev, "rlimits");
-        double as = numpath(rl, "as", "soft"), rss = numpath(rl, "rss", "soft");
-        if (!isnan(rss) && (isnan(lim) || rss < lim)) lim = rss, what = "RLIMIT_RSS";
-        if (!isnan(as) && isnan(lim)) lim = as, what = "RLIMIT_AS";
-    }
-    if (!isnan(lim) && lim > 0 && !isnan(s->peak_mem) && s->peak_mem >= 0.9 * lim)
-        warn(w, "memory_limit", NAN, NAN, "peak memory %.0f MiB is %.0f%% of %s (%.0f MiB)",
-             s->peak_mem / 1048576, 100 * s->peak_mem / lim, what, lim / 1048576);
-    /* idle GPU */
-    if (!isnan(s->gpu_devices) && s->gpu_devices > 0 && !isnan(s->gpu_util_mean) &&
-        s->gpu_util_mean < 5)
-        warn(w, "idle_gpu", NAN, NAN, "GPU mostly idle: mean utilisation %.1f%% on %g device%s",
-             s->gpu_util_mean, s->gpu_devices, s->gpu_devices == 1 ? "" : "s");
-    /* I/O-bound phases: consecutive intervals where the job waits on I/O
-     * (iowait >= 0.3 s/s) or moves >= 1 MiB/s to/from storage at < 50% CPU
-     * of its cores, lasting >= 3 intervals and >= 5% of the job. */
-    double *const *c = j->col;
-    size_t i = 1;
-    while (i < j->n) {
-        size_t a = i;
-        while (i < j->n) {
-            double io = 0;
-            for (int k = JD_RCHAR_RATE; k <= JD_WBYTES_RATE; k++)
-                if (!isnan(c[k][i]) && (k == JD_RBYTES_RATE || k == JD_WBYTES_RATE)) io += c[k][i];
-            int waits = !isnan(c[JD_IOWAIT_FRAC][i]) && c[JD_IOWAIT_FRAC][i] >= 0.3;
-            int busy = io >= 1048576 && !isnan(c[JD_CPU][i]) && c[JD_CPU][i] < 50 * s->cores;
-            if (!waits && !busy) break;
-            i++;
-        }
-        if (i - a >= 3) {
-            double from = c[JD_TS][a - 1], to = c[JD_TS][i - 1];
-            if (!(s->duration > 0) || to - from >= 0.05 * s->duration)
-                warn(w, "io_bound", from, to,
-                     "I/O-bound phase of %.0f s (waiting on I/O or "
-                     "moving data at low CPU)",
-                     to - from);
-        }
-        if (i == a) i++;
-    }
-    if (!strcmp(s->exit_type, "signaled"))
-        warn(w, "signal", NAN, NAN, "killed by %s",
-             s->signal_name[0] ? s->signal_name : "a signal");
-    if (!strcmp(s->exit_type, "limit"))
-        warn(w, "limit", NAN, NAN, "stopped by a --limit (%s)",
-             str(j->end_ev, "limit") ? str(j->end_ev, "limit") : "?");
-    if (j->end_ev && numpath(j->end_ev, "cgroup", "oom_kill") > 0)
-        warn(w, "oom_kill", NAN, NAN, "the OOM killer killed %.0f process(es)",
-             numpath(j->end_ev, "cgroup", "oom_kill"));
-    return w;
-}
-
-/* ---- JSON out ---- */
-
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : jd_null();
-}
-
-json_t *jobdata_summary_json(const jd_summary *s)
-{
-    json_t *o = json_object();
-#define S(k, v)                                                                                    \
-    if ((v)[0])                                                                                    \
-        json_object_set_new(o, k, json_string(v));                                                 \
-    else                                                                                           \
-        json_object_set_new(o, k, jd_null())
-#define N(k, v) json_object_set_new(o, k, jnum(v))
-    S("job_id", s->job_id);
-    S("exe", s->exe);
-    S("cmd", s->cmd);
-    S("host", s->host);
-    S("wf", s->wf);
-    S("wf_label", s->wf_label);
-    S("xformation", s->xformation);
-    S("type", s->type);
-    S("user", s->user);
-    S("site", s->site);
-    S("exit_type", s->exit_type);
-    S("signal_name", s->signal_name);
-    json_object_set_new(o, "exit_code", s->exit_code >= 0 ? json_integer(s->exit_code) : jd_null());
-    json_object_set_new(o, "finished", json_boolean(s->has_end));
-    N("start", s->start);
-    N("end", s->end);
-    N("duration", s->duration);
-    N("cpu_time", s->cpu_time);
-    N("cpu_efficiency", s->cpu_eff);
-    N("cores", s->cores);
-    N("peak_mem", s->peak_mem);
-    N("rchar", s->rchar);
-    N("wchar", s->wchar);
-    N("read_bytes", s->read_bytes);
-    N("write_bytes", s->write_bytes);
-    N("gpu_devices", s->gpu_devices);
-    N("gpu_peak_mem", s->gpu_peak_mem);
-    N("gpu_util_mean", s->gpu_util_mean);
-    N("gpu_util_peak", s->gpu_util_peak);
-    N("req_mem", s->req_mem);
-    N("req_cpus", s->req_cpus);
-    N("req_wall", s->req_wall);
-    N("req_gpus", s->req_gpus);
-    json_object_set_new(o, "samples", json_integer((json_int_t)s->samples));
-#undef S
-#undef N
-    return o;
-}
-
-/* Indexes to keep when thinning n points to about max: per bucket the first,
- * and the min and max of `key` (CPU %), so spikes survive. */
-static size_t *thin(const double *key, size_t n, size_t max, size_t *out_n)
-{
-    size_t *idx = malloc((n ? n : 1) * sizeof *idx), m = 0;
-    if (!idx) {
-        *out_n = 0;
-        return NULL;
-    }
-    if (!max || n <= max) {
-        for (size_t i = 0; i < n; i++) idx[m++] = i;
-        *out_n = m;
-        return idx;
-    }
-    size_t buckets = max / 3 ? max / 3 : 1;
-    for (size_t b = 0; b < buckets; b++) {
-        size_t a = b * n / buckets, e = (b + 1) * n / buckets;
-        if (a >= e) continue;
-        size_t lo = a, hi = a;
-        for (size_t i = a; i < e; i++) {
-            if (key && !isnan(key[i]) && (isnan(key[lo]) || key[i] < key[lo])) lo = i;
-            if (key && !isnan(key[i]) && (isnan(key[hi]) || key[i] > key[hi])) hi = i;
-        }
-        size_t t[3] = {a, lo < hi ? lo : hi, lo < hi ? hi : lo};
-        for (int k = 0; k < 3; k++)
-            if (!m || idx[m - 1] < t[k]) idx[m++] = t[k];
-    }
-    if (idx[m - 1] != n - 1) idx[m++] = n - 1;
-    *out_n = m;
-    return idx;
-}
-
-json_t *jobdata_json(const jobdata *j, size_t max_points)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "summary", jobdata_summary_json(&j->sum));
-    json_object_set(o, "start", j->start_ev ? j->start_ev : jd_null());
-    json_object_set(o, "end", j->end_ev ? j->end_ev : jd_null());
-    json_object_set(o, "tags", j->tags ? j->tags : jd_null());
-    size_t m;
-    size_t *idx = thin(j->col[JD_CPU], j->n, max_points, &m);
-    json_t *series = json_object();
-    for (int c = 0; c < JD_NCOL; c++) {
-        int any = 0;
-        for (size_t i = 0; i < j->n && !any; i++) any = !isnan(j->col[c][i]);
-        if (!any && c != JD_TS) continue;
-        json_t *a = json_array();
-        for (size_t k = 0; k < m; k++) json_array_append_new(a, jnum(j->col[c][idx[k]]));
-        json_object_set_new(series, jobdata_col_names[c], a);
-    }
-    free(idx);
-    json_object_set_new(o, "series", series);
-    json_t *extra = json_array();
-    for (size_t e = 0; e < j->nextra; e++) {
-        const jd_series *s = &j->extra[e];
-        size_t *ix = thin(s->val, s->n, max_points, &m);
-        json_t *ts = json_array(), *val = json_array();
-        for (size_t k = 0; k < m; k++) {
-            json_array_append_new(ts, jnum(s->ts[ix[k]]));
-            json_array_append_new(val, jnum(s->val[ix[k]]));
-        }
-        free(ix);
-        json_array_append_new(extra, json_pack("{s:s,s:s,s:o,s:o}", "name", s->name, "unit",
-                                               s->unit, "ts", ts, "val", val));
-    }
-    json_object_set_new(o, "extra", extra);
-    json_object_set(o, "events", j->events);
-    json_object_set_new(o, "events_dropped", json_integer((json_int_t)j->events_dropped));
-    json_object_set_new(o, "warnings", jobdata_warnings(j));
-    return o;
-}
-
-json_t *jd_null(void)
-{
-    static json_t *null;
-    if (!null) null = json_loads("null", JSON_DECODE_ANY, NULL);
-    return null; /* a singleton: jansson never frees it */
-}
-
-double jd_percentile(const double *v, size_t n, double p)
-{
-    if (!n) return NAN;
-    double h = (double)(n - 1) * p;
-    size_t lo = (size_t)floor(h);
-    if (lo >= n - 1) return v[n - 1];
-    return v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]);
 }

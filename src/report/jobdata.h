@@ -60,14 +60,28 @@ typedef struct jd_summary {
     char job_id[256], exe[512], cmd[1024], host[256], wf[128], wf_label[256];
     char xformation[256], type[32], user[64], site[128];
     char exit_type[16], signal_name[16];
+    char batch_system[16], batch_id[128]; /* the event's "batch" annotation */
+    /* how the job ended when not on its own: "signal", "limit" (a --limit:
+     * stop_limit names it), "oom_kill"; "" otherwise */
+    char stopped_by[16], stop_limit[32];
     int exit_code; /* -1 when signaled or unknown */
     int has_end;   /* a jobscope.end (or JoReMon's last row) was seen */
     double start, end, duration, cpu_time, cpu_eff, cores;
-    double peak_mem; /* bytes: peak RSS of the tree (cgroup peak if higher) */
+    /* bytes: the job's own peak, without page cache (tree RSS, process
+     * high-water marks, the cgroup's anon + shmem); cg_peak_mem the
+     * cgroup's figure, which also counts reclaimable page cache */
+    double peak_mem, cg_peak_mem;
     double rchar, wchar, read_bytes, write_bytes;
     double gpu_devices, gpu_peak_mem, gpu_util_mean, gpu_util_peak;
-    /* current requests, when recorded (tags request_*, --limit, cgroup max) */
+    /* the allocation the job is measured against (cores = alloc CPUs) and
+     * where each figure came from (docs/views.md "Allocation") */
+    char cores_from[64], alloc_mem_from[64], alloc_gpus_from[64];
+    double alloc_mem, alloc_gpus;
+    /* current requests, when recorded (a batch system's allocation, tags
+     * request_*, --limit): what stats' waste is computed against */
     double req_mem, req_cpus, req_wall, req_gpus;
+    double threads_peak; /* most threads at once */
+    double cpu_wait;     /* seconds some process of the job waited for a CPU (PSI) */
     size_t samples;
 } jd_summary;
 
@@ -84,6 +98,10 @@ typedef struct jobdata {
     int format; /* 0 jobscope/kickstart, 1 JoReMon */
     /* JoReMon rows are merged by timestamp into one sample */
     double jr_ts;
+    /* the executable as the start event, the last sample and the end record
+     * name it: the job's is the latest (a shim execs the real program) */
+    char exe_start[512], exe_last[512];
+    double cg_peak, cg_own_peak, psi_first, psi_last; /* from the samples */
 } jobdata;
 
 void jobdata_init(jobdata *j);
@@ -105,6 +123,17 @@ void jobdata_finish(jobdata *j);
  * {"kind":..., "message":..., "from":ts, "to":ts}. New reference. */
 json_t *jobdata_warnings(const jobdata *j);
 
+/* Phases of the job, runs of at least 3 intervals and min(5% of the job,
+ * 10 s): I/O-bound (waiting on I/O, or moving >= 1 MiB/s to or from storage
+ * at less than half the allocated CPUs) and idle (less than 5% of a CPU,
+ * no I/O).  Returns how many there are; the first max go to out, their
+ * total length to *total. */
+typedef struct jd_phase {
+    double from, to;
+} jd_phase;
+size_t jobdata_io_phases(const jobdata *j, jd_phase *out, size_t max, double *total);
+size_t jobdata_idle_phases(const jobdata *j, jd_phase *out, size_t max, double *total);
+
 /* The summary as a JSON object (new reference). */
 json_t *jobdata_summary_json(const jd_summary *s);
 
@@ -113,6 +142,12 @@ json_t *jobdata_summary_json(const jd_summary *s);
  * "events", "warnings"}.  Series are thinned to at most max_points (0 = all)
  * keeping each bucket's extremes.  New reference. */
 json_t *jobdata_json(const jobdata *j, size_t max_points);
+
+/* The number at key (NAN if absent or not a number), o[a][b], the string
+ * at key (NULL unless a non-empty string). */
+double jd_num(const json_t *o, const char *key);
+double jd_numpath(const json_t *o, const char *a, const char *b);
+const char *jd_str(const json_t *o, const char *key);
 
 /* jansson's null.  Use this, never json_null(): jobscope's own JSON writer
  * (event/json.h) has a json_null() of its own that wins at link time. */

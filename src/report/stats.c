@@ -8,9 +8,21 @@
  * distributions (p50/p90/p95/p99/max), the median and p10-p90 band of each
  * curve over normalised job time, and the requests (memory, cores, wall time,
  * GPUs) that would have fitted 95% and 99% of the runs with a margin, in
- * HTCondor, Slurm and Pegasus syntax, plus what recorded requests wasted. */
+ * HTCondor, Slurm and Pegasus syntax, plus what recorded requests wasted.
+ *
+ * Only jobs that ran to their end make the figures: a job still running
+ * (no end record yet) would pass its time so far for its wall time, and a
+ * job stopped by a signal, a --limit or the OOM killer has its peaks capped;
+ * both are counted and named, and a job that ran out of memory or time
+ * raises the advice to what it would have needed (1.5 x what it had).  A
+ * group of fewer than 5 runs carries a caution.  Cores are advised from the
+ * job's own parallelism (CPU time plus the time it waited for a CPU, at most
+ * its threads), not from the share a crowded node left it. */
 #include "report/stats.h"
+#include "report/stats_priv.h"
+#include "report/assess.h"
 #include "report/jobdata.h"
+#include "report/request.h"
 #include "report/svg.h"
 
 #include <dirent.h>
@@ -25,31 +37,29 @@
 #include <jansson.h>
 
 #define EXIT_BAD 125
-#define NBINS    20
 
-enum { M_MEM, M_CPU, M_EFF, M_WALL, M_CORES, M_READ, M_WRITE, M_GPUMEM, M_GPUUTIL, M_GPUS, NMET };
-static const char *const met_name[NMET] = {
-    "peak_memory", "cpu_time", "cpu_efficiency", "wall_time",       "cores_used",
+const char *const stats_met_name[NMET] = {
+    "peak_memory", "cpu_time", "cpu_efficiency", "wall_time",       "cores_used", "cores_wanted",
     "io_read",     "io_write", "gpu_memory",     "gpu_utilization", "gpus"};
-static const char *const met_title[NMET] = {"peak memory",
-                                            "CPU time",
-                                            "CPU efficiency",
-                                            "wall time",
-                                            "cores used (CPU time / wall)",
-                                            "read (rchar)",
-                                            "written (wchar)",
-                                            "GPU memory (peak)",
-                                            "GPU utilisation (mean)",
-                                            "GPUs used"};
-static const enum svg_unit met_unit[NMET] = {SVG_BYTES,   SVG_SECONDS, SVG_PERCENT, SVG_SECONDS,
-                                             SVG_PLAIN,   SVG_BYTES,   SVG_BYTES,   SVG_BYTES,
-                                             SVG_PERCENT, SVG_PLAIN};
+const char *const stats_met_title[NMET] = {"peak memory (own, no cache)",
+                                           "CPU time",
+                                           "CPU efficiency",
+                                           "wall time",
+                                           "cores used (CPU time / wall)",
+                                           "cores wanted (+ CPU waits)",
+                                           "read (rchar)",
+                                           "written (wchar)",
+                                           "GPU memory (peak)",
+                                           "GPU utilisation (mean)",
+                                           "GPUs used"};
+const enum svg_unit stats_met_unit[NMET] = {SVG_BYTES, SVG_SECONDS, SVG_PERCENT, SVG_SECONDS,
+                                            SVG_PLAIN, SVG_PLAIN,   SVG_BYTES,   SVG_BYTES,
+                                            SVG_BYTES, SVG_PERCENT, SVG_PLAIN};
 
-enum { C_CPU, C_MEM, C_IO, C_GPU, NCURVE };
-static const char *const curve_name[NCURVE] = {"cpu_percent", "memory", "io_rate", "gpu_util"};
-static const char *const curve_title[NCURVE] = {"CPU %", "memory (RSS)", "I/O rate (read+write)",
-                                                "GPU utilisation %"};
-static const enum svg_unit curve_unit[NCURVE] = {SVG_PERCENT, SVG_BYTES, SVG_BYTES, SVG_PERCENT};
+const char *const stats_curve_name[NCURVE] = {"cpu_percent", "memory", "io_rate", "gpu_util"};
+const char *const stats_curve_title[NCURVE] = {"CPU %", "memory (RSS)", "I/O rate (read+write)",
+                                               "GPU utilisation %"};
+const enum svg_unit stats_curve_unit[NCURVE] = {SVG_PERCENT, SVG_BYTES, SVG_BYTES, SVG_PERCENT};
 
 typedef struct dvec {
     double *v;
@@ -58,7 +68,10 @@ typedef struct dvec {
 
 typedef struct group {
     char *key;
-    size_t jobs;
+    size_t jobs;                  /* ran to their end: the figures */
+    size_t running;               /* no end record yet: not counted */
+    size_t stopped[3];            /* by a signal, a --limit, the OOM killer: not counted */
+    double mem_floor, wall_floor; /* what jobs that ran out of memory / time needed at least */
     dvec m[NMET];
     dvec curve[NCURVE][NBINS];
     /* waste of recorded requests */
@@ -93,6 +106,8 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+enum { STOP_SIGNAL, STOP_LIMIT, STOP_OOM };
+
 static group *group_of(stats *st, const char *key)
 {
     for (size_t i = 0; i < st->ng; i++)
@@ -106,24 +121,27 @@ static group *group_of(stats *st, const char *key)
     group *g = &st->g[st->ng++];
     memset(g, 0, sizeof *g);
     g->key = strdup(key);
+    g->mem_floor = g->wall_floor = NAN;
     return g;
 }
 
 static const char *group_key(const stats *st, const jobdata *j, char *buf, size_t len)
 {
     const jd_summary *s = &j->sum;
-    if (!st->by) return "all";
-    if (!strcmp(st->by, "exe")) {
+    const char *by = st->by;
+    if (!strcmp(by, "all")) return "all";
+    if (!strcmp(by, "auto")) by = s->xformation[0] ? "xformation" : "exe";
+    if (!strcmp(by, "exe")) {
         char first[256];
         const char *e = s->exe[0] ? s->exe : s->cmd;
         size_t k = strcspn(e, " ");
         snprintf(first, sizeof first, "%.*s", (int)(k < 255 ? k : 255), e);
         const char *sl = strrchr(first, '/');
         snprintf(buf, len, "%s", sl ? sl + 1 : first);
-    } else if (!strcmp(st->by, "xformation")) {
+    } else if (!strcmp(by, "xformation")) {
         snprintf(buf, len, "%s", s->xformation);
     } else {
-        json_t *v = json_object_get(j->tags, st->by + 4);
+        json_t *v = json_object_get(j->tags, by + 4);
         snprintf(buf, len, "%s", json_is_string(v) ? json_string_value(v) : "");
     }
     return buf[0] ? buf : "(none)";
@@ -174,13 +192,36 @@ static void add_job(stats *st, const jobdata *j)
     group *g = group_of(st, group_key(st, j, kb, sizeof kb));
     if (!g) return;
     const jd_summary *s = &j->sum;
+    if (!s->has_end && !strcmp(s->type, "jobscope")) {
+        g->running++; /* its wall time so far is no wall time */
+        return;
+    }
+    if (s->stopped_by[0]) {
+        g->stopped[!strcmp(s->stopped_by, "limit")      ? STOP_LIMIT
+                   : !strcmp(s->stopped_by, "oom_kill") ? STOP_OOM
+                                                        : STOP_SIGNAL]++;
+        /* what it would have needed: at least 1.5 x what it had */
+        jd_request r = assess_next_request(j, st->margin);
+        if (!strcmp(s->stopped_by, "oom_kill") || !strcmp(s->stop_limit, "memory") ||
+            !strcmp(s->stop_limit, "rss"))
+            g->mem_floor = fmax(isnan(g->mem_floor) ? 0 : g->mem_floor, r.mem);
+        if (!strcmp(s->stop_limit, "wall"))
+            g->wall_floor = fmax(isnan(g->wall_floor) ? 0 : g->wall_floor, r.wall);
+        return;
+    }
     g->jobs++;
     double cores_used = s->duration > 0 ? s->cpu_time / s->duration : NAN;
-    double vals[NMET] = {s->peak_mem,      s->cpu_time,
-                         s->cpu_eff,       s->duration,
-                         cores_used,       s->rchar,
-                         s->wchar,         s->gpu_peak_mem,
-                         s->gpu_util_mean, isnan(s->gpu_devices) ? 0 : s->gpu_devices};
+    double vals[NMET] = {s->peak_mem,
+                         s->cpu_time,
+                         s->cpu_eff,
+                         s->duration,
+                         cores_used,
+                         assess_cores_wanted(s),
+                         s->rchar,
+                         s->wchar,
+                         s->gpu_peak_mem,
+                         s->gpu_util_mean,
+                         isnan(s->gpu_devices) ? 0 : s->gpu_devices};
     for (int m = 0; m < NMET; m++) dpush(&g->m[m], vals[m]);
     if (j->n >= 2 && s->duration > 0) {
         for (int c = 0; c < NCURVE; c++) {
@@ -287,76 +328,72 @@ static int walk(stats *st, const char *dir)
 
 /* ---- advice ---- */
 
-typedef struct advice {
-    double q;
-    double mem, cores, wall, gpus, gpu_mem; /* bytes, count, seconds, count, bytes */
-} advice;
-
 static double pct(dvec *d, double p)
 {
     return jd_percentile(d->v, d->n, p);
 }
 
-static void make_advice(group *g, double q, double margin, advice *a)
+/* The request that fits a fraction q of the runs (docs/views.md). */
+static jd_request make_advice(group *g, double q, double margin)
 {
-    const double mib = 1048576;
-    a->q = q;
-    double m = pct(&g->m[M_MEM], q);
-    a->mem = isnan(m) ? NAN : ceil(m * (1 + margin) / mib) * mib;
-    double c = pct(&g->m[M_CORES], q);
-    a->cores = isnan(c) ? NAN : fmax(1, ceil(c - 0.05));
-    double w = pct(&g->m[M_WALL], q);
-    a->wall = isnan(w) ? NAN : ceil(w * (1 + margin) / 60) * 60;
-    double gp = pct(&g->m[M_GPUS], q);
-    a->gpus = isnan(gp) ? 0 : ceil(gp - 1e-9);
-    double gm = pct(&g->m[M_GPUMEM], q);
-    a->gpu_mem = (isnan(gm) || a->gpus == 0) ? NAN : ceil(gm * (1 + margin) / mib) * mib;
+    double c = pct(&g->m[M_WANT], q);
+    jd_request r = jd_request_make(pct(&g->m[M_MEM], q), isnan(c) ? NAN : fmax(1, ceil(c - 0.05)),
+                                   pct(&g->m[M_WALL], q), pct(&g->m[M_GPUS], q),
+                                   pct(&g->m[M_GPUMEM], q), margin);
+    /* jobs that ran out of memory or time needed more than they had */
+    if (!isnan(g->mem_floor) && !(r.mem >= g->mem_floor)) r.mem = g->mem_floor;
+    if (!isnan(g->wall_floor) && !(r.wall >= g->wall_floor)) r.wall = g->wall_floor;
+    return r;
 }
 
-static void fmt_hms(double s, char *buf, size_t len)
+static json_t *advice_json(group *g, double q, double margin)
 {
-    long t = (long)s;
-    snprintf(buf, len, "%02ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-}
-
-static json_t *advice_json(const advice *a)
-{
-    const double mib = 1048576;
-    char buf[256], hms[32];
-    json_t *o = json_object();
-    json_object_set_new(o, "fits", json_real(a->q));
-    json_object_set_new(o, "memory_bytes", isnan(a->mem) ? jd_null() : json_real(a->mem));
-    json_object_set_new(o, "cores",
-                        isnan(a->cores) ? jd_null() : json_integer((json_int_t)a->cores));
-    json_object_set_new(o, "wall_seconds", isnan(a->wall) ? jd_null() : json_real(a->wall));
-    json_object_set_new(o, "gpus", json_integer((json_int_t)a->gpus));
-    json_object_set_new(o, "gpu_memory_bytes",
-                        isnan(a->gpu_mem) ? jd_null() : json_real(a->gpu_mem));
-    fmt_hms(isnan(a->wall) ? 0 : a->wall, hms, sizeof hms);
-    /* HTCondor: request_memory in MiB; allowed_execute_duration in seconds */
-    size_t n = 0;
-    n += (size_t)snprintf(buf + n, sizeof buf - n, "request_memory = %.0fM\nrequest_cpus = %.0f\n",
-                          a->mem / mib, a->cores);
-    n += (size_t)snprintf(buf + n, sizeof buf - n, "allowed_execute_duration = %.0f\n", a->wall);
-    if (a->gpus > 0) {
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "request_gpus = %.0f\n", a->gpus);
-        if (!isnan(a->gpu_mem))
-            snprintf(buf + n, sizeof buf - n, "gpus_minimum_memory = %.0f\n", a->gpu_mem / mib);
-    }
-    json_object_set_new(o, "htcondor", json_string(buf));
-    n = (size_t)snprintf(buf, sizeof buf, "--mem=%.0fM --cpus-per-task=%.0f --time=%s",
-                         a->mem / mib, a->cores, hms);
-    if (a->gpus > 0) snprintf(buf + n, sizeof buf - n, " --gres=gpu:%.0f", a->gpus);
-    json_object_set_new(o, "slurm", json_string(buf));
-    n = (size_t)snprintf(
-        buf, sizeof buf,
-        "profile pegasus \"memory\" \"%.0f\"\n"
-        "profile pegasus \"cores\" \"%.0f\"\nprofile pegasus \"runtime\" \"%.0f\"\n",
-        a->mem / mib, a->cores, a->wall);
-    if (a->gpus > 0)
-        snprintf(buf + n, sizeof buf - n, "profile pegasus \"gpus\" \"%.0f\"\n", a->gpus);
-    json_object_set_new(o, "pegasus", json_string(buf));
+    jd_request r = make_advice(g, q, margin);
+    json_t *o = jd_request_json(&r);
+    json_object_set_new(o, "fits", json_real(q));
     return o;
+}
+
+/* Why the advice of a group may mislead (JSON array of strings). */
+static json_t *cautions(const group *g)
+{
+    json_t *a = json_array();
+    char b[256];
+    size_t stopped = g->stopped[0] + g->stopped[1] + g->stopped[2];
+    if (g->jobs < 5) {
+        snprintf(b, sizeof b,
+                 "advice from %zu run%s only: p95 and p99 are %s; collect more runs before "
+                 "trusting it",
+                 g->jobs, g->jobs == 1 ? "" : "s",
+                 g->jobs == 1 ? "that run's figures" : "its largest");
+        json_array_append_new(a, json_string(b));
+    }
+    if (g->running) {
+        snprintf(b, sizeof b, "%zu job%s still running, not counted", g->running,
+                 g->running == 1 ? "" : "s");
+        json_array_append_new(a, json_string(b));
+    }
+    if (stopped) {
+        snprintf(b, sizeof b,
+                 "%zu job%s stopped before the end, not counted (%zu by a signal, %zu by a "
+                 "--limit, %zu by the OOM killer)",
+                 stopped, stopped == 1 ? "" : "s", g->stopped[STOP_SIGNAL], g->stopped[STOP_LIMIT],
+                 g->stopped[STOP_OOM]);
+        json_array_append_new(a, json_string(b));
+    }
+    if (!isnan(g->mem_floor)) {
+        snprintf(b, sizeof b,
+                 "jobs ran out of memory: memory advice is at least %.0f MiB (1.5 x what they had)",
+                 g->mem_floor / 1048576);
+        json_array_append_new(a, json_string(b));
+    }
+    if (!isnan(g->wall_floor)) {
+        snprintf(b, sizeof b,
+                 "jobs ran out of time: wall-time advice is at least %.0f s (1.5 x what they had)",
+                 g->wall_floor);
+        json_array_append_new(a, json_string(b));
+    }
+    return a;
 }
 
 /* ---- output ---- */
@@ -382,8 +419,15 @@ static json_t *group_json(group *g, double margin)
     json_t *o = json_object();
     json_object_set_new(o, "group", json_string(g->key));
     json_object_set_new(o, "count", json_integer((json_int_t)g->jobs));
+    json_object_set_new(o, "running", json_integer((json_int_t)g->running));
+    json_object_set_new(o, "stopped",
+                        json_pack("{s:I,s:I,s:I}", "signal", (json_int_t)g->stopped[STOP_SIGNAL],
+                                  "limit", (json_int_t)g->stopped[STOP_LIMIT], "oom_kill",
+                                  (json_int_t)g->stopped[STOP_OOM]));
+    json_object_set_new(o, "cautions", cautions(g));
     json_t *dist = json_object();
-    for (int m = 0; m < NMET; m++) json_object_set_new(dist, met_name[m], dist_json(&g->m[m]));
+    for (int m = 0; m < NMET; m++)
+        json_object_set_new(dist, stats_met_name[m], dist_json(&g->m[m]));
     json_object_set_new(o, "distributions", dist);
     json_t *curves = json_object();
     for (int c = 0; c < NCURVE; c++) {
@@ -399,7 +443,7 @@ static json_t *group_json(group *g, double margin)
             json_array_append_new(hi, d->n ? json_real(pct(d, 0.9)) : jd_null());
         }
         if (any)
-            json_object_set_new(curves, curve_name[c],
+            json_object_set_new(curves, stats_curve_name[c],
                                 json_pack("{s:o,s:o,s:o,s:o,s:I}", "x", x, "median", med, "p10", lo,
                                           "p90", hi, "jobs", (json_int_t)g->curve[c][0].n));
         else
@@ -407,12 +451,9 @@ static json_t *group_json(group *g, double margin)
     }
     json_object_set_new(o, "average_run", curves);
     json_t *adv = json_object();
-    advice a95, a99;
-    make_advice(g, 0.95, margin, &a95);
-    make_advice(g, 0.99, margin, &a99);
     json_object_set_new(adv, "margin", json_real(margin));
-    json_object_set_new(adv, "p95", advice_json(&a95));
-    json_object_set_new(adv, "p99", advice_json(&a99));
+    json_object_set_new(adv, "p95", advice_json(g, 0.95, margin));
+    json_object_set_new(adv, "p99", advice_json(g, 0.99, margin));
     json_object_set_new(o, "advice", adv);
     json_t *w = json_object();
     if (g->mem_req_n)
@@ -441,225 +482,19 @@ static json_t *group_json(group *g, double margin)
     return o;
 }
 
-static void fmt_metric(int m, double v, char *buf, size_t len)
-{
-    if (isnan(v)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    switch (met_unit[m]) {
-    case SVG_BYTES:
-        svg_fmt_bytes(v, buf, len);
-        break;
-    case SVG_PERCENT:
-        snprintf(buf, len, m == M_EFF ? "%.1f%%" : "%.1f%%", m == M_EFF ? 100 * v : v);
-        break;
-    case SVG_SECONDS:
-        snprintf(buf, len, "%.1fs", v);
-        break;
-    default:
-        snprintf(buf, len, "%.2f", v);
-        break;
-    }
-}
-
-static void print_text(FILE *f, json_t *groups)
-{
-    size_t i;
-    json_t *g;
-    json_array_foreach(groups, i, g)
-    {
-        fprintf(f, "== %s: %lld jobs\n", json_string_value(json_object_get(g, "group")),
-                (long long)json_integer_value(json_object_get(g, "count")));
-        fprintf(f, "  %-30s %10s %10s %10s %10s %10s\n", "", "p50", "p90", "p95", "p99", "max");
-        json_t *dist = json_object_get(g, "distributions");
-        for (int m = 0; m < NMET; m++) {
-            json_t *d = json_object_get(dist, met_name[m]);
-            if (!json_integer_value(json_object_get(d, "n"))) continue;
-            if (m >= M_GPUMEM && json_number_value(json_object_get(d, "max")) <= 0) continue;
-            fprintf(f, "  %-30s", met_title[m]);
-            static const char *const k[] = {"p50", "p90", "p95", "p99", "max"};
-            for (int q = 0; q < 5; q++) {
-                char b[32];
-                fmt_metric(m, json_number_value(json_object_get(d, k[q])), b, sizeof b);
-                fprintf(f, " %10s", b);
-            }
-            fputc('\n', f);
-        }
-        json_t *curves = json_object_get(g, "average_run");
-        for (int c = 0; c < NCURVE; c++) {
-            json_t *cv = json_object_get(curves, curve_name[c]);
-            if (!cv) continue;
-            fprintf(f, "  average run, %s (median by 10%% of the job):", curve_title[c]);
-            json_t *med = json_object_get(cv, "median");
-            for (int b = 1; b < NBINS; b += 2) {
-                double v = json_number_value(json_array_get(med, (size_t)b));
-                char buf[32];
-                if (curve_unit[c] == SVG_BYTES)
-                    svg_fmt_bytes(v, buf, sizeof buf);
-                else
-                    snprintf(buf, sizeof buf, "%.0f", v);
-                fprintf(f, " %s", buf);
-            }
-            fputc('\n', f);
-        }
-        json_t *adv = json_object_get(g, "advice");
-        fprintf(f, "  advice (margin %.0f%% on memory and wall time):\n",
-                100 * json_number_value(json_object_get(adv, "margin")));
-        static const char *const qs[] = {"p95", "p99"};
-        for (int q = 0; q < 2; q++) {
-            json_t *a = json_object_get(adv, qs[q]);
-            fprintf(f, "   fits %s of runs:\n", q ? "99%" : "95%");
-            const char *hc = json_string_value(json_object_get(a, "htcondor"));
-            fprintf(f, "     HTCondor: ");
-            for (const char *p = hc; p && *p; p++)
-                fputs(*p == '\n' ? (p[1] ? "; " : "") : (char[2]){*p, 0}, f);
-            fprintf(f, "\n     Slurm:    %s\n     Pegasus:  ",
-                    json_string_value(json_object_get(a, "slurm")));
-            const char *pg = json_string_value(json_object_get(a, "pegasus"));
-            for (const char *p = pg; p && *p; p++)
-                fputs(*p == '\n' ? (p[1] ? "; " : "") : (char[2]){*p, 0}, f);
-            fputc('\n', f);
-        }
-        json_t *w = json_object_get(g, "waste"), *x;
-        if ((x = json_object_get(w, "memory")))
-            fprintf(f,
-                    "  current memory requests (%lld jobs): %.0f%% unused on average, %.1f of %.1f "
-                    "GiB-hours "
-                    "unused, %lld jobs above their request\n",
-                    (long long)json_integer_value(json_object_get(x, "jobs")),
-                    100 * json_number_value(json_object_get(x, "mean_unused_fraction")),
-                    json_number_value(json_object_get(x, "unused_gib_hours")),
-                    json_number_value(json_object_get(x, "requested_gib_hours")),
-                    (long long)json_integer_value(json_object_get(x, "over_request")));
-        if ((x = json_object_get(w, "cores")))
-            fprintf(f, "  current core requests (%lld jobs): %.1f of %.1f core-hours unused\n",
-                    (long long)json_integer_value(json_object_get(x, "jobs")),
-                    json_number_value(json_object_get(x, "unused_core_hours")),
-                    json_number_value(json_object_get(x, "requested_core_hours")));
-        if ((x = json_object_get(w, "wall")))
-            fprintf(f,
-                    "  current wall-time requests (%lld jobs): %.0f s unused on average, %lld jobs "
-                    "over\n",
-                    (long long)json_integer_value(json_object_get(x, "jobs")),
-                    json_number_value(json_object_get(x, "mean_unused_seconds")),
-                    (long long)json_integer_value(json_object_get(x, "over_request")));
-        if ((x = json_object_get(w, "gpus")))
-            fprintf(f, "  current GPU requests (%lld jobs): %.1f GPU-hours requested, %.1f used\n",
-                    (long long)json_integer_value(json_object_get(x, "jobs")),
-                    json_number_value(json_object_get(x, "requested_gpu_hours")),
-                    json_number_value(json_object_get(x, "used_gpu_hours")));
-        fputc('\n', f);
-    }
-}
-
-static void html_esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-}
-
-static void print_html(FILE *f, json_t *groups, json_t *all)
-{
-    fputs(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>jobscope stats</title>\n"
-        "<style>body{font-family:sans-serif;margin:1.5em;max-width:1100px}table{border-collapse:"
-        "collapse}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th:first-child,td:first-child"
-        "{text-align:left}pre{background:#f4f4f4;padding:6px}.charts "
-        "svg{margin:4px}</style></head><body>\n",
-        f);
-    fprintf(f, "<h1>jobscope stats</h1><p>%lld job files.</p>\n",
-            (long long)json_integer_value(json_object_get(all, "files")));
-    size_t i;
-    json_t *g;
-    json_array_foreach(groups, i, g)
-    {
-        fputs("<h2>", f);
-        html_esc(f, json_string_value(json_object_get(g, "group")));
-        fprintf(f,
-                " — %lld jobs</h2>\n<table><tr><th></th><th>p50</th><th>p90</th><th>p95</th>"
-                "<th>p99</th><th>max</th></tr>\n",
-                (long long)json_integer_value(json_object_get(g, "count")));
-        json_t *dist = json_object_get(g, "distributions");
-        for (int m = 0; m < NMET; m++) {
-            json_t *d = json_object_get(dist, met_name[m]);
-            if (!json_integer_value(json_object_get(d, "n"))) continue;
-            fprintf(f, "<tr><td>%s</td>", met_title[m]);
-            static const char *const k[] = {"p50", "p90", "p95", "p99", "max"};
-            for (int q = 0; q < 5; q++) {
-                char b[32];
-                fmt_metric(m, json_number_value(json_object_get(d, k[q])), b, sizeof b);
-                fprintf(f, "<td>%s</td>", b);
-            }
-            fputs("</tr>\n", f);
-        }
-        fputs("</table>\n<h3>Average run (median, p10–p90 band, over normalised job time)</h3>"
-              "<div class=\"charts\">\n",
-              f);
-        json_t *curves = json_object_get(g, "average_run");
-        for (int c = 0; c < NCURVE; c++) {
-            json_t *cv = json_object_get(curves, curve_name[c]);
-            if (!cv) continue;
-            double x[NBINS], y[NBINS], lo[NBINS], hi[NBINS];
-            for (int b = 0; b < NBINS; b++) {
-                x[b] = 100.0 * (b + 0.5) / NBINS;
-                json_t *v = json_array_get(json_object_get(cv, "median"), (size_t)b);
-                y[b] = json_is_number(v) ? json_number_value(v) : NAN;
-                v = json_array_get(json_object_get(cv, "p10"), (size_t)b);
-                lo[b] = json_is_number(v) ? json_number_value(v) : NAN;
-                v = json_array_get(json_object_get(cv, "p90"), (size_t)b);
-                hi[b] = json_is_number(v) ? json_number_value(v) : NAN;
-            }
-            svg_line L = {"median", x, y, lo, hi, NBINS};
-            svg_chart(f, curve_title[c], "% of the job's wall time", curve_unit[c], &L, 1, 520, 240,
-                      0);
-        }
-        fputs("</div>\n<h3>Right-sizing advice</h3>\n", f);
-        json_t *adv = json_object_get(g, "advice");
-        fprintf(f, "<p>Margin %.0f%% on memory and wall time.</p>\n",
-                100 * json_number_value(json_object_get(adv, "margin")));
-        static const char *const qs[] = {"p95", "p99"};
-        for (int q = 0; q < 2; q++) {
-            json_t *a = json_object_get(adv, qs[q]);
-            fprintf(f, "<h4>Fits %s of runs</h4><pre># HTCondor\n", q ? "99%" : "95%");
-            html_esc(f, json_string_value(json_object_get(a, "htcondor")));
-            fputs("\n# Slurm\n", f);
-            html_esc(f, json_string_value(json_object_get(a, "slurm")));
-            fputs("\n\n# Pegasus (transformation catalog)\n", f);
-            html_esc(f, json_string_value(json_object_get(a, "pegasus")));
-            fputs("</pre>\n", f);
-        }
-        char *w = json_dumps(json_object_get(g, "waste"), JSON_INDENT(1));
-        if (w && strcmp(w, "{}")) {
-            fputs("<h3>What current requests waste</h3><pre>", f);
-            html_esc(f, w);
-            fputs("</pre>\n", f);
-        }
-        free(w);
-    }
-    fputs("</body></html>\n", f);
-}
-
 static void usage(FILE *f)
 {
-    fputs("usage: jobscope stats DIR|FILE...|--server URL [--by exe|xformation|tag:KEY]\n"
+    fputs("usage: jobscope stats DIR|FILE...|--server URL [--by auto|all|exe|xformation|tag:KEY]\n"
           "                      [--json|--html] [--margin PCT] [-o FILE]\n"
-          "  Statistics over many jobs' event files (jobscope, kickstart or JoReMon format):\n"
+          "  Statistics over many jobs' event files (jobscope, kickstart or JoReMon format)\n"
+          "  or every job of a running `jobscope serve` (--server http://HOST:PORT):\n"
           "  distributions of peak memory, CPU time and efficiency, wall time, I/O and GPU;\n"
           "  the average run; requests that fit 95% and 99% of runs (docs/views.md).\n"
-          "  --by       group by executable (base name), transformation, or a --tag value\n"
+          "  Running jobs and jobs stopped by a signal, a limit or the OOM killer are\n"
+          "  counted apart.\n"
+          "  --by       auto (default: the transformation when a job has one, else the\n"
+          "             executable's base name), all (one group), exe, xformation, or a\n"
+          "             --tag value (tag:KEY)\n"
           "  --margin   head room added to memory and wall-time advice, percent (default 10)\n"
           "  --json     machine-readable output; --html a page with plots\n"
           "  --server   the jobs of a running 'jobscope serve' at URL (http://HOST:PORT),\n"
@@ -675,17 +510,18 @@ int stats_main(int argc, char **argv)
         {"html", no_argument, 0, 'H'},         {"margin", required_argument, 0, 'm'},
         {"output", required_argument, 0, 'o'}, {"server", required_argument, 0, 's'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    stats st = {.margin = 0.10};
+    stats st = {.margin = 0.10, .by = "auto"};
     int fmt = 0, c;
     const char *out = NULL, *server = NULL;
     optind = 1;
     while ((c = getopt_long(argc, argv, "b:o:m:h", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
-            if (strcmp(optarg, "exe") && strcmp(optarg, "xformation") &&
-                (strncmp(optarg, "tag:", 4) || !optarg[4])) {
+            if (strcmp(optarg, "exe") && strcmp(optarg, "xformation") && strcmp(optarg, "auto") &&
+                strcmp(optarg, "all") && (strncmp(optarg, "tag:", 4) || !optarg[4])) {
                 fprintf(stderr,
-                        "jobscope stats: --by: expected exe, xformation or tag:KEY, got '%s'\n",
+                        "jobscope stats: --by: expected auto, all, exe, xformation or tag:KEY, "
+                        "got '%s'\n",
                         optarg);
                 return EXIT_BAD;
             }
@@ -754,7 +590,7 @@ int stats_main(int argc, char **argv)
         "{s:I,s:I,s:I,s:f,s:o}", "files", (json_int_t)st.files, "unreadable_files",
         (json_int_t)st.bad_files, "bad_lines", (json_int_t)st.bad_lines, "read_seconds",
         (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, "groups", groups);
-    json_object_set_new(all, "by", json_string(st.by ? st.by : "all"));
+    json_object_set_new(all, "by", json_string(st.by));
     FILE *f = out ? fopen(out, "w") : stdout;
     if (!f) {
         fprintf(stderr, "jobscope stats: %s: %s\n", out, strerror(errno));
@@ -764,11 +600,11 @@ int stats_main(int argc, char **argv)
         json_dumpf(all, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
         fputc('\n', f);
     } else if (fmt == 2) {
-        print_html(f, groups, all);
+        stats_print_html(f, groups, all);
     } else {
         fprintf(f, "%zu job files%s", st.files, st.bad_files ? "" : "\n\n");
         if (st.bad_files) fprintf(f, " (%zu unreadable skipped)\n\n", st.bad_files);
-        print_text(f, groups);
+        stats_print_text(f, groups);
     }
     int werr = (out ? fclose(f) : fflush(f)) != 0;
     json_decref(all);

@@ -16,4 +16,13 @@ int report_main(int argc, char **argv);
 int report_fetch_jobs(const char *base_url, const char *only_job, void (*cb)(void *arg, jobdata *j),
                       void *arg);
 
+/* A job's page object from the server (GET /api/jobs/ID: summary,
+ * assessment, series...), or NULL: *status 404 (no such job, nothing
+ * printed), another HTTP status or 0 (no answer) after one line on stderr.
+ * server: http://HOST:PORT or unix:PATH. */
+json_t *report_fetch_job(const char *server, const char *id, long *status);
+/* The first 20 jobs whose id, workflow or executable match q (GET
+ * /api/jobs?q=), or NULL. */
+json_t *report_fetch_list(const char *server, const char *q);
+
 #endif

@@ -67,6 +67,21 @@ static void h_metrics(server *s, const server_request *r, server_response *w, vo
     gauge(&b, "jobscope_serve_store_chunks", "chunks in the store", (double)ss.chunks);
     gauge(&b, "jobscope_serve_store_disk_bytes", "bytes on disk under the store directory",
           (double)ss.disk_bytes);
+    gauge(&b, "jobscope_serve_store_writable",
+          "1 while the store takes writes, 0 while its log fails", ss.writable);
+    counter(&b, "jobscope_serve_store_write_failures_total",
+            "writes of the store's log that failed", ss.write_failures);
+    sbuf_puts(&b, "# HELP jobscope_serve_store_dropped_points_total points dropped by retention\n"
+                  "# TYPE jobscope_serve_store_dropped_points_total counter\n");
+    sbuf_printf(&b, "jobscope_serve_store_dropped_points_total{reason=\"age\"} %llu\n",
+                (unsigned long long)ss.dropped_points_age);
+    sbuf_printf(&b, "jobscope_serve_store_dropped_points_total{reason=\"size\"} %llu\n",
+                (unsigned long long)ss.dropped_points_size);
+    gauge(&b, "jobscope_serve_store_size_limit_unmet",
+          "1 while over --max-size with nothing left that may be dropped", ss.size_limit_unmet);
+    counter(&b, "jobscope_serve_store_damaged_log_segments_total",
+            "log segments found damaged at start (set aside in STORE/damaged)",
+            ss.damaged_segments);
     gauge(&b, "jobscope_serve_live_series", "per-job series exposed below",
           (double)server_live_count(s));
     gauge(&b, "jobscope_serve_start_time_seconds", "when the server started (epoch seconds)",

@@ -16,6 +16,7 @@
 #include "serve_cmd.h"
 #include "util/serve_detect.h"
 #include "util/log.h"
+#include "bpf/bpfpin.h"
 
 #define DEFAULT_CONFIG "/etc/jobscope/serve.conf"
 #define EXIT_ERR       125
@@ -240,6 +241,8 @@ int serve_main(int argc, char **argv, const server_module *const *modules)
         snprintf(where + strlen(where), sizeof where - strlen(where), "%sunix:%s",
                  *where ? ", " : "", s->cfg.socket_path);
     js_log(1, NULL, "listening on %s (store %s)", where, s->cfg.store_dir);
+    char bpf[1200]; /* the BPF sampler, loaded once per node for every run (docs/bpf.md) */
+    if (bpfpin_node(bpf, sizeof bpf) != -2 || s->cfg.verbose) js_log(1, NULL, "%s", bpf);
     int sig = 0;
     sigwait(&set, &sig);
     js_log(1, NULL, "signal %d: stopping", sig);

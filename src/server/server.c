@@ -70,6 +70,14 @@ int64_t server_now_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* The store's own messages (a damaged log, points dropped by --max-size,
+ * writes failing and coming back) go to the server's log. */
+static void store_log_line(void *arg, const char *line)
+{
+    (void)arg;
+    js_log(1, NULL, "%s", line);
+}
+
 /* ---- background maintenance: retention and size limits ---- */
 
 static void *maintain_thread(void *arg)
@@ -126,7 +134,8 @@ server *server_create(server_config *cfg, const server_module *const *modules, c
 
     /* settling waits for a minute without new chunks: a bulk load or a backfill is merged once, at
      * its end */
-    store_config sc = {s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes, 60};
+    store_config sc = {
+        s->cfg.store_dir, s->cfg.retention_s, s->cfg.max_bytes, 60, store_log_line, s};
     if (!(s->st = store_open(&sc, err, errlen))) {
         server_destroy(s);
         return NULL;

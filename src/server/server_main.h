@@ -11,6 +11,7 @@
 #include "serve_cmd.h"
 #include "server.h"
 #include "report/stats.h"
+#include "report/summary.h"
 
 extern const server_module repo_module; /* src/repo/repo_module.c: repository, dashboard */
 
@@ -22,6 +23,6 @@ extern const server_module repo_module; /* src/repo/repo_module.c: repository, d
 
 #define SERVER_COMMANDS                                                                            \
     {"serve", serve_cmd}, {"import", import_main}, {"stats", stats_main}, {"report", report_main}, \
-        {NULL, NULL},
+        {"summary", summary_main}, {NULL, NULL},
 
 #endif

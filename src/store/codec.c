@@ -22,15 +22,19 @@
 
 static const double p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 
-void store_buf_reserve(store_buf *b, size_t more)
+int store_buf_reserve(store_buf *b, size_t more)
 {
-    if (b->n + more <= b->cap) return;
+    if (b->n + more <= b->cap) return b->oom ? -1 : 0;
     size_t c = b->cap ? b->cap : 256;
     while (c < b->n + more) c *= 2;
-    uint8_t *p = realloc(b->p, c);
-    if (!p) abort();
+    uint8_t *p = b->oom ? NULL : realloc(b->p, c);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
     b->p = p;
     b->cap = c;
+    return 0;
 }
 
 void store_buf_free(store_buf *b)
@@ -41,7 +45,7 @@ void store_buf_free(store_buf *b)
 
 void store_buf_varint(store_buf *b, uint64_t v)
 {
-    store_buf_reserve(b, 10);
+    if (store_buf_reserve(b, 10) < 0) return;
     while (v >= 0x80) {
         b->p[b->n++] = (uint8_t)(v | 0x80);
         v >>= 7;
@@ -130,7 +134,10 @@ static double entropy_cost(const uint8_t *p, size_t n)
 static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
 {
     uint64_t *d = malloc(n * sizeof *d);
-    if (!d) abort();
+    if (!d) {
+        b->oom = 1;
+        return;
+    }
     uint64_t step =
         n > 1 ? (uint64_t)(((int64_t)((uint64_t)x[n - 1] - (uint64_t)x[0])) / (int64_t)(n - 1)) : 0;
     store_buf best = {0}, cand = {0};
@@ -138,7 +145,7 @@ static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
     for (int mode = 0; mode <= 3; mode++) {
         if (mode == 3 && n < 3) break;
         cand.n = 0;
-        store_buf_reserve(&cand, 1);
+        if (store_buf_reserve(&cand, 1) < 0) break;
         cand.p[cand.n++] = (uint8_t)mode;
         if (mode == 3) store_buf_varint(&cand, zz(step));
         diffs(x, n, mode, step, d);
@@ -151,9 +158,12 @@ static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
             bcost = cost;
         }
     }
-    store_buf_reserve(b, best.n);
-    memcpy(b->p + b->n, best.p, best.n);
-    b->n += best.n;
+    if (best.oom || cand.oom)
+        b->oom = 1;
+    else if (store_buf_reserve(b, best.n) == 0) {
+        memcpy(b->p + b->n, best.p, best.n);
+        b->n += best.n;
+    }
     store_buf_free(&best);
     store_buf_free(&cand);
     free(d);
@@ -315,7 +325,7 @@ static void bw_put(bitw *w, uint64_t v, int bits)
         w->nacc += take;
         bits -= take;
         if (w->nacc == 64) {
-            store_buf_reserve(w->b, 8);
+            if (store_buf_reserve(w->b, 8) < 0) return;
             for (int i = 7; i >= 0; i--) w->b->p[w->b->n++] = (uint8_t)(w->acc >> (i * 8));
             w->acc = 0;
             w->nacc = 0;
@@ -328,7 +338,7 @@ static void bw_flush(bitw *w)
     if (w->nacc) {
         uint64_t v = w->acc << (64 - w->nacc);
         int bytes = (w->nacc + 7) / 8;
-        store_buf_reserve(w->b, 8);
+        if (store_buf_reserve(w->b, 8) < 0) return;
         for (int i = 0; i < bytes; i++) w->b->p[w->b->n++] = (uint8_t)(v >> (56 - i * 8));
         w->acc = 0;
         w->nacc = 0;
@@ -456,6 +466,31 @@ static ZSTD_DCtx *my_dctx(void)
     return c;
 }
 
+/* Appends one zstd frame of p[0..n) at level to out: 0, or -1. */
+int store_zstd(const uint8_t *p, size_t n, int level, store_buf *out)
+{
+    ZSTD_CCtx *c = my_cctx();
+    size_t bound = ZSTD_compressBound(n);
+    if (!c || store_buf_reserve(out, bound) < 0) return -1;
+    size_t z = ZSTD_compressCCtx(c, out->p + out->n, bound, p, n, level);
+    if (ZSTD_isError(z)) return -1;
+    out->n += z;
+    return 0;
+}
+
+/* Replaces out's content with the frame p[0..n), which must give exactly
+ * raw bytes: 0, or -1. */
+int store_unzstd(const uint8_t *p, size_t n, size_t raw, store_buf *out)
+{
+    ZSTD_DCtx *d = my_dctx();
+    out->n = 0;
+    if (!d || store_buf_reserve(out, raw ? raw : 1) < 0) return -1;
+    size_t got = ZSTD_decompressDCtx(d, out->p, raw, p, n);
+    if (ZSTD_isError(got) || got != raw) return -1;
+    out->n = raw;
+    return 0;
+}
+
 /* --- parts and chunks ------------------------------------------------------ */
 
 /* Wraps a body: kind 1 (plain) or 2 (zstd: varint body length, frame). */
@@ -465,7 +500,7 @@ static void wrap(store_buf *body, int zlevel, store_buf *out)
     if (zlevel > 0 && body->n > 16) {
         ZSTD_CCtx *c = my_cctx();
         size_t bound = ZSTD_compressBound(body->n);
-        store_buf_reserve(out, bound + 11);
+        if (store_buf_reserve(out, bound + 11) < 0) return;
         out->p[0] = 2;
         out->n = 1;
         store_buf_varint(out, body->n);
@@ -476,7 +511,7 @@ static void wrap(store_buf *body, int zlevel, store_buf *out)
         }
         out->n = 0;
     }
-    store_buf_reserve(out, body->n + 1);
+    if (store_buf_reserve(out, body->n + 1) < 0) return;
     out->p[0] = 1;
     memcpy(out->p + 1, body->p, body->n);
     out->n = body->n + 1;
@@ -495,7 +530,7 @@ static const uint8_t *unwrap(const uint8_t *p, size_t len, size_t *blen, store_b
     uint64_t bl;
     if (store_get_varint(p, len, &pos, &bl) < 0 || bl > ((size_t)1 << 28)) return NULL;
     tmp->n = 0;
-    store_buf_reserve(tmp, bl);
+    if (store_buf_reserve(tmp, bl) < 0) return NULL;
     ZSTD_DCtx *d = my_dctx();
     size_t got = d ? ZSTD_decompressDCtx(d, tmp->p, bl, p + pos, len - pos) : (size_t)-1;
     if (!d || ZSTD_isError(got) || got != bl) return NULL;
@@ -509,9 +544,11 @@ int store_ts_encode(const int64_t *ts, size_t n, int zlevel, store_buf *out)
     store_buf body = {0};
     store_buf_varint(&body, n);
     put_ints(&body, ts, n, zlevel);
-    wrap(&body, zlevel, out);
+    out->oom = 0;
+    if (!body.oom) wrap(&body, zlevel, out);
+    int rc = body.oom || out->oom ? -1 : 0;
     store_buf_free(&body);
-    return 0;
+    return rc;
 }
 
 int store_val_encode(const double *val, size_t n, int zlevel, store_buf *out)
@@ -520,21 +557,23 @@ int store_val_encode(const double *val, size_t n, int zlevel, store_buf *out)
     store_buf body = {0};
     store_buf_varint(&body, n);
     int k = decimal_scale(val, n);
-    store_buf_reserve(&body, 1);
-    if (k >= 0) {
+    int64_t *iv = k >= 0 ? malloc(n * sizeof *iv) : NULL;
+    if (store_buf_reserve(&body, 1) < 0 || (k >= 0 && !iv)) {
+        body.oom = 1;
+    } else if (k >= 0) {
         body.p[body.n++] = (uint8_t)k;
-        int64_t *iv = malloc(n * sizeof *iv);
-        if (!iv) abort();
         for (size_t i = 0; i < n; i++) iv[i] = (int64_t)nearbyint(val[i] * p10[k]);
         put_ints(&body, iv, n, zlevel);
-        free(iv);
     } else {
         body.p[body.n++] = 0x10;
         put_xor(&body, val, n);
     }
-    wrap(&body, zlevel, out);
+    free(iv);
+    out->oom = 0;
+    if (!body.oom) wrap(&body, zlevel, out);
+    int rc = body.oom || out->oom ? -1 : 0;
     store_buf_free(&body);
-    return 0;
+    return rc;
 }
 
 static int grow(int64_t **ts, double **val, size_t n, size_t *cap, size_t more)
@@ -595,17 +634,21 @@ int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zleve
     store_buf t = {0}, v = {0};
     if (store_ts_encode(ts, n, zlevel, &t) < 0 || store_val_encode(val, n, zlevel, &v) < 0) {
         store_buf_free(&t);
+        store_buf_free(&v);
         return -1;
     }
     out->n = 0;
+    out->oom = 0;
     store_buf_varint(out, t.n);
-    store_buf_reserve(out, t.n + v.n);
-    memcpy(out->p + out->n, t.p, t.n);
-    memcpy(out->p + out->n + t.n, v.p, v.n);
-    out->n += t.n + v.n;
+    int rc = store_buf_reserve(out, t.n + v.n);
+    if (rc == 0) {
+        memcpy(out->p + out->n, t.p, t.n);
+        memcpy(out->p + out->n + t.n, v.p, v.n);
+        out->n += t.n + v.n;
+    }
     store_buf_free(&t);
     store_buf_free(&v);
-    return 0;
+    return rc;
 }
 
 int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n,

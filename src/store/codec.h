@@ -18,12 +18,16 @@
 /* Limits on what the codec accepts (store_put checks them). */
 #define STORE_TS_LIMIT ((int64_t)1 << 53) /* |ts_ms| */
 
+/* A growing byte buffer.  A failed allocation sets `oom` and is sticky:
+ * later writes are dropped, and whoever filled the buffer checks `oom`
+ * (or the -1 of store_buf_reserve) and fails its operation. */
 typedef struct store_buf {
     uint8_t *p;
     size_t n, cap;
+    int oom;
 } store_buf;
 
-void store_buf_reserve(store_buf *b, size_t more);
+int store_buf_reserve(store_buf *b, size_t more); /* 0, or -1 (and oom set) */
 void store_buf_free(store_buf *b);
 void store_buf_varint(store_buf *b, uint64_t v);
 /* 0 and advances *pos, or -1 when the input ends early. */
@@ -44,6 +48,10 @@ int store_chunk_encode(const int64_t *ts, const double *val, size_t n, int zleve
  * *n points, *cap slots).  0 or -1 when the chunk is corrupt. */
 int store_chunk_decode(const uint8_t *p, size_t len, int64_t **ts, double **val, size_t *n,
                        size_t *cap);
+
+/* zstd with the codec's per-thread contexts (the log's compressed records). */
+int store_zstd(const uint8_t *p, size_t n, int level, store_buf *out);
+int store_unzstd(const uint8_t *p, size_t n, size_t raw, store_buf *out);
 
 uint32_t store_crc32c(uint32_t crc, const void *p, size_t n);
 

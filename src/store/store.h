@@ -28,9 +28,15 @@ typedef struct store_tag {
 typedef struct store_config {
     const char *dir;       /* created (0700) if missing */
     double retention_s;    /* points older than this are dropped; 0 = keep forever */
-    long long max_bytes;   /* the oldest chunks are dropped beyond this size; 0 = no limit */
+    long long max_bytes;   /* everything under dir; beyond it the oldest points are dropped
+                              (never the newest partition); 0 = no limit */
     double settle_delay_s; /* store_maintain merges a series' chunks of a partition only once
                               it got none for this long (0: at once) */
+    /* The store's own messages, one line each ("store: ..."): a damaged log
+     * segment, points dropped by the size limit, writes failing and coming
+     * back.  NULL: stderr (js_log). */
+    void (*log)(void *arg, const char *line);
+    void *log_arg;
 } store_config;
 
 /* NULL with a one-line reason in err when the directory cannot be used. */
@@ -68,6 +74,13 @@ typedef struct store_series {
  * the walk and is returned.  Tag filtering is the caller's. */
 typedef int (*store_series_cb)(void *arg, const store_series *se);
 int store_series_of(store *s, const char *metric, store_series_cb cb, void *arg);
+/* The same for the series of `metric` that have every pair key=value ("*"
+ * as key or value: any): the index's postings of the most selective literal
+ * pair are read instead of every series of the metric.  Pairs are matched
+ * again by the caller only if it wants to (a series passed here has every
+ * literal pair). */
+int store_series_with(store *s, const char *metric, const store_tag *pairs, int npairs,
+                      store_series_cb cb, void *arg);
 
 /* A number that grows whenever a point of a series of `metric` is written
  * or dropped (retention, size limit) and when the metric gets a series:
@@ -88,6 +101,15 @@ typedef struct store_points {
     size_t n, cap;
 } store_points;
 int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, store_points *out);
+/* The points of many series, as store_read gives them, handed to cb one
+ * series at a time (i: the series' index in ids; *p is valid during the
+ * call only: cb copies what it keeps).  Large sets that fill most of an id range are read in
+ * one scan of the chunks table instead of one query a series; a few
+ * threads read at once, so cb runs concurrently (for distinct i).  0, or -1
+ * when a series could not be read (the others were handed over). */
+typedef void (*store_points_cb)(void *arg, size_t i, store_points *p);
+int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, int64_t to_ms,
+                    store_points_cb cb, void *arg);
 /* The newest point of a series: 1 found, 0 none, -1 error. */
 int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value);
 void store_points_free(store_points *p);
@@ -100,6 +122,15 @@ typedef struct store_stats {
     uint64_t points; /* stored points, all series */
     uint64_t chunks;
     long long disk_bytes; /* everything under the directory */
+    /* since the store was opened */
+    uint64_t dropped_points_age;  /* by retention_s */
+    uint64_t dropped_points_size; /* by max_bytes */
+    int size_limit_unmet;         /* 1: over max_bytes with nothing left it may drop */
+    uint64_t damaged_segments;    /* log segments that did not check out at open (in DIR/damaged) */
+    uint64_t damaged_lost_points; /* points of those segments that could not be kept */
+    uint64_t write_failures;      /* writes of the log that failed (each one failed its puts) */
+    int writable;                 /* 0 while puts fail: the last write of the log failed */
+    char error[160];              /* why, when not writable */
 } store_stats;
 void store_stats_get(store *s, store_stats *st);
 

@@ -1,7 +1,8 @@
 # 30_bench_quick.sh — smoke test of the benchmark (bench/run --quick): every
-# workload runs, results.json is written with the machine and jobscope's
-# figures, and jobscope's exact totals are right.  No timing assertions: the
-# figures themselves depend on the machine (see bench/README.md).
+# workload runs (the fixed cost of a run, a whole attach and a one-process job
+# too), results.json is written with the machine and jobscope's figures, and
+# jobscope's exact totals are right.  No timing assertions: the figures
+# themselves depend on the machine (see bench/README.md).
 
 # The bench is built and run in its own flags: under a sanitizer build
 # (make asan) its binaries would link instrumented objects without the
@@ -24,8 +25,19 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 m, W, F = r["machine"], r["workloads"], r["figures"]
 assert m["cores"] >= 1 and m["kernel"], "machine not recorded"
-for w in ("tree", "cpu", "forkstorm", "orphans", "crowd"):
+for w in ("tree", "cpu", "forkstorm", "orphans", "crowd", "fixed", "whole", "one"):
     assert w in W, "workload %s missing" % w
+# the fixed cost of a run and a whole attach, each with its peer
+fx = W["fixed"]["runs"]["jobscope-procfs"]
+assert fx and fx[0]["rc"] == 0 and fx[0]["cpu_ms"] > 0 and fx[0]["maxrss_kb"] > 0, "fixed: %s" % fx
+wh = W["whole"]["runs"]
+assert wh["floor"] and wh["jobscope"] and wh["jobscope"][0]["cpu_s"] > 0, "whole: no floor or jobscope run"
+if m.get("bpf_pinned"):   # a node with the sampler pinned: auto uses it at once
+    assert wh["jobscope-auto"][0]["first_sampler"] == "bpf", "whole: auto began with %s" % wh["jobscope-auto"]
+    assert W["fixed"]["runs"]["jobscope-bpf"][0]["sampler"] == "bpf", "fixed: bpf run"
+for k in ("one@1s", "one@0.1s"):
+    o = W["one"][k]["runs"]
+    assert o["floor"] and o["jobscope"] and o["jobscope"][0]["us_per_sample"] > 0, "%s: no run" % k
 c = W["crowd"]["runs"]["jobscope"]
 assert c["idle"] and c["crowded"], "crowd: no jobscope run"
 assert c["crowded"][0]["procs_seen"] == 10, "crowd: jobscope saw %s of 10" % c["crowded"][0]["procs_seen"]
@@ -42,6 +54,10 @@ assert abs(f["reported"]["cpu"] / f["truth"]["cpu"] - 1) < 0.05, "forkstorm cpu 
 o = W["orphans"]["runs"]["jobscope"][0]
 assert o["reported"]["wbytes"] >= 0.99 * o["truth"]["wbytes"], "orphans: bytes not attributed"
 assert len(r["targets"]) >= 8 and any(x["met"] is not None for x in r["targets"]), "targets missing"
+st = W.get("store")      # jobscope serve against VictoriaMetrics (when it is installed)
+if st is not None:
+    assert st["figures"] and st["std"] and st["hc"], "store: no figures"
+    assert not any(x["answers_differ"] for x in st["std"] + st["hc"]), "store: answers differ"
 print("ok")
 PY
 ) || { echo "$r"; fail "results.json checks"; return 1; }

@@ -41,7 +41,8 @@ test_env_level_and_bad_values() {
 }
 
 test_level_0_turns_metrics_off_and_leaves_env_alone() {
-    env -u JOBSCOPE_SOCKET -u JOBSCOPE_TELEMETRY_LEVEL -u JOBSCOPE_SERVE_SOCKET "$JS" run -q --no-serve -o ev.jsonl --telemetry-level 0 -- \
+    env -u JOBSCOPE_SOCKET -u JOBSCOPE_TELEMETRY_LEVEL -u JOBSCOPE_SERVE_SOCKET -u JOBSCOPE_BPF_PIN_DIR \
+        "$JS" run -q --no-serve -o ev.jsonl --telemetry-level 0 -- \
         sh -c 'env | grep ^JOBSCOPE_; "$0" emit x 1; exit 0' "$JS" >out.txt || return 1
     assert_eq "$(cat out.txt)" "" "no JOBSCOPE_ variable in the job" || return 1
     assert_eq "$(jq_py 'len([e for e in ev if e["event"]=="jobscope.metric"])' ev.jsonl)" 0 || return 1

@@ -121,3 +121,89 @@ PY
     echo "dashboard load time, best of 3: $ms ms"
     assert_le "$ms" 20000 "dashboard load time (ms, best of 3) of a 10k-sample job" || return 1
 }
+
+# A repository of 100,000 jobs, filled through the repository's own ingest
+# (bench/repo/repo_bench): the list shows the count and a screenful of rows,
+# scrolls to its very end, sorts on the server, searches by job id and by
+# workflow label, and an idle tab only revalidates (304, no rows); the
+# overview groups it.  The server-side times are figures of the bench
+# (bench/repo/run), not assertions here.
+test_dashboard_at_100000_jobs_lists_searches_sorts_and_idles_cheaply() {
+    need chromium || return 77
+    [[ $BUILD == *asan* ]] && { echo "    skip: a scale test (100,000 jobs) under ASan" >&2; return 77; }
+    "$ROOT/$BUILD/bench/repo_bench" fill "$T/store" 100000 0 || return 1
+    serve_up || return 1
+    local t0 t1
+    t0=$(date +%s%N); api "/api/jobs?q=job00123&limit=100" > s.json || return 1; t1=$(date +%s%N)
+    echo "search over 100,000 jobs: $(( (t1 - t0) / 1000000 )) ms with curl (the server-side figure is in bench/repo/run)"
+    assert_eq "$(python3 -c 'import json; print(json.load(open("s.json"))["total"])')" 100 || return 1
+    browser big "http://127.0.0.1:$PORT" "$SHOTS" > big.json || { cat big.json; return 1; }
+    cat big.json
+}
+
+# A finished job's page: bars against its allocation (the --tags here),
+# notes and the next-time request as the API computes them, the allocation
+# drawn on the charts, the x axis as time since the start, the zone switch.
+test_dashboard_job_page_shows_bars_notes_and_allocation_lines() {
+    need chromium || return 77
+    serve_up || return 1
+    JOBSCOPE_SERVE_SOCKET="$SOCK" "$JS" run -q -i 0.1 --job page1 --tag request_cpus=2 --tag request_memory=256M \
+        -o /dev/null -- sh -c 'head -c 30000000 /dev/urandom | gzip -1 >/dev/null; sleep 0.5' || return 1
+    browser jobpage "http://127.0.0.1:$PORT" "$SHOTS" page1 > jp.json || { cat jp.json; return 1; }
+    cat jp.json
+}
+
+# A workflow of 600 jobs with up to 40 at a time: the Gantt packs them into
+# lanes (its height follows the concurrency, not the number of jobs), has a
+# time axis, opens a job on click; a stampede event with a 3,000-character
+# field neither widens the page nor shows its JSON before it is asked for.
+test_dashboard_workflow_gantt_stays_readable_at_600_jobs() {
+    need chromium || return 77
+    serve_up || return 1
+    python3 - > wf600.ndjson <<'PY'
+import json
+wf, t = "5d3c2b1a-0000-4000-8000-000000000600", 1700000000.0
+print(json.dumps({"event": "stampede.wf.plan", "ts": t, "xwf_id": wf, "dax_label": "montage-600", "user": "alice"}))
+print(json.dumps({"event": "stampede.xwf.start", "ts": t, "xwf_id": wf}))
+print(json.dumps({"event": "stampede.task.monitoring", "ts": t + 5, "xwf_id": wf, "job_id": "job000",
+                  "monitoring_event": "darshan.perf", "payload": "x" * 3000}))
+for i in range(600):
+    s = t + (i // 40) * 60 + (i % 40) * 0.5
+    a = {"wf_uuid": wf, "job_id": "job%03d" % i, "hostname": "n%d" % (i % 8), "xformation": "mProject" if i % 3 else "mDiff"}
+    print(json.dumps(dict(a, event="jobscope.start", ts=s, exe="/bin/mProject", cmd="mProject", cpus_available=1)))
+    print(json.dumps(dict(a, event="jobscope.end", ts=s + 50, exit_type="exited", exit_code=1 if i % 50 == 7 else 0,
+                          start=s, end=s + 50, duration=50, cpu_time=40, cores=1, peaks={"rss": {"value": 1000 + i}})))
+print(json.dumps({"event": "stampede.xwf.end", "ts": t + 1000, "xwf_id": wf, "status": 0}))
+PY
+    curl -sf -X POST --data-binary @wf600.ndjson "http://127.0.0.1:$PORT/api/events" > post.json || fail "post: $(cat post.json)" || return 1
+    browser gantt "http://127.0.0.1:$PORT" "$SHOTS" 5d3c2b1a-0000-4000-8000-000000000600 > g.json || { cat g.json; return 1; }
+    cat g.json
+}
+
+# A report of 200 jobs draws the jobs in view, not 1,400 charts: a
+# comparison table (sortable) first; a job's charts appear when it is
+# scrolled to.
+test_report_of_200_jobs_draws_on_demand_and_compares_them() {
+    need chromium || return 77
+    python3 "$ROOT/tests/helpers/gen_jobs.py" jobs 200 12 || return 1
+    "$JS" report jobs/*.jsonl -o "$T/many.html" 2>/dev/null || return 1
+    browser reports "$T/many.html" "$SHOTS" 200 > r.json || { cat r.json; return 1; }
+    cat r.json
+}
+
+# An executable named "/bin/<!--<script>" once left a blank page: the JSON
+# embedded in the report escapes '<'.
+test_report_of_a_job_named_like_markup_opens_and_shows_the_name() {
+    need chromium || return 77
+    python3 - > x.jsonl <<'PY'
+import json
+ev = lambda **k: print(json.dumps(k))
+ev(event="jobscope.start", ts=1.0, job_id="x<y", exe="/bin/<!--<script>", cmd="a</script><script>alert(1)</script>")
+ev(event="kickstart.inv.online", ts=2.0, job_id="x<y", exe="/bin/<!--<script>", rss=100, procs=1, utime=1, stime=0)
+ev(event="jobscope.end", ts=3.0, job_id="x<y", exe="/bin/<!--<script>", exit_type="exited", exit_code=0, start=1, end=3, duration=2, cpu_time=1)
+PY
+    "$JS" report x.jsonl -o "$T/x.html" 2>/dev/null || return 1
+    ! grep -q '<!--<script>' "$T/x.html" || fail "raw markup in the report" || return 1
+    browser report-escaped "$T/x.html" "$SHOTS" > r.json || { cat r.json; return 1; }
+    cat r.json
+}

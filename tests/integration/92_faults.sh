@@ -1,7 +1,7 @@
 # 92_faults.sh — fault injection (issue 13, docs/testing.md): each fault hits
 # jobscope while a job runs, and each test asserts that the job is unharmed
 # (exit status, output) and that nothing jobscope acknowledged is lost or torn.
-source "$ROOT/tests/helpers/publish_servers.sh"
+source "$ROOT/tests/helpers/serve.sh" # and publish_servers.sh
 
 # every line of FILE is one whole JSON object; prints the count
 whole_lines() {
@@ -146,4 +146,84 @@ test_clock_stepping_backwards_keeps_seq_and_counters_monotonic() {
         "the clock really stepped back" || return 1
     assert_eq "$(jq_py 'all(b["utime"] >= a["utime"] and b["wchar"] >= a["wchar"] for a, b in zip(samples, samples[1:]))' ev.jsonl)" \
         true "counters monotonic" || return 1
+}
+
+# --- the store of jobscope serve (docs/store.md) ---------------------------------
+
+# metric NAME: the value of a /metrics line of the server at $SERVE_URL
+serve_metric() {
+    curl -s "$SERVE_URL/metrics" | awk -v n="$1" '$1 == n {print $2}'
+}
+
+# lines N TS0 [TAG]: N lines of line protocol, one point each, ms timestamps from TS0
+lp_lines() {
+    python3 -c 'import sys; n, t0, tag = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+print("\n".join("fs,host=h1,job=%s v=%d %d" % (tag, i, t0 + i) for i in range(n)))' "$@"
+}
+
+# Issue 23.17: a store on a full file system kept failing writes after space
+# was freed, until a restart, said nothing, and /api/version stayed 200.  It
+# comes back by itself, says so in the log both ways and in /metrics.
+test_store_on_a_full_filesystem_comes_back_by_itself_when_space_is_freed() {
+    small_fs full 16m || return $?
+    serve_start s --store "$T/full/store" || return 1
+    local t0=1700000000000 code i
+    lp_lines 200 $t0 before > before.lp
+    code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @before.lp "$SERVE_URL/write?precision=ms")
+    assert_eq "$code" 204 "a write with room" || return 1
+    assert_eq "$(serve_metric jobscope_serve_store_writable)" 1 "writable at first" || return 1
+    dd if=/dev/zero of=full/filler bs=64k 2>/dev/null
+    dd if=/dev/zero of=full/filler2 bs=512 2>/dev/null
+    lp_lines 3000 $((t0 + 100000)) full > during.lp
+    for i in $(seq 20); do
+        code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @during.lp "$SERVE_URL/write?precision=ms")
+        [ "$code" != 204 ] && break
+    done
+    assert_ne "$code" 204 "a write on the full file system" || return 1
+    assert_eq "$(serve_metric jobscope_serve_store_writable)" 0 "/metrics while full" || return 1
+    assert_ge "$(serve_metric jobscope_serve_store_write_failures_total)" 1 "write failures counted" || return 1
+    grep -q "store: cannot write the log" s.log || fail "no log line when writes began to fail" || return 1
+    rm -f full/filler full/filler2
+    lp_lines 200 $((t0 + 200000)) after > after.lp
+    for i in $(seq 60); do
+        code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @after.lp "$SERVE_URL/write?precision=ms")
+        [ "$code" = 204 ] && break
+        sleep 0.25
+    done
+    assert_eq "$code" 204 "a write once space was freed, without a restart" || return 1
+    assert_eq "$(serve_metric jobscope_serve_store_writable)" 1 "/metrics after space was freed" || return 1
+    grep -q "store: the log is writable again" s.log || fail "no log line when writes came back" || return 1
+    local n
+    n=$(curl -sg "$SERVE_URL/api/query?start=$t0&end=$((t0 + 400000))&ms=true&m=zimsum:0all-count:fs.v{job=before|after}" |
+        python3 -c 'import json,sys; print(sum(int(v) for s in json.load(sys.stdin) for v in s["dps"].values()))')
+    assert_eq "$n" 400 "points acknowledged before and after" || return 1
+}
+
+# Issue 23.5: --max-size deleted every point, the newest included.  The
+# oldest points go first, the newest partition never, and the log and
+# /metrics say what was dropped.
+test_max_size_drops_the_oldest_points_and_says_so() {
+    local now old
+    now=$(($(date +%s) * 1000)) old=$((now - 3 * 86400000))
+    serve_start s --max-size 1M || return 1
+    python3 -c 'import random, sys
+r = random.Random(5)
+t0 = int(sys.argv[1])
+print("\n".join("old,host=h%d v=%.6f %d" % (h, r.random(), t0 + i * 1000) for h in range(40) for i in range(5000)))' $old > old.lp
+    curl -sf --data-binary @old.lp "$SERVE_URL/write?precision=ms" || fail "write of old points" || return 1
+    lp_lines 100 $((now - 60000)) new > new.lp
+    curl -sf --data-binary @new.lp "$SERVE_URL/write?precision=ms" || fail "write of new points" || return 1
+    local i dropped=0
+    for i in $(seq 60); do      # maintenance runs every 10 s
+        curl -s "$SERVE_URL/metrics" > metrics.txt
+        dropped=$(awk '$1 == "jobscope_serve_store_dropped_points_total{reason=\"size\"}" {print $2}' metrics.txt)
+        [ "${dropped:-0}" -gt 0 ] && break
+        sleep 0.5
+    done
+    assert_ge "${dropped:-0}" 1 "points dropped for the size limit, in /metrics" || return 1
+    grep -q "store: size limit 1.0 MiB: dropped" s.log || fail "no log line: $(cat s.log)" || return 1
+    local n
+    n=$(curl -sg "$SERVE_URL/api/query?start=$((now - 3600000))&ms=true&m=zimsum:0all-count:fs.v{job=new}" |
+        python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(list(d[0]["dps"].values())[0]) if d else 0)')
+    assert_eq "$n" 100 "the newest points" || return 1
 }

@@ -1,12 +1,18 @@
 /* test_bpfsample.c — the BPF sampler reads what /proc shows: for processes
  * of a tree that are stopped (so nothing moves between the two reads), every
  * field of stat, io and status that jobscope uses is equal, CPU split by the
- * kernel's own cputime_adjust included; membership follows the tree.
- * Skipped where BPF cannot be used (not built, not root, old kernel). */
+ * kernel's own cputime_adjust included; membership follows the tree, or the
+ * job's cgroup and its sub-cgroups, with each process's live children
+ * counted so that members which left the cgroup can be found.  Runs that
+ * share the programs (loaded once, as when pinned) see their own trees
+ * only, and a run killed without closing leaves its entry for the next to
+ * remove.  Skipped where BPF cannot be used (not built, not root, old
+ * kernel). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bpf/bpfsample.h"
+#include "bpf/bpfsys.h"
 
 static void burn_ms(int ms)
 {
@@ -244,11 +251,183 @@ static void join_cgroup(pid_t pid)
     if (f) { fprintf(f, "%d\n", (int)pid); fclose(f); }
 }
 
+static char subdir[600]; /* a sub-cgroup of cgdir, when made */
+
+/* rmdir of a cgroup whose killed tasks are still leaving */
+static void rmdir_wait(const char *d)
+{
+    for (int i = 0; i < 200 && rmdir(d) != 0 && errno == EBUSY; i++) usleep(5000);
+}
+
 static int remove_cgroup(void **state)
 {
     kill_group(state);
-    if (cgdir[0]) { rmdir(cgdir); cgdir[0] = 0; }
+    if (subdir[0]) { rmdir_wait(subdir); subdir[0] = 0; }
+    if (cgdir[0]) { rmdir_wait(cgdir); cgdir[0] = 0; }
     return 0;
+}
+
+static void move_to(const char *dir, pid_t pid)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%d\n", (int)pid);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* C: three children that stop, then C stops. */
+static void child_c(void)
+{
+    for (int i = 0; i < 3; i++) {
+        pid_t k = fork();
+        if (k == 0) { raise(SIGSTOP); _exit(0); }
+        waitpid(k, NULL, WUNTRACED);
+    }
+    raise(SIGSTOP);
+    _exit(0);
+}
+
+static void test_the_cgroup_walk_takes_sub_cgroups_and_counts_children_that_left(void **state)
+{
+    (void)state;
+    char err[256];
+    make_cgroup();
+    if (!cgdir[0]) { fprintf(stderr, "    skip: cannot make a cgroup here\n"); skip(); }
+    snprintf(subdir, sizeof subdir, "%s/sub", cgdir);
+    assert_int_equal(mkdir(subdir, 0755), 0);
+    pid_t c = fork();
+    if (c == 0) { setpgid(0, 0); raise(SIGSTOP); child_c(); }
+    setpgid(c, c);
+    group = c;
+    int status;
+    assert_int_equal(waitpid(c, &status, WUNTRACED), c);
+    join_cgroup(c);
+    kill(c, SIGCONT);
+    assert_int_equal(waitpid(c, &status, WUNTRACED), c); /* its children made and stopped */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)c, (int)c);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int k[3];
+    assert_int_equal(fscanf(f, "%d %d %d", &k[0], &k[1], &k[2]), 3);
+    fclose(f);
+    move_to(subdir, k[1]); /* a nested job's cgroup */
+    char parent[600];
+    snprintf(parent, sizeof parent, "%s", cgdir);
+    *strrchr(parent, '/') = 0;
+    move_to(parent, k[2]); /* out of the job's cgroup */
+
+    bpfsample *bs = bpfsample_open(c, 0, cgdir, err, sizeof err);
+    if (!bs) { fprintf(stderr, "    skip: %s\n", err); skip(); }
+    const bpf_proc *procs;
+    assert_int_equal(bpfsample_read(bs, &procs), 3);   /* C, k0, and k1 in the sub-cgroup */
+    assert_non_null(bpfsample_find(bs, k[0]));
+    assert_non_null(bpfsample_find(bs, k[1]));
+    assert_null(bpfsample_find(bs, k[2]));
+    const bpf_proc *pc = bpfsample_find(bs, c);
+    assert_non_null(pc);
+    assert_int_equal(pc->kids, 3);                       /* k2 counted: it is looked for */
+    assert_int_equal(bpfsample_find(bs, k[0])->kids, 0);
+    bpfsample_close(bs);
+    move_to(cgdir, k[2]); /* so that the cgroups can go */
+}
+
+/* The programs loaded for this process alone (not pinned), or skip. */
+static void load_or_skip(bpfset *set)
+{
+    char err[256], note[256];
+    if (bpfpin_load(set, 0, err, sizeof err, note, sizeof note) != 0) {
+        fprintf(stderr, "    skip: %s\n", err);
+        skip();
+    }
+}
+
+/* In a forked child: a sampler of its own tree (itself) on the programs
+ * the parent loaded, as a second run on a node's pinned set. */
+static bpfsample *open_shared(const bpfset *set, char *err, size_t errlen)
+{
+    bpfset mine = *set;
+    for (int i = 0; i < BPFSET_N; i++) mine.fd[i] = mine.fd[i] >= 0 ? dup(mine.fd[i]) : -1;
+    return bpfsample_open_set(&mine, getpid(), 0, NULL, err, errlen);
+}
+
+/* Two runs at once on the same loaded programs, as two jobscopes on a node
+ * with the pinned sampler: each reads its own tree, through its own entry. */
+static void test_runs_sharing_the_programs_see_only_their_own_trees(void **state)
+{
+    (void)state;
+    char err[256];
+    bpfset set;
+    load_or_skip(&set);
+    pid_t a = fork(); /* the tree of the first run: A, stopped */
+    if (a == 0) { setpgid(0, 0); raise(SIGSTOP); _exit(0); }
+    setpgid(a, a);
+    group = a;
+    int status;
+    assert_int_equal(waitpid(a, &status, WUNTRACED), a);
+    int go[2], done[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(done), 0);
+    pid_t other = fork(); /* the second run, with a tree of its own (itself) */
+    if (other == 0) {
+        bpfsample *b = open_shared(&set, err, sizeof err);
+        char c = b ? 'y' : 'n';
+        if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1 || !b) _exit(2);
+        const bpf_proc *v;
+        int n = bpfsample_read(b, &v);
+        int ok = n == 1 && v[0].pid == getpid() && !bpfsample_find(b, a);
+        bpfsample_close(b);
+        _exit(ok ? 0 : 1);
+    }
+    bpfsample *bs = bpfsample_open_set(&set, a, 0, NULL, err, sizeof err);
+    assert_non_null(bs);
+    char c;
+    assert_int_equal(read(done[0], &c, 1), 1);
+    assert_int_equal(c, 'y');                            /* both open now */
+    const bpf_proc *v;
+    assert_int_equal(bpfsample_read(bs, &v), 1);
+    assert_int_equal(v[0].pid, a);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    assert_int_equal(waitpid(other, &status, 0), other);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);            /* and the other saw only its own */
+    assert_int_equal(bpfsample_read(bs, &v), 1);         /* still ours after it closed */
+    assert_int_equal(v[0].pid, a);
+    bpfsample_close(bs);
+    close(go[0]);
+    close(go[1]);
+    close(done[0]);
+    close(done[1]);
+}
+
+/* A run killed without closing (kill -9) leaves its entry in the shared
+ * maps; the next run to open removes it. */
+static void test_a_run_that_died_unclosed_is_swept_by_the_next(void **state)
+{
+    (void)state;
+    char err[256];
+    bpfset set;
+    load_or_skip(&set);
+    int cfg = dup(set.fd[BPFSET_CFG]);
+    pid_t dead = fork();
+    if (dead == 0) {
+        _exit(open_shared(&set, err, sizeof err) ? 0 : 1); /* no close */
+    }
+    int status;
+    assert_int_equal(waitpid(dead, &status, 0), dead);
+    assert_int_equal(WEXITSTATUS(status), 0);
+    uint32_t key = (uint32_t)dead;
+    unsigned char value[64];
+    assert_int_equal(bpfsys_map_lookup(cfg, &key, value), 0); /* left behind */
+    bpfsample *bs = bpfsample_open_set(&set, getpid(), 0, NULL, err, sizeof err);
+    assert_non_null(bs);
+    assert_int_equal(bpfsys_map_lookup(cfg, &key, value), -1); /* swept */
+    bpfsample_close(bs);
+    key = (uint32_t)getpid();
+    assert_int_equal(bpfsys_map_lookup(cfg, &key, value), -1); /* ours removed on close */
+    close(cfg);
 }
 
 static void test_bpf_sampler_through_the_jobs_cgroup_sees_only_its_tasks(void **state)
@@ -295,10 +474,22 @@ static void test_bpf_sampler_is_absent_or_refuses_a_tree_cleanly(void **state)
 
 int main(void)
 {
+    /* the plugin that loads the programs is in the build directory, one up */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0 && !getenv("JOBSCOPE_PLUGIN_DIR")) {
+        exe[n] = 0;
+        for (int up = 0; up < 2 && strrchr(exe, '/'); up++) *strrchr(exe, '/') = 0;
+        setenv("JOBSCOPE_PLUGIN_DIR", exe, 1);
+    }
+    setenv("JOBSCOPE_BPF_PIN_DIR", "off", 0); /* whatever this node has pinned */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_bpf_sampler_reads_what_proc_shows_for_a_stopped_tree, kill_group),
         cmocka_unit_test_teardown(test_bpf_sampler_through_the_jobs_cgroup_sees_only_its_tasks, remove_cgroup),
         cmocka_unit_test(test_bpf_sampler_is_absent_or_refuses_a_tree_cleanly),
+        cmocka_unit_test_teardown(test_the_cgroup_walk_takes_sub_cgroups_and_counts_children_that_left, remove_cgroup),
+        cmocka_unit_test_teardown(test_runs_sharing_the_programs_see_only_their_own_trees, kill_group),
+        cmocka_unit_test(test_a_run_that_died_unclosed_is_swept_by_the_next),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@ static int setup(void **st)
     snprintf(dir, sizeof dir, "/tmp/jobscope-tsq-XXXXXX");
     assert_non_null(mkdtemp(dir));
     char err[256];
-    store_config c = { dir, 0, 0, 0 };
+    store_config c = {dir, 0, 0, 0, NULL, NULL};
     st_ = store_open(&c, err, sizeof err);
     assert_non_null(st_);
     /* m{host=a,dc=x}: B+0s..B+50s every 10 s: 0,1,2,3,4,5
@@ -162,6 +162,104 @@ static void many_series_are_read_in_parallel_intact(void **st)
     tsq_query_free(&q);
 }
 
+/* tsq_run_local downsamples while it reads (one point a bucket instead of
+ * the raw points); the answers are bit for bit those of the raw path
+ * (tsq_fetch_local + tsq_eval) for every aggregator, fill and rate, with
+ * series whose timestamps differ (interpolation) and points out of order. */
+static void downsampling_while_reading_gives_the_same_answers(void **st)
+{
+    char err[256];
+    enum { NS = 40, NP = 300 };
+    static store_point p[NS * NP];
+    static store_tag tags[NS][2];
+    static char jobs[NS][16];
+    size_t n = 0;
+    for (int s = 0; s < NS; s++) {
+        snprintf(jobs[s], sizeof jobs[s], "j%02d", s);
+        tags[s][0] = (store_tag){ "job", jobs[s] };
+        tags[s][1] = (store_tag){ "host", s % 3 ? "h1" : "h2" };
+        for (int i = NP - 1; i >= 0; i--) /* newest first: out of order */
+            p[n++] = (store_point){ "ds", tags[s], 2, S(i) + (s * 37 + i * 11) % 900,
+                                    s % 2 ? i * 1.25 + s : sin(i * 0.1 + s) * 1e3 };
+    }
+    assert_int_equal(store_put(st_, p, n, err, sizeof err), 0);
+    const char *specs[] = { "10s-avg", "10s-sum", "7s-min", "30s-max", "10s-avg-zero", "10s-max-nan",
+                            "1m-avg", "3s-sum-null" };
+    const char *aggs[] = { "sum", "avg", "max", "min", "zimsum", "mimmax" };
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
+        for (size_t a = 0; a < sizeof aggs / sizeof *aggs; a++)
+            for (int rate = 0; rate < 2; rate++) {
+                char body[600];
+                snprintf(body, sizeof body,
+                         "{\"start\":%lld,\"end\":%lld,\"queries\":[{\"metric\":\"ds\",\"aggregator\":\"%s\","
+                         "\"downsample\":\"%s\",\"rate\":%s,\"filters\":[{\"type\":\"wildcard\",\"tagk\":\"host\","
+                         "\"filter\":\"*\",\"groupBy\":true}]}]}",
+                         (long long)(S(20) / 1000), (long long)(S(250) / 1000), aggs[a], specs[k],
+                         rate ? "true" : "false");
+                tsq_query q;
+                tsq_error e;
+                assert_int_equal(tsq_parse_json(body, strlen(body), B, &q, &e), 0);
+                tsq_result pre = { 0 }, raw = { 0 };
+                tsq_set set = { 0 };
+                assert_int_equal(tsq_run_local(st_, &q, &pre, &e), 0);
+                assert_int_equal(tsq_fetch_local(st_, &q, &q.subs[0], &set, &e), 0);
+                assert_int_equal(tsq_eval(&q, &q.subs[0], &set, &raw, &e), 0);
+                size_t la, lb;
+                char *ja = tsq_result_json(&q, &pre, &la), *jb = tsq_result_json(&q, &raw, &lb);
+                if (la != lb || memcmp(ja, jb, la) != 0)
+                    fail_msg("%s %s rate=%d:\n%s\n%s", specs[k], aggs[a], rate, ja, jb);
+                assert_true(pre.n == 2);
+                free(ja);
+                free(jb);
+                tsq_result_free(&pre);
+                tsq_result_free(&raw);
+                tsq_set_free(&set);
+                tsq_query_free(&q);
+            }
+}
+
+/* A set of series that fills its id range is read in one scan of the store
+ * (store_read_many): the same points as one read a series, memory and
+ * SQLite merged, a point written twice once. */
+static void a_large_set_is_read_in_one_scan_intact(void **st)
+{
+    char err[256];
+    enum { NS = 3000 };
+    static store_point p[NS * 4];
+    static store_tag tags[NS][1];
+    static char vals[NS][16];
+    size_t n = 0;
+    for (int s = 0; s < NS; s++) {
+        snprintf(vals[s], sizeof vals[s], "%04d", s);
+        tags[s][0] = (store_tag){ "job", vals[s] };
+        for (int i = 0; i < 3; i++) p[n++] = (store_point){ "scan", tags[s], 1, S(i), s + i };
+    }
+    assert_int_equal(store_put(st_, p, n, err, sizeof err), 0);
+    store_maintain(st_); /* some in SQLite */
+    n = 0;
+    for (int s = 0; s < NS; s += 2) { /* and some in memory, one of them again */
+        p[n++] = (store_point){ "scan", tags[s], 1, S(3), s + 3 };
+        p[n++] = (store_point){ "scan", tags[s], 1, S(1), -1 };
+    }
+    assert_int_equal(store_put(st_, p, n, err, sizeof err), 0);
+    tsq_query q;
+    tsq_error e;
+    tsq_set set = { 0 };
+    const char *body = "{\"start\":1699999200,\"end\":1699999260,\"queries\":[{\"metric\":\"scan\",\"aggregator\":\"none\"}]}";
+    assert_int_equal(tsq_parse_json(body, strlen(body), B, &q, &e), 0);
+    assert_int_equal(tsq_fetch_local(st_, &q, &q.subs[0], &set, &e), 0);
+    assert_int_equal(set.n, NS);
+    for (size_t i = 0; i < set.n; i++) {
+        int s = atoi(set.v[i].tags[0].value);
+        assert_int_equal(set.v[i].pts.n, s % 2 ? 3 : 4);
+        for (int k = 0; k < (int)set.v[i].pts.n; k++)
+            assert_true(set.v[i].pts.ts[k] == S(k) &&
+                        set.v[i].pts.val[k] == (s % 2 == 0 && k == 1 ? -1 : s + k));
+    }
+    tsq_set_free(&set);
+    tsq_query_free(&q);
+}
+
 typedef struct params { const char *k[4], *v[4]; int n; } params;
 
 static const char *param(void *arg, const char *name, int i)
@@ -239,6 +337,8 @@ int main(void)
         T(unknown_metric_is_opentsdbs_400), T(known_metric_without_matches_is_empty),
         T(last_gives_the_newest_point_per_series), T(lookup_lists_series_of_a_metric),
         T(many_series_are_read_in_parallel_intact),
+        T(downsampling_while_reading_gives_the_same_answers),
+        T(a_large_set_is_read_in_one_scan_intact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <jansson.h>
 
 #include "../formats/sbuf.h"
 #include "../formats/tsconv.h"
@@ -118,28 +117,15 @@ int remote_write_encode(sbuf *b, const char *json, size_t len, const char *keep_
     rw_label lab[128];
     char names[128][64];
     int n = 1; /* lab[0] is __name__ */
+    /* the tags tsconv_parse takes: annotations, rank/pid/id, and the "tags"
+     * object (--tag KEY=VALUE, a custom metric's tags, the Slurm plugin's
+     * slurm_*) unless an annotation has the name */
     for (int i = 0; i < p.ntags && n < 127; i++) {
         snprintf(names[n], sizeof names[n], "%s", p.tags[i].key);
         sanitize(names[n], 0);
         if (!strncmp(names[n], "__", 2)) continue; /* reserved */
         lab[n].name = names[n];
         lab[n++].value = p.tags[i].val;
-    }
-    /* the "tags" object (--tag KEY=VALUE, a custom metric's tags; the Slurm
-     * plugin's slurm_*): labels too, unless an annotation has the name */
-    const char *k;
-    json_t *v;
-    json_t *tags = json_object_get((json_t *)p.doc, "tags");
-    json_object_foreach(tags, k, v)
-    {
-        if (!json_is_string(v) || !json_string_length(v) || !tsconv_listed(keep_tags, k) ||
-            tsconv_has_key(&p, k) || n >= 127)
-            continue;
-        snprintf(names[n], sizeof names[n], "%s", k);
-        sanitize(names[n], 0);
-        if (!strncmp(names[n], "__", 2)) continue;
-        lab[n].name = names[n];
-        lab[n++].value = json_string_value(v);
     }
     char metric[256];
     int samples = 0;

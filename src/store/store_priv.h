@@ -1,0 +1,287 @@
+/* store_priv.h — what the parts of the store share (store.c, store_index.c,
+ * store_head.c, store_wal.c, store_read.c, store_maintain.c): limits, the
+ * in-memory types (series, frozen chunks, the index, the store itself) and
+ * the functions one part calls in another.  Private to src/store. */
+#ifndef JOBSCOPE_STORE_PRIV_H
+#define JOBSCOPE_STORE_PRIV_H
+
+#include "store/store.h"
+#include "store/codec.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SEG_LIMIT       (8u << 20)          /* log segment size before rotation */
+#define PART_MS         (2LL * 3600 * 1000) /* time partition of chunks */
+#define HEAD_BUDGET     8000000 /* head points over all series (encoded: ~3 bytes a point) */
+#define HEAD_MIN        32
+#define HEAD_MAX        2048
+#define FLUSH_BYTES     (2u << 20) /* frozen chunk bytes before a SQLite commit */
+#define FLUSH_CHUNKS    8192
+#define ZLEVEL_FLUSH    1
+#define ZLEVEL_SETTLE   9
+#define MAX_NAME        4096
+#define MAX_TAGS        64
+#define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
+
+#define STORE_FORMAT "4" /* meta 'format' of chunks.db (docs/store.md) */
+
+/* Log records (docs/store.md "The write-ahead log"); NOP: the probe written
+ * when a failed log comes back, skipped by replay; ZSTD: records as written
+ * by one group commit (up to ZREC_RAW bytes), compressed.  No record is
+ * longer than REC_MAX: a series key is at most ~530 KB, a put's slice ~170 KB. */
+enum { REC_SERIES = 1, REC_POINTS = 2, REC_NOP = 3, REC_ZSTD = 4 };
+#define ZREC_RAW (1u << 20)
+#define REC_MAX  (1u << 20)
+
+typedef struct series series;
+
+typedef struct frozen {
+    struct frozen *next_s; /* the series' frozen chunks, oldest first */
+    struct frozen *next_p; /* pending list (all frozen chunks, oldest first) */
+    series *se;
+    int64_t t0, t1;
+    uint32_t n;
+    uint8_t *tdata, *vdata; /* timestamp and value parts (codec.h) */
+    size_t tlen, vlen;
+} frozen;
+
+/* A series: its key and its head.  112 bytes at most would be 112 MB a
+ * million series: fields are sized to what they hold.  The record of an id
+ * never moves (blocks of SER_BLOCK) and its key never changes. */
+#define SER_BLOCK 4096
+struct series {
+    const uint8_t *key; /* its tags as in the canonical key ((k NUL v NUL)*), in the key arena */
+    uint32_t keylen;
+    uint32_t hash; /* low 32 bits of store_hash(key) */
+    uint32_t id;
+    uint32_t metric;   /* index of its metric in store.mets */
+    uint32_t head_seg; /* log segment of the head's oldest point */
+    /* the head: recent points, encoded (store_head.c) */
+    uint32_t hn;         /* points */
+    uint32_t hlen, hcap; /* bytes in hbuf */
+    int32_t hpart;       /* the partition of the head's first point */
+    uint8_t hmode;       /* value coding: 0..9 decimal digits, HEAD_RAW */
+    uint8_t touched;     /* maintenance round of its last point (mod 256): quiet heads are cut */
+    uint8_t *hbuf;
+    int64_t h_ts; /* the head's last point: timestamp */
+    int64_t h_x;  /* and value (scaled integer, or the double's bits) */
+    frozen *fz;   /* frozen chunks, oldest first */
+};
+
+typedef struct strent {
+    char *s;
+    uint64_t h;
+    void *val;
+} strent;
+typedef struct strmap {
+    strent *slots;
+    size_t cap, n;
+} strmap;
+/* A metric: its series, and a version bumped by every write (store_metric_version). */
+typedef struct mlist {
+    uint32_t *v; /* series ids */
+    size_t n, cap;
+    uint64_t version;
+    const char *name;
+    uint32_t index;     /* in store.mets */
+    sqlite3_int64 dbid; /* its row in the metrics table, once known */
+} mlist;
+/* The series of a tag pair key=value that more than one series has
+ * ("postings"; a pair of one series keeps its id in the pair table). */
+typedef struct plist {
+    uint32_t *ids;
+    uint32_t n, cap;
+} plist;
+
+/* Head buffers by size class (store_head.c). */
+typedef struct headslab {
+    uint8_t *free[18];
+    uint8_t **slabs;
+    size_t nslabs, capslabs;
+    uint8_t *cur;
+    uint32_t left;
+} headslab;
+
+struct store {
+    char *dir;
+    store_config cfg;
+    pthread_mutex_t mu, wmu, pool_mu;
+    pthread_cond_t synced_cv;
+    sqlite3 *db;
+    sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time;
+    sqlite3_stmt *ins_name, *sel_name;
+    sqlite3 **pool;
+    int npool, cappool;
+    int lock_fd;
+    /* index (store_index.c) */
+    series **sblocks; /* records by id, SER_BLOCK a block */
+    size_t nsblocks;
+    uint32_t *tab; /* key → id, open addressing, at most half full */
+    size_t tabcap, nseries;
+    uint64_t next_id, persisted_below; /* ids below it are in the series table */
+    uint8_t **arenas;                  /* key bytes */
+    size_t narena, caparena, arena_left;
+    uint8_t *arena_cur;
+    strmap metrics, tagks; /* metric name → mlist; tag keys */
+    mlist **mets;
+    size_t nmets, capmets;
+    uint64_t *ptab; /* tag pair → its series (store_index.c) */
+    size_t pcap, npairs;
+    plist *plists;
+    size_t nplists, capplists;
+    /* log */
+    int wal_fd;
+    uint64_t seg, seg_bytes;
+    store_buf wbuf;
+    uint64_t put_seq, synced_seq;
+    uint64_t seg_limit;
+    int seg_limit_fixed; /* set by JOBSCOPE_STORE_SEGMENT_BYTES (tests): not grown with the series
+                          */
+    int syncing, broken;
+    char broken_msg[160];
+    int64_t broken_since_ms, recover_tried_ms;
+    uint64_t write_failures;
+    /* frozen chunks waiting for SQLite */
+    frozen *pend_first, *pend_last;
+    size_t pend_bytes, pend_n;
+    uint64_t head_points, head_bytes;
+    headslab hslab;
+    uint32_t head_max;
+    uint64_t db_points, db_chunks;
+    int64_t db_oldest;   /* the earliest end of a chunk in SQLite (INT64_MAX: none) */
+    int times_gc_due;    /* chunks were deleted: rows of `times` may be garbage (under wmu) */
+    int64_t times_gc_ms; /* when they were last collected */
+    int64_t max_ts;
+    /* (series, partition) that got chunks since settling looked at them */
+    struct group *dirty;
+    size_t ndirty, capdirty;
+    int scanned;       /* settling has looked at the whole table once */
+    uint64_t drop_gen; /* bumped when retention or the size limit drops points */
+    /* what store_stats reports beyond sizes */
+    uint64_t dropped_age, dropped_size, damaged_segments, damaged_lost;
+    int size_unmet;
+    int64_t last_put_ms; /* when the last put came (idle settling) */
+    uint8_t round;       /* maintenance rounds, mod 256 (series.touched) */
+    int idle_settled;    /* settled since then */
+    int64_t
+        opened_ms; /* when store_open ran: what settling finds at first counts as written then */
+};
+
+typedef struct group {
+    uint64_t series;
+    int64_t part;
+    int64_t at;
+} group; /* at: when it last got a chunk (ms) */
+
+/* A 64-bit hash of bytes, a word at a time (keys are hashed for every point). */
+static inline uint64_t store_hash(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 0x243f6a8885a308d3ULL ^ (n * 0x9e3779b97f4a7c15ULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 31;
+        b += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, b, n);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 32);
+}
+
+static inline int64_t store_part_of(int64_t ts)
+{
+    int64_t q = ts / PART_MS;
+    if (ts % PART_MS < 0) q--;
+    return q;
+}
+
+static inline int64_t store_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* store_index.c */
+strent *store_strmap_find(strmap *m, const char *s, uint64_t h, int add);
+void store_strmap_free(strmap *m, int free_vals);
+int store_tag_cmp(const void *a, const void *b);
+int store_key_make(store_buf *k, const char *metric, const store_tag *sorted, int ntags);
+series *store_series_find(store *s, const uint8_t *key, size_t len, uint64_t h);
+series *store_series_add(store *s, uint64_t id, const char *metric, const store_tag *sorted,
+                         int ntags, const uint8_t *key, size_t keylen, uint64_t h);
+series *store_series_by_id(store *s, uint64_t id);
+void store_index_free(store *s);
+int store_key_parse(const uint8_t *key, size_t len, const char **metric, store_tag *tags,
+                    int *ntags);
+int store_key_tags(const uint8_t *tp, size_t len, store_tag *tags, int *ntags);
+int store_series_key(const store *s, const series *se, store_buf *k);
+
+/* store_head.c */
+#define HEAD_RAW 0xff
+int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg);
+int store_head_cut(store *s, series *se, uint32_t upto);
+void store_head_decode(const series *se, int64_t *ts, double *val);
+long store_head_drop_before(store *s, series *se, int64_t cutoff);
+void store_head_free(series *se);
+void store_head_slabs_free(store *s);
+
+/* store_put.c */
+int store_chunk_insert(store *s, uint64_t series_id, int64_t t0, int64_t t1, size_t n,
+                       const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl);
+int store_flush_pending(store *s);
+
+/* store_wal.c */
+int store_wal_segments(const store *s, uint64_t **out, size_t *n);
+int store_wal_open_segment(store *s, uint64_t seg);
+size_t store_wal_begin(store_buf *b, int type);
+void store_wal_end(store_buf *b, size_t at);
+void store_wal_log_series(store *s, const series *se);
+int store_wal_checkpoint(store *s, uint64_t keep);
+int store_wal_wait_durable(store *s, uint64_t seq);
+int store_wal_recover(store *s);
+int store_wal_retire(store *s);
+typedef struct wal_replay {
+    int damaged;          /* bytes that are not records, before the end */
+    size_t bad_bytes;     /* how many */
+    int places;           /* in how many stretches */
+    uint64_t lost_points; /* points of series whose own record was damaged */
+} wal_replay;
+int store_wal_replay(store *s, uint64_t seg, wal_replay *rs);
+int store_wal_set_aside(store *s, uint64_t seg, char *where, size_t wlen);
+
+/* store.c */
+void store_log(store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int store_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+sqlite3 *store_db_open(const store *s, int readonly, char *err, size_t errlen);
+void store_db_close_reader(sqlite3 *db);
+sqlite3_stmt *store_stmt_cached(sqlite3 *db, const char *sql);
+sqlite3 *store_pool_get(store *s);
+void store_pool_put(store *s, sqlite3 *db);
+
+/* store_read.c */
+typedef struct store_pointbuf {
+    int64_t *ts;
+    double *val;
+    size_t n, cap;
+} store_pointbuf;
+int store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *out);
+
+/* store_maintain.c */
+void store_dirty_add(store *s, uint64_t sid, int64_t part);
+void store_dirty_add_at(store *s, uint64_t sid, int64_t part, int64_t at);
+long long store_dir_bytes(const char *dir);
+int store_settle_all(store *s);
+
+#endif
