@@ -38,12 +38,6 @@ int jread_fail(jread *r, const char *p, const char *why)
     return -1;
 }
 
-const char *jread_ws(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
-    return p;
-}
-
 /* Length of a valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid. */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 {

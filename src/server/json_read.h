@@ -49,8 +49,13 @@ void jread_free(jread *r);
 void jread_scratch_reset(jread *r);
 /* Records the first error at p ("line L, column C: why"); returns -1. */
 int jread_fail(jread *r, const char *p, const char *why);
-/* p past JSON whitespace. */
-const char *jread_ws(const char *p, const char *end);
+/* p past JSON whitespace (inline: the readers call it between every two
+ * tokens). */
+static inline const char *jread_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
+    return p;
+}
 
 /* A string at *pp, just after its opening quote: *s, *n its value (a span
  * of the text, or of the scratch arena); *pp moves past the closing quote.

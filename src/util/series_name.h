@@ -21,8 +21,17 @@ static inline int series_name_char(unsigned char c)
 }
 
 /* A name, tag key or tag value a client sent: 1..SERIES_NAME_MAX bytes of
- * series_name_char or bytes >= 0x80.  1 or 0. */
-int series_name_valid(const char *s, size_t n);
+ * series_name_char or bytes >= 0x80.  1 or 0.  (Inline: the ingest checks
+ * three or more names a point.) */
+static inline int series_name_valid(const char *s, size_t n)
+{
+    if (!n || n > SERIES_NAME_MAX) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!series_name_char(c) && c < 0x80) return 0;
+    }
+    return 1;
+}
 
 /* A name made from an event: every byte that is not series_name_char
  * becomes '_' (in place, up to the NUL). */
