@@ -35,6 +35,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stddef.h>
 #include <poll.h>
 #include <signal.h>
@@ -117,6 +118,7 @@ struct monitor {
     double exe_checked;
     reapio reapio;       /* reaped children's I/O when their zombies are unreadable */
     double last_reap_ts; /* when jobscope last reaped a child (--wait-all's end) */
+    alloc_info alloc;    /* what the job was given: the end record's cores (start event) */
 };
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
@@ -204,9 +206,9 @@ static void emit_start(monitor *m)
     json_str(b, "sampler", proctree_sampler(m->tree));
     hostinfo_write(b);
     hostinfo_rlimits(b);
-    alloc_info alloc; /* what the job was given (src/proc/alloc.c) */
-    alloc_detect(m->opt.attach ? m->root : 0, &alloc);
-    alloc_write(b, &alloc);
+    /* what the job was given (src/proc/alloc.c), kept for the end record */
+    alloc_detect(m->opt.attach ? m->root : 0, &m->alloc);
+    alloc_write(b, &m->alloc);
     emitter_send(&m->em, b, EV_START, m->start_ts, NULL);
 }
 
@@ -422,6 +424,15 @@ static int exit_status(const monitor *m)
     return JS_EXIT_ERROR;
 }
 
+/* The CPUs the job was given (the start event's alloc_cpus), against
+ * which the end record and the closing summary measure its efficiency, as
+ * the views do; the CPUs jobscope may run on when nothing was detected. */
+static double alloc_cpus(const monitor *m)
+{
+    if (m->alloc.cpus > 0) return m->alloc.cpus;
+    return hostinfo_cpus_available();
+}
+
 static void emit_record(monitor *m)
 {
     const tree_sample *s = &m->last;
@@ -464,10 +475,13 @@ static void emit_record(monitor *m)
     json_fixed(b, "end", m->end_ts, 6);
     json_fixed(b, "duration", duration, 6);
     put_counters(b, s, m->opt.null_missing);
-    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6;
-    int cores = hostinfo_cpus_available();
+    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6, cores = alloc_cpus(m);
     json_fixed(b, "cpu_time", cpu, 6);
-    json_i64(b, "cores", cores);
+    if (cores == floor(cores))
+        json_i64(b, "cores", (long long)cores);
+    else
+        json_fixed(b, "cores", cores, 2); /* a cgroup quota of 1.5 CPUs */
+    json_str(b, "cores_from", m->alloc.cpus_from);
     json_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
     json_u64(b, "samples", m->nsamples);
     json_u64(b, "total_procs", s->total_procs);
@@ -522,8 +536,7 @@ static void print_summary(const monitor *m, const char *events_path)
 {
     const tree_sample *s = &m->last;
     double dur = m->end_ts - m->start_ts;
-    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6;
-    int cores = hostinfo_cpus_available();
+    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6, cores = alloc_cpus(m);
     char rss[32], rd[32], wr[32], how[64];
     human_size(rss, sizeof rss, s->peak_rss_kb.value * 1024);
     human_size(rd, sizeof rd, (double)s->c.read_bytes);
@@ -537,13 +550,13 @@ static void print_summary(const monitor *m, const char *events_path)
         snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(m->status));
     fprintf(stderr,
             "jobscope: %s %s after %.2f s\n"
-            "jobscope:   CPU %.2f s user+sys, efficiency %.0f%% of %d core%s\n"
+            "jobscope:   CPU %.2f s user+sys, efficiency %.0f%% of %g core%s (%s)\n"
             "jobscope:   peak memory %s RSS, at most %u process%s at once, %llu seen\n"
             "jobscope:   disk read %s, written %s\n",
             m->opt.attach ? "process" : "job", how, dur, cpu,
-            dur > 0 ? 100.0 * cpu / (dur * cores) : 0.0, cores, cores > 1 ? "s" : "", rss,
-            (unsigned)s->peak_procs.value, s->peak_procs.value == 1 ? "" : "es",
-            (unsigned long long)s->total_procs, rd, wr);
+            dur > 0 ? 100.0 * cpu / (dur * cores) : 0.0, cores, cores != 1 ? "s" : "",
+            m->alloc.cpus > 0 ? m->alloc.cpus_from : "affinity", rss, (unsigned)s->peak_procs.value,
+            s->peak_procs.value == 1 ? "" : "es", (unsigned long long)s->total_procs, rd, wr);
     if (events_path) fprintf(stderr, "jobscope:   events in %s\n", events_path);
 }
 

@@ -11,8 +11,12 @@
  *   (GET /api/jobs/ID) and kept, apart so that scans of jobs stay small.
  * workflows(wf, ...): from stampede.xwf.*, stampede.wf.plan and the
  *   annotations of any event.
+ * runs(id, jobid, key, base, pid, ...): the monitors of a job (repo_runs.c):
+ *   a Slurm job's steps, tasks and nodes, an MPI job's ranks, a job run
+ *   again; each event of one has its run's id (events.run).
  * A job is (workflow id, job id): the job id is dag_job_id when set (what
- * stampede events call job_id), else jobscope's job_id.
+ * stampede events call job_id), else jobscope's job_id.  A job of several
+ * runs is summed from them (report/jobset.h) for its row and its page.
  *
  * Statements of constant SQL are prepared once and kept (repo_prep): at
  * 100,000 jobs, preparing each statement of each event cost more than
@@ -68,12 +72,20 @@ static const char *const schema =
     "  WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS job_warnings_kind ON job_warnings(kind, id);"
     "CREATE TABLE IF NOT EXISTS workflows(wf TEXT PRIMARY KEY, label TEXT, first REAL, last REAL,"
-    "  start REAL, end REAL, state TEXT, submit_host TEXT, user TEXT, body TEXT);";
+    "  start REAL, end REAL, state TEXT, submit_host TEXT, user TEXT, body TEXT);"
+    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, jobid INTEGER NOT NULL,"
+    "  key TEXT NOT NULL, base TEXT NOT NULL, pid INTEGER, started INTEGER DEFAULT 0,"
+    "  ended INTEGER DEFAULT 0, host TEXT, part TEXT, UNIQUE(jobid, base, key));";
+
+/* After the migration (an older file's events have no run column yet). */
+static const char *const run_index =
+    "CREATE INDEX IF NOT EXISTS ev_run ON events(run, ts) WHERE run IS NOT NULL;";
 
 /* Columns added since the first version: added to an older file on open. */
 static const char *const new_columns[][2] = {
-    {"cores_from", "TEXT"}, {"alloc_mem", "REAL"},  {"cg_peak_mem", "REAL"},
-    {"warn_kinds", "TEXT"}, {"stopped_by", "TEXT"}, {"batch_id", "TEXT"},
+    {"cores_from", "TEXT"},        {"alloc_mem", "REAL"},  {"cg_peak_mem", "REAL"},
+    {"warn_kinds", "TEXT"},        {"stopped_by", "TEXT"}, {"batch_id", "TEXT"},
+    {"runs", "INTEGER DEFAULT 0"}, {"alias", "TEXT"},
 };
 
 /* The indexes behind search and server-side sorting (docs/views.md). */
@@ -88,6 +100,7 @@ static const char *const indexes =
     "CREATE INDEX IF NOT EXISTS jobs_xf ON jobs(xformation, start);"
     "CREATE INDEX IF NOT EXISTS jobs_user ON jobs(user, start);"
     "CREATE INDEX IF NOT EXISTS jobs_batch ON jobs(batch_id);"
+    "CREATE INDEX IF NOT EXISTS jobs_alias ON jobs(alias) WHERE alias IS NOT NULL;"
     "CREATE INDEX IF NOT EXISTS jobs_exe ON jobs(exe);"
     /* the states a list filters on, as partial indexes: a state alone is
      * never selective, "failed" or "running" is */
@@ -117,6 +130,16 @@ static int migrate(repo *r)
         if (sqlite3_exec(r->db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
         old = 1;
     }
+    /* events' runs (a file of an older version: none, each job one run) */
+    sqlite3_stmt *ev = NULL;
+    int have_run = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT 1 FROM pragma_table_info('events') WHERE name='run'", -1,
+                           &ev, NULL) == SQLITE_OK)
+        have_run = sqlite3_step(ev) == SQLITE_ROW;
+    sqlite3_finalize(ev);
+    if (!have_run && sqlite3_exec(r->db, "ALTER TABLE events ADD COLUMN run INTEGER", NULL, NULL,
+                                  NULL) != SQLITE_OK)
+        return -1;
     /* a file of an older version: its jobs' warning kinds, from their JSON */
     sqlite3_stmt *st = NULL;
     int empty = 0;
@@ -134,6 +157,7 @@ static int migrate(repo *r)
                                        " WHERE json_valid(jobs.warnings);",
                                        NULL, NULL, NULL) != SQLITE_OK)
         return -1;
+    if (sqlite3_exec(r->db, run_index, NULL, NULL, NULL) != SQLITE_OK) return -1;
     return sqlite3_exec(r->db, indexes, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
@@ -323,24 +347,20 @@ static void warn_kinds(json_t *warn, char *out, size_t len)
 
 /* ---- the end-of-job summary ---- */
 
-static void summarise(repo *r, const char *wf, const char *job)
+void repo_store_summary(repo *r, const char *wf, const char *job, const jd_summary *s, json_t *warn,
+                        int done)
 {
-    jobdata j;
-    repo_jobdata_of(r, wf, job, &j);
-    const jd_summary *s = &j.sum;
-    /* the row of the list; the job's page (GET /api/jobs/ID) is made on
-     * its first request and kept (repo_job_view) */
-    json_t *warn = jobdata_warnings(&j);
     char *wj = json_dumps(warn, JSON_COMPACT), kinds[512];
     warn_kinds(warn, kinds, sizeof kinds);
     RUN(r,
         "UPDATE jobs SET exe=coalesce(?3,exe), cmd=coalesce(?4,cmd), start=coalesce(?5,start),"
         " end=?6, duration=?7, cpu_time=?8, cpu_eff=?9, cores=?10, peak_mem=?11, rchar=?12,"
-        " wchar=?13, gpu_peak_mem=?14, alloc_mem=?15, cg_peak_mem=?16, state='done',"
+        " wchar=?13, gpu_peak_mem=?14, alloc_mem=?15, cg_peak_mem=?16,"
+        " state=CASE WHEN ?17 THEN 'done' ELSE 'running' END,"
         " last=max(coalesce(last,0),coalesce(?6,0)) WHERE wf=?1 AND job=?2",
-        "ssssdddddddddddd", wf, job, s->exe[0] ? s->exe : NULL, s->cmd[0] ? s->cmd : NULL, s->start,
-        s->end, s->duration, s->cpu_time, s->cpu_eff, s->cores, s->peak_mem, s->rchar, s->wchar,
-        s->gpu_peak_mem, s->alloc_mem, s->cg_peak_mem);
+        "ssssdddddddddddddi", wf, job, s->exe[0] ? s->exe : NULL, s->cmd[0] ? s->cmd : NULL,
+        s->start, s->end, s->duration, s->cpu_time, s->cpu_eff, s->cores, s->peak_mem, s->rchar,
+        s->wchar, s->gpu_peak_mem, s->alloc_mem, s->cg_peak_mem, (long long)done);
     /* the remaining columns (mixed types) */
     sqlite3_stmt *st = repo_prep(
         r,
@@ -368,6 +388,16 @@ static void summarise(repo *r, const char *wf, const char *job)
     RUN(r, "DELETE FROM job_views WHERE id = (SELECT id FROM jobs WHERE wf=?1 AND job=?2)", "ss",
         wf, job);
     free(wj);
+}
+
+static void summarise(repo *r, const char *wf, const char *job)
+{
+    jobdata j;
+    repo_jobdata_of(r, wf, job, &j);
+    /* the row of the list; the job's page (GET /api/jobs/ID) is made on
+     * its first request and kept (repo_job_view) */
+    json_t *warn = jobdata_warnings(&j);
+    repo_store_summary(r, wf, job, &j.sum, warn, 1);
     json_decref(warn);
     jobdata_free(&j);
 }
@@ -386,16 +416,58 @@ static void start_figures(json_t *ev, jd_summary *out)
     jobdata_free(&j);
 }
 
-static void update_job(repo *r, json_t *ev, const char *name, const char *wf, const char *job,
-                       const char *host, double ts)
+/* The job's row, made or touched by one of its events: its id and how many
+ * runs it has (-1 when the database failed). */
+static long long job_row(repo *r, json_t *ev, const char *wf, const char *job, const char *host,
+                         double ts, int *nruns)
 {
+    /* an array element's name as sacct shows it (10_2): the search finds it */
+    json_t *tags = json_object_get(ev, "tags");
+    const char *aj = jd_str(tags, "slurm_array_job_id"), *at = jd_str(tags, "slurm_array_task_id");
+    char alias[96];
+    snprintf(alias, sizeof alias, "%.40s_%.40s", aj ? aj : "", at ? at : "");
+    /* (the alias is the first event's: every event of a plugin's monitor
+     * carries the tags) */
     RUN(r,
-        "INSERT INTO jobs(wf, job, host, last, xformation, batch_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6)"
+        "INSERT INTO jobs(wf, job, host, last, xformation, batch_id, alias)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
         " ON CONFLICT(wf, job) DO UPDATE SET host=coalesce(host, ?3),"
         " last=max(coalesce(last, 0), ?4), xformation=coalesce(xformation, ?5),"
         " batch_id=coalesce(batch_id, ?6)",
-        "sssdss", wf, job, host, ts, jd_str(ev, "xformation"),
-        jd_str(json_object_get(ev, "batch"), "job_id"));
+        "sssdsss", wf, job, host, ts, jd_str(ev, "xformation"),
+        jd_str(json_object_get(ev, "batch"), "job_id"), aj && at ? alias : NULL);
+    /* (a RETURNING on the upsert cost more than this lookup) */
+    long long id = -1;
+    sqlite3_stmt *st =
+        repo_prep(r, "SELECT id, runs FROM jobs WHERE wf=?1 AND job=?2", "ss", wf, job);
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        id = sqlite3_column_int64(st, 0);
+        *nruns = sqlite3_column_int(st, 1);
+    }
+    repo_done(r, st);
+    return id;
+}
+
+/* A job of several runs: its row's figures are the whole job's, summed
+ * from its runs as each ends (repo_runs.c); an event of one run only says
+ * the job is alive. */
+static void update_job_of_runs(repo *r, json_t *ev, const char *name, const char *wf,
+                               const char *job, long long jobid, long long run, double ts)
+{
+    if (!strcmp(name, "jobscope.start"))
+        RUN(r,
+            "UPDATE jobs SET exe=coalesce(exe, ?3), user=coalesce(user, ?4), type='jobscope',"
+            " start=min(coalesce(start, ?5), ?5) WHERE wf=?1 AND job=?2",
+            "ssssd", wf, job, jd_str(ev, "exe"), jd_str(ev, "user"), ts);
+    else if (!strcmp(name, "kickstart.inv.online"))
+        RUN(r, "UPDATE jobs SET nsamples=nsamples+1 WHERE wf=?1 AND job=?2", "ss", wf, job);
+    else if (!strcmp(name, "jobscope.end") && run >= 0)
+        repo_run_ended(r, wf, job, jobid, run);
+}
+
+static void update_job(repo *r, json_t *ev, const char *name, const char *wf, const char *job,
+                       double ts)
+{
     if (!strcmp(name, "jobscope.start")) {
         jd_summary s;
         start_figures(ev, &s);
@@ -512,10 +584,26 @@ static int add_locked(repo *r, json_t *ev, const char *raw)
     if (isnan(ts)) ts = jd_num(ev, "timestamp");
     char *body = raw ? NULL : json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (!raw && !body) return -1;
-    RUN(r, "INSERT INTO events(ts, name, wf, job, host, body) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-        "dsssss", ts, name, wf ? wf : "", job, host, raw ? raw : body);
+    long long jobid = -1, run = -1;
+    int nruns = 0;
+    if (job) {
+        jobid = job_row(r, ev, wf ? wf : "", job, host, ts, &nruns);
+        if (jobid >= 0) run = repo_run_of(r, jobid, ev, name, &nruns);
+    }
+    sqlite3_stmt *st = repo_prep(
+        r,
+        "INSERT INTO events(ts, name, wf, job, host, body, run) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "dsssssi", ts, name, wf ? wf : "", job, host, raw ? raw : body, run);
+    if (st) {
+        if (run < 0) sqlite3_bind_null(st, 7);
+        sqlite3_step(st);
+        repo_done(r, st);
+    }
     if (wf) update_wf(r, ev, name, wf, ts);
-    if (job) update_job(r, ev, name, wf ? wf : "", job, host, ts);
+    if (job && nruns > 1 && run >= 0) /* the job's own events (stampede...) as ever */
+        update_job_of_runs(r, ev, name, wf ? wf : "", job, jobid, run, ts);
+    else if (job)
+        update_job(r, ev, name, wf ? wf : "", job, ts);
     free(body);
     return 0;
 }
@@ -556,7 +644,12 @@ void repo_flush(repo *r)
                 "DELETE FROM job_warnings WHERE id IN (SELECT id FROM jobs"
                 " WHERE coalesce(last, end, start, 0) < ?1)",
                 "d", cut);
+            RUN(r,
+                "DELETE FROM runs WHERE jobid IN (SELECT id FROM jobs"
+                " WHERE coalesce(last, end, start, 0) < ?1)",
+                "d", cut);
             RUN(r, "DELETE FROM jobs WHERE coalesce(last, end, start, 0) < ?1", "d", cut);
+            r->nruncache = 0;
             RUN(r, "DELETE FROM workflows WHERE coalesce(last, 0) < ?1", "d", cut);
             sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
         }

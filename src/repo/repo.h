@@ -91,6 +91,21 @@ json_t *repo_job_row(repo *r, const char *job, const char *wf);
 #define REPO_VIEW_POINTS 20000
 char *repo_job_view(repo *r, const char *job, const char *wf);
 
+/* A job of several runs (docs/views.md "A job of several runs": a Slurm
+ * job's steps, tasks and nodes, an MPI job's ranks, a job run again): with
+ * run NULL, the whole job's page (report/jobset.h: summary, assessment,
+ * series summed over the runs, "runs", "nodes", "steps"), or NULL for a job
+ * of one run (repo_job_view and repo_job_events give it as ever); with run
+ * a run's key, that run's page (events with ts >= since), NULL when there
+ * is no such run.  New reference. */
+json_t *repo_job_page(repo *r, const char *job, const char *wf, const char *run, double since,
+                      size_t max_points);
+/* How many runs the job has (0 for a job stored by an older version), -1
+ * when there is no such job. */
+int repo_job_nruns(repo *r, const char *job, const char *wf);
+/* The raw events of one run of a job, in time order; NULL when none. */
+json_t *repo_run_events(repo *r, const char *job, const char *wf, const char *run);
+
 /* {"workflows":[...]} and one workflow {"workflow":{...},"jobs":[...],
  * "events":[stampede, payload and other non-sample events]} (NULL if unknown). */
 json_t *repo_workflows(repo *r);

@@ -277,6 +277,56 @@ static void put_str(sbuf *b, const char *s)
     json_decref(j);
 }
 
+static void export_head(sbuf *out, const char *job, const char *wf, const char *state,
+                        const char *run)
+{
+    sbuf_puts(out, "{\"jobscope.export.job\":{\"job_id\":");
+    put_str(out, job);
+    sbuf_puts(out, ",\"wf\":");
+    put_str(out, wf);
+    sbuf_puts(out, ",\"state\":");
+    put_str(out, state ? state : "unknown");
+    if (run) {
+        sbuf_puts(out, ",\"run\":");
+        put_str(out, run);
+    }
+    sbuf_puts(out, "}}\n");
+}
+
+static void export_line(sbuf *out, sqlite3_stmt *ev, int col)
+{
+    /* one line each: a body may have been received pretty-printed, and a
+     * raw line break can only be whitespace in JSON */
+    size_t at = out->len, n = (size_t)sqlite3_column_bytes(ev, col);
+    sbuf_put(out, (const char *)sqlite3_column_text(ev, col), n);
+    for (size_t i = at; !out->oom && i < at + n; i++)
+        if (out->p[i] == '\n' || out->p[i] == '\r') out->p[i] = ' ';
+    sbuf_putc(out, '\n');
+}
+
+/* A job of several runs (docs/views.md "A job of several runs"): each run
+ * as a job of its own, as the files of its monitors would be read; the
+ * job's events of no run are left out. */
+static void export_runs(repo *r, sbuf *out, const char *wf, const char *job)
+{
+    sqlite3_stmt *ev = repo_prep(r,
+                                 "SELECT e.run, k.key, k.ended, e.body FROM events e"
+                                 " JOIN runs k ON k.id = e.run WHERE e.job=?1 AND e.wf=?2"
+                                 " ORDER BY e.run, e.ts, e.id",
+                                 "ss", job, wf);
+    long long cur = -1;
+    while (ev && sqlite3_step(ev) == SQLITE_ROW) {
+        long long run = sqlite3_column_int64(ev, 0);
+        if (run != cur) {
+            export_head(out, job, wf, sqlite3_column_int(ev, 2) ? "done" : "running",
+                        (const char *)sqlite3_column_text(ev, 1));
+            cur = run;
+        }
+        export_line(out, ev, 3);
+    }
+    repo_done(r, ev);
+}
+
 char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit)
 {
     if (limit < 1) limit = 200;
@@ -285,7 +335,7 @@ char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit
     repo_where(&b, f);
     char sql[3072];
     snprintf(sql, sizeof sql,
-             "SELECT id, wf, job, state FROM jobs%s%s id > %lld ORDER BY id LIMIT %ld", b.sql,
+             "SELECT id, wf, job, state, runs FROM jobs%s%s id > %lld ORDER BY id LIMIT %ld", b.sql,
              b.n ? " AND" : " WHERE", after, limit);
     sbuf out = {0};
     long count = 0;
@@ -298,26 +348,17 @@ char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit
         const char *wf = (const char *)sqlite3_column_text(st, 1);
         const char *job = (const char *)sqlite3_column_text(st, 2);
         const char *state = (const char *)sqlite3_column_text(st, 3);
-        sbuf_puts(&out, "{\"jobscope.export.job\":{\"job_id\":");
-        put_str(&out, job);
-        sbuf_puts(&out, ",\"wf\":");
-        put_str(&out, wf);
-        sbuf_puts(&out, ",\"state\":");
-        put_str(&out, state ? state : "unknown");
-        sbuf_puts(&out, "}}\n");
+        if (sqlite3_column_int(st, 4) > 1) { /* a job of several runs: a run at a time */
+            export_runs(r, &out, wf, job);
+            count++;
+            continue;
+        }
+        export_head(&out, job, wf, state, NULL);
         sqlite3_stmt *ev = repo_prep(r,
                                      "SELECT body FROM events WHERE job=?1 AND wf=?2"
                                      " ORDER BY ts, id",
                                      "ss", job, wf);
-        while (ev && sqlite3_step(ev) == SQLITE_ROW) {
-            /* one line each: a body may have been received pretty-printed,
-             * and a raw line break can only be whitespace in JSON */
-            size_t at = out.len, n = (size_t)sqlite3_column_bytes(ev, 0);
-            sbuf_put(&out, (const char *)sqlite3_column_text(ev, 0), n);
-            for (size_t i = at; !out.oom && i < at + n; i++)
-                if (out.p[i] == '\n' || out.p[i] == '\r') out.p[i] = ' ';
-            sbuf_putc(&out, '\n');
-        }
+        while (ev && sqlite3_step(ev) == SQLITE_ROW) export_line(&out, ev, 0);
         repo_done(r, ev);
         count++;
     }

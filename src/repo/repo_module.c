@@ -286,16 +286,16 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
         server_reply_error(w, 404, "no job id", "");
         return;
     }
-    static const char *const known[] = {"wf", "since", "max_points", NULL};
-    static const char *const known_raw[] = {"wf", NULL};
+    static const char *const known[] = {"wf", "run", "since", "max_points", NULL};
+    static const char *const known_raw[] = {"wf", "run", NULL};
     double since;
     long long maxp;
     if (known_params(r, w, raw ? known_raw : known) || param_num(r, w, "since", 0, &since) ||
         param_int(r, w, "max_points", 0, 10000000, 0, &maxp))
         return;
-    const char *wf = param(r, "wf");
+    const char *wf = param(r, "wf"), *run = param(r, "run");
     if (raw) {
-        json_t *evs = repo_job_events(arg, id, wf, 0);
+        json_t *evs = run ? repo_run_events(arg, id, wf, run) : repo_job_events(arg, id, wf, 0);
         if (!evs) {
             server_reply_error(w, 404, "no such job", id);
             return;
@@ -310,6 +310,30 @@ static void h_job(server *s, const server_request *r, server_response *w, void *
     }
     const char *state = json_string_value(json_object_get(row, "state"));
     if (!state) state = "unknown";
+    /* one run of a job of several (?run=KEY), or a job of several runs as a
+     * whole: the full page even with since (a whole job's series are summed
+     * anew each time; the dashboard replaces its page when "append" is not
+     * set) */
+    json_t *page = NULL;
+    if (run ||
+        (repo_job_nruns(arg, id, wf) > 1 && (since > 0 || maxp > 0 || strcmp(state, "done"))))
+        page = repo_job_page(arg, id, wf, run, 0, maxp > 0 ? (size_t)maxp : REPO_VIEW_POINTS);
+    if (run && !page) {
+        json_decref(row);
+        server_reply_error(w, 404, "no such run", run);
+        return;
+    }
+    if (page) {
+        json_object_set_new(page, "state",
+                            json_string(run ? (json_is_true(json_object_get(
+                                                   json_object_get(page, "summary"), "finished"))
+                                                   ? "done"
+                                                   : "running")
+                                            : state));
+        json_object_set_new(page, "record", row);
+        reply_json(w, 200, page);
+        return;
+    }
     if (since <= 0 && maxp <= 0) {
         char *view = repo_job_view(arg, id, wf); /* a finished job: computed at its end */
         if (view && view[0] == '{') {

@@ -5,12 +5,14 @@
 #define JOBSCOPE_REPO_PRIV_H
 
 #include "repo/repo.h"
+#include "report/jobdata.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define REPO_STMT_CACHE 64
+#define REPO_STMT_CACHE 96
+#define REPO_RUN_CACHE  64
 
 struct repo {
     sqlite3 *db;
@@ -33,6 +35,18 @@ struct repo {
         sqlite3_stmt *st;
     } cache[REPO_STMT_CACHE];
     int ncache;
+    /* the run of the latest events, by (job row, base key, main pid): the
+     * events of one monitor mostly come one after the other */
+    struct {
+        long long jobid, pid, run;
+        char base[200];
+    } runcache[REPO_RUN_CACHE];
+    int nruncache, runcache_next;
+    /* the job row of the latest event (its id and runs): a monitor's events
+     * mostly come one after the other */
+    long long last_jobid;
+    int last_nruns;
+    char last_wf[128], last_job[256];
 };
 
 /* Prepares (once, then reuses) constant sql and binds the arguments: 's'
@@ -50,6 +64,27 @@ json_t *repo_col_json(sqlite3_stmt *st, int i);
  * frees it). Locked. */
 struct jobdata;
 void repo_jobdata_of(repo *r, const char *wf, const char *job, struct jobdata *j);
+/* The row's figures, warnings and state (done, or running while a run of
+ * the job is) from a summary; repo.c. Locked. */
+void repo_store_summary(repo *r, const char *wf, const char *job, const jd_summary *s, json_t *warn,
+                        int done);
+
+/* Runs (repo_runs.c), locked.  The run of an event of the job row jobid (a
+ * runs.id, or -1 when the event belongs to the job and no run), made when
+ * new; *nruns the job's runs after it. */
+long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, int *nruns);
+/* A run's end record was stored: its part (its summary), then the job's
+ * row summed over its runs. */
+void repo_run_ended(repo *r, const char *wf, const char *job, long long jobid, long long run);
+/* The job's runs (0: none known, an older file's job), and a run's id by
+ * its key (-1: none). */
+int repo_job_runs(repo *r, const char *wf, const char *job);
+long long repo_run_id(repo *r, const char *wf, const char *job, const char *key);
+/* The page of a job of several runs (report/jobset.h), or of one of its
+ * runs (run >= 0; since: only newer events). New reference, or NULL. */
+json_t *repo_runs_page(repo *r, const char *wf, const char *job, size_t max_points);
+void repo_run_jobdata(repo *r, long long run, double since, struct jobdata *j);
+
 /* The workflow of the latest job of that id (within wf when given). Locked. */
 int repo_find_wf(repo *r, const char *job, const char *wf, char *out, size_t len);
 

@@ -121,9 +121,11 @@ void repo_where_warn(repo_qb *b, const repo_job_filter *f, int warn_exists)
         qb_prefix(b, "wf", f->q, w, sizeof w);
         qb_prefix(b, "label", f->q, l, sizeof l);
         snprintf(c, sizeof c,
-                 "(%s OR %s OR wf IN (SELECT wf FROM workflows WHERE %s) OR batch_id = ?)", j, w,
-                 l);
+                 "(%s OR %s OR wf IN (SELECT wf FROM workflows WHERE %s) OR batch_id = ?"
+                 " OR alias = ?)",
+                 j, w, l);
         qb_arg(b, f->q);
+        qb_arg(b, f->q); /* an array element as sacct names it: 10_2 */
         qb_cond(b, c);
     }
     if (f->wf) {
@@ -321,10 +323,15 @@ char *repo_job_view(repo *r, const char *job, const char *wf)
         repo_done(r, st);
         if (!v && id >= 0) {
             /* made on the first request of the finished job, then kept */
-            jobdata j;
-            repo_jobdata_of(r, w, job, &j);
-            json_t *view = jobdata_json(&j, REPO_VIEW_POINTS);
-            jobdata_free(&j);
+            json_t *view = NULL;
+            if (repo_job_runs(r, w, job) > 1) { /* the whole job, from its runs */
+                view = repo_runs_page(r, w, job, REPO_VIEW_POINTS);
+            } else {
+                jobdata j;
+                repo_jobdata_of(r, w, job, &j);
+                view = jobdata_json(&j, REPO_VIEW_POINTS);
+                jobdata_free(&j);
+            }
             v = json_dumps(view, JSON_COMPACT | JSON_REAL_PRECISION(16));
             json_decref(view);
             if (v) {

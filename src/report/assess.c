@@ -32,6 +32,7 @@ static void fmt_dur(double s, char *buf, size_t len)
 
 double assess_cores_wanted(const jd_summary *s)
 {
+    if (isfinite(s->want_cores)) return s->want_cores; /* a whole job's, per task (jobset.c) */
     if (!(s->duration > 0) || isnan(s->cpu_time)) return NAN;
     double want = (s->cpu_time + (s->cpu_wait > 0 ? s->cpu_wait : 0)) / s->duration;
     if (s->threads_peak >= 1 && want > s->threads_peak) want = s->threads_peak;
@@ -40,18 +41,25 @@ double assess_cores_wanted(const jd_summary *s)
 
 static int out_of_memory(const jd_summary *s)
 {
-    return !strcmp(s->stopped_by, "oom_kill") ||
+    return !strcmp(s->stopped_by, "oom_kill") || s->oom_run[0] ||
            (!strcmp(s->stopped_by, "limit") &&
             (!strcmp(s->stop_limit, "memory") || !strcmp(s->stop_limit, "rss")));
+}
+
+/* A whole job's nodes (jobset.c); 1 for a run. */
+static double nodes_of(const jd_summary *s)
+{
+    return s->nodes > 1 ? s->nodes : 1;
 }
 
 jd_request assess_next_request(const jobdata *j, double margin)
 {
     const jd_summary *s = &j->sum;
-    double mem = s->peak_mem, wall = s->duration;
+    /* memory is asked per node (sbatch --mem): a whole job's largest node */
+    double mem = isfinite(s->node_peak_mem) ? s->node_peak_mem : s->peak_mem, wall = s->duration;
+    double node_alloc = s->alloc_mem / nodes_of(s);
     if (out_of_memory(s)) /* the peak is a lower bound: half as much again */
-        mem =
-            fmax(isnan(mem) ? 0 : mem, isnan(s->alloc_mem) ? 0 : s->alloc_mem) * 1.5 / (1 + margin);
+        mem = fmax(isnan(mem) ? 0 : mem, isnan(node_alloc) ? 0 : node_alloc) * 1.5 / (1 + margin);
     if (!strcmp(s->stopped_by, "limit") && !strcmp(s->stop_limit, "wall"))
         wall =
             fmax(isnan(wall) ? 0 : wall, isnan(s->req_wall) ? 0 : s->req_wall) * 1.5 / (1 + margin);
@@ -59,7 +67,9 @@ jd_request assess_next_request(const jobdata *j, double margin)
     double cores = isnan(want) ? s->cores : fmax(1, ceil(want - 0.05));
     double gpus = 0;
     if (s->gpu_devices > 0 && (s->gpu_util_mean > 0 || s->gpu_peak_mem > 0)) gpus = s->gpu_devices;
-    return jd_request_make(mem, cores, wall, gpus, s->gpu_peak_mem, margin);
+    jd_request r = jd_request_make(mem, cores, wall, gpus, s->gpu_peak_mem, margin);
+    if (s->tasks_per_node > 1) r.tasks = s->tasks_per_node;
+    return r;
 }
 
 /* ---- the scheduler's words ---- */
@@ -88,26 +98,33 @@ static void setting(enum sched sc, char what, const jd_request *r, char *buf, si
     switch (sc) {
     case SCHED_SLURM:
         if (what == 'm') snprintf(buf, len, "--mem=%.0fM", mib);
-        if (what == 'c') snprintf(buf, len, "--cpus-per-task=%.0f", r->cores);
+        if (what == 'c' && r->tasks > 1)
+            snprintf(buf, len, "--ntasks-per-node=%.0f --cpus-per-task=%.0f", r->tasks, r->cores);
+        else if (what == 'c')
+            snprintf(buf, len, "--cpus-per-task=%.0f", r->cores);
         if (what == 'w') snprintf(buf, len, "--time=%s", hms);
         if (what == 'g') snprintf(buf, len, "--gres=gpu:%.0f", r->gpus);
         break;
     case SCHED_HTCONDOR:
         if (what == 'm') snprintf(buf, len, "request_memory = %.0fM", mib);
-        if (what == 'c') snprintf(buf, len, "request_cpus = %.0f", r->cores);
+        if (what == 'c') snprintf(buf, len, "request_cpus = %.0f", r->cores * fmax(1, r->tasks));
         if (what == 'w') snprintf(buf, len, "allowed_execute_duration = %.0f", r->wall);
         if (what == 'g') snprintf(buf, len, "request_gpus = %.0f", r->gpus);
         break;
     case SCHED_PEGASUS:
         if (what == 'm') snprintf(buf, len, "profile pegasus \"memory\" \"%.0f\"", mib);
-        if (what == 'c') snprintf(buf, len, "profile pegasus \"cores\" \"%.0f\"", r->cores);
+        if (what == 'c')
+            snprintf(buf, len, "profile pegasus \"cores\" \"%.0f\"", r->cores * fmax(1, r->tasks));
         if (what == 'w') snprintf(buf, len, "profile pegasus \"runtime\" \"%.0f\"", r->wall);
         if (what == 'g') snprintf(buf, len, "profile pegasus \"gpus\" \"%.0f\"", r->gpus);
         break;
     default:
         jd_fmt_bytes(r->mem, b, sizeof b);
         if (what == 'm') snprintf(buf, len, "%s of memory", b);
-        if (what == 'c') snprintf(buf, len, "%.0f CPU%s", r->cores, r->cores == 1 ? "" : "s");
+        if (what == 'c') {
+            double c = r->cores * fmax(1, r->tasks);
+            snprintf(buf, len, "%.0f CPU%s", c, c == 1 ? "" : "s");
+        }
         if (what == 'w') snprintf(buf, len, "%s of wall time", hms);
         if (what == 'g') snprintf(buf, len, "%.0f GPU%s", r->gpus, r->gpus == 1 ? "" : "s");
         break;
@@ -179,7 +196,7 @@ static void cpu_notes(const jobdata *j, json_t *notes, enum sched sc, const jd_r
                                s->threads_peak == 1 ? "" : "s");
     if (eff < 0.80) {
         setting(sc, 'c', next, set, sizeof set);
-        if (next->cores < s->cores)
+        if (next->cores * fmax(1, next->tasks) * nodes_of(s) < s->cores)
             snprintf(buf, sizeof buf, " Request %s next time.", set);
         else
             snprintf(buf, sizeof buf, "%s", "");
@@ -210,7 +227,13 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
     jd_fmt_bytes(s->peak_mem, peak, sizeof peak);
     jd_fmt_bytes(s->alloc_mem, alloc, sizeof alloc);
     setting(sc, 'm', next, set, sizeof set);
-    if (out_of_memory(s)) {
+    if (s->oom_run[0] && strcmp(s->stopped_by, "oom_kill")) {
+        note(notes, "bad", "memory",
+             "Its run %s ran out of memory (the OOM killer); the job used %s%s%s%s in all: it "
+             "needs more than that. Request %s next time.",
+             s->oom_run, peak, isfinite(s->alloc_mem) ? " of " : "",
+             isfinite(s->alloc_mem) ? alloc : "", isfinite(s->alloc_mem) ? " allocated" : "", set);
+    } else if (out_of_memory(s)) {
         note(notes, "bad", "memory",
              "This job ran out of memory (%s) at %s%s%s%s: it needs more than that. Request %s "
              "next time.",
@@ -219,7 +242,7 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
              isfinite(s->alloc_mem) ? " allocated" : "", set);
     } else if (isfinite(s->alloc_mem) && s->alloc_mem > 0 && isfinite(s->peak_mem)) {
         double f = s->peak_mem / s->alloc_mem;
-        if (f < 0.70 && s->alloc_mem - next->mem >= 64 * MIB)
+        if (f < 0.70 && s->alloc_mem / nodes_of(s) - next->mem >= 64 * MIB)
             note(notes, "warn", "memory",
                  "This job used %s of the %s of memory allocated to it (%s), %.0f%%: request "
                  "%s next time.",
@@ -249,7 +272,8 @@ static void memory_notes(const jobdata *j, json_t *notes, enum sched sc, const j
              cg, peak);
     }
     double from, to;
-    if (memory_grows(j, &from, &to)) {
+    /* not for a whole job of several runs: its steps differ by design */
+    if (!isfinite(s->nodes) && memory_grows(j, &from, &to)) {
         jd_fmt_bytes(from, a, sizeof a);
         jd_fmt_bytes(to, b, sizeof b);
         note(notes, "info", "memory_growth",

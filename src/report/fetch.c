@@ -97,31 +97,55 @@ static CURL *open_server(const char *server, char *base, size_t len)
     return c;
 }
 
-json_t *report_fetch_job(const char *server, const char *id, long *status)
+/* GET base + path with id escaped into its %s; the token (NULL: none) as
+ * a bearer.  404 is quiet. */
+static json_t *get_one(const char *server, const char *token, const char *fmt, const char *id,
+                       long *status)
 {
-    char base[1024], url[2048];
+    char base[1024], url[2048], auth[600];
     CURL *c = open_server(server, base, sizeof base);
     if (!c) return NULL;
+    struct curl_slist *hdr = NULL;
+    if (token && *token) {
+        snprintf(auth, sizeof auth, "Authorization: Bearer %.500s", token);
+        hdr = curl_slist_append(NULL, auth);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    }
     char *esc = curl_easy_escape(c, id, 0);
-    snprintf(url, sizeof url, "%s/api/jobs/%s", base, esc ? esc : id);
+    int n = snprintf(url, sizeof url, "%s", base);
+    snprintf(url + n, sizeof url - (size_t)n, fmt, esc ? esc : id);
     curl_free(esc);
     *status = 0;
     json_t *j = get_json_status(c, url, status, 1);
     curl_easy_cleanup(c);
+    curl_slist_free_all(hdr);
     return j;
 }
 
-json_t *report_fetch_list(const char *server, const char *q)
+json_t *report_fetch_job(const char *server, const char *token, const char *id, long *status)
 {
-    char base[1024], url[2048];
-    CURL *c = open_server(server, base, sizeof base);
-    if (!c) return NULL;
-    char *esc = curl_easy_escape(c, q, 0);
-    snprintf(url, sizeof url, "%s/api/jobs?q=%s&limit=20", base, esc ? esc : q);
-    curl_free(esc);
-    json_t *j = get_json(c, url);
-    curl_easy_cleanup(c);
+    return get_one(server, token, "/api/jobs/%s", id, status);
+}
+
+json_t *report_fetch_list(const char *server, const char *token, const char *q)
+{
+    long status;
+    json_t *j = get_one(server, token, "/api/jobs?q=%s&limit=20", q, &status);
+    if (!j && status == 404) fprintf(stderr, "jobscope: %s: no job list there\n", server);
     return j;
+}
+
+json_t *report_fetch_events(const char *server, const char *token, const char *id, long *status)
+{
+    json_t *o = get_one(server, token, "/api/jobs/%s/events", id, status);
+    json_t *a = json_incref(json_object_get(o, "events"));
+    json_decref(o);
+    if (!json_is_array(a) && o) {
+        json_decref(a);
+        fprintf(stderr, "jobscope: %s: no events in the answer for job %s\n", server, id);
+        return NULL;
+    }
+    return a;
 }
 
 static int one_job(CURL *c, const char *base, const char *id, void (*cb)(void *arg, jobdata *j),

@@ -55,13 +55,14 @@ void jobdata_init(jobdata *j)
     memset(j, 0, sizeof *j);
     jd_summary *s = &j->sum;
     s->exit_code = -1;
-    double *nan_fields[] = {&s->start,        &s->end,           &s->duration,      &s->cpu_time,
-                            &s->cpu_eff,      &s->cores,         &s->peak_mem,      &s->rchar,
-                            &s->wchar,        &s->read_bytes,    &s->write_bytes,   &s->gpu_devices,
-                            &s->gpu_peak_mem, &s->gpu_util_mean, &s->gpu_util_peak, &s->req_mem,
-                            &s->req_cpus,     &s->req_wall,      &s->req_gpus,      &s->cg_peak_mem,
-                            &s->alloc_mem,    &s->alloc_gpus,    &s->threads_peak,  &s->cpu_wait,
-                            &j->cg_peak,      &j->cg_own_peak,   &j->psi_first,     &j->psi_last};
+    double *nan_fields[] = {
+        &s->start,         &s->end,         &s->duration,     &s->cpu_time,      &s->cpu_eff,
+        &s->cores,         &s->peak_mem,    &s->rchar,        &s->wchar,         &s->read_bytes,
+        &s->write_bytes,   &s->gpu_devices, &s->gpu_peak_mem, &s->gpu_util_mean, &s->gpu_util_peak,
+        &s->req_mem,       &s->req_cpus,    &s->req_wall,     &s->req_gpus,      &s->cg_peak_mem,
+        &s->alloc_mem,     &s->alloc_gpus,  &s->threads_peak, &s->cpu_wait,      &j->cg_peak,
+        &j->cg_own_peak,   &j->psi_first,   &j->psi_last,     &s->nodes,         &s->tasks_per_node,
+        &s->node_peak_mem, &s->want_cores};
     for (size_t i = 0; i < sizeof nan_fields / sizeof *nan_fields; i++) *nan_fields[i] = NAN;
     j->events = json_array();
     j->jr_ts = NAN;
@@ -569,8 +570,12 @@ static void resolve_allocation(jobdata *j)
         snprintf(s->cores_from, sizeof s->cores_from, "%s", af ? af : "start event");
     } else if ((v = jd_num(end, "cores")) > 0 || (v = jd_num(st, "cpus_available")) > 0 ||
                (v = jd_num(st, "cpus_online")) > 0) {
-        s->cores = v; /* before alloc_cpus: the CPUs jobscope could run the job on */
-        snprintf(s->cores_from, sizeof s->cores_from, "affinity");
+        /* no start event: the end record's cores (its cores_from since
+         * they are the allocation; before, the CPUs the job could run on) */
+        s->cores = v;
+        snprintf(s->cores_from, sizeof s->cores_from, "%s",
+                 jd_num(end, "cores") == v && jd_str(end, "cores_from") ? jd_str(end, "cores_from")
+                                                                        : "affinity");
         if (json_object_get(end ? end : st, "batch")) s->req_cpus = v;
     } else {
         s->cores = 1; /* JoReMon, kickstart traces: nothing says */
@@ -686,6 +691,12 @@ void jobdata_finish(jobdata *j)
     }
     s->cg_peak_mem = j->cg_peak;
     s->cpu_wait = j->psi_last - j->psi_first;
+    /* a Slurm task watched by the plugin: its cgroup's CPU, read after the
+     * reap, is the whole; the /proc totals of an attach stop at the last
+     * sample before the exit (docs/slurm.md "What agrees and why") */
+    double cg_cpu = jd_numpath(j->end_ev, "cgroup", "cpu_usage");
+    if (jd_str(j->tags, "slurm_step") && cg_cpu > 0 && !(s->cpu_time >= cg_cpu))
+        s->cpu_time = cg_cpu;
     resolve_allocation(j);
     /* efficiency against the allocation (the end record's is against the
      * CPUs jobscope could run the job on) */

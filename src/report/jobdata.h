@@ -83,6 +83,13 @@ typedef struct jd_summary {
     double threads_peak; /* most threads at once */
     double cpu_wait;     /* seconds some process of the job waited for a CPU (PSI) */
     size_t samples;
+    /* a whole job of several runs (jobset.h): its nodes, the most tasks a
+     * step ran on one node, the largest node's memory peak (what --mem
+     * asks for) and the CPUs one task could have kept busy; NAN for a run */
+    double nodes, tasks_per_node, node_peak_mem, want_cores;
+    /* a whole job: the run the OOM killer stopped ("" none) — the job's
+     * state is its batch script's, as Slurm's, its memory advice not */
+    char oom_run[200];
 } jd_summary;
 
 typedef struct jobdata {
@@ -134,8 +141,10 @@ typedef struct jd_phase {
 size_t jobdata_io_phases(const jobdata *j, jd_phase *out, size_t max, double *total);
 size_t jobdata_idle_phases(const jobdata *j, jd_phase *out, size_t max, double *total);
 
-/* The summary as a JSON object (new reference). */
+/* The summary as a JSON object (new reference), and back (the fields it
+ * writes; others as jobdata_init leaves them). */
 json_t *jobdata_summary_json(const jd_summary *s);
+void jobdata_summary_read(const json_t *o, jd_summary *s);
 
 /* Everything a page needs: {"summary", "start", "end", "tags", "series":
  * {"ts":[...], "cpu_percent":[...]...}, "extra":[{name,unit,ts,val}],

@@ -7,6 +7,8 @@
 #include "report/assess.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static json_t *jnum(double v)
@@ -70,9 +72,92 @@ json_t *jobdata_summary_json(const jd_summary *s)
     N("req_wall", s->req_wall);
     N("req_gpus", s->req_gpus);
     json_object_set_new(o, "samples", json_integer((json_int_t)s->samples));
+    /* a whole job of several runs only (jobset.h): a run's answer is as before */
+    if (isfinite(s->nodes)) {
+        N("nodes", s->nodes);
+        N("tasks_per_node", s->tasks_per_node);
+        N("node_peak_mem", s->node_peak_mem);
+        S("oom_run", s->oom_run);
+    }
 #undef S
 #undef N
     return o;
+}
+
+void jobdata_summary_read(const json_t *o, jd_summary *s)
+{
+    static const struct {
+        const char *key;
+        size_t off, len;
+    } strs[] = {
+#define S(k, f) {k, offsetof(jd_summary, f), sizeof((jd_summary *)0)->f}
+        S("job_id", job_id),
+        S("exe", exe),
+        S("cmd", cmd),
+        S("host", host),
+        S("wf", wf),
+        S("wf_label", wf_label),
+        S("xformation", xformation),
+        S("type", type),
+        S("user", user),
+        S("site", site),
+        S("exit_type", exit_type),
+        S("signal_name", signal_name),
+        S("stopped_by", stopped_by),
+        S("stop_limit", stop_limit),
+        S("batch_system", batch_system),
+        S("batch_id", batch_id),
+        S("cores_from", cores_from),
+        S("alloc_mem_from", alloc_mem_from),
+        S("alloc_gpus_from", alloc_gpus_from),
+        S("oom_run", oom_run),
+#undef S
+    };
+    static const struct {
+        const char *key;
+        size_t off;
+    } nums[] = {
+#define N(k, f) {k, offsetof(jd_summary, f)}
+        N("start", start),
+        N("end", end),
+        N("duration", duration),
+        N("cpu_time", cpu_time),
+        N("cpu_efficiency", cpu_eff),
+        N("cores", cores),
+        N("alloc_mem", alloc_mem),
+        N("alloc_gpus", alloc_gpus),
+        N("peak_mem", peak_mem),
+        N("cg_peak_mem", cg_peak_mem),
+        N("threads_peak", threads_peak),
+        N("cpu_wait", cpu_wait),
+        N("rchar", rchar),
+        N("wchar", wchar),
+        N("read_bytes", read_bytes),
+        N("write_bytes", write_bytes),
+        N("gpu_devices", gpu_devices),
+        N("gpu_peak_mem", gpu_peak_mem),
+        N("gpu_util_mean", gpu_util_mean),
+        N("gpu_util_peak", gpu_util_peak),
+        N("req_mem", req_mem),
+        N("req_cpus", req_cpus),
+        N("req_wall", req_wall),
+        N("req_gpus", req_gpus),
+        N("nodes", nodes),
+        N("tasks_per_node", tasks_per_node),
+        N("node_peak_mem", node_peak_mem),
+#undef N
+    };
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
+        const char *v = jd_str(o, strs[i].key);
+        snprintf((char *)s + strs[i].off, strs[i].len, "%s", v ? v : "");
+    }
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+        *(double *)((char *)s + nums[i].off) = jd_num(o, nums[i].key);
+    json_t *ec = json_object_get(o, "exit_code");
+    s->exit_code = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
+    s->has_end = json_is_true(json_object_get(o, "finished"));
+    double n = jd_num(o, "samples");
+    s->samples = n > 0 ? (size_t)n : 0;
 }
 
 /* Indexes to keep when thinning n points to about max: per bucket the first,

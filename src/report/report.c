@@ -249,6 +249,18 @@ int report_main(int argc, char **argv)
     }
     for (int i = optind; i < argc; i++) {
         if (server) {
+            /* a job of several runs (a Slurm job's tasks...): the server's
+             * page of the whole job (docs/views.md "A job of several runs") */
+            long status;
+            json_t *page = report_fetch_job(server, NULL, argv[i], &status);
+            if (json_object_get(page, "runs")) {
+                json_array_append_new(r.jobs, page);
+                if (r.svgdir)
+                    fprintf(stderr, "jobscope report: %s: a job of several runs: no SVG plots\n",
+                            argv[i]);
+                continue;
+            }
+            json_decref(page);
             if (report_fetch_jobs(server, argv[i], add_job, &r)) return EXIT_BAD;
             continue;
         }

@@ -19,7 +19,14 @@ jd_request jd_request_make(double mem, double cores, double wall, double gpus, d
     r.wall = isnan(wall) ? NAN : ceil(wall * (1 + margin) / 60) * 60;
     r.gpus = isnan(gpus) ? 0 : ceil(gpus - 1e-9);
     r.gpu_mem = (isnan(gpu_mem) || r.gpus == 0) ? NAN : ceil(gpu_mem * (1 + margin) / MIB) * MIB;
+    r.tasks = 0;
     return r;
+}
+
+/* The CPUs of a node: those of a task times the tasks. */
+static double node_cpus(const jd_request *r)
+{
+    return r->cores * (r->tasks > 1 ? r->tasks : 1);
 }
 
 void jd_fmt_bytes(double v, char *buf, size_t len)
@@ -46,7 +53,7 @@ void jd_request_htcondor(const jd_request *r, char *buf, size_t len)
     size_t n = (size_t)snprintf(buf, len,
                                 "request_memory = %.0fM\nrequest_cpus = %.0f\n"
                                 "allowed_execute_duration = %.0f\n",
-                                r->mem / MIB, r->cores, r->wall);
+                                r->mem / MIB, node_cpus(r), r->wall);
     if (r->gpus > 0 && n < len) {
         n += (size_t)snprintf(buf + n, len - n, "request_gpus = %.0f\n", r->gpus);
         if (!isnan(r->gpu_mem) && n < len)
@@ -58,8 +65,10 @@ void jd_request_slurm(const jd_request *r, char *buf, size_t len)
 {
     char hms[32];
     jd_fmt_hms(r->wall, hms, sizeof hms);
-    size_t n = (size_t)snprintf(buf, len, "--mem=%.0fM --cpus-per-task=%.0f --time=%s",
-                                r->mem / MIB, r->cores, hms);
+    char tasks[48] = "";
+    if (r->tasks > 1) snprintf(tasks, sizeof tasks, "--ntasks-per-node=%.0f ", r->tasks);
+    size_t n = (size_t)snprintf(buf, len, "--mem=%.0fM %s--cpus-per-task=%.0f --time=%s",
+                                r->mem / MIB, tasks, r->cores, hms);
     if (r->gpus > 0 && n < len) snprintf(buf + n, len - n, " --gres=gpu:%.0f", r->gpus);
 }
 
@@ -69,7 +78,7 @@ void jd_request_pegasus(const jd_request *r, char *buf, size_t len)
                                 "profile pegasus \"memory\" \"%.0f\"\n"
                                 "profile pegasus \"cores\" \"%.0f\"\n"
                                 "profile pegasus \"runtime\" \"%.0f\"\n",
-                                r->mem / MIB, r->cores, r->wall);
+                                r->mem / MIB, node_cpus(r), r->wall);
     if (r->gpus > 0 && n < len)
         snprintf(buf + n, len - n, "profile pegasus \"gpus\" \"%.0f\"\n", r->gpus);
 }
@@ -89,6 +98,7 @@ json_t *jd_request_json(const jd_request *r)
     json_object_set_new(o, "wall_seconds", jreq_num(r->wall));
     json_object_set_new(o, "gpus", json_integer((json_int_t)r->gpus));
     json_object_set_new(o, "gpu_memory_bytes", jreq_num(r->gpu_mem));
+    if (r->tasks > 1) json_object_set_new(o, "tasks_per_node", json_integer((json_int_t)r->tasks));
     jd_request_htcondor(r, buf, sizeof buf);
     json_object_set_new(o, "htcondor", json_string(buf));
     jd_request_slurm(r, buf, sizeof buf);

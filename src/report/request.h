@@ -14,6 +14,7 @@ typedef struct jd_request {
     double wall;    /* seconds, rounded up to a whole minute */
     double gpus;    /* 0: none */
     double gpu_mem; /* bytes, NAN: no GPU memory request */
+    double tasks;   /* tasks per node, each of `cores` CPUs (a job of several tasks); 0: one */
 } jd_request;
 
 /* A request from figures: memory and wall time with a margin (0.10 = 10%),
@@ -23,7 +24,8 @@ jd_request jd_request_make(double mem, double cores, double wall, double gpus, d
 
 /* "request_memory = 341M\nrequest_cpus = 1\n..." (one setting a line). */
 void jd_request_htcondor(const jd_request *r, char *buf, size_t len);
-/* "--mem=341M --cpus-per-task=1 --time=00:02:00 --gres=gpu:1" */
+/* "--mem=341M --cpus-per-task=1 --time=00:02:00 --gres=gpu:1" (with
+ * "--ntasks-per-node=N" before --cpus-per-task for several tasks) */
 void jd_request_slurm(const jd_request *r, char *buf, size_t len);
 /* "profile pegasus \"memory\" \"341\"\n..." */
 void jd_request_pegasus(const jd_request *r, char *buf, size_t len);

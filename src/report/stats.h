@@ -19,10 +19,14 @@ int report_fetch_jobs(const char *base_url, const char *only_job, void (*cb)(voi
 /* A job's page object from the server (GET /api/jobs/ID: summary,
  * assessment, series...), or NULL: *status 404 (no such job, nothing
  * printed), another HTTP status or 0 (no answer) after one line on stderr.
- * server: http://HOST:PORT or unix:PATH. */
-json_t *report_fetch_job(const char *server, const char *id, long *status);
+ * server: http://HOST:PORT or unix:PATH; token: sent as a bearer (NULL:
+ * none). */
+json_t *report_fetch_job(const char *server, const char *token, const char *id, long *status);
 /* The first 20 jobs whose id, workflow or executable match q (GET
  * /api/jobs?q=), or NULL. */
-json_t *report_fetch_list(const char *server, const char *q);
+json_t *report_fetch_list(const char *server, const char *token, const char *q);
+/* Every event of a job, all its runs (GET /api/jobs/ID/events): a JSON
+ * array, or NULL as report_fetch_job. */
+json_t *report_fetch_events(const char *server, const char *token, const char *id, long *status);
 
 #endif

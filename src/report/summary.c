@@ -176,6 +176,64 @@ static void bar_line(FILE *f, int width, const char *label, double pct)
     fprintf(f, "%s]\n", end);
 }
 
+/* "2 steps, 3 tasks, 1 node" of a whole job (its runs, earlier attempts apart). */
+static void shape_of(const json_t *job, char *buf, size_t len)
+{
+    size_t i, runs = 0, old = 0;
+    const json_t *r;
+    json_array_foreach(json_object_get(job, "runs"), i, r)
+    {
+        if (json_is_true(json_object_get(r, "superseded")))
+            old++;
+        else
+            runs++;
+    }
+    size_t steps = json_array_size(json_object_get(job, "steps"));
+    size_t nodes = json_array_size(json_object_get(job, "nodes"));
+    int n = 0;
+    if (steps) n = snprintf(buf, len, "%zu step%s, ", steps, steps == 1 ? "" : "s");
+    n += snprintf(buf + n, len - (size_t)n, "%zu %s%s, %zu node%s", runs, steps ? "task" : "run",
+                  runs == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+    if (old && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " (%zu earlier attempt%s not counted)", old,
+                 old == 1 ? "" : "s");
+}
+
+/* A whole job's detail: a line per node (against its own allocation) and
+ * per step. */
+static void detail_rows(FILE *f, int width, const json_t *job, double wall)
+{
+    char line[512], b1[64], b2[64], b3[64], b4[64], st[64];
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(job, "nodes"), i, r)
+    {
+        fmt_dur(num(r, "cpu_time"), b1, sizeof b1);
+        fmt_dur(wall * num(r, "cores"), b2, sizeof b2);
+        jd_fmt_bytes(num(r, "peak_mem"), b3, sizeof b3);
+        jd_fmt_bytes(num(r, "mem"), b4, sizeof b4);
+        snprintf(line, sizeof line,
+                 "%s: CPU %s/%s on %g CPU%s (%.1f%%), memory %s/%s, %.0f run%s, at most %.0f "
+                 "task%s a step",
+                 str(r, "host") ? str(r, "host") : "?", b1, b2, num(r, "cores"),
+                 num(r, "cores") == 1 ? "" : "s", 100 * num(r, "cpu_efficiency"), b3,
+                 isfinite(num(r, "mem")) ? b4 : "-", num(r, "runs"), num(r, "runs") == 1 ? "" : "s",
+                 num(r, "tasks"), num(r, "tasks") == 1 ? "" : "s");
+        wrapped(f, width, "  ", "      ", line);
+    }
+    json_array_foreach(json_object_get(job, "steps"), i, r)
+    {
+        fmt_dur(num(r, "duration"), b1, sizeof b1);
+        fmt_dur(num(r, "cpu_time"), b2, sizeof b2);
+        jd_fmt_bytes(num(r, "peak_mem"), b3, sizeof b3);
+        snprintf(line, sizeof line, "step %s: %.0f task%s, %s, CPU %s, memory %s, %s%s%.200s",
+                 str(r, "step") ? str(r, "step") : "?", num(r, "tasks"),
+                 num(r, "tasks") == 1 ? "" : "s", b1, b2, b3, state_of(r, st, sizeof st),
+                 str(r, "exe") ? ", " : "", str(r, "exe") ? str(r, "exe") : "");
+        wrapped(f, width, "  ", "      ", line);
+    }
+}
+
 void summary_print(FILE *f, const json_t *job, int width)
 {
     const json_t *s = json_object_get(job, "summary"), *a = json_object_get(job, "assessment");
@@ -200,8 +258,23 @@ void summary_print(FILE *f, const json_t *job, int width)
            str(s, "wf_label") ? " " : "", str(s, "wf") ? str(s, "wf") : "",
            str(s, "xformation") ? "" : "");
     if (str(s, "xformation")) KV("Transformation", "%s", str(s, "xformation"));
-    KV("User/Host", "%s / %s", str(s, "user") ? str(s, "user") : "-",
-       str(s, "host") ? str(s, "host") : "-");
+    const json_t *nodes = json_object_get(job, "nodes"), *steps = json_object_get(job, "steps");
+    const json_t *tags = json_object_get(job, "tags");
+    if (str(tags, "slurm_array_job_id"))
+        KV("Array job", "%s_%s", str(tags, "slurm_array_job_id"),
+           str(tags, "slurm_array_task_id") ? str(tags, "slurm_array_task_id") : "?");
+    if (json_array_size(nodes) > 1)
+        KV("User/Host", "%s / %s (+%zu node%s)", str(s, "user") ? str(s, "user") : "-",
+           str(s, "host") ? str(s, "host") : "-", json_array_size(nodes) - 1,
+           json_array_size(nodes) == 2 ? "" : "s");
+    else
+        KV("User/Host", "%s / %s", str(s, "user") ? str(s, "user") : "-",
+           str(s, "host") ? str(s, "host") : "-");
+    if (json_is_array(nodes)) {
+        char shape[160];
+        shape_of(job, shape, sizeof shape);
+        KV("Runs", "%s", shape);
+    }
     KV("Executable", "%.200s", str(s, "exe") ? str(s, "exe") : "-");
     KV("State", "%s", state_of(s, b1, sizeof b1));
     KV("CPU cores", "%g (%s)", num(al, "cpus"), str(al, "cpus_from") ? str(al, "cpus_from") : "?");
@@ -236,6 +309,20 @@ void summary_print(FILE *f, const json_t *job, int width)
                           : !strcmp(k, "gpu")                              ? "GPU utilization"
                                                                            : "GPU memory usage";
         bar_line(f, width, lab, num(b, "pct"));
+    }
+    if (json_array_size(nodes) > 1) {
+        /* as jobstats: each node against its own allocation */
+        fputc('\n', f);
+        centered(f, width, "Utilization per node");
+        rule(f, width, '=');
+        json_array_foreach(nodes, i, b)
+        {
+            char lab[64];
+            snprintf(lab, sizeof lab, "%.11s CPU", str(b, "host") ? str(b, "host") : "?");
+            bar_line(f, width, lab, 100 * num(b, "cpu_efficiency"));
+            snprintf(lab, sizeof lab, "%.11s mem", str(b, "host") ? str(b, "host") : "?");
+            bar_line(f, width, lab, 100 * num(b, "peak_mem") / num(b, "mem"));
+        }
     }
     fputc('\n', f);
     centered(f, width, "Detailed Utilization");
@@ -283,6 +370,8 @@ void summary_print(FILE *f, const json_t *job, int width)
                  num(s, "gpu_util_mean"), b1);
         wrapped(f, width, "  ", "    ", line);
     }
+    if (json_is_array(nodes)) detail_rows(f, width, job, num(s, "duration"));
+    (void)steps;
     json_t *notes = json_object_get(a, "notes");
     if (json_array_size(notes)) {
         fputc('\n', f);
@@ -335,136 +424,19 @@ void summary_oneline(FILE *f, const json_t *job)
     const char *sched = str(a, "scheduler");
     const char *next = sched && !strcmp(sched, "htcondor") ? NULL : str(nx, "slurm");
     fprintf(f, ", wall %s", b1);
+    if (json_is_array(json_object_get(job, "nodes"))) {
+        char shape[160];
+        shape_of(job, shape, sizeof shape);
+        for (char *c = shape; *c; c++)
+            if (*c == ',') *c = ' ';
+        char *d = shape;
+        for (char *c = shape; *c; c++) /* "2 steps 3 tasks 1 node" */
+            if (!(*c == ' ' && c[1] == ' ')) *d++ = *c;
+        *d = 0;
+        fprintf(f, ", %s", shape);
+    }
     char req[512];
     joined(next ? next : str(nx, "htcondor"), req, sizeof req);
     fprintf(f, "; next: %s", req);
     fputc('\n', f);
-}
-
-static void usage(FILE *f)
-{
-    fputs("usage: jobscope summary JOB|FILE... [--server URL] [--oneline|--json] [--width N]\n"
-          "  A job's efficiency report on one screen, as jobstats prints it: utilization\n"
-          "  against the allocation, notes, the request to make next time (docs/views.md).\n"
-          "  FILE: the job's events (jobscope, kickstart or JoReMon); JOB: a job id known to a\n"
-          "  jobscope serve (exact, else the only job whose id starts with it).\n"
-          "  --server URL  http://HOST:PORT or unix:PATH (default: the local server's socket,\n"
-          "                else http://127.0.0.1:4242)\n"
-          "  --oneline     one line (for a batch system's comment, e.g. Slurm's AdminComment)\n"
-          "  --json        the job's page object (summary, assessment, warnings)\n",
-          f);
-}
-
-/* The page object of a job of the server: exact id, else a unique prefix. */
-static json_t *job_from_server(const char *server, const char *id)
-{
-    long status;
-    json_t *job = report_fetch_job(server, id, &status);
-    if (job || status != 404) return job;
-    json_t *list = report_fetch_list(server, id);
-    json_t *jobs = json_object_get(list, "jobs");
-    size_t n = json_array_size(jobs);
-    if (n == 1) {
-        const json_t *row = json_array_get(jobs, 0);
-        job = report_fetch_job(server, jd_str(row, "job_id"), &status);
-    } else if (n > 1) {
-        fprintf(stderr, "jobscope summary: %s: %zu jobs match%s:", id, n,
-                (json_int_t)n == json_integer_value(json_object_get(list, "total"))
-                    ? ""
-                    : " (first shown)");
-        size_t i;
-        json_t *r;
-        json_array_foreach(jobs, i, r) fprintf(stderr, " %s", jd_str(r, "job_id"));
-        fputc('\n', stderr);
-    } else if (list) {
-        fprintf(stderr, "jobscope summary: %s: no such job on %s\n", id, server);
-    }
-    json_decref(list);
-    return job;
-}
-
-int summary_main(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"server", required_argument, 0, 's'}, {"oneline", no_argument, 0, '1'},
-        {"json", no_argument, 0, 'j'},         {"width", required_argument, 0, 'w'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *server = NULL;
-    int mode = 0, width = 80, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            server = optarg;
-            break;
-        case '1':
-            mode = 1;
-            break;
-        case 'j':
-            mode = 2;
-            break;
-        case 'w':
-            width = atoi(optarg);
-            if (width < 60 || width > 400) {
-                fprintf(stderr, "jobscope summary: --width: expected 60 to 400, got '%s'\n",
-                        optarg);
-                return EXIT_BAD;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return EXIT_BAD;
-        }
-    }
-    if (optind >= argc) {
-        usage(stderr);
-        return EXIT_BAD;
-    }
-    char local[4200];
-    int rc = 0;
-    for (int i = optind; i < argc; i++) {
-        json_t *job = NULL;
-        struct stat sb;
-        /* a path (it exists, or names a directory) is a file; else a job id */
-        if (!server && (!strcmp(argv[i], "-") || stat(argv[i], &sb) == 0 || strchr(argv[i], '/'))) {
-            jobdata j;
-            jobdata_init(&j);
-            char err[512];
-            if (jobdata_load(&j, argv[i], NULL, err, sizeof err)) {
-                fprintf(stderr, "jobscope summary: %s\n", err);
-            } else {
-                job = jobdata_json(&j, 1);
-            }
-            jobdata_free(&j);
-        } else {
-            const char *srv = server;
-            if (!srv) {
-                char url[4200];
-                if (serve_detect(url, sizeof url))
-                    snprintf(local, sizeof local, "unix:%s", url + strlen("jobscope+unix://"));
-                else
-                    snprintf(local, sizeof local, "http://127.0.0.1:4242");
-                srv = local;
-            }
-            job = job_from_server(srv, argv[i]);
-        }
-        if (!job) {
-            rc = EXIT_BAD;
-            continue;
-        }
-        if (mode == 1) {
-            summary_oneline(stdout, job);
-        } else if (mode == 2) {
-            json_dumpf(job, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(15));
-            fputc('\n', stdout);
-        } else {
-            summary_print(stdout, job, width);
-        }
-        json_decref(job);
-    }
-    if (fflush(stdout)) return EXIT_BAD;
-    return rc;
 }

@@ -5,7 +5,7 @@
 //
 //   node tests/browser/dashboard.js STEP BASE_URL_OR_FILE SHOTS_DIR [ARG]
 //
-// STEP: jobs | live | workflow | report | load | big | jobpage | gantt | reports |
+// STEP: jobs | live | workflow | report | load | big | jobpage | runs | gantt | reports |
 // report-escaped.  Prints one JSON line of
 // figures; exits 1 with the reason when a check fails.  Every page load
 // fails the check on any console error or page error.
@@ -184,6 +184,30 @@ function check(cond, msg) { if (!cond) throw new Error(msg); }
       await page.selectOption('.jv-tz', 'utc');
       await page.waitForFunction(() => /UTC/.test(document.querySelector('.jv-chars').textContent));
       await page.selectOption('.jv-x', 'clock');
+    } else if (step === 'runs') {
+      // a job of several runs: the whole job's bars, its nodes, steps and
+      // runs; a run's link opens that run's own page
+      await page.goto(base + '/#/job/' + arg);
+      await loaded();
+      await page.waitForSelector('table.jv-runlist');
+      const api = await (await page.request.get(base + '/api/jobs/' + arg)).json();
+      out.bars = await page.$$eval('.ubar', b => b.map(x => [x.dataset.key, x.querySelector('.upct').textContent]));
+      const cpu = out.bars.find(b => b[0] === 'cpu');
+      check(cpu && cpu[1] === Math.round(100 * api.summary.cpu_efficiency) + '%', 'CPU bar ' + JSON.stringify(cpu));
+      out.nodes = await page.locator('table.jv-nodes tr').count() - 1;
+      out.steps = await page.locator('table.jv-steps tr').count() - 1;
+      out.runs = await page.locator('table.jv-runlist tr').count() - 1;
+      check(out.nodes === api.nodes.length && out.steps === api.steps.length && out.runs === api.runs.length,
+        'tables ' + JSON.stringify([out.nodes, out.steps, out.runs]) + ' vs the API');
+      await page.screenshot({ path: path.join(shots, 'dashboard-job-runs.png'), fullPage: true, clip: { x: 0, y: 0, width: 1300, height: 1300 } });
+      const key = api.runs[api.runs.length - 1].run;
+      await page.click('table.jv-runlist a >> text="' + key + '"');
+      await page.waitForFunction(k => new URLSearchParams(location.hash.split('?')[1] || '').get('run') === k, key);
+      await page.waitForFunction(k => (document.querySelector('h2') || {}).textContent.includes('run ' + k), key);
+      await page.waitForFunction(() => window.jobscopeView && window.jobscopeView.plots.length > 0);
+      const one = await (await page.request.get(base + '/api/jobs/' + arg + '?run=' + encodeURIComponent(key))).json();
+      out.run_cpu = await page.evaluate(() => [...document.querySelectorAll('table.kv td')].find(t => t.textContent === 'CPU time').nextSibling.textContent);
+      check(one.summary.cpu_time === api.runs[api.runs.length - 1].cpu_time, 'the run page is the run');
     } else if (step === 'gantt') {
       await page.goto(base + '/#/wf/' + arg);
       await loaded();

@@ -8,6 +8,7 @@
 #                                  plugstack.conf); 77 = skip, with the reason
 #   SLURM_CONF                     exported: sbatch/srun/sacct/scontrol use it
 #   slurm_wait_jobs JOBID...       until every job has left the queue (120 s)
+#   submit NAME SBATCH_ARGS...     sbatch into $T/out; the job id: jobid NAME
 #   slurm_stop                     (registered in the EXIT trap)
 #
 # The configuration is what a site runs: proctrack/cgroup, task/cgroup with
@@ -211,3 +212,14 @@ slurm_wait_jobs() {
     squeue >&2
     return 1
 }
+
+# submit NAME SBATCH_ARGS...: sbatch with its output in $T/out; the job id
+# is then `jobid NAME` (from $T/jobs/NAME)
+submit() {
+    local name=$1
+    shift
+    mkdir -p "$T/jobs" "$T/out"
+    sbatch --parsable -D "$T/out" -o "$T/out/$name.out" "$@" >"$T/jobs/$name" 2>"$T/out/$name.err" ||
+        fail "sbatch $name: $(cat "$T/out/$name.err")"
+}
+jobid() { cut -d';' -f1 "$T/jobs/$1"; }

@@ -153,6 +153,18 @@ test_dashboard_job_page_shows_bars_notes_and_allocation_lines() {
     cat jp.json
 }
 
+# A Slurm job of several runs (two nodes, a batch script and two steps): its
+# page is the whole job (bars against both nodes' allocation) with its
+# nodes, steps and runs; a run's link opens the run alone.
+test_dashboard_job_of_several_runs_shows_the_whole_and_each_run() {
+    need chromium || return 77
+    serve_up || return 1
+    python3 "$ROOT/tests/helpers/slurm_job_events.py" 500 > job.ndjson
+    curl -sf -X POST --data-binary @job.ndjson "http://127.0.0.1:$PORT/api/events" > post.json || fail "post: $(cat post.json)" || return 1
+    browser runs "http://127.0.0.1:$PORT" "$SHOTS" 500 > runs.json || { cat runs.json; return 1; }
+    cat runs.json
+}
+
 # A workflow of 600 jobs with up to 40 at a time: the Gantt packs them into
 # lanes (its height follows the concurrency, not the number of jobs), has a
 # time axis, opens a job on click; a stampede event with a 3,000-character

@@ -3,7 +3,8 @@
 # the next-time request in the job's scheduler's syntax, every figure
 # computed here by hand; the one-line form for an epilog; the same report
 # from a `jobscope serve` by job id or prefix; real runs measured against
-# the allocation detected where they ran.
+# the allocation detected where they ran (and the end record with them); a
+# job of several runs over two nodes, from one server, two, or its files.
 
 source "$ROOT/tests/helpers/publish_servers.sh"
 source "$ROOT/tests/integration/82_repo.sh"     # serve_up, api
@@ -100,6 +101,9 @@ test_summary_of_real_runs_measures_against_the_detected_allocation() {
     pct=$(sed -n "s/^  CPU utilization  \[[| ]*\([0-9]*\)%\]$/\1/p" out.txt)
     want=$(jq_py '"%.0f" % (100 * end["cpu_time"] / end["duration"])' ev.jsonl)
     assert_eq "$pct" "$want" "CPU bar against 1 CPU" || return 1
+    # the monitor's own end record measures against the same allocation
+    assert_eq "$(jq_py 'end["cores"], end["cores_from"], abs(end["cpu_efficiency"] - end["cpu_time"] / end["duration"]) < 1e-3' ev.jsonl)" \
+        '[1, "SLURM_CPUS_ON_NODE", true]' "end record against the allocation" || return 1
     "$JS" run -q -i 0.1 --job real2 --tag request_cpus=1 -o ev2.jsonl -- "$HELPERS/workload" burn 300 || return 1
     "$JS" summary --oneline ev2.jsonl > one.txt || return 1
     assert_match "$(cat one.txt)" 'cpu [0-9]+% of 1 \(--tag request_cpus\)' || return 1
@@ -123,4 +127,72 @@ else:
     assert s["cg_peak_mem"] > 150 * MiB, s["cg_peak_mem"]
     assert "page_cache" in [n["kind"] for n in j["assessment"]["notes"]], j["assessment"]["notes"]
 PY
+}
+
+# A Slurm job of several runs over two nodes (tests/helpers/slurm_job_events.py),
+# the report computed by hand: 131 CPU-s of 8 CPUs x 100 s = 16%; c1 ran
+# 1 + 2 x 30 + 10 = 71 CPU-s of 400 (18%) and held at most 10 + 1000 MiB of
+# 4096 (25%), c2 60 of 400 (15%) and 1000 MiB (24%); 2010 of 8192 MiB (25%);
+# next: --mem = 1010 x 1.1 -> 1111M, step 0 kept 1.5 CPUs of a node busy with
+# two tasks -> two tasks of one CPU, 110 s -> 2 minutes.  The same report
+# from one server, from two that each hold one node's events, and from the
+# files.
+test_summary_of_a_job_of_several_runs_across_two_nodes_computed_by_hand() {
+    python3 "$ROOT/tests/helpers/slurm_job_events.py" 500 > job.jsonl
+    grep '"hostname":"c1"' job.jsonl > c1.jsonl
+    grep '"hostname":"c2"' job.jsonl > c2.jsonl
+    serve_up || return 1
+    local one=$PORT
+    curl -sf -X POST --data-binary @job.jsonl "http://127.0.0.1:$one/api/events" >/dev/null || return 1
+    "$JS" summary --server "http://127.0.0.1:$one" 500 > out.txt || fail "summary" || return 1
+    cat out.txt
+    grep -qx '      User/Host: alice / c1 (+1 node)' out.txt || fail "hosts" || return 1
+    grep -qx '           Runs: 3 steps, 6 tasks, 2 nodes' out.txt || fail "runs" || return 1
+    grep -qx '      CPU cores: 8 (slurm_alloc_cores)' out.txt || fail "cores" || return 1
+    grep -qx '     CPU memory: 8.0 GiB (slurm_alloc_mem_mb)' out.txt || fail "memory" || return 1
+    grep -Eqx '  CPU utilization  \[\|{9} {42}16%\]' out.txt || fail "CPU bar" || return 1
+    grep -Eqx '  CPU memory usage \[\|{13} {38}25%\]' out.txt || fail "memory bar" || return 1
+    grep -Eqx '  c1 CPU           \[\|{10} {41}18%\]' out.txt || fail "c1 CPU bar" || return 1
+    grep -Eqx '  c1 mem           \[\|{13} {38}25%\]' out.txt || fail "c1 memory bar" || return 1
+    grep -Eqx '  c2 CPU           \[\|{8} {43}15%\]' out.txt || fail "c2 CPU bar" || return 1
+    grep -Eqx '  c2 mem           \[\|{13} {38}24%\]' out.txt || fail "c2 memory bar" || return 1
+    grep -qx '  c1: CPU 00:01:11/00:06:40 on 4 CPUs (17.8%), memory 1010 MiB/4.0 GiB, 4 runs,' out.txt || fail "c1 line" || return 1
+    grep -qx '  step 0: 4 tasks, 40.0 s, CPU 00:02:00, memory 2.0 GiB, COMPLETED (exit code' out.txt || fail "step 0 line" || return 1
+    grep -qx '    Slurm:    --mem=1111M --ntasks-per-node=2 --cpus-per-task=1 --time=00:02:00' out.txt || fail "next time" || return 1
+    # stats over the server counts each run as the files of its monitors are counted
+    mkdir runs
+    python3 -c '
+import json, sys
+for l in open("job.jsonl"):
+    e = json.loads(l); t = e["tags"]
+    open("runs/%s.%s.%s.jsonl" % (e["hostname"], t["slurm_step"], t["slurm_task"]), "a").write(l)'
+    "$JS" stats runs --json -o files.json || return 1
+    "$JS" stats --server "http://127.0.0.1:$one" --json -o server.json || return 1
+    python3 -c '
+import json
+a, b = json.load(open("files.json")), json.load(open("server.json"))
+assert a["files"] == b["files"] == 6, (a["files"], b["files"])
+ga = {g["group"]: g["distributions"] for g in a["groups"]}
+assert ga == {g["group"]: g["distributions"] for g in b["groups"]} and sorted(ga) == ["bash", "step0", "step1"], ga' || return 1
+    # report --server: the whole job's page, as the server gives it
+    "$JS" report --server "http://127.0.0.1:$one" 500 -o r.html 2>/dev/null || fail "report --server" || return 1
+    grep -q '"runs":\[{"run":"c1:batch.0"' r.html || fail "the report is not the whole job" || return 1
+    "$JS" summary --oneline --server "http://127.0.0.1:$one" 500 > one.txt || return 1
+    assert_eq "$(cat one.txt)" "jobscope: COMPLETED (exit code 0), cpu 16% of 8 (slurm_alloc_cores), mem 2.0 GiB of 8.0 GiB (25%), wall 00:01:40, 3 steps 6 tasks 2 nodes; next: --mem=1111M --ntasks-per-node=2 --cpus-per-task=1 --time=00:02:00" || return 1
+    # each node's own serve: the client groups and sums the same way
+    kill $SERVE_PID; wait $SERVE_PID 2>/dev/null
+    rm -rf "$T/store" "$T/sock"
+    serve_up || return 1
+    local a=$PORT
+    curl -sf -X POST --data-binary @c1.jsonl "http://127.0.0.1:$a/api/events" >/dev/null || return 1
+    T=$T/b; mkdir -p "$T"; serve_up || return 1; T=${T%/b}
+    curl -sf -X POST --data-binary @c2.jsonl "http://127.0.0.1:$PORT/api/events" >/dev/null || return 1
+    "$JS" summary --server "http://127.0.0.1:$a" --server "http://127.0.0.1:$PORT" 500 > two.txt || fail "two servers" || return 1
+    diff out.txt two.txt || fail "two servers give another report" || return 1
+    "$JS" summary --peers "127.0.0.1:$a,127.0.0.1:$PORT" 500 > peers.txt || fail "--peers" || return 1
+    diff out.txt peers.txt || return 1
+    "$JS" summary --job 500 c2.jsonl c1.jsonl > files.txt || fail "--job files" || return 1
+    diff out.txt files.txt || return 1
+    "$JS" summary --server "http://127.0.0.1:$a" --job 500 c1.jsonl 2>err.txt
+    assert_eq $? 125 "--job with --server" || return 1
 }

@@ -153,7 +153,7 @@
     const rows = [
       ['Job ID', JSV.esc(s.job_id) + (s.batch_id && s.batch_id !== s.job_id ? ' <span class="muted">(' + JSV.esc(s.batch_system) + ' ' + JSV.esc(s.batch_id) + ')</span>' : '')],
       ['Executable', JSV.esc(s.exe)], ['Command', '<span class="wrap">' + JSV.esc(s.cmd) + '</span>'],
-      ['Host', JSV.esc(s.host)], ['Type', JSV.esc(s.type)], ['Workflow', JSV.esc(s.wf || '–') + (s.wf_label ? ' (' + JSV.esc(s.wf_label) + ')' : '')],
+      ['Host', JSV.esc(s.host) + (s.nodes > 1 ? ' <span class="muted">(+' + (s.nodes - 1) + ' node' + (s.nodes > 2 ? 's' : '') + ': below)</span>' : '')], ['Type', JSV.esc(s.type)], ['Workflow', JSV.esc(s.wf || '–') + (s.wf_label ? ' (' + JSV.esc(s.wf_label) + ')' : '')],
       ['Transformation', JSV.esc(s.xformation || '–')], ['Start', JSV.fmtTime(s.start)],
       ['Duration', JSV.fmtDur(s.duration)], ['Allocation', alloc], ['CPU time', JSV.fmtDur(s.cpu_time)],
       ['CPU efficiency', s.cpu_efficiency == null ? '–' : (100 * s.cpu_efficiency).toFixed(1) + ' % of ' + s.cores + ' allocated CPU' + (s.cores === 1 ? '' : 's')],
@@ -187,6 +187,29 @@
       '<h3>Next time <span class="muted">fits this run, ' + Math.round(100 * (nx.margin || 0.1)) + '% head room on memory and time</span></h3>' +
       syn.map(x => '<div class="nextreq"><span class="muted">' + x[1] + '</span><code>' + JSV.esc((x[2] || '').trim().replace(/\n/g, '; ')) + '</code></div>').join('') +
       '</div></div>';
+  };
+
+  /* A job of several runs (a Slurm job's steps, tasks and nodes; a job run
+   * again): its nodes against their allocations, its steps, its runs (each
+   * with its own page when runHref is given). */
+  JSV.runs = function (job, runHref) {
+    if (!job.runs) return '';
+    const eff = v => v == null ? '–' : (100 * v).toFixed(1) + ' %';
+    const row = cells => '<tr>' + cells.map(c => '<td>' + c + '</td>').join('') + '</tr>';
+    const table = (cls, head, rows) => '<table class="' + cls + '"><tr>' + head.map(h => '<th>' + h + '</th>').join('') + '</tr>' + rows.join('') + '</table>';
+    const nodes = (job.nodes || []).map(n => row([JSV.esc(n.host), n.cores + ' <span class="muted">(' + JSV.esc(n.cores_from) + ')</span>',
+      JSV.fmtDur(n.cpu_time), eff(n.cpu_efficiency), JSV.fmtBytes(n.peak_mem) + ' of ' + JSV.fmtBytes(n.mem) + ' <span class="muted">(' + JSV.esc(n.mem_from || '–') + ')</span>', n.runs]));
+    const steps = (job.steps || []).map(s => row([JSV.esc(s.step), s.tasks, s.nodes, JSV.fmtDur(s.duration), JSV.fmtDur(s.cpu_time), JSV.fmtBytes(s.peak_mem),
+      JSV.exitText(s), '<span class="wrap">' + JSV.esc(s.exe || '') + '</span>']));
+    const runs = job.runs.map(r => row([(runHref ? '<a href="#' + JSV.esc(runHref(r.run).replace(/^#/, '')) + '">' + JSV.esc(r.run) + '</a>' : JSV.esc(r.run)) +
+        (r.superseded ? ' <span class="muted">(an earlier attempt, not counted)</span>' : ''),
+      JSV.esc(r.host), JSV.esc(r.step || '–'), JSV.esc(r.task || '–'), JSV.fmtTime(r.start, true), JSV.fmtDur(r.duration), JSV.fmtDur(r.cpu_time),
+      eff(r.cpu_efficiency), JSV.fmtBytes(r.peak_mem), JSV.exitText(r)]));
+    return '<h3>Nodes <span class="muted">each against its own allocation</span></h3>' +
+      table('jv-nodes', ['node', 'CPUs', 'CPU time', 'efficiency', 'memory peak (runs at once)', 'runs'], nodes) +
+      (steps.length ? '<h3>Steps</h3>' + table('jv-steps', ['step', 'tasks', 'nodes', 'duration', 'CPU time', 'memory peak', 'exit', 'executable'], steps) : '') +
+      '<h3>Runs <span class="muted">one monitor each' + (runHref ? ': a click opens its own page' : '') + '</span></h3>' +
+      table('jv-runlist', ['run', 'host', 'step', 'task', 'start (' + JSV.esc(JSV.tzName()) + ')', 'duration', 'CPU time', 'efficiency', 'memory peak', 'exit'], runs);
   };
 
   /* An event as one short line; its JSON wrapped and collapsed. */
@@ -231,7 +254,7 @@
     const self = this;
     const group = { key: 'job' + (++groupSeq), plots: [], syncing: false };
     const width = opts.width || Math.max(360, Math.min(620, (root.clientWidth || 1200) / 2 - 24));
-    root.innerHTML = '<div class="jv-assess"></div><div class="jv-warn"></div><h3>Characteristics</h3><div class="jv-chars"></div>' +
+    root.innerHTML = '<div class="jv-assess"></div><div class="jv-warn"></div><h3>Characteristics</h3><div class="jv-chars"></div><div class="jv-runs"></div>' +
       '<h3>Time series</h3><div class="toolbar">x axis: <select class="jv-x"><option value="clock">wall-clock time</option>' +
       '<option value="elapsed">time since the job started</option></select> time zone: <select class="jv-tz"><option value="local">' +
       JSV.esc(localZone) + ' (this browser)</option><option value="utc">UTC</option></select> <span class="muted">Drag to zoom (all charts follow), double-click to reset; ' +
@@ -276,6 +299,7 @@
       q('.jv-assess').innerHTML = JSV.assessment(j);
       q('.jv-warn').innerHTML = JSV.warnings(j);
       q('.jv-chars').innerHTML = JSV.characteristics(j);
+      q('.jv-runs').innerHTML = JSV.runs(j, opts.runHref);
       const S = j.series || {};
       const xs = ts => elapsed ? (ts || []).map(t => t == null ? null : t - t0) : ts;
       for (const c of CHARTS) {
@@ -303,7 +327,8 @@
           '<tr><td class="t">' + JSV.fmtTime(e.ts, true) + '</td><td>' + JSV.esc(e.event || e.monitoring_event || e.Type) + '</td><td>' +
             JSV.eventCell(e, ['event', 'ts', 'seq', 'hostname', 'site', 'wf_uuid', 'wf_label', 'dag_job_id', 'condor_job_id', 'xformation', 'task_id', 'rank', 'job_id', 'tags']) + '</td></tr>'
         ).join('') + '</table>' : '';
-      q('.jv-end pre').textContent = j.end ? JSON.stringify(j.end, null, 1) : '(the job has not ended, or its end-of-job record is missing)';
+      q('.jv-end pre').textContent = j.end ? JSON.stringify(j.end, null, 1) : j.runs && j.runs.length > 1 && !j.run ?
+        '(a job of ' + j.runs.length + ' runs: each run\'s record is on its own page)' : '(the job has not ended, or its end-of-job record is missing)';
     };
     this.update(job);
   };

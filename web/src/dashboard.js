@@ -177,21 +177,25 @@
   }
 
   async function jobPage(id, params) {
-    const wf = params.get('wf') || '';
-    const url = '/api/jobs/' + encodeURIComponent(id) + (wf ? '?wf=' + encodeURIComponent(wf) + '&' : '?');
+    const wf = params.get('wf') || '', run = params.get('run') || '';
+    const url = '/api/jobs/' + encodeURIComponent(id) + '?' + (wf ? 'wf=' + encodeURIComponent(wf) + '&' : '') + (run ? 'run=' + encodeURIComponent(run) + '&' : '');
     const job = await get(url);
-    app.innerHTML = '<h2>Job ' + E(id) + ' <span class="muted" id="jstate"></span></h2>' +
+    const whole = '#/job/' + encodeURIComponent(id) + (wf ? '?' + qs({ wf }) : '');
+    const runHref = key => '#/job/' + encodeURIComponent(id) + '?' + qs(Object.assign(wf ? { wf } : {}, { run: key }));
+    app.innerHTML = '<h2>Job ' + E(id) + (run ? ', run ' + E(run) : '') + ' <span class="muted" id="jstate"></span></h2>' +
+      (run ? '<div class="jobnav">one run of the job: <a href="' + E(whole) + '">the whole job</a></div>' : '') +
       (job.summary.wf ? '<div class="jobnav">workflow <a href="#/wf/' + encodeURIComponent(job.summary.wf) + '">' + E(job.summary.wf_label || job.summary.wf) + '</a>' +
         ' · <a href="#/jobs?' + qs({ wf: job.summary.wf }) + '">its jobs</a></div>' : '') + '<div id="job"></div>';
-    const view = new JSV.JobView(document.getElementById('job'), job);
+    const view = new JSV.JobView(document.getElementById('job'), job, { runHref });
     window.jobscopeView = view;
     const st = () => { document.getElementById('jstate').textContent = job.state === 'running' ? '— running, updated every second' : '— ' + job.state; };
     st();
     if (job.state !== 'running') return;
-    every(1000, async () => {
+    every(job.runs ? 5000 : 1000, async () => {   // a whole job of several runs is summed anew: less often
       const ts = job.series.ts || [];
       const d = await get(url + 'since=' + (ts.length ? ts[ts.length - 1] : 0));
-      merge(job, d);
+      if (d.append) merge(job, d);
+      else Object.assign(job, d);            // a whole job of several runs: summed anew, the full page
       if (job.state !== 'running') {         // ended: the full record, warnings and assessment included
         clearTimeout(timer); timer = null; page++;
         Object.assign(job, await get(url));
