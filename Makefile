@@ -176,7 +176,9 @@ $(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BU
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
 
-# The socket ingest in-process (bench/serve_put/run): events into points, into the store.
+# The socket ingest in-process (bench/serve_put/run, the `serve_put` rows of make bench):
+# events into points, into the store.
+bench-bins: $(BUILD)/bench/ingest_bench
 $(BUILD)/bench/ingest_bench: bench/serve_put/ingest_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(NET_REG) $(BUILD)/libjscore.a $(SERVE_LIBS) \
