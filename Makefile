@@ -267,12 +267,15 @@ test: deps
 	BUILD=$(BUILD) tests/run.sh
 
 # The habits that keep the tree easy to change (docs/hacking.md): no #include
-# up the layers, and every C file as clang-format writes it (.clang-format).
+# up the layers, every C file as clang-format writes it (.clang-format), and
+# no more pairs of repeated code in src/ than the budget (lower it as pairs go).
 FORMAT_SRCS = $(shell find src lib -name '*.[ch]' | sort)
+DUPLICATES_BUDGET = 20
 check:
 	python3 tests/check_layers.py src
 	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "clang-format: $(words $(FORMAT_SRCS)) files clean"
-	@echo "make check: layers and formatting clean"
+	python3 tests/check_duplicates.py $(DUPLICATES_BUDGET)
+	@echo "make check: layers, formatting and duplicates clean"
 
 deps:
 	./deps.sh --test

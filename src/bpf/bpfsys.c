@@ -48,7 +48,9 @@ int bpfsys_map_create_array(const char *name, uint32_t value_size, uint32_t max_
     return sys_bpf(BPF_MAP_CREATE, &a);
 }
 
-int bpfsys_map_update(int fd, const void *key, const void *value, uint64_t flags)
+/* The element commands of a map: key, and value (for GET_NEXT_KEY the next
+ * key: the same field of bpf_attr's union) as user pointers. */
+static int map_elem(int cmd, int fd, const void *key, const void *value, uint64_t flags)
 {
     union bpf_attr a;
     memset(&a, 0, sizeof a);
@@ -56,36 +58,27 @@ int bpfsys_map_update(int fd, const void *key, const void *value, uint64_t flags
     a.key = ptr(key);
     a.value = ptr(value);
     a.flags = flags;
-    return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+    return sys_bpf(cmd, &a);
+}
+
+int bpfsys_map_update(int fd, const void *key, const void *value, uint64_t flags)
+{
+    return map_elem(BPF_MAP_UPDATE_ELEM, fd, key, value, flags);
 }
 
 int bpfsys_map_lookup(int fd, const void *key, void *value)
 {
-    union bpf_attr a;
-    memset(&a, 0, sizeof a);
-    a.map_fd = (uint32_t)fd;
-    a.key = ptr(key);
-    a.value = ptr(value);
-    return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
+    return map_elem(BPF_MAP_LOOKUP_ELEM, fd, key, value, 0);
 }
 
 int bpfsys_map_delete(int fd, const void *key)
 {
-    union bpf_attr a;
-    memset(&a, 0, sizeof a);
-    a.map_fd = (uint32_t)fd;
-    a.key = ptr(key);
-    return sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+    return map_elem(BPF_MAP_DELETE_ELEM, fd, key, NULL, 0);
 }
 
 int bpfsys_map_next_key(int fd, const void *key, void *next)
 {
-    union bpf_attr a;
-    memset(&a, 0, sizeof a);
-    a.map_fd = (uint32_t)fd;
-    a.key = ptr(key);
-    a.next_key = ptr(next);
-    return sys_bpf(BPF_MAP_GET_NEXT_KEY, &a);
+    return map_elem(BPF_MAP_GET_NEXT_KEY, fd, key, next, 0);
 }
 
 int bpfsys_array_read(int fd, uint32_t *keys, void *values, uint32_t *count)

@@ -166,8 +166,7 @@ static int write_html(FILE *f, json_t *jobs)
           f);
     if (title && json_array_size(jobs) == 1) {
         fputs(" — ", f);
-        for (const char *p = title; *p; p++)
-            fputs(*p == '<' ? "&lt;" : *p == '&' ? "&amp;" : (char[2]){*p, 0}, f);
+        svg_escape(f, title);
     }
     fputs("</title>\n<style>\n", f);
     int rc = put_asset(f, "uPlot.min.css");

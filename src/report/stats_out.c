@@ -129,23 +129,6 @@ void stats_print_text(FILE *f, json_t *groups)
     }
 }
 
-static void html_esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-}
-
 void stats_print_html(FILE *f, json_t *groups, json_t *all)
 {
     fputs(
@@ -163,7 +146,7 @@ void stats_print_html(FILE *f, json_t *groups, json_t *all)
     json_array_foreach(groups, i, g)
     {
         fputs("<h2>", f);
-        html_esc(f, json_string_value(json_object_get(g, "group")));
+        svg_escape(f, json_string_value(json_object_get(g, "group")));
         fprintf(f, " — %lld jobs</h2>\n",
                 (long long)json_integer_value(json_object_get(g, "count")));
         size_t ci;
@@ -171,7 +154,7 @@ void stats_print_html(FILE *f, json_t *groups, json_t *all)
         json_array_foreach(json_object_get(g, "cautions"), ci, cnote)
         {
             fputs("<p class=\"caution\">⚠ ", f);
-            html_esc(f, json_string_value(cnote));
+            svg_escape(f, json_string_value(cnote));
             fputs("</p>\n", f);
         }
         if (!json_integer_value(json_object_get(g, "count"))) continue;
@@ -220,17 +203,17 @@ void stats_print_html(FILE *f, json_t *groups, json_t *all)
         for (int q = 0; q < 2; q++) {
             json_t *a = json_object_get(adv, qs[q]);
             fprintf(f, "<h4>Fits %s of runs</h4><pre># HTCondor\n", q ? "99%" : "95%");
-            html_esc(f, json_string_value(json_object_get(a, "htcondor")));
+            svg_escape(f, json_string_value(json_object_get(a, "htcondor")));
             fputs("\n# Slurm\n", f);
-            html_esc(f, json_string_value(json_object_get(a, "slurm")));
+            svg_escape(f, json_string_value(json_object_get(a, "slurm")));
             fputs("\n\n# Pegasus (transformation catalog)\n", f);
-            html_esc(f, json_string_value(json_object_get(a, "pegasus")));
+            svg_escape(f, json_string_value(json_object_get(a, "pegasus")));
             fputs("</pre>\n", f);
         }
         char *w = json_dumps(json_object_get(g, "waste"), JSON_INDENT(1));
         if (w && strcmp(w, "{}")) {
             fputs("<h3>What current requests waste</h3><pre>", f);
-            html_esc(f, w);
+            svg_escape(f, w);
             fputs("</pre>\n", f);
         }
         free(w);

@@ -52,7 +52,7 @@ static double nice_step(double span, int n, enum svg_unit unit)
     return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
-static void esc(FILE *f, const char *s)
+void svg_escape(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
@@ -103,7 +103,7 @@ int svg_chart(FILE *f, const char *title, const char *xlabel, enum svg_unit yuni
             w, h, w, h);
     fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", w, h);
     fputs("<text x=\"8\" y=\"17\" font-size=\"13\" font-weight=\"bold\">", f);
-    esc(f, title);
+    svg_escape(f, title);
     fputs("</text>\n", f);
     char buf[64];
     for (double y = y0; y <= y1 + ystep / 2; y += ystep) {
@@ -120,7 +120,7 @@ int svg_chart(FILE *f, const char *title, const char *xlabel, enum svg_unit yuni
                 PX(x), PX(x), mt, mt + ph, PX(x), mt + ph + 14, x - xorg);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", ml + pw / 2,
             h - 6);
-    esc(f, xlabel);
+    svg_escape(f, xlabel);
     fputs("</text>\n", f);
     fprintf(
         f,
@@ -161,7 +161,7 @@ int svg_chart(FILE *f, const char *title, const char *xlabel, enum svg_unit yuni
                     "<rect x=\"%.1f\" y=\"%d\" width=\"10\" height=\"3\" fill=\"%s\"/>"
                     "<text x=\"%.1f\" y=\"%d\">",
                     ml + pw - 150, mt + 10 + 13 * l, col, ml + pw - 136, mt + 14 + 13 * l);
-            esc(f, L->label);
+            svg_escape(f, L->label);
             fputs("</text>\n", f);
         }
     }

@@ -23,6 +23,9 @@ enum svg_unit { SVG_PLAIN, SVG_BYTES, SVG_PERCENT, SVG_SECONDS };
 int svg_chart(FILE *f, const char *title, const char *xlabel, enum svg_unit yunit,
               const svg_line *lines, int nlines, int w, int h, int x_time);
 
+/* s as text of HTML or SVG markup (< > & " escaped); NULL writes nothing. */
+void svg_escape(FILE *f, const char *s);
+
 /* "1.5 GiB", "12 MiB"... into buf. */
 const char *svg_fmt_bytes(double v, char *buf, size_t len);
 

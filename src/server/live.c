@@ -2,7 +2,12 @@
  * value of every series that carries a job_id tag, kept while its job runs
  * (dropped at the job's jobscope.end event, or after 10 minutes without an
  * update: a job killed without an end record).  Written from the ingest
- * paths (server.c), read by the /metrics handler; one mutex. */
+ * paths (server.c), read by the /metrics handler; one mutex.
+ *
+ * Bounded: at most LIVE_MAX series, and a tag set exists only with at least
+ * one of them, so a site collector's million jobs cost the table LIVE_MAX
+ * series, not a million sets.  The points of series that found the table
+ * full are counted (jobscope_serve_live_left_out_points_total). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,17 +39,37 @@ typedef struct live_val {
     int64_t updated_ms;
 } live_val;
 
+/* One allocation a set (about 100 bytes for a set of one series with two
+ * tags): the header, the key (its sorted tags as key NUL value NUL ...,
+ * padded to 8 bytes), then room for capvals values. */
 typedef struct live_set {
     struct live_set *next; /* hash chain */
     uint64_t h;
-    char *key; /* \x01 k=v \x01 ... (sorted tags) */
-    size_t keylen;
-    store_tag *tags; /* sorted by key; strings owned */
-    int ntags;
-    const char *job_id; /* points into tags */
-    live_val *vals;
-    size_t nvals, capvals;
+    uint32_t keylen;
+    uint16_t job_at; /* offset of the job_id value in the key */
+    uint16_t nvals, capvals;
+    char key[]; /* then the values, at set_vals() */
 } live_set;
+
+#define KEY_ROOM(len) (((size_t)(len) + 7) & ~(size_t)7)
+
+static inline live_val *set_vals(live_set *l)
+{
+    return (live_val *)(l->key + KEY_ROOM(l->keylen));
+}
+
+/* The set's tags (pointers into its key), in key order; their count. */
+static int set_tags(const live_set *l, store_tag *tags, int max)
+{
+    int n = 0;
+    for (const char *p = l->key, *end = l->key + l->keylen; p < end && n < max; n++) {
+        tags[n].key = p;
+        p += strlen(p) + 1;
+        tags[n].value = p;
+        p += strlen(p) + 1;
+    }
+    return n;
+}
 
 struct live_table {
     pthread_mutex_t lock;
@@ -52,8 +77,8 @@ struct live_table {
     size_t cap, nsets, n; /* n: series */
     live_name **names;    /* interned metric names */
     size_t names_cap, names_n;
+    unsigned long long left_out; /* points of series that found the table full */
 };
-
 static int tag_cmp(const void *a, const void *b)
 {
     return strcmp(((const store_tag *)a)->key, ((const store_tag *)b)->key);
@@ -114,14 +139,8 @@ static void name_put(live_table *p, live_name *n)
 
 static void set_free(live_table *p, live_set *l)
 {
-    for (size_t i = 0; i < l->nvals; i++) name_put(p, l->vals[i].name);
-    for (int i = 0; i < l->ntags; i++) {
-        free((char *)l->tags[i].key);
-        free((char *)l->tags[i].value);
-    }
-    free(l->vals);
-    free(l->tags);
-    free(l->key);
+    live_val *v = set_vals(l);
+    for (size_t i = 0; i < l->nvals; i++) name_put(p, v[i].name);
     free(l);
 }
 
@@ -143,43 +162,61 @@ static int rehash(live_table *p, size_t cap)
     return 0;
 }
 
-/* The set of these sorted tags (key: their \x01k=v form), created if new. */
-static live_set *set_get(live_table *p, const store_tag *sorted, int ntags, const sbuf *key)
+/* The set whose key (sorted tags, key NUL value NUL ...) is key[0..len),
+ * hashing to h; NULL when there is none.  *at: where the set's pointer is
+ * (a set that grows moves). */
+static live_set *set_find(live_table *p, const char *key, size_t len, uint64_t h, live_set ***at)
+{
+    if (!p->cap) return NULL;
+    live_set **pp = &p->sets[h & (p->cap - 1)];
+    while (*pp && !((*pp)->h == h && (*pp)->keylen == len && !memcmp((*pp)->key, key, len)))
+        pp = &(*pp)->next;
+    *at = pp;
+    return *pp;
+}
+
+/* A new empty set with room for one value, in the table; NULL out of memory. */
+static live_set *set_new(live_table *p, const char *key, size_t len, size_t job_at, uint64_t h)
 {
     if (!p->cap && rehash(p, 1024) < 0) return NULL;
-    uint64_t h = hash_bytes(key->p, key->len);
-    live_set *l = p->sets[h & (p->cap - 1)];
-    while (l && !(l->h == h && l->keylen == key->len && !memcmp(l->key, key->p, key->len)))
-        l = l->next;
-    if (l) return l;
-    l = calloc(1, sizeof *l);
+    live_set *l = malloc(sizeof *l + KEY_ROOM(len) + sizeof(live_val));
     if (!l) return NULL;
     l->h = h;
-    l->key = strndup(key->p, key->len);
-    l->keylen = key->len;
-    l->tags = calloc((size_t)ntags, sizeof *l->tags);
-    if (!l->key || !l->tags) {
-        free(l->key);
-        free(l->tags);
-        free(l);
-        return NULL;
-    }
-    for (int t = 0; t < ntags; t++) {
-        l->tags[t].key = strdup(sorted[t].key);
-        l->tags[t].value = strdup(sorted[t].value);
-        l->ntags = t + 1;
-        if (!l->tags[t].key || !l->tags[t].value) {
-            set_free(p, l);
-            return NULL;
-        }
-        if (!strcmp(sorted[t].key, "job_id")) l->job_id = l->tags[t].value;
-    }
+    l->keylen = (uint32_t)len;
+    l->job_at = (uint16_t)job_at;
+    l->nvals = 0;
+    l->capvals = 1;
+    memcpy(l->key, key, len);
     size_t b = h & (p->cap - 1);
     l->next = p->sets[b];
     p->sets[b] = l;
     p->nsets++;
     if (p->nsets > p->cap) rehash(p, p->cap * 2);
     return l;
+}
+
+/* The set *at with room for one more value (moved when it grew); NULL out
+ * of memory (the set stays as it was). */
+static live_set *set_grow(live_set **at)
+{
+    live_set *l = *at;
+    if (l->nvals < l->capvals) return l;
+    size_t cap = (size_t)l->capvals * 2;
+    if (cap > 0xffff) return NULL;
+    live_set *n = realloc(l, sizeof *l + KEY_ROOM(l->keylen) + cap * sizeof(live_val));
+    if (!n) return NULL;
+    n->capvals = (uint16_t)cap;
+    *at = n;
+    return n;
+}
+
+/* Unlinks and frees a set that holds no value. */
+static void set_drop_empty(live_table *p, live_set **at)
+{
+    live_set *l = *at;
+    *at = l->next;
+    free(l);
+    p->nsets--;
 }
 
 void live_update(live_table *p, const store_point *pts, size_t n, int64_t now)
@@ -190,10 +227,12 @@ void live_update(live_table *p, const store_point *pts, size_t n, int64_t now)
      * value of the set (the fields come in the same order every time). */
     const store_tag *ptags = NULL;
     int pnt = -1;
-    live_set *set = NULL;
-    size_t k = 0;
+    live_set *set = NULL, **at = NULL;
+    size_t k = 0, job_at = 0;
+    uint64_t h = 0;
     store_tag sorted[32];
     sbuf key = {0};
+    unsigned long long left_out = 0;
     pthread_mutex_lock(&p->lock);
     for (size_t i = 0; i < n; i++, k++) {
         const store_point *pt = &pts[i];
@@ -201,6 +240,7 @@ void live_update(live_table *p, const store_point *pts, size_t n, int64_t now)
             ptags = pt->tags;
             pnt = pt->ntags;
             set = NULL;
+            key.len = 0;
             k = 0;
             const char *job = NULL;
             for (int t = 0; t < pt->ntags; t++)
@@ -210,42 +250,60 @@ void live_update(live_table *p, const store_point *pts, size_t n, int64_t now)
             qsort(sorted, (size_t)pt->ntags, sizeof *sorted, tag_cmp);
             sbuf_reset(&key);
             for (int t = 0; t < pt->ntags; t++) {
-                sbuf_putc(&key, '\x01');
-                sbuf_puts(&key, sorted[t].key);
-                sbuf_putc(&key, '=');
-                sbuf_puts(&key, sorted[t].value);
+                sbuf_put(&key, sorted[t].key, strlen(sorted[t].key) + 1);
+                if (sorted[t].value == job) job_at = key.len;
+                sbuf_put(&key, sorted[t].value, strlen(sorted[t].value) + 1);
             }
-            if (!key.oom) set = set_get(p, sorted, pt->ntags, &key);
+            if (key.oom || key.len > 0xffff) {
+                key.len = 0;
+                continue;
+            }
+            h = hash_bytes(key.p, key.len);
+            set = set_find(p, key.p, key.len, h, &at);
         }
-        if (!set) continue;
+        if (!key.len) continue;
         live_val *v = NULL;
-        if (k < set->nvals && !strcmp(set->vals[k].name->s, pt->metric))
-            v = &set->vals[k];
-        else {
-            for (size_t j = 0; j < set->nvals; j++)
-                if (!strcmp(set->vals[j].name->s, pt->metric)) {
-                    v = &set->vals[j];
-                    break;
-                }
+        if (set) {
+            live_val *vals = set_vals(set);
+            if (k < set->nvals && !strcmp(vals[k].name->s, pt->metric))
+                v = &vals[k];
+            else {
+                for (size_t j = 0; j < set->nvals; j++)
+                    if (!strcmp(vals[j].name->s, pt->metric)) {
+                        v = &vals[j];
+                        break;
+                    }
+            }
         }
         if (!v) {
-            if (p->n >= LIVE_MAX) continue;
-            if (set->nvals == set->capvals) {
-                size_t cap = set->capvals ? set->capvals * 2 : 8;
-                live_val *nv = realloc(set->vals, cap * sizeof *nv);
-                if (!nv) continue;
-                set->vals = nv;
-                set->capvals = cap;
+            /* a new series: only while the table has room (a new set too) */
+            if (p->n >= LIVE_MAX) {
+                left_out++;
+                continue;
+            }
+            if (!set) {
+                if (!(set = set_new(p, key.p, key.len, job_at, h))) continue;
+                set_find(p, key.p, key.len, h, &at);
             }
             live_name *nm = name_get(p, pt->metric);
-            if (!nm) continue;
-            v = &set->vals[set->nvals++];
+            live_set *g = nm ? set_grow(at) : NULL;
+            if (!g) {
+                if (nm) name_put(p, nm);
+                if (!set->nvals) {
+                    set_drop_empty(p, at);
+                    set = NULL;
+                }
+                continue;
+            }
+            set = g;
+            v = &set_vals(set)[set->nvals++];
             v->name = nm;
             p->n++;
         }
         v->value = pt->value; /* the last one handed in: batches are in time order */
         v->updated_ms = now;
     }
+    p->left_out += left_out;
     pthread_mutex_unlock(&p->lock);
     sbuf_free(&key);
 }
@@ -256,8 +314,9 @@ static void drop_where(live_table *p, const char *job, int64_t older_than)
         live_set **pp = &p->sets[i];
         while (*pp) {
             live_set *l = *pp;
+            live_val *vals = set_vals(l);
             if (job) {
-                if (!(l->job_id && !strcmp(l->job_id, job))) {
+                if (strcmp(l->key + l->job_at, job)) {
                     pp = &l->next;
                     continue;
                 }
@@ -265,13 +324,13 @@ static void drop_where(live_table *p, const char *job, int64_t older_than)
             } else {
                 size_t o = 0;
                 for (size_t j = 0; j < l->nvals; j++) {
-                    if (l->vals[j].updated_ms < older_than) {
-                        name_put(p, l->vals[j].name);
+                    if (vals[j].updated_ms < older_than) {
+                        name_put(p, vals[j].name);
                         p->n--;
                     } else
-                        l->vals[o++] = l->vals[j];
+                        vals[o++] = vals[j];
                 }
-                l->nvals = o;
+                l->nvals = (uint16_t)o;
                 if (o) {
                     pp = &l->next;
                     continue;
@@ -325,6 +384,14 @@ size_t live_count(live_table *p)
     size_t n = p->n;
     pthread_mutex_unlock(&p->lock);
     return n;
+}
+
+live_stats live_get_stats(live_table *p)
+{
+    pthread_mutex_lock(&p->lock);
+    live_stats st = {p->n, p->nsets, p->left_out};
+    pthread_mutex_unlock(&p->lock);
+    return st;
 }
 
 /* ---- Prometheus text format ---- */
@@ -426,77 +493,84 @@ static void label_name(sbuf *b, const char *k)
 }
 
 typedef struct prom_row {
-    const char *name; /* the Prometheus name (the live_name's) */
     live_set *l;
     live_val *v;
-    int counter;
 } prom_row;
 
 static int row_cmp(const void *a, const void *b)
 {
     const prom_row *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
+    int c = strcmp(x->v->name->prom, y->v->name->prom);
     if (!c) c = strcmp(x->v->name->s, y->v->name->s);
-    return c ? c : strcmp(x->l->key, y->l->key);
+    if (c) return c;
+    uint32_t lx = x->l->keylen, ly = y->l->keylen;
+    c = memcmp(x->l->key, y->l->key, lx < ly ? lx : ly);
+    return c ? c : (lx > ly) - (lx < ly);
 }
 
 void live_metrics(live_table *p, sbuf *out)
 {
     pthread_mutex_lock(&p->lock);
+    sbuf_printf(out,
+                "# HELP jobscope_serve_live_left_out_points_total Points of job series not shown "
+                "below: the table of live series was full (%d series)\n"
+                "# TYPE jobscope_serve_live_left_out_points_total counter\n"
+                "jobscope_serve_live_left_out_points_total %llu\n",
+                LIVE_MAX, p->left_out);
     prom_row *rows = p->n ? malloc(p->n * sizeof *rows) : NULL;
     size_t n = 0;
     for (size_t i = 0; rows && i < p->cap; i++)
         for (live_set *l = p->sets[i]; l; l = l->next)
             for (size_t j = 0; j < l->nvals && n < p->n; j++) {
                 rows[n].l = l;
-                rows[n].v = &l->vals[j];
-                rows[n].counter = l->vals[j].name->counter;
-                rows[n].name = l->vals[j].name->prom;
+                rows[n].v = &set_vals(l)[j];
                 n++;
             }
     if (n) qsort(rows, n, sizeof *rows, row_cmp);
     const char *last = "";
+    store_tag tags[32];
     for (size_t i = 0; i < n; i++) {
         live_set *l = rows[i].l;
-        if (strcmp(rows[i].name, last)) {
-            const metric_def *d = rows[i].v->name->def;
-            sbuf_printf(out, "# HELP %s ", rows[i].name);
+        const live_name *nm = rows[i].v->name;
+        if (strcmp(nm->prom, last)) {
+            const metric_def *d = nm->def;
+            sbuf_printf(out, "# HELP %s ", nm->prom);
             if (d && d->help) {
                 prom_text(out, d->help, 0);
                 sbuf_printf(out, " (%s; ", d->unit ? d->unit : "");
             } else
                 sbuf_printf(out, "%s of running jobs (",
-                            rows[i].counter ? "Cumulative value" : "Latest value");
+                            nm->counter ? "Cumulative value" : "Latest value");
             sbuf_puts(out, "jobscope series ");
-            prom_text(out, rows[i].v->name->s, 0);
+            prom_text(out, nm->s, 0);
             sbuf_puts(out, ")\n");
-            sbuf_printf(out, "# TYPE %s %s\n", rows[i].name, rows[i].counter ? "counter" : "gauge");
-            last = rows[i].name;
+            sbuf_printf(out, "# TYPE %s %s\n", nm->prom, nm->counter ? "counter" : "gauge");
+            last = nm->prom;
         }
-        sbuf_puts(out, rows[i].name);
+        sbuf_puts(out, nm->prom);
         /* Labels must be unique: of keys that sanitise alike the first is
          * kept; names starting with __ are Prometheus' own. */
         sbuf names = {0};
         sbuf_putc(out, '{');
-        int first = 1;
-        for (int t = 0; t < l->ntags; t++) {
+        int first = 1, ntags = set_tags(l, tags, 32);
+        for (int t = 0; t < ntags; t++) {
             size_t at = names.len;
-            label_name(&names, l->tags[t].key);
+            label_name(&names, tags[t].key);
             sbuf_putc(&names, 0);
             if (names.oom) break;
-            const char *nm = names.p + at;
-            int dup = !strncmp(nm, "__", 2);
+            const char *lbl = names.p + at;
+            int dup = !strncmp(lbl, "__", 2);
             for (size_t o = 0; !dup && o < at; o += strlen(names.p + o) + 1)
-                dup = !strcmp(names.p + o, nm);
+                dup = !strcmp(names.p + o, lbl);
             if (dup) {
                 names.len = at;
                 continue;
             }
             if (!first) sbuf_putc(out, ',');
             first = 0;
-            sbuf_puts(out, nm);
+            sbuf_puts(out, lbl);
             sbuf_puts(out, "=\"");
-            prom_text(out, l->tags[t].value, 1);
+            prom_text(out, tags[t].value, 1);
             sbuf_putc(out, '"');
         }
         sbuf_free(&names);

@@ -9,7 +9,7 @@
 #include "store/store.h"
 #include "sink/formats/sbuf.h"
 
-#define LIVE_MAX 200000 /* bound on tracked series (memory) */
+#define LIVE_MAX 200000 /* bound on tracked series (memory), tag sets included */
 
 typedef struct live_table live_table;
 
@@ -22,9 +22,16 @@ void live_end_job(live_table *t, const char *job_id);
 /* Series not updated since older_than_ms leave. */
 void live_expire(live_table *t, int64_t older_than_ms);
 /* Appends the Prometheus text of every series (TYPE, HELP from the metric
- * catalogue). */
+ * catalogue), after the count of points left out because the table was
+ * full (jobscope_serve_live_left_out_points_total). */
 void live_metrics(live_table *t, sbuf *out);
 /* Series held now. */
 size_t live_count(live_table *t);
+/* Series and tag sets held now, and the points left out (table full). */
+typedef struct live_stats {
+    size_t series, sets;
+    unsigned long long left_out;
+} live_stats;
+live_stats live_get_stats(live_table *t);
 
 #endif

@@ -5,7 +5,9 @@
  * series of ten points fit in tens of megabytes.
  *
  * Encoding, one point after the other (varints):
- *   timestamp   zigzag(ts) for the first, zigzag(ts - previous ts) after
+ *   timestamp   the first: ts - the start of its partition (hpart); the
+ *               second: ts - previous ts (> 0: a head is sorted); after:
+ *               zigzag(delta - previous delta), one byte for a steady step
  *   value       hmode 0..9: zigzag(x - previous x), x = round(v * 10^hmode),
  *               used only while every value is such a decimal exactly (the
  *               first: zigzag(x)); hmode HEAD_RAW: the double's 8 bytes
@@ -122,9 +124,19 @@ static void buf_free(store *s, uint8_t *p, uint32_t cap)
     s->hslab.free[c] = p;
 }
 
-/* Frees every slab (store_close). */
+/* Frees every slab, the frozen chunks left and their map (store_close). */
 void store_head_slabs_free(store *s)
 {
+    for (frozen *f = s->pend_first, *nx; f; f = nx) {
+        nx = f->next_p;
+        free(f->tdata);
+        free(f->vdata);
+        free(f);
+    }
+    s->pend_first = s->pend_last = NULL;
+    free(s->fz);
+    s->fz = NULL;
+    s->fzcap = s->fzn = 0;
     for (size_t i = 0; i < s->hslab.nslabs; i++) free(s->hslab.slabs[i]);
     free(s->hslab.slabs);
     memset(&s->hslab, 0, sizeof s->hslab);
@@ -134,19 +146,21 @@ void store_head_slabs_free(store *s)
 static int head_reserve(store *s, series *se, uint32_t more)
 {
     if (se->hlen + more <= se->hcap) return 0;
-    /* 48 bytes first (ten points of a typical series), then doubling: heads
-     * that grow in step (every series a point a round) leave few free
-     * buffers behind in the classes they grew out of */
-    uint32_t need = se->hlen + more, c = se->hcap ? se->hcap * 2 : 48;
+    /* 32 bytes first (ten points of a typical series: 2-3 bytes a point),
+     * then doubling: heads that grow in step (every series a point a round)
+     * leave few free buffers behind in the classes they grew out of */
+    uint32_t need = se->hlen + more, c = se->hcap ? se->hcap * 2u : 32;
     if (c < need) c = need;
     int k = cls_of(c);
     c = k >= 0 ? cls_size[k] : c;
+    if (c > UINT16_MAX) c = UINT16_MAX; /* a full head is at most ~37 KB */
+    if (c < need) return -1;
     uint8_t *b = buf_alloc(s, c);
     if (!b) return -1;
     if (se->hlen) memcpy(b, se->hbuf, se->hlen);
     buf_free(s, se->hbuf, se->hcap);
     se->hbuf = b;
-    se->hcap = c;
+    se->hcap = (uint16_t)c;
     return 0;
 }
 
@@ -166,7 +180,14 @@ static int append(store *s, series *se, int64_t ts, double v, int64_t x)
 {
     uint8_t e[24];
     int first = se->hn == 0;
-    size_t n = put_varint(e, 0, zz(first ? (uint64_t)ts : (uint64_t)ts - (uint64_t)se->h_ts));
+    uint32_t off = (uint32_t)(ts - (int64_t)se->hpart * PART_MS), dt = off - se->h_off;
+    size_t n;
+    if (first) /* the head's partition is the first point's */
+        n = put_varint(e, 0, off);
+    else if (se->hn == 1)
+        n = put_varint(e, 0, dt);
+    else
+        n = put_varint(e, 0, zz((uint64_t)(int64_t)((int64_t)dt - (int64_t)se->h_dt)));
     if (se->hmode == HEAD_RAW) {
         memcpy(e + n, &v, 8);
         n += 8;
@@ -176,8 +197,9 @@ static int append(store *s, series *se, int64_t ts, double v, int64_t x)
     }
     if (head_reserve(s, se, (uint32_t)n) < 0) return -1;
     memcpy(se->hbuf + se->hlen, e, n);
-    se->hlen += (uint32_t)n;
-    se->h_ts = ts;
+    se->hlen = (uint16_t)(se->hlen + n);
+    se->h_off = off;
+    se->h_dt = first ? 0 : dt;
     se->h_x = x;
     se->hn++;
     return 0;
@@ -187,7 +209,7 @@ static int append(store *s, series *se, int64_t ts, double v, int64_t x)
 void store_head_decode(const series *se, int64_t *ts, double *val)
 {
     const uint8_t *p = se->hbuf;
-    uint64_t t = 0, x = 0;
+    uint64_t t = (uint64_t)((int64_t)se->hpart * PART_MS), x = 0, dt = 0;
     for (uint32_t i = 0; i < se->hn; i++) {
         uint64_t d = 0;
         for (int sh = 0;; sh += 7) {
@@ -195,7 +217,12 @@ void store_head_decode(const series *se, int64_t *ts, double *val)
             d |= (uint64_t)(c & 0x7f) << sh;
             if (!(c & 0x80)) break;
         }
-        t += unzz(d);
+        if (i == 0)
+            t += d;
+        else {
+            dt = i == 1 ? d : dt + unzz(d);
+            t += dt;
+        }
         ts[i] = (int64_t)t;
         if (se->hmode == HEAD_RAW) {
             memcpy(&val[i], p, 8);
@@ -218,10 +245,12 @@ void store_head_decode(const series *se, int64_t *ts, double *val)
 static int encode_all(store *s, series *se, const int64_t *ts, const double *v, uint32_t n,
                       int mode)
 {
+    if (n > UINT16_MAX) return -1;
     series t = *se;
     t.hbuf = NULL;
     t.hlen = t.hcap = t.hn = 0;
     t.hmode = (uint8_t)mode;
+    if (n) t.hpart = (int32_t)store_part_of(ts[0]);
     for (uint32_t i = 0; i < n; i++) {
         int64_t x = 0;
         if (mode != HEAD_RAW) to_scaled(v[i], mode, &x);
@@ -240,9 +269,10 @@ static int encode_all(store *s, series *se, const int64_t *ts, const double *v, 
     se->hcap = t.hcap;
     se->hn = t.hn;
     se->hmode = t.hmode;
-    se->h_ts = t.h_ts;
+    se->h_off = t.h_off;
+    se->h_dt = t.h_dt;
     se->h_x = t.h_x;
-    if (n) se->hpart = (int32_t)store_part_of(ts[0]);
+    se->hpart = t.hpart;
     return 0;
 }
 
@@ -277,10 +307,42 @@ long store_head_drop_before(store *s, series *se, int64_t cutoff)
     return rc;
 }
 
-/* Appends f to the series' frozen list and the pending list. */
+/* The slot of se's frozen chunks in the map (store.fz): its list, or the
+ * empty slot where it goes. */
+static frozen **fz_slot(const store *s, uint32_t id)
+{
+    size_t j = (id * 0x9e3779b9u) & (s->fzcap - 1);
+    while (s->fz[j] && s->fz[j]->se->id != id) j = (j + 1) & (s->fzcap - 1);
+    return &s->fz[j];
+}
+
+frozen *store_frozen_of(const store *s, const series *se)
+{
+    return s->fzn ? *fz_slot(s, se->id) : NULL;
+}
+
+/* Room in the map for one more series: 0, or -1 out of memory. */
+static int fz_reserve(store *s)
+{
+    if ((s->fzn + 1) * 2 <= s->fzcap) return 0;
+    size_t nc = s->fzcap ? s->fzcap * 2 : 1024;
+    frozen **old = s->fz, **nt = calloc(nc, sizeof *nt);
+    if (!nt) return -1;
+    size_t oc = s->fzcap;
+    s->fz = nt;
+    s->fzcap = nc;
+    for (size_t i = 0; i < oc; i++)
+        if (old[i]) *fz_slot(s, old[i]->se->id) = old[i];
+    free(old);
+    return 0;
+}
+
+/* Appends f to the series' frozen list and the pending list (room made by
+ * fz_reserve). */
 static void freeze(store *s, series *se, frozen *f)
 {
-    frozen **pp = &se->fz;
+    frozen **pp = fz_slot(s, se->id);
+    if (!*pp) s->fzn++;
     while (*pp) pp = &(*pp)->next_s;
     *pp = f;
     if (s->pend_last)
@@ -292,6 +354,33 @@ static void freeze(store *s, series *se, frozen *f)
     s->pend_n++;
 }
 
+/* n points of se (one partition) frozen into one chunk: 0, or -1 out of
+ * memory (nothing frozen).  b: scratch. */
+static int freeze_run(store *s, series *se, const int64_t *ts, const double *v, uint32_t n,
+                      store_buf *b)
+{
+    frozen *f = calloc(1, sizeof *f);
+    if (!f || store_ts_encode(ts, n, ZLEVEL_FLUSH, b) < 0 || !(f->tdata = malloc(b->n))) {
+        free(f);
+        return -1;
+    }
+    memcpy(f->tdata, b->p, b->n);
+    f->tlen = b->n;
+    if (store_val_encode(v, n, ZLEVEL_FLUSH, b) < 0 || !(f->vdata = malloc(b->n))) {
+        free(f->tdata);
+        free(f);
+        return -1;
+    }
+    memcpy(f->vdata, b->p, b->n);
+    f->vlen = b->n;
+    f->se = se;
+    f->t0 = ts[0];
+    f->t1 = ts[n - 1];
+    f->n = n;
+    freeze(s, se, f);
+    return 0;
+}
+
 /* Encodes the first `upto` head points into frozen chunks (one per
  * partition).  -1 when out of memory: the points not cut stay in the head. */
 int store_head_cut(store *s, series *se, uint32_t upto)
@@ -300,6 +389,7 @@ int store_head_cut(store *s, series *se, uint32_t upto)
     if (!upto) return 0;
     int64_t *ts;
     double *v;
+    if (fz_reserve(s) < 0) return -1;
     if (decode_alloc(se, 0, &ts, &v) < 0) return -1;
     uint32_t i = 0;
     int rc = 0;
@@ -308,28 +398,10 @@ int store_head_cut(store *s, series *se, uint32_t upto)
         int64_t p = store_part_of(ts[i]);
         uint32_t j = i + 1;
         while (j < upto && store_part_of(ts[j]) == p) j++;
-        frozen *f = calloc(1, sizeof *f);
-        if (!f || store_ts_encode(ts + i, j - i, ZLEVEL_FLUSH, &b) < 0 ||
-            !(f->tdata = malloc(b.n))) {
-            free(f);
+        if (freeze_run(s, se, ts + i, v + i, j - i, &b) < 0) {
             rc = -1;
             break;
         }
-        memcpy(f->tdata, b.p, b.n);
-        f->tlen = b.n;
-        if (store_val_encode(v + i, j - i, ZLEVEL_FLUSH, &b) < 0 || !(f->vdata = malloc(b.n))) {
-            free(f->tdata);
-            free(f);
-            rc = -1;
-            break;
-        }
-        memcpy(f->vdata, b.p, b.n);
-        f->vlen = b.n;
-        f->se = se;
-        f->t0 = ts[i];
-        f->t1 = ts[j - 1];
-        f->n = j - i;
-        freeze(s, se, f);
         i = j;
     }
     store_buf_free(&b);
@@ -351,9 +423,25 @@ int store_head_cut(store *s, series *se, uint32_t upto)
 }
 
 /* Adds a point to the head of se (log segment seg holds it).  0, or -1 out
- * of memory (the point is not in the head). */
+ * of memory (the point is not in memory). */
 int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
 {
+    int64_t part = store_part_of(ts);
+    if (se->hn && part != se->hpart) {
+        if (part < se->hpart) {
+            /* a point of a partition before the head's: a chunk of its own
+             * (settling merges it), the head stays in its partition */
+            store_buf b = {0};
+            int rc = fz_reserve(s) < 0 ? -1 : freeze_run(s, se, &ts, &v, 1, &b);
+            store_buf_free(&b);
+            if (rc < 0) return -1;
+            s->mets[se->metric]->version++;
+            se->touched = s->round;
+            return 0;
+        }
+        /* a later partition began: the head's points are complete */
+        if (store_head_cut(s, se, se->hn) < 0 || se->hn) return -1;
+    }
     s->mets[se->metric]->version++;
     se->touched = s->round;
     if (ts > s->max_ts) s->max_ts = ts;
@@ -362,10 +450,10 @@ int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
     if (se->hn == 0) {
         se->hmode = (uint8_t)(mode = mode_for(v, 0));
         se->head_seg = (uint32_t)seg;
-        se->hpart = (int32_t)store_part_of(ts);
+        se->hpart = (int32_t)part;
     }
     if (mode != HEAD_RAW && to_scaled(v, mode, &x) < 0) mode = mode_for(v, mode);
-    if (se->hn && (ts <= se->h_ts || mode != se->hmode)) {
+    if (se->hn && (ts <= store_head_last(se) || mode != se->hmode)) {
         /* out of order, a timestamp again, or a value of another coding:
          * decode, place the point, encode again */
         int64_t *t;
@@ -398,34 +486,13 @@ int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
         s->head_points++;
         s->head_bytes += se->hlen - before;
     }
-    if (se->hn >= s->head_max) {
-        store_head_cut(s, se, se->hn);
-    } else if (store_part_of(se->h_ts) != se->hpart) {
-        /* a new partition began: the points before it are complete */
-        int64_t *t;
-        double *val;
-        if (decode_alloc(se, 0, &t, &val) == 0) {
-            int64_t p = store_part_of(se->h_ts);
-            uint32_t i = se->hn - 1;
-            while (i > 0 && store_part_of(t[i - 1]) == p) i--;
-            free(t);
-            free(val);
-            store_head_cut(s, se, i);
-        }
-    }
+    if (se->hn >= s->head_max) store_head_cut(s, se, se->hn);
     return 0; /* a cut that found no memory left the points in the head */
 }
 
-/* Frees a series' frozen chunks and (when its buffer is malloc'ed) head
- * (store_close; the slabs go with store_head_slabs_free). */
+/* Frees a series' head when its buffer is malloc'ed (store_close; the
+ * slabs and frozen chunks go with store_head_slabs_free). */
 void store_head_free(series *se)
 {
-    for (frozen *f = se->fz; f;) {
-        frozen *nx = f->next_s;
-        free(f->tdata);
-        free(f->vdata);
-        free(f);
-        f = nx;
-    }
     if (cls_of(se->hcap) < 0) free(se->hbuf);
 }

@@ -24,35 +24,29 @@
 
 /* --- the key arena ---------------------------------------------------------- */
 
-#define ARENA_BLOCK (1u << 20)
-
-/* A copy of key in the arena; NULL out of memory. */
-static const uint8_t *arena_copy(store *s, const uint8_t *key, size_t len)
+/* The place of a copy of key in the arena (store_series_tags), or
+ * UINT32_MAX out of memory or of blocks. */
+static uint32_t arena_copy(store *s, const uint8_t *key, size_t len)
 {
-    int big = len > ARENA_BLOCK / 4;                   /* a block of its own */
-    if (big || !s->arena_cur || s->arena_left < len) { /* (an empty key needs a block too) */
-        if (s->narena == s->caparena) {
-            size_t nc = s->caparena ? s->caparena * 2 : 16;
-            uint8_t **nb = realloc(s->arenas, nc * sizeof *nb);
-            if (!nb) return NULL;
-            s->arenas = nb;
-            s->caparena = nc;
-        }
+    int big = len > ARENA_BLOCK / 4;                /* a block of its own */
+    if (big || !s->narena || s->arena_left < len) { /* (an empty key needs a block too) */
+        if (!s->arenas && !(s->arenas = calloc(ARENA_BLOCKS, sizeof *s->arenas))) return UINT32_MAX;
+        if (s->narena == ARENA_BLOCKS) return UINT32_MAX;
         uint8_t *b = malloc(big ? len : ARENA_BLOCK);
-        if (!b) return NULL;
-        s->arenas[s->narena++] = b;
+        if (!b) return UINT32_MAX;
+        uint32_t bi = (uint32_t)s->narena++;
+        s->arenas[bi] = b;
         if (big) {
             memcpy(b, key, len);
-            return b;
+            return bi << ARENA_SHIFT;
         }
-        s->arena_cur = b;
+        s->arena_cur = bi;
         s->arena_left = ARENA_BLOCK;
     }
-    uint8_t *p = s->arena_cur;
-    memcpy(p, key, len);
-    s->arena_cur += len;
+    uint32_t off = (uint32_t)(ARENA_BLOCK - s->arena_left);
+    memcpy(s->arenas[s->arena_cur] + off, key, len);
     s->arena_left -= len;
-    return p;
+    return s->arena_cur << ARENA_SHIFT | off;
 }
 
 /* --- interned tag keys and metric names -------------------------------------- */
@@ -165,7 +159,7 @@ int store_series_key(const store *s, const series *se, store_buf *k)
     k->n = 0;
     if (store_buf_reserve(k, ml + se->keylen) < 0) return -1;
     memcpy(k->p, m, ml);
-    memcpy(k->p + ml, se->key, se->keylen);
+    memcpy(k->p + ml, store_series_tags(s, se), se->keylen);
     k->n = ml + se->keylen;
     return 0;
 }
@@ -190,7 +184,7 @@ series *store_series_by_id(store *s, uint64_t id)
     if (id == 0 || id >= s->next_id) return NULL;
     series *b = s->sblocks[id / SER_BLOCK];
     series *se = b ? &b[id % SER_BLOCK] : NULL;
-    return se && se->key ? se : NULL;
+    return se && se->id ? se : NULL;
 }
 
 /* The record of id, its block allocated when new: NULL out of memory. */
@@ -225,7 +219,7 @@ series *store_series_find(store *s, const uint8_t *key, size_t len, uint64_t h)
     size_t j = h & (s->tabcap - 1);
     while (s->tab[j]) {
         series *se = store_series_by_id(s, s->tab[j]);
-        if (se->hash == h32 && se->keylen == tl && memcmp(se->key, tp, tl) == 0 &&
+        if (se->hash == h32 && se->keylen == tl && memcmp(store_series_tags(s, se), tp, tl) == 0 &&
             memcmp(s->mets[se->metric]->name, key, ml) == 0)
             return se;
         j = (j + 1) & (s->tabcap - 1);
@@ -280,7 +274,7 @@ static int series_has(store *s, uint32_t id, const char *k, const char *v)
     series *se = store_series_by_id(s, id);
     store_tag tags[MAX_TAGS];
     int nt;
-    if (!se || store_key_tags(se->key, se->keylen, tags, &nt) < 0) return 0;
+    if (!se || store_key_tags(store_series_tags(s, se), se->keylen, tags, &nt) < 0) return 0;
     for (int i = 0; i < nt; i++)
         if (!strcmp(tags[i].key, k)) return !strcmp(tags[i].value, v);
     return 0;
@@ -426,8 +420,8 @@ series *store_series_add(store *s, uint64_t id, const char *metric, const store_
     }
     size_t ml = strlen(metric) + 1; /* the record keeps the tag part */
     series *se = ok && keylen >= ml && tab_reserve(s) == 0 ? slot_for(s, id) : NULL;
-    const uint8_t *k = se ? arena_copy(s, key + ml, keylen - ml) : NULL;
-    if (!k) {
+    uint32_t k = se ? arena_copy(s, key + ml, keylen - ml) : UINT32_MAX;
+    if (k == UINT32_MAX) {
         for (int i = 0; i < ntags; i++) free(fresh[i]);
         return NULL;
     }
@@ -476,7 +470,7 @@ static int call(store *s, uint32_t id, store_series_cb cb, void *arg)
     series *se = store_series_by_id(s, id);
     store_tag tags[MAX_TAGS];
     store_series ss = {id, NULL, tags, 0};
-    if (!se || store_key_tags(se->key, se->keylen, tags, &ss.ntags) < 0) return 0;
+    if (!se || store_key_tags(store_series_tags(s, se), se->keylen, tags, &ss.ntags) < 0) return 0;
     ss.metric = s->mets[se->metric]->name;
     return cb(arg, &ss);
 }
@@ -584,7 +578,8 @@ int store_names(store *s, enum store_name_kind kind, const char *prefix, int max
             series *se = store_series_by_id(s, slot_any(s, sl));
             store_tag tags[MAX_TAGS];
             int nt;
-            if (!se || store_key_tags(se->key, se->keylen, tags, &nt) < 0) continue;
+            if (!se || store_key_tags(store_series_tags(s, se), se->keylen, tags, &nt) < 0)
+                continue;
             for (int k = 0; k < nt; k++)
                 if ((uint32_t)pair_hash(tags[k].key, tags[k].value) == (uint32_t)(sl >> 32) &&
                     strncmp(tags[k].value, prefix, pl) == 0) {

@@ -528,7 +528,7 @@ int store_maintain(store *s)
     for (uint64_t id = 1; id < s->next_id; id++) {
         series *se = store_series_by_id(s, id);
         if (se && se->hn && se->touched != prev &&
-            store_part_of(se->h_ts) * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
+            (int64_t)se->hpart * PART_MS + PART_MS + 5 * 60 * 1000 <= horizon)
             store_head_cut(s, se, se->hn);
         if (s->pend_bytes >= FLUSH_BYTES || s->pend_n >= FLUSH_CHUNKS) store_flush_pending(s);
     }

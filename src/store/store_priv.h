@@ -50,28 +50,39 @@ typedef struct frozen {
     size_t tlen, vlen;
 } frozen;
 
-/* A series: its key and its head.  112 bytes at most would be 112 MB a
- * million series: fields are sized to what they hold.  The record of an id
- * never moves (blocks of SER_BLOCK) and its key never changes. */
+/* A series: its key and its head, 64 bytes (a million series: 64 MB).
+ * The record of an id never moves (blocks of SER_BLOCK) and its key never
+ * changes.  A head holds points of one partition only (hpart), so its last
+ * timestamp is an offset in it; frozen chunks, few and short-lived, are
+ * found by series id (store.fz), not from here. */
 #define SER_BLOCK 4096
 struct series {
-    const uint8_t *key; /* its tags as in the canonical key ((k NUL v NUL)*), in the key arena */
+    uint32_t key; /* its tags as in the canonical key ((k NUL v NUL)*): arena place
+                     (store_series_tags) */
     uint32_t keylen;
-    uint32_t hash; /* low 32 bits of store_hash(key) */
-    uint32_t id;
+    uint32_t hash;     /* low 32 bits of store_hash(key) */
+    uint32_t id;       /* 0: no series here */
     uint32_t metric;   /* index of its metric in store.mets */
     uint32_t head_seg; /* log segment of the head's oldest point */
     /* the head: recent points, encoded (store_head.c) */
-    uint32_t hn;         /* points */
-    uint32_t hlen, hcap; /* bytes in hbuf */
-    int32_t hpart;       /* the partition of the head's first point */
+    int32_t hpart;       /* the partition of every point in it */
+    uint32_t h_off;      /* its last point: ts - the partition's start */
+    uint32_t h_dt;       /* and that timestamp - the one before */
+    uint16_t hn;         /* points (at most HEAD_MAX + 1) */
+    uint16_t hlen, hcap; /* bytes in hbuf */
     uint8_t hmode;       /* value coding: 0..9 decimal digits, HEAD_RAW */
     uint8_t touched;     /* maintenance round of its last point (mod 256): quiet heads are cut */
     uint8_t *hbuf;
-    int64_t h_ts; /* the head's last point: timestamp */
-    int64_t h_x;  /* and value (scaled integer, or the double's bits) */
-    frozen *fz;   /* frozen chunks, oldest first */
+    int64_t h_x; /* the last point's value (scaled integer, or the double's bits) */
 };
+_Static_assert(sizeof(series) == 64, "a series record is 64 bytes");
+
+/* The key arena: blocks of ARENA_BLOCK bytes (or one big key each); a key's
+ * place is its block << ARENA_SHIFT | its offset.  The table of blocks has
+ * a fixed size, so readers find a key without the lock. */
+#define ARENA_SHIFT  20
+#define ARENA_BLOCK  (1u << ARENA_SHIFT)
+#define ARENA_BLOCKS (1u << (32 - ARENA_SHIFT))
 
 typedef struct strent {
     char *s;
@@ -124,9 +135,9 @@ struct store {
     uint32_t *tab; /* key → id, open addressing, at most half full */
     size_t tabcap, nseries;
     uint64_t next_id, persisted_below; /* ids below it are in the series table */
-    uint8_t **arenas;                  /* key bytes */
-    size_t narena, caparena, arena_left;
-    uint8_t *arena_cur;
+    uint8_t **arenas;                  /* key bytes: ARENA_BLOCKS pointers, allocated once */
+    size_t narena, arena_left;
+    uint32_t arena_cur;    /* the block small keys go to (arena_left bytes left) */
     strmap metrics, tagks; /* metric name → mlist; tag keys */
     mlist **mets;
     size_t nmets, capmets;
@@ -146,8 +157,10 @@ struct store {
     char broken_msg[160];
     int64_t broken_since_ms, recover_tried_ms;
     uint64_t write_failures;
-    /* frozen chunks waiting for SQLite */
+    /* frozen chunks waiting for SQLite; by series: fz (open addressing) */
     frozen *pend_first, *pend_last;
+    frozen **fz;
+    size_t fzcap, fzn;
     size_t pend_bytes, pend_n;
     uint64_t head_points, head_bytes;
     headslab hslab;
@@ -206,6 +219,18 @@ static inline int64_t store_part_of(int64_t ts)
     return q;
 }
 
+/* The tag part of se's key (store_index.c keeps it). */
+static inline const uint8_t *store_series_tags(const store *s, const series *se)
+{
+    return s->arenas[se->key >> ARENA_SHIFT] + (se->key & (ARENA_BLOCK - 1));
+}
+
+/* The timestamp of the last point of se's head (hn > 0). */
+static inline int64_t store_head_last(const series *se)
+{
+    return (int64_t)se->hpart * PART_MS + se->h_off;
+}
+
 static inline int64_t store_now_ms(void)
 {
     struct timespec t;
@@ -235,6 +260,7 @@ int store_head_cut(store *s, series *se, uint32_t upto);
 void store_head_decode(const series *se, int64_t *ts, double *val);
 long store_head_drop_before(store *s, series *se, int64_t cutoff);
 void store_head_free(series *se);
+frozen *store_frozen_of(const store *s, const series *se);
 void store_head_slabs_free(store *s);
 
 /* store_put.c */

@@ -96,7 +96,8 @@ int store_flush_pending(store *s)
         }
         sqlite3_bind_int64(s->ins_series, 1, (sqlite3_int64)se->id);
         sqlite3_bind_int64(s->ins_series, 2, l->dbid);
-        sqlite3_bind_blob(s->ins_series, 3, se->key, (int)se->keylen, SQLITE_STATIC);
+        sqlite3_bind_blob(s->ins_series, 3, store_series_tags(s, se), (int)se->keylen,
+                          SQLITE_STATIC);
         if (sqlite3_step(s->ins_series) != SQLITE_DONE) rc = -1;
         sqlite3_reset(s->ins_series);
     }
@@ -122,9 +123,10 @@ int store_flush_pending(store *s)
     s->db_chunks += nch;
     s->persisted_below = s->next_id;
     frozen *f = s->pend_first;
+    if (s->fzn) memset(s->fz, 0, s->fzcap * sizeof *s->fz);
+    s->fzn = 0;
     while (f) {
         frozen *nx = f->next_p;
-        f->se->fz = NULL;
         free(f->tdata);
         free(f->vdata);
         free(f);

@@ -126,9 +126,9 @@ int store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *o
 
 /* Decodes the frozen chunks and head of se within [from, to] into mem:
  * 0, or -1 out of memory. */
-static int snapshot_memory(series *se, int64_t from, int64_t to, store_pointbuf *mem)
+static int snapshot_memory(store *s, series *se, int64_t from, int64_t to, store_pointbuf *mem)
 {
-    for (frozen *f = se->fz; f; f = f->next_s) {
+    for (frozen *f = store_frozen_of(s, se); f; f = f->next_s) {
         if (f->t1 < from || f->t0 > to) continue;
         if (store_parts_decode(f->tdata, f->tlen, f->vdata, f->vlen, &mem->ts, &mem->val, &mem->n,
                                &mem->cap) < 0)
@@ -186,7 +186,7 @@ static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms
     mem.n = all.n = 0;
     pthread_mutex_lock(&s->mu);
     series *se = store_series_by_id(s, series_id);
-    int rc = se ? snapshot_memory(se, from_ms, to_ms, &mem) : -1;
+    int rc = se ? snapshot_memory(s, se, from_ms, to_ms, &mem) : -1;
     pthread_mutex_unlock(&s->mu);
     /* SQLite after memory: a chunk committed in between is read twice (same
      * points), never missed */
@@ -276,7 +276,7 @@ static int scan_unit(many *m, size_t a, size_t b, store_points *out)
     pthread_mutex_lock(&s->mu);
     for (size_t k = 0; k < cnt && rc == 0; k++) {
         series *se = store_series_by_id(s, m->ids[m->ord[a + k]]);
-        if (se) rc = snapshot_memory(se, m->from, m->to, &mem[k]);
+        if (se) rc = snapshot_memory(s, se, m->from, m->to, &mem[k]);
     }
     pthread_mutex_unlock(&s->mu);
     sqlite3 *db = rc == 0 ? store_pool_get(s) : NULL;
@@ -404,7 +404,7 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
         return -1;
     }
     store_pointbuf mem = {0}, all = {0};
-    int rc = snapshot_memory(se, INT64_MIN, INT64_MAX, &mem);
+    int rc = snapshot_memory(s, se, INT64_MIN, INT64_MAX, &mem);
     pthread_mutex_unlock(&s->mu);
     /* the newest chunk in SQLite by end time (and every chunk ending then) */
     sqlite3 *db = rc == 0 ? store_pool_get(s) : NULL;

@@ -115,7 +115,7 @@ void store_wal_log_series(store *s, const series *se)
     store_buf_varint(&s->wbuf, ml + se->keylen);
     store_buf_reserve(&s->wbuf, ml + se->keylen);
     memcpy(s->wbuf.p + s->wbuf.n, m, ml);
-    memcpy(s->wbuf.p + s->wbuf.n + ml, se->key, se->keylen);
+    memcpy(s->wbuf.p + s->wbuf.n + ml, store_series_tags(s, se), se->keylen);
     s->wbuf.n += ml + se->keylen;
     store_wal_end(&s->wbuf, at);
 }

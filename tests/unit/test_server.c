@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "server/server.h"
 #include "server/lineproto.h"
+#include "server/live.h"
 
 static void parse_durations_and_sizes(void **st)
 {
@@ -247,6 +248,60 @@ static void live_values_follow_running_jobs(void **st)
     drop_server(s);
 }
 
+/* A site collector's million jobs: the live table keeps at most 200,000
+ * series (docs/serve.md "Limits"), sets included, counts the points it left
+ * out, and still updates the series it holds and takes new ones once a job
+ * ended and made room. */
+static void live_values_are_bounded_and_count_what_they_leave_out(void **st)
+{
+    (void)st;
+    live_table *p = live_new();
+    assert_non_null(p);
+    enum { N = 250000, B = 5000 };
+    static char ids[N][16];
+    store_tag(*tags)[2] = calloc(B, sizeof *tags);
+    store_point *pts = calloc(B, sizeof *pts);
+    assert_non_null(tags);
+    assert_non_null(pts);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < N; i += B) {
+            for (int k = 0; k < B; k++) {
+                snprintf(ids[i + k], sizeof ids[i + k], "j%d", i + k);
+                tags[k][0] = (store_tag){"host", "n1"};
+                tags[k][1] = (store_tag){"job_id", ids[i + k]};
+                pts[k] =
+                    (store_point){"kickstart.inv.online.rss", tags[k], 2, 1700000000000, round + 1};
+            }
+            live_update(p, pts, B, 1700000000000);
+        }
+    live_stats ls = live_get_stats(p);
+    assert_int_equal(ls.series, 200000);
+    assert_int_equal(ls.sets, 200000); /* no set without a series */
+    assert_int_equal(ls.left_out, 2 * (N - 200000));
+    sbuf b = {0};
+    live_metrics(p, &b);
+    assert_non_null(strstr(b.p, "\njobscope_serve_live_left_out_points_total 100000\n"));
+    /* the second round updated what the table holds */
+    assert_non_null(strstr(b.p, "{host=\"n1\",job_id=\"j0\"} 2\n"));
+    assert_non_null(strstr(b.p, "{host=\"n1\",job_id=\"j199999\"} 2\n"));
+    assert_null(strstr(b.p, "job_id=\"j200000\""));
+    sbuf_free(&b);
+    /* a job that ends makes room for one that was left out */
+    live_end_job(p, "j7");
+    snprintf(ids[0], sizeof ids[0], "j200000");
+    pts[0] = (store_point){"kickstart.inv.online.rss", tags[0], 2, 1700000000000, 3};
+    tags[0][1].value = ids[0];
+    live_update(p, pts, 1, 1700000000000);
+    assert_int_equal(live_count(p), 200000);
+    live_metrics(p, &b);
+    assert_non_null(strstr(b.p, "{host=\"n1\",job_id=\"j200000\"} 3\n"));
+    assert_null(strstr(b.p, "job_id=\"j7\""));
+    sbuf_free(&b);
+    free(tags);
+    free(pts);
+    live_free(p);
+}
+
 /* POST /write's parser (lineproto.c): names, escapes, value kinds, the
  * host tag of a line without tags, precision, and bad lines dropped whole. */
 static void line_protocol_lines_become_points(void **st)
@@ -314,6 +369,7 @@ int main(void)
         cmocka_unit_test(config_file_lines_and_errors),
         cmocka_unit_test(events_become_points_with_string_tags),
         cmocka_unit_test(live_values_follow_running_jobs),
+        cmocka_unit_test(live_values_are_bounded_and_count_what_they_leave_out),
         cmocka_unit_test(line_protocol_lines_become_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
