@@ -2,6 +2,7 @@
  * sequences events and fans them out to the sinks (see event.h). */
 #include "event.h"
 #include "../sink/sink.h"
+#include "../util/log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -198,8 +199,8 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             long r = strtol(v, &end, 10);
             if (*end) continue;
             if (errno || r < 0 || r > 0x7fffffffL) { /* no rank: say so, try the next */
-                fprintf(stderr, "jobscope: %s='%.40s' is not an MPI rank (0 to 2^31-1): ignored\n",
-                        rank_vars[i], v);
+                js_log(1, NULL, "%s='%.40s' is not an MPI rank (0 to 2^31-1): ignored",
+                       rank_vars[i], v);
                 continue;
             }
             rank = r;
@@ -331,10 +332,9 @@ uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts, const s
                 /* a lost output is an error, not noise: said once, even
                  * with -q; the count goes into the end-of-job record */
                 if (s->errors++ == 0)
-                    fprintf(stderr,
-                            "jobscope: %s: cannot write events%s%s%s; what does not fit is lost\n",
-                            s->label ? s->label : "output", errno ? " (" : "",
-                            errno ? strerror(errno) : "", errno ? ")" : "");
+                    js_log(1, s->label ? s->label : "output",
+                           "cannot write events%s%s%s; what does not fit is lost",
+                           errno ? " (" : "", errno ? strerror(errno) : "", errno ? ")" : "");
                 em->dropped++;
             }
         }

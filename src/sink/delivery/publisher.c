@@ -12,6 +12,7 @@
 #include "publisher.h"
 #include "../../util/thread.h"
 #include "../formats/sbuf.h"
+#include "../../util/log.h"
 
 #define MEM_MAX_ITEMS     16384
 #define MEM_MAX_BYTES     (32u << 20)
@@ -100,7 +101,7 @@ void publisher_warn(int quiet, const char *label, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "jobscope: %s: %s\n", label, msg);
+    js_log(1, label, "%s", msg);
 }
 
 const char *publisher_default_spool_dir(void)
@@ -186,7 +187,7 @@ static int ensure_spool(publisher *p)
     if (spool_dir_safe(p->spool_dir, !strncmp(p->spool_dir, "/var/tmp/jobscope-spool-", 24), why,
                        sizeof why) < 0) {
         /* a security matter and a loss: said even with -q */
-        fprintf(stderr, "jobscope: %s: %s; undeliverable events are lost\n", p->label, why);
+        js_log(1, p->label, "%s; undeliverable events are lost", why);
         p->spool_broken = 1;
         return -1;
     }
