@@ -146,17 +146,17 @@ typedef struct nvml_backend {
     struct nvml_api f;
     gpu_config cfg;
     nvml_dev dev[GPU_MAX_DEVICES];
+    char errbuf[32]; /* nvml_err's message when NVML has none */
 } nvml_backend;
 
 static const char *nvml_err(nvml_backend *n, nvmlReturn_t r)
 {
-    static char buf[32];
     if (n->f.ErrorString) {
         const char *s = n->f.ErrorString(r);
         if (s) return s;
     }
-    snprintf(buf, sizeof buf, "NVML error %d", r);
-    return buf;
+    snprintf(n->errbuf, sizeof n->errbuf, "NVML error %d", r);
+    return n->errbuf;
 }
 
 /* Returns 1 when the call answered. Marks NOT_SUPPORTED & co for good. */
