@@ -176,6 +176,14 @@ $(BUILD)/bench/store_bench: bench/store/store_bench.c $(BUILD)/libjsserve.a $(BU
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(BUILD)/libjscore.a $(SERVE_LIBS) $(LDLIBS)
 
+# The socket ingest in-process (bench/serve_put/run, the `serve_put` rows of make bench):
+# events into points, into the store.
+bench-bins: $(BUILD)/bench/ingest_bench
+$(BUILD)/bench/ingest_bench: bench/serve_put/ingest_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libjsserve.a $(NET_REG) $(BUILD)/libjscore.a $(SERVE_LIBS) \
+	    $(NETLIBS) $(LDLIBS)
+
 # The repository at 100,000 jobs (bench/repo/run, issue 25); the browser
 # tests fill their repository with it too, so `helpers` builds it.
 $(BUILD)/bench/repo_bench: bench/repo/repo_bench.c $(BUILD)/libjsserve.a $(BUILD)/libjscore.a
@@ -344,7 +352,7 @@ fuzz-bins:
 	        LDFLAGS="-fsanitize=address,undefined" build-fuzz/libjscore.a build-fuzz/libjsserve.a
 	$(MAKE) BUILD=build-fuzz CC=clang $(FUZZ_BINS)
 
-build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libjscore.a
+build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libjscore.a build-fuzz/libjsserve.a
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Isrc \
 	    $(shell pkg-config --cflags $(PKGS) $(SERVE_PKGS)) -o $@ $< build-fuzz/libjsserve.a \

@@ -98,10 +98,9 @@ static source *cgsrc_open(monitor_ctx *ctx, const void *config)
     } else if (!ctx->run_mode && explicit) {
         s->cg =
             o->mode == JS_CGROUP_PATH ? cgroup_open_path(o->path) : cgroup_of_pid(ctx->attach_pid);
-        if (!s->cg && !ctx->quiet)
-            fprintf(stderr,
-                    "jobscope: --cgroup: cannot open the cgroup of %s: %s; going on without\n",
-                    o->mode == JS_CGROUP_PATH ? o->path : "the process", strerror(errno));
+        if (!s->cg)
+            js_log(!ctx->quiet, "--cgroup", "cannot open the cgroup of %s: %s; going on without",
+                   o->mode == JS_CGROUP_PATH ? o->path : "the process", strerror(errno));
     }
     if (s->cg) {
         s->version = s->cg->ops->version;

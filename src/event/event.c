@@ -1,6 +1,7 @@
 /* event.c — the annotations stamped on every event, and the JSON frame
  * around an event's members (see event.h). */
 #include "event.h"
+#include "../util/log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -211,8 +212,8 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             long r = strtol(v, &end, 10);
             if (*end) continue;
             if (errno || r < 0 || r > 0x7fffffffL) { /* no rank: say so, try the next */
-                fprintf(stderr, "jobscope: %s='%.40s' is not an MPI rank (0 to 2^31-1): ignored\n",
-                        rank_vars[i], v);
+                js_log(1, NULL, "%s='%.40s' is not an MPI rank (0 to 2^31-1): ignored",
+                       rank_vars[i], v);
                 continue;
             }
             rank = r;

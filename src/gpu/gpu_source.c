@@ -435,8 +435,8 @@ static void *init_thread(void *arg)
     if (bs[nb]) nb++;
     bs[nb] = gpu_drm_open(&s->cfg, err_drm, sizeof err_drm);
     if (bs[nb]) nb++;
-    if (nb == 0 && !s->quiet)
-        fprintf(stderr, "jobscope: gpu: no GPU monitored (%s; %s)\n", err_nvml, err_drm);
+    if (nb == 0)
+        js_log(!s->quiet, "gpu", "no GPU monitored (%s; %s)", err_nvml, err_drm);
     else if (err_nvml[0] || err_drm[0])
         js_log(s->cfg.verbose, "gpu", "%s%s%s", err_nvml, err_nvml[0] && err_drm[0] ? "; " : "",
                err_drm);
@@ -618,8 +618,7 @@ static void gpu_stop(source *base, monitor_ctx *ctx)
         if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT) break;
     if (s->init_running && !s->init_done) {
         s->init_abandoned = 1;
-        if (!s->quiet)
-            fprintf(stderr, "jobscope: gpu: the GPU library did not answer; giving up on it\n");
+        js_log(!s->quiet, "gpu", "the GPU library did not answer; giving up on it");
     }
     for (;;) {
         int pending = 0;
@@ -652,10 +651,9 @@ static void gpu_stop(source *base, monitor_ctx *ctx)
         else
             pthread_join(d->thread, NULL);
     }
-    if (stuck && !s->quiet)
-        fprintf(stderr,
-                "jobscope: gpu: %d device(s) stuck in a driver call at the end: left behind\n",
-                stuck);
+    if (stuck)
+        js_log(!s->quiet, "gpu", "%d device(s) stuck in a driver call at the end: left behind",
+               stuck);
     if (s->init_abandoned) return;
 
     /* kickstart.inv.online.gpu.stats.max, one per backend */

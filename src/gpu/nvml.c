@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include "gpu/gpu.h"
+#include "../util/log.h"
 
 /* ---- the NVML ABI subset (nvml.h, CUDA 11/12) ---- */
 typedef int nvmlReturn_t;
@@ -145,17 +146,17 @@ typedef struct nvml_backend {
     struct nvml_api f;
     gpu_config cfg;
     nvml_dev dev[GPU_MAX_DEVICES];
+    char errbuf[32]; /* nvml_err's message when NVML has none */
 } nvml_backend;
 
 static const char *nvml_err(nvml_backend *n, nvmlReturn_t r)
 {
-    static char buf[32];
     if (n->f.ErrorString) {
         const char *s = n->f.ErrorString(r);
         if (s) return s;
     }
-    snprintf(buf, sizeof buf, "NVML error %d", r);
-    return buf;
+    snprintf(n->errbuf, sizeof n->errbuf, "NVML error %d", r);
+    return n->errbuf;
 }
 
 /* Returns 1 when the call answered. Marks NOT_SUPPORTED & co for good. */
@@ -165,9 +166,8 @@ static int nvml_ok(nvml_backend *n, nvml_dev *d, int call, nvmlReturn_t r)
     if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_NO_PERMISSION ||
         r == NVML_ERROR_FUNCTION_NOT_FOUND) {
         d->unsup |= 1u << call;
-        if (n->cfg.verbose)
-            fprintf(stderr, "jobscope: gpu: NVML device %u: %s: %s, not asked again\n", d->index,
-                    call_names[call], nvml_err(n, r));
+        js_log(n->cfg.verbose, "gpu", "NVML device %u: %s: %s, not asked again", d->index,
+               call_names[call], nvml_err(n, r));
     }
     return 0;
 }
@@ -557,11 +557,9 @@ gpu_backend *gpu_nvml_open(const gpu_config *c, char *err, size_t errlen)
         for (int k = 0; k < nt; k++) {
             int idx = nvml_resolve(n, count, tok[k], mig);
             if (idx < 0) {
-                if (c->verbose)
-                    fprintf(stderr,
-                            "jobscope: gpu: visible device '%s' matches no GPU: "
-                            "ignoring it and those after it\n",
-                            tok[k]);
+                js_log(c->verbose, "gpu",
+                       "visible device '%s' matches no GPU: ignoring it and those after it",
+                       tok[k]);
                 break;
             }
             nvml_add(n, (unsigned)idx, mig);

@@ -21,6 +21,7 @@
 
 extern const source_ops limits_source_ops;
 #include "../cgroup/cgroup.h"
+#include "../util/log.h"
 
 typedef struct limsrc {
     source base;
@@ -46,7 +47,7 @@ static source *limsrc_open(monitor_ctx *ctx, const void *config)
     for (int i = 0; i < o->nspecs; i++) {
         char err[256];
         if (limits_parse(o->specs[i], &s->lim, err, sizeof err) < 0) { /* options.c checked */
-            fprintf(stderr, "jobscope: %s\n", err);
+            js_log(1, NULL, "%s", err);
             free(s);
             return NULL;
         }
@@ -80,9 +81,8 @@ static void limsrc_start(source *src, monitor_ctx *ctx)
     if ((s->lim.set & (1u << LIM_PROCS)) &&
         cg->ops->set_pids_max(cg, (uint64_t)s->lim.max[LIM_PROCS]) == 0)
         s->enforced_pids = 1;
-    if (s->verbose)
-        fprintf(stderr, "jobscope: limits: kernel enforces%s%s in cgroup %s\n",
-                s->enforced_mem ? " memory" : "", s->enforced_pids ? " procs" : "", cg->path);
+    js_log(s->verbose, "limits", "kernel enforces%s%s in cgroup %s",
+           s->enforced_mem ? " memory" : "", s->enforced_pids ? " procs" : "", cg->path);
 }
 
 static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k, double v,
@@ -105,12 +105,12 @@ static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k,
     mset_put_str(e, "action", s->measure_only ? "report" : "kill");
     ctx->emit(ctx, e);
     if (!s->quiet && (s->verbose || !s->measure_only)) /* -q: the event says it */
-        fprintf(stderr, "jobscope: limit %s=%.10g (%s) exceeded after %.1f s: %.10g (%s)%s\n",
-                limits_name(k), s->lim.max[k], limits_unit(k), ts->elapsed, v,
-                !strcmp(how, "sample")     ? "sampled"
-                : !strcmp(how, "oom_kill") ? "the kernel's OOM killer hit the cgroup limit"
-                                           : "the kernel refused a fork at the cgroup limit",
-                s->measure_only ? "; measure only" : "; stopping the job");
+        js_log(1, NULL, "limit %s=%.10g (%s) exceeded after %.1f s: %.10g (%s)%s", limits_name(k),
+               s->lim.max[k], limits_unit(k), ts->elapsed, v,
+               !strcmp(how, "sample")     ? "sampled"
+               : !strcmp(how, "oom_kill") ? "the kernel's OOM killer hit the cgroup limit"
+                                          : "the kernel refused a fork at the cgroup limit",
+               s->measure_only ? "; measure only" : "; stopping the job");
     if (!s->measure_only && !s->killed) {
         s->killed = 1;
         s->kill_mono = now_mono();

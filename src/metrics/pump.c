@@ -123,7 +123,7 @@ static int relay_put(int fd, const char *p, size_t n)
 
 static void relay_main(int in[2], const int out[2], int tap[2])
 {
-    static char buf[65536];
+    char buf[65536]; /* the relay is a process of its own (pump_start) */
     int open_n = (in[0] >= 0) + (in[1] >= 0);
     while (open_n > 0) {
         struct pollfd pf[2];

@@ -178,8 +178,7 @@ static int open_outputs(monitor *m, char **default_path)
         char err[512];
         sink *s = sink_open(serve_url, &o->sink, err, sizeof err);
         if (s) emitter_add_sink(&m->em, s);
-        if (o->sink.verbose)
-            fprintf(stderr, "jobscope: streaming to the local server (%s)\n", serve_url + 16);
+        js_log(o->sink.verbose, NULL, "streaming to the local server (%s)", serve_url + 16);
     }
     if (o->summary_path) {
         m->summary_fd = open(o->summary_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -1,4 +1,4 @@
-/* tsq_internal.h — what the query engine's files (tsq_agg.c, tsq_parse.c,
+/* tsq_internal.h — what the query engine's files (tsq_agg.c, tsq_parse.c, tsq_filter.c,
  * tsq_eval.c, tsq_json.c, tsq_local.c) share and nobody else uses: the
  * aggregator table with OpenTSDB 2.4's interpolation rule per aggregator,
  * error helpers, downsample/duration parsing and the scan range. */
@@ -59,9 +59,16 @@ int64_t tsq_parse_duration(const char *s, tsq_error *err);
 /* "<n><unit>[c]-<agg>[-<fill>]" or "0all-<agg>[-<fill>]". */
 int tsq_parse_downsample(const char *spec, tsq_downsample *ds, tsq_error *err);
 
-/* Compiles the sub-query's filters (regexes, literal lists, globs); 0 or -1. */
+/* Compiles the sub-query's filters (regexes, literal lists, globs); 0 or -1
+ * (tsq_filter.c). */
 int tsq_filters_compile(tsq_sub *sub, tsq_error *err);
 void tsq_filter_free(tsq_filter *f);
+/* The filter type named name ("literal_or", ...): 0, or -1 when unknown. */
+int tsq_filter_type_of(const char *name, tsq_filter_type *t);
+/* s split at every sep into a new array of new strings (*n of them); free
+ * with tsq_free_strv.  NULL when out of memory. */
+char **tsq_split_all(const char *s, char sep, int *n);
+void tsq_free_strv(char **v, int n);
 
 /* The shortest decimal text that reads back as v; returns its length. */
 int tsq_fmt_double(char *t, size_t n, double v);

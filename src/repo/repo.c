@@ -23,6 +23,7 @@
  * running it. */
 #include "repo/repo_priv.h"
 #include "report/jobdata.h"
+#include "util/log.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -252,7 +253,7 @@ sqlite3_stmt *repo_prep(repo *r, const char *sql, const char *types, ...)
         }
     if (!st) {
         if (sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
-            fprintf(stderr, "jobscope serve: repository: %s\n", sqlite3_errmsg(r->db));
+            js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
             return NULL;
         }
         if (r->ncache < REPO_STMT_CACHE) {
@@ -283,7 +284,7 @@ sqlite3_stmt *repo_prep_dyn(repo *r, const char *sql)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "jobscope serve: repository: %s\n", sqlite3_errmsg(r->db));
+        js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
         return NULL;
     }
     return st;
@@ -626,7 +627,7 @@ void repo_flush(repo *r)
             free(q[i]);
         }
         if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-            fprintf(stderr, "jobscope serve: repository: %s\n", sqlite3_errmsg(r->db));
+            js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
         r->version++;
         r->since_prune += n;
         if (r->retention_s > 0 && r->since_prune >= 10000) {

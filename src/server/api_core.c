@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server_priv.h"
+#include "server.h"
 #include "util/common.h" /* JOBSCOPE_VERSION_STR */
 
 static void h_version(server *s, const server_request *r, server_response *w, void *arg)
@@ -35,12 +35,9 @@ static void h_metrics(server *s, const server_request *r, server_response *w, vo
 {
     (void)r;
     (void)arg;
-    server_priv *p = s->priv;
     sbuf b = {0};
     server_stats st;
-    pthread_mutex_lock(&p->lock);
-    st = p->stats;
-    pthread_mutex_unlock(&p->lock);
+    server_stats_get(s, &st);
     counter(&b, "jobscope_serve_http_requests_total", "HTTP requests answered", st.requests);
     sbuf_puts(&b, "# HELP jobscope_serve_http_errors_total HTTP answers with an error status\n"
                   "# TYPE jobscope_serve_http_errors_total counter\n");
@@ -85,14 +82,11 @@ static void h_metrics(server *s, const server_request *r, server_response *w, vo
     counter(&b, "jobscope_serve_store_damaged_log_segments_total",
             "log segments found damaged at start (set aside in STORE/damaged)",
             ss.damaged_segments);
-    pthread_mutex_lock(&p->live_lock);
-    size_t live = p->live_n;
-    pthread_mutex_unlock(&p->live_lock);
-    gauge(&b, "jobscope_serve_live_series", "per-job series exposed below", (double)live);
+    gauge(&b, "jobscope_serve_live_series", "per-job series exposed below",
+          (double)server_live_count(s));
     gauge(&b, "jobscope_serve_start_time_seconds", "when the server started (epoch seconds)",
           s->started_ms / 1e3);
-    for (int i = 0; i < p->nmetrics_hooks; i++)
-        p->metrics_hooks[i].fn(s, &b, p->metrics_hooks[i].arg);
+    server_metrics_hooks(s, &b);
     server_live_metrics(s, &b);
     if (b.oom) {
         sbuf_free(&b);

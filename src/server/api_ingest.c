@@ -17,16 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server_priv.h"
+#include "server.h"
+#include "lineproto.h"
 #include "put_reader.h"
+#include "util/grow.h"
+#include "util/intern.h"
+#include "util/series_name.h"
 
 #define MAX_TAGS_PER_POINT 64
-
-typedef struct put_intern {
-    const char *s;
-    size_t n;
-    uint64_t h;
-} put_intern;
 
 /* A batch of points parsed from one request; strings are owned here. */
 typedef struct put_batch {
@@ -34,67 +32,16 @@ typedef struct put_batch {
     size_t n, cap;
     store_tag *tags; /* all points' tags, one arena (offsets fixed after parsing) */
     size_t ntags, captags;
-    size_t *tag_off; /* per point: first tag index */
-    char **strs;
-    size_t nstrs, capstrs;
-    struct put_intern *intern; /* open addressing over strs: each distinct string once */
-    size_t capintern;
+    size_t *tag_off;   /* per point: first tag index */
+    intern_table strs; /* each distinct name and tag value once */
     int oom;
 } put_batch;
 
-/* Room for need elements of elem bytes in p (capacity *cap, doubled from
- * 64); on failure p is kept and *oom set. */
-void *server_grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (!q) {
-        *oom = 1;
-        return p;
-    }
-    *cap = c;
-    return q;
-}
-
-/* The batch's copy of s[0..n): the same names and tag values repeat over
- * thousands of points of a request, so each distinct string is copied
- * once; the table keeps each one's hash and length, so a probe compares
- * bytes only on a likely hit. */
+/* The batch's copy of s[0..n) (each distinct string once). */
 static const char *own(put_batch *b, const char *s, size_t n)
 {
-    if (b->nstrs * 2 >= b->capintern) {
-        size_t cap = b->capintern ? b->capintern * 2 : 256;
-        put_intern *t = calloc(cap, sizeof *t);
-        if (!t) {
-            b->oom = 1;
-            return NULL;
-        }
-        for (size_t i = 0; i < b->capintern; i++) {
-            if (!b->intern[i].s) continue;
-            size_t h = b->intern[i].h & (cap - 1);
-            while (t[h].s) h = (h + 1) & (cap - 1);
-            t[h] = b->intern[i];
-        }
-        free(b->intern);
-        b->intern = t;
-        b->capintern = cap;
-    }
-    uint64_t hv = server_hash_bytes(s, n);
-    size_t h = hv & (b->capintern - 1);
-    for (; b->intern[h].s; h = (h + 1) & (b->capintern - 1))
-        if (b->intern[h].h == hv && b->intern[h].n == n && !memcmp(b->intern[h].s, s, n))
-            return b->intern[h].s;
-    b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
-    if (b->oom) return NULL;
-    char *c = strndup(s, n);
-    if (!c) {
-        b->oom = 1;
-        return NULL;
-    }
-    b->strs[b->nstrs++] = c;
-    b->intern[h] = (put_intern){c, n, hv};
+    const char *c = intern_get(&b->strs, s, n);
+    if (!c) b->oom = 1;
     return c;
 }
 
@@ -102,7 +49,7 @@ static const char *own(put_batch *b, const char *s, size_t n)
 static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms, double v)
 {
     size_t cap = b->cap;
-    b->pts = server_grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
+    b->pts = grow_array(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
     if (!b->oom && b->cap != cap) {
         size_t *t = realloc(b->tag_off, b->cap * sizeof *t);
         if (!t) {
@@ -119,7 +66,7 @@ static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t t
 
 static void batch_tag(put_batch *b, const char *k, size_t kl, const char *v, size_t vl)
 {
-    b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
+    b->tags = grow_array(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
     if (b->oom) return;
     b->tags[b->ntags].key = own(b, k, kl);
     b->tags[b->ntags].value = own(b, v, vl);
@@ -141,25 +88,11 @@ static void batch_finish(put_batch *b)
 
 static void batch_free(put_batch *b)
 {
-    for (size_t i = 0; i < b->nstrs; i++) free(b->strs[i]);
-    free(b->strs);
+    intern_free(&b->strs);
     free(b->pts);
     free(b->tags);
     free(b->tag_off);
-    free(b->intern);
     memset(b, 0, sizeof *b);
-}
-
-int server_valid_name(const char *s, size_t n)
-{
-    if (!n || n > SERVER_MAX_NAME) return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.' || c == '/' || c >= 0x80))
-            return 0;
-    }
-    return 1;
 }
 
 /* Seconds (up to 10 digits) or milliseconds (13): OpenTSDB's rule. */
@@ -228,7 +161,7 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
     if (!json_is_object(dp)) return "Data point is not an object";
     json_t *m = json_object_get(dp, "metric");
     if (!json_is_string(m) || !json_string_length(m)) return "Missing metric";
-    if (!server_valid_name(json_string_value(m), json_string_length(m)))
+    if (!series_name_valid(json_string_value(m), json_string_length(m)))
         return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
     int64_t ms = default_ts_ms;
     json_t *t = json_object_get(dp, "timestamp");
@@ -260,7 +193,7 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
             batch_drop_last(b);
             return "Invalid tag value: a string is expected";
         }
-        if (!server_valid_name(k, strlen(k)) || !server_valid_name(sv, sl)) {
+        if (!series_name_valid(k, strlen(k)) || !series_name_valid(sv, sl)) {
             batch_drop_last(b);
             return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
         }
@@ -271,15 +204,15 @@ static const char *put_point(put_batch *b, json_t *dp, int64_t default_ts_ms)
 
 /* The text form of a tag value: a string as it is, a number as jansson's
  * tree held it (an integer's digits, a real's %.17g); NULL for anything else. */
-static const char *tag_text(const put_value *v, char *num, size_t numlen, size_t *len)
+static const char *tag_text(const jread_value *v, char *num, size_t numlen, size_t *len)
 {
-    if (v->kind == PV_STRING) {
+    if (v->kind == JV_STRING) {
         *len = v->n;
         return v->s;
     }
-    if (v->kind == PV_INT)
-        *len = (size_t)snprintf(num, numlen, "%lld", (long long)v->d);
-    else if (v->kind == PV_REAL)
+    if (v->kind == JV_INT)
+        return jread_int_text(v, len); /* the digits, as jansson's integer printed them */
+    if (v->kind == JV_REAL)
         *len = (size_t)snprintf(num, numlen, "%.17g", v->d);
     else
         return NULL;
@@ -291,17 +224,17 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
                                        int64_t default_ts_ms)
 {
     if (dp->not_object) return "Data point is not an object";
-    if (dp->metric.kind != PV_STRING || !dp->metric.n) return "Missing metric";
-    if (!server_valid_name(dp->metric.s, dp->metric.n))
+    if (dp->metric.kind != JV_STRING || !dp->metric.n) return "Missing metric";
+    if (!series_name_valid(dp->metric.s, dp->metric.n))
         return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
     int64_t ms = default_ts_ms;
-    const put_value *t = &dp->timestamp;
-    if (t->kind != PV_NONE || default_ts_ms < 0) {
+    const jread_value *t = &dp->timestamp;
+    if (t->kind != JV_NONE || default_ts_ms < 0) {
         double v;
-        if (t->kind == PV_INT || t->kind == PV_REAL)
+        if (t->kind == JV_INT || t->kind == JV_REAL)
             v = t->d;
-        else if (t->kind == PV_STRING) {
-            if (put_number(t->s, t->n, &v) < 0) return "Invalid timestamp";
+        else if (t->kind == JV_STRING) {
+            if (jread_number_value(t->s, t->n, &v) < 0) return "Invalid timestamp";
         } else
             return "Missing timestamp";
         if (!(v > 0) || !isfinite(v)) return "Invalid timestamp";
@@ -313,13 +246,13 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
             return "Invalid timestamp: more than 13 digits";
     }
     double v;
-    const put_value *x = &dp->value;
-    if (x->kind == PV_INT || x->kind == PV_REAL)
+    const jread_value *x = &dp->value;
+    if (x->kind == JV_INT || x->kind == JV_REAL)
         v = x->d;
-    else if (x->kind == PV_STRING) {
-        if (put_number(x->s, x->n, &v) < 0) return "Unable to parse value to a number";
+    else if (x->kind == JV_STRING) {
+        if (jread_number_value(x->s, x->n, &v) < 0) return "Unable to parse value to a number";
     } else
-        return x->kind != PV_NONE ? "Unable to parse value to a number" : "Missing value";
+        return x->kind != JV_NONE ? "Unable to parse value to a number" : "Missing value";
     if (!isfinite(v)) return "Value must be a finite number (NaN and Inf are refused)";
     if (!dp->has_tags || dp->tags_not_object || dp->ntags == 0)
         return "Missing tags: at least one tag is required";
@@ -333,7 +266,7 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
             batch_drop_last(b);
             return "Invalid tag value: a string is expected";
         }
-        if (!server_valid_name(dp->tags[i].k, dp->tags[i].kl) || !server_valid_name(sv, sl)) {
+        if (!series_name_valid(dp->tags[i].k, dp->tags[i].kl) || !series_name_valid(sv, sl)) {
             batch_drop_last(b);
             return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
         }
@@ -362,8 +295,8 @@ static void note_error(put_errors *e, json_t *dp, const char *why, int details)
 
 static void count_put(server *s, size_t ok, size_t failed)
 {
-    __atomic_add_fetch(&s->priv->stats.put_points, ok, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&s->priv->stats.put_failed, failed, __ATOMIC_RELAXED);
+    server_stat_add(s, SERVER_STAT_PUT_POINTS, ok);
+    server_stat_add(s, SERVER_STAT_PUT_FAILED, failed);
 }
 
 /* POST /api/put: the body is read as it goes (put_reader), each valid
@@ -397,7 +330,8 @@ static void h_put(server *s, const server_request *r, server_response *w, void *
         }
     }
     if (!dp || rc < 0) {
-        server_reply_error(w, 400, "Unable to parse the given JSON", dp ? rd.err : "out of memory");
+        server_reply_error(w, 400, "Unable to parse the given JSON",
+                           dp ? rd.jr.err : "out of memory");
         goto out;
     }
     char err[256] = "";
@@ -537,7 +471,7 @@ static void h_write(server *s, const server_request *r, server_response *w, void
     int more, failed = 0;
     do {
         b.n = b.ntags = 0;
-        more = server_lp_parse(&b, r->body, r->body_len, mult, now, s->host, LP_SLICE, &lines, &bad,
+        more = lineproto_parse(&b, r->body, r->body_len, mult, now, s->host, LP_SLICE, &lines, &bad,
                                first, sizeof first);
         if (more < 0) break;
         uint64_t t;
@@ -562,7 +496,7 @@ static void h_write(server *s, const server_request *r, server_response *w, void
         } else
             server_reply(w, 204, "application/json", "", 0);
     }
-    server_lp_free(&b);
+    lineproto_free(&b);
 }
 
 static void h_events(server *s, const server_request *r, server_response *w, void *arg)

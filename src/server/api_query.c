@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
-#include "server_priv.h"
-#include "query/tsq.h"
+#include "api_query.h"
 
 #define MAX_SUGGEST 10000
 

@@ -36,6 +36,7 @@
 #include "server/server.h"
 #include "server/forward.h"
 #include "sink/url.h"
+#include "util/log.h"
 
 int sink_amqp_parse_path(const char *path, char **vhost, char **exchange); /* sink/amqp.c */
 
@@ -224,7 +225,7 @@ static int points_event(consumer *c, const char *body, size_t len)
     int rc = 1;
     char err[256];
     if (k && server_ingest_points(c->srv, pts, k, err, sizeof err) != 0) {
-        server_log(c->srv, "consume %s: %s", c->label, err);
+        js_log(1, NULL, "consume %s: %s", c->label, err);
         rc = -1;
     }
     free(pts);
@@ -242,12 +243,12 @@ static int flush_batch(consumer *c)
         size_t ok = 0, bad = 0;
         char err[256] = "";
         if (server_ingest_ndjson(c->srv, c->buf, c->len, &ok, &bad, err, sizeof err) < 0) {
-            server_log(c->srv, "consume %s: not stored (%s); %d message(s) handed back", c->label,
-                       err, c->nmsg);
+            js_log(1, NULL, "consume %s: not stored (%s); %d message(s) handed back", c->label, err,
+                   c->nmsg);
             rc = -1;
         } else if (bad) {
-            server_log(c->srv, "consume %s: %zu message(s) were not jobscope events (%s)", c->label,
-                       bad, err);
+            js_log(1, NULL, "consume %s: %zu message(s) were not jobscope events (%s)", c->label,
+                   bad, err);
             pthread_mutex_lock(&c->mu);
             c->rejected += bad;
             pthread_mutex_unlock(&c->mu);
@@ -282,7 +283,7 @@ static void *consume_thread(void *arg)
         if (!c->conn) {
             if (connect_broker(c, err, sizeof err) < 0) {
                 if (strcmp(err, last_err))
-                    server_log(c->srv, "consume %s: %s (retrying)", c->label, err);
+                    js_log(1, NULL, "consume %s: %s (retrying)", c->label, err);
                 snprintf(last_err, sizeof last_err, "%s", err);
                 drop(c);
                 for (double t = 0; t < backoff && !c->stop; t += 0.1) usleep(100000);
@@ -290,7 +291,7 @@ static void *consume_thread(void *arg)
                 continue;
             }
             if (last_err[0] || c->srv->cfg.verbose)
-                server_log(c->srv, "consume %s: consuming queue %s", c->label, c->queue);
+                js_log(1, NULL, "consume %s: consuming queue %s", c->label, c->queue);
             last_err[0] = 0;
             backoff = 0.2;
             c->len = 0;
@@ -341,9 +342,9 @@ static void *consume_thread(void *arg)
                 continue;
         }
         reply_text(r, "consume", err, sizeof err);
-        server_log(c->srv,
-                   "consume %s: %s (reconnecting; %d unacknowledged message(s) will come again)",
-                   c->label, err, c->nmsg);
+        js_log(1, NULL,
+               "consume %s: %s (reconnecting; %d unacknowledged message(s) will come again)",
+               c->label, err, c->nmsg);
         drop(c);
     }
     /* Shutdown: store and acknowledge what is in hand, then leave. */

@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include "server/server.h"
 #include "server/forward.h"
+#include "util/log.h"
 
 #define FWD_MAX              16
 #define FWD_POINTS_PER_EVENT 1000
@@ -208,10 +209,10 @@ static void adopt_old_spool(server *s, fwd *f, const char *dir)
     if (!best[0]) return;
     char err[300];
     if (forward_out_adopt(f->out, best, err, sizeof err) == 0)
-        server_log(s, "forward %s: delivering what an earlier run left in %s",
-                   forward_out_label(f->out), best);
+        js_log(1, NULL, "forward %s: delivering what an earlier run left in %s",
+               forward_out_label(f->out), best);
     else
-        server_log(s, "forward %s: %s: %s", forward_out_label(f->out), best, err);
+        js_log(1, NULL, "forward %s: %s: %s", forward_out_label(f->out), best, err);
 }
 
 static void forward_metrics(server *s, struct sbuf *out, void *arg)
@@ -293,7 +294,8 @@ static int forward_init(server *s, void **state, char *err, size_t errlen)
         st->v[st->n++] = f;
         server_on_points(s, on_points, f);
         server_on_event(s, on_event, f);
-        server_log(s, "forward: %s (%s)", forward_out_label(o), f->ts_engine ? "points" : "events");
+        js_log(1, NULL, "forward: %s (%s)", forward_out_label(o),
+               f->ts_engine ? "points" : "events");
     }
     server_on_metrics(s, forward_metrics, st);
     return 0;
@@ -310,8 +312,8 @@ static void forward_fini(server *s, void *state)
         char label[512];
         snprintf(label, sizeof label, "%s", forward_out_label(f->out));
         if (forward_out_close(f->out, 5.0) != 0)
-            server_log(s, "forward %s: not everything delivered; the rest waits in the spool",
-                       label);
+            js_log(1, NULL, "forward %s: not everything delivered; the rest waits in the spool",
+                   label);
         pthread_mutex_destroy(&f->mu);
         free(f);
     }

@@ -1,161 +1,86 @@
-/* http.c — the HTTP layer of `jobscope serve`: libmicrohttpd daemons on the
- * TCP listener and on the Unix socket, both with a pool of worker threads,
- * the request body collected up to --body-limit (413 beyond), Bearer-token
- * authentication for TCP clients (constant-time comparison, checked on the
- * headers: a client without the token never sends a body), and dispatch
- * through the route table (server_route).
+/* http.c — the transport of `jobscope serve` (http.h): libmicrohttpd
+ * daemons on the TCP listener and on the Unix socket, both with a pool of
+ * worker threads; the request body collected up to --body-limit (413
+ * beyond) and inflated (gzip, deflate); Bearer-token authentication for TCP
+ * clients (constant-time comparison, checked on the headers: a client
+ * without the token never sends a body); then the request goes to the one
+ * dispatch function it was given.  It knows no route and no module.
  *
  * What a hostile client can hold is bounded (docs/serve.md "Limits"):
  * connections per listener and per client address (libmicrohttpd), the
- * time to send the headers and the body (a watchdog thread shuts down the
- * sockets of connections past their deadline: slowloris), and the bytes of
- * bodies that all connections together hold (--body-memory: 503 beyond). */
+ * time to send the headers and the body, and the bytes of bodies that all
+ * connections together hold (conn_guard.c). */
+#include "http.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
-#include <pthread.h>
-#include "server_priv.h"
+#include "conn_guard.h"
+#include "util/log.h"
 
 /* The handler's closure: which listener a request came through. */
 typedef struct listener {
-    server *s;
+    http_transport *t;
     int local; /* the Unix socket: no token needed */
 } listener;
+
+struct http_transport {
+    const server_config *cfg;
+    http_dispatch_fn dispatch;
+    void *dispatch_arg;
+    conn_guard *guard;
+    struct MHD_Daemon *tcp, *unix_d;
+    listener tcp_ls, unix_ls;
+    int tcp_port; /* the port actually bound */
+    char socket_path[256];
+    pthread_mutex_t mu; /* request_seconds */
+    unsigned long long requests, errors_4xx, errors_5xx, unauthorized, too_large, bytes_in;
+    double request_seconds;
+};
 
 typedef struct req_ctx {
     char *body;
     size_t len, cap;
-    size_t expect;   /* Content-Length, when given */
-    size_t reserved; /* bytes counted against --body-memory */
+    size_t expect; /* Content-Length, when given */
+    size_t held;   /* bytes counted against --body-memory */
     int too_large;
     int busy;  /* --body-memory exhausted: discard, answer 503 */
     int local; /* Unix socket */
 } req_ctx;
 
-/* ---- deadlines of connections (slowloris) ----
- * One slot per open connection (libmicrohttpd's notify callback): its
- * socket and the moment by which the current phase must be over.  The
- * watchdog shuts down the socket of a connection past it; libmicrohttpd
- * then closes the connection (the slot goes in its CLOSED notification,
- * before the socket is closed, under the same lock, so the watchdog never
- * touches a descriptor that was reused). */
-typedef struct conn_slot {
-    struct conn_slot *next, *prev;
-    int fd;
-    int64_t deadline_ms; /* 0 = none (the handler runs, the answer is sent) */
-    int waiting;         /* for a request's first bytes (new, or kept alive) */
-} conn_slot;
+#define COUNT(t, field, n) __atomic_add_fetch(&(t)->field, (n), __ATOMIC_RELAXED)
 
-struct server_http {
-    pthread_mutex_t mu;
-    conn_slot head; /* circular list */
-    pthread_t watchdog;
-    pthread_cond_t cond;
-    int running, stop;
-    size_t body_bytes; /* held by all connections (--body-memory) */
-    unsigned long long cut, busy;
-};
-
-static int64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static void slot_deadline(server *s, conn_slot *c, double secs, int waiting)
-{
-    struct server_http *h = s->priv->http;
-    if (!c || !h) return;
-    pthread_mutex_lock(&h->mu);
-    c->deadline_ms = secs > 0 ? mono_ms() + (int64_t)(secs * 1000) : 0;
-    c->waiting = waiting;
-    pthread_mutex_unlock(&h->mu);
-}
-
-/* A connection waiting for a request whose client has closed its side:
- * libmicrohttpd may not notice until its own timeout (a FIN that came
- * with the previous request), and meanwhile the slot counts against the
- * client's limit. */
-static int peer_closed(int fd)
-{
-    char b;
-    return fd >= 0 && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-}
+/* ---- connections ---- */
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code)
 {
-    server *s = cls;
-    struct server_http *h = s->priv->http;
+    http_transport *t = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        conn_slot *c = calloc(1, sizeof *c);
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        *socket_ctx = c;
-        if (!c) return;
-        c->fd = ci ? ci->connect_fd : -1;
-        c->deadline_ms = mono_ms() + (int64_t)(s->cfg.header_timeout_s * 1000);
-        c->waiting = 1;
-        pthread_mutex_lock(&h->mu);
-        c->next = h->head.next;
-        c->prev = &h->head;
-        h->head.next->prev = c;
-        h->head.next = c;
-        pthread_mutex_unlock(&h->mu);
+        *socket_ctx = conn_guard_open(t->guard, ci ? ci->connect_fd : -1, t->cfg->header_timeout_s);
     } else if (*socket_ctx) {
-        conn_slot *c = *socket_ctx;
-        pthread_mutex_lock(&h->mu);
-        c->prev->next = c->next;
-        c->next->prev = c->prev;
-        pthread_mutex_unlock(&h->mu);
-        free(c);
+        conn_guard_close(t->guard, *socket_ctx);
         *socket_ctx = NULL;
     }
 }
 
-static void *watchdog(void *arg)
-{
-    server *s = arg;
-    struct server_http *h = s->priv->http;
-    pthread_mutex_lock(&h->mu);
-    while (!h->stop) {
-        struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_nsec += 250 * 1000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-            dl.tv_sec++;
-            dl.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&h->cond, &h->mu, &dl);
-        int64_t now = mono_ms();
-        for (conn_slot *c = h->head.next; c != &h->head; c = c->next) {
-            if (!c->deadline_ms || c->fd < 0) continue;
-            int late = now > c->deadline_ms;
-            if (late || (c->waiting && peer_closed(c->fd))) {
-                shutdown(c->fd, SHUT_RDWR);
-                c->deadline_ms = 0;
-                h->cut += late;
-            }
-        }
-    }
-    pthread_mutex_unlock(&h->mu);
-    return NULL;
-}
-
-/* The connection of a request (from its MHD connection), NULL in tests. */
+/* The guard's slot of a request's connection. */
 static conn_slot *slot_of(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *ci =
@@ -163,60 +88,7 @@ static conn_slot *slot_of(struct MHD_Connection *conn)
     return ci ? ci->socket_context : NULL;
 }
 
-int server_client_gone(const server_request *r)
-{
-    if (!r || !r->conn) return 0;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci) return 0;
-    char b;
-    ssize_t n = recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-}
-
-/* Counts n more bytes of body against --body-memory; 0, or -1 when that
- * would pass it. */
-static int body_reserve(server *s, req_ctx *c, size_t n)
-{
-    struct server_http *h = s->priv->http;
-    if (!h) return 0;
-    int ok;
-    pthread_mutex_lock(&h->mu);
-    ok = h->body_bytes + n <= s->cfg.body_memory;
-    if (ok) {
-        h->body_bytes += n;
-        c->reserved += n;
-    } else
-        h->busy++;
-    pthread_mutex_unlock(&h->mu);
-    return ok ? 0 : -1;
-}
-
-static void body_release(server *s, req_ctx *c)
-{
-    struct server_http *h = s->priv->http;
-    if (!h || !c->reserved) return;
-    pthread_mutex_lock(&h->mu);
-    h->body_bytes -= c->reserved;
-    pthread_mutex_unlock(&h->mu);
-    c->reserved = 0;
-}
-
-void server_http_stats(server *s, unsigned long long *cut, unsigned long long *busy,
-                       size_t *body_bytes)
-{
-    struct server_http *h = s->priv->http;
-    *cut = *busy = 0;
-    *body_bytes = 0;
-    if (!h) return;
-    pthread_mutex_lock(&h->mu);
-    *cut = h->cut;
-    *busy = h->busy;
-    *body_bytes = h->body_bytes;
-    pthread_mutex_unlock(&h->mu);
-}
-
-/* ---- request accessors ---- */
+/* ---- what handlers ask of their request (server_request_ops) ---- */
 
 struct param_walk {
     const char *name;
@@ -238,9 +110,8 @@ static enum MHD_Result param_iter(void *cls, enum MHD_ValueKind kind, const char
     return MHD_YES;
 }
 
-const char *server_param_n(const server_request *r, const char *name, int i)
+static const char *req_param(const server_request *r, const char *name, int i)
 {
-    if (!r->conn) return NULL;
     struct param_walk w = {name, i, 0, NULL};
     MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, param_iter, &w);
     return w.found;
@@ -264,134 +135,31 @@ static enum MHD_Result name_iter(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
-const char *server_param_name(const server_request *r, int i)
+static const char *req_param_name(const server_request *r, int i)
 {
-    if (!r->conn) return NULL;
     struct name_walk w = {i, 0, NULL};
     MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, name_iter, &w);
     return w.found;
 }
 
-const char *server_param(const server_request *r, const char *name)
+static const char *req_header(const server_request *r, const char *name)
 {
-    return server_param_n(r, name, 0);
-}
-
-const char *server_header(const server_request *r, const char *name)
-{
-    if (!r->conn) return NULL;
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
-/* ---- responses ---- */
-
-void server_reply_take(server_response *w, int status, const char *ctype, char *body, size_t len)
+static int req_client_gone(const server_request *r)
 {
-    free(w->body);
-    w->status = status;
-    snprintf(w->content_type, sizeof w->content_type, "%s", ctype ? ctype : "application/json");
-    w->body = body;
-    w->len = len;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return 0;
+    char b;
+    ssize_t n = recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-void server_reply(server_response *w, int status, const char *ctype, const char *body, size_t len)
-{
-    char *copy = malloc(len + 1);
-    if (!copy) {
-        server_reply_take(w, 500, "text/plain", NULL, 0);
-        return;
-    }
-    memcpy(copy, body, len);
-    copy[len] = 0;
-    server_reply_take(w, status, ctype, copy, len);
-}
+static const server_request_ops mhd_ops = {req_param, req_param_name, req_header, req_client_gone};
 
-void server_replyf(server_response *w, int status, const char *ctype, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *p = NULL;
-    int n = vasprintf(&p, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        server_reply_take(w, 500, "text/plain", NULL, 0);
-        return;
-    }
-    server_reply_take(w, status, ctype, p, (size_t)n);
-}
-
-/* JSON string escaping for messages we build ourselves. */
-static void json_esc(sbuf *b, const char *s)
-{
-    sbuf_putc(b, '"');
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            sbuf_putc(b, '\\');
-            sbuf_putc(b, (char)c);
-        } else if (c < 0x20)
-            sbuf_printf(b, "\\u%04x", c);
-        else
-            sbuf_putc(b, (char)c);
-    }
-    sbuf_putc(b, '"');
-}
-
-void server_reply_error(server_response *w, int status, const char *message, const char *details)
-{
-    sbuf b = {0};
-    sbuf_printf(&b, "{\"error\":{\"code\":%d,\"message\":", status);
-    json_esc(&b, message);
-    if (details && *details) {
-        sbuf_puts(&b, ",\"details\":");
-        json_esc(&b, details);
-    }
-    sbuf_puts(&b, "}}");
-    server_reply_take(w, status, "application/json", b.p, b.len);
-}
-
-void server_add_header(server_response *w, const char *name, const char *value)
-{
-    if (w->nheaders >= SERVER_MAX_HEADERS) return;
-    snprintf(w->headers[w->nheaders][0], sizeof w->headers[0][0], "%s", name);
-    snprintf(w->headers[w->nheaders][1], sizeof w->headers[0][1], "%s", value);
-    w->nheaders++;
-}
-
-/* ---- dispatch ---- */
-
-static int path_match(const char *pattern, const char *path)
-{
-    size_t l = strlen(pattern);
-    if (l && pattern[l - 1] == '*') return !strncmp(pattern, path, l - 1);
-    return !strcmp(pattern, path);
-}
-
-void server_dispatch(server *s, const server_request *r, server_response *w)
-{
-    server_priv *p = s->priv;
-    int path_known = 0;
-    /* Exact routes win over prefix routes; among equals the first. */
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < p->nroutes; i++) {
-            server_route_entry *e = &p->routes[i];
-            size_t l = strlen(e->path);
-            int prefix = l && e->path[l - 1] == '*';
-            if (prefix != pass || !path_match(e->path, r->path)) continue;
-            if (e->method && strcmp(e->method, r->method) &&
-                !(!strcmp(r->method, "HEAD") && !strcmp(e->method, "GET"))) {
-                path_known = 1;
-                continue;
-            }
-            e->fn(s, r, w, e->arg);
-            return;
-        }
-    }
-    if (path_known)
-        server_reply_error(w, 405, "Method not allowed", r->method);
-    else
-        server_reply_error(w, 404, "Endpoint not found", r->path);
-}
+/* ---- bodies ---- */
 
 /* A body sent with Content-Encoding gzip or deflate (Influx and OpenTSDB
  * clients compress): inflated in place of the original, never beyond the
@@ -488,13 +256,115 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, server_respons
     return ret;
 }
 
+/* The answer decided on the headers, before any byte of the body is read
+ * (the answer is queued now and libmicrohttpd closes the connection
+ * without reading the body): no token, a body announced as too large, or
+ * one that all the bodies held now leave no room for.  0: go on. */
+static int refuse_on_headers(http_transport *t, struct MHD_Connection *conn, req_ctx *c,
+                             server_response *w)
+{
+    const server_config *cfg = t->cfg;
+    if (!c->local && cfg->token &&
+        !token_ok(cfg->token,
+                  MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
+        COUNT(t, unauthorized, 1);
+        server_reply_error(w, 401, "Unauthorized",
+                           "a valid 'Authorization: Bearer TOKEN' header is required");
+        server_add_header(w, "WWW-Authenticate", "Bearer realm=\"jobscope\"");
+    } else if (c->too_large) {
+        COUNT(t, too_large, 1);
+        char d[96];
+        snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes",
+                 cfg->body_limit);
+        server_reply_error(w, 413, "Request body too large", d);
+    } else if (c->expect && conn_guard_reserve(t->guard, &c->held, c->expect + 1) < 0) {
+        server_reply_error(w, 503, "Server busy",
+                           "request bodies held by other clients fill --body-memory; "
+                           "try again later");
+        server_add_header(w, "Retry-After", "1");
+    } else
+        return 0;
+    return 1;
+}
+
+/* n more bytes of body: kept, or discarded when too large or refused. */
+static void take_body(http_transport *t, req_ctx *c, const char *upload, size_t n)
+{
+    size_t limit = t->cfg->body_limit;
+    if (c->too_large || c->busy || c->len + n > limit) {
+        if (!c->busy) c->too_large = 1;
+        return; /* discard, answer 413 at the end */
+    }
+    /* a body without Content-Length (chunked) is counted as it grows */
+    if (c->len + n + 1 > c->held &&
+        conn_guard_reserve(t->guard, &c->held, c->len + n + 1 - c->held) < 0) {
+        c->busy = 1;
+        return;
+    }
+    if (c->len + n + 1 > c->cap) {
+        /* the announced length at once: no copies, no doubling slack */
+        size_t cap = c->cap ? c->cap : c->expect >= n ? c->expect + 1 : 4096;
+        while (cap < c->len + n + 1) cap *= 2;
+        if (cap > limit + 1) cap = limit + 1;
+        char *b = realloc(c->body, cap);
+        if (!b) {
+            c->too_large = 1;
+            return;
+        }
+        c->body = b;
+        c->cap = cap;
+    }
+    memcpy(c->body + c->len, upload, n);
+    c->len += n;
+}
+
+/* The whole body is in: the answer (refused, or dispatched). */
+static void answer(http_transport *t, struct MHD_Connection *conn, req_ctx *c, server_request *r,
+                   server_response *w)
+{
+    const server_config *cfg = t->cfg;
+    if (c->busy) {
+        server_reply_error(w, 503, "Server busy",
+                           "request bodies held by other clients fill --body-memory; "
+                           "try again later");
+        server_add_header(w, "Retry-After", "1");
+        server_add_header(w, "Connection", "close");
+        return;
+    }
+    if (c->too_large) {
+        COUNT(t, too_large, 1);
+        char d[96];
+        snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes",
+                 cfg->body_limit);
+        server_reply_error(w, 413, "Request body too large", d);
+        server_add_header(w, "Connection", "close");
+        return;
+    }
+    int st = decode_body(c, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding"),
+                         cfg->body_limit);
+    if (st == 413) {
+        COUNT(t, too_large, 1);
+        server_reply_error(w, 413, "Request body too large",
+                           "the decompressed body is larger than the limit");
+    } else if (st == 415) {
+        server_reply_error(w, 415, "Unsupported Content-Encoding",
+                           "gzip and deflate are supported");
+    } else if (st) {
+        server_reply_error(w, 400, "Unable to decompress the request body", NULL);
+    } else {
+        r->body = c->body ? c->body : "";
+        r->body_len = c->len;
+        if (c->body) c->body[c->len] = 0;
+        t->dispatch(t->dispatch_arg, r, w);
+    }
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
     listener *ls = cls;
-    server *s = ls->s;
-    server_priv *p = s->priv;
+    http_transport *t = ls->t;
     req_ctx *c = *con_cls;
     (void)version;
     if (!c) {
@@ -503,80 +373,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         c->local = ls->local;
         *con_cls = c;
         /* the headers are in: the body has its own deadline */
-        slot_deadline(s, slot_of(conn), s->cfg.body_timeout_s, 0);
+        conn_guard_deadline(t->guard, slot_of(conn), t->cfg->body_timeout_s, 0);
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         unsigned long long cln = cl ? strtoull(cl, NULL, 10) : 0;
-        if (cln > s->cfg.body_limit)
+        if (cln > t->cfg->body_limit)
             c->too_large = 1;
         else
             c->expect = (size_t)cln;
-        /* Decided on the headers, before any byte of the body is read (the
-         * answer is queued now and libmicrohttpd closes the connection
-         * without reading the body): no token, a body announced as too
-         * large, or one that all the bodies held now leave no room for. */
         server_response w = {.status = 200};
-        if (!c->local && s->cfg.token &&
-            !token_ok(s->cfg.token,
-                      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
-            __atomic_add_fetch(&p->stats.unauthorized, 1, __ATOMIC_RELAXED);
-            server_reply_error(&w, 401, "Unauthorized",
-                               "a valid 'Authorization: Bearer TOKEN' header is required");
-            server_add_header(&w, "WWW-Authenticate", "Bearer realm=\"jobscope\"");
-        } else if (c->too_large) {
-            __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
-            char d[96];
-            snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes",
-                     s->cfg.body_limit);
-            server_reply_error(&w, 413, "Request body too large", d);
-        } else if (c->expect && body_reserve(s, c, c->expect + 1) < 0) {
-            server_reply_error(&w, 503, "Server busy",
-                               "request bodies held by other clients fill --body-memory; "
-                               "try again later");
-            server_add_header(&w, "Retry-After", "1");
-        } else
-            return MHD_YES;
-        __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
-        __atomic_add_fetch(w.status >= 500 ? &p->stats.errors_5xx : &p->stats.errors_4xx, 1,
-                           __ATOMIC_RELAXED);
+        if (!refuse_on_headers(t, conn, c, &w)) return MHD_YES;
+        COUNT(t, requests, 1);
+        if (w.status >= 500)
+            COUNT(t, errors_5xx, 1);
+        else
+            COUNT(t, errors_4xx, 1);
         server_add_header(&w, "Connection", "close");
         return send_response(conn, &w);
     }
     if (*upload_size) {
-        size_t n = *upload_size;
+        take_body(t, c, upload, *upload_size);
         *upload_size = 0;
-        if (c->too_large || c->busy || c->len + n > s->cfg.body_limit) {
-            if (!c->busy) c->too_large = 1;
-            return MHD_YES; /* discard, answer 413 at the end */
-        }
-        /* a body without Content-Length (chunked) is counted as it grows */
-        if (c->len + n + 1 > c->reserved && body_reserve(s, c, c->len + n + 1 - c->reserved) < 0) {
-            c->busy = 1;
-            return MHD_YES;
-        }
-        if (c->len + n + 1 > c->cap) {
-            /* the announced length at once: no copies, no doubling slack */
-            size_t cap = c->cap ? c->cap : c->expect >= n ? c->expect + 1 : 4096;
-            while (cap < c->len + n + 1) cap *= 2;
-            if (cap > s->cfg.body_limit + 1) cap = s->cfg.body_limit + 1;
-            char *b = realloc(c->body, cap);
-            if (!b) {
-                c->too_large = 1;
-                return MHD_YES;
-            }
-            c->body = b;
-            c->cap = cap;
-        }
-        memcpy(c->body + c->len, upload, n);
-        c->len += n;
         return MHD_YES;
     }
 
-    slot_deadline(s, slot_of(conn), 0, 0); /* the handler and the answer: no deadline */
+    /* the handler and the answer: no deadline */
+    conn_guard_deadline(t->guard, slot_of(conn), 0, 0);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    __atomic_add_fetch(&p->stats.requests, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&p->stats.bytes_in, c->len, __ATOMIC_RELAXED);
+    COUNT(t, requests, 1);
+    COUNT(t, bytes_in, c->len);
     server_response w = {.status = 200};
     strcpy(w.content_type, "application/json");
     server_request r = {
@@ -586,84 +412,51 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         .body_len = c->len,
         .local = c->local,
         .conn = conn,
+        .ops = &mhd_ops,
     };
     if (c->body) c->body[c->len] = 0;
     const char *peer_hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Jobscope-Peer");
     r.from_peer = peer_hdr && *peer_hdr && strcmp(peer_hdr, "0");
-
-    if (c->busy) {
-        server_reply_error(&w, 503, "Server busy",
-                           "request bodies held by other clients fill --body-memory; "
-                           "try again later");
-        server_add_header(&w, "Retry-After", "1");
-        server_add_header(&w, "Connection", "close");
-    } else if (c->too_large) {
-        __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
-        char d[96];
-        snprintf(d, sizeof d, "the request body is larger than the limit of %zu bytes",
-                 s->cfg.body_limit);
-        server_reply_error(&w, 413, "Request body too large", d);
-        server_add_header(&w, "Connection", "close");
-    } else {
-        int st =
-            decode_body(c, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding"),
-                        s->cfg.body_limit);
-        if (st == 413) {
-            __atomic_add_fetch(&p->stats.too_large, 1, __ATOMIC_RELAXED);
-            server_reply_error(&w, 413, "Request body too large",
-                               "the decompressed body is larger than the limit");
-        } else if (st == 415) {
-            server_reply_error(&w, 415, "Unsupported Content-Encoding",
-                               "gzip and deflate are supported");
-        } else if (st) {
-            server_reply_error(&w, 400, "Unable to decompress the request body", NULL);
-        } else {
-            r.body = c->body ? c->body : "";
-            r.body_len = c->len;
-            if (c->body) c->body[c->len] = 0;
-            server_dispatch(s, &r, &w);
-        }
-    }
+    answer(t, conn, c, &r, &w);
     if (w.status >= 500)
-        __atomic_add_fetch(&p->stats.errors_5xx, 1, __ATOMIC_RELAXED);
+        COUNT(t, errors_5xx, 1);
     else if (w.status >= 400)
-        __atomic_add_fetch(&p->stats.errors_4xx, 1, __ATOMIC_RELAXED);
+        COUNT(t, errors_4xx, 1);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double dt = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-    pthread_mutex_lock(&p->lock);
-    p->stats.request_seconds += dt;
-    pthread_mutex_unlock(&p->lock);
-    if (s->cfg.verbose)
-        server_log(s, "%s %s -> %d (%.1f ms, %zu bytes in)", method, url, w.status, dt * 1e3,
-                   c->len);
+    pthread_mutex_lock(&t->mu);
+    t->request_seconds += dt;
+    pthread_mutex_unlock(&t->mu);
+    js_log(t->cfg->verbose, NULL, "%s %s -> %d (%.1f ms, %zu bytes in)", method, url, w.status,
+           dt * 1e3, c->len);
     return send_response(conn, &w);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    server *s = cls;
+    http_transport *t = cls;
     (void)toe;
     req_ctx *c = *con_cls;
     if (c) {
-        body_release(s, c);
+        conn_guard_release(t->guard, &c->held);
         free(c->body);
         free(c);
         *con_cls = NULL;
     }
     /* kept alive: the next request's headers have the same deadline */
-    slot_deadline(s, slot_of(conn), s->cfg.header_timeout_s, 1);
+    conn_guard_deadline(t->guard, slot_of(conn), t->cfg->header_timeout_s, 1);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    server *s = cls;
-    if (!s->cfg.verbose) return;
+    http_transport *t = cls;
+    if (!t->cfg->verbose) return;
     char line[512];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t l = strlen(line);
     while (l && line[l - 1] == '\n') line[--l] = 0;
-    server_log(s, "http: %s", line);
+    js_log(1, "http", "%s", line);
 }
 
 /* ---- listeners ---- */
@@ -778,111 +571,100 @@ static int unix_listen(const char *path, char *err, size_t errlen)
     return fd;
 }
 
-static struct MHD_Daemon *start_daemon(server *s, int fd, int local)
+static struct MHD_Daemon *start_daemon(http_transport *t, int fd, listener *ls)
 {
-    listener *ls = calloc(1, sizeof *ls);
-    if (!ls) return NULL;
-    ls->s = s;
-    ls->local = local;
-    if (local)
-        s->priv->unix_ls = ls;
-    else
-        s->priv->tcp_ls = ls;
-    unsigned threads = s->cfg.threads > 0 ? (unsigned)s->cfg.threads : 4;
+    const server_config *cfg = t->cfg;
+    unsigned threads = cfg->threads > 0 ? (unsigned)cfg->threads : 4;
     /* libmicrohttpd's per-thread share of the connection limit must leave
      * each worker some room */
-    unsigned maxc = (unsigned)s->cfg.max_connections;
+    unsigned maxc = (unsigned)cfg->max_connections;
     if (maxc < threads * 4) maxc = threads * 4;
     return MHD_start_daemon(
         MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC, 0, NULL, NULL, on_request,
-        ls, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        ls, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, t, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, maxc,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s->cfg.max_per_client,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_per_client,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)SERVER_HEADER_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+        (size_t)HTTP_HEADER_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, t,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, t, MHD_OPTION_END);
 }
 
-int server_http_start(server *s, char *err, size_t errlen)
+http_transport *http_start(const server_config *cfg, http_dispatch_fn fn, void *arg, char *err,
+                           size_t errlen)
 {
-    server_priv *p = s->priv;
-    struct server_http *h = calloc(1, sizeof *h);
-    if (!h) {
+    http_transport *t = calloc(1, sizeof *t);
+    if (!t || !(t->guard = conn_guard_new(cfg->body_memory))) {
+        free(t);
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return NULL;
     }
-    pthread_mutex_init(&h->mu, NULL);
-    pthread_cond_init(&h->cond, NULL);
-    h->head.next = h->head.prev = &h->head;
-    p->http = h;
-    if (pthread_create(&h->watchdog, NULL, watchdog, s) == 0) h->running = 1;
-    const char *l = s->cfg.listen;
+    t->cfg = cfg;
+    t->dispatch = fn;
+    t->dispatch_arg = arg;
+    t->tcp_ls = (listener){t, 0};
+    t->unix_ls = (listener){t, 1};
+    pthread_mutex_init(&t->mu, NULL);
+    const char *l = cfg->listen;
     if (l && *l && strcmp(l, "none")) {
-        int fd = tcp_listen(l, &p->tcp_port, err, errlen);
-        if (fd < 0) return -1;
-        p->http_tcp = start_daemon(s, fd, 0);
-        if (!p->http_tcp) {
+        int fd = tcp_listen(l, &t->tcp_port, err, errlen);
+        if (fd < 0) goto fail;
+        if (!(t->tcp = start_daemon(t, fd, &t->tcp_ls))) {
             close(fd);
             snprintf(err, errlen, "--listen %s: cannot start the HTTP server", l);
-            return -1;
+            goto fail;
         }
     }
-    const char *sp = s->cfg.socket_path;
+    const char *sp = cfg->socket_path;
     if (sp && *sp && strcmp(sp, "none")) {
         int fd = unix_listen(sp, err, errlen);
-        if (fd < 0) {
-            server_http_stop(s);
-            return -1;
-        }
-        p->http_unix = start_daemon(s, fd, 1);
-        if (!p->http_unix) {
+        if (fd < 0) goto fail;
+        if (!(t->unix_d = start_daemon(t, fd, &t->unix_ls))) {
             close(fd);
             unlink(sp);
             snprintf(err, errlen, "--socket %s: cannot start the HTTP server", sp);
-            server_http_stop(s);
-            return -1;
+            goto fail;
         }
-        snprintf(p->socket_path, sizeof p->socket_path, "%s", sp);
+        snprintf(t->socket_path, sizeof t->socket_path, "%s", sp);
     }
-    if (!p->http_tcp && !p->http_unix) {
+    if (!t->tcp && !t->unix_d) {
         snprintf(err, errlen, "nothing to listen on (--listen none and --socket none)");
-        return -1;
+        goto fail;
     }
-    return 0;
+    return t;
+fail:
+    http_stop(t);
+    return NULL;
 }
 
-void server_http_stop(server *s)
+void http_stop(http_transport *t)
 {
-    server_priv *p = s->priv;
-    if (p->http_tcp) {
-        MHD_stop_daemon(p->http_tcp);
-        p->http_tcp = NULL;
+    if (!t) return;
+    if (t->tcp) MHD_stop_daemon(t->tcp);
+    if (t->unix_d) {
+        MHD_stop_daemon(t->unix_d);
+        unlink(t->socket_path);
     }
-    if (p->http_unix) {
-        MHD_stop_daemon(p->http_unix);
-        p->http_unix = NULL;
-        unlink(p->socket_path);
-    }
-    free(p->tcp_ls);
-    free(p->unix_ls);
-    p->tcp_ls = p->unix_ls = NULL;
-    struct server_http *h = p->http;
-    if (h) {
-        if (h->running) {
-            pthread_mutex_lock(&h->mu);
-            h->stop = 1;
-            pthread_cond_broadcast(&h->cond);
-            pthread_mutex_unlock(&h->mu);
-            pthread_join(h->watchdog, NULL);
-        }
-        pthread_mutex_destroy(&h->mu);
-        pthread_cond_destroy(&h->cond);
-        free(h);
-        p->http = NULL;
-    }
+    conn_guard_free(t->guard);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
 }
 
-int server_tcp_port(server *s)
+int http_tcp_port(const http_transport *t)
 {
-    return s->priv->tcp_port;
+    return t ? t->tcp_port : 0;
+}
+
+void http_stats(http_transport *t, server_stats *st)
+{
+    if (!t) return;
+    st->requests = __atomic_load_n(&t->requests, __ATOMIC_RELAXED);
+    st->errors_4xx = __atomic_load_n(&t->errors_4xx, __ATOMIC_RELAXED);
+    st->errors_5xx = __atomic_load_n(&t->errors_5xx, __ATOMIC_RELAXED);
+    st->unauthorized = __atomic_load_n(&t->unauthorized, __ATOMIC_RELAXED);
+    st->too_large = __atomic_load_n(&t->too_large, __ATOMIC_RELAXED);
+    st->bytes_in = __atomic_load_n(&t->bytes_in, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&t->mu);
+    st->request_seconds = t->request_seconds;
+    pthread_mutex_unlock(&t->mu);
+    conn_guard_stats(t->guard, &st->cut, &st->busy, &st->body_bytes);
 }

@@ -49,13 +49,16 @@ static int post(importer *im, const char *body, size_t len, const char *file)
     curl_easy_setopt(im->h, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(im->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     CURLcode rc = curl_easy_perform(im->h);
+    long st = 0;
+    curl_easy_getinfo(im->h, CURLINFO_RESPONSE_CODE, &st);
+    /* the server refuses a body larger than its limit on the headers and
+     * closes: the send may fail after the 413 came */
+    if (rc == CURLE_SEND_ERROR && st == 413) return 413;
     if (rc != CURLE_OK) {
         fprintf(stderr, "jobscope import: %s: %s\n", im->unix_path ? im->unix_path : im->url,
                 curl_easy_strerror(rc));
         return -1;
     }
-    long st = 0;
-    curl_easy_getinfo(im->h, CURLINFO_RESPONSE_CODE, &st);
     if (st == 413) return 413;
     if (st != 200 && st != 400) {
         fprintf(stderr, "jobscope import: %s: HTTP %ld: %.300s\n", file, st,
@@ -267,6 +270,8 @@ int import_main(int argc, char **argv)
     curl_easy_setopt(im.h, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(im.h, CURLOPT_TIMEOUT, 600L);
     curl_easy_setopt(im.h, CURLOPT_USERAGENT, "jobscope-import");
+    /* a large body waits for the server's "100 Continue" (or its 413) */
+    curl_easy_setopt(im.h, CURLOPT_EXPECT_100_TIMEOUT_MS, 10000L);
     int rc = 0;
     for (int i = optind; i < argc && !rc; i++)
         if (import_file(&im, argv[i]) < 0) rc = EXIT_ERR;

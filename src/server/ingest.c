@@ -1,217 +1,306 @@
 /* ingest.c — jobscope events into points (server_ingest_event,
- * server_ingest_ndjson): the rule of server.h, applied with jansson.
+ * server_ingest_ndjson; ingest.h): the rule of server.h.
  *
- * Metric names follow the opentsdb sink (src/sink/tsconv.c):
- * "<event>.<field>", characters outside [A-Za-z0-9-_./] become '_'; nested
- * objects of numbers are flattened with '.' ("jobscope.start.rlimits.nofile.soft");
- * custom metrics (event jobscope.metric) are "jobscope.metric.<name>".  The
- * points of a whole NDJSON body go to the store as one durable batch. */
-#include <jansson.h>
+ * Names follow the OpenTSDB output (util/series_name.h): a numeric member
+ * is metric "<event>.<member>"; numbers inside objects are flattened with
+ * '.' ("jobscope.start.rlimits.nofile.soft", four levels deep at most);
+ * custom metrics (event jobscope.metric) are "jobscope.metric.<name>"; a
+ * group of rows the metric catalogue knows (src/model: "cg_io", one row
+ * per device) gives one series per row and catalogue field,
+ * "<event>.<group>.<field>" (the catalogue's series name), tagged with the
+ * row's label (dev=8:0), after the event's other points.  Characters outside [A-Za-z0-9-_./] become
+ * '_'.
+ *
+ * Each line is read by the streaming reader (event_reader.c) when it has a
+ * known shape, else by jansson (event_json.c); both fill an ev_view, which
+ * one rule (view_points) turns into points.  Strings are interned per request, and
+ * consecutive events with the same tags share one tag array, so the store
+ * and the live values do their per-series work once per run of points.
+ * Points go to the store in slices, with one wait for durability at the
+ * end. */
+#include "ingest.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server_priv.h"
+#include "model/metric.h"
+#include "server.h"
+#include "server/forward.h" /* server_ingest_in_event */
+#include "util/arena.h"
+#include "util/grow.h"
+#include "util/intern.h"
+#include "util/series_name.h"
 
-#define MAX_EV_TAGS 32
+#define MAX_EV_TAGS  32
+#define MAX_NAME     512   /* a metric name this long or longer is not stored */
+#define SLICE_POINTS 16384 /* points handed to the store at once */
 
-typedef struct ev_batch {
+/* ---- a request's points ---- */
+
+typedef struct line_ref {
+    const char *p;
+    size_t len;
+    const char *job_end; /* a jobscope.end event's job (interned) */
+} line_ref;
+
+typedef struct ingest_batch {
     store_point *pts;
-    size_t n, cap;
-    char **strs; /* owned metric names and tag strings */
-    size_t nstrs, capstrs;
-    store_tag **tagsets; /* one array per event */
-    size_t ntagsets, captagsets;
+    size_t n, cap, total;
+    intern_table strs;     /* the request's strings, each distinct one once */
+    arena tagsets;         /* its tag arrays */
+    const store_tag *prev; /* the last event's tags */
+    int nprev;
+    line_ref *lines;
+    size_t nlines, caplines;
+    ev_view view;
+    jread jr;   /* the streaming reader's scratch */
+    arena line; /* jansson's paths and integers, per line */
     int oom;
-} ev_batch;
+} ingest_batch;
 
-static char *keep_str(ev_batch *b, char *s)
+/* The request's copy of s[0..n), each distinct string once. */
+static const char *intern(ingest_batch *b, const char *s, size_t n)
 {
-    if (!s) {
+    const char *c = intern_get(&b->strs, s, n);
+    if (!c) b->oom = 1;
+    return c;
+}
+
+/* A metric name: the request's copy of the cleaned name. */
+static const char *metric_name(ingest_batch *b, const char *raw, size_t n)
+{
+    char clean[MAX_NAME];
+    memcpy(clean, raw, n);
+    clean[n] = 0;
+    series_name_clean(clean);
+    return intern(b, clean, n);
+}
+
+/* Adds tag k=v unless there are MAX_EV_TAGS already, v is empty, or a tag
+ * whose (cleaned) key is k exists; the key is cleaned, the value cut to
+ * 256 bytes. */
+static void add_tag(ingest_batch *b, store_tag *t, int *n, const char *k, size_t kl, const char *v,
+                    size_t vl)
+{
+    if (*n >= MAX_EV_TAGS || !v || !vl) return;
+    for (int i = 0; i < *n; i++)
+        if (strlen(t[i].key) == kl && !memcmp(t[i].key, k, kl)) return;
+    char buf[MAX_NAME], *key = kl < sizeof buf ? buf : malloc(kl + 1);
+    if (!key) {
+        b->oom = 1;
+        return;
+    }
+    memcpy(key, k, kl);
+    key[kl] = 0;
+    series_name_clean(key);
+    const char *ik = intern(b, key, kl), *iv = intern(b, v, vl > 256 ? 256 : vl);
+    if (key != buf) free(key);
+    if (ik && iv) t[(*n)++] = (store_tag){ik, iv};
+}
+
+static void add_tag_span(ingest_batch *b, store_tag *t, int *n, const char *k, ev_span v)
+{
+    add_tag(b, t, n, k, strlen(k), v.s, v.n);
+}
+
+/* The tag array of these tags: the last event's when they are the same. */
+static const store_tag *keep_tags(ingest_batch *b, const store_tag *t, int n)
+{
+    if (b->prev && b->nprev == n && !memcmp(b->prev, t, (size_t)n * sizeof *t)) return b->prev;
+    store_tag *k = (store_tag *)(void *)arena_alloc(&b->tagsets, (size_t)n * sizeof *t + 8);
+    if (!k) {
         b->oom = 1;
         return NULL;
     }
-    b->strs = server_grow(b->strs, &b->capstrs, b->nstrs + 1, sizeof *b->strs, &b->oom);
-    if (b->oom) {
-        free(s);
-        return NULL;
-    }
-    b->strs[b->nstrs++] = s;
-    return s;
+    k = (store_tag *)(((uintptr_t)k + 7) & ~(uintptr_t)7);
+    memcpy(k, t, (size_t)n * sizeof *t);
+    b->prev = k;
+    b->nprev = n;
+    return k;
 }
 
-static void batch_free(ev_batch *b)
+static void add_point(ingest_batch *b, const char *metric, const store_tag *tags, int ntags,
+                      int64_t ts_ms, double v)
 {
-    for (size_t i = 0; i < b->nstrs; i++) free(b->strs[i]);
-    for (size_t i = 0; i < b->ntagsets; i++) free(b->tagsets[i]);
-    free(b->strs);
-    free(b->tagsets);
-    free(b->pts);
-    memset(b, 0, sizeof *b);
-}
-
-/* OpenTSDB's character set for names (as tsconv.c). */
-static void tsdb_clean(char *s)
-{
-    for (; *s; s++) {
-        char c = *s;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.' || c == '/';
-        if (!ok) *s = '_';
-    }
-}
-
-static void add_point(ev_batch *b, const char *metric, store_tag *tags, int ntags, int64_t ts_ms,
-                      double v)
-{
-    if (!isfinite(v)) return;
-    char *m = keep_str(b, strdup(metric));
-    if (!m) return;
-    tsdb_clean(m);
-    b->pts = server_grow(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
+    if (!isfinite(v) || !metric || !tags) return;
+    b->pts = grow_array(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
     if (b->oom) return;
-    b->pts[b->n++] = (store_point){m, tags, ntags, ts_ms, v};
+    b->pts[b->n++] = (store_point){metric, tags, ntags, ts_ms, v};
 }
 
-static int has_tag(store_tag *t, int n, const char *k)
+/* The rule: the points of one event.  -1 when it is not a jobscope event
+ * (no "event" string, or a "ts" outside the years 0001-9999). */
+static int view_points(ingest_batch *b, const ev_view *v, int64_t now_ms, const char **job_end)
 {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(t[i].key, k)) return 1;
+    if (!v->event.s || !v->event.n) return -1;
+    if (v->has_ts && !server_valid_ts_ms(v->ts * 1e3)) return -1;
+    int64_t ts_ms = v->has_ts ? (int64_t)llround(v->ts * 1e3) : now_ms;
+
+    store_tag t[MAX_EV_TAGS + 1];
+    int n = 0;
+    add_tag_span(b, t, &n, "host", v->hostname.s ? v->hostname : v->host);
+    for (int i = 0; i < EV_NANNOT; i++) add_tag_span(b, t, &n, ev_annotations[i], v->annot[i]);
+    add_tag_span(b, t, &n, "rank", v->rank);
+    add_tag_span(b, t, &n, "gpu", v->gpu);
+    add_tag_span(b, t, &n, "gpu_uuid", v->uuid);
+    for (size_t i = 0; i < v->nctags; i++) {
+        const ev_ctag *c = &v->ctags[i];
+        char num[64];
+        ev_span val = c->v;
+        if (c->is_num) val = (ev_span){num, (size_t)snprintf(num, sizeof num, "%.17g", c->num)};
+        add_tag(b, t, &n, c->k.s, c->k.n, val.s, val.n);
+    }
+    const store_tag *tags = keep_tags(b, t, n);
+
+    char name[MAX_NAME];
+    size_t el = v->event.n;
+    const char *row_label = NULL;
+    const store_tag *row_tags = NULL;
+    int rn = 0;
+    if (ev_span_is(v->event, "jobscope.metric")) {
+        if (v->mname.s && v->has_mvalue) {
+            int l =
+                snprintf(name, sizeof name, "jobscope.metric.%.*s", (int)v->mname.n, v->mname.s);
+            size_t len = l < 0 ? 0 : (size_t)l >= sizeof name ? sizeof name - 1 : (size_t)l;
+            add_point(b, metric_name(b, name, len), tags, n, ts_ms, v->mvalue);
+        }
+    } else {
+        for (size_t i = 0; i < v->nvals; i++) {
+            const ev_value *x = &v->vals[i];
+            size_t len = el + 1 + x->key.n + (x->field.s ? 1 + x->field.n : 0);
+            if (len >= MAX_NAME) continue;
+            memcpy(name, v->event.s, el);
+            name[el] = '.';
+            memcpy(name + el + 1, x->key.s, x->key.n);
+            if (x->field.s) {
+                name[el + 1 + x->key.n] = '.';
+                memcpy(name + el + 2 + x->key.n, x->field.s, x->field.n);
+            }
+            const char *metric = metric_name(b, name, len);
+            if (!x->label.s) {
+                add_point(b, metric, tags, n, ts_ms, x->v);
+                continue;
+            }
+            /* a row of a catalogue group: the event's tags and its label
+             * (the fields of one row share them) */
+            if (x->label.s != row_label) {
+                const metric_def *g = ev_group(v->event, x->key.s, x->key.n);
+                store_tag rt[MAX_EV_TAGS + 1];
+                rn = n < MAX_EV_TAGS ? n : MAX_EV_TAGS - 1; /* the label always has room */
+                memcpy(rt, t, (size_t)rn * sizeof *t);
+                add_tag(b, rt, &rn, g->row_label, strlen(g->row_label), x->label.s, x->label.n);
+                row_tags = keep_tags(b, rt, rn);
+                row_label = x->label.s;
+            }
+            add_point(b, metric, row_tags, rn, ts_ms, x->v);
+        }
+        if (row_label) { /* the next event compares with this event's own tags */
+            b->prev = tags;
+            b->nprev = n;
+        }
+    }
+    if (ev_span_is(v->event, "jobscope.end") && v->annot[0].s)
+        *job_end = intern(b, v->annot[0].s, v->annot[0].n);
     return 0;
 }
 
-static void add_tag(ev_batch *b, store_tag *t, int *n, const char *k, const char *v)
+/* One line: its view by the streaming reader, else by jansson (which
+ * names a syntax error), then its points.  0, or -1 when it is not an
+ * event (the first error in err). */
+static int line_points(ingest_batch *b, const char *p, size_t l, int64_t now_ms, unsigned flags,
+                       size_t lineno, char *err, size_t errlen)
 {
-    if (*n >= MAX_EV_TAGS || !v || !*v || has_tag(t, *n, k)) return;
-    char *key = keep_str(b, strdup(k));
-    char *val = keep_str(b, strndup(v, 256));
-    if (!key || !val) return;
-    tsdb_clean(key);
-    t[(*n)++] = (store_tag){key, val};
-}
-
-static const char *const annotation_tags[] = {
-    "job_id",        "site",       "wf_uuid", "wf_label", "dag_job_id",
-    "condor_job_id", "xformation", "task_id", NULL,
-};
-
-/* Fields that are tags, not values, or not measurements at all. */
-static int skip_value(const char *k)
-{
-    return !strcmp(k, "ts") || !strcmp(k, "seq") || !strcmp(k, "rank") || !strcmp(k, "id") ||
-           !strcmp(k, "tags") || !strcmp(k, "batch");
-}
-
-static void flatten(ev_batch *b, const char *prefix, json_t *v, store_tag *tags, int ntags,
-                    int64_t ts_ms, int depth)
-{
-    if (json_is_number(v)) {
-        add_point(b, prefix, tags, ntags, ts_ms, json_number_value(v));
-        return;
-    }
-    if (!json_is_object(v) || depth > 3) return;
-    const char *k;
-    json_t *x;
-    json_object_foreach(v, k, x)
-    {
-        if (!json_is_number(x) && !json_is_object(x)) continue;
-        char name[512];
-        int n = snprintf(name, sizeof name, "%s.%s", prefix, k);
-        if (n <= 0 || (size_t)n >= sizeof name) continue;
-        flatten(b, name, x, tags, ntags, ts_ms, depth + 1);
-    }
-}
-
-/* Adds the points of one event; -1 when it is not a jobscope event.
- * *job_end gets the job id of a jobscope.end event (borrowed from doc). */
-static int event_points(ev_batch *b, json_t *d, const char **job_end)
-{
-    json_t *ev = json_object_get(d, "event");
-    if (!json_is_object(d) || !json_is_string(ev) || !json_string_length(ev)) return -1;
-    const char *name = json_string_value(ev);
-    json_t *t = json_object_get(d, "ts");
-    if (json_is_number(t) && !server_valid_ts_ms(json_number_value(t) * 1e3)) return -1;
-    int64_t ts_ms =
-        json_is_number(t) ? (int64_t)llround(json_number_value(t) * 1e3) : server_now_ms();
-
-    store_tag *tags = calloc(MAX_EV_TAGS, sizeof *tags);
-    if (!tags) {
-        b->oom = 1;
-        return -1;
-    }
-    b->tagsets =
-        server_grow(b->tagsets, &b->captagsets, b->ntagsets + 1, sizeof *b->tagsets, &b->oom);
-    if (b->oom) {
-        free(tags);
-        return -1;
-    }
-    b->tagsets[b->ntagsets++] = tags;
-    int ntags = 0;
-
-    json_t *h = json_object_get(d, "hostname");
-    if (json_is_string(h))
-        add_tag(b, tags, &ntags, "host", json_string_value(h));
-    else if (json_is_string(json_object_get(d, "host")))
-        add_tag(b, tags, &ntags, "host", json_string_value(json_object_get(d, "host")));
-    for (int i = 0; annotation_tags[i]; i++) {
-        json_t *a = json_object_get(d, annotation_tags[i]);
-        if (json_is_string(a)) add_tag(b, tags, &ntags, annotation_tags[i], json_string_value(a));
-    }
-    char num[64];
-    json_t *r = json_object_get(d, "rank");
-    if (json_is_integer(r)) {
-        snprintf(num, sizeof num, "%lld", (long long)json_integer_value(r));
-        add_tag(b, tags, &ntags, "rank", num);
-    }
-    json_t *id = json_object_get(d, "id"); /* GPU index */
-    if (json_is_integer(id)) {
-        snprintf(num, sizeof num, "%lld", (long long)json_integer_value(id));
-        add_tag(b, tags, &ntags, "gpu", num);
-    } else if (json_is_string(id))
-        add_tag(b, tags, &ntags, "gpu", json_string_value(id));
-    json_t *uuid = json_object_get(d, "uuid");
-    if (json_is_string(uuid)) add_tag(b, tags, &ntags, "gpu_uuid", json_string_value(uuid));
-    json_t *custom = json_object_get(d, "tags");
-    if (json_is_object(custom)) {
-        const char *k;
-        json_t *x;
-        json_object_foreach(custom, k, x)
-        {
-            if (json_is_string(x))
-                add_tag(b, tags, &ntags, k, json_string_value(x));
-            else if (json_is_number(x)) {
-                snprintf(num, sizeof num, "%.17g", json_number_value(x));
-                add_tag(b, tags, &ntags, k, num);
-            }
-        }
-    }
-
-    size_t before = b->n;
-    if (!strcmp(name, "jobscope.metric")) {
-        json_t *mn = json_object_get(d, "name"), *mv = json_object_get(d, "value");
-        if (json_is_string(mn) && json_is_number(mv)) {
-            char metric[512];
-            snprintf(metric, sizeof metric, "jobscope.metric.%s", json_string_value(mn));
-            add_point(b, metric, tags, ntags, ts_ms, json_number_value(mv));
-        }
+    ev_view *v = &b->view;
+    ev_view_reset(v);
+    const char *job_end = NULL;
+    int rc;
+    if (!(flags & INGEST_JANSSON_ONLY) && event_reader_read(&b->jr, p, l, v) == 1) {
+        rc = view_points(b, v, now_ms, &job_end);
     } else {
-        const char *k;
-        json_t *x;
-        json_object_foreach(d, k, x)
-        {
-            if (skip_value(k) || (!json_is_number(x) && !json_is_object(x))) continue;
-            char metric[512];
-            int n = snprintf(metric, sizeof metric, "%s.%s", name, k);
-            if (n <= 0 || (size_t)n >= sizeof metric) continue;
-            flatten(b, metric, x, tags, ntags, ts_ms, 0);
-        }
+        void *doc = NULL;
+        char why[200] = "";
+        ev_view_reset(v);
+        arena_reset(&b->line);
+        rc = event_json_read(p, l, v, &b->line, &doc, why, sizeof why);
+        if (rc == 0) rc = view_points(b, v, now_ms, &job_end);
+        if (rc == -2 && errlen) snprintf(err, errlen, "line %zu: %s", lineno, why);
+        event_json_free(doc);
     }
-    if (!strcmp(name, "jobscope.end")) {
-        json_t *j = json_object_get(d, "job_id");
-        if (json_is_string(j)) *job_end = json_string_value(j);
-    }
-    return (int)(b->n - before);
+    if (v->oom) b->oom = 1;
+    if (rc == -1 && errlen)
+        snprintf(err, errlen,
+                 "line %zu: not a jobscope event (an object with \"event\" and a \"ts\" in "
+                 "seconds within the years 0001 to 9999)",
+                 lineno);
+    if (rc < 0) return -1;
+    b->lines = grow_array(b->lines, &b->caplines, b->nlines + 1, sizeof *b->lines, &b->oom);
+    if (!b->oom) b->lines[b->nlines++] = (line_ref){p, l, job_end};
+    return 0;
 }
+
+/* Reads body line by line; to_store (may be NULL) takes the points every
+ * SLICE_POINTS and at the end.  0, -1 out of memory, -2 store failed. */
+static int read_body(ingest_batch *b, const char *body, size_t len, int64_t now_ms, unsigned flags,
+                     size_t *ok, size_t *bad, char *err, size_t errlen,
+                     int (*to_store)(void *arg, ingest_batch *b), void *arg)
+{
+    *ok = *bad = 0;
+    if (errlen) err[0] = 0;
+    for (size_t off = 0; off < len && !b->oom;) {
+        const char *p = body + off;
+        const char *nl = memchr(p, '\n', len - off);
+        size_t l = nl ? (size_t)(nl - p) : len - off;
+        off += l + (nl ? 1 : 0);
+        size_t a = 0;
+        while (a < l && (p[a] == ' ' || p[a] == '\t' || p[a] == '\r')) a++;
+        if (a == l) continue;
+        if (line_points(b, p, l, now_ms, flags, *ok + *bad + 1, *bad ? NULL : err,
+                        *bad ? 0 : errlen) < 0)
+            (*bad)++;
+        else
+            (*ok)++;
+        if (to_store && b->n >= SLICE_POINTS && to_store(arg, b) < 0) return -2;
+    }
+    if (b->oom) return -1;
+    if (to_store && to_store(arg, b) < 0) return -2;
+    return 0;
+}
+
+static void batch_free(ingest_batch *b)
+{
+    free(b->pts);
+    free(b->lines);
+    intern_free(&b->strs);
+    arena_free(&b->tagsets);
+    arena_free(&b->line);
+    jread_free(&b->jr);
+    ev_view_free(&b->view);
+    free(b);
+}
+
+int ingest_ndjson_points(const char *body, size_t len, int64_t now_ms, unsigned flags,
+                         ingest_result *res)
+{
+    memset(res, 0, sizeof *res);
+    ingest_batch *b = calloc(1, sizeof *b);
+    if (!b) return -1;
+    res->b = b;
+    if (read_body(b, body, len, now_ms, flags, &res->accepted, &res->failed, res->err,
+                  sizeof res->err, NULL, NULL) < 0)
+        return -1;
+    res->pts = b->pts;
+    res->n = b->n;
+    return 0;
+}
+
+void ingest_result_free(ingest_result *res)
+{
+    if (res->b) batch_free(res->b);
+    memset(res, 0, sizeof *res);
+}
+
+/* ---- into the store ---- */
 
 /* Set while an event's points go through the points hooks: forwarders to
  * event destinations send the event itself instead (forward.h). */
@@ -220,80 +309,50 @@ int server_ingest_in_event(void)
 {
     return in_event;
 }
-static int ingest_marked(server *s, ev_batch *b, char *err, size_t errlen)
+
+typedef struct store_ctx {
+    server *s;
+    uint64_t ticket;
+    char *err;
+    size_t errlen;
+} store_ctx;
+
+/* A slice to the store (durable later, at server_ingest_sync). */
+static int store_slice(void *arg, ingest_batch *b)
 {
+    store_ctx *c = arg;
+    uint64_t t = 0;
     in_event = 1;
-    int rc = server_ingest_points(s, b->pts, b->n, err, errlen);
+    int rc = server_ingest_points_nowait(c->s, b->pts, b->n, &t, c->err, c->errlen);
     in_event = 0;
+    if (t) c->ticket = t;
+    b->total += b->n;
+    b->n = 0;
     return rc;
 }
-
-typedef struct line_ref {
-    const char *p;
-    size_t len;
-    json_t *doc;
-    const char *job_end;
-} line_ref;
 
 int server_ingest_ndjson(server *s, const char *body, size_t len, size_t *accepted, size_t *failed,
                          char *err, size_t errlen)
 {
-    ev_batch b = {0};
-    line_ref *lines = NULL;
-    size_t nlines = 0, caplines = 0;
+    ingest_batch *b = calloc(1, sizeof *b);
     size_t ok = 0, bad = 0;
-    int oom = 0;
-    if (errlen) err[0] = 0;
-    for (size_t off = 0; off < len;) {
-        const char *p = body + off;
-        const char *nl = memchr(p, '\n', len - off);
-        size_t l = nl ? (size_t)(nl - p) : len - off;
-        off += l + (nl ? 1 : 0);
-        size_t a = 0;
-        while (a < l && (p[a] == ' ' || p[a] == '\t' || p[a] == '\r')) a++;
-        if (a == l) continue;
-        json_error_t je;
-        json_t *d = json_loadb(p, l, 0, &je);
-        const char *job_end = NULL;
-        if (!d || event_points(&b, d, &job_end) < 0) {
-            if (!bad && errlen) {
-                if (!d)
-                    snprintf(err, errlen, "line %zu: %s", ok + bad + 1, je.text);
-                else
-                    snprintf(err, errlen,
-                             "line %zu: not a jobscope event (an object with \"event\" and "
-                             "a \"ts\" in seconds within the years 0001 to 9999)",
-                             ok + bad + 1);
-            }
-            json_decref(d);
-            bad++;
-            continue;
-        }
-        lines = server_grow(lines, &caplines, nlines + 1, sizeof *lines, &oom);
-        if (oom) {
-            json_decref(d);
-            break;
-        }
-        lines[nlines++] = (line_ref){p, l, d, job_end};
-        ok++;
-    }
-    int rc = 0;
-    if (oom || b.oom) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    } else if (ingest_marked(s, &b, err, errlen) < 0) {
-        rc = -1;
-    } else {
-        __atomic_add_fetch(&s->priv->stats.events, ok, __ATOMIC_RELAXED);
-        for (size_t i = 0; i < nlines; i++) {
-            server_events_hooks(s, lines[i].p, lines[i].len);
-            if (lines[i].job_end) server_live_end_job(s, lines[i].job_end);
+    char why[256] = "";
+    store_ctx sc = {s, 0, why, sizeof why};
+    int rc =
+        b ? read_body(b, body, len, server_now_ms(), 0, &ok, &bad, err, errlen, store_slice, &sc)
+          : -1;
+    if (rc == 0 && server_ingest_sync(s, sc.ticket, why, sizeof why) < 0) rc = -2;
+    if (rc == -1) snprintf(err, errlen, "out of memory");
+    if (rc == -2) snprintf(err, errlen, "%s", why);
+    int npts = b ? (int)b->total : 0;
+    if (rc == 0) {
+        server_stat_add(s, SERVER_STAT_EVENTS, ok);
+        for (size_t i = 0; i < b->nlines; i++) {
+            server_events_hooks(s, b->lines[i].p, b->lines[i].len);
+            if (b->lines[i].job_end) server_live_end_job(s, b->lines[i].job_end);
         }
     }
-    int npts = (int)b.n;
-    for (size_t i = 0; i < nlines; i++) json_decref(lines[i].doc);
-    free(lines);
-    batch_free(&b);
+    if (b) batch_free(b);
     if (accepted) *accepted = rc < 0 ? 0 : ok;
     if (failed) *failed = rc < 0 ? ok + bad : bad;
     return rc < 0 ? -1 : npts;

@@ -1,5 +1,5 @@
 /* lineproto.c — the Influx line protocol of POST /write, parsed in place
- * into one batch of store points (server_lp_parse; the handler is in
+ * into one batch of store points (lineproto_parse; the handler is in
  * api_ingest.c).
  *
  *   measurement[,k=v...] f=v[,f=v...] [timestamp]
@@ -25,11 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "server_priv.h"
+#include "lineproto.h"
+#include "server.h" /* server_valid_ts_ms */
+#include "util/arena.h"
+#include "util/grow.h"
+#include "util/hash.h"
+#include "util/series_name.h"
 
 #define LP_MAX_TAGS   64
 #define LP_MAX_FIELDS 256
-#define LP_BLOCK      65536
 
 /* Character classes: bit 1 ends a measurement or tag value (',' ' '),
  * bit 2 ends a key ('=' ',' ' '); NUL ends both (as strchr's terminator did). */
@@ -37,30 +41,11 @@ static const unsigned char lp_class[256] = {
     [0] = 3, [','] = 3, [' '] = 3, ['='] = 2, ['\\'] = 4,
 };
 
-typedef struct lp_block {
-    struct lp_block *next;
-    size_t used, cap;
-    char data[];
-} lp_block;
-
-static char *arena_alloc(lp_batch *b, size_t n)
+/* The batch's copy of n bytes (kept over slices); sets b->oom on failure. */
+static char *lp_alloc(lp_batch *b, size_t n)
 {
-    lp_block *k = b->arena;
-    if (!k || k->cap - k->used < n) {
-        size_t cap = n > LP_BLOCK ? n : LP_BLOCK;
-        lp_block *nk = malloc(sizeof *nk + cap);
-        if (!nk) {
-            b->oom = 1;
-            return NULL;
-        }
-        nk->next = k;
-        nk->used = 0;
-        nk->cap = cap;
-        b->arena = nk;
-        k = nk;
-    }
-    char *p = k->data + k->used;
-    k->used += n;
+    char *p = arena_alloc(&b->arena, n);
+    if (!p) b->oom = 1;
     return p;
 }
 
@@ -89,7 +74,7 @@ static size_t lp_token(const char *p, const char *end, unsigned stop, char *out,
 }
 
 /* The request's copy of a metric name (NULL on OOM); *valid tells whether
- * it passes server_valid_name.  Each distinct name is copied and checked once. */
+ * it passes series_name_valid.  Each distinct name is copied and checked once. */
 static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
 {
     if ((b->nnames + 1) * 2 >= b->capnames) {
@@ -109,7 +94,7 @@ static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
         b->names = t;
         b->capnames = cap;
     }
-    uint64_t h = server_hash_bytes(s, n);
+    uint64_t h = hash_bytes(s, n);
     size_t j = h & (b->capnames - 1);
     for (; b->names[j].s; j = (j + 1) & (b->capnames - 1)) {
         lp_name_ent *e = &b->names[j];
@@ -118,11 +103,11 @@ static const char *lp_name(lp_batch *b, const char *s, size_t n, int *valid)
             return e->s;
         }
     }
-    char *c = arena_alloc(b, n + 1);
+    char *c = lp_alloc(b, n + 1);
     if (!c) return NULL;
     memcpy(c, s, n);
     c[n] = 0;
-    b->names[j] = (lp_name_ent){c, n, h, server_valid_name(s, n)};
+    b->names[j] = (lp_name_ent){c, n, h, series_name_valid(s, n)};
     b->nnames++;
     *valid = b->names[j].valid;
     return c;
@@ -176,11 +161,11 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
         i++;
         i += lp_token(p + i, end, 1, val, sizeof val, &vl);
         if (!kl || !vl) return "empty tag key or value";
-        /* the rule of /api/put (server_valid_name): never cut and merged */
-        if (kl > SERVER_MAX_NAME || vl > SERVER_MAX_NAME) return "tag key or value over 256 bytes";
+        /* the rule of /api/put (series_name_valid): never cut and merged */
+        if (kl > SERIES_NAME_MAX || vl > SERIES_NAME_MAX) return "tag key or value over 256 bytes";
         if (ntags >= LP_MAX_TAGS) return "too many tags";
-        char *kv = arena_alloc(b, kl + vl + 2);
-        b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
+        char *kv = lp_alloc(b, kl + vl + 2);
+        b->tags = grow_array(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
         if (b->oom) return "out of memory";
         memcpy(kv, key, kl + 1);
         memcpy(kv + kl + 1, val, vl + 1);
@@ -190,7 +175,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
     if (p + i >= end || p[i] != ' ') return "missing fields";
     while (p + i < end && p[i] == ' ') i++;
     if (!ntags) {
-        b->tags = server_grow(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
+        b->tags = grow_array(b->tags, &b->captags, b->ntags + 1, sizeof *b->tags, &b->oom);
         if (b->oom) return "out of memory";
         b->tags[b->ntags++] = (store_tag){"host", host};
         ntags = 1;
@@ -253,7 +238,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
             if (!valid) bad_name = 1;
             if (b->n == b->cap) {
                 size_t cap = b->cap;
-                b->pts = server_grow(b->pts, &cap, b->n + 1, sizeof *b->pts, &b->oom);
+                b->pts = grow_array(b->pts, &cap, b->n + 1, sizeof *b->pts, &b->oom);
                 if (b->oom) return "out of memory";
                 uint32_t *t = realloc(b->toff, cap * sizeof *t);
                 if (!t) {
@@ -264,7 +249,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
                 b->cap = cap;
             }
             b->toff[b->n] = (uint32_t)tag0;
-            b->pts[b->n++] = (store_point){metric, NULL, 0, 0, v}; /* tags set by server_lp_parse */
+            b->pts[b->n++] = (store_point){metric, NULL, 0, 0, v}; /* tags set by lineproto_parse */
             nf++;
         }
         if (p + i < end && p[i] == ',') {
@@ -298,7 +283,7 @@ static const char *lp_line(lp_batch *b, const char *p, const char *end, int64_t 
     return NULL;
 }
 
-int server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, int64_t now_ms,
+int lineproto_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, int64_t now_ms,
                     const char *host, size_t max_points, size_t *lines, size_t *bad, char *first,
                     size_t firstlen)
 {
@@ -329,12 +314,9 @@ int server_lp_parse(lp_batch *b, const char *body, size_t len, int64_t mult_ns, 
     return p < end;
 }
 
-void server_lp_free(lp_batch *b)
+void lineproto_free(lp_batch *b)
 {
-    for (lp_block *k = b->arena, *next; k; k = next) {
-        next = k->next;
-        free(k);
-    }
+    arena_free(&b->arena);
     free(b->pts);
     free(b->toff);
     free(b->tags);

@@ -2,7 +2,7 @@
  * value of every series that carries a job_id tag, kept while its job runs
  * (dropped at the job's jobscope.end event, or after 10 minutes without an
  * update: a job killed without an end record).  Written from the ingest
- * paths, read by the /metrics handler; one mutex.
+ * paths (server.c), read by the /metrics handler; one mutex.
  *
  * Bounded: at most LIVE_MAX series, and a tag set exists only with at least
  * one of them, so a site collector's million jobs cost the table LIVE_MAX
@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server_priv.h"
+#include <pthread.h>
+#include "live.h"
 #include "model/metric.h"
-
-#define LIVE_MAX 200000 /* bound on tracked series (memory), tag sets included */
+#include "util/hash.h"
 
 /* Two levels, so that a line of 30 fields costs one tag-set lookup and 30
  * look-ups in a small array that stays in cache: a tag set (the tags of a
@@ -25,8 +25,11 @@ typedef struct live_name {
     struct live_name *next;
     uint64_t h;
     size_t refs;
-    int counter; /* from the metric catalogue */
-    char *prom;  /* its Prometheus name */
+    /* from the metric catalogue, once per name: the field whose HELP this
+     * series shows, whether it is a counter, its Prometheus name */
+    const metric_def *def;
+    int counter;
+    char *prom;
     char s[];
 } live_name;
 
@@ -45,7 +48,9 @@ typedef struct live_set {
     uint32_t keylen;
     uint16_t job_at; /* offset of the job_id value in the key */
     uint16_t nvals, capvals;
-    char key[]; /* then the values, at set_vals() */
+    /* then the values, at set_vals(): the key starts aligned for them (at
+     * offset 26 they were misaligned: UBSan under fuzz_serve_api) */
+    _Alignas(live_val) char key[];
 } live_set;
 
 #define KEY_ROOM(len) (((size_t)(len) + 7) & ~(size_t)7)
@@ -68,23 +73,14 @@ static int set_tags(const live_set *l, store_tag *tags, int max)
     return n;
 }
 
-uint64_t server_hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull ^ n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-        s += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-    return h ^ (h >> 31);
-}
-
+struct live_table {
+    pthread_mutex_t lock;
+    live_set **sets;      /* hash table of tag sets */
+    size_t cap, nsets, n; /* n: series */
+    live_name **names;    /* interned metric names */
+    size_t names_cap, names_n;
+    unsigned long long left_out; /* points of series that found the table full */
+};
 static int tag_cmp(const void *a, const void *b)
 {
     return strcmp(((const store_tag *)a)->key, ((const store_tag *)b)->key);
@@ -93,25 +89,25 @@ static int tag_cmp(const void *a, const void *b)
 static int name_describe(live_name *e);
 
 /* The interned name (a reference taken), NULL on OOM. */
-static live_name *name_get(server_priv *p, const char *m)
+static live_name *name_get(live_table *p, const char *m)
 {
     size_t len = strlen(m);
-    uint64_t h = server_hash_bytes(m, len);
-    if (p->live_names_n >= p->live_names_cap) {
-        size_t cap = p->live_names_cap ? p->live_names_cap * 2 : 256;
+    uint64_t h = hash_bytes(m, len);
+    if (p->names_n >= p->names_cap) {
+        size_t cap = p->names_cap ? p->names_cap * 2 : 256;
         live_name **t = calloc(cap, sizeof *t);
         if (!t) return NULL;
-        for (size_t i = 0; i < p->live_names_cap; i++)
-            for (live_name *e = p->live_names[i], *next; e; e = next) {
+        for (size_t i = 0; i < p->names_cap; i++)
+            for (live_name *e = p->names[i], *next; e; e = next) {
                 next = e->next;
                 e->next = t[e->h & (cap - 1)];
                 t[e->h & (cap - 1)] = e;
             }
-        free(p->live_names);
-        p->live_names = t;
-        p->live_names_cap = cap;
+        free(p->names);
+        p->names = t;
+        p->names_cap = cap;
     }
-    live_name **slot = &p->live_names[h & (p->live_names_cap - 1)];
+    live_name **slot = &p->names[h & (p->names_cap - 1)];
     for (live_name *e = *slot; e; e = e->next)
         if (e->h == h && !strcmp(e->s, m)) {
             e->refs++;
@@ -128,53 +124,53 @@ static live_name *name_get(server_priv *p, const char *m)
     e->refs = 1;
     e->next = *slot;
     *slot = e;
-    p->live_names_n++;
+    p->names_n++;
     return e;
 }
 
-static void name_put(server_priv *p, live_name *n)
+static void name_put(live_table *p, live_name *n)
 {
     if (--n->refs) return;
-    live_name **pp = &p->live_names[n->h & (p->live_names_cap - 1)];
+    live_name **pp = &p->names[n->h & (p->names_cap - 1)];
     while (*pp != n) pp = &(*pp)->next;
     *pp = n->next;
     free(n->prom);
     free(n);
-    p->live_names_n--;
+    p->names_n--;
 }
 
-static void set_free(server_priv *p, live_set *l)
+static void set_free(live_table *p, live_set *l)
 {
     live_val *v = set_vals(l);
     for (size_t i = 0; i < l->nvals; i++) name_put(p, v[i].name);
     free(l);
 }
 
-static int rehash(server_priv *p, size_t cap)
+static int rehash(live_table *p, size_t cap)
 {
     live_set **t = calloc(cap, sizeof *t);
     if (!t) return -1;
-    for (size_t i = 0; i < p->live_cap; i++) {
-        for (live_set *l = p->live[i], *next; l; l = next) {
+    for (size_t i = 0; i < p->cap; i++) {
+        for (live_set *l = p->sets[i], *next; l; l = next) {
             next = l->next;
             size_t h = l->h & (cap - 1);
             l->next = t[h];
             t[h] = l;
         }
     }
-    free(p->live);
-    p->live = t;
-    p->live_cap = cap;
+    free(p->sets);
+    p->sets = t;
+    p->cap = cap;
     return 0;
 }
 
 /* The set whose key (sorted tags, key NUL value NUL ...) is key[0..len),
  * hashing to h; NULL when there is none.  *at: where the set's pointer is
  * (a set that grows moves). */
-static live_set *set_find(server_priv *p, const char *key, size_t len, uint64_t h, live_set ***at)
+static live_set *set_find(live_table *p, const char *key, size_t len, uint64_t h, live_set ***at)
 {
-    if (!p->live_cap) return NULL;
-    live_set **pp = &p->live[h & (p->live_cap - 1)];
+    if (!p->cap) return NULL;
+    live_set **pp = &p->sets[h & (p->cap - 1)];
     while (*pp && !((*pp)->h == h && (*pp)->keylen == len && !memcmp((*pp)->key, key, len)))
         pp = &(*pp)->next;
     *at = pp;
@@ -182,9 +178,9 @@ static live_set *set_find(server_priv *p, const char *key, size_t len, uint64_t 
 }
 
 /* A new empty set with room for one value, in the table; NULL out of memory. */
-static live_set *set_new(server_priv *p, const char *key, size_t len, size_t job_at, uint64_t h)
+static live_set *set_new(live_table *p, const char *key, size_t len, size_t job_at, uint64_t h)
 {
-    if (!p->live_cap && rehash(p, 1024) < 0) return NULL;
+    if (!p->cap && rehash(p, 1024) < 0) return NULL;
     live_set *l = malloc(sizeof *l + KEY_ROOM(len) + sizeof(live_val));
     if (!l) return NULL;
     l->h = h;
@@ -193,11 +189,11 @@ static live_set *set_new(server_priv *p, const char *key, size_t len, size_t job
     l->nvals = 0;
     l->capvals = 1;
     memcpy(l->key, key, len);
-    size_t b = h & (p->live_cap - 1);
-    l->next = p->live[b];
-    p->live[b] = l;
-    p->live_nsets++;
-    if (p->live_nsets > p->live_cap) rehash(p, p->live_cap * 2);
+    size_t b = h & (p->cap - 1);
+    l->next = p->sets[b];
+    p->sets[b] = l;
+    p->nsets++;
+    if (p->nsets > p->cap) rehash(p, p->cap * 2);
     return l;
 }
 
@@ -217,18 +213,16 @@ static live_set *set_grow(live_set **at)
 }
 
 /* Unlinks and frees a set that holds no value. */
-static void set_drop_empty(server_priv *p, live_set **at)
+static void set_drop_empty(live_table *p, live_set **at)
 {
     live_set *l = *at;
     *at = l->next;
     free(l);
-    p->live_nsets--;
+    p->nsets--;
 }
 
-void server_live_update(server *s, const store_point *pts, size_t n)
+void live_update(live_table *p, const store_point *pts, size_t n, int64_t now)
 {
-    server_priv *p = s->priv;
-    int64_t now = server_now_ms();
     /* The fields of one line or event share one tags array: the job, the
      * sorted tags and the set are found once per run of points with the
      * same tags; the k-th point of a run is looked for first at the k-th
@@ -241,7 +235,7 @@ void server_live_update(server *s, const store_point *pts, size_t n)
     store_tag sorted[32];
     sbuf key = {0};
     unsigned long long left_out = 0;
-    pthread_mutex_lock(&p->live_lock);
+    pthread_mutex_lock(&p->lock);
     for (size_t i = 0; i < n; i++, k++) {
         const store_point *pt = &pts[i];
         if (pt->tags != ptags || pt->ntags != pnt) {
@@ -266,7 +260,7 @@ void server_live_update(server *s, const store_point *pts, size_t n)
                 key.len = 0;
                 continue;
             }
-            h = server_hash_bytes(key.p, key.len);
+            h = hash_bytes(key.p, key.len);
             set = set_find(p, key.p, key.len, h, &at);
         }
         if (!key.len) continue;
@@ -285,7 +279,7 @@ void server_live_update(server *s, const store_point *pts, size_t n)
         }
         if (!v) {
             /* a new series: only while the table has room (a new set too) */
-            if (p->live_n >= LIVE_MAX) {
+            if (p->n >= LIVE_MAX) {
                 left_out++;
                 continue;
             }
@@ -306,20 +300,20 @@ void server_live_update(server *s, const store_point *pts, size_t n)
             set = g;
             v = &set_vals(set)[set->nvals++];
             v->name = nm;
-            p->live_n++;
+            p->n++;
         }
         v->value = pt->value; /* the last one handed in: batches are in time order */
         v->updated_ms = now;
     }
-    p->live_left_out += left_out;
-    pthread_mutex_unlock(&p->live_lock);
+    p->left_out += left_out;
+    pthread_mutex_unlock(&p->lock);
     sbuf_free(&key);
 }
 
-static void drop_where(server_priv *p, const char *job, int64_t older_than)
+static void drop_where(live_table *p, const char *job, int64_t older_than)
 {
-    for (size_t i = 0; i < p->live_cap; i++) {
-        live_set **pp = &p->live[i];
+    for (size_t i = 0; i < p->cap; i++) {
+        live_set **pp = &p->sets[i];
         while (*pp) {
             live_set *l = *pp;
             live_val *vals = set_vals(l);
@@ -328,13 +322,13 @@ static void drop_where(server_priv *p, const char *job, int64_t older_than)
                     pp = &l->next;
                     continue;
                 }
-                p->live_n -= l->nvals;
+                p->n -= l->nvals;
             } else {
                 size_t o = 0;
                 for (size_t j = 0; j < l->nvals; j++) {
                     if (vals[j].updated_ms < older_than) {
                         name_put(p, vals[j].name);
-                        p->live_n--;
+                        p->n--;
                     } else
                         vals[o++] = vals[j];
                 }
@@ -346,56 +340,63 @@ static void drop_where(server_priv *p, const char *job, int64_t older_than)
             }
             *pp = l->next;
             set_free(p, l);
-            p->live_nsets--;
+            p->nsets--;
         }
     }
 }
 
-void server_live_end_job(server *s, const char *job_id)
+void live_end_job(live_table *p, const char *job_id)
 {
-    server_priv *p = s->priv;
-    pthread_mutex_lock(&p->live_lock);
+    pthread_mutex_lock(&p->lock);
     drop_where(p, job_id, 0);
-    pthread_mutex_unlock(&p->live_lock);
+    pthread_mutex_unlock(&p->lock);
 }
 
-void server_live_expire(server *s, int64_t older_than_ms)
+void live_expire(live_table *p, int64_t older_than_ms)
 {
-    server_priv *p = s->priv;
-    pthread_mutex_lock(&p->live_lock);
+    pthread_mutex_lock(&p->lock);
     drop_where(p, NULL, older_than_ms);
-    pthread_mutex_unlock(&p->live_lock);
+    pthread_mutex_unlock(&p->lock);
 }
 
-void server_live_free(server *s)
+live_table *live_new(void)
 {
-    server_priv *p = s->priv;
-    for (size_t i = 0; i < p->live_cap; i++)
-        for (live_set *l = p->live[i], *next; l; l = next) {
+    live_table *p = calloc(1, sizeof *p);
+    if (p) pthread_mutex_init(&p->lock, NULL);
+    return p;
+}
+
+void live_free(live_table *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->cap; i++)
+        for (live_set *l = p->sets[i], *next; l; l = next) {
             next = l->next;
             set_free(p, l);
         }
-    free(p->live);
-    free(p->live_names);
-    p->live = NULL;
-    p->live_names = NULL;
-    p->live_cap = p->live_n = p->live_nsets = 0;
-    p->live_names_cap = p->live_names_n = 0;
+    free(p->sets);
+    free(p->names);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+size_t live_count(live_table *p)
+{
+    pthread_mutex_lock(&p->lock);
+    size_t n = p->n;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+live_stats live_get_stats(live_table *p)
+{
+    pthread_mutex_lock(&p->lock);
+    live_stats st = {p->n, p->nsets, p->left_out};
+    pthread_mutex_unlock(&p->lock);
+    return st;
 }
 
 /* ---- Prometheus text format ---- */
-
-/* Counter or gauge, from the metric catalogue (src/model): a series named
- * EVENT.FIELD of a catalogue field of that event is what the catalogue says
- * (utime, read_bytes, cg_cpu_usage... are counters); any other series is a
- * gauge. */
-static int is_counter(const char *metric)
-{
-    const metric_def *d = metric_lookup(metric);
-    if (!d || d->kind != METRIC_COUNTER) return 0;
-    size_t e = strlen(d->event);
-    return !strncmp(metric, d->event, e) && metric[e] == '.';
-}
 
 /* Prometheus' text format is UTF-8: a byte that does not start a valid
  * sequence becomes U+FFFD; backslash, quote (in label values) and newline
@@ -461,20 +462,36 @@ static void prom_name(char *out, size_t len, const char *metric, int counter)
     }
 }
 
+/* What the metric catalogue (src/model) says of a series, once per name:
+ * a series EVENT.FIELD (or EVENT.GROUP.FIELD, a row of a group) of a
+ * catalogue field of that event is a counter or a gauge as the catalogue
+ * says (utime, read_bytes, cg_cpu_usage... are counters), any other series
+ * a gauge; HELP is the help text of the field metric_lookup() finds.  A
+ * group's rows are a family of their own, named with the label of a row
+ * (jobscope_kickstart_inv_online_cg_io_dev_rbytes_total{dev="8:0"}), apart
+ * from the event's total (..._cg_io_rbytes_total). */
+static int name_describe(live_name *e)
+{
+    const char *m = e->s;
+    const metric_def *d = metric_lookup(m);
+    size_t el = d ? strlen(d->event) : 0;
+    int of_event = d && !strncmp(m, d->event, el) && m[el] == '.';
+    e->def = d;
+    e->counter = of_event && d->kind == METRIC_COUNTER;
+    char name[256], family[600];
+    if (of_event && d->group)
+        snprintf(family, sizeof family, "%s.%s.%s.%s", d->event, d->group, d->row_label, d->name);
+    else
+        snprintf(family, sizeof family, "%s", m);
+    prom_name(name, sizeof name, family, e->counter);
+    e->prom = strdup(name);
+    return e->prom ? 0 : -1;
+}
+
 static void label_name(sbuf *b, const char *k)
 {
     if (isdigit((unsigned char)*k)) sbuf_putc(b, '_');
     for (; *k; k++) sbuf_putc(b, isalnum((unsigned char)*k) ? *k : '_');
-}
-
-/* Counter or not and the Prometheus name of e->s, once per name: 0, or -1
- * out of memory. */
-static int name_describe(live_name *e)
-{
-    char name[256];
-    e->counter = is_counter(e->s);
-    prom_name(name, sizeof name, e->s, e->counter);
-    return (e->prom = strdup(name)) ? 0 : -1;
 }
 
 typedef struct prom_row {
@@ -493,21 +510,20 @@ static int row_cmp(const void *a, const void *b)
     return c ? c : (lx > ly) - (lx < ly);
 }
 
-void server_live_metrics(server *s, sbuf *out)
+void live_metrics(live_table *p, sbuf *out)
 {
-    server_priv *p = s->priv;
-    pthread_mutex_lock(&p->live_lock);
+    pthread_mutex_lock(&p->lock);
     sbuf_printf(out,
                 "# HELP jobscope_serve_live_left_out_points_total Points of job series not shown "
                 "below: the table of live series was full (%d series)\n"
                 "# TYPE jobscope_serve_live_left_out_points_total counter\n"
                 "jobscope_serve_live_left_out_points_total %llu\n",
-                LIVE_MAX, p->live_left_out);
-    prom_row *rows = p->live_n ? malloc(p->live_n * sizeof *rows) : NULL;
+                LIVE_MAX, p->left_out);
+    prom_row *rows = p->n ? malloc(p->n * sizeof *rows) : NULL;
     size_t n = 0;
-    for (size_t i = 0; rows && i < p->live_cap; i++)
-        for (live_set *l = p->live[i]; l; l = l->next)
-            for (size_t j = 0; j < l->nvals && n < p->live_n; j++) {
+    for (size_t i = 0; rows && i < p->cap; i++)
+        for (live_set *l = p->sets[i]; l; l = l->next)
+            for (size_t j = 0; j < l->nvals && n < p->n; j++) {
                 rows[n].l = l;
                 rows[n].v = &set_vals(l)[j];
                 n++;
@@ -519,7 +535,7 @@ void server_live_metrics(server *s, sbuf *out)
         live_set *l = rows[i].l;
         const live_name *nm = rows[i].v->name;
         if (strcmp(nm->prom, last)) {
-            const metric_def *d = metric_lookup(nm->s);
+            const metric_def *d = nm->def;
             sbuf_printf(out, "# HELP %s ", nm->prom);
             if (d && d->help) {
                 prom_text(out, d->help, 0);
@@ -562,6 +578,6 @@ void server_live_metrics(server *s, sbuf *out)
         sbuf_free(&names);
         sbuf_printf(out, "} %.17g\n", rows[i].v->value);
     }
-    pthread_mutex_unlock(&p->live_lock);
+    pthread_mutex_unlock(&p->lock);
     free(rows);
 }

@@ -156,7 +156,7 @@ static void open_gpus(node_collector *nc)
     if (b) nc->backends[nc->nbackends++] = b;
     b = gpu_drm_open(&gc, e2, sizeof e2);
     if (b) nc->backends[nc->nbackends++] = b;
-    if (!nc->nbackends) js_log(nc->cfg.verbose, "serve", "node metrics: no GPU (%s; %s)", e1, e2);
+    if (!nc->nbackends) js_log(nc->cfg.verbose, NULL, "node metrics: no GPU (%s; %s)", e1, e2);
     for (int k = 0; k < nc->nbackends; k++)
         for (int i = 0; i < nc->backends[k]->ndev && nc->ngpus < NODE_MAX_GPUS; i++) {
             gpu_dev_info info;
@@ -295,7 +295,7 @@ static void *collector_thread(void *arg)
         if (stop) break;
         int n = node_collector_sample(nc, nc->pts, NODE_MAX_POINTS);
         if (n > 0 && nc->fn(nc->arg, nc->pts, (size_t)n) != 0 && failures++ % 60 == 0)
-            js_log(1, "serve", "node metrics: %d points not stored", n);
+            js_log(1, NULL, "node metrics: %d points not stored", n);
         /* a late tick (suspended machine) starts a new schedule rather than a burst */
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -344,8 +344,8 @@ static int node_task_start(server *s, void *arg, char *err, size_t errlen)
     st->running = node_collector_start(&c, node_ingest, s, err, errlen);
     if (!st->running) return -1;
     if (s->cfg.verbose)
-        server_log(s, "node metrics every %.3g s, %d GPU(s)", c.interval_s,
-                   node_collector_gpus(st->running));
+        js_log(1, NULL, "node metrics every %.3g s, %d GPU(s)", c.interval_s,
+               node_collector_gpus(st->running));
     return 0;
 }
 

@@ -1,7 +1,9 @@
-/* peers.c — the fan-out to peer nodes and the merging of their answers
- * (see peers.h).  One libcurl multi handle per request: every peer (and, for
- * /api/query, every sub-query) is asked at once, and nothing waits beyond
- * the deadline (--peer-timeout). */
+/* peers.c — the peers module (see peers.h): the fan-out to peer nodes, the
+ * merging of /api/query's raw series and the wrappers of the query
+ * module's routes; the other answers are merged by peers_merge.c.  One
+ * libcurl multi handle per request: every peer (and, for /api/query, every
+ * sub-query) is asked at once, and nothing waits beyond the deadline
+ * (--peer-timeout). */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <math.h>
@@ -14,8 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "peers.h"
-#include "server_priv.h"
+#include "api_query.h"
 #include "sink/url.h"
+#include "util/log.h"
 
 #define PEERS_MAX_BODY (64L << 20) /* a peer answer larger than this, inflated, is refused */
 
@@ -28,13 +31,11 @@ typedef struct peer {
  * a request from a client (not a peer) with peers configured is answered
  * by the core locally (as if from a peer) and merged with the peers'
  * answers.  /api/query?raw=1 and /api/query with peers are answered here. */
-enum wrap_kind { W_QUERY, W_SUGGEST, W_LOOKUP, W_LAST };
 
 struct peers_state;
+/* The arg of a wrapper (server_route_wrap): what it merges, for whom. */
 typedef struct route_wrap {
-    enum wrap_kind kind;
-    server_handler orig;
-    void *orig_arg;
+    enum peers_kind kind;
     struct peers_state *ps;
 } route_wrap;
 
@@ -65,7 +66,7 @@ static void late_self_check(peers_state *ps)
         int port = server_tcp_port(ps->srv), k = 0;
         for (int i = 0; i < ps->n; i++) {
             if (port > 0 && is_self(ps->v[i].base, port)) {
-                server_log(ps->srv, "peers: %s is this server; left out", ps->v[i].spec);
+                js_log(1, "peers", "%s is this server; left out", ps->v[i].spec);
                 free(ps->v[i].spec);
                 free(ps->v[i].base);
                 continue;
@@ -523,149 +524,6 @@ char *peers_raw_answer(server *s, const tsq_query *q, size_t *len, tsq_error *er
     return b.p;
 }
 
-/* ---- merging the other answers ---- */
-
-static json_t *load_ok(const server_peer_reply *r)
-{
-    if (r->status != 200 || !r->body) return NULL;
-    return json_loadb(r->body, r->len, 0, NULL);
-}
-
-static char *dump(json_t *j, size_t *outlen)
-{
-    char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_decref(j);
-    *outlen = s ? strlen(s) : 0;
-    return s;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-char *peers_merge_suggest(const char *local, size_t len, const server_peer_reply *rep, int n,
-                          int max, size_t *outlen)
-{
-    json_t *mine = json_loadb(local, len, 0, NULL);
-    if (!json_is_array(mine)) {
-        json_decref(mine);
-        return NULL;
-    }
-    size_t cap = 64, cnt = 0;
-    char **v = malloc(cap * sizeof *v);
-    json_t *all[1 + n];
-    int na = 0;
-    all[na++] = mine;
-    for (int i = 0; i < n; i++) {
-        json_t *j = load_ok(&rep[i]);
-        if (json_is_array(j))
-            all[na++] = j;
-        else
-            json_decref(j);
-    }
-    for (int a = 0; a < na && v; a++) {
-        size_t i;
-        json_t *e;
-        json_array_foreach(all[a], i, e)
-        {
-            if (!json_is_string(e)) continue;
-            if (cnt == cap) {
-                char **nv = realloc(v, (cap *= 2) * sizeof *v);
-                if (!nv) break;
-                v = nv;
-            }
-            v[cnt++] = (char *)json_string_value(e);
-        }
-    }
-    json_t *outj = json_array();
-    if (v) {
-        qsort(v, cnt, sizeof *v, cmp_str);
-        int kept = 0;
-        for (size_t i = 0; i < cnt && (max <= 0 || kept < max); i++) {
-            if (i && !strcmp(v[i], v[i - 1])) continue;
-            json_array_append_new(outj, json_string(v[i]));
-            kept++;
-        }
-    }
-    free(v);
-    char *res = dump(outj, outlen);
-    for (int a = 0; a < na; a++) json_decref(all[a]);
-    return res;
-}
-
-/* A series' identity: its metric and tags as canonical JSON. */
-static char *series_key(json_t *r)
-{
-    json_t *k = json_pack("{s:O?,s:O?}", "m", json_object_get(r, "metric"), "t",
-                          json_object_get(r, "tags"));
-    char *s = k ? json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(k);
-    return s;
-}
-
-char *peers_merge_lookup(const char *local, size_t len, const server_peer_reply *rep, int n,
-                         size_t *outlen)
-{
-    json_t *mine = json_loadb(local, len, 0, NULL);
-    json_t *res = json_object_get(mine, "results");
-    if (!json_is_array(res)) {
-        json_decref(mine);
-        return NULL;
-    }
-    json_t *seen = json_object();
-    size_t i;
-    json_t *e;
-    json_array_foreach(res, i, e)
-    {
-        char *k = series_key(e);
-        if (k) json_object_set_new(seen, k, json_true());
-        free(k);
-    }
-    for (int p = 0; p < n; p++) {
-        json_t *j = load_ok(&rep[p]);
-        json_t *pr = json_object_get(j, "results");
-        if (json_is_array(pr)) {
-            json_array_foreach(pr, i, e)
-            {
-                char *k = series_key(e);
-                if (k && !json_object_get(seen, k)) {
-                    json_object_set_new(seen, k, json_true());
-                    json_array_append(res, e);
-                }
-                free(k);
-            }
-        }
-        json_decref(j);
-    }
-    json_decref(seen);
-    json_object_set_new(mine, "totalResults", json_integer((json_int_t)json_array_size(res)));
-    return dump(mine, outlen);
-}
-
-char *peers_merge_concat(const char *local, size_t len, const server_peer_reply *rep, int n,
-                         size_t *outlen)
-{
-    json_t *mine = json_loadb(local, len, 0, NULL);
-    if (!json_is_array(mine)) {
-        json_decref(mine);
-        return NULL;
-    }
-    for (int p = 0; p < n; p++) {
-        json_t *j = load_ok(&rep[p]);
-        if (json_is_array(j)) json_array_extend(mine, j);
-        json_decref(j);
-    }
-    return dump(mine, outlen);
-}
-
-void peers_mark_partial(server *s, server_response *w, const char *what, const char *warn)
-{
-    if (!warn || !warn[0]) return;
-    server_add_header(w, PEERS_PARTIAL_HEADER, warn);
-    server_log(s, "peers: partial answer to %s: %s", what, warn);
-}
-
 /* ---- the routes ---- */
 
 static const char *param_fn(void *arg, const char *name, int i)
@@ -688,12 +546,13 @@ static void reply_tsq_error(server_response *w, tsq_error *e)
         server_reply_error(w, e->code ? e->code : 400, e->message, e->details);
 }
 
-static void h_query(server *s, const server_request *r, server_response *w, void *arg)
+static void h_query(server *s, const server_request *r, server_response *w, const server_next *next,
+                    void *arg)
 {
     route_wrap *wp = arg;
     int raw = truthy(server_param(r, "raw"));
-    if (!raw && wp->orig && (peers_count(wp->ps) == 0 || r->from_peer)) {
-        wp->orig(s, r, w, wp->orig_arg);
+    if (!raw && (peers_count(wp->ps) == 0 || r->from_peer)) {
+        next->fn(s, r, w, next->arg);
         return;
     }
     tsq_query q;
@@ -757,45 +616,17 @@ static void add_params(sbuf *b, const server_request *r, const char *const *name
         }
 }
 
-/* Is a peer's 200 answer of the shape this endpoint answers?  A peer that
- * sends anything else is left out of the merge and named in the warning. */
-static int answer_valid(enum wrap_kind kind, const server_peer_reply *rep)
-{
-    json_t *j = load_ok(rep);
-    int ok = j != NULL;
-    size_t i;
-    json_t *e;
-    if (kind == W_SUGGEST) {
-        ok = json_is_array(j);
-        json_array_foreach(j, i, e) ok &= json_is_string(e);
-    } else if (kind == W_LOOKUP) {
-        json_t *res = json_object_get(j, "results");
-        ok = json_is_array(res);
-        json_array_foreach(res, i, e) ok &= json_is_string(json_object_get(e, "metric")) &&
-                                            json_is_object(json_object_get(e, "tags"));
-    } else {
-        ok = json_is_array(j);
-        json_array_foreach(j, i, e) ok &= json_is_integer(json_object_get(e, "timestamp")) &&
-                                          json_is_string(json_object_get(e, "value"));
-    }
-    json_decref(j);
-    return ok;
-}
-
-static void h_merge(server *s, const server_request *r, server_response *w, void *arg)
+static void h_merge(server *s, const server_request *r, server_response *w, const server_next *next,
+                    void *arg)
 {
     route_wrap *wp = arg;
-    if (!wp->orig) {
-        server_reply_error(w, 404, "Endpoint not found", r->path);
-        return;
-    }
     if (peers_count(wp->ps) == 0 || r->from_peer) {
-        wp->orig(s, r, w, wp->orig_arg);
+        next->fn(s, r, w, next->arg);
         return;
     }
     server_request local = *r;
     local.from_peer = 1; /* the core answers from this node only */
-    wp->orig(s, &local, w, wp->orig_arg);
+    next->fn(s, &local, w, next->arg);
     if (w->status != 200 || !w->body) return;
     static const char *const suggest_p[] = {"type", "q", "max", NULL};
     static const char *const lookup_p[] = {"m", "limit", "useMeta", NULL};
@@ -803,24 +634,24 @@ static void h_merge(server *s, const server_request *r, server_response *w, void
     sbuf pq = {0};
     sbuf_puts(&pq, r->path);
     add_params(&pq, r,
-               wp->kind == W_SUGGEST  ? suggest_p
-               : wp->kind == W_LOOKUP ? lookup_p
-                                      : last_p);
+               wp->kind == PEERS_SUGGEST  ? suggest_p
+               : wp->kind == PEERS_LOOKUP ? lookup_p
+                                          : last_p);
     server_peer_reply *rep = NULL;
     char warn[1024] = "";
     int n =
         server_fanout(s, r, pq.p ? pq.p : r->path, r->body, r->body_len, &rep, warn, sizeof warn);
     for (int i = 0; i < n; i++)
-        if (rep[i].status == 200 && !answer_valid(wp->kind, &rep[i])) {
+        if (rep[i].status == 200 && !peers_answer_valid(wp->kind, &rep[i])) {
             rep[i].status = 0; /* left out of the merge */
             warn_add(warn, sizeof warn, rep[i].peer, "unreadable answer");
         }
     size_t len = 0;
     char *merged = NULL;
-    if (wp->kind == W_SUGGEST) {
+    if (wp->kind == PEERS_SUGGEST) {
         const char *mx = server_param(r, "max");
         merged = peers_merge_suggest(w->body, w->len, rep, n, mx && *mx ? atoi(mx) : 25, &len);
-    } else if (wp->kind == W_LOOKUP) {
+    } else if (wp->kind == PEERS_LOOKUP) {
         merged = peers_merge_lookup(w->body, w->len, rep, n, &len);
     } else {
         merged = peers_merge_concat(w->body, w->len, rep, n, &len);
@@ -835,38 +666,28 @@ static void h_merge(server *s, const server_request *r, server_response *w, void
     sbuf_free(&pq);
 }
 
+/* Wraps the query module's route of method + path (through the module
+ * interface: the route stays the query module's, whenever it registers). */
 static int wrap_route(peers_state *ps, server *s, const char *method, const char *path,
-                      enum wrap_kind kind, server_handler fn)
+                      enum peers_kind kind, server_wrapper fn)
 {
     if (ps->nwraps >= MAX_WRAPS) return -1;
-    route_wrap *wp = &ps->wraps[ps->nwraps];
-    memset(wp, 0, sizeof *wp);
+    route_wrap *wp = &ps->wraps[ps->nwraps++];
     wp->kind = kind;
     wp->ps = ps;
-    server_priv *p = s->priv;
-    for (int i = 0; i < p->nroutes; i++) {
-        server_route_entry *e = &p->routes[i];
-        if (!strcmp(e->path, path) && e->method && !strcmp(e->method, method) && e->fn != fn) {
-            wp->orig = e->fn;
-            wp->orig_arg = e->arg;
-        }
-    }
-    /* nothing to wrap and nothing of our own to add */
-    if (!wp->orig && kind != W_QUERY) return 0;
-    ps->nwraps++;
-    return server_route(s, method, path, fn, wp);
+    return server_route_wrap(s, method, path, fn, wp);
 }
 
 static int peers_routes(peers_state *ps, server *s, char *err, size_t errlen)
 {
-    if (wrap_route(ps, s, "POST", "/api/query", W_QUERY, h_query) < 0 ||
-        wrap_route(ps, s, "GET", "/api/query", W_QUERY, h_query) < 0 ||
-        wrap_route(ps, s, "GET", "/api/suggest", W_SUGGEST, h_merge) < 0 ||
-        wrap_route(ps, s, "POST", "/api/suggest", W_SUGGEST, h_merge) < 0 ||
-        wrap_route(ps, s, "GET", "/api/search/lookup", W_LOOKUP, h_merge) < 0 ||
-        wrap_route(ps, s, "POST", "/api/search/lookup", W_LOOKUP, h_merge) < 0 ||
-        wrap_route(ps, s, "GET", "/api/query/last", W_LAST, h_merge) < 0 ||
-        wrap_route(ps, s, "POST", "/api/query/last", W_LAST, h_merge) < 0) {
+    if (wrap_route(ps, s, "POST", "/api/query", PEERS_QUERY, h_query) < 0 ||
+        wrap_route(ps, s, "GET", "/api/query", PEERS_QUERY, h_query) < 0 ||
+        wrap_route(ps, s, "GET", "/api/suggest", PEERS_SUGGEST, h_merge) < 0 ||
+        wrap_route(ps, s, "POST", "/api/suggest", PEERS_SUGGEST, h_merge) < 0 ||
+        wrap_route(ps, s, "GET", "/api/search/lookup", PEERS_LOOKUP, h_merge) < 0 ||
+        wrap_route(ps, s, "POST", "/api/search/lookup", PEERS_LOOKUP, h_merge) < 0 ||
+        wrap_route(ps, s, "GET", "/api/query/last", PEERS_LAST, h_merge) < 0 ||
+        wrap_route(ps, s, "POST", "/api/query/last", PEERS_LAST, h_merge) < 0) {
         snprintf(err, errlen, "peers: route table full");
         return -1;
     }
@@ -946,8 +767,8 @@ static int peers_init(server *s, void **state, char *err, size_t errlen)
     server_set_fanout(s, fanout, ps);
     if (peers_routes(ps, s, err, errlen) < 0) return -1;
     if (s->cfg.verbose || self)
-        server_log(s, "peers: %d peer(s), deadline %.1f s%s", ps->n, ps->timeout_s,
-                   self ? " (this server's own entry left out)" : "");
+        js_log(1, "peers", "%d peer(s), deadline %.1f s%s", ps->n, ps->timeout_s,
+               self ? " (this server's own entry left out)" : "");
     return 0;
 fail:
     for (int i = 0; i < all.n; i++) free(all.v[i]);

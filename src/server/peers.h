@@ -19,7 +19,8 @@
  *   /api/search/lookup  union of results (distinct metric + tags)
  *   /api/query/last   concatenation
  * The answer carries the header X-Jobscope-Partial when a peer is missing,
- * and the server log says which and why. */
+ * and the server log says which and why.  peers.c: the module, fan-out and
+ * /api/query; peers_merge.c: the unions. */
 #ifndef JOBSCOPE_PEERS_H
 #define JOBSCOPE_PEERS_H
 
@@ -47,6 +48,12 @@ char *peers_merge_lookup(const char *local, size_t len, const server_peer_reply 
                          size_t *outlen);
 char *peers_merge_concat(const char *local, size_t len, const server_peer_reply *rep, int n,
                          size_t *outlen);
+
+/* The endpoints the peers module answers for the allocation. */
+enum peers_kind { PEERS_QUERY, PEERS_SUGGEST, PEERS_LOOKUP, PEERS_LAST };
+/* Is a peer's 200 answer of the shape this endpoint answers?  A peer that
+ * sends anything else is left out of the merge and named in the warning. */
+int peers_answer_valid(enum peers_kind kind, const server_peer_reply *rep);
 
 /* Sets the partial-answer header and logs when warn is not empty. */
 void peers_mark_partial(server *s, server_response *w, const char *what, const char *warn);

@@ -6,391 +6,17 @@
  * jansson tree of a 32 MiB put held 700 MB; issue 25: 170k points per
  * core-second with jansson).
  *
- * It accepts exactly what jansson accepts for these bodies (RFC 8259, UTF-8
- * strings, integers that fit in 64 bits, nesting up to 2048), so the
+ * It is built of the pieces of json_read.c, which accept exactly what
+ * jansson accepts (RFC 8259, UTF-8 strings, integers that fit in 64 bits,
+ * nesting up to 2048), so the
  * answers and errors of /api/put are those of the tree-building reader it
  * replaces: a syntax error anywhere refuses the whole body, a bad data
  * point only itself. */
 #include "put_reader.h"
 
-#include <errno.h>
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PR_MAX_DEPTH 2048
-
-static int fail(put_reader *r, const char *p, const char *why)
-{
-    if (!r->err[0]) {
-        size_t line = 1, col = 1;
-        for (const char *q = r->body; q < p && q < r->end; q++) {
-            if (*q == '\n') {
-                line++;
-                col = 1;
-            } else
-                col++;
-        }
-        snprintf(r->err, sizeof r->err, "line %zu, column %zu: %s", line, col, why);
-    }
-    return -1;
-}
-
-static const char *ws(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
-    return p;
-}
-
-/* Length of a valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = p[0];
-    size_t n = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (!n || (size_t)(end - p) < n) return 0;
-    for (size_t k = 1; k < n; k++)
-        if ((p[k] & 0xc0) != 0x80) return 0;
-    if (n == 2 && c < 0xc2) return 0;
-    if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0))) return 0;
-    if (n == 4 && (c > 0xf4 || (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))) return 0;
-    return n;
-}
-
-static int hex4(const char *p, unsigned *out)
-{
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (unsigned)(c - 'A' + 10);
-        else
-            return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* n bytes of the scratch arena (blocks that never move, reused from one
- * data point to the next); NULL when out of memory. */
-static char *scratch(put_reader *r, size_t n)
-{
-    pr_block *b = r->cur;
-    while (b && b->cap - b->used < n) b = b->next;
-    if (!b) {
-        size_t cap = n > 65536 ? n : 65536;
-        b = malloc(sizeof *b + cap);
-        if (!b) return NULL;
-        b->cap = cap;
-        b->used = 0;
-        b->next = NULL;
-        if (r->last)
-            r->last->next = b;
-        else
-            r->blocks = b;
-        r->last = b;
-    }
-    r->cur = b;
-    char *o = b->data + b->used;
-    b->used += n;
-    return o;
-}
-
-static void scratch_reset(put_reader *r)
-{
-    for (pr_block *b = r->blocks; b; b = b->next) b->used = 0;
-    r->cur = r->blocks;
-}
-
-/* A string at *pp (after its opening quote): *s, *n its value (a span of
- * the body, or of the scratch buffer when it had escapes; valid until
- * put_reader_reset_scratch); *pp moves past the closing quote. */
-static int string(put_reader *r, const char **pp, const char **s, size_t *n)
-{
-    const char *p = *pp, *end = r->end, *start = p;
-    /* the common case: no escape, plain ASCII or valid UTF-8 */
-    while (p < end) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"') {
-            *s = start;
-            *n = (size_t)(p - start);
-            *pp = p + 1;
-            return 0;
-        }
-        if (c == '\\') break;
-        if (c < 0x20) return fail(r, p, "control character in a string");
-        if (c >= 0x80) {
-            size_t k = utf8_len((const unsigned char *)p, (const unsigned char *)end);
-            if (!k) return fail(r, p, "invalid UTF-8 in a string");
-            p += k;
-        } else
-            p++;
-    }
-    if (p >= end) return fail(r, p, "premature end of input in a string");
-    /* with escapes: unescaped into the scratch arena, which the raw text
-     * bounds (an escape never grows) */
-    const char *q = p;
-    while (q < end && *q != '"') q += *q == '\\' ? 2 : 1;
-    if (q >= end) return fail(r, q > end ? end : q, "premature end of input in a string");
-    char *o = scratch(r, (size_t)(q - start) + 1), *o0 = o;
-    if (!o) return fail(r, p, "out of memory");
-    memcpy(o, start, (size_t)(p - start));
-    o += p - start;
-    while (p < end && *p != '"') {
-        unsigned char c = (unsigned char)*p;
-        if (c == '\\') {
-            if (p + 1 >= end) break;
-            char e = p[1];
-            p += 2;
-            switch (e) {
-            case '"':
-            case '\\':
-            case '/':
-                *o++ = e;
-                break;
-            case 'b':
-                *o++ = '\b';
-                break;
-            case 'f':
-                *o++ = '\f';
-                break;
-            case 'n':
-                *o++ = '\n';
-                break;
-            case 'r':
-                *o++ = '\r';
-                break;
-            case 't':
-                *o++ = '\t';
-                break;
-            case 'u': {
-                unsigned u;
-                if (end - p < 4 || hex4(p, &u) < 0) return fail(r, p, "invalid \\u escape");
-                p += 4;
-                if (u >= 0xd800 && u < 0xdc00) {
-                    unsigned lo;
-                    if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 ||
-                        lo < 0xdc00 || lo > 0xdfff)
-                        return fail(r, p, "invalid Unicode surrogate pair");
-                    p += 6;
-                    u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-                } else if (u >= 0xdc00 && u < 0xe000)
-                    return fail(r, p, "invalid Unicode surrogate");
-                if (u < 0x80)
-                    *o++ = (char)u;
-                else if (u < 0x800) {
-                    *o++ = (char)(0xc0 | (u >> 6));
-                    *o++ = (char)(0x80 | (u & 0x3f));
-                } else if (u < 0x10000) {
-                    *o++ = (char)(0xe0 | (u >> 12));
-                    *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
-                    *o++ = (char)(0x80 | (u & 0x3f));
-                } else {
-                    *o++ = (char)(0xf0 | (u >> 18));
-                    *o++ = (char)(0x80 | ((u >> 12) & 0x3f));
-                    *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
-                    *o++ = (char)(0x80 | (u & 0x3f));
-                }
-                break;
-            }
-            default:
-                return fail(r, p - 1, "invalid escape");
-            }
-        } else {
-            size_t bl = 1;
-            if (c < 0x20) return fail(r, p, "control character in a string");
-            if (c >= 0x80) {
-                bl = utf8_len((const unsigned char *)p, (const unsigned char *)end);
-                if (!bl) return fail(r, p, "invalid UTF-8 in a string");
-            }
-            memcpy(o, p, bl);
-            o += bl;
-            p += bl;
-        }
-    }
-    if (p >= end) return fail(r, p, "premature end of input in a string");
-    *o = 0;
-    *pp = p + 1;
-    *s = o0;
-    *n = (size_t)(o - o0);
-    return 0;
-}
-
-/* A number at *pp: its span; *is_int when it has no fraction or exponent. */
-static int number(put_reader *r, const char **pp, const char **s, size_t *n, int *is_int)
-{
-    const char *p = *pp, *end = r->end, *st = p;
-    *is_int = 1;
-    if (p < end && *p == '-') p++;
-    if (p >= end || *p < '0' || *p > '9') return fail(r, p, "invalid number");
-    if (*p == '0')
-        p++;
-    else
-        while (p < end && *p >= '0' && *p <= '9') p++;
-    if (p < end && *p == '.') {
-        *is_int = 0;
-        p++;
-        if (p >= end || *p < '0' || *p > '9') return fail(r, p, "invalid number");
-        while (p < end && *p >= '0' && *p <= '9') p++;
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        *is_int = 0;
-        p++;
-        if (p < end && (*p == '+' || *p == '-')) p++;
-        if (p >= end || *p < '0' || *p > '9') return fail(r, p, "invalid number");
-        while (p < end && *p >= '0' && *p <= '9') p++;
-    }
-    *s = st;
-    *n = (size_t)(p - st);
-    *pp = p;
-    if (*is_int) { /* jansson refuses an integer beyond 64 bits */
-        char buf[32];
-        if (*n >= sizeof buf) return fail(r, st, "too big integer");
-        memcpy(buf, st, *n);
-        buf[*n] = 0;
-        errno = 0;
-        (void)strtoll(buf, NULL, 10);
-        if (errno == ERANGE) return fail(r, st, "too big integer");
-    } else if (*n > 1000)
-        return fail(r, st, "number too long");
-    return 0;
-}
-
-/* Skips any JSON value at *pp (strings, numbers, literals, nesting). */
-static int skip_value(put_reader *r, const char **pp, int depth)
-{
-    const char *p = ws(*pp, r->end), *end = r->end;
-    if (p >= end) return fail(r, p, "premature end of input");
-    const char *s;
-    size_t n;
-    int isint;
-    switch (*p) {
-    case '"':
-        p++;
-        if (string(r, &p, &s, &n) < 0) return -1;
-        break;
-    case '{':
-    case '[': {
-        char close = *p == '{' ? '}' : ']';
-        int obj = *p == '{';
-        if (depth >= PR_MAX_DEPTH) return fail(r, p, "maximum parsing depth reached");
-        p = ws(p + 1, end);
-        if (p < end && *p == close) {
-            p++;
-            break;
-        }
-        for (;;) {
-            if (obj) {
-                p = ws(p, end);
-                if (p >= end || *p != '"') return fail(r, p, "string or '}' expected");
-                p++;
-                if (string(r, &p, &s, &n) < 0) return -1;
-                p = ws(p, end);
-                if (p >= end || *p != ':') return fail(r, p, "':' expected");
-                p++;
-            }
-            if (skip_value(r, &p, depth + 1) < 0) return -1;
-            p = ws(p, end);
-            if (p < end && *p == ',') {
-                p++;
-                continue;
-            }
-            if (p < end && *p == close) {
-                p++;
-                break;
-            }
-            return fail(r, p, obj ? "',' or '}' expected" : "',' or ']' expected");
-        }
-        break;
-    }
-    case 't':
-    case 'f':
-    case 'n': {
-        const char *w = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
-        size_t l = strlen(w);
-        if ((size_t)(end - p) < l || memcmp(p, w, l)) return fail(r, p, "invalid token");
-        p += l;
-        break;
-    }
-    default:
-        if (number(r, &p, &s, &n, &isint) < 0) return -1;
-    }
-    *pp = p;
-    return 0;
-}
-
-/* A scalar value of a data point's member: its kind and span. */
-static int scalar(put_reader *r, const char **pp, put_value *v)
-{
-    const char *p = ws(*pp, r->end);
-    memset(v, 0, sizeof *v);
-    if (p < r->end && *p == '"') {
-        p++;
-        v->kind = PV_STRING;
-        if (string(r, &p, &v->s, &v->n) < 0) return -1;
-    } else if (p < r->end && (*p == '-' || (*p >= '0' && *p <= '9'))) {
-        int isint;
-        if (number(r, &p, &v->s, &v->n, &isint) < 0) return -1;
-        v->kind = isint ? PV_INT : PV_REAL;
-        if (put_number(v->s, v->n, &v->d) < 0) return fail(r, v->s, "real number overflow");
-    } else {
-        const char *st = p;
-        if (skip_value(r, &p, 1) < 0) return -1;
-        v->kind = *st == '{' ? PV_OBJECT : *st == 'n' ? PV_NULL : PV_OTHER;
-    }
-    *pp = p;
-    return 0;
-}
-
-static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-int put_number(const char *s, size_t n, double *out)
-{
-    /* the usual form exactly without strtod: [-]digits[.digits] with a
-     * mantissa below 2^53 and at most 22 decimals (an exact power of ten):
-     * one correctly rounded division, as strtod's result */
-    size_t i = 0;
-    int neg = 0, digits = 0, frac = -1;
-    uint64_t m = 0;
-    if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
-    for (; i < n; i++) {
-        unsigned d = (unsigned char)s[i] - '0';
-        if (d < 10) {
-            if (m > (1ull << 53) / 10) break;
-            m = m * 10 + d;
-            digits++;
-            if (frac >= 0) frac++;
-        } else if (s[i] == '.' && frac < 0)
-            frac = 0;
-        else
-            break;
-    }
-    if (i == n && digits && m <= (1ull << 53) && frac <= 22) {
-        double x = (double)m;
-        if (frac > 0) x /= pow10_tab[frac];
-        *out = neg ? -x : x;
-        return 0;
-    }
-    char buf[1100];
-    if (n >= sizeof buf) return -1;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    char *end;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (*end) return -1;
-    if (errno == ERANGE && isinf(v)) return -1; /* jansson: "real number overflow" */
-    *out = v;
-    return 0;
-}
 
 static int key_is(const char *s, size_t n, const char *k)
 {
@@ -401,26 +27,26 @@ static int key_is(const char *s, size_t n, const char *k)
  * earlier ones, as jansson's object does). */
 static int tags(put_reader *r, const char **pp, put_point_text *dp)
 {
-    const char *p = ws(*pp, r->end), *end = r->end;
+    const char *p = jread_ws(*pp, r->jr.end), *end = r->jr.end;
     p++; /* '{' */
-    p = ws(p, end);
+    p = jread_ws(p, end);
     dp->has_tags = 1;
     if (p < end && *p == '}') {
         *pp = p + 1;
         return 0;
     }
     for (;;) {
-        p = ws(p, end);
-        if (p >= end || *p != '"') return fail(r, p, "string or '}' expected");
+        p = jread_ws(p, end);
+        if (p >= end || *p != '"') return jread_fail(&r->jr, p, "string or '}' expected");
         p++;
         const char *k;
         size_t kl;
-        if (string(r, &p, &k, &kl) < 0) return -1;
-        p = ws(p, end);
-        if (p >= end || *p != ':') return fail(r, p, "':' expected");
+        if (jread_string(&r->jr, &p, &k, &kl) < 0) return -1;
+        p = jread_ws(p, end);
+        if (p >= end || *p != ':') return jread_fail(&r->jr, p, "':' expected");
         p++;
-        put_value v;
-        if (scalar(r, &p, &v) < 0) return -1;
+        jread_value v;
+        if (jread_scalar(&r->jr, &p, &v) < 0) return -1;
         int i;
         for (i = 0; i < dp->ntags && i < PUT_READER_MAX_TAGS; i++)
             if (dp->tags[i].kl == kl && !memcmp(dp->tags[i].k, k, kl)) break;
@@ -434,7 +60,7 @@ static int tags(put_reader *r, const char **pp, put_point_text *dp)
             }
             dp->ntags++; /* counted beyond the array: "Too many tags" */
         }
-        p = ws(p, end);
+        p = jread_ws(p, end);
         if (p < end && *p == ',') {
             p++;
             continue;
@@ -443,7 +69,7 @@ static int tags(put_reader *r, const char **pp, put_point_text *dp)
             *pp = p + 1;
             return 0;
         }
-        return fail(r, p, "',' or '}' expected");
+        return jread_fail(&r->jr, p, "',' or '}' expected");
     }
 }
 
@@ -451,37 +77,37 @@ static int tags(put_reader *r, const char **pp, put_point_text *dp)
  * the caller answers "Data point is not an object"). */
 static int element(put_reader *r, const char **pp, put_point_text *dp)
 {
-    const char *p = ws(*pp, r->end), *end = r->end;
+    const char *p = jread_ws(*pp, r->jr.end), *end = r->jr.end;
     memset(dp, 0, sizeof *dp);
     dp->text = p;
-    if (p >= end) return fail(r, p, "premature end of input");
+    if (p >= end) return jread_fail(&r->jr, p, "premature end of input");
     if (*p != '{') {
-        if (skip_value(r, &p, 1) < 0) return -1;
+        if (jread_skip(&r->jr, &p, 1) < 0) return -1;
         dp->not_object = 1;
         dp->len = (size_t)(p - dp->text);
         *pp = p;
         return 0;
     }
-    p = ws(p + 1, end);
+    p = jread_ws(p + 1, end);
     if (p < end && *p == '}') {
         p++;
     } else
         for (;;) {
-            p = ws(p, end);
-            if (p >= end || *p != '"') return fail(r, p, "string or '}' expected");
+            p = jread_ws(p, end);
+            if (p >= end || *p != '"') return jread_fail(&r->jr, p, "string or '}' expected");
             p++;
             const char *k;
             size_t kl;
-            if (string(r, &p, &k, &kl) < 0) return -1;
-            p = ws(p, end);
-            if (p >= end || *p != ':') return fail(r, p, "':' expected");
-            p = ws(p + 1, end);
+            if (jread_string(&r->jr, &p, &k, &kl) < 0) return -1;
+            p = jread_ws(p, end);
+            if (p >= end || *p != ':') return jread_fail(&r->jr, p, "':' expected");
+            p = jread_ws(p + 1, end);
             if (key_is(k, kl, "tags") && p < end && *p == '{') {
                 dp->ntags = 0;
                 if (tags(r, &p, dp) < 0) return -1;
             } else {
-                put_value v;
-                if (scalar(r, &p, &v) < 0) return -1;
+                jread_value v;
+                if (jread_scalar(&r->jr, &p, &v) < 0) return -1;
                 if (key_is(k, kl, "metric"))
                     dp->metric = v;
                 else if (key_is(k, kl, "timestamp"))
@@ -489,12 +115,12 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
                 else if (key_is(k, kl, "value"))
                     dp->value = v;
                 else if (key_is(k, kl, "tags")) {
-                    dp->has_tags = v.kind != PV_NONE;
+                    dp->has_tags = v.kind != JV_NONE;
                     dp->tags_not_object = 1;
                     dp->ntags = 0;
                 }
             }
-            p = ws(p, end);
+            p = jread_ws(p, end);
             if (p < end && *p == ',') {
                 p++;
                 continue;
@@ -503,7 +129,7 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
                 p++;
                 break;
             }
-            return fail(r, p, "',' or '}' expected");
+            return jread_fail(&r->jr, p, "',' or '}' expected");
         }
     dp->len = (size_t)(p - dp->text);
     *pp = p;
@@ -513,24 +139,23 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
 int put_reader_start(put_reader *r, const char *body, size_t len)
 {
     memset(r, 0, sizeof *r);
-    r->body = body;
-    r->end = body + len;
-    const char *p = ws(body, r->end);
-    if (p >= r->end) return fail(r, p, "'[' or '{' expected near end of file");
+    jread_init(&r->jr, body, len);
+    const char *p = jread_ws(body, r->jr.end);
+    if (p >= r->jr.end) return jread_fail(&r->jr, p, "'[' or '{' expected near end of file");
     if (*p == '[') {
         r->array = 1;
-        p = ws(p + 1, r->end);
-        if (p < r->end && *p == ']') {
+        p = jread_ws(p + 1, r->jr.end);
+        if (p < r->jr.end && *p == ']') {
             r->done = 1;
-            p = ws(p + 1, r->end);
-            if (p < r->end) return fail(r, p, "end of file expected");
+            p = jread_ws(p + 1, r->jr.end);
+            if (p < r->jr.end) return jread_fail(&r->jr, p, "end of file expected");
         }
     } else if (*p != '{') {
         /* a scalar: valid JSON but not a data point nor an array */
         const char *q = p;
-        if (skip_value(r, &q, 0) < 0) return -1;
-        q = ws(q, r->end);
-        if (q < r->end) return fail(r, q, "end of file expected");
+        if (jread_skip(&r->jr, &q, 0) < 0) return -1;
+        q = jread_ws(q, r->jr.end);
+        if (q < r->jr.end) return jread_fail(&r->jr, q, "end of file expected");
         r->not_points = 1;
         return 0;
     }
@@ -542,22 +167,23 @@ int put_reader_next(put_reader *r, put_point_text *dp)
 {
     if (r->done || r->not_points) return 0;
     const char *p = r->pos;
-    scratch_reset(r); /* the previous point's unescaped strings are not needed any more */
+    jread_scratch_reset(
+        &r->jr); /* the previous point's unescaped strings are not needed any more */
     if (element(r, &p, dp) < 0) return -1;
-    p = ws(p, r->end);
+    p = jread_ws(p, r->jr.end);
     if (r->array) {
-        if (p < r->end && *p == ',') {
+        if (p < r->jr.end && *p == ',') {
             p++;
-            if (ws(p, r->end) < r->end && *ws(p, r->end) == ']')
-                return fail(r, ws(p, r->end), "unexpected token");
-        } else if (p < r->end && *p == ']') {
+            if (jread_ws(p, r->jr.end) < r->jr.end && *jread_ws(p, r->jr.end) == ']')
+                return jread_fail(&r->jr, jread_ws(p, r->jr.end), "unexpected token");
+        } else if (p < r->jr.end && *p == ']') {
             r->done = 1;
-            p = ws(p + 1, r->end);
+            p = jread_ws(p + 1, r->jr.end);
         } else
-            return fail(r, p, "',' or ']' expected");
+            return jread_fail(&r->jr, p, "',' or ']' expected");
     } else
         r->done = 1;
-    if (r->done && p < r->end) return fail(r, p, "end of file expected");
+    if (r->done && p < r->jr.end) return jread_fail(&r->jr, p, "end of file expected");
     r->pos = p;
     r->count++;
     return 1;
@@ -570,16 +196,12 @@ int put_reader_check(const char *body, size_t len, char *err, size_t errlen)
     put_point_text dp;
     int rc = put_reader_start(&r, body, len);
     while (rc == 0 && (rc = put_reader_next(&r, &dp)) > 0) rc = 0;
-    if (rc < 0 && errlen) snprintf(err, errlen, "%s", r.err);
+    if (rc < 0 && errlen) snprintf(err, errlen, "%s", r.jr.err);
     put_reader_free(&r);
     return rc < 0 ? -1 : 0;
 }
 
 void put_reader_free(put_reader *r)
 {
-    for (pr_block *b = r->blocks, *next; b; b = next) {
-        next = b->next;
-        free(b);
-    }
-    r->blocks = r->cur = r->last = NULL;
+    jread_free(&r->jr);
 }

@@ -1,7 +1,6 @@
-/* serve.c — `jobscope serve`: options, the config file
- * (/etc/jobscope/serve.conf, docs/serve.md), defaults, start-up and a clean
- * shutdown on SIGINT/SIGTERM.  Option names and config keys are the same
- * words (server_config_set), so both are documented once. */
+/* serve.c — the command `jobscope serve`: its command line (read into the
+ * configuration of config.c, over the config file), start-up and a clean
+ * shutdown on SIGINT/SIGTERM. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -16,410 +15,11 @@
 #include "server.h"
 #include "serve_cmd.h"
 #include "util/serve_detect.h"
+#include "util/log.h"
 #include "bpf/bpfpin.h"
 
 #define DEFAULT_CONFIG "/etc/jobscope/serve.conf"
 #define EXIT_ERR       125
-
-/* ---- defaults ---- */
-
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
-int server_default_socket(char *buf, size_t len)
-{
-    return serve_socket_path(buf, len);
-}
-
-static char *default_store_dir(void)
-{
-    char buf[PATH_MAX];
-    const char *st = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (geteuid() == 0)
-        snprintf(buf, sizeof buf, "/var/lib/jobscope");
-    else if (st && *st == '/')
-        snprintf(buf, sizeof buf, "%s/jobscope", st);
-    else if (home && *home)
-        snprintf(buf, sizeof buf, "%s/.local/state/jobscope", home);
-    else
-        snprintf(buf, sizeof buf, "/var/tmp/jobscope-%u", (unsigned)geteuid());
-    return strdup(buf);
-}
-
-void server_config_defaults(server_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->listen = strdup("127.0.0.1:4242");
-    c->store_dir = default_store_dir();
-    c->peer_timeout_s = 2;
-    c->node_interval_s = 1;
-    c->body_limit = 32u << 20;
-    c->body_memory = 256u << 20;
-    c->header_timeout_s = 10;
-    c->body_timeout_s = 60;
-    c->query_timeout_s = 30;
-    c->max_connections = 2048;
-    c->max_per_client = 256;
-    c->threads = 4;
-}
-
-static void strlist_free(server_strlist *l)
-{
-    for (int i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
-    l->v = NULL;
-    l->n = 0;
-}
-
-static int strlist_add(server_strlist *l, const char *s, size_t n)
-{
-    char **v = realloc(l->v, (size_t)(l->n + 1) * sizeof *v);
-    if (!v) return -1;
-    l->v = v;
-    l->v[l->n] = strndup(s, n);
-    return l->v[l->n++] ? 0 : -1;
-}
-
-/* Adds every comma- or blank-separated word of s. */
-static void strlist_add_words(server_strlist *l, const char *s)
-{
-    while (*s) {
-        s += strspn(s, ", \t\r\n");
-        size_t n = strcspn(s, ", \t\r\n");
-        if (n && *s != '#') strlist_add(l, s, n);
-        if (*s == '#') break;
-        s += n;
-    }
-}
-
-void server_config_free(server_config *c)
-{
-    free(c->listen);
-    free(c->socket_path);
-    free(c->store_dir);
-    free(c->token_file);
-    if (c->token) memset(c->token, 0, strlen(c->token));
-    free(c->token);
-    free(c->peers_file);
-    free(c->config_file);
-    free(c->spool_dir);
-    strlist_free(&c->peers);
-    strlist_free(&c->forward);
-    strlist_free(&c->consume);
-    memset(c, 0, sizeof *c);
-}
-
-int server_parse_duration(const char *s, double *out)
-{
-    if (!s || !*s) return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0 || v != v) return -1;
-    double mul = 1;
-    if (!strcmp(end, "") || !strcmp(end, "s"))
-        mul = 1;
-    else if (!strcmp(end, "ms"))
-        mul = 1e-3;
-    else if (!strcmp(end, "m"))
-        mul = 60;
-    else if (!strcmp(end, "h"))
-        mul = 3600;
-    else if (!strcmp(end, "d"))
-        mul = 86400;
-    else if (!strcmp(end, "w"))
-        mul = 7 * 86400;
-    else if (!strcmp(end, "y"))
-        mul = 365 * 86400;
-    else
-        return -1;
-    *out = v * mul;
-    return 0;
-}
-
-int server_parse_size(const char *s, long long *out)
-{
-    if (!s || !*s) return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0 || v != v) return -1;
-    double mul = 1;
-    switch (toupper((unsigned char)*end)) {
-    case 0:
-        break;
-    case 'K':
-        mul = 1024.0;
-        end++;
-        break;
-    case 'M':
-        mul = 1024.0 * 1024;
-        end++;
-        break;
-    case 'G':
-        mul = 1024.0 * 1024 * 1024;
-        end++;
-        break;
-    case 'T':
-        mul = 1024.0 * 1024 * 1024 * 1024;
-        end++;
-        break;
-    case 'B':
-        break;
-    default:
-        return -1;
-    }
-    if (toupper((unsigned char)*end) == 'I') end++;
-    if (toupper((unsigned char)*end) == 'B') end++;
-    if (*end) return -1;
-    if (v * mul > 9e18) return -1;
-    *out = (long long)(v * mul);
-    return 0;
-}
-
-static int set_str(char **dst, const char *v)
-{
-    free(*dst);
-    *dst = xstrdup(v);
-    return 0;
-}
-
-int server_config_set(server_config *c, const char *key, const char *v, char *err, size_t errlen)
-{
-    double d;
-    long long ll;
-#define NEED()                                                                                     \
-    do {                                                                                           \
-        if (!v || !*v) {                                                                           \
-            snprintf(err, errlen, "%s needs a value", key);                                        \
-            return -1;                                                                             \
-        }                                                                                          \
-    } while (0)
-    if (!strcmp(key, "listen")) {
-        NEED();
-        c->listen_given = 1;
-        return set_str(&c->listen, v);
-    }
-    if (!strcmp(key, "socket")) {
-        NEED();
-        return set_str(&c->socket_path, v);
-    }
-    if (!strcmp(key, "store")) {
-        NEED();
-        return set_str(&c->store_dir, v);
-    }
-    if (!strcmp(key, "token-file")) {
-        NEED();
-        return set_str(&c->token_file, v);
-    }
-    if (!strcmp(key, "peers-file")) {
-        NEED();
-        return set_str(&c->peers_file, v);
-    }
-    if (!strcmp(key, "spool-dir")) {
-        NEED();
-        return set_str(&c->spool_dir, v);
-    }
-    if (!strcmp(key, "peers")) {
-        NEED();
-        strlist_add_words(&c->peers, v);
-        return 0;
-    }
-    if (!strcmp(key, "forward")) {
-        NEED();
-        return strlist_add(&c->forward, v, strlen(v));
-    }
-    if (!strcmp(key, "consume")) {
-        NEED();
-        return strlist_add(&c->consume, v, strlen(v));
-    }
-    if (!strcmp(key, "verbose") || !strcmp(key, "peers-insecure")) {
-        int on = !v || !*v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes");
-        *(key[0] == 'v' ? &c->verbose : &c->peers_insecure) = on;
-        return 0;
-    }
-    if (!strcmp(key, "header-timeout") || !strcmp(key, "body-timeout") ||
-        !strcmp(key, "query-timeout")) {
-        NEED();
-        if (server_parse_duration(v, &d) < 0 || (key[0] != 'q' && d <= 0)) {
-            snprintf(err, errlen, "%s '%s': expected a duration above 0 such as 10s, 0.5", key, v);
-            return -1;
-        }
-        *(key[0] == 'h'   ? &c->header_timeout_s
-          : key[0] == 'b' ? &c->body_timeout_s
-                          : &c->query_timeout_s) = d;
-        return 0;
-    }
-    if (!strcmp(key, "max-connections") || !strcmp(key, "max-connections-per-client")) {
-        NEED();
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 65536) {
-            snprintf(err, errlen, "%s '%s': expected 1..65536", key, v);
-            return -1;
-        }
-        *(strlen(key) > 15 ? &c->max_per_client : &c->max_connections) = (int)n;
-        return 0;
-    }
-    if (!strcmp(key, "retention") || !strcmp(key, "peer-timeout") ||
-        !strcmp(key, "node-interval")) {
-        NEED();
-        if (server_parse_duration(v, &d) < 0) {
-            snprintf(err, errlen, "%s '%s': expected a duration such as 30d, 12h, 90s, 0.5", key,
-                     v);
-            return -1;
-        }
-        if (key[0] == 'r')
-            c->retention_s = d;
-        else if (key[0] == 'p') {
-            if (d <= 0) {
-                snprintf(err, errlen, "peer-timeout must be above 0");
-                return -1;
-            }
-            c->peer_timeout_s = d;
-        } else
-            c->node_interval_s = d;
-        return 0;
-    }
-    if (!strcmp(key, "max-size") || !strcmp(key, "body-limit") || !strcmp(key, "body-memory")) {
-        NEED();
-        if (server_parse_size(v, &ll) < 0) {
-            snprintf(err, errlen, "%s '%s': expected a size such as 10G, 512M, 65536", key, v);
-            return -1;
-        }
-        if (key[0] == 'm')
-            c->max_bytes = ll;
-        else if (!strcmp(key, "body-memory")) {
-            if (ll < 1 << 20) {
-                snprintf(err, errlen, "body-memory must be at least 1M");
-                return -1;
-            }
-            c->body_memory = (size_t)ll;
-        } else {
-            if (ll < 1024) {
-                snprintf(err, errlen, "body-limit must be at least 1024 bytes");
-                return -1;
-            }
-            c->body_limit = (size_t)ll;
-        }
-        return 0;
-    }
-    if (!strcmp(key, "threads")) {
-        NEED();
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 256) {
-            snprintf(err, errlen, "threads '%s': expected 1..256", v);
-            return -1;
-        }
-        c->threads = (int)n;
-        return 0;
-    }
-    snprintf(err, errlen, "unknown setting '%s'", key);
-    return -1;
-#undef NEED
-}
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s)) s++;
-    size_t l = strlen(s);
-    while (l && isspace((unsigned char)s[l - 1])) s[--l] = 0;
-    return s;
-}
-
-int server_config_load(server_config *c, const char *path, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    char line[4096];
-    int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *l = trim(line);
-        if (!*l || *l == '#') continue;
-        char *eq = strchr(l, '=');
-        char *key = l, *val = NULL;
-        if (eq) {
-            *eq = 0;
-            key = trim(l);
-            val = trim(eq + 1);
-            size_t vl = strlen(val);
-            if (vl >= 2 && ((val[0] == '"' && val[vl - 1] == '"') ||
-                            (val[0] == '\'' && val[vl - 1] == '\''))) {
-                val[vl - 1] = 0;
-                val++;
-            }
-        }
-        char why[256];
-        if (!strcmp(key, "config") || server_config_set(c, key, val, why, sizeof why) < 0) {
-            if (!strcmp(key, "config"))
-                snprintf(why, sizeof why, "'config' cannot be set in a config file");
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
-            fclose(f);
-            return -1;
-        }
-    }
-    fclose(f);
-    return 0;
-}
-
-/* ---- checks before start ---- */
-
-static int is_loopback_listen(const char *spec)
-{
-    char host[256];
-    if (spec[0] == '[') {
-        const char *end = strchr(spec, ']');
-        if (!end) return 0;
-        snprintf(host, sizeof host, "%.*s", (int)(end - spec - 1), spec + 1);
-    } else {
-        const char *colon = strrchr(spec, ':');
-        if (!colon) return 0; /* "PORT": every interface */
-        snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
-    }
-    return !strncmp(host, "127.", 4) || !strcmp(host, "::1") || !strcmp(host, "localhost");
-}
-
-static int read_token(server_config *c, char *err, size_t errlen)
-{
-    FILE *f = fopen(c->token_file, "r");
-    if (!f) {
-        snprintf(err, errlen, "--token-file %s: %s", c->token_file, strerror(errno));
-        return -1;
-    }
-    char buf[1024];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *t = trim(buf);
-    if (strlen(t) < 16 || strpbrk(t, " \t\r\n")) {
-        snprintf(err, errlen, "--token-file %s: expected one token of at least 16 characters",
-                 c->token_file);
-        return -1;
-    }
-    c->token = strdup(t);
-    memset(buf, 0, sizeof buf);
-    return 0;
-}
-
-static int read_peers_file(server_config *c, char *err, size_t errlen)
-{
-    FILE *f = fopen(c->peers_file, "r");
-    if (!f) {
-        snprintf(err, errlen, "--peers-file %s: %s", c->peers_file, strerror(errno));
-        return -1;
-    }
-    char line[1024];
-    while (fgets(line, sizeof line, f)) strlist_add_words(&c->peers, line);
-    fclose(f);
-    return 0;
-}
 
 /* ---- the command ---- */
 
@@ -526,10 +126,11 @@ static const struct option long_opts[] = {
     {0, 0, 0, 0},
 };
 
-int serve_main(int argc, char **argv)
+int serve_main(int argc, char **argv, const server_module *const *modules)
 {
     server_config cfg;
     char err[512];
+    js_log_identity("jobscope serve", 1); /* "2026-...Z jobscope serve: ..." */
     /* One malloc arena: glibc gives every libmicrohttpd worker its own, and
      * each kept the freed buffers of the biggest request it had served
      * (several times the memory of the store itself with 10,000 series);
@@ -592,14 +193,7 @@ int serve_main(int argc, char **argv)
         goto fail;
     }
 
-    if (cfg.token_file && read_token(&cfg, err, sizeof err) < 0) goto fail;
-    if (cfg.listen && *cfg.listen && strcmp(cfg.listen, "none") &&
-        !is_loopback_listen(cfg.listen) && !cfg.token) {
-        snprintf(err, sizeof err, "--listen %s is not a loopback address: --token-file is required",
-                 cfg.listen);
-        goto fail;
-    }
-    if (cfg.peers_file && read_peers_file(&cfg, err, sizeof err) < 0) goto fail;
+    if (server_config_resolve(&cfg, err, sizeof err) < 0) goto fail;
 
     /* The well-known socket: taken by a running server, this one goes on
      * without it; an explicit --socket that is taken is an error. */
@@ -617,7 +211,7 @@ int serve_main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    server *s = server_create(&cfg, err, sizeof err);
+    server *s = server_create(&cfg, modules, err, sizeof err);
     if (!s) goto fail;
     err[0] = 0;
     int rc = server_start(s, err, sizeof err);
@@ -628,7 +222,7 @@ int serve_main(int argc, char **argv)
         (strstr(err, "another server") || strstr(err, "must be a directory of this user") ||
          strstr(err, "cannot create")) &&
         s->cfg.listen && *s->cfg.listen && strcmp(s->cfg.listen, "none")) {
-        server_log(s, "warning: %s; going on without the Unix socket", err);
+        js_log(1, NULL, "warning: %s; going on without the Unix socket", err);
         free(s->cfg.socket_path);
         s->cfg.socket_path = NULL;
         rc = server_start(s, err, sizeof err);
@@ -646,12 +240,12 @@ int serve_main(int argc, char **argv)
     if (s->cfg.socket_path && *s->cfg.socket_path && strcmp(s->cfg.socket_path, "none"))
         snprintf(where + strlen(where), sizeof where - strlen(where), "%sunix:%s",
                  *where ? ", " : "", s->cfg.socket_path);
-    server_log(s, "listening on %s (store %s)", where, s->cfg.store_dir);
+    js_log(1, NULL, "listening on %s (store %s)", where, s->cfg.store_dir);
     char bpf[1200]; /* the BPF sampler, loaded once per node for every run (docs/bpf.md) */
-    if (bpfpin_node(bpf, sizeof bpf) != -2 || s->cfg.verbose) server_log(s, "%s", bpf);
+    if (bpfpin_node(bpf, sizeof bpf) != -2 || s->cfg.verbose) js_log(1, NULL, "%s", bpf);
     int sig = 0;
     sigwait(&set, &sig);
-    server_log(s, "signal %d: stopping", sig);
+    js_log(1, NULL, "signal %d: stopping", sig);
     server_destroy(s);
     return 0;
 

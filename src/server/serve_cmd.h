@@ -4,7 +4,9 @@
 #ifndef JOBSCOPE_SERVE_CMD_H
 #define JOBSCOPE_SERVE_CMD_H
 
-int serve_main(int argc, char **argv);
+struct server_module;
+/* modules: the server's, NULL-ended (server_main.h SERVER_MODULES). */
+int serve_main(int argc, char **argv, const struct server_module *const *modules);
 int import_main(int argc, char **argv);
 
 #endif

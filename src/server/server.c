@@ -1,6 +1,12 @@
-/* server.c — the server object of `jobscope serve` (server.h): store,
- * modules, background tasks, hooks, the route table and the common ingest of
- * points.  Event conversion is in ingest.c, the HTTP layer in http.c. */
+/* server.c — the server object of `jobscope serve` (server.h): the store,
+ * the modules and their state, background tasks, hooks, the ingest of
+ * points every path ends in, and the counters of /metrics.  It owns the
+ * parts below it and calls down into them only: the route table
+ * (route.c), the transport (http.c, which gets server_dispatch as its one
+ * entry) and the live values (live.c).  Events become points in ingest.c,
+ * which calls this file, never the other way round.
+ *
+ * Its private state (server_priv) is defined here and nowhere else. */
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -11,18 +17,51 @@
 #include <time.h>
 #include <unistd.h>
 #include "server.h"
-#include "server_priv.h"
+#include "http.h"
+#include "live.h"
+#include "route.h"
+#include "util/log.h"
 
-static server_module *modules;
+#define SERVER_MAX_TASKS   32
+#define SERVER_MAX_HOOKS   16
+#define SERVER_MAX_MODULES 32
 
-void server_module_register(server_module *m)
-{
-    /* Keep registration order (link order) so start-up is deterministic. */
-    server_module **p = &modules;
-    while (*p) p = &(*p)->next;
-    m->next = NULL;
-    *p = m;
-}
+struct server_priv {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stopping;
+    pthread_t maintainer;
+    int maintainer_running;
+
+    route_table *routes;
+    server_task tasks[SERVER_MAX_TASKS];
+    int ntasks, tasks_started;
+    struct {
+        server_points_hook fn;
+        void *arg;
+    } points_hooks[SERVER_MAX_HOOKS];
+    int npoints_hooks;
+    struct {
+        server_event_hook fn;
+        void *arg;
+    } event_hooks[SERVER_MAX_HOOKS];
+    int nevent_hooks;
+    struct {
+        server_metrics_fn fn;
+        void *arg;
+    } metrics_hooks[SERVER_MAX_HOOKS];
+    int nmetrics_hooks;
+    server_fanout_fn fanout;
+    void *fanout_arg;
+    const server_module *const *modules;    /* the program's, in order */
+    int ninited;                            /* modules whose init() succeeded */
+    void *module_state[SERVER_MAX_MODULES]; /* in their order */
+
+    http_transport *http;
+    live_table *live;
+    /* counted here (the transport counts its own) */
+    unsigned long long points, store_errors, events, put_points, put_failed;
+};
 
 int64_t server_now_ms(void)
 {
@@ -31,26 +70,12 @@ int64_t server_now_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-void server_log(server *s, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    char ts[32];
-    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    fprintf(stderr, "%s jobscope serve: %s\n", ts, line);
-}
-
 /* The store's own messages (a damaged log, points dropped by --max-size,
  * writes failing and coming back) go to the server's log. */
 static void store_log_line(void *arg, const char *line)
 {
-    server_log(arg, "%s", line);
+    (void)arg;
+    js_log(1, NULL, "%s", line);
 }
 
 /* ---- background maintenance: retention and size limits ---- */
@@ -67,7 +92,7 @@ static void *maintain_thread(void *arg)
         pthread_cond_timedwait(&p->cond, &p->lock, &dl);
         if (p->stopping) break;
         pthread_mutex_unlock(&p->lock);
-        if (s->st && store_maintain(s->st) < 0) server_log(s, "store maintenance failed");
+        if (s->st && store_maintain(s->st) < 0) js_log(1, NULL, "store maintenance failed");
         server_live_expire(s, server_now_ms() - 600000);
         malloc_trim(0); /* hand back what requests and settling freed */
         pthread_mutex_lock(&p->lock);
@@ -78,7 +103,8 @@ static void *maintain_thread(void *arg)
 
 /* ---- create / start / destroy ---- */
 
-server *server_create(server_config *cfg, char *err, size_t errlen)
+server *server_create(server_config *cfg, const server_module *const *modules, char *err,
+                      size_t errlen)
 {
     server *s = calloc(1, sizeof *s);
     server_priv *p = calloc(1, sizeof *p);
@@ -95,7 +121,16 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
     if (gethostname(s->host, sizeof s->host - 1) < 0) strcpy(s->host, "localhost");
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
-    pthread_mutex_init(&p->live_lock, NULL);
+    if (!(p->routes = route_table_new()) || !(p->live = live_new())) {
+        route_table_free(p->routes);
+        live_free(p->live);
+        pthread_mutex_destroy(&p->lock);
+        pthread_cond_destroy(&p->cond);
+        free(p);
+        free(s);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
 
     /* settling waits for a minute without new chunks: a bulk load or a backfill is merged once, at
      * its end */
@@ -105,8 +140,9 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
         server_destroy(s);
         return NULL;
     }
-    int k = 0;
-    for (server_module *m = modules; m; m = m->next, k++) {
+    p->modules = modules;
+    for (int k = 0; modules && modules[k]; k++) {
+        const server_module *m = modules[k];
         if (k >= SERVER_MAX_MODULES) {
             snprintf(err, errlen, "too many server modules");
             server_destroy(s);
@@ -121,15 +157,21 @@ server *server_create(server_config *cfg, char *err, size_t errlen)
             server_destroy(s);
             return NULL;
         }
-        p->inited = m;
+        p->ninited = k + 1;
     }
     return s;
+}
+
+/* The transport's one entry. */
+static void dispatch_fn(void *arg, const server_request *r, server_response *w)
+{
+    server_dispatch(arg, r, w);
 }
 
 int server_start(server *s, char *err, size_t errlen)
 {
     server_priv *p = s->priv;
-    if (server_http_start(s, err, errlen) < 0) return -1;
+    if (!(p->http = http_start(&s->cfg, dispatch_fn, s, err, errlen))) return -1;
     if (pthread_create(&p->maintainer, NULL, maintain_thread, s) == 0) p->maintainer_running = 1;
     for (int i = 0; i < p->ntasks; i++) {
         server_task *t = &p->tasks[i];
@@ -153,7 +195,8 @@ void server_destroy(server *s)
     for (int i = p->tasks_started - 1; i >= 0; i--)
         if (p->tasks[i].stop) p->tasks[i].stop(s, p->tasks[i].arg);
     p->tasks_started = 0;
-    server_http_stop(s);
+    http_stop(p->http);
+    p->http = NULL;
     if (p->maintainer_running) {
         pthread_mutex_lock(&p->lock);
         p->stopping = 1;
@@ -161,19 +204,14 @@ void server_destroy(server *s)
         pthread_mutex_unlock(&p->lock);
         pthread_join(p->maintainer, NULL);
     }
-    if (p->inited) {
-        int k = 0;
-        for (server_module *m = modules; m; m = m->next, k++) {
-            if (m->fini) m->fini(s, p->module_state[k]);
-            if (m == p->inited) break;
-        }
-    }
+    for (int k = 0; k < p->ninited; k++)
+        if (p->modules[k]->fini) p->modules[k]->fini(s, p->module_state[k]);
     if (s->st) store_close(s->st);
-    server_live_free(s);
+    live_free(p->live);
+    route_table_free(p->routes);
     server_config_free(&s->cfg);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->cond);
-    pthread_mutex_destroy(&p->live_lock);
     free(p);
     free(s);
 }
@@ -215,26 +253,33 @@ int server_on_metrics(server *s, server_metrics_fn fn, void *arg)
     return 0;
 }
 
-int server_route(server *s, const char *method, const char *path, server_handler fn, void *arg)
+void server_metrics_hooks(server *s, sbuf *out)
 {
     server_priv *p = s->priv;
-    for (int i = 0; i < p->nroutes; i++) {
-        server_route_entry *e = &p->routes[i];
-        int same_method =
-            (!method && !e->method) || (method && e->method && !strcmp(method, e->method));
-        if (same_method && !strcmp(e->path, path)) {
-            e->fn = fn;
-            e->arg = arg;
-            return 0;
-        }
-    }
-    if (p->nroutes >= SERVER_MAX_ROUTES) return -1;
-    server_route_entry *e = &p->routes[p->nroutes++];
-    e->method = method;
-    e->path = path;
-    e->fn = fn;
-    e->arg = arg;
-    return 0;
+    for (int i = 0; i < p->nmetrics_hooks; i++)
+        p->metrics_hooks[i].fn(s, out, p->metrics_hooks[i].arg);
+}
+
+/* ---- routes (route.c) ---- */
+
+int server_route(server *s, const char *method, const char *path, server_handler fn, void *arg)
+{
+    return route_add(s->priv->routes, method, path, fn, arg);
+}
+
+int server_route_wrap(server *s, const char *method, const char *path, server_wrapper fn, void *arg)
+{
+    return route_wrap(s->priv->routes, method, path, fn, arg);
+}
+
+void server_dispatch(server *s, const server_request *r, server_response *w)
+{
+    route_dispatch(s->priv->routes, s, r, w);
+}
+
+int server_tcp_port(server *s)
+{
+    return http_tcp_port(s->priv->http);
 }
 
 void server_set_fanout(server *s, server_fanout_fn fn, void *arg)
@@ -273,7 +318,7 @@ int server_ingest_sync(server *s, uint64_t ticket, char *err, size_t errlen)
 {
     if (!ticket) return 0;
     if (store_sync(s->st, ticket, err, errlen) < 0) {
-        __atomic_add_fetch(&s->priv->stats.store_errors, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&s->priv->store_errors, 1, __ATOMIC_RELAXED);
         return -1;
     }
     return 0;
@@ -293,13 +338,13 @@ int server_ingest_points_nowait(server *s, const store_point *pts, size_t n, uin
         return -1;
     }
     if (store_put_nowait(s->st, pts, n, ticket, err, errlen) < 0) {
-        __atomic_add_fetch(&p->stats.store_errors, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&p->store_errors, 1, __ATOMIC_RELAXED);
         return -1;
     }
-    __atomic_add_fetch(&p->stats.points, n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&p->points, n, __ATOMIC_RELAXED);
     for (int i = 0; i < p->npoints_hooks; i++)
         p->points_hooks[i].fn(s, pts, n, p->points_hooks[i].arg);
-    server_live_update(s, pts, n);
+    live_update(p->live, pts, n, server_now_ms());
     return 0;
 }
 
@@ -308,4 +353,49 @@ void server_events_hooks(server *s, const char *json, size_t len)
     server_priv *p = s->priv;
     for (int i = 0; i < p->nevent_hooks; i++)
         p->event_hooks[i].fn(s, json, len, p->event_hooks[i].arg);
+}
+
+/* ---- live values (live.c) ---- */
+
+void server_live_end_job(server *s, const char *job_id)
+{
+    live_end_job(s->priv->live, job_id);
+}
+
+void server_live_expire(server *s, int64_t older_than_ms)
+{
+    live_expire(s->priv->live, older_than_ms);
+}
+
+void server_live_metrics(server *s, sbuf *out)
+{
+    live_metrics(s->priv->live, out);
+}
+
+size_t server_live_count(server *s)
+{
+    return live_count(s->priv->live);
+}
+
+/* ---- counters ---- */
+
+void server_stat_add(server *s, enum server_stat k, unsigned long long n)
+{
+    server_priv *p = s->priv;
+    unsigned long long *c = k == SERVER_STAT_EVENTS       ? &p->events
+                            : k == SERVER_STAT_PUT_POINTS ? &p->put_points
+                                                          : &p->put_failed;
+    __atomic_add_fetch(c, n, __ATOMIC_RELAXED);
+}
+
+void server_stats_get(server *s, server_stats *out)
+{
+    server_priv *p = s->priv;
+    memset(out, 0, sizeof *out);
+    http_stats(p->http, out);
+    out->points = __atomic_load_n(&p->points, __ATOMIC_RELAXED);
+    out->store_errors = __atomic_load_n(&p->store_errors, __ATOMIC_RELAXED);
+    out->events = __atomic_load_n(&p->events, __ATOMIC_RELAXED);
+    out->put_points = __atomic_load_n(&p->put_points, __ATOMIC_RELAXED);
+    out->put_failed = __atomic_load_n(&p->put_failed, __ATOMIC_RELAXED);
 }

@@ -4,19 +4,28 @@
  * background tasks (node collector, AMQP consumers, forwarders) and for
  * fanning queries out to peer nodes.
  *
- * How the parts fit:
- *   serve.c      `jobscope serve` options, config file, start-up and shutdown
- *   server.c     the server object, modules, tasks, hooks, ingest of points
- *   ingest.c     events (JSON, NDJSON) into points
- *   live.c       the live per-job values behind /metrics
- *   http.c       libmicrohttpd listeners (TCP + Unix socket), auth, routing
- *   api_*.c      the endpoints (ingest, OpenTSDB queries, version, /metrics)
- *   import.c     `jobscope import`
+ * How the parts fit (each arrow a call; no file calls back up):
+ *   serve.c       the command: its options, start-up and shutdown
+ *     config.c    the configuration: defaults, options by name, config file
+ *     server.c    the server object: store, modules, tasks, hooks, ingest of
+ *                 points, counters; it starts the transport and owns
+ *       route.c       the route table and dispatch (+ wrappers)
+ *       http.c        the transport: libmicrohttpd listeners (TCP + Unix
+ *                     socket), bodies, auth; it knows no route, only the
+ *                     dispatch function server.c gives it
+ *         conn_guard.c  connection deadlines (slowloris), body memory
+ *       live.c        the live per-job values behind /metrics
+ *   handler.c     what handlers call: request accessors, replies
+ *   ingest.c      jobscope events into points (event_reader.c reads them)
+ *   api_*.c       the core endpoints, ordinary modules: ingest (+
+ *                 put_reader.c, lineproto.c), query, core (version, /metrics)
+ *   import.c      `jobscope import`
  * A module in its own file (edge: node metrics, peers, forwarders,
  * consumers; views: repository, dashboard) registers itself with
  * SERVER_MODULE(...) and, from its init(), adds routes (server_route),
- * background tasks (server_task_add) and hooks (server_on_event,
- * server_on_points, server_set_fanout).
+ * wrappers of other modules' routes (server_route_wrap), background tasks
+ * (server_task_add) and hooks (server_on_event, server_on_points,
+ * server_set_fanout, server_on_metrics).
  *
  * Threads: handlers run on the HTTP worker threads.  Registrations (routes,
  * hooks, tasks, fan-out) are made from a module's init(), before the server
@@ -29,6 +38,7 @@
 #include <stdint.h>
 #include "store/store.h"
 #include "sink/formats/sbuf.h"
+#include "util/log.h"
 
 #define SERVER_VERSION "2.4.1" /* the OpenTSDB API level answered */
 
@@ -80,6 +90,10 @@ int server_config_load(server_config *c, const char *path, char *err, size_t err
 int server_config_set(server_config *c, const char *key, const char *value, char *err,
                       size_t errlen);
 
+/* After the file and the command line: reads --token-file and --peers-file,
+ * refuses a non-loopback --listen without a token.  0, or -1 + err. */
+int server_config_resolve(server_config *c, char *err, size_t errlen);
+
 /* Parsers shared by options and API: "30d", "12h", "90s", "1w" → seconds;
  * "10G", "512M", "1024" → bytes.  0 or -1. */
 int server_parse_duration(const char *s, double *out_s);
@@ -93,6 +107,7 @@ int server_default_socket(char *buf, size_t len);
 /* ---- the server object ---- */
 
 typedef struct server_priv server_priv;
+struct server_module;
 
 typedef struct server {
     server_config cfg;
@@ -102,9 +117,11 @@ typedef struct server {
     server_priv *priv; /* routes, tasks, hooks, live gauges, stats */
 } server;
 
-/* Opens the store and runs every module's init(); NULL + err. cfg is moved
- * into the server (do not free it afterwards). */
-server *server_create(server_config *cfg, char *err, size_t errlen);
+/* Opens the store and runs the init() of every module of the NULL-ended
+ * list (NULL: none), in its order; NULL + err.  cfg is moved into the
+ * server (do not free it afterwards); modules must outlive it. */
+server *server_create(server_config *cfg, const struct server_module *const *modules, char *err,
+                      size_t errlen);
 /* Starts the listeners then the background tasks; 0 or -1 + err. */
 int server_start(server *s, char *err, size_t errlen);
 /* Stops tasks (in reverse order), listeners, closes the store; frees s. */
@@ -113,6 +130,22 @@ void server_destroy(server *s);
 int server_tcp_port(server *s);
 /* Milliseconds since the epoch (CLOCK_REALTIME). */
 int64_t server_now_ms(void);
+
+/* ---- counters for /metrics ---- */
+
+typedef struct server_stats {
+    unsigned long long requests, errors_4xx, errors_5xx, unauthorized, too_large, bytes_in;
+    double request_seconds;    /* sum of handler times */
+    unsigned long long cut;    /* connections cut at their header/body deadline */
+    unsigned long long busy;   /* bodies refused for --body-memory */
+    size_t body_bytes;         /* body bytes held now */
+    unsigned long long points; /* stored durably */
+    unsigned long long store_errors, events, put_points, put_failed;
+} server_stats;
+/* What the ingest paths count (the transport counts its own). */
+enum server_stat { SERVER_STAT_EVENTS, SERVER_STAT_PUT_POINTS, SERVER_STAT_PUT_FAILED };
+void server_stat_add(server *s, enum server_stat k, unsigned long long n);
+void server_stats_get(server *s, server_stats *out);
 
 /* ---- ingest: every path (HTTP, local jobscope, AMQP, import) ends here ---- */
 
@@ -138,6 +171,30 @@ int server_ingest_event(server *s, const char *json, size_t len, char *err, size
 int server_ingest_ndjson(server *s, const char *body, size_t len, size_t *accepted, size_t *failed,
                          char *err, size_t errlen);
 
+/* server_ingest_points in two steps: stored and handed to the hooks now,
+ * durable after server_ingest_sync(ticket) (a body stored in slices waits
+ * once, at its end). */
+int server_ingest_points_nowait(server *s, const store_point *pts, size_t n, uint64_t *ticket,
+                                char *err, size_t errlen);
+int server_ingest_sync(server *s, uint64_t ticket, char *err, size_t errlen);
+
+/* The timestamps the server takes, in milliseconds: up to the end of year
+ * 9999 either side of 1970.  A point outside is a bad line or point (400,
+ * the others are stored), never a failed batch. */
+#define SERVER_TS_MAX_MS       253402300799999.0
+#define server_valid_ts_ms(ms) ((ms) > -SERVER_TS_MAX_MS && (ms) < SERVER_TS_MAX_MS)
+
+/* For the ingest of events (ingest.c), once their points are durable: the
+ * event goes to every event hook; a job's end drops its live values. */
+void server_events_hooks(server *s, const char *json, size_t len);
+/* The live per-job values behind /metrics (live.c): a job's series leave
+ * at its end, or once not updated since older_than_ms; the Prometheus text
+ * of what is left; how many series that is. */
+void server_live_end_job(server *s, const char *job_id);
+void server_live_expire(server *s, int64_t older_than_ms);
+void server_live_metrics(server *s, struct sbuf *out);
+size_t server_live_count(server *s);
+
 /* Called after points are durable (any thread; keep it quick, no blocking
  * on the network: queue and return). */
 typedef void (*server_points_hook)(server *s, const store_point *pts, size_t n, void *arg);
@@ -148,14 +205,24 @@ int server_on_event(server *s, server_event_hook fn, void *arg);
 
 /* ---- routes ---- */
 
+struct server_request;
+/* What the transport that received a request answers about it (http.c). */
+typedef struct server_request_ops {
+    const char *(*param)(const struct server_request *r, const char *name, int i);
+    const char *(*param_name)(const struct server_request *r, int i);
+    const char *(*header)(const struct server_request *r, const char *name);
+    int (*client_gone)(const struct server_request *r);
+} server_request_ops;
+
 typedef struct server_request {
     const char *method; /* "GET", "POST", ... */
     const char *path;   /* without the query string, e.g. "/api/put" */
     const char *body;   /* NUL-terminated (body[body_len] == 0) */
     size_t body_len;
-    int from_peer; /* sent by a peer's fan-out: answer locally */
-    int local;     /* came over the Unix socket */
-    void *conn;    /* private */
+    int from_peer;                 /* sent by a peer's fan-out: answer locally */
+    int local;                     /* came over the Unix socket */
+    void *conn;                    /* the transport's (private) */
+    const server_request_ops *ops; /* NULL: no parameters, headers or connection */
 } server_request;
 
 /* The i-th value of a query-string parameter (NULL when absent); a
@@ -196,8 +263,22 @@ typedef void (*server_handler)(server *s, const server_request *r, server_respon
  * method + path replace earlier ones.  A path that exists with another
  * method answers 405.  0 or -1 (table full). */
 int server_route(server *s, const char *method, const char *path, server_handler fn, void *arg);
+/* A wrapper of the route of method + path, registered before or after the
+ * route itself (the peers module wraps the query module's routes to merge
+ * the peers' answers): when the route exists, the wrapper runs instead of
+ * it, with next the route it wraps; without the route it never runs.  One
+ * wrapper per route; 0 or -1 (table full, or already wrapped). */
+typedef struct server_next {
+    server_handler fn;
+    void *arg;
+} server_next;
+typedef void (*server_wrapper)(server *s, const server_request *r, server_response *w,
+                               const server_next *next, void *arg);
+int server_route_wrap(server *s, const char *method, const char *path, server_wrapper fn,
+                      void *arg);
+
 /* Answers a request through the route table without HTTP (unit tests, the
- * fuzz targets): r->conn NULL means no query parameters and no headers.
+ * fuzz targets): r->ops NULL means no query parameters and no headers.
  * w must start zeroed with status 200; free w->body afterwards. */
 void server_dispatch(server *s, const server_request *r, server_response *w);
 
@@ -214,16 +295,15 @@ typedef struct server_module {
     /* Frees what init made, after the tasks and listeners stopped (also
      * right away when init fails having set *state). */
     void (*fini)(server *s, void *state);
-    struct server_module *next;
 } server_module;
-void server_module_register(server_module *m);
-/* In a module's .c file: SERVER_MODULE(node_module, "node", node_init, node_fini); */
-#define SERVER_MODULE(var, name, init, fini)                                                       \
-    static server_module var = {name, init, fini, NULL};                                           \
-    __attribute__((constructor)) static void var##_register(void)                                  \
-    {                                                                                              \
-        server_module_register(&var);                                                              \
-    }
+/* In a module's .c file: SERVER_MODULE(node_module, "node", node_init, node_fini);
+ * the program lists it (server_main.h SERVER_MODULES), so that a program,
+ * a test or a fuzz target assembles the server it needs. */
+#define SERVER_MODULE(var, name, init, fini) const server_module var = {name, init, fini};
+
+/* The modules of src/server: the core API and the edge. */
+extern const server_module core_module, ingest_module, query_module, node_module, peers_module,
+    forward_module, consume_module;
 
 /* A background task: start() after the listeners are up (return 0, or -1 +
  * err to abort start-up), stop() at shutdown, in reverse order, before the
@@ -260,10 +340,16 @@ int server_fanout(server *s, const server_request *r, const char *path_query, co
                   size_t len, server_peer_reply **replies, char *warn, size_t warnlen);
 void server_peer_replies_free(server_peer_reply *r, int n);
 
-/* Counters for /metrics (any module may add its own lines). */
+/* Counters for /metrics (any module may add its own lines); the core's
+ * /metrics handler runs them all. */
 typedef void (*server_metrics_fn)(server *s, struct sbuf *out, void *arg);
 int server_on_metrics(server *s, server_metrics_fn fn, void *arg);
+void server_metrics_hooks(server *s, struct sbuf *out);
 
-void server_log(server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The server logs with js_log (util/log.h): `jobscope serve` names itself,
+ * "2026-11-25T10:00:00Z jobscope serve: TOPIC: ...".  server_log is its
+ * old name, kept only until the branches in flight that call it are
+ * merged; new code calls js_log. */
+#define server_log(s, ...) ((void)(s), js_log(1, NULL, __VA_ARGS__))
 
 #endif

@@ -7,6 +7,7 @@
  * becomes JoReMon's three rows instead (joremon.c). */
 #include "sink.h"
 #include "formats/joremon.h"
+#include "../util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,8 +56,7 @@ int sink_file_open_fd(const char *url, int *own, char *err, size_t errlen)
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0 && errno == ENXIO) {
         fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-        if (fd >= 0)
-            fprintf(stderr, "jobscope: %s: a FIFO without a reader yet: events wait in it\n", path);
+        if (fd >= 0) js_log(1, path, "a FIFO without a reader yet: events wait in it");
     }
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));

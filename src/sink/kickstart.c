@@ -19,6 +19,7 @@
 #include "../model/metric.h"
 #include "../util/clock.h"
 #include "../util/outpath.h"
+#include "../util/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -181,7 +182,7 @@ static sink *fall_back(const char *url, const char *why, const sink_options *o, 
 {
     char *path = outpath_default(o->ann && o->ann->job_id ? o->ann->job_id : "jobscope");
     if (!path) return NULL;
-    if (!o->quiet) fprintf(stderr, "jobscope: %s: %s; events go to %s instead\n", url, why, path);
+    js_log(!o->quiet, url, "%s; events go to %s instead", why, path);
     sink *s = sink_open(path, o, err, errlen);
     free(path);
     return s;

@@ -32,3 +32,12 @@ test_the_layer_check_rejects_upward_includes() {
     assert_match "$(cat out.txt)" "csv.c:1: .*outputs and sources stand side by side" || return 1
     assert_match "$(cat out.txt)" "util \(layer 0\) includes model"
 }
+
+# Inside src/server calls go one way (issue 24 §2): no file calls or
+# includes, directly or through others, a file that calls it back
+# (tests/server_graph.py, from the objects and the sources).
+test_the_server_files_call_each_other_without_a_circle() {
+    python3 "$ROOT/tests/server_graph.py" "$ROOT/$BUILD" "$ROOT/src/server" > graph.txt
+    assert_eq "$?" 0 "$(grep -A3 '^circles' graph.txt)" || return 1
+    assert_match "$(cat graph.txt)" "circles: 0" || return 1
+}

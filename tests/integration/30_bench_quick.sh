@@ -58,6 +58,10 @@ st = W.get("store")      # jobscope serve against VictoriaMetrics (when it is in
 if st is not None:
     assert st["figures"] and st["std"] and st["hc"], "store: no figures"
     assert not any(x["answers_differ"] for x in st["std"] + st["hc"]), "store: answers differ"
+sp = {x.get("server") or x.get("figure"): x for x in (W.get("serve_put") or {}).get("rows", [])}
+js = sp.get("jobscope serve")   # /api/put and /api/events of the whole server (bench/serve_put/run)
+assert js and js["put_points_per_cpu_s"][0] > 0 and js["events_points_per_cpu_s"][0] > 0, "serve_put: %s" % sp
+assert any(x["target"].startswith("serve_put: /api/events") for x in r["targets"]), "serve_put: no target row"
 print("ok")
 PY
 ) || { echo "$r"; fail "results.json checks"; return 1; }

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "server/server.h"
-#include "server/server_priv.h"
+#include "server/lineproto.h"
+#include "server/live.h"
 
 static void parse_durations_and_sizes(void **st)
 {
@@ -78,7 +79,10 @@ static void config_file_lines_and_errors(void **st)
 
 /* ---- a server without listeners over a temporary store ---- */
 
-typedef struct seen { int events, points; char last_event[256]; } seen;
+typedef struct seen {
+    int events, points;
+    char last_event[256];
+} seen;
 
 static void on_event(server *s, const char *json, size_t len, void *arg)
 {
@@ -90,19 +94,23 @@ static void on_event(server *s, const char *json, size_t len, void *arg)
 
 static void on_points(server *s, const store_point *pts, size_t n, void *arg)
 {
-    (void)s; (void)pts;
+    (void)s;
+    (void)pts;
     ((seen *)arg)->points += (int)n;
 }
 
-typedef struct found { char tags[1024]; int n; } found;
+typedef struct found {
+    char tags[1024];
+    int n;
+} found;
 
 static int collect(void *arg, const store_series *se)
 {
     found *f = arg;
     size_t o = strlen(f->tags);
     for (int i = 0; i < se->ntags; i++)
-        o += (size_t)snprintf(f->tags + o, sizeof f->tags - o, "%s%s=%s", i ? "," : (f->n ? ";" : ""),
-                              se->tags[i].key, se->tags[i].value);
+        o += (size_t)snprintf(f->tags + o, sizeof f->tags - o, "%s%s=%s",
+                              i ? "," : (f->n ? ";" : ""), se->tags[i].key, se->tags[i].value);
     f->n++;
     return 0;
 }
@@ -118,7 +126,9 @@ static server *make_server(seen *x)
     free(c.store_dir);
     c.store_dir = strdup(tmpdir);
     char err[256] = "";
-    server *s = server_create(&c, err, sizeof err);
+    static const server_module *const modules[] = {&core_module, &ingest_module, &query_module,
+                                                   NULL};
+    server *s = server_create(&c, modules, err, sizeof err);
     if (!s) fail_msg("server_create: %s", err);
     server_on_event(s, on_event, x);
     server_on_points(s, on_points, x);
@@ -140,7 +150,8 @@ static void events_become_points_with_string_tags(void **st)
     server *s = make_server(&x);
     char err[256];
     const char *ev =
-        "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000.25,\"hostname\":\"n1\",\"site\":null,"
+        "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000.25,\"hostname\":\"n1\",\"site\":"
+        "null,"
         "\"wf_uuid\":\"w1\",\"rank\":2,\"job_id\":\"j1\",\"pid\":7,\"rss\":100,\"utime\":1.5,"
         "\"exe\":\"/bin/x\",\"ok\":true,\"cg_io\":[1],\"tags\":{\"team\":\"a\"},\"seq\":3}";
     /* pid, rss, utime: three numbers (ts, seq, rank are not values) */
@@ -162,13 +173,14 @@ static void events_become_points_with_string_tags(void **st)
     free(names);
 
     /* custom metrics, GPU tags, nested numbers */
-    const char *m = "{\"event\":\"jobscope.metric\",\"ts\":1700000001,\"hostname\":\"n1\",\"job_id\":\"j1\","
-                    "\"rank\":0,\"name\":\"loss\",\"value\":0.5,\"level\":1,\"tags\":{\"phase\":\"train\"}}\n"
-                    "{\"event\":\"kickstart.inv.online.gpu.stats\",\"ts\":1700000001,\"hostname\":\"n1\","
-                    "\"job_id\":\"j1\",\"rank\":0,\"id\":1,\"uuid\":\"GPU-x\",\"gpu_utilization\":9}\n"
-                    "{\"event\":\"jobscope.start\",\"ts\":1700000000,\"hostname\":\"n1\",\"job_id\":\"j1\","
-                    "\"rlimits\":{\"nofile\":{\"soft\":1024,\"hard\":null}}}\n"
-                    "not json\n\n";
+    const char *m =
+        "{\"event\":\"jobscope.metric\",\"ts\":1700000001,\"hostname\":\"n1\",\"job_id\":\"j1\","
+        "\"rank\":0,\"name\":\"loss\",\"value\":0.5,\"level\":1,\"tags\":{\"phase\":\"train\"}}\n"
+        "{\"event\":\"kickstart.inv.online.gpu.stats\",\"ts\":1700000001,\"hostname\":\"n1\","
+        "\"job_id\":\"j1\",\"rank\":0,\"id\":1,\"uuid\":\"GPU-x\",\"gpu_utilization\":9}\n"
+        "{\"event\":\"jobscope.start\",\"ts\":1700000000,\"hostname\":\"n1\",\"job_id\":\"j1\","
+        "\"rlimits\":{\"nofile\":{\"soft\":1024,\"hard\":null}}}\n"
+        "not json\n\n";
     size_t ok = 0, bad = 0;
     assert_int_equal(server_ingest_ndjson(s, m, strlen(m), &ok, &bad, err, sizeof err), 3);
     assert_int_equal((int)ok, 3);
@@ -196,27 +208,33 @@ static void live_values_follow_running_jobs(void **st)
     seen x = {0};
     server *s = make_server(&x);
     char err[256];
-    const char *ev = "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000,\"hostname\":\"n1\",\"job_id\":\"j1\","
+    const char *ev = "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000,\"hostname\":\"n1\","
+                     "\"job_id\":\"j1\","
                      "\"rank\":0,\"rss\":100,\"read_bytes\":5,\"deviceUtilization\":3}\n"
-                     "{\"event\":\"kickstart.inv.online\",\"ts\":1700000001,\"hostname\":\"n1\",\"job_id\":\"j1\","
+                     "{\"event\":\"kickstart.inv.online\",\"ts\":1700000001,\"hostname\":\"n1\","
+                     "\"job_id\":\"j1\","
                      "\"rank\":0,\"rss\":200,\"read_bytes\":9,\"deviceUtilization\":4}\n"
-                     "{\"event\":\"kickstart.inv.online\",\"ts\":1700000001,\"hostname\":\"n2\",\"job_id\":\"j2\","
+                     "{\"event\":\"kickstart.inv.online\",\"ts\":1700000001,\"hostname\":\"n2\","
+                     "\"job_id\":\"j2\","
                      "\"rank\":0,\"rss\":7}\n";
     size_t ok, bad;
     assert_true(server_ingest_ndjson(s, ev, strlen(ev), &ok, &bad, err, sizeof err) > 0);
     sbuf b = {0};
     server_live_metrics(s, &b);
     assert_non_null(strstr(b.p, "# TYPE jobscope_kickstart_inv_online_rss gauge\n"));
-    assert_non_null(strstr(b.p, "jobscope_kickstart_inv_online_rss{host=\"n1\",job_id=\"j1\",rank=\"0\"} 200\n"));
+    assert_non_null(strstr(
+        b.p, "jobscope_kickstart_inv_online_rss{host=\"n1\",job_id=\"j1\",rank=\"0\"} 200\n"));
     assert_non_null(strstr(b.p, "# TYPE jobscope_kickstart_inv_online_read_bytes_total counter\n"));
-    assert_non_null(strstr(b.p, "jobscope_kickstart_inv_online_read_bytes_total{host=\"n1\",job_id=\"j1\",rank=\"0\"} 9\n"));
+    assert_non_null(strstr(b.p, "jobscope_kickstart_inv_online_read_bytes_total{host=\"n1\",job_id="
+                                "\"j1\",rank=\"0\"} 9\n"));
     assert_non_null(strstr(b.p, "jobscope_kickstart_inv_online_device_utilization{"));
     assert_non_null(strstr(b.p, "job_id=\"j2\""));
     /* one TYPE line per family even with two jobs */
     const char *t1 = strstr(b.p, "# TYPE jobscope_kickstart_inv_online_rss ");
     assert_null(strstr(t1 + 1, "# TYPE jobscope_kickstart_inv_online_rss "));
     sbuf_free(&b);
-    const char *end = "{\"event\":\"jobscope.end\",\"ts\":1700000002,\"hostname\":\"n1\",\"job_id\":\"j1\",\"rank\":0,\"exitcode\":0}";
+    const char *end = "{\"event\":\"jobscope.end\",\"ts\":1700000002,\"hostname\":\"n1\",\"job_"
+                      "id\":\"j1\",\"rank\":0,\"exitcode\":0}";
     assert_true(server_ingest_event(s, end, strlen(end), err, sizeof err) >= 0);
     server_live_metrics(s, &b);
     assert_null(strstr(b.p, "job_id=\"j1\""));
@@ -237,9 +255,8 @@ static void live_values_follow_running_jobs(void **st)
 static void live_values_are_bounded_and_count_what_they_leave_out(void **st)
 {
     (void)st;
-    seen x = {0};
-    server *s = make_server(&x);
-    server_priv *p = s->priv;
+    live_table *p = live_new();
+    assert_non_null(p);
     enum { N = 250000, B = 5000 };
     static char ids[N][16];
     store_tag(*tags)[2] = calloc(B, sizeof *tags);
@@ -255,13 +272,14 @@ static void live_values_are_bounded_and_count_what_they_leave_out(void **st)
                 pts[k] =
                     (store_point){"kickstart.inv.online.rss", tags[k], 2, 1700000000000, round + 1};
             }
-            server_live_update(s, pts, B);
+            live_update(p, pts, B, 1700000000000);
         }
-    assert_int_equal(p->live_n, 200000);
-    assert_int_equal(p->live_nsets, 200000); /* no set without a series */
-    assert_int_equal(p->live_left_out, 2 * (N - 200000));
+    live_stats ls = live_get_stats(p);
+    assert_int_equal(ls.series, 200000);
+    assert_int_equal(ls.sets, 200000); /* no set without a series */
+    assert_int_equal(ls.left_out, 2 * (N - 200000));
     sbuf b = {0};
-    server_live_metrics(s, &b);
+    live_metrics(p, &b);
     assert_non_null(strstr(b.p, "\njobscope_serve_live_left_out_points_total 100000\n"));
     /* the second round updated what the table holds */
     assert_non_null(strstr(b.p, "{host=\"n1\",job_id=\"j0\"} 2\n"));
@@ -269,19 +287,19 @@ static void live_values_are_bounded_and_count_what_they_leave_out(void **st)
     assert_null(strstr(b.p, "job_id=\"j200000\""));
     sbuf_free(&b);
     /* a job that ends makes room for one that was left out */
-    server_live_end_job(s, "j7");
+    live_end_job(p, "j7");
     snprintf(ids[0], sizeof ids[0], "j200000");
     pts[0] = (store_point){"kickstart.inv.online.rss", tags[0], 2, 1700000000000, 3};
     tags[0][1].value = ids[0];
-    server_live_update(s, pts, 1);
-    assert_int_equal(p->live_n, 200000);
-    server_live_metrics(s, &b);
+    live_update(p, pts, 1, 1700000000000);
+    assert_int_equal(live_count(p), 200000);
+    live_metrics(p, &b);
     assert_non_null(strstr(b.p, "{host=\"n1\",job_id=\"j200000\"} 3\n"));
     assert_null(strstr(b.p, "job_id=\"j7\""));
     sbuf_free(&b);
     free(tags);
     free(pts);
-    drop_server(s);
+    live_free(p);
 }
 
 /* POST /write's parser (lineproto.c): names, escapes, value kinds, the
@@ -293,7 +311,7 @@ static void line_protocol_lines_become_points(void **st)
         "cpu,host=a,dc=x\\ y usage=1.25,n=3i,up=t,flag=FALSE,s=\"a \\\" b\" 1700000000123\n"
         "# a comment\n"
         "\n"
-        "m\\,x v=1 5000000\n"                   /* ',' is not allowed in a metric name */
+        "m\\,x v=1 5000000\n" /* ',' is not allowed in a metric name */
         "m\\em v=-0.1,w=12345678901234567890 5000000\n"
         "disk free=2u\n"
         "bad,host=a v=nope 1\n"
@@ -301,29 +319,31 @@ static void line_protocol_lines_become_points(void **st)
     lp_batch b = {0};
     size_t lines = 0, bad = 0;
     char first[192] = "";
-    assert_int_equal(server_lp_parse(&b, body, strlen(body), 1000000 /* ms */, 42, "node7", 1u << 20,
-                                     &lines, &bad, first, sizeof first), 0);
+    assert_int_equal(lineproto_parse(&b, body, strlen(body), 1000000 /* ms */, 42, "node7",
+                                     1u << 20, &lines, &bad, first, sizeof first),
+                     0);
     assert_int_equal(lines, 6);
     assert_int_equal(bad, 3);
     assert_string_equal(first, "line 4: invalid measurement or field name");
     assert_int_equal(b.n, 7);
-    const char *names[] = { "cpu.usage", "cpu.n", "cpu.up", "cpu.flag", "mem.v", "mem.w", "disk.free" };
-    const double vals[] = { 1.25, 3, 1, 0, -0.1, 12345678901234567890.0, 2 };
+    const char *names[] = {"cpu.usage", "cpu.n", "cpu.up",   "cpu.flag",
+                           "mem.v",     "mem.w", "disk.free"};
+    const double vals[] = {1.25, 3, 1, 0, -0.1, 12345678901234567890.0, 2};
     for (size_t i = 0; i < 7; i++) {
         assert_string_equal(b.pts[i].metric, names[i]);
         assert_true(b.pts[i].value == vals[i]);
     }
     assert_true(b.pts[0].ts_ms == 1700000000123LL);
     assert_true(b.pts[4].ts_ms == 5000000LL);
-    assert_true(b.pts[6].ts_ms == 42);                  /* no timestamp: now */
+    assert_true(b.pts[6].ts_ms == 42); /* no timestamp: now */
     assert_int_equal(b.pts[0].ntags, 2);
-    assert_ptr_equal(b.pts[0].tags, b.pts[3].tags);     /* one tag set per line */
+    assert_ptr_equal(b.pts[0].tags, b.pts[3].tags); /* one tag set per line */
     assert_string_equal(b.pts[0].tags[1].key, "dc");
     assert_string_equal(b.pts[0].tags[1].value, "x y");
     assert_int_equal(b.pts[6].ntags, 1);
     assert_string_equal(b.pts[6].tags[0].key, "host");
     assert_string_equal(b.pts[6].tags[0].value, "node7");
-    server_lp_free(&b);
+    lineproto_free(&b);
 
     /* the exact conversion agrees with strtod on decimals of every length */
     char line[64];
@@ -333,10 +353,12 @@ static void line_protocol_lines_become_points(void **st)
         double want = strtod(eq, NULL);
         lp_batch c = {0};
         lines = bad = 0;
-        assert_int_equal(server_lp_parse(&c, line, strlen(line), 1, 0, "h", 1u << 20, &lines, &bad, first, sizeof first), 0);
+        assert_int_equal(lineproto_parse(&c, line, strlen(line), 1, 0, "h", 1u << 20, &lines, &bad,
+                                         first, sizeof first),
+                         0);
         assert_int_equal(c.n, 1);
         assert_true(c.pts[0].value == want);
-        server_lp_free(&c);
+        lineproto_free(&c);
     }
 }
 

@@ -1,6 +1,7 @@
 /* util/: one size parser for every option (4G and 4GiB alike), one
  * user:pass@ scanner, one monotonic clock, one logger that reports a
- * repeated failure once. */
+ * repeated failure once (and names a service with the time), one rule for
+ * series names, one way to grow an array, one in-memory hash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,10 @@
 #include "util/userinfo.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/grow.h"
+#include "util/hash.h"
+#include "util/intern.h"
+#include "util/series_name.h"
 #include "cli/options.h"
 #include "limits/limits.h"
 
@@ -46,13 +51,15 @@ static void sizes_accept_binary_units_with_or_without_ib(void **state)
 /* --spool-max and --limit memory= read sizes the same way */
 static void spool_max_and_limits_agree(void **state)
 {
-    const char *const cases[] = { "4G", "4GiB", "10M", "1.5K", "123", "4GiBx", "x", "0.1" };
+    const char *const cases[] = {"4G", "4GiB", "10M", "1.5K", "123", "4GiBx", "x", "0.1"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double lim;
         long long spool = options_parse_size(cases[i]);
         int rc = limits_parse_bytes(cases[i], &lim);
-        if (rc == 0) assert_int_equal(spool, (long long)lim);
-        else assert_int_equal(spool, -1);
+        if (rc == 0)
+            assert_int_equal(spool, (long long)lim);
+        else
+            assert_int_equal(spool, -1);
     }
     assert_int_equal(options_parse_size("4GiB"), 4294967296LL);
 }
@@ -109,7 +116,7 @@ static char *capture(void (*f)(void))
 
 static void log_some(void)
 {
-    log_once c = { 0 };
+    log_once c = {0};
     js_log(0, "x", "hidden %d", 1);
     js_log(1, NULL, "plain %d", 2);
     js_log(1, "cgroup", "topic %s", "three");
@@ -121,11 +128,88 @@ static void log_some(void)
 
 static void a_repeated_failure_is_reported_once_until_released(void **state)
 {
-    assert_string_equal(capture(log_some),
-                        "jobscope: plain 2\n"
-                        "jobscope: cgroup: topic three\n"
-                        "jobscope: gpu: failed 0\n"
-                        "jobscope: gpu: failed again\n");
+    assert_string_equal(capture(log_some), "jobscope: plain 2\n"
+                                           "jobscope: cgroup: topic three\n"
+                                           "jobscope: gpu: failed 0\n"
+                                           "jobscope: gpu: failed again\n");
+}
+
+static void log_as_a_service(void)
+{
+    js_log_identity("jobscope serve", 1);
+    js_log(1, "peers", "%d peer(s)", 2);
+    js_log_identity(NULL, 0);
+    js_log(1, NULL, "back");
+}
+
+static void a_service_names_itself_and_stamps_each_line_with_utc_time(void **state)
+{
+    const char *out = capture(log_as_a_service);
+    /* 2026-11-25T10:00:00Z jobscope serve: peers: 2 peer(s) */
+    assert_int_equal(strlen(out) > 21, 1);
+    assert_true(out[4] == '-' && out[10] == 'T' && out[19] == 'Z' && out[20] == ' ');
+    assert_string_equal(out + 21, "jobscope serve: peers: 2 peer(s)\njobscope: back\n");
+}
+
+static void series_names_follow_opentsdb(void **state)
+{
+    assert_true(series_name_valid("kickstart.inv.online.rss", 24));
+    assert_true(series_name_valid("a-b_c/d.e", 9));
+    assert_true(series_name_valid("\xc3\xa9t\xc3\xa9", 5)); /* Unicode letters (any byte >= 0x80) */
+    assert_false(series_name_valid("", 0));
+    assert_false(series_name_valid("a b", 3));
+    assert_false(series_name_valid("a,b", 3));
+    char longname[SERIES_NAME_MAX + 2];
+    memset(longname, 'x', sizeof longname);
+    assert_true(series_name_valid(longname, SERIES_NAME_MAX));
+    assert_false(series_name_valid(longname, SERIES_NAME_MAX + 1));
+    char made[] = "jobscope.metric.my loss:1/\xc3\xa9";
+    series_name_clean(made);
+    assert_string_equal(made, "jobscope.metric.my_loss_1/__");
+}
+
+static void arrays_grow_by_doubling_and_report_failure_once(void **state)
+{
+    size_t cap = 0;
+    int oom = 0;
+    int *v = NULL;
+    for (int i = 0; i < 1000; i++) {
+        v = grow_array(v, &cap, (size_t)i + 1, sizeof *v, &oom);
+        v[i] = i;
+    }
+    assert_false(oom);
+    assert_int_equal(cap, 1024);
+    assert_int_equal(v[999], 999);
+    int *same = grow_array(v, &cap, SIZE_MAX / 2, sizeof *v, &oom); /* cannot be had */
+    assert_true(oom);
+    assert_ptr_equal(same, v);
+    assert_int_equal(cap, 1024);
+    free(v);
+}
+
+static void the_hash_depends_on_every_byte_and_the_length(void **state)
+{
+    const char a[] = "kickstart.inv.online.rss", b[] = "kickstart.inv.online.rsS";
+    assert_true(hash_bytes(a, 24) == hash_bytes(a, 24));
+    assert_true(hash_bytes(a, 24) != hash_bytes(b, 24));
+    assert_true(hash_bytes(a, 23) != hash_bytes(a, 24));
+    assert_true(hash_bytes("", 0) != hash_bytes("\0", 1));
+}
+
+static void a_string_is_copied_once_and_found_again(void **state)
+{
+    intern_table t = {0};
+    char buf[32];
+    const char *first = intern_get(&t, "host", 4);
+    assert_string_equal(first, "host");
+    for (int i = 0; i < 5000; i++) { /* many, so that the table grows */
+        snprintf(buf, sizeof buf, "node%04d", i);
+        assert_string_equal(intern_get(&t, buf, strlen(buf)), buf);
+    }
+    assert_ptr_equal(intern_get(&t, "hostname", 4), first); /* by length: "host" */
+    assert_ptr_not_equal(intern_get(&t, "hos", 3), first);
+    assert_int_equal(t.n, 5002);
+    intern_free(&t);
 }
 
 int main(void)
@@ -136,6 +220,11 @@ int main(void)
         cmocka_unit_test(userinfo_is_found_up_to_the_last_at_before_the_path),
         cmocka_unit_test(the_monotonic_clock_does_not_go_back),
         cmocka_unit_test(a_repeated_failure_is_reported_once_until_released),
+        cmocka_unit_test(a_service_names_itself_and_stamps_each_line_with_utc_time),
+        cmocka_unit_test(series_names_follow_opentsdb),
+        cmocka_unit_test(arrays_grow_by_doubling_and_report_failure_once),
+        cmocka_unit_test(the_hash_depends_on_every_byte_and_the_length),
+        cmocka_unit_test(a_string_is_copied_once_and_found_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include "publisher.h"
 #include "../../util/thread.h"
 #include "../formats/sbuf.h"
+#include "../../util/log.h"
 
 #define MEM_MAX_ITEMS     16384
 #define MEM_MAX_BYTES     (32u << 20)
@@ -100,22 +101,22 @@ void publisher_warn(int quiet, const char *label, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "jobscope: %s: %s\n", label, msg);
+    js_log(1, label, "%s", msg);
 }
 
-const char *publisher_default_spool_dir(void)
+char *publisher_default_spool_dir(void)
 {
-    static char dir[4096];
+    char dir[4096];
     const char *e = getenv("JOBSCOPE_SPOOL_DIR");
-    if (e && *e) return e;
+    if (e && *e) return strdup(e);
     /* the user's own state directory first: nobody else can squat it */
     const char *st = getenv("XDG_STATE_HOME");
     if (st && st[0] == '/' && strlen(st) < sizeof dir - 32) {
         snprintf(dir, sizeof dir, "%s/jobscope/spool", st);
-        return dir;
+        return strdup(dir);
     }
     snprintf(dir, sizeof dir, "/var/tmp/jobscope-spool-%u", (unsigned)getuid());
-    return dir;
+    return strdup(dir);
 }
 
 /* A spool directory must be the user's own and closed to others: one that
@@ -186,7 +187,7 @@ static int ensure_spool(publisher *p)
     if (spool_dir_safe(p->spool_dir, !strncmp(p->spool_dir, "/var/tmp/jobscope-spool-", 24), why,
                        sizeof why) < 0) {
         /* a security matter and a loss: said even with -q */
-        fprintf(stderr, "jobscope: %s: %s; undeliverable events are lost\n", p->label, why);
+        js_log(1, p->label, "%s; undeliverable events are lost", why);
         p->spool_broken = 1;
         return -1;
     }
@@ -440,7 +441,7 @@ static publisher *pub_new(const pub_backend *be, void *ctx, const char *url, con
     p->quiet = o ? o->quiet : 0;
     p->flush_abort = o && o->flush_abort ? o->flush_abort : &p->own_abort;
     p->spool_dir =
-        strdup(o && o->spool_dir && *o->spool_dir ? o->spool_dir : publisher_default_spool_dir());
+        o && o->spool_dir && *o->spool_dir ? strdup(o->spool_dir) : publisher_default_spool_dir();
     p->spool_max = o && o->spool_max > 0 ? o->spool_max : SPOOL_MAX_DEFAULT;
     p->cap = MEM_MAX_ITEMS;
     p->ring = calloc((size_t)p->cap, sizeof *p->ring);

@@ -86,7 +86,8 @@ void publisher_get_stats(publisher *p, pub_stats *st);
 /* "jobscope: LABEL: message" on stderr, unless quiet (sink_options.quiet, -q). */
 void publisher_warn(int quiet, const char *label, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Default spool directory: $JOBSCOPE_SPOOL_DIR, else /var/tmp/jobscope-spool-UID. */
-const char *publisher_default_spool_dir(void);
+/* Default spool directory, a copy to free: $JOBSCOPE_SPOOL_DIR, else
+ * $XDG_STATE_HOME/jobscope/spool, else /var/tmp/jobscope-spool-UID. */
+char *publisher_default_spool_dir(void);
 
 #endif

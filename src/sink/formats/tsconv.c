@@ -9,6 +9,7 @@
 #include <string.h>
 #include "tsconv.h"
 #include "sbuf.h"
+#include "util/series_name.h"
 
 /* event/event.h, whose json.h cannot be included beside jansson.h */
 int annotations_is_key(const char *key);
@@ -146,12 +147,7 @@ int tsconv_influx_line(sbuf *b, const char *json, size_t len, const char *keep_t
 /* OpenTSDB allows [a-zA-Z0-9-_./] in names and tag values. */
 static void tsdb_name(sbuf *b, const char *s)
 {
-    for (; *s; s++) {
-        char c = *s;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.' || c == '/';
-        sbuf_putc(b, ok ? c : '_');
-    }
+    for (; *s; s++) sbuf_putc(b, series_name_char((unsigned char)*s) ? *s : '_');
 }
 
 int tsconv_opentsdb_point(sbuf *b, const ts_point *p)

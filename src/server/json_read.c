@@ -1,0 +1,374 @@
+/* json_read.c — the pieces of the streaming JSON readers (json_read.h),
+ * read in place with jansson's rules. */
+#include "json_read.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/arena.h"
+
+void jread_init(jread *r, const char *body, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    r->body = body;
+    r->end = body + len;
+}
+
+void jread_free(jread *r)
+{
+    arena_free(&r->scratch);
+}
+
+int jread_fail(jread *r, const char *p, const char *why)
+{
+    if (!r->err[0]) {
+        size_t line = 1, col = 1;
+        for (const char *q = r->body; q < p && q < r->end; q++) {
+            if (*q == '\n') {
+                line++;
+                col = 1;
+            } else
+                col++;
+        }
+        snprintf(r->err, sizeof r->err, "line %zu, column %zu: %s", line, col, why);
+    }
+    return -1;
+}
+
+/* Length of a valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    unsigned c = p[0];
+    size_t n = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (!n || (size_t)(end - p) < n) return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((p[k] & 0xc0) != 0x80) return 0;
+    if (n == 2 && c < 0xc2) return 0;
+    if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0))) return 0;
+    if (n == 4 && (c > 0xf4 || (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))) return 0;
+    return n;
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned)(c - 'A' + 10);
+        else
+            return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+void jread_scratch_reset(jread *r)
+{
+    arena_reset(&r->scratch);
+}
+
+/* A string at *pp (after its opening quote): *s, *n its value (a span of
+ * the body, or of the scratch buffer when it had escapes; valid until
+ * jread_scratch_reset); *pp moves past the closing quote. */
+int jread_string(jread *r, const char **pp, const char **s, size_t *n)
+{
+    const char *p = *pp, *end = r->end, *start = p;
+    /* the common case: no escape, plain ASCII or valid UTF-8 */
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            *s = start;
+            *n = (size_t)(p - start);
+            *pp = p + 1;
+            return 0;
+        }
+        if (c == '\\') break;
+        if (c < 0x20) return jread_fail(r, p, "control character in a string");
+        if (c >= 0x80) {
+            size_t k = utf8_len((const unsigned char *)p, (const unsigned char *)end);
+            if (!k) return jread_fail(r, p, "invalid UTF-8 in a string");
+            p += k;
+        } else
+            p++;
+    }
+    if (p >= end) return jread_fail(r, p, "premature end of input in a string");
+    /* with escapes: unescaped into the scratch arena, which the raw text
+     * bounds (an escape never grows) */
+    const char *q = p;
+    while (q < end && *q != '"') q += *q == '\\' ? 2 : 1;
+    if (q >= end) return jread_fail(r, q > end ? end : q, "premature end of input in a string");
+    char *o = arena_alloc(&r->scratch, (size_t)(q - start) + 1), *o0 = o;
+    if (!o) return jread_fail(r, p, "out of memory");
+    memcpy(o, start, (size_t)(p - start));
+    o += p - start;
+    while (p < end && *p != '"') {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\\') {
+            if (p + 1 >= end) break;
+            char e = p[1];
+            p += 2;
+            switch (e) {
+            case '"':
+            case '\\':
+            case '/':
+                *o++ = e;
+                break;
+            case 'b':
+                *o++ = '\b';
+                break;
+            case 'f':
+                *o++ = '\f';
+                break;
+            case 'n':
+                *o++ = '\n';
+                break;
+            case 'r':
+                *o++ = '\r';
+                break;
+            case 't':
+                *o++ = '\t';
+                break;
+            case 'u': {
+                unsigned u;
+                if (end - p < 4 || hex4(p, &u) < 0) return jread_fail(r, p, "invalid \\u escape");
+                p += 4;
+                if (u >= 0xd800 && u < 0xdc00) {
+                    unsigned lo;
+                    if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 ||
+                        lo < 0xdc00 || lo > 0xdfff)
+                        return jread_fail(r, p, "invalid Unicode surrogate pair");
+                    p += 6;
+                    u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+                } else if (u >= 0xdc00 && u < 0xe000)
+                    return jread_fail(r, p, "invalid Unicode surrogate");
+                if (u == 0) /* jansson without JSON_ALLOW_NUL */
+                    return jread_fail(r, p, "\\u0000 is not allowed");
+                if (u < 0x80)
+                    *o++ = (char)u;
+                else if (u < 0x800) {
+                    *o++ = (char)(0xc0 | (u >> 6));
+                    *o++ = (char)(0x80 | (u & 0x3f));
+                } else if (u < 0x10000) {
+                    *o++ = (char)(0xe0 | (u >> 12));
+                    *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
+                    *o++ = (char)(0x80 | (u & 0x3f));
+                } else {
+                    *o++ = (char)(0xf0 | (u >> 18));
+                    *o++ = (char)(0x80 | ((u >> 12) & 0x3f));
+                    *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
+                    *o++ = (char)(0x80 | (u & 0x3f));
+                }
+                break;
+            }
+            default:
+                return jread_fail(r, p - 1, "invalid escape");
+            }
+        } else {
+            size_t bl = 1;
+            if (c < 0x20) return jread_fail(r, p, "control character in a string");
+            if (c >= 0x80) {
+                bl = utf8_len((const unsigned char *)p, (const unsigned char *)end);
+                if (!bl) return jread_fail(r, p, "invalid UTF-8 in a string");
+            }
+            memcpy(o, p, bl);
+            o += bl;
+            p += bl;
+        }
+    }
+    if (p >= end) return jread_fail(r, p, "premature end of input in a string");
+    *o = 0;
+    *pp = p + 1;
+    *s = o0;
+    *n = (size_t)(o - o0);
+    return 0;
+}
+
+/* A number at *pp: its span; *is_int when it has no fraction or exponent. */
+int jread_number(jread *r, const char **pp, const char **s, size_t *n, int *is_int)
+{
+    const char *p = *pp, *end = r->end, *st = p;
+    *is_int = 1;
+    if (p < end && *p == '-') p++;
+    if (p >= end || *p < '0' || *p > '9') return jread_fail(r, p, "invalid number");
+    if (*p == '0')
+        p++;
+    else
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    if (p < end && *p == '.') {
+        *is_int = 0;
+        p++;
+        if (p >= end || *p < '0' || *p > '9') return jread_fail(r, p, "invalid number");
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        *is_int = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return jread_fail(r, p, "invalid number");
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    *s = st;
+    *n = (size_t)(p - st);
+    *pp = p;
+    if (*is_int) { /* jansson refuses an integer beyond 64 bits */
+        char buf[32];
+        if (*n >= sizeof buf) return jread_fail(r, st, "too big integer");
+        memcpy(buf, st, *n);
+        buf[*n] = 0;
+        errno = 0;
+        (void)strtoll(buf, NULL, 10);
+        if (errno == ERANGE) return jread_fail(r, st, "too big integer");
+    } else if (*n > 1000)
+        return jread_fail(r, st, "number too long");
+    return 0;
+}
+
+/* Skips any JSON value at *pp (strings, numbers, literals, nesting). */
+int jread_skip(jread *r, const char **pp, int depth)
+{
+    const char *p = jread_ws(*pp, r->end), *end = r->end;
+    if (p >= end) return jread_fail(r, p, "premature end of input");
+    const char *s;
+    size_t n;
+    int isint;
+    switch (*p) {
+    case '"':
+        p++;
+        if (jread_string(r, &p, &s, &n) < 0) return -1;
+        break;
+    case '{':
+    case '[': {
+        char close = *p == '{' ? '}' : ']';
+        int obj = *p == '{';
+        if (depth >= JREAD_MAX_DEPTH) return jread_fail(r, p, "maximum parsing depth reached");
+        p = jread_ws(p + 1, end);
+        if (p < end && *p == close) {
+            p++;
+            break;
+        }
+        for (;;) {
+            if (obj) {
+                p = jread_ws(p, end);
+                if (p >= end || *p != '"') return jread_fail(r, p, "string or '}' expected");
+                p++;
+                if (jread_string(r, &p, &s, &n) < 0) return -1;
+                p = jread_ws(p, end);
+                if (p >= end || *p != ':') return jread_fail(r, p, "':' expected");
+                p++;
+            }
+            if (jread_skip(r, &p, depth + 1) < 0) return -1;
+            p = jread_ws(p, end);
+            if (p < end && *p == ',') {
+                p++;
+                continue;
+            }
+            if (p < end && *p == close) {
+                p++;
+                break;
+            }
+            return jread_fail(r, p, obj ? "',' or '}' expected" : "',' or ']' expected");
+        }
+        break;
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+        const char *w = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+        size_t l = strlen(w);
+        if ((size_t)(end - p) < l || memcmp(p, w, l)) return jread_fail(r, p, "invalid token");
+        p += l;
+        break;
+    }
+    default:
+        if (jread_number(r, &p, &s, &n, &isint) < 0) return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
+int jread_scalar(jread *r, const char **pp, jread_value *v)
+{
+    const char *p = jread_ws(*pp, r->end);
+    memset(v, 0, sizeof *v);
+    if (p < r->end && *p == '"') {
+        p++;
+        v->kind = JV_STRING;
+        if (jread_string(r, &p, &v->s, &v->n) < 0) return -1;
+    } else if (p < r->end && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+        int isint;
+        if (jread_number(r, &p, &v->s, &v->n, &isint) < 0) return -1;
+        v->kind = isint ? JV_INT : JV_REAL;
+        if (jread_number_value(v->s, v->n, &v->d) < 0)
+            return jread_fail(r, v->s, "real number overflow");
+        if (isint && v->d == 0) v->d = 0; /* "-0" is the integer 0 */
+    } else {
+        const char *st = p;
+        if (jread_skip(r, &p, 1) < 0) return -1;
+        v->kind = *st == '{' ? JV_OBJECT : *st == 'n' ? JV_NULL : JV_OTHER;
+    }
+    *pp = p;
+    return 0;
+}
+
+static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+int jread_number_value(const char *s, size_t n, double *out)
+{
+    /* the usual form exactly without strtod: [-]digits[.digits] with a
+     * mantissa below 2^53 and at most 22 decimals (an exact power of ten):
+     * one correctly rounded division, as strtod's result */
+    size_t i = 0;
+    int neg = 0, digits = 0, frac = -1;
+    uint64_t m = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+    for (; i < n; i++) {
+        unsigned d = (unsigned char)s[i] - '0';
+        if (d < 10) {
+            if (m > (1ull << 53) / 10) break;
+            m = m * 10 + d;
+            digits++;
+            if (frac >= 0) frac++;
+        } else if (s[i] == '.' && frac < 0)
+            frac = 0;
+        else
+            break;
+    }
+    if (i == n && digits && m <= (1ull << 53) && frac <= 22) {
+        double x = (double)m;
+        if (frac > 0) x /= pow10_tab[frac];
+        *out = neg ? -x : x;
+        return 0;
+    }
+    char buf[1100];
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (*end) return -1;
+    if (errno == ERANGE && isinf(v)) return -1; /* jansson: "real number overflow" */
+    *out = v;
+    return 0;
+}
+
+const char *jread_int_text(const jread_value *v, size_t *len)
+{
+    if (v->n == 2 && v->s[0] == '-' && v->s[1] == '0') {
+        *len = 1;
+        return v->s + 1;
+    }
+    *len = v->n;
+    return v->s;
+}

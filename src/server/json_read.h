@@ -1,0 +1,80 @@
+/* json_read.h — the pieces of a streaming JSON reader (json_read.c): a
+ * string, a number, any value skipped, a scalar member, each read in place
+ * from a span of text with the exact rules of jansson (RFC 8259, UTF-8
+ * strings, no \u0000, integers that fit in 64 bits, reals that do not
+ * overflow, nesting up to 2048), so that a reader built of them accepts
+ * and refuses what the tree-building parser it replaces did.  Strings are
+ * spans of the text, or of a scratch arena when they hold an escape.
+ *
+ * The readers of the ingest bodies are built of them: put_reader.c
+ * (/api/put) and event_reader.c (/api/events, the Unix socket). */
+#ifndef JOBSCOPE_JSON_READ_H
+#define JOBSCOPE_JSON_READ_H
+
+#include <stddef.h>
+#include "util/arena.h"
+
+#define JREAD_MAX_DEPTH 2048
+
+typedef enum jread_kind {
+    JV_NONE,
+    JV_STRING,
+    JV_INT,
+    JV_REAL,
+    JV_NULL,
+    JV_OBJECT,
+    JV_OTHER /* true, false, an array */
+} jread_kind;
+
+/* A value: kind, text (a string unescaped, a number as written) and, for
+ * a number, its value. */
+typedef struct jread_value {
+    jread_kind kind;
+    const char *s;
+    size_t n;
+    double d;
+} jread_value;
+
+typedef struct jread {
+    const char *body, *end;
+    arena scratch; /* unescaped strings */
+    char err[160]; /* "line L, column C: why" */
+} jread;
+
+/* Starts reading [body, body+len). */
+void jread_init(jread *r, const char *body, size_t len);
+/* Frees the scratch arena. */
+void jread_free(jread *r);
+/* Forgets the strings unescaped so far (their memory is reused). */
+void jread_scratch_reset(jread *r);
+/* Records the first error at p ("line L, column C: why"); returns -1. */
+int jread_fail(jread *r, const char *p, const char *why);
+/* p past JSON whitespace (inline: the readers call it between every two
+ * tokens). */
+static inline const char *jread_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
+    return p;
+}
+
+/* A string at *pp, just after its opening quote: *s, *n its value (a span
+ * of the text, or of the scratch arena); *pp moves past the closing quote.
+ * 0, or -1 with the error. */
+int jread_string(jread *r, const char **pp, const char **s, size_t *n);
+/* A number at *pp: its span; *is_int when it has no fraction or exponent. */
+int jread_number(jread *r, const char **pp, const char **s, size_t *n, int *is_int);
+/* Skips any value at *pp (after whitespace), depth levels deep already. */
+int jread_skip(jread *r, const char **pp, int depth);
+/* A member's value at *pp: a string or a number read, anything else
+ * skipped (kind JV_OBJECT, JV_NULL or JV_OTHER). */
+int jread_scalar(jread *r, const char **pp, jread_value *v);
+
+/* The number written in s[0..n) (JSON's or a numeric string's form, whole):
+ * 0, or -1 when it is not one or overflows.  Exact: the usual forms
+ * without strtod, the others with it. */
+int jread_number_value(const char *s, size_t n, double *out);
+/* An integer's text as jansson prints it ("%lld"): the digits as written,
+ * "-0" as "0". */
+const char *jread_int_text(const jread_value *v, size_t *len);
+
+#endif

@@ -1,0 +1,314 @@
+/* test_server_ingest.c — jobscope events into points (src/server/ingest.h):
+ * the streaming reader gives exactly the points (and errors) jansson's
+ * reading gives, line by line, on real events and on tens of thousands of
+ * mutations of them; it is the reader of the events runs send; and the
+ * metric catalogue decides what a field becomes: every catalogue field,
+ * sent in its event, is stored under the catalogue's series name, is
+ * answered by the query API, and is exposed by /metrics as the catalogue's
+ * counter or gauge with its help text — a new field is one catalogue line. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "model/metric.h"
+#include "server/ingest.h"
+#include "server/server.h"
+
+/* Real lines of a run (jobscope run, trimmed), and a group's rows. */
+static const char *const corpus[] = {
+    "{\"event\":\"jobscope.start\",\"ts\":1795632457.618057,\"hostname\":\"vm\",\"site\":\"\","
+    "\"wf_uuid\":\"\",\"rank\":0,\"job_id\":\"vm-5367\",\"version\":\"0.1.0\",\"pid\":5370,"
+    "\"argv\":[\"sh\",\"-c\",\"sleep 0.3\"],\"interval\":0.100,\"cpus_online\":2,"
+    "\"rlimits\":{\"as\":{\"soft\":null,\"hard\":null},\"core\":{\"soft\":0,\"hard\":null},"
+    "\"nofile\":{\"soft\":20000,\"hard\":20000}},\"seq\":1}",
+    "{\"event\":\"kickstart.inv.online\",\"ts\":1795632457.718640,\"hostname\":\"vm\",\"site\":"
+    "\"\","
+    "\"wf_uuid\":\"\",\"wf_label\":\"\",\"dag_job_id\":\"\",\"condor_job_id\":\"\",\"xformation\":"
+    "\"\","
+    "\"task_id\":\"\",\"rank\":0,\"job_id\":\"vm-5367\",\"pid\":5370,\"exe\":\"/usr/bin/dash\","
+    "\"elapsed\":0.097,\"utime\":0.000,\"stime\":0.000,\"iowait\":0.000,\"bread\":0,\"bwrite\":0,"
+    "\"rchar\":52446732,\"wchar\":52428896,\"syscr\":78,\"syscw\":53,\"read_bytes\":0,"
+    "\"write_bytes\":0,\"cancelled_write_bytes\":0,\"minflt\":479,\"majflt\":0,\"nvcsw\":2,"
+    "\"nivcsw\":1,\"vm\":5512,\"rss\":3288,\"swap\":0,\"procs\":2,\"threads\":2,"
+    "\"cpu_percent\":0.00,\"max_hwm\":1832,\"total_procs\":3,\"bsend\":0,\"brecv\":0,"
+    "\"total_processes\":3,\"cg_cpu_usage\":0.005009,\"cg_memory_current\":921600,"
+    "\"cg_io_rbytes\":4097000,\"cg_io\":[{\"dev\":\"254:0\",\"rbytes\":4096000,\"wbytes\":8192000,"
+    "\"rios\":100,\"wios\":200},{\"dev\":\"253:0\",\"rbytes\":1000,\"wbytes\":2000,\"rios\":1,"
+    "\"wios\":2}],\"seq\":3}",
+    "{\"event\":\"kickstart.inv.online.gpu.stats\",\"ts\":1700000001,\"hostname\":\"n1\","
+    "\"job_id\":\"j1\",\"wf_label\":\"w\",\"site\":\"s\",\"dag_job_id\":\"d\",\"condor_job_id\":"
+    "\"c\","
+    "\"xformation\":\"x\",\"task_id\":\"t\",\"wf_uuid\":\"u\",\"rank\":0,\"id\":1,\"uuid\":\"GPU-"
+    "x\",\"name\":\"A100\",\"temp\":41,"
+    "\"power_usage\":60000,\"gpu_utilization\":9,\"job_sm_util\":null,\"job_util_source\":\"none\","
+    "\"procs\":[{\"pid\":1,\"mem\":2}],\"seq\":4}",
+    "{\"event\":\"jobscope.metric\",\"ts\":1700000001.5,\"hostname\":\"n1\",\"job_id\":\"j1\","
+    "\"rank\":0,\"name\":\"loss\",\"value\":0.5,\"level\":1,\"tags\":{\"phase\":\"train\","
+    "\"epoch\":3,\"lr\":0.001,\"ok\":true,\"deep\":{\"x\":1}}}",
+    "{\"event\":\"jobscope.end\",\"ts\":1795632457.927291,\"hostname\":\"vm\",\"rank\":0,"
+    "\"job_id\":\"vm-5367\",\"exit_code\":0,\"signal\":null,\"duration\":0.308702,"
+    "\"peaks\":{\"rss\":{\"value\":3288,\"ts\":1795632457.718640},\"max_process_hwm\":2900},"
+    "\"metrics\":{\"dropped\":{\"malformed\":0,\"deeper\":{\"still\":{\"too\":{\"deep\":1}}}}},"
+    "\"seq\":7}",
+    /* shapes at the edges of the rule */
+    "{\"event\":\"e\",\"ts\":\"later\",\"host\":\"h\",\"id\":\"gpu-a\",\"rank\":2.5,\"x\":-0,"
+    "\"y\":-0.0,\"z\":1e-320,\"big\":9007199254740993,\"e\\u0301\":1,\"a b\":2}",
+    "{\"event\":\"e\",\"ts\":1,\"x\":1,\"x\":2,\"hostname\":\"a\",\"hostname\":\"b\"}",
+    "{\"event\":\"e\",\"ts\":1e14,\"x\":1}",
+    "{\"event\":\"\",\"x\":1}",
+    "{\"x\":1}",
+    "[1,2]",
+    "17",
+    "{\"event\":\"e\",\"x\":1,}",
+    "{\"event\":\"e\",\"s\":\"\\u0000\"}",
+    "{\"event\":\"e\",\"n\":123456789012345678901234}",
+    "{\"event\":\"e\",\"r\":1e400}",
+    "  {\"event\" : \"e\" , \"ts\" : 1700000000 , \"v\" : 3 }  \r",
+    "{\"event\":\"kickstart.inv.online\",\"ts\":1,\"job_id\":\"j\",\"cg_io\":[{\"rbytes\":1},7,"
+    "{\"dev\":8,\"rbytes\":2},{\"dev\":\"8:0\",\"rbytes\":3,\"other\":4,\"rbytes\":5}]}",
+    "{\"event\":\"kickstart.inv.online\",\"ts\":1,\"job_id\":\"j\",\"cg_io\":[{\"dev\":\"8:0\","
+    "\"rbytes\":3,\"nested\":{\"a\":[1,{}]},\"wios\":1.5}],\"tags\":{\"dev\":\"custom\"}}",
+    "{\"event\":\"e\",\"ts\":1,\"tags\":{\"t1\":\"a\",\"t1\":\"b\"},\"v\":1}",
+    "{\"event\":\"e\",\"ts\":1,\"tags\":[1],\"batch\":3,\"seq\":4,\"v\":1}",
+};
+#define NCORPUS (sizeof corpus / sizeof corpus[0])
+
+static void same_points(const char *body, size_t len)
+{
+    ingest_result a, b;
+    assert_int_equal(ingest_ndjson_points(body, len, 1234, 0, &a), 0);
+    assert_int_equal(ingest_ndjson_points(body, len, 1234, INGEST_JANSSON_ONLY, &b), 0);
+    if (a.accepted != b.accepted || a.failed != b.failed || strcmp(a.err, b.err) || a.n != b.n)
+        fail_msg("%.300s\nstreaming: %zu/%zu %zu points '%s'\njansson:   %zu/%zu %zu points '%s'",
+                 body, a.accepted, a.failed, a.n, a.err, b.accepted, b.failed, b.n, b.err);
+    for (size_t i = 0; i < a.n; i++) {
+        const store_point *x = &a.pts[i], *y = &b.pts[i];
+        int same = !strcmp(x->metric, y->metric) && x->ntags == y->ntags && x->ts_ms == y->ts_ms &&
+                   !memcmp(&x->value, &y->value, sizeof x->value);
+        for (int t = 0; same && t < x->ntags; t++)
+            same = !strcmp(x->tags[t].key, y->tags[t].key) &&
+                   !strcmp(x->tags[t].value, y->tags[t].value);
+        if (!same)
+            fail_msg("%.300s\npoint %zu: %s=%.17g (%d tags) against %s=%.17g (%d tags)", body, i,
+                     x->metric, x->value, x->ntags, y->metric, y->value, y->ntags);
+    }
+    ingest_result_free(&a);
+    ingest_result_free(&b);
+}
+
+static void the_streaming_reader_gives_the_points_and_errors_jansson_gives(void **st)
+{
+    (void)st;
+    char body[65536] = "";
+    for (size_t i = 0; i < NCORPUS; i++) {
+        same_points(corpus[i], strlen(corpus[i]));
+        strcat(body, corpus[i]);
+        strcat(body, "\n\n");
+    }
+    same_points(body, strlen(body)); /* a whole body: shared tags, line numbers */
+
+    /* mutations of the real lines: a byte replaced, dropped or doubled */
+    static const char pick[] = "{}[]\",:.-+eE0123456789 \\u\tntf";
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    char line[4096];
+    for (int it = 0; it < 30000; it++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        const char *src = corpus[(seed >> 33) % 5];
+        size_t n = strlen(src), at = (size_t)(seed >> 20) % n;
+        memcpy(line, src, n + 1);
+        int op = (int)((seed >> 8) % 3);
+        if (op == 0)
+            line[at] = pick[(seed >> 40) % (sizeof pick - 1)];
+        else if (op == 1)
+            memmove(line + at, line + at + 1, n - at);
+        else {
+            memmove(line + at + 1, line + at, n - at + 1);
+            n++;
+        }
+        same_points(line, strlen(line));
+    }
+}
+
+static void events_of_the_known_shapes_are_read_without_jansson(void **st)
+{
+    (void)st;
+    jread jr;
+    jread_init(&jr, "", 0);
+    ev_view v = {0};
+    for (size_t i = 1; i <= 3; i++) { /* the sample, gpu.stats and a custom metric */
+        ev_view_reset(&v);
+        assert_int_equal(event_reader_read(&jr, corpus[i], strlen(corpus[i]), &v), 1);
+    }
+    assert_int_equal(v.nctags, 3); /* phase, epoch, lr: strings and numbers */
+    ev_view_reset(&v);
+    /* nested objects and keys given twice are jansson's */
+    assert_int_equal(event_reader_read(&jr, corpus[0], strlen(corpus[0]), &v), 0);
+    ev_view_reset(&v);
+    assert_int_equal(event_reader_read(&jr, corpus[6], strlen(corpus[6]), &v), 0);
+    ev_view_free(&v);
+    jread_free(&jr);
+}
+
+/* ---- the catalogue decides ---- */
+
+typedef struct found {
+    char tags[4096];
+    int n;
+} found;
+
+static int collect(void *arg, const store_series *se)
+{
+    found *f = arg;
+    size_t o = strlen(f->tags);
+    for (int i = 0; i < se->ntags; i++)
+        o += (size_t)snprintf(f->tags + o, sizeof f->tags - o, "%s%s=%s",
+                              i ? "," : (f->n ? ";" : ""), se->tags[i].key, se->tags[i].value);
+    f->n++;
+    return 0;
+}
+
+/* The catalogue's series name of d: EVENT.NAME, or EVENT.GROUP.NAME. */
+static void series_name(const metric_def *d, char *out, size_t len)
+{
+    if (d->group)
+        snprintf(out, len, "%s.%s.%s", d->event, d->group, d->name);
+    else
+        snprintf(out, len, "%s.%s", d->event, d->name);
+}
+
+static void every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/test_server_ingest.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    server_config c;
+    server_config_defaults(&c);
+    free(c.store_dir);
+    c.store_dir = strdup(dir);
+    char err[256] = "";
+    static const server_module *const modules[] = {&core_module, &ingest_module, &query_module,
+                                                   NULL};
+    server *s = server_create(&c, modules, err, sizeof err);
+    if (!s) fail_msg("server_create: %s", err);
+
+    /* one event per catalogue event carrying every field of the
+     * catalogue, each with its own value; a group's fields in two rows */
+    sbuf body = {0};
+    const char *events[M_COUNT];
+    int nev = 0;
+    for (int i = 0; i < M_COUNT; i++) {
+        int seen = 0;
+        for (int e = 0; e < nev; e++) seen |= !strcmp(events[e], metric_catalogue[i].event);
+        if (!seen) events[nev++] = metric_catalogue[i].event;
+    }
+    for (int e = 0; e < nev; e++) {
+        sbuf_printf(&body,
+                    "{\"event\":\"%s\",\"ts\":1700000000,\"hostname\":\"n1\",\"job_id\":\"j1\"",
+                    events[e]);
+        const char *group = NULL;
+        for (int i = 0; i < M_COUNT; i++) {
+            const metric_def *d = &metric_catalogue[i];
+            if (strcmp(d->event, events[e])) continue;
+            if (d->group)
+                group = d->group;
+            else
+                sbuf_printf(&body, ",\"%s\":%d", d->name, 1000 + i);
+        }
+        if (group) { /* cg_io: [{"dev":"8:0",...},{"dev":"8:16",...}] */
+            sbuf_printf(&body, ",\"%s\":[", group);
+            for (int row = 0; row < 2; row++) {
+                sbuf_printf(&body, "%s{", row ? "," : "");
+                int first = 1;
+                for (int i = 0; i < M_COUNT; i++) {
+                    const metric_def *d = &metric_catalogue[i];
+                    if (!d->group || strcmp(d->group, group) || strcmp(d->event, events[e]))
+                        continue;
+                    if (first) sbuf_printf(&body, "\"%s\":\"8:%d\",", d->row_label, row * 16);
+                    sbuf_printf(&body, "%s\"%s\":%d", first ? "" : ",", d->name,
+                                2000 + 100 * row + i);
+                    first = 0;
+                }
+                sbuf_putc(&body, '}');
+            }
+            sbuf_putc(&body, ']');
+        }
+        sbuf_puts(&body, "}\n");
+    }
+    size_t ok = 0, bad = 0;
+    assert_true(server_ingest_ndjson(s, body.p, body.len, &ok, &bad, err, sizeof err) > 0);
+    assert_int_equal((int)ok, nev);
+    assert_int_equal((int)bad, 0);
+
+    sbuf prom = {0};
+    server_live_metrics(s, &prom);
+    for (int i = 0; i < M_COUNT; i++) {
+        const metric_def *d = &metric_catalogue[i];
+        char name[256];
+        series_name(d, name, sizeof name);
+        /* the store: the catalogue's series name, a row's label as a tag */
+        found f = {{0}, 0};
+        store_series_of(s->st, name, collect, &f);
+        if (d->group) {
+            char want[128];
+            snprintf(want, sizeof want, "%s=8:0,host=n1,job_id=j1;%s=8:16,host=n1,job_id=j1",
+                     d->row_label, d->row_label);
+            if (f.n != 2 || strcmp(f.tags, want)) fail_msg("%s: %d series %s", name, f.n, f.tags);
+        } else if (f.n != 1)
+            fail_msg("%s: %d series", name, f.n);
+
+        /* the query API answers it */
+        char q[512];
+        snprintf(q, sizeof q,
+                 "{\"start\":1699999999,\"end\":1700000001,\"queries\":[{\"metric\":\"%s\","
+                 "\"aggregator\":\"sum\"}]}",
+                 name);
+        server_request r = {
+            .method = "POST", .path = "/api/query", .body = q, .body_len = strlen(q)};
+        server_response w = {.status = 200};
+        server_dispatch(s, &r, &w);
+        char val[32];
+        snprintf(val, sizeof val, "\"1700000000\":%d", d->group ? 2000 + i + 2100 + i : 1000 + i);
+        if (w.status != 200 || !w.body || !strstr(w.body, val))
+            fail_msg("%s: /api/query %d %.200s (want %s)", name, w.status, w.body, val);
+        free(w.body);
+
+        /* /metrics: the catalogue's kind and help */
+        char prom_series[600], *o = prom_series;
+        o += sprintf(o, "jobscope_");
+        for (const char *m = name; *m; m++) *o++ = *m == '.' ? '_' : *m;
+        *o = 0;
+        if (d->group) /* a row's family is named with its label: ..._cg_io_dev_rbytes */
+            snprintf(prom_series, sizeof prom_series, "jobscope_%s_%s_%s_%s", d->event, d->group,
+                     d->row_label, d->name);
+        for (o = prom_series; *o; o++)
+            if (*o == '.') *o = '_';
+        char type[700], help[700];
+        snprintf(type, sizeof type, "# TYPE %s%s %s\n", prom_series,
+                 d->kind == METRIC_COUNTER ? "_total" : "", metric_kind_name(d->kind));
+        snprintf(help, sizeof help, "# HELP %s%s %s (%s; ", prom_series,
+                 d->kind == METRIC_COUNTER ? "_total" : "", d->help, d->unit);
+        if (!strstr(prom.p, type)) fail_msg("/metrics lacks '%s'", type);
+        if (!strstr(prom.p, help)) fail_msg("/metrics lacks '%s'", help);
+    }
+    sbuf_free(&prom);
+    sbuf_free(&body);
+    server_destroy(s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_streaming_reader_gives_the_points_and_errors_jansson_gives),
+        cmocka_unit_test(events_of_the_known_shapes_are_read_without_jansson),
+        cmocka_unit_test(every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
