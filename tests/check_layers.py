@@ -5,15 +5,20 @@
 
 The monitor side, lowest first (docs/hacking.md):
   0 util     src/util, the JSON writer src/event/json.[ch]
-  1 model    src/model
-  2 sources  src/event, src/source.h, src/proc, src/bpf, src/cgroup, src/gpu,
-             src/limits, src/metrics, and the output interface src/sink/sink.h
-  3 monitor  src/monitor
-  4 outputs  src/sink (formats, delivery, network backends), and src/kickstart
-             (pegasus-kickstart's record and job chain on top of the monitor)
+  1 model    src/model (the catalogue, an event's value set), src/event (the
+             job's annotations and the event handed to the outputs)
+  2 sources  src/source.h, src/proc, src/bpf, src/cgroup, src/gpu,
+             src/limits, src/metrics: where numbers come from
+  2 outputs  src/sink (formats, delivery, network backends): where events go;
+             beside the sources, and neither includes the other
+  3 monitor  src/monitor: the engine, which opens the outputs, runs the
+             sources and hands their events to the outputs (the emitter)
+  4 front    src/kickstart (pegasus-kickstart's record and job chain on top
+             of the monitor)
   5 cli      src/cli, src/slurm (the SPANK plugin: a front end that starts
              `jobscope attach`; it links nothing of jobscope's)
-A file may include its own layer and those below, never one above.  The
+A file may include its own layer and those below, never one above, nor
+the other column of its own layer; no file is exempt.  The
 server side (src/store, src/query, src/server, src/repo, src/report) may
 include anything of the monitor side but src/cli and src/monitor, and
 nothing on the monitor side may include the server side.  The server side
@@ -38,29 +43,25 @@ def server_layer(rel):
 
 
 def layer(rel):
-    """rel: path under src/ -> layer number, 'S' (server side) or None."""
-    parts = rel.split("/")
-    top = parts[0]
+    """rel: path under src/ -> (layer number, name) or None."""
+    top = rel.split("/")[0]
     if top == "util" or rel in ("event/json.h", "event/json.c"):
-        return 0
-    if top == "model":
-        return 1
-    if rel == "sink/sink.h":
-        return 2
-    if top in ("event", "proc", "bpf", "cgroup", "gpu", "limits", "metrics") or rel == "source.h":
-        return 2
+        return (0, "util")
+    if top in ("model", "event"):
+        return (1, "model")
+    if top in ("proc", "bpf", "cgroup", "gpu", "limits", "metrics") or rel == "source.h":
+        return (2, "sources")
+    if top == "sink":
+        return (2, "outputs")
     if top == "monitor":
-        return 3
-    if top in ("sink", "kickstart"):
-        return 4
+        return (3, "monitor")
+    if top == "kickstart":
+        return (4, "front ends")
     if top in ("cli", "slurm"):
-        return 5
+        return (5, "cli")
     if top in SERVER:
-        return "S"
+        return ("S", "server side")
     return None
-
-
-NAMES = {0: "util", 1: "model", 2: "sources", 3: "monitor", 4: "outputs", 5: "cli", "S": "server side"}
 
 
 def main():
@@ -90,19 +91,22 @@ def main():
                 if theirs is None:
                     continue
                 why = None
-                if mine == "S" and theirs == "S":
+                if mine[0] == "S" and theirs[0] == "S":
                     a = server_layer(rel)
                     b = server_layer(target)
                     if b > a:
                         why = "%s (server layer %d) includes %s (server layer %d)" % (
                             SERVER_NAMES[a], a, SERVER_NAMES[b], b)
-                elif mine == "S":
-                    if theirs in (3, 5):
-                        why = "the server side must not include %s" % NAMES[theirs]
-                elif theirs == "S":
+                elif mine[0] == "S":
+                    if theirs[1] in ("monitor", "front ends", "cli"):
+                        why = "the server side must not include %s" % theirs[1]
+                elif theirs[0] == "S":
                     why = "the monitor side must not include the server side"
-                elif theirs > mine:
-                    why = "%s (layer %d) includes %s (layer %d)" % (NAMES[mine], mine, NAMES[theirs], theirs)
+                elif theirs[0] > mine[0]:
+                    why = "%s (layer %d) includes %s (layer %d)" % (mine[1], mine[0], theirs[1], theirs[0])
+                elif theirs[0] == mine[0] and theirs[1] != mine[1]:
+                    why = "%s and %s stand side by side (layer %d): neither includes the other" % (
+                        mine[1], theirs[1], mine[0])
                 if why:
                     print("%s:%d: includes %s: %s" % (path, n, target, why))
                     bad += 1

@@ -81,6 +81,12 @@ extern const char *const cg_v1_names[CG_V1_N];
 
 typedef struct cgroup cgroup;
 
+/* read_fast's skip: memory.stat may be carried over while memory.current
+ * stands still (the job's processes did nothing that moves it);
+ * pids.current may be carried over (the job's tasks are those it counted). */
+#define CG_SKIP_MEM_STAT 1u
+#define CG_SKIP_PIDS     2u
+
 /* What each reader implements. */
 typedef struct cgroup_ops {
     int version;                           /* 1 or 2 */
@@ -88,8 +94,14 @@ typedef struct cgroup_ops {
     /* Only the figures that move every sample (CG_FAST), in st from a read
      * before: CPU, memory.current and memory.stat, pids.current, I/O.  The
      * others (limits, peaks, events, kernel memory on v1, PSI) keep their
-     * last values. */
-    int (*read_fast)(cgroup *cg, cg_stats *st);
+     * last values.  What a first file says cannot have moved is not read
+     * again: the CPU split while the CPU total stands still (nothing of the
+     * cgroup ran), the I/O bytes while the I/O count stands still (no
+     * request completed); with CG_SKIP_MEM_STAT, memory.stat while
+     * memory.current stands still (the caller knows the job was quiet);
+     * with CG_SKIP_PIDS, pids.current (the caller knows no task came or
+     * went). */
+    int (*read_fast)(cgroup *cg, cg_stats *st, unsigned skip);
     int (*attach)(cgroup *cg, pid_t pid); /* move a process (all its threads) in */
     int (*nprocs)(cgroup *cg);            /* processes inside now, -1 on error */
     const char *(*task_dir)(cgroup *cg);  /* a directory whose cgroup holds the tasks */
@@ -218,11 +230,10 @@ uint64_t procconn_total(procconn *pc); /* processes ever in the job */
 uint64_t procconn_lost(procconn *pc);  /* events lost (socket overrun) */
 void procconn_close(procconn *pc);
 
-/* The cg_* fields of a kickstart.inv.online sample (docs/cgroups.md): sets
- * them in the sample's metric set and appends them, with cg_io, to ev. */
-struct jbuf;
+/* The cg_* fields of a kickstart.inv.online sample (docs/cgroups.md), with
+ * the cg_io rows, added to the sample's value set. */
 struct mset;
-void cgroup_sample_fields(struct jbuf *ev, struct mset *set, const cg_stats *st);
+void cgroup_sample_fields(struct mset *set, const cg_stats *st);
 
 /* --cgroup (docs/cgroups.md) */
 enum js_cgroup_mode {

@@ -48,6 +48,10 @@ typedef struct cgsrc {
     char path[512];
     int every_sample; /* --limit: every figure every sample (the limits read them) */
     double full_at;   /* monotonic time of the last read of every figure (0: never) */
+    /* the job's activity, to know when memory.stat cannot have moved */
+    uint64_t quiet_sig[7]; /* what moves it: the tree's and the cgroup's */
+    double moved_at;       /* monotonic time it last moved */
+    uint64_t tasks_sig[5]; /* the job's tasks when pids.current was last read */
 } cgsrc;
 
 static source *cgsrc_open(monitor_ctx *ctx, const void *config)
@@ -166,15 +170,16 @@ static uint64_t count_lost(cgsrc *s)
     return s->bc ? bpfcount_lost(s->bc) : procconn_lost(s->pc);
 }
 
-static void put_secs(jbuf *b, const char *k, uint64_t us)
+static void put_secs(mset *rec, const char *k, uint64_t us)
 {
-    json_fixed(b, k, (double)us / 1e6, 6);
+    mset_put_fixed(rec, k, (double)us / 1e6, 6);
 }
 
-/* The cg_* fields of a sample from the cgroup's figures, into the metric
- * model (names, units, decimals: src/model/catalogue.c) and the event.
+/* The cg_* fields of a sample from the cgroup's figures, into the sample's
+ * value set (names, units, decimals: src/model/catalogue.c), in the order
+ * of the event: the scalars, the per-device cg_io rows, the pressure.
  * Also driven by the golden-output test on the fixtures. */
-void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
+void cgroup_sample_fields(mset *set, const cg_stats *st)
 {
     if (st->have & CG_HAVE_CPU) mset_u64(set, M_CG_CPU_USAGE, st->cpu_usage_us);
     if (st->have & CG_HAVE_CPU_SPLIT) {
@@ -213,13 +218,7 @@ void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
         mset_u64(set, M_CG_IO_RIOS, st->io_rios);
         mset_u64(set, M_CG_IO_WIOS, st->io_wios);
     }
-    if (st->have & CG_HAVE_PSI)
-        for (int i = 0; i < CG_PSI_N; i++)
-            if (st->psi[i].valid) {
-                mset_f64(set, (metric_id)(M_CG_PSI_CPU_SOME_AVG10 + 2 * i), st->psi[i].avg10);
-                mset_u64(set, (metric_id)(M_CG_PSI_CPU_SOME_TOTAL + 2 * i), st->psi[i].total_us);
-            }
-    if (st->have & CG_HAVE_IO)
+    if (st->have & CG_HAVE_IO) {
         for (int i = 0; i < st->nio; i++) {
             char dev[32];
             snprintf(dev, sizeof dev, "%u:%u", st->io[i].major, st->io[i].minor);
@@ -229,12 +228,57 @@ void cgroup_sample_fields(jbuf *ev, mset *set, const cg_stats *st)
             mrow_u64(r, M_CG_IO_DEV_RIOS, st->io[i].rios);
             mrow_u64(r, M_CG_IO_DEV_WIOS, st->io[i].wios);
         }
-    mset_write_json_range(ev, set, M_CG_CPU_USAGE, M_CG_IO_WIOS);
-    if (st->have & CG_HAVE_IO) mset_write_json_group(ev, set, M_CG_IO_DEV_RBYTES);
-    mset_write_json_range(ev, set, M_CG_PSI_CPU_SOME_AVG10, M_CG_PSI_IO_FULL_TOTAL);
+        mset_group(set, M_CG_IO_DEV_RBYTES);
+    }
+    if (st->have & CG_HAVE_PSI)
+        for (int i = 0; i < CG_PSI_N; i++)
+            if (st->psi[i].valid) {
+                mset_f64(set, (metric_id)(M_CG_PSI_CPU_SOME_AVG10 + 2 * i), st->psi[i].avg10);
+                mset_u64(set, (metric_id)(M_CG_PSI_CPU_SOME_TOTAL + 2 * i), st->psi[i].total_us);
+            }
 }
 
-static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+/* What moves memory.stat's anon, file and shmem: the job's memory usage,
+ * its processes' resident memory, page faults and file I/O (page cache).
+ * Any change of these restarts the clock of moved_at. */
+static void moved(cgsrc *s, const tree_sample *ts, double now)
+{
+    const uint64_t sig[7] = {s->st.mem_current, ts->rss_kb,   ts->c.rchar, ts->c.wchar,
+                             ts->c.minflt,      ts->c.majflt, ts->procs};
+    if (memcmp(sig, s->quiet_sig, sizeof sig)) {
+        memcpy(s->quiet_sig, sig, sizeof sig);
+        s->moved_at = now;
+    }
+}
+
+/* memory.stat cannot have moved since it was last read: the job has been
+ * quiet for 3 s (the kernel flushes the memory controller's statistics
+ * every 2 s, so a read after the last change saw them whole), and the
+ * cgroup holds the job alone (one jobscope made for it).  The reader
+ * also wants memory.current unchanged. */
+static int quiet(const cgsrc *s, const tree_sample *ts, double now)
+{
+    const uint64_t sig[6] = {ts->rss_kb,   ts->c.rchar,  ts->c.wchar,
+                             ts->c.minflt, ts->c.majflt, ts->procs};
+    return s->owned && s->moved_at > 0 && now - s->moved_at >= 3.0 &&
+           !memcmp(sig, s->quiet_sig + 1, sizeof sig);
+}
+
+/* pids.current cannot have moved since it was last read: the cgroup holds
+ * the job alone, whose tasks (threads of live processes, zombies not yet
+ * reaped) and forks as the kernel counted them stand still.  Remembers them
+ * for the next sample when they moved (pids.current is read then). */
+static int same_tasks(cgsrc *s, const tree_sample *ts)
+{
+    int counted = s->bc || s->pc;
+    const uint64_t sig[5] = {ts->threads, ts->zombies, ts->procs, ts->total_procs,
+                             counted ? count_total(s) : 0};
+    int same = s->owned && counted && !memcmp(sig, s->tasks_sig, sizeof sig);
+    memcpy(s->tasks_sig, sig, sizeof sig);
+    return same;
+}
+
+static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
 {
     cgsrc *s = (cgsrc *)src;
     if (s->pc || s->bc) {
@@ -251,8 +295,7 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, j
         }
         uint64_t t = count_total(s);
         if (t < ts->total_procs) t = ts->total_procs; /* events lost: never below what /proc saw */
-        mset_u64(ctx->sample, M_TOTAL_PROCESSES, t);
-        mset_write_json_range(ev, ctx->sample, M_TOTAL_PROCESSES, M_TOTAL_PROCESSES);
+        mset_u64(ev, M_TOTAL_PROCESSES, t);
     }
     if (!s->cg) return;
     /* the figures that move every sample (CPU, memory.current, pids.current,
@@ -261,15 +304,19 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, j
      * sample's cost (bench/README.md) */
     double now = now_mono();
     int full = s->every_sample || !s->have || !s->cg->ops->read_fast || now - s->full_at >= 10.0;
-    s->have = (full ? s->cg->ops->read(s->cg, &s->st) : s->cg->ops->read_fast(s->cg, &s->st)) == 0;
+    unsigned skip =
+        (quiet(s, ts, now) ? CG_SKIP_MEM_STAT : 0) | (same_tasks(s, ts) ? CG_SKIP_PIDS : 0);
+    s->have =
+        (full ? s->cg->ops->read(s->cg, &s->st) : s->cg->ops->read_fast(s->cg, &s->st, skip)) == 0;
     if (full) s->full_at = now;
     if (!s->have) return;
+    moved(s, ts, now);
     /* a peak read up to 10 s ago is never below what is there now */
     if ((s->st.have & CG_HAVE_MEM_PEAK) && s->st.mem_current > s->st.mem_peak)
         s->st.mem_peak = s->st.mem_current;
     if ((s->st.have & CG_HAVE_PIDS_PEAK) && s->st.pids_current > s->st.pids_peak)
         s->st.pids_peak = s->st.pids_current;
-    cgroup_sample_fields(ev, ctx->sample, &s->st);
+    cgroup_sample_fields(ev, &s->st);
 }
 
 /* run: reap what jobscope (a subreaper) inherited, so it leaves the cgroup */
@@ -341,20 +388,20 @@ static void cgsrc_stop(source *src, monitor_ctx *ctx)
     }
 }
 
-static void cgsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
+static void cgsrc_record(source *src, monitor_ctx *ctx, mset *rec)
 {
     cgsrc *s = (cgsrc *)src;
     if (s->pc || s->bc) {
-        json_u64(rec, "total_processes", count_total(s));
-        if (count_lost(s)) json_u64(rec, "total_processes_lost_events", count_lost(s));
+        mset_put_u64(rec, "total_processes", count_total(s));
+        if (count_lost(s)) mset_put_u64(rec, "total_processes_lost_events", count_lost(s));
     }
     if (!s->have) return;
     const cg_stats *st = &s->st;
-    json_obj_open(rec, "cgroup");
-    json_i64(rec, "version", s->version);
-    json_str(rec, "path", s->path);
-    json_bool(rec, "created", s->owned);
-    if (s->owned) json_bool(rec, "removed", s->removed);
+    mset_open_obj(rec, "cgroup");
+    mset_put_i64(rec, "version", s->version);
+    mset_put_str(rec, "path", s->path);
+    mset_put_bool(rec, "created", s->owned);
+    if (s->owned) mset_put_bool(rec, "removed", s->removed);
     if (st->have & CG_HAVE_CPU) put_secs(rec, "cpu_usage", st->cpu_usage_us);
     if (st->have & CG_HAVE_CPU_SPLIT) {
         put_secs(rec, "cpu_user", st->cpu_user_us);
@@ -362,24 +409,24 @@ static void cgsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
     }
     if (st->have & CG_HAVE_THROTTLE) put_secs(rec, "cpu_throttled", st->cpu_throttled_us);
     if (st->have & CG_HAVE_MEM_PEAK)
-        json_u64(rec, "memory_peak", st->mem_peak); /* exact: kept by the kernel */
+        mset_put_u64(rec, "memory_peak", st->mem_peak); /* exact: kept by the kernel */
     if (st->have & CG_HAVE_MEM) {
-        json_u64(rec, "memory_current", st->mem_current);
-        if (st->mem_max != CG_NOLIMIT) json_u64(rec, "memory_max", st->mem_max);
+        mset_put_u64(rec, "memory_current", st->mem_current);
+        if (st->mem_max != CG_NOLIMIT) mset_put_u64(rec, "memory_max", st->mem_max);
     }
     if (st->have & CG_HAVE_MEM_STAT) {
-        json_u64(rec, "memory_anon", st->mem_anon);
-        json_u64(rec, "memory_file", st->mem_file); /* page cache still charged to the job */
-        json_u64(rec, "memory_shmem", st->mem_shmem);
+        mset_put_u64(rec, "memory_anon", st->mem_anon);
+        mset_put_u64(rec, "memory_file", st->mem_file); /* page cache still charged to the job */
+        mset_put_u64(rec, "memory_shmem", st->mem_shmem);
     }
-    if (st->have & CG_HAVE_MEM_KERNEL) json_u64(rec, "memory_kernel", st->mem_kernel);
-    if (st->have & CG_HAVE_OOM) json_u64(rec, "oom", st->mem_oom);
-    if (st->have & CG_HAVE_OOM_KILL) json_u64(rec, "oom_kill", st->mem_oom_kill);
-    if (st->have & CG_HAVE_PIDS_PEAK) json_u64(rec, "pids_peak", st->pids_peak);
-    if (st->have & CG_HAVE_PIDS) json_u64(rec, "pids_max_events", st->pids_max_events);
+    if (st->have & CG_HAVE_MEM_KERNEL) mset_put_u64(rec, "memory_kernel", st->mem_kernel);
+    if (st->have & CG_HAVE_OOM) mset_put_u64(rec, "oom", st->mem_oom);
+    if (st->have & CG_HAVE_OOM_KILL) mset_put_u64(rec, "oom_kill", st->mem_oom_kill);
+    if (st->have & CG_HAVE_PIDS_PEAK) mset_put_u64(rec, "pids_peak", st->pids_peak);
+    if (st->have & CG_HAVE_PIDS) mset_put_u64(rec, "pids_max_events", st->pids_max_events);
     if (st->have & CG_HAVE_IO) {
-        json_u64(rec, "io_rbytes", st->io_rbytes);
-        json_u64(rec, "io_wbytes", st->io_wbytes);
+        mset_put_u64(rec, "io_rbytes", st->io_rbytes);
+        mset_put_u64(rec, "io_wbytes", st->io_wbytes);
     }
     if (st->have & CG_HAVE_PSI) {
         put_secs(rec, "psi_cpu_some_total", st->psi[CG_PSI_CPU_SOME].total_us);
@@ -388,7 +435,7 @@ static void cgsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
         put_secs(rec, "psi_io_some_total", st->psi[CG_PSI_IO_SOME].total_us);
         put_secs(rec, "psi_io_full_total", st->psi[CG_PSI_IO_FULL].total_us);
     }
-    json_obj_close(rec);
+    mset_close(rec);
 }
 
 int cgroup_send_home(const monitor_ctx *ctx, pid_t pid)

@@ -46,6 +46,13 @@ typedef struct cg1 {
     char *dir[CG_V1_N];
     char *rel;
     cg_files files; /* v1_read's, by F_* slot */
+    /* what the last reads of the split and of the I/O bytes were read
+     * with: cpuacct.usage, the io_serviced text, and the figures */
+    uint64_t split_usage_ns;
+    int split_known;
+    char serviced[512];
+    size_t serviced_len; /* 0: unknown */
+    cg_stats io_last;    /* io_* and io[] of that read */
 } cg1;
 
 /* blkio.throttle.* : "MAJ:MIN Read N" ... lines; adds to dev[] by device. */
@@ -80,22 +87,50 @@ static void v1_blkio(const char *text, cg_stats *st, int ios)
     }
 }
 
+/* The I/O figures of the last read of both blkio files. */
+static void v1_io_keep(cg1 *g, const cg_stats *st, const char *serviced, ssize_t n)
+{
+    g->serviced_len = n > 0 && (size_t)n < sizeof g->serviced - 1 ? (size_t)n : 0;
+    if (g->serviced_len) memcpy(g->serviced, serviced, g->serviced_len);
+    g->io_last.io_rbytes = st->io_rbytes;
+    g->io_last.io_wbytes = st->io_wbytes;
+    g->io_last.io_rios = st->io_rios;
+    g->io_last.io_wios = st->io_wios;
+    g->io_last.nio = st->nio;
+    memcpy(g->io_last.io, st->io, sizeof st->io);
+}
+
+static void v1_io_restore(const cg1 *g, cg_stats *st)
+{
+    st->io_rbytes = g->io_last.io_rbytes;
+    st->io_wbytes = g->io_last.io_wbytes;
+    st->io_rios = g->io_last.io_rios;
+    st->io_wios = g->io_last.io_wios;
+    st->nio = g->io_last.nio;
+    memcpy(st->io, g->io_last.io, sizeof st->io);
+}
+
 /* full: every figure; else only those that move every sample (cg_stats_begin). */
-static int v1_read_part(cgroup *c, cg_stats *st, int full)
+static int v1_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
 {
     cg1 *g = (cg1 *)c;
     char buf[8192];
     uint64_t v;
     const char *mem = g->dir[CG_V1_MEMORY], *cpu = g->dir[CG_V1_CPUACCT];
     const char *blk = g->dir[CG_V1_BLKIO], *pids = g->dir[CG_V1_PIDS];
+    /* a fast read keeps the values of the figures it does not read again */
+    int had_split = !full && (st->have & CG_HAVE_CPU_SPLIT), had_pids = st->have & CG_HAVE_PIDS;
     cg_stats_begin(st, full);
 
     if (cpu && !cg_fread_u64(&g->files, F_CPUACCT_USAGE, cpu, "cpuacct.usage", &v)) {
         st->cpu_usage_us = v / 1000;
         st->have |= CG_HAVE_CPU;
         uint64_t u, s;
-        if (!cg_fread_u64(&g->files, F_CPUACCT_USAGE_USER, cpu, "cpuacct.usage_user", &u) &&
-            !cg_fread_u64(&g->files, F_CPUACCT_USAGE_SYS, cpu, "cpuacct.usage_sys", &s)) {
+        g->split_known &= had_split;
+        if (g->split_known && v == g->split_usage_ns) {
+            st->have |= CG_HAVE_CPU_SPLIT; /* nothing of the cgroup ran: user, system as read */
+        } else if (!cg_fread_u64(&g->files, F_CPUACCT_USAGE_USER, cpu, "cpuacct.usage_user", &u) &&
+                   !cg_fread_u64(&g->files, F_CPUACCT_USAGE_SYS, cpu, "cpuacct.usage_sys", &s)) {
             st->cpu_user_us = u / 1000;
             st->cpu_system_us = s / 1000;
             st->have |= CG_HAVE_CPU_SPLIT;
@@ -107,14 +142,24 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full)
             st->cpu_system_us = s * 1000000 / (uint64_t)hz;
             st->have |= CG_HAVE_CPU_SPLIT;
         }
+        if (st->have & CG_HAVE_CPU_SPLIT) {
+            if (!g->split_known || v != g->split_usage_ns) g->split_usage_ns = v;
+            g->split_known = 1;
+        } else {
+            g->split_known = 0;
+        }
     }
 
+    uint64_t mem_before = st->mem_current;
     if (mem && !cg_fread_u64(&g->files, F_MEMORY_USAGE_IN_BYTES, mem, "memory.usage_in_bytes",
                              &st->mem_current)) {
         st->have |= CG_HAVE_MEM;
-        if (cg_fread(&g->files, F_MEMORY_STAT, mem, "memory.stat", buf, sizeof buf) > 0 &&
-            !cg_keyval(buf, "total_rss", &st->mem_anon) &&
-            !cg_keyval(buf, "total_cache", &st->mem_file)) {
+        if (!full && (skip & CG_SKIP_MEM_STAT) && (st->have & CG_HAVE_MEM_STAT) &&
+            st->mem_current == mem_before) {
+            /* the job was quiet and its usage stands still: as last read */
+        } else if (cg_fread(&g->files, F_MEMORY_STAT, mem, "memory.stat", buf, sizeof buf) > 0 &&
+                   !cg_keyval(buf, "total_rss", &st->mem_anon) &&
+                   !cg_keyval(buf, "total_cache", &st->mem_file)) {
             st->have |= CG_HAVE_MEM_STAT;
             cg_keyval(buf, "total_shmem", &st->mem_shmem);
             /* v1 counts shmem in cache; v2 counts it in file as well */
@@ -139,7 +184,10 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full)
         cg_fread_u64(&g->files, F_MEMORY_FAILCNT, mem, "memory.failcnt", &st->mem_max_events);
     }
 
-    if (pids && !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &st->pids_current))
+    if (pids && !full && (skip & CG_SKIP_PIDS) && had_pids)
+        st->have |= CG_HAVE_PIDS; /* no task came or went: as last read */
+    else if (pids &&
+             !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &st->pids_current))
         st->have |= CG_HAVE_PIDS;
     if (pids && full && (st->have & CG_HAVE_PIDS)) {
         if (cg_fread_u64(&g->files, F_PIDS_MAX, pids, "pids.max", &st->pids_max))
@@ -150,25 +198,41 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full)
             cg_keyval(buf, "max", &st->pids_max_events);
     }
 
-    if (blk && cg_fread(&g->files, F_BLKIO_THROTTLE_IO_SERVICE_BYTES_RECURSIVE, blk,
-                        "blkio.throttle.io_service_bytes_recursive", buf, sizeof buf) >= 0) {
-        st->have |= CG_HAVE_IO;
-        v1_blkio(buf, st, 0);
-        if (cg_fread(&g->files, F_BLKIO_THROTTLE_IO_SERVICED_RECURSIVE, blk,
-                     "blkio.throttle.io_serviced_recursive", buf, sizeof buf) >= 0)
-            v1_blkio(buf, st, 1);
+    if (blk) {
+        /* the requests first: while their count stands still, so do the bytes */
+        char ios[sizeof g->serviced];
+        ssize_t n = full ? -1
+                         : cg_fread(&g->files, F_BLKIO_THROTTLE_IO_SERVICED_RECURSIVE, blk,
+                                    "blkio.throttle.io_serviced_recursive", ios, sizeof ios);
+        int whole = n >= 0 && (size_t)n < sizeof ios - 1; /* else it may go on */
+        if (whole && g->serviced_len && (size_t)n == g->serviced_len &&
+            !memcmp(ios, g->serviced, (size_t)n)) {
+            st->have |= CG_HAVE_IO;
+            v1_io_restore(g, st);
+        } else if (cg_fread(&g->files, F_BLKIO_THROTTLE_IO_SERVICE_BYTES_RECURSIVE, blk,
+                            "blkio.throttle.io_service_bytes_recursive", buf, sizeof buf) >= 0) {
+            st->have |= CG_HAVE_IO;
+            v1_blkio(buf, st, 0);
+            if (!whole)
+                n = cg_fread(&g->files, F_BLKIO_THROTTLE_IO_SERVICED_RECURSIVE, blk,
+                             "blkio.throttle.io_serviced_recursive", buf, sizeof buf);
+            else
+                memcpy(buf, ios, (size_t)n + 1);
+            if (n >= 0) v1_blkio(buf, st, 1);
+            v1_io_keep(g, st, buf, n);
+        }
     }
     return st->have ? 0 : -1;
 }
 
 static int v1_read(cgroup *c, cg_stats *st)
 {
-    return v1_read_part(c, st, 1);
+    return v1_read_part(c, st, 1, 0);
 }
 
-static int v1_read_fast(cgroup *c, cg_stats *st)
+static int v1_read_fast(cgroup *c, cg_stats *st, unsigned skip)
 {
-    return v1_read_part(c, st, 0);
+    return v1_read_part(c, st, 0, skip);
 }
 
 static int v1_attach(cgroup *c, pid_t pid)

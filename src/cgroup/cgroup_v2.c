@@ -35,11 +35,12 @@ typedef struct cg2 {
 } cg2;
 
 /* full: every figure; else only those that move every sample (cg_stats_begin). */
-static int v2_read_part(cgroup *c, cg_stats *st, int full)
+static int v2_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
 {
     cg2 *g = (cg2 *)c;
     char buf[8192];
     uint64_t v;
+    int had_pids = st->have & CG_HAVE_PIDS; /* a fast read may keep it */
     cg_stats_begin(st, full);
 
     if (cg_fread(&g->files, F_CPU_STAT, g->dir, "cpu.stat", buf, sizeof buf) > 0) {
@@ -52,17 +53,24 @@ static int v2_read_part(cgroup *c, cg_stats *st, int full)
             st->have |= CG_HAVE_THROTTLE;
     }
 
+    uint64_t mem_before = st->mem_current;
     if (!cg_fread_u64(&g->files, F_MEMORY_CURRENT, g->dir, "memory.current", &st->mem_current))
         st->have |= CG_HAVE_MEM;
+    /* the job was quiet and its usage stands still: memory.stat as last read */
+    int keep_stat = !full && (skip & CG_SKIP_MEM_STAT) && (st->have & CG_HAVE_MEM) &&
+                    (st->have & CG_HAVE_MEM_STAT) && st->mem_current == mem_before;
     if (full && (st->have & CG_HAVE_MEM)) {
         if (cg_fread_u64(&g->files, F_MEMORY_MAX, g->dir, "memory.max", &st->mem_max))
             st->mem_max = CG_NOLIMIT;
         if (!cg_fread_u64(&g->files, F_MEMORY_PEAK, g->dir, "memory.peak", &st->mem_peak))
             st->have |= CG_HAVE_MEM_PEAK;
     }
-    st->have &= ~(unsigned)(CG_HAVE_MEM_STAT | CG_HAVE_MEM_KERNEL); /* read every sample */
-    st->mem_kernel = 0;
-    if (cg_fread(&g->files, F_MEMORY_STAT, g->dir, "memory.stat", buf, sizeof buf) > 0 &&
+    if (!keep_stat) {
+        st->have &= ~(unsigned)(CG_HAVE_MEM_STAT | CG_HAVE_MEM_KERNEL); /* read every sample */
+        st->mem_kernel = 0;
+    }
+    if (!keep_stat &&
+        cg_fread(&g->files, F_MEMORY_STAT, g->dir, "memory.stat", buf, sizeof buf) > 0 &&
         !cg_keyval(buf, "anon", &st->mem_anon) && !cg_keyval(buf, "file", &st->mem_file)) {
         st->have |= CG_HAVE_MEM_STAT;
         cg_keyval(buf, "shmem", &st->mem_shmem);
@@ -87,7 +95,9 @@ static int v2_read_part(cgroup *c, cg_stats *st, int full)
         cg_keyval(buf, "max", &st->mem_max_events);
     }
 
-    if (!cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &st->pids_current))
+    if (!full && (skip & CG_SKIP_PIDS) && had_pids)
+        st->have |= CG_HAVE_PIDS; /* no task came or went: as last read */
+    else if (!cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &st->pids_current))
         st->have |= CG_HAVE_PIDS;
     if (full && (st->have & CG_HAVE_PIDS)) {
         if (cg_fread_u64(&g->files, F_PIDS_MAX, g->dir, "pids.max", &st->pids_max))
@@ -133,12 +143,12 @@ static int v2_read_part(cgroup *c, cg_stats *st, int full)
 
 static int v2_read(cgroup *c, cg_stats *st)
 {
-    return v2_read_part(c, st, 1);
+    return v2_read_part(c, st, 1, 0);
 }
 
-static int v2_read_fast(cgroup *c, cg_stats *st)
+static int v2_read_fast(cgroup *c, cg_stats *st, unsigned skip)
 {
-    return v2_read_part(c, st, 0);
+    return v2_read_part(c, st, 0, skip);
 }
 
 static int v2_attach(cgroup *c, pid_t pid)

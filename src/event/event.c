@@ -1,7 +1,6 @@
-/* event.c — annotations stamped on every event, and the emitter that
- * sequences events and fans them out to the sinks (see event.h). */
+/* event.c — the annotations stamped on every event, and the JSON frame
+ * around an event's members (see event.h). */
 #include "event.h"
-#include "../sink/sink.h"
 #include "../util/log.h"
 
 #include <errno.h>
@@ -136,6 +135,20 @@ static int condor_job_id(char *out, size_t n)
     return 1;
 }
 
+/* One member of the "tags" object, kept apart too (annotations.tag_keys). */
+static int add_tag(annotations *a, const char *key, const char *val)
+{
+    char **k = realloc(a->tag_keys, sizeof *k * (size_t)(a->ntags + 1));
+    if (k) a->tag_keys = k;
+    char **v = realloc(a->tag_vals, sizeof *v * (size_t)(a->ntags + 1));
+    if (v) a->tag_vals = v;
+    if (!k || !v) return 0;
+    k[a->ntags] = strdup(key);
+    v[a->ntags] = val ? strdup(val) : NULL; /* written null, as in the fragment */
+    a->ntags++;
+    return k[a->ntags - 1] && (!val || v[a->ntags - 1]);
+}
+
 int annotations_init(annotations *a, const char *job_id, char *const *tags, int ntags,
                      int null_missing)
 {
@@ -225,14 +238,18 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             wf |= !strcmp(overrides[i].field, wf_vars[k].field);
         extra += !wf;
     }
-    a->tags_at = b.len; /* the last member: event_begin_untagged leaves it out */
+    a->tags_at = b.len; /* the last member: MSET_UNTAGGED leaves it out */
+    int tags_ok = 1;
     if (ntags > 0 || extra) {
         json_obj_open(&b, "tags");
         for (int i = 0; i < noverrides; i++) {
             int wf = !strcmp(overrides[i].field, "dag_job_id");
             for (size_t k = 0; k < sizeof wf_vars / sizeof wf_vars[0]; k++)
                 wf |= !strcmp(overrides[i].field, wf_vars[k].field);
-            if (!wf) json_str(&b, overrides[i].field, overrides[i].value);
+            if (!wf) {
+                json_str(&b, overrides[i].field, overrides[i].value);
+                tags_ok &= add_tag(a, overrides[i].field, overrides[i].value);
+            }
         }
         for (int i = 0; i < ntags; i++) {
             const char *eq = strchr(tags[i], '=');
@@ -247,11 +264,13 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             memcpy(key, tags[i], kl);
             key[kl] = 0;
             json_str(&b, key, eq + 1);
+            tags_ok &= add_tag(a, key, eq + 1);
         }
         json_obj_close(&b);
     }
-    if (b.oom || !a->hostname || !a->job_id) {
+    if (b.oom || !tags_ok || !a->hostname || !a->job_id) {
         jbuf_free(&b);
+        annotations_free(a);
         return -1;
     }
     a->fragment = b.p;
@@ -261,133 +280,35 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
 
 void annotations_free(annotations *a)
 {
+    for (int i = 0; i < a->ntags; i++) {
+        free(a->tag_keys[i]);
+        free(a->tag_vals[i]);
+    }
+    free(a->tag_keys);
+    free(a->tag_vals);
     free(a->fragment);
     free(a->job_id);
     free(a->hostname);
     memset(a, 0, sizeof *a);
 }
 
-/* ---- emitter ---------------------------------------------------------- */
+/* ---- the frame ----------------------------------------------------- */
 
-int emitter_init(emitter *em, const annotations *ann)
+void event_write_json(jbuf *b, const annotations *a, const mset *ev, uint64_t seq)
 {
-    memset(em, 0, sizeof *em);
-    pthread_mutex_init(&em->lock, NULL);
-    em->ann = *ann;
-    return 0;
-}
-
-void emitter_add_sink(emitter *em, sink *s)
-{
-    sink **n = realloc(em->sinks, sizeof *n * (size_t)(em->nsinks + 1));
-    if (!n) return;
-    em->sinks = n;
-    em->sinks[em->nsinks++] = s;
-}
-
-static void begin(const emitter *em, jbuf *b, const char *name, double ts, size_t ann_len)
-{
+    size_t ann_len = ev->frame == MSET_BARE       ? 0
+                     : ev->frame == MSET_UNTAGGED ? a->tags_at
+                                                  : a->fragment_len;
     jbuf_reset(b);
     jbuf_putc(b, '{');
     b->comma = 0;
-    json_str(b, "event", name);
-    json_fixed(b, "ts", ts, 6);
+    json_str(b, "event", ev->event);
+    json_fixed(b, "ts", ev->ts, 6);
     if (ann_len) {
         jbuf_putc(b, ',');
-        jbuf_put(b, em->ann.fragment, ann_len);
+        jbuf_put(b, a->fragment, ann_len);
     }
-}
-
-void event_begin(const emitter *em, jbuf *b, const char *name, double ts)
-{
-    begin(em, b, name, ts, em->ann.fragment_len);
-}
-
-void event_begin_untagged(const emitter *em, jbuf *b, const char *name, double ts,
-                          const char **tags, size_t *len)
-{
-    const annotations *a = &em->ann;
-    begin(em, b, name, ts, a->tags_at);
-    *tags = NULL;
-    *len = 0;
-    const char *t = a->fragment ? strstr(a->fragment + a->tags_at, "\"tags\":{") : NULL;
-    if (a->tags_at < a->fragment_len && t) {
-        *tags = t + 7;
-        *len = (size_t)(a->fragment + a->fragment_len - *tags);
-    }
-}
-
-uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts, const struct mset *metrics)
-{
-    pthread_mutex_lock(&em->lock);
-    uint64_t seq = ++em->seq;
+    mset_write_json(b, ev);
     json_u64(b, "seq", seq);
     json_obj_close(b);
-    if (!b->oom) {
-        js_event ev = {name, b->p, b->len, seq, ts, metrics};
-        for (int i = 0; i < em->nsinks; i++) {
-            sink *s = em->sinks[i];
-            errno = 0;
-            if (s->ops->write(s, &ev) != 0) {
-                /* a lost output is an error, not noise: said once, even
-                 * with -q; the count goes into the end-of-job record */
-                if (s->errors++ == 0)
-                    js_log(1, s->label ? s->label : "output",
-                           "cannot write events%s%s%s; what does not fit is lost",
-                           errno ? " (" : "", errno ? strerror(errno) : "", errno ? ")" : "");
-                em->dropped++;
-            }
-        }
-    } else {
-        em->dropped++;
-    }
-    pthread_mutex_unlock(&em->lock);
-    return seq;
-}
-
-/* Events an output lost: refused by write(), or accepted and lost later. */
-static unsigned long sink_losses(sink *s)
-{
-    return s->errors + __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
-}
-
-void emitter_put_errors(emitter *em, jbuf *b, const char *key)
-{
-    pthread_mutex_lock(&em->lock);
-    int any = 0;
-    for (int i = 0; i < em->nsinks; i++) {
-        sink *s = em->sinks[i];
-        unsigned long n = sink_losses(s);
-        if (!n) continue;
-        if (!any++) json_obj_open(b, key);
-        json_u64(b, s->label ? s->label : "output", n);
-    }
-    if (any) json_obj_close(b);
-    pthread_mutex_unlock(&em->lock);
-}
-
-unsigned long emitter_dropped(emitter *em)
-{
-    pthread_mutex_lock(&em->lock);
-    unsigned long n = em->dropped;
-    for (int i = 0; i < em->nsinks; i++)
-        n += __atomic_load_n(&em->sinks[i]->lost, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&em->lock);
-    return n;
-}
-
-void emitter_close(emitter *em, double flush_timeout_s)
-{
-    pthread_mutex_lock(&em->lock);
-    double deadline = 0; /* the first flush fixes it for all */
-    for (int i = 0; i < em->nsinks; i++) {
-        sink *s = em->sinks[i];
-        if (s->ops->flush) s->ops->flush(s, flush_time_left(&deadline, flush_timeout_s));
-        s->ops->close(s);
-    }
-    free(em->sinks);
-    em->sinks = NULL;
-    em->nsinks = 0;
-    pthread_mutex_unlock(&em->lock);
-    annotations_free(&em->ann);
 }

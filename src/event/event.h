@@ -1,12 +1,13 @@
-/* event.h — the event model: what every producer hands to every sink.
+/* event.h — what an event is on its way out: its name, its sequence number,
+ * its value set (model/metric.h) and the JSON text written from it, with the
+ * job's annotations around it.
  *
- * Producers (the process-tree sampler, GPU threads, the custom-metrics
- * listener, the payload scanner) build one JSON object per event with
- * event_begin() + json_*() calls, then emitter_send() stamps it with the
- * per-job sequence number, closes it and hands it to every sink, in the same
- * order for all sinks.  emitter_send() is thread-safe and never blocks on the
- * network: sinks that talk to servers queue the bytes and deliver them from
- * their own threads (see sink/sink.h).
+ * Producers (the process-tree sampler, the sources' threads: GPUs, custom
+ * metrics, the payload scanner, limits) fill an mset and hand it to the
+ * monitor's emitter (src/monitor/emitter.h) through their context
+ * (source.h: ctx->emit).  The emitter stamps the per-job sequence number,
+ * writes the JSON with event_write_json and hands one js_event to every
+ * output (sink/sink.h), in the same order for all.
  *
  * Every event starts with "event", "ts" and the job's annotations
  * (workflow ids, host, job ids, tags) so that it can be understood alone. */
@@ -14,12 +15,9 @@
 #define JOBSCOPE_EVENT_H
 
 #include <stdint.h>
-#include <pthread.h>
 #include "json.h"
+#include "../model/metric.h"
 #include "../util/clock.h"
-
-struct mset; /* model/metric.h */
-struct sink; /* sink/sink.h */
 
 /* Well-known event names (kickstart-compatible where kickstart had one). */
 #define EV_SAMPLE "kickstart.inv.online"
@@ -30,13 +28,14 @@ typedef struct js_event {
     const char *name; /* event name, also the AMQP routing key */
     const char *json; /* the whole JSON object, no trailing newline */
     size_t len;
-    uint64_t seq;               /* per-job sequence number, from 1, gap-free */
-    double ts;                  /* epoch seconds */
-    const struct mset *metrics; /* its values in the metric model (EV_SAMPLE, the GPU's
-                                 * gpu.stats), for the encoders that walk them; else NULL */
+    uint64_t seq;        /* per-job sequence number, from 1, gap-free */
+    double ts;           /* epoch seconds */
+    const mset *metrics; /* the event in the metric model, for the encoders that walk
+                          * it (CSV, JoReMon, time series); NULL for an event that
+                          * is JSON text only (replayed from a spool) */
 } js_event;
 
-/* The annotations stamped on every event. Strings are owned by the emitter. */
+/* The annotations stamped on every event (strings owned: annotations_free). */
 typedef struct annotations {
     char *fragment; /* pre-encoded  "key":value,...  (no braces) */
     size_t fragment_len;
@@ -44,16 +43,11 @@ typedef struct annotations {
     char *job_id;   /* --job, or a scheduler id, or generated */
     char *hostname;
     long rank; /* MPI rank (0 without a launcher) */
+    /* the members of its "tags" object, in order (a custom metric writes
+     * them into its own "tags"): keys and values (a value may be NULL: null) */
+    char **tag_keys, **tag_vals;
+    int ntags;
 } annotations;
-
-typedef struct emitter {
-    pthread_mutex_t lock;
-    uint64_t seq;
-    annotations ann;
-    struct sink **sinks;
-    int nsinks;
-    unsigned long dropped; /* events a sink refused */
-} emitter;
 
 /* Builds the annotations from the environment (PEGASUS_*, CONDOR_JOBID, MPI
  * ranks, scheduler job ids), --job and --tag KEY=VALUE.  null_missing
@@ -71,26 +65,9 @@ int annotations_is_key(const char *key);
  * FIELD that is no workflow annotation becomes a tag.  0, or -1 if full. */
 int annotations_override(const char *field, const char *value);
 
-int emitter_init(emitter *em, const annotations *ann); /* takes ownership of ann */
-void emitter_add_sink(emitter *em, struct sink *s);
-void emitter_close(emitter *em, double flush_timeout_s); /* flush + close all sinks */
-/* Adds "key": {label: events lost} for the outputs that lost any: writes
- * that failed, and events accepted but lost later (a full spool). */
-void emitter_put_errors(emitter *em, jbuf *b, const char *key);
-/* Events lost so far, over every output: the record's events_dropped. */
-unsigned long emitter_dropped(emitter *em);
-
-/* Starts an event: {"event":NAME,"ts":TS,<annotations> ... */
-void event_begin(const emitter *em, jbuf *b, const char *name, double ts);
-/* The same without the annotations' "tags" (--tag): for an event that writes
- * one "tags" object of its own with them in it (a custom metric), so that
- * no key is there twice.  *tags, *len: that object's text ({...}), or NULL. */
-void event_begin_untagged(const emitter *em, jbuf *b, const char *name, double ts,
-                          const char **tags, size_t *len);
-/* Appends "seq":N}, and hands the event to every sink. Thread-safe.
- * Returns the sequence number given. */
-uint64_t emitter_send(emitter *em, jbuf *b, const char *name, double ts,
-                      const struct mset *metrics);
+/* Writes the whole event: {"event":NAME,"ts":TS, the annotations as
+ * ev->frame says, its members (mset_write_json), "seq":SEQ}. */
+void event_write_json(jbuf *b, const annotations *a, const mset *ev, uint64_t seq);
 
 /* now_epoch(), now_mono(): util/clock.h */
 /* Flushing several sinks within one timeout: the first call fixes

@@ -311,6 +311,16 @@ void json_fixed(jbuf *b, const char *key, double v, int decimals)
     jbuf_put(b, t, fmt_fixed(t, v, decimals));
 }
 
+size_t fmt_num(char *out, double v)
+{
+    int n = 0;
+    for (int prec = 15; prec <= 17; prec++) { /* shortest that round-trips */
+        n = snprintf(out, 40, "%.*g", prec, v);
+        if (strtod(out, NULL) == v) break;
+    }
+    return (size_t)n;
+}
+
 void json_num(jbuf *b, const char *key, double v)
 {
     if (!isfinite(v)) {
@@ -318,13 +328,9 @@ void json_num(jbuf *b, const char *key, double v)
         return;
     }
     char t[40];
-    int n = 0;
-    for (int prec = 15; prec <= 17; prec++) { /* shortest that round-trips */
-        n = snprintf(t, sizeof t, "%.*g", prec, v);
-        if (strtod(t, NULL) == v) break;
-    }
+    size_t n = fmt_num(t, v);
     json_key(b, key);
-    jbuf_put(b, t, (size_t)n);
+    jbuf_put(b, t, n);
 }
 
 void json_bool(jbuf *b, const char *key, int v)

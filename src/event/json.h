@@ -46,7 +46,9 @@ void json_raw(jbuf *b, const char *key, const char *json, size_t n); /* already-
 size_t fmt_u64(char *out, uint64_t v); /* returns length, no NUL */
 size_t fmt_i64(char *out, int64_t v);
 size_t fmt_fixed(char *out, double v, int decimals); /* out >= 48 bytes */
-void json_escape(jbuf *b, const char *s, size_t n);  /* body of a string, no quotes */
+/* The shortest text that reads back as v (json_num's; v finite, out >= 40 bytes). */
+size_t fmt_num(char *out, double v);
+void json_escape(jbuf *b, const char *s, size_t n); /* body of a string, no quotes */
 /* Length of the valid UTF-8 sequence at s (n bytes left, s[0] >= 0x80), 0
  * if invalid (json_escape writes U+FFFD for each such byte). */
 size_t json_utf8_len(const unsigned char *s, size_t n);

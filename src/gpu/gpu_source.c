@@ -40,8 +40,7 @@ typedef struct gpu_dev {
     pthread_t thread;
     int running, done, abandoned;
     gpu_stats st; /* the thread's own */
-    jbuf buf;
-    mset set; /* st's numbers in the metric model (model/metric.h) */
+    mset set;     /* its gpu.stats event (model/metric.h) */
     /* below: under src->lock */
     int have;
     uint64_t job_mem;
@@ -113,9 +112,9 @@ static int job_pids(void *arg, pid_t *out, int max)
     return s->ctx->tree ? proctree_pids(s->ctx->tree, out, max) : 0;
 }
 
-static void put_u64(jbuf *b, const char *key, uint64_t v)
+static void put_u64(mset *e, const char *key, uint64_t v)
 {
-    if (v != GPU_NA) json_u64(b, key, v);
+    if (v != GPU_NA) mset_put_u64(e, key, v);
 }
 
 /* A number the device may not give: GPU_NA leaves the field unset (out of
@@ -129,53 +128,52 @@ static void set_u64(mset *m, metric_id id, uint64_t v)
 
 static void emit_env(gpu_src *s, gpu_backend *b, gpu_dev **devs, int n)
 {
-    jbuf buf;
-    jbuf_init(&buf, 4096);
-    double ts = now_epoch();
-    event_begin(s->ctx->em, &buf, EV_GPU_ENV, ts);
+    mset e;
+    mset_init(&e);
+    mset_clear(&e, EV_GPU_ENV, now_epoch());
     const char *vendor = n ? devs[0]->info.vendor : "";
     for (int k = 1; k < n; k++)
         if (strcmp(devs[k]->info.vendor, vendor)) vendor = "mixed";
-    json_str(&buf, "vendor", vendor);
-    json_str(&buf, "backend", b->name);
+    mset_put_str(&e, "vendor", vendor);
+    mset_put_str(&e, "backend", b->name);
     if (!strcmp(b->name, "nvml")) {
-        json_str(&buf, "nvidia_driver_version", b->driver_version[0] ? b->driver_version : NULL);
+        mset_put_str(&e, "nvidia_driver_version", b->driver_version[0] ? b->driver_version : NULL);
         if (b->cuda_version >= 0)
-            json_fixed(&buf, "cuda_version", b->cuda_version, 1);
+            mset_put_fixed(&e, "cuda_version", b->cuda_version, 1);
         else
-            json_null(&buf, "cuda_version");
+            mset_put_null(&e, "cuda_version");
     } else {
-        json_str(&buf, "driver_version", b->driver_version[0] ? b->driver_version : NULL);
+        mset_put_str(&e, "driver_version", b->driver_version[0] ? b->driver_version : NULL);
     }
-    json_i64(&buf, "device_count", n);
-    json_arr_open(&buf, "devices");
+    mset_put_i64(&e, "device_count", n);
+    mset_open_arr(&e, "devices");
     for (int k = 0; k < n; k++) {
         const gpu_dev_info *d = &devs[k]->info;
-        json_obj_open(&buf, NULL);
-        json_i64(&buf, "id", d->id);
-        json_str(&buf, "vendor", d->vendor);
-        if (d->driver[0]) json_str(&buf, "driver", d->driver);
-        json_str(&buf, "name", d->name);
-        if (d->uuid[0]) json_str(&buf, "uuid", d->uuid);
-        json_str(&buf, "pci_bus_id", d->pci_bus_id);
-        if (d->compute_mode[0]) json_str(&buf, "compute_mode", d->compute_mode);
-        json_bool(&buf, "is_cuda_capable", d->cuda_major >= 0);
+        mset_open_obj(&e, NULL);
+        mset_put_i64(&e, "id", d->id);
+        mset_put_str(&e, "vendor", d->vendor);
+        if (d->driver[0]) mset_put_str(&e, "driver", d->driver);
+        mset_put_str(&e, "name", d->name);
+        if (d->uuid[0]) mset_put_str(&e, "uuid", d->uuid);
+        mset_put_str(&e, "pci_bus_id", d->pci_bus_id);
+        if (d->compute_mode[0]) mset_put_str(&e, "compute_mode", d->compute_mode);
+        mset_put_bool(&e, "is_cuda_capable", d->cuda_major >= 0);
         if (d->cuda_major >= 0)
-            json_fixed(&buf, "cuda_capability", d->cuda_major + d->cuda_minor / 10.0, 1);
-        put_u64(&buf, "power_limit", d->power_limit_mw);
-        put_u64(&buf, "total_memory", d->total_mem);
-        put_u64(&buf, "total_bar1_memory", d->total_bar1);
-        put_u64(&buf, "max_gpu_clock", d->max_gpu_clock);
-        put_u64(&buf, "max_sm_clock", d->max_sm_clock);
-        put_u64(&buf, "max_mem_clock", d->max_mem_clock);
-        put_u64(&buf, "max_video_clock", d->max_video_clock);
-        if (d->mig_mode >= 0) json_bool(&buf, "mig_mode", d->mig_mode);
-        if (d->mig_uuid[0]) json_str(&buf, "mig_uuid", d->mig_uuid);
-        json_obj_close(&buf);
+            mset_put_fixed(&e, "cuda_capability", d->cuda_major + d->cuda_minor / 10.0, 1);
+        put_u64(&e, "power_limit", d->power_limit_mw);
+        put_u64(&e, "total_memory", d->total_mem);
+        put_u64(&e, "total_bar1_memory", d->total_bar1);
+        put_u64(&e, "max_gpu_clock", d->max_gpu_clock);
+        put_u64(&e, "max_sm_clock", d->max_sm_clock);
+        put_u64(&e, "max_mem_clock", d->max_mem_clock);
+        put_u64(&e, "max_video_clock", d->max_video_clock);
+        if (d->mig_mode >= 0) mset_put_bool(&e, "mig_mode", d->mig_mode);
+        if (d->mig_uuid[0]) mset_put_str(&e, "mig_uuid", d->mig_uuid);
+        mset_close(&e);
     }
-    json_arr_close(&buf);
-    emitter_send(s->ctx->em, &buf, EV_GPU_ENV, ts, NULL);
-    jbuf_free(&buf);
+    mset_close(&e);
+    s->ctx->emit(s->ctx, &e);
+    mset_free(&e);
 }
 
 /* The job's share of one interval; returns the job's utilisation source. */
@@ -253,28 +251,28 @@ static const char *job_share(gpu_src *s, const gpu_stats *st, uint64_t *mem, int
     return NULL;
 }
 
-static void put_procs(jbuf *b, const char *key, const gpu_stats *st, int graphics)
+static void put_procs(mset *e, const char *key, const gpu_stats *st, int graphics)
 {
-    json_arr_open(b, key);
+    mset_open_arr(e, key);
     for (int k = 0; k < st->nprocs; k++) {
         if (st->procs[k].graphics != graphics) continue;
-        json_obj_open(b, NULL);
-        json_i64(b, "pid", st->procs[k].pid);
+        mset_open_obj(e, NULL);
+        mset_put_i64(e, "pid", st->procs[k].pid);
         if (st->procs[k].mem != GPU_NA)
-            json_u64(b, "mem_usage", st->procs[k].mem);
+            mset_put_u64(e, "mem_usage", st->procs[k].mem);
         else
-            json_null(b, "mem_usage");
-        json_obj_close(b);
+            mset_put_null(e, "mem_usage");
+        mset_close(e);
     }
-    json_arr_close(b);
+    mset_close(e);
 }
 
-static void put_pct(jbuf *b, const char *key, int v)
+static void put_pct(mset *e, const char *key, int v)
 {
     if (v >= 0)
-        json_i64(b, key, v);
+        mset_put_i64(e, key, v);
     else
-        json_null(b, key);
+        mset_put_null(e, key);
 }
 
 /* The device's numbers of gpu_stats, by catalogue field (pcie_* only with
@@ -318,9 +316,10 @@ static void dev_sample(gpu_dev *d)
     double util[4];
     const char *how = job_share(s, st, &jmem, &jprocs, util, &util_ok);
 
-    /* the device's numbers into the model (catalogue: src/model/catalogue.c) */
+    /* the event in the model (catalogue: src/model/catalogue.c), in its
+     * order: the device, its numbers, its processes, the job's share */
     mset *m = &d->set;
-    mset_clear(m, ts);
+    mset_clear(m, EV_GPU_STATS, ts);
     mset_label_str(m, "vendor", d->info.vendor, 0);
     mset_label_num(m, "id", d->info.id);
     mset_label_str(m, "name", d->info.name, 0);
@@ -332,8 +331,25 @@ static void dev_sample(gpu_dev *d)
     for (size_t k = 0; k < sizeof dev_fields / sizeof dev_fields[0]; k++)
         if (s->cfg.pcie || dev_fields[k].id < M_GPU_PCIE_TX)
             set_u64(m, dev_fields[k].id, *(const uint64_t *)((const char *)st + dev_fields[k].off));
+    put_procs(m, "compute_procs", st, 0);
+    if (s->cfg.graphics_procs) put_procs(m, "graphics_procs", st, 1);
     if (st->others_known && !s->cfg.all_procs)
         mset_u64(m, M_GPU_OTHER_PROCS, (uint64_t)st->other_procs);
+    if (s->cfg.proc_util) {
+        mset_open_arr(m, "proc_samples");
+        for (int k = 0; k < st->nsamples; k++) {
+            const gpu_psample *p = &st->samples[k];
+            mset_open_obj(m, NULL);
+            mset_put_i64(m, "pid", p->pid);
+            mset_put_u64(m, "sample_ts", p->ts_us);
+            put_pct(m, "sm_util", p->sm);
+            put_pct(m, "mem_util", p->mem);
+            put_pct(m, "enc_util", p->enc);
+            put_pct(m, "dec_util", p->dec);
+            mset_close(m);
+        }
+        mset_close(m);
+    }
     mset_u64(m, M_GPU_JOB_PROCS, (uint64_t)jprocs);
     mset_u64(m, M_GPU_JOB_MEM_USAGE, jmem);
     for (int c = 0; c < 4; c++) {
@@ -342,42 +358,16 @@ static void dev_sample(gpu_dev *d)
         else
             mset_null(m, (metric_id)(M_GPU_JOB_SM_UTIL + c));
     }
-    mset_label_str(m, "job_util_source", how, MLABEL_AFTER); /* written below, after the values */
-
-    jbuf *b = &d->buf;
-    jbuf_reset(b);
-    event_begin(s->ctx->em, b, EV_GPU_STATS, ts);
-    mset_write_labels(b, m);
-    mset_write_json_range(b, m, M_GPU_SAMPLING_DURATION, M_GPU_PCIE_RX);
-    put_procs(b, "compute_procs", st, 0);
-    if (s->cfg.graphics_procs) put_procs(b, "graphics_procs", st, 1);
-    mset_write_json_range(b, m, M_GPU_OTHER_PROCS, M_GPU_OTHER_PROCS);
-    if (s->cfg.proc_util) {
-        json_arr_open(b, "proc_samples");
-        for (int k = 0; k < st->nsamples; k++) {
-            const gpu_psample *p = &st->samples[k];
-            json_obj_open(b, NULL);
-            json_i64(b, "pid", p->pid);
-            json_u64(b, "sample_ts", p->ts_us);
-            put_pct(b, "sm_util", p->sm);
-            put_pct(b, "mem_util", p->mem);
-            put_pct(b, "enc_util", p->enc);
-            put_pct(b, "dec_util", p->dec);
-            json_obj_close(b);
-        }
-        json_arr_close(b);
-    }
-    mset_write_json_range(b, m, M_GPU_JOB_PROCS, M_GPU_JOB_DEC_UTIL);
-    json_str(b, "job_util_source", how);
+    mset_label_str(m, "job_util_source", how, MLABEL_SHOWN);
     if (st->nengines) {
-        json_obj_open(b, "job_engine_util");
+        mset_open_obj(m, "job_engine_util");
         for (int k = 0; k < st->nengines; k++)
-            json_fixed(b, st->engines[k].name, st->engines[k].job_util, 1);
-        json_obj_close(b);
+            mset_put_fixed(m, st->engines[k].name, st->engines[k].job_util, 1);
+        mset_close(m);
     }
 
     {
-        emitter_send(s->ctx->em, b, EV_GPU_STATS, ts, m);
+        s->ctx->emit(s->ctx, m);
         double dt = t1 - (d->have ? d->last_t : s->start_mono);
         if (dt < 0) dt = 0;
         d->have = 1;
@@ -464,7 +454,7 @@ static void *init_thread(void *arg)
             bs[k]->info(bs[k], i, &d->info);
             d->max_temp = d->max_power = d->max_mem = d->max_bar1 = d->max_util = GPU_NA;
             d->max_job_mem = GPU_NA;
-            jbuf_init(&d->buf, 4096);
+            mset_init(&d->set);
             mine[n++] = d;
         }
         js_log(s->cfg.verbose, "gpu", "%s: %d device(s)", bs[k]->name, n - first);
@@ -497,9 +487,9 @@ static void *init_thread(void *arg)
 
 static source *gpu_open(monitor_ctx *ctx, const void *config);
 static void gpu_start(source *base, monitor_ctx *ctx);
-static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev);
+static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, mset *ev);
 static void gpu_stop(source *base, monitor_ctx *ctx);
-static void gpu_record(source *base, monitor_ctx *ctx, jbuf *rec);
+static void gpu_record(source *base, monitor_ctx *ctx, mset *rec);
 static void gpu_close(source *base);
 
 const source_ops gpu_source_ops = {
@@ -585,7 +575,7 @@ static void gpu_start(source *base, monitor_ctx *ctx)
     if (pthread_create(&s->init_thread, NULL, init_thread, s) == 0) s->init_running = 1;
 }
 
-static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
 {
     gpu_src *s = (gpu_src *)base;
     uint64_t mem = 0;
@@ -604,12 +594,11 @@ static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *t
     }
     pthread_mutex_unlock(&s->lock);
     if (!have) return; /* nothing measured yet (or no GPU) */
-    mset_u64(ctx->sample, M_GPU_MEM, mem);
+    mset_u64(ev, M_GPU_MEM, mem);
     if (util_ok)
-        mset_f64(ctx->sample, M_GPU_UTIL, util);
+        mset_f64(ev, M_GPU_UTIL, util);
     else
-        mset_null(ctx->sample, M_GPU_UTIL);
-    mset_write_json_range(ev, ctx->sample, M_GPU_MEM, M_GPU_UTIL);
+        mset_null(ev, M_GPU_UTIL);
 }
 
 static void gpu_stop(source *base, monitor_ctx *ctx)
@@ -670,52 +659,51 @@ static void gpu_stop(source *base, monitor_ctx *ctx)
     /* kickstart.inv.online.gpu.stats.max, one per backend */
     pthread_mutex_lock(&s->lock);
     for (int k = 0; k < s->nbackends; k++) {
-        jbuf buf;
-        jbuf_init(&buf, 2048);
-        double ts = now_epoch();
-        event_begin(ctx->em, &buf, EV_GPU_MAX, ts);
+        mset e;
+        mset_init(&e);
+        mset_clear(&e, EV_GPU_MAX, now_epoch());
         const char *vendor = NULL;
         for (int i = 0; i < s->ndev; i++)
             if (s->devs[i]->b == s->backends[k])
                 vendor = !vendor || !strcmp(vendor, s->devs[i]->info.vendor)
                              ? s->devs[i]->info.vendor
                              : "mixed";
-        json_str(&buf, "vendor", vendor ? vendor : "");
-        json_str(&buf, "backend", s->backends[k]->name);
-        json_arr_open(&buf, "devices");
+        mset_put_str(&e, "vendor", vendor ? vendor : "");
+        mset_put_str(&e, "backend", s->backends[k]->name);
+        mset_open_arr(&e, "devices");
         for (int i = 0; i < s->ndev; i++) {
             gpu_dev *d = s->devs[i];
             if (d->b != s->backends[k]) continue;
-            json_obj_open(&buf, NULL);
-            json_i64(&buf, "id", d->info.id);
-            json_str(&buf, "vendor", d->info.vendor);
-            json_str(&buf, "name", d->info.name);
-            if (d->info.uuid[0]) json_str(&buf, "uuid", d->info.uuid);
-            json_str(&buf, "pci_bus_id", d->info.pci_bus_id);
-            put_u64(&buf, "max_temp", d->max_temp);
-            put_u64(&buf, "max_power_usage", d->max_power);
-            put_u64(&buf, "max_mem_usage", d->max_mem);
-            put_u64(&buf, "max_bar1_mem_usage", d->max_bar1);
-            put_u64(&buf, "max_gpu_utilization", d->max_util);
-            put_u64(&buf, "max_job_mem_usage", d->max_job_mem);
-            json_fixed(&buf, "max_job_sm_util", d->max_job_util, 1);
-            json_fixed(&buf, "job_gpu_seconds", d->gpu_seconds, 3);
-            json_u64(&buf, "samples", d->samples);
-            json_obj_close(&buf);
+            mset_open_obj(&e, NULL);
+            mset_put_i64(&e, "id", d->info.id);
+            mset_put_str(&e, "vendor", d->info.vendor);
+            mset_put_str(&e, "name", d->info.name);
+            if (d->info.uuid[0]) mset_put_str(&e, "uuid", d->info.uuid);
+            mset_put_str(&e, "pci_bus_id", d->info.pci_bus_id);
+            put_u64(&e, "max_temp", d->max_temp);
+            put_u64(&e, "max_power_usage", d->max_power);
+            put_u64(&e, "max_mem_usage", d->max_mem);
+            put_u64(&e, "max_bar1_mem_usage", d->max_bar1);
+            put_u64(&e, "max_gpu_utilization", d->max_util);
+            put_u64(&e, "max_job_mem_usage", d->max_job_mem);
+            mset_put_fixed(&e, "max_job_sm_util", d->max_job_util, 1);
+            mset_put_fixed(&e, "job_gpu_seconds", d->gpu_seconds, 3);
+            mset_put_u64(&e, "samples", d->samples);
+            mset_close(&e);
         }
-        json_arr_close(&buf);
-        emitter_send(ctx->em, &buf, EV_GPU_MAX, ts, NULL);
-        jbuf_free(&buf);
+        mset_close(&e);
+        ctx->emit(ctx, &e);
+        mset_free(&e);
     }
     pthread_mutex_unlock(&s->lock);
 }
 
-static void gpu_record(source *base, monitor_ctx *ctx, jbuf *rec)
+static void gpu_record(source *base, monitor_ctx *ctx, mset *rec)
 {
     gpu_src *s = (gpu_src *)base;
     pthread_mutex_lock(&s->lock);
-    json_obj_open(rec, "gpu");
-    json_i64(rec, "devices", s->ndev);
+    mset_open_obj(rec, "gpu");
+    mset_put_i64(rec, "devices", s->ndev);
     double secs = 0, last = s->start_mono;
     unsigned long samples = 0;
     for (int k = 0; k < s->ndev; k++) {
@@ -723,31 +711,31 @@ static void gpu_record(source *base, monitor_ctx *ctx, jbuf *rec)
         samples += s->devs[k]->samples;
         if (s->devs[k]->have && s->devs[k]->last_t > last) last = s->devs[k]->last_t;
     }
-    json_u64(rec, "samples", samples);
-    json_u64(rec, "peak_mem", s->peak_mem);
+    mset_put_u64(rec, "samples", samples);
+    mset_put_u64(rec, "peak_mem", s->peak_mem);
     if (s->peak_mem_ts > 0)
-        json_fixed(rec, "peak_mem_ts", s->peak_mem_ts, 6);
+        mset_put_fixed(rec, "peak_mem_ts", s->peak_mem_ts, 6);
     else
-        json_null(rec, "peak_mem_ts");
+        mset_put_null(rec, "peak_mem_ts");
     double span = last - s->start_mono;
     if (samples && span > 0)
-        json_fixed(rec, "mean_util", 100.0 * secs / span, 2);
+        mset_put_fixed(rec, "mean_util", 100.0 * secs / span, 2);
     else
-        json_null(rec, "mean_util");
-    json_fixed(rec, "gpu_seconds", secs, 3);
-    json_arr_open(rec, "per_device");
+        mset_put_null(rec, "mean_util");
+    mset_put_fixed(rec, "gpu_seconds", secs, 3);
+    mset_open_arr(rec, "per_device");
     for (int k = 0; k < s->ndev; k++) {
         gpu_dev *d = s->devs[k];
-        json_obj_open(rec, NULL);
-        json_str(rec, "vendor", d->info.vendor);
-        json_i64(rec, "id", d->info.id);
-        if (d->info.uuid[0]) json_str(rec, "uuid", d->info.uuid);
-        json_u64(rec, "peak_mem", d->max_job_mem == GPU_NA ? 0 : d->max_job_mem);
-        json_fixed(rec, "gpu_seconds", d->gpu_seconds, 3);
-        json_obj_close(rec);
+        mset_open_obj(rec, NULL);
+        mset_put_str(rec, "vendor", d->info.vendor);
+        mset_put_i64(rec, "id", d->info.id);
+        if (d->info.uuid[0]) mset_put_str(rec, "uuid", d->info.uuid);
+        mset_put_u64(rec, "peak_mem", d->max_job_mem == GPU_NA ? 0 : d->max_job_mem);
+        mset_put_fixed(rec, "gpu_seconds", d->gpu_seconds, 3);
+        mset_close(rec);
     }
-    json_arr_close(rec);
-    json_obj_close(rec);
+    mset_close(rec);
+    mset_close(rec);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -761,7 +749,7 @@ static void gpu_close(source *base)
     for (int k = 0; k < s->nbackends; k++) s->backends[k]->close(s->backends[k], forget);
     if (forget) return; /* a thread still holds pointers into s: leave it (we exit soon) */
     for (int k = 0; k < s->ndev; k++) {
-        jbuf_free(&s->devs[k]->buf);
+        mset_free(&s->devs[k]->set);
         free(s->devs[k]);
     }
     pthread_cond_destroy(&s->cond);

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#define EV_LIMIT "jobscope.limit"
+
 enum limit_kind { LIM_MEMORY, LIM_RSS, LIM_WALL, LIM_CPU, LIM_PROCS, LIM_DISK_WRITE, LIM_N };
 
 typedef struct js_limits {

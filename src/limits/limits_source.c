@@ -35,7 +35,7 @@ typedef struct limsrc {
     uint64_t oom_base, pids_base;
     int killed;
     double kill_mono;
-    jbuf b;
+    mset ev; /* a jobscope.limit event */
 } limsrc;
 
 static source *limsrc_open(monitor_ctx *ctx, const void *config)
@@ -57,7 +57,7 @@ static source *limsrc_open(monitor_ctx *ctx, const void *config)
     s->quiet = ctx->quiet;
     s->run_mode = ctx->run_mode;
     s->grace = ctx->kill_grace;
-    jbuf_init(&s->b, 1024);
+    mset_init(&s->ev);
     s->base.ops = &limits_source_ops;
     return &s->base;
 }
@@ -93,17 +93,17 @@ static void violation(limsrc *s, monitor_ctx *ctx, const tree_sample *ts, int k,
     s->ts[k] = ts->ts;
     s->elapsed[k] = ts->elapsed;
     s->how[k] = how;
-    jbuf *b = &s->b;
-    event_begin(ctx->em, b, "jobscope.limit", ts->ts);
-    json_i64(b, "pid", ctx->root);
-    json_str(b, "limit", limits_name(k));
-    json_num(b, "max", s->lim.max[k]);
-    json_num(b, "value", v);
-    json_str(b, "unit", limits_unit(k));
-    json_fixed(b, "elapsed", ts->elapsed, 3);
-    json_str(b, "detected_by", how);
-    json_str(b, "action", s->measure_only ? "report" : "kill");
-    emitter_send(ctx->em, b, "jobscope.limit", ts->ts, NULL);
+    mset *e = &s->ev;
+    mset_clear(e, EV_LIMIT, ts->ts);
+    mset_label_num(e, "pid", ctx->root);
+    mset_put_str(e, "limit", limits_name(k));
+    mset_put_num(e, "max", s->lim.max[k]);
+    mset_put_num(e, "value", v);
+    mset_put_str(e, "unit", limits_unit(k));
+    mset_put_fixed(e, "elapsed", ts->elapsed, 3);
+    mset_put_str(e, "detected_by", how);
+    mset_put_str(e, "action", s->measure_only ? "report" : "kill");
+    ctx->emit(ctx, e);
     if (!s->quiet && (s->verbose || !s->measure_only)) /* -q: the event says it */
         js_log(1, NULL, "limit %s=%.10g (%s) exceeded after %.1f s: %.10g (%s)%s", limits_name(k),
                s->lim.max[k], limits_unit(k), ts->elapsed, v,
@@ -124,7 +124,7 @@ static double maxd(double a, double b)
     return a > b ? a : b;
 }
 
-static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
 {
     limsrc *s = (limsrc *)src;
     const cg_stats *st = cgroup_source_stats(ctx);
@@ -178,7 +178,6 @@ static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, 
         if (hit || v > max) violation(s, ctx, ts, k, v, how);
     }
     if (s->killed && now_mono() >= s->kill_mono + s->grace) cgroup_source_kill(ctx, SIGKILL);
-    (void)ev;
 }
 
 /* Without a cgroup of its own: the tree members of the last sample that
@@ -207,45 +206,45 @@ static void limsrc_stop(source *src, monitor_ctx *ctx)
     }
 }
 
-static void limsrc_record(source *src, monitor_ctx *ctx, jbuf *rec)
+static void limsrc_record(source *src, monitor_ctx *ctx, mset *rec)
 {
     limsrc *s = (limsrc *)src;
-    json_arr_open(rec, "limits_exceeded");
+    mset_open_arr(rec, "limits_exceeded");
     for (int k = 0; k < LIM_N; k++)
-        if (s->exceeded & (1u << k)) json_str(rec, NULL, limits_name(k));
-    json_arr_close(rec);
-    json_obj_open(rec, "limits");
-    json_bool(rec, "measure_only", s->measure_only);
-    json_fixed(rec, "kill_grace", s->grace, 3);
-    json_obj_open(rec, "max");
+        if (s->exceeded & (1u << k)) mset_put_str(rec, NULL, limits_name(k));
+    mset_close(rec);
+    mset_open_obj(rec, "limits");
+    mset_put_bool(rec, "measure_only", s->measure_only);
+    mset_put_fixed(rec, "kill_grace", s->grace, 3);
+    mset_open_obj(rec, "max");
     for (int k = 0; k < LIM_N; k++)
-        if (s->lim.set & (1u << k)) json_num(rec, limits_name(k), s->lim.max[k]);
-    json_obj_close(rec);
-    json_arr_open(rec, "enforced_by_kernel");
-    if (s->enforced_mem) json_str(rec, NULL, "memory");
-    if (s->enforced_pids) json_str(rec, NULL, "procs");
-    json_arr_close(rec);
-    json_arr_open(rec, "violations");
+        if (s->lim.set & (1u << k)) mset_put_num(rec, limits_name(k), s->lim.max[k]);
+    mset_close(rec);
+    mset_open_arr(rec, "enforced_by_kernel");
+    if (s->enforced_mem) mset_put_str(rec, NULL, "memory");
+    if (s->enforced_pids) mset_put_str(rec, NULL, "procs");
+    mset_close(rec);
+    mset_open_arr(rec, "violations");
     for (int k = 0; k < LIM_N; k++) {
         if (!(s->exceeded & (1u << k))) continue;
-        json_obj_open(rec, NULL);
-        json_str(rec, "limit", limits_name(k));
-        json_num(rec, "value", s->value[k]);
-        json_num(rec, "max", s->lim.max[k]);
-        json_str(rec, "unit", limits_unit(k));
-        json_fixed(rec, "ts", s->ts[k], 6);
-        json_fixed(rec, "elapsed", s->elapsed[k], 3);
-        json_str(rec, "detected_by", s->how[k]);
-        json_obj_close(rec);
+        mset_open_obj(rec, NULL);
+        mset_put_str(rec, "limit", limits_name(k));
+        mset_put_num(rec, "value", s->value[k]);
+        mset_put_num(rec, "max", s->lim.max[k]);
+        mset_put_str(rec, "unit", limits_unit(k));
+        mset_put_fixed(rec, "ts", s->ts[k], 6);
+        mset_put_fixed(rec, "elapsed", s->elapsed[k], 3);
+        mset_put_str(rec, "detected_by", s->how[k]);
+        mset_close(rec);
     }
-    json_arr_close(rec);
-    json_obj_close(rec);
+    mset_close(rec);
+    mset_close(rec);
 }
 
 static void limsrc_close(source *src)
 {
     limsrc *s = (limsrc *)src;
-    jbuf_free(&s->b);
+    mset_free(&s->ev);
     free(s);
 }
 

@@ -6,7 +6,6 @@
  * bad messages are counted by kind, a name table that is full only stops
  * the statistics, not the events. */
 #include "metrics/listener.h"
-#include "metrics/jsonscan.h"
 #include "util/log.h"
 #include "cgroup/cgroup.h"
 #include "metrics/payload.h"
@@ -77,7 +76,7 @@ typedef struct metrics_src {
     pid_t conn_pid[MAX_CONNS]; /* the peer of conns[i] */
     int nconns;
     char *rx;
-    jbuf ev;
+    mset ev; /* the listener thread's jobscope.metric */
     uint64_t received, connections;
     uint64_t counters[C_N];
     series table[SERIES_SLOTS];
@@ -147,37 +146,23 @@ static int metric_has_tag(const wire_metric *w, const char *k, size_t n)
  * sets itself), then the metric's own tags. */
 static void metrics_emit(metrics_src *m, const wire_metric *w)
 {
-    double ts = w->ts > 0 ? w->ts : now_epoch();
-    jbuf *b = &m->ev;
-    jbuf_reset(b);
-    const char *ann_tags;
-    size_t ann_len;
-    event_begin_untagged(m->ctx->em, b, EV_METRIC, ts, &ann_tags, &ann_len);
-    json_strn(b, "name", w->name, w->name_len);
-    json_num(b, "value", w->value);
-    json_obj_open(b, "tags");
-    jscan_iter it;
-    jscan_item item;
-    if (ann_tags && jscan_begin(&it, ann_tags, ann_tags + ann_len, '{'))
-        while (jscan_next(&it, &item, 1)) {
-            if (metric_has_tag(w, item.key, item.klen)) continue;
-            if (b->comma) jbuf_putc(b, ',');
-            jbuf_putc(b, '"');
-            jbuf_put(b, item.key, item.klen); /* already JSON, as the fragment has it */
-            jbuf_put(b, "\":", 2);
-            jbuf_put(b, item.val, item.vlen);
-            b->comma = 1;
-        }
-    for (int i = 0; i < w->ntags; i++) {
-        char key[WIRE_MAX_TAGKEY + 1];
-        memcpy(key, w->tags[i].k, w->tags[i].klen);
-        key[w->tags[i].klen] = 0;
-        json_strn(b, key, w->tags[i].v, w->tags[i].vlen);
-    }
-    json_obj_close(b);
-    json_i64(b, "level", w->level);
-    json_i64(b, "pid", w->pid);
-    emitter_send(m->ctx->em, b, EV_METRIC, ts, NULL);
+    mset *e = &m->ev;
+    mset_clear(e, EV_METRIC, w->ts > 0 ? w->ts : now_epoch());
+    e->frame = MSET_UNTAGGED;
+    mset_put_strn(e, "name", w->name, w->name_len);
+    mset_put_num(e, "value", w->value);
+    mset_open_obj(e, "tags");
+    const annotations *a = m->ctx->ann;
+    for (int i = 0; a && i < a->ntags; i++)
+        if (!metric_has_tag(w, a->tag_keys[i], strlen(a->tag_keys[i])))
+            mset_put_str(e, a->tag_keys[i], a->tag_vals[i]);
+    for (int i = 0; i < w->ntags; i++)
+        mset_put_strn(e, mset_copy(e, w->tags[i].k, w->tags[i].klen), w->tags[i].v,
+                      w->tags[i].vlen);
+    mset_close(e);
+    mset_put_i64(e, "level", w->level);
+    mset_put_i64(e, "pid", w->pid);
+    m->ctx->emit(m->ctx, e);
 
     series *s = metrics_series(m, w->name, w->name_len);
     if (!s) {
@@ -199,11 +184,11 @@ static const char *const panorama_keys[] = {"monitoring_event", "xwf_id", "job_i
 static int metrics_reserved(void *ctx, const char *key, size_t klen)
 {
     metrics_src *m = ctx;
-    const annotations *a = &m->ctx->em->ann;
+    const annotations *a = m->ctx->ann;
     if (m->panorama)
         for (size_t i = 0; i < sizeof panorama_keys / sizeof panorama_keys[0]; i++)
             if (strlen(panorama_keys[i]) == klen && !memcmp(panorama_keys[i], key, klen)) return 1;
-    if (!a->fragment || klen + 3 > 128) return 0;
+    if (!a || !a->fragment || klen + 3 > 128) return 0;
     char pat[132];
     pat[0] = '"';
     memcpy(pat + 1, key, klen);
@@ -253,18 +238,16 @@ static void metrics_put_raw(jbuf *b, const char *key, const char *v, size_t n)
     jbuf_put(b, v, n);
 }
 
-/* {"event":"stampede.task.monitoring","ts":..,"monitoring_event":NAME,
- *  "xwf_id":wf_uuid,"job_id":DAG job id,"sched_id":batch id, fields...} */
-static void metrics_panorama_begin(metrics_src *m, jbuf *b, const char *name, double ts)
+/* Panorama's stored shape: "monitoring_event":NAME,"xwf_id":wf_uuid,
+ * "job_id":DAG job id,"sched_id":batch id, in front of the fields (the
+ * event is {"event":"stampede.task.monitoring","ts":.., these, fields}). */
+static void metrics_panorama_head(metrics_src *m, jbuf *b, const char *name)
 {
-    const annotations *a = &m->ctx->em->ann;
+    const annotations *a = m->ctx->ann;
     size_t n;
     const char *v;
     jbuf_reset(b);
-    jbuf_putc(b, '{');
     b->comma = 0;
-    json_str(b, "event", "stampede.task.monitoring");
-    json_fixed(b, "ts", ts, 6);
     json_str(b, "monitoring_event", name);
     v = ann_raw(a, NULL, "wf_uuid", &n);
     metrics_put_raw(b, "xwf_id", v, n);
@@ -274,42 +257,46 @@ static void metrics_panorama_begin(metrics_src *m, jbuf *b, const char *name, do
         json_str(b, "job_id", a->job_id);
     if (!(v = ann_raw(a, NULL, "condor_job_id", &n))) v = ann_raw(a, "\"batch\":{", "job_id", &n);
     metrics_put_raw(b, "sched_id", v, n);
-    b->comma = 1;
 }
 
+/* A payload block's event: its fields are the job's own JSON, passed on as
+ * written (a raw member of the set: the time-series outputs read such an
+ * event from its JSON text). */
 static void metrics_payload_event(void *ctx, const char *name, double ts, const char *fields,
                                   size_t n)
 {
     metrics_src *m = ctx;
-    jbuf b;
-    jbuf_init(&b, n + 512);
-    if (m->panorama)
-        metrics_panorama_begin(m, &b, name, ts);
-    else
-        event_begin(m->ctx->em, &b, name, ts);
-    if (n) {
-        jbuf_putc(&b, ',');
-        jbuf_put(&b, fields, n);
-        b.comma = 1;
+    mset e;
+    mset_init(&e);
+    jbuf head;
+    jbuf_init(&head, 256);
+    if (m->panorama) {
+        mset_clear(&e, "stampede.task.monitoring", ts);
+        e.frame = MSET_BARE;
+        metrics_panorama_head(m, &head, name);
+        mset_put_raw(&e, head.p, head.len);
+    } else {
+        mset_clear(&e, name, ts);
     }
-    emitter_send(m->ctx->em, &b, m->panorama ? "stampede.task.monitoring" : name, ts, NULL);
-    jbuf_free(&b);
+    mset_put_raw(&e, fields, n);
+    m->ctx->emit(m->ctx, &e);
+    jbuf_free(&head);
+    mset_free(&e);
     atomic_fetch_add(&m->pl_events, 1);
 }
 
 static void metrics_payload_error(metrics_src *m, const char *stream, const char *reason,
                                   size_t size, const char *text, size_t tlen)
 {
-    double ts = now_epoch();
-    jbuf b;
-    jbuf_init(&b, 1024);
-    event_begin(m->ctx->em, &b, EV_PAYLOAD_ERROR, ts);
-    json_str(&b, "stream", stream);
-    json_str(&b, "reason", reason);
-    json_u64(&b, "size", size);
-    if (text) json_strn(&b, "excerpt", text, tlen > 160 ? 160 : tlen);
-    emitter_send(m->ctx->em, &b, EV_PAYLOAD_ERROR, ts, NULL);
-    jbuf_free(&b);
+    mset e;
+    mset_init(&e);
+    mset_clear(&e, EV_PAYLOAD_ERROR, now_epoch());
+    mset_put_str(&e, "stream", stream);
+    mset_put_str(&e, "reason", reason);
+    mset_put_u64(&e, "size", size);
+    if (text) mset_put_strn(&e, "excerpt", text, tlen > 160 ? 160 : tlen);
+    m->ctx->emit(m->ctx, &e);
+    mset_free(&e);
     atomic_fetch_add(&m->pl_errors, 1);
     metrics_vlog(m, reason, stream);
 }
@@ -532,7 +519,6 @@ static int metrics_socket_open(metrics_src *m)
         epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->wake[0], &w) < 0)
         return -1;
     if (!(m->rx = malloc(RXBUF + 1))) return -1;
-    jbuf_init(&m->ev, 1024);
     return 0;
 }
 
@@ -640,7 +626,7 @@ static void metrics_stop(source *s, monitor_ctx *ctx)
     }
 }
 
-static void metrics_sample(source *s, monitor_ctx *ctx, const tree_sample *ts, jbuf *ev)
+static void metrics_sample(source *s, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
 {
     /* metrics are events of their own; the first sample follows the start
      * event, so from now on ours may flow */
@@ -648,41 +634,41 @@ static void metrics_sample(source *s, monitor_ctx *ctx, const tree_sample *ts, j
     if (!m->gate_open) metrics_gate_open(m);
 }
 
-static void metrics_record(source *s, monitor_ctx *ctx, jbuf *rec)
+static void metrics_record(source *s, monitor_ctx *ctx, mset *rec)
 {
     metrics_src *m = (metrics_src *)s;
-    json_obj_open(rec, "metrics");
-    json_i64(rec, "telemetry_level", m->level);
+    mset_open_obj(rec, "metrics");
+    mset_put_i64(rec, "telemetry_level", m->level);
     if (m->lfd >= 0) {
-        json_u64(rec, "received", m->received);
-        json_u64(rec, "connections", m->connections);
-        json_obj_open(rec, "dropped");
-        for (int i = 0; i < C_N; i++) json_u64(rec, counter_names[i], m->counters[i]);
-        json_obj_close(rec);
-        json_obj_open(rec, "series");
+        mset_put_u64(rec, "received", m->received);
+        mset_put_u64(rec, "connections", m->connections);
+        mset_open_obj(rec, "dropped");
+        for (int i = 0; i < C_N; i++) mset_put_u64(rec, counter_names[i], m->counters[i]);
+        mset_close(rec);
+        mset_open_obj(rec, "series");
         for (int i = 0; i < SERIES_SLOTS; i++) {
             series *se = &m->table[i];
             if (!se->name) continue;
-            json_obj_open(rec, se->name);
-            json_u64(rec, "count", se->count);
-            json_num(rec, "min", se->min);
-            json_num(rec, "max", se->max);
-            json_num(rec, "mean", se->sum / (double)se->count);
-            json_num(rec, "last", se->last);
-            json_obj_close(rec);
+            mset_open_obj(rec, se->name);
+            mset_put_u64(rec, "count", se->count);
+            mset_put_num(rec, "min", se->min);
+            mset_put_num(rec, "max", se->max);
+            mset_put_num(rec, "mean", se->sum / (double)se->count);
+            mset_put_num(rec, "last", se->last);
+            mset_close(rec);
         }
-        json_obj_close(rec);
+        mset_close(rec);
     }
-    json_obj_open(rec, "payload");
-    json_u64(rec, "blocks", atomic_load(&m->pl_blocks));
-    json_u64(rec, "events", atomic_load(&m->pl_events));
-    json_u64(rec, "errors", atomic_load(&m->pl_errors));
+    mset_open_obj(rec, "payload");
+    mset_put_u64(rec, "blocks", atomic_load(&m->pl_blocks));
+    mset_put_u64(rec, "events", atomic_load(&m->pl_events));
+    mset_put_u64(rec, "errors", atomic_load(&m->pl_errors));
     if (m->pump) {
-        json_u64(rec, "stdout_bytes", pump_bytes(m->pump, 0));
-        json_u64(rec, "stderr_bytes", pump_bytes(m->pump, 1));
+        mset_put_u64(rec, "stdout_bytes", pump_bytes(m->pump, 0));
+        mset_put_u64(rec, "stderr_bytes", pump_bytes(m->pump, 1));
     }
-    json_obj_close(rec);
-    json_obj_close(rec);
+    mset_close(rec);
+    mset_close(rec);
 }
 
 static void metrics_close(source *s)
@@ -706,10 +692,8 @@ static void metrics_close(source *s)
         free(m->env[n - 2]);
         free(m->env);
     }
-    if (m->rx) {
-        free(m->rx);
-        jbuf_free(&m->ev);
-    }
+    free(m->rx);
+    mset_free(&m->ev);
     pthread_mutex_destroy(&m->gate_lock);
     pthread_cond_destroy(&m->gate_cond);
     free(m);

@@ -26,11 +26,11 @@
 #include "../proc/proctree.h"
 #include "../proc/reapio.h"
 #include "../proc/tree_metrics.h"
-#include "../sink/sink.h"
 #include "../source.h"
 #include "../cgroup/cgroup.h"
 #include "../limits/limits.h"
 #include "../util/outpath.h"
+#include "emitter.h"
 #include "sampler.h"
 
 #include <errno.h>
@@ -88,7 +88,9 @@ struct monitor {
     struct rusage root_ru;
     double start_ts, end_ts, start_mono;
     tree_sample last;
-    mset sample_set; /* the last sample in the metric model */
+    mset sample_set; /* the last sample (kickstart.inv.online) in the metric model */
+    mset ev;         /* the start event, the end record */
+    mset scratch;    /* the end record's counters, from the last tree sample */
     uint64_t nsamples;
     char *cmd, *cwd, *user, *exe;
     double proc_start; /* epoch seconds the main process started (JoReMon's ClockTime) */
@@ -100,7 +102,7 @@ struct monitor {
     double kill_deadline; /* monotonic; 0 = none */
     int killed_hard;
     int summary_fd;
-    jbuf evbuf;
+    jbuf summary;          /* the end record's JSON, for --summary */
     log_once sample_error; /* sampling failures, reported once */
     char *default_path;    /* JOB_ID.jsonl when no output was given */
     int flush_abort;       /* a signal ended the end-of-job flush (sink_options) */
@@ -109,7 +111,10 @@ struct monitor {
     int bpf_pinned;  /* the sampler is pinned on this node: no load to pay */
     uint64_t bpf_payback_ns;
     double sampler_switch_ts;
-    int bpf_trial; /* switched: measuring whether BPF is cheaper */
+    int bpf_trial;          /* switched: measuring whether BPF is cheaper */
+    int procfs_trial;       /* pinned: measuring whether procfs is cheaper (a small tree) */
+    proctree_reader parked; /* pinned: the BPF reader while procfs runs, kept open */
+    uint32_t chosen_procs;  /* the tree's size when auto last chose procfs */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
     /* refresh_exe: the tree when the main process's link was last read */
@@ -118,6 +123,7 @@ struct monitor {
     double exe_checked;
     reapio reapio;       /* reaped children's I/O when their zombies are unreadable */
     double last_reap_ts; /* when jobscope last reaped a child (--wait-all's end) */
+    double reap_checked; /* monotonic time of the last look for children to reap */
     alloc_info alloc;    /* what the job was given: the end record's cores (start event) */
 };
 
@@ -165,6 +171,7 @@ static int open_outputs(monitor *m, char **default_path)
         if (!s) return error_exit("cannot write events to %s", err);
         emitter_add_sink(&m->em, s);
     }
+    for (int i = 0; i < o->nsinks; i++) emitter_add_sink(&m->em, o->sinks[i]);
     /* A local `jobscope serve` gets every event too (docs/serve.md). */
     char serve_url[160];
     if (!o->no_serve && serve_detect(serve_url, sizeof serve_url)) {
@@ -183,48 +190,47 @@ static int open_outputs(monitor *m, char **default_path)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* The sources' events (ctx->emit): into the job's outputs. */
+static uint64_t monitor_emit(monitor_ctx *ctx, const mset *ev)
+{
+    monitor *m = ctx->monitor;
+    return emitter_send(&m->em, ev, NULL);
+}
+
 static void emit_start(monitor *m)
 {
-    jbuf *b = &m->evbuf;
-    event_begin(&m->em, b, EV_START, m->start_ts);
-    json_str(b, "version", JOBSCOPE_VERSION_STR);
-    json_str(b, "mode", m->opt.attach ? "attach" : "run");
-    json_i64(b, "pid", m->root);
-    json_i64(b, "monitor_pid", getpid());
-    json_str(b, "exe", m->exe);
+    mset *e = &m->ev;
+    mset_clear(e, EV_START, m->start_ts);
+    mset_put_str(e, "version", JOBSCOPE_VERSION_STR);
+    mset_put_str(e, "mode", m->opt.attach ? "attach" : "run");
+    mset_label_num(e, "pid", m->root);
+    mset_put_i64(e, "monitor_pid", getpid());
+    mset_put_str(e, "exe", m->exe);
     if (m->opt.argv) {
-        json_arr_open(b, "argv");
-        for (char *const *a = m->opt.argv; *a; a++) json_str(b, NULL, *a);
-        json_arr_close(b);
+        mset_open_arr(e, "argv");
+        for (char *const *a = m->opt.argv; *a; a++) mset_put_str(e, NULL, *a);
+        mset_close(e);
     }
-    json_str(b, "cmd", m->cmd);
-    json_str(b, "cwd", m->cwd);
-    json_str(b, "user", m->user);
-    json_i64(b, "uid", getuid());
-    json_fixed(b, "interval", m->opt.interval, 3);
-    json_str(b, "discovery", proctree_discovery(m->tree));
-    json_str(b, "sampler", proctree_sampler(m->tree));
-    hostinfo_write(b);
-    hostinfo_rlimits(b);
+    mset_put_str(e, "cmd", m->cmd);
+    mset_put_str(e, "cwd", m->cwd);
+    mset_put_str(e, "user", m->user);
+    mset_put_i64(e, "uid", getuid());
+    mset_put_fixed(e, "interval", m->opt.interval, 3);
+    mset_put_str(e, "discovery", proctree_discovery(m->tree));
+    mset_put_str(e, "sampler", proctree_sampler(m->tree));
+    hostinfo_add(e);
+    hostinfo_add_rlimits(e);
     /* what the job was given (src/proc/alloc.c), kept for the end record */
     alloc_detect(m->opt.attach ? m->root : 0, &m->alloc);
-    alloc_write(b, &m->alloc);
-    emitter_send(&m->em, b, EV_START, m->start_ts, NULL);
+    alloc_add(e, &m->alloc);
+    emitter_send(&m->em, e, NULL);
 }
 
 /* The cumulative counters (utime ... nivcsw), as in the samples. */
-static void put_counters(jbuf *b, const tree_sample *s, int null_missing)
+static void put_counters(monitor *m, mset *rec, const tree_sample *s)
 {
-    mset set;
-    tree_metrics_fill(&set, s, 0, NULL, null_missing);
-    mset_write_json_range(b, &set, M_UTIME, M_NIVCSW);
-}
-
-void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s,
-                           int null_missing)
-{
-    tree_metrics_fill(set, s, root, exe, null_missing);
-    mset_write_json(b, set);
+    tree_metrics_fill(&m->scratch, s, 0, NULL, m->opt.null_missing);
+    mset_copy_range(rec, &m->scratch, M_UTIME, M_NIVCSW);
 }
 
 /* The job's command line.  Right after posix_spawn returns, the new program
@@ -330,25 +336,81 @@ static void maybe_switch_sampler(monitor *m)
            (double)spent / 1e9, note);
 }
 
-/* auto, after the switch: back to procfs if BPF turned out dearer. */
-static void maybe_revert_sampler(monitor *m)
+/* BPF -> procfs; a pinned reader is parked (open: taking it back costs
+ * nothing), one loaded for the run closed. */
+static void to_procfs(monitor *m, uint32_t procs)
+{
+    if (m->bpf_pinned) {
+        proctree_take_reader(m->tree, &m->parked);
+    } else {
+        proctree_reader none;
+        memset(&none, 0, sizeof none);
+        proctree_set_reader(m->tree, &none);
+    }
+    m->chosen_procs = procs;
+}
+
+/* auto, after the switch: back to procfs if BPF turned out dearer.  Pinned
+ * and never compared (BPF from the first sample): a small tree tries
+ * procfs, whose two reads a process can cost less than the BPF walk's
+ * fixed part (the iterator made, read and closed, the records copied). */
+static void maybe_revert_sampler(monitor *m, uint32_t procs)
 {
     int v = monitor_sampler_verdict(&m->cost_procfs, &m->cost_bpf);
     if (v < 0) return;
     m->bpf_trial = 0;
     double bpf_us = monitor_sampler_cost_us(&m->cost_bpf),
            procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
+    if (v == 1 && !m->cost_procfs.seen && m->bpf_pinned && procs <= MONITOR_SMALL_TREE) {
+        to_procfs(m, procs);
+        m->procfs_trial = 1;
+        js_log(m->opt.verbose, NULL, "sampler: trying procfs (bpf: %.2f us a process-sample)",
+               bpf_us);
+        return;
+    }
     if (v == 1) {
         js_log(m->opt.verbose, NULL, "sampler: keeping bpf: %.2f us a process-sample against %.2f",
                bpf_us, procfs_us);
         return;
     }
-    proctree_reader none;
-    memset(&none, 0, sizeof none);
-    proctree_set_reader(m->tree, &none);
+    to_procfs(m, procs);
     m->sampler_revert_ts = now_epoch();
     js_log(m->opt.verbose, NULL, "sampler: bpf -> procfs: %.2f us a process-sample against %.2f",
            bpf_us, procfs_us);
+}
+
+/* Pinned, procfs on trial against BPF: the cheaper stays. */
+static void maybe_keep_procfs(monitor *m)
+{
+    int v = monitor_sampler_verdict(&m->cost_bpf, &m->cost_procfs);
+    if (v < 0) return;
+    m->procfs_trial = 0;
+    double bpf_us = monitor_sampler_cost_us(&m->cost_bpf),
+           procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
+    if (v == 1) {
+        m->sampler_revert_ts = now_epoch();
+        js_log(m->opt.verbose, NULL,
+               "sampler: bpf -> procfs: %.2f us a process-sample against %.2f", procfs_us, bpf_us);
+        return;
+    }
+    proctree_set_reader(m->tree, &m->parked);
+    memset(&m->parked, 0, sizeof m->parked);
+    js_log(m->opt.verbose, NULL, "sampler: keeping bpf: %.2f us a process-sample against %.2f",
+           bpf_us, procfs_us);
+}
+
+/* Pinned, procfs chosen for a small tree that has since doubled: BPF is
+ * measured again (its cost per process falls as the tree grows). */
+static void maybe_retry_bpf(monitor *m, uint32_t procs)
+{
+    if (!m->parked.read || procs <= MONITOR_SMALL_TREE || procs < 2 * m->chosen_procs) return;
+    proctree_set_reader(m->tree, &m->parked);
+    memset(&m->parked, 0, sizeof m->parked);
+    memset(&m->cost_bpf, 0, sizeof m->cost_bpf);
+    m->bpf_trial = 1;
+    m->sampler_switch_ts = now_epoch();
+    js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf: the tree grew to %u processes",
+           (unsigned)procs);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -361,7 +423,7 @@ static uint64_t thread_cpu_ns(void)
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
-    int measure = m->bpf_pending || m->bpf_trial;
+    int measure = m->bpf_pending || m->bpf_trial || m->procfs_trial;
     uint64_t cpu0 = measure ? thread_cpu_ns() : 0;
     int rc = proctree_sample(m->tree, s);
     if (measure) {
@@ -370,10 +432,15 @@ static void sample_and_emit(monitor *m)
         if (m->bpf_pending) {
             monitor_sampler_cost_add(&m->cost_procfs, ns, procs);
             maybe_switch_sampler(m);
+        } else if (m->procfs_trial) {
+            monitor_sampler_cost_add(&m->cost_procfs, ns, procs);
+            maybe_keep_procfs(m);
         } else {
             monitor_sampler_cost_add(&m->cost_bpf, ns, procs);
-            maybe_revert_sampler(m);
+            maybe_revert_sampler(m, procs);
         }
+    } else if (m->parked.read && rc == 0) {
+        maybe_retry_bpf(m, s->procs);
     }
     if (rc != 0) {
         js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
@@ -385,35 +452,34 @@ static void sample_and_emit(monitor *m)
     s->root_cwd = m->cwd;
     s->user = m->user;
     m->nsamples++;
-    jbuf *b = &m->evbuf;
-    event_begin(&m->em, b, EV_SAMPLE, s->ts);
-    monitor_sample_fields(b, &m->sample_set, m->root, m->exe, s, m->opt.null_missing);
+    mset *ev = &m->sample_set;
+    tree_metrics_fill(ev, s, m->root, m->exe, m->opt.null_missing);
     for (int i = 0; i < m->nsources; i++)
-        if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, b);
-    if (!m->opt.online_off) emitter_send(&m->em, b, EV_SAMPLE, s->ts, &m->sample_set);
+        if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, ev);
+    if (!m->opt.online_off) emitter_send(&m->em, ev, NULL);
 }
 
-static void put_peak(jbuf *b, const char *key, const tree_peak *p, int decimals)
+static void put_peak(mset *e, const char *key, const tree_peak *p, int decimals)
 {
-    json_obj_open(b, key);
-    json_fixed(b, "value", p->value, decimals);
-    json_fixed(b, "ts", p->ts, 6);
-    json_obj_close(b);
+    mset_open_obj(e, key);
+    mset_put_fixed(e, "value", p->value, decimals);
+    mset_put_fixed(e, "ts", p->ts, 6);
+    mset_close(e);
 }
 
-static void put_rusage(jbuf *b, const char *key, const struct rusage *r)
+static void put_rusage(mset *e, const char *key, const struct rusage *r)
 {
-    json_obj_open(b, key);
-    json_fixed(b, "utime", (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6, 6);
-    json_fixed(b, "stime", (double)r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6, 6);
-    json_i64(b, "maxrss", r->ru_maxrss);
-    json_i64(b, "minflt", r->ru_minflt);
-    json_i64(b, "majflt", r->ru_majflt);
-    json_i64(b, "inblock", r->ru_inblock);
-    json_i64(b, "oublock", r->ru_oublock);
-    json_i64(b, "nvcsw", r->ru_nvcsw);
-    json_i64(b, "nivcsw", r->ru_nivcsw);
-    json_obj_close(b);
+    mset_open_obj(e, key);
+    mset_put_fixed(e, "utime", (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6, 6);
+    mset_put_fixed(e, "stime", (double)r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6, 6);
+    mset_put_i64(e, "maxrss", r->ru_maxrss);
+    mset_put_i64(e, "minflt", r->ru_minflt);
+    mset_put_i64(e, "majflt", r->ru_majflt);
+    mset_put_i64(e, "inblock", r->ru_inblock);
+    mset_put_i64(e, "oublock", r->ru_oublock);
+    mset_put_i64(e, "nvcsw", r->ru_nvcsw);
+    mset_put_i64(e, "nivcsw", r->ru_nivcsw);
+    mset_close(e);
 }
 
 static int exit_status(const monitor *m)
@@ -436,70 +502,70 @@ static double alloc_cpus(const monitor *m)
 static void emit_record(monitor *m)
 {
     const tree_sample *s = &m->last;
-    jbuf *b = &m->evbuf;
+    mset *b = &m->ev;
     double duration = m->end_ts - m->start_ts;
-    double ts = now_epoch();
-    event_begin(&m->em, b, EV_END, ts);
-    json_i64(b, "pid", m->root);
-    json_str(b, "exe", m->exe);
-    json_str(b, "cmd", m->cmd);
+    mset_clear(b, EV_END, now_epoch());
+    mset_label_num(b, "pid", m->root);
+    mset_put_str(b, "exe", m->exe);
+    mset_put_str(b, "cmd", m->cmd);
     int known = !m->opt.attach || m->have_status; /* a wait status to report */
     if (!known) {
-        json_str(b, "exit_type", m->stop_signal ? "detached" : "ended");
-        json_null(b, "exit_code");
-        json_null(b, "signal");
+        mset_put_str(b, "exit_type", m->stop_signal ? "detached" : "ended");
+        mset_put_null(b, "exit_code");
+        mset_put_null(b, "signal");
     } else if (m->kill_reason[0]) {
-        json_str(b, "exit_type", "limit");
+        mset_put_str(b, "exit_type", "limit");
     } else {
-        json_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
+        mset_put_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
     }
     if (known) {
         if (WIFEXITED(m->status))
-            json_i64(b, "exit_code", WEXITSTATUS(m->status));
+            mset_put_i64(b, "exit_code", WEXITSTATUS(m->status));
         else
-            json_null(b, "exit_code");
+            mset_put_null(b, "exit_code");
         if (WIFSIGNALED(m->status)) {
-            json_i64(b, "signal", WTERMSIG(m->status));
+            mset_put_i64(b, "signal", WTERMSIG(m->status));
             const char *abbrev = sigabbrev_np(WTERMSIG(m->status));
             char name[32];
-            snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
-            json_str(b, "signal_name", name);
-            json_bool(b, "core_dumped", WCOREDUMP(m->status));
+            int n = snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+            mset_put_str(b, "signal_name", mset_copy(b, name, (size_t)n));
+            mset_put_bool(b, "core_dumped", WCOREDUMP(m->status));
         } else {
-            json_null(b, "signal");
+            mset_put_null(b, "signal");
         }
-        if (m->kill_reason[0]) json_str(b, "limit", m->kill_reason);
+        if (m->kill_reason[0]) mset_put_str(b, "limit", m->kill_reason);
     }
-    json_i64(b, "status", exit_status(m));
-    json_fixed(b, "start", m->start_ts, 6);
-    json_fixed(b, "end", m->end_ts, 6);
-    json_fixed(b, "duration", duration, 6);
-    put_counters(b, s, m->opt.null_missing);
-    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6, cores = alloc_cpus(m);
-    json_fixed(b, "cpu_time", cpu, 6);
+    mset_put_i64(b, "status", exit_status(m));
+    mset_put_fixed(b, "start", m->start_ts, 6);
+    mset_put_fixed(b, "end", m->end_ts, 6);
+    mset_put_fixed(b, "duration", duration, 6);
+    put_counters(m, b, s);
+    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6;
+    double cores = alloc_cpus(m);
+    mset_put_fixed(b, "cpu_time", cpu, 6);
     if (cores == floor(cores))
-        json_i64(b, "cores", (long long)cores);
+        mset_put_i64(b, "cores", (long long)cores);
     else
-        json_fixed(b, "cores", cores, 2); /* a cgroup quota of 1.5 CPUs */
-    json_str(b, "cores_from", m->alloc.cpus_from);
-    json_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
-    json_u64(b, "samples", m->nsamples);
-    json_u64(b, "total_procs", s->total_procs);
-    json_str(b, "sampler", proctree_sampler(m->tree));
+        mset_put_fixed(b, "cores", cores, 2); /* a cgroup quota of 1.5 CPUs */
+    mset_put_str(b, "cores_from", m->alloc.cpus_from);
+    mset_put_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
+    mset_put_u64(b, "samples", m->nsamples);
+    mset_put_u64(b, "total_procs", s->total_procs);
+    mset_put_str(b, "sampler", proctree_sampler(m->tree));
     if (proctree_reader_outside(m->tree))
-        json_u64(b, "sampler_outside", proctree_reader_outside(m->tree));
-    if (m->sampler_switch_ts > 0) json_fixed(b, "sampler_since", m->sampler_switch_ts, 6);
-    if (m->sampler_revert_ts > 0) json_fixed(b, "sampler_reverted", m->sampler_revert_ts, 6);
+        mset_put_u64(b, "sampler_outside", proctree_reader_outside(m->tree));
+    if (m->sampler_switch_ts > 0) mset_put_fixed(b, "sampler_since", m->sampler_switch_ts, 6);
+    if (m->sampler_revert_ts > 0) mset_put_fixed(b, "sampler_reverted", m->sampler_revert_ts, 6);
     if (proctree_reader_fallbacks(m->tree))
-        json_u64(b, "sampler_fallbacks", proctree_reader_fallbacks(m->tree));
-    json_obj_open(b, "peaks");
+        mset_put_u64(b, "sampler_fallbacks", proctree_reader_fallbacks(m->tree));
+    mset_open_obj(b, "peaks");
     put_peak(b, "rss", &s->peak_rss_kb, 0);
     put_peak(b, "vm", &s->peak_vm_kb, 0);
     put_peak(b, "cpu_percent", &s->peak_cpu_percent, 2);
     put_peak(b, "procs", &s->peak_procs, 0);
     put_peak(b, "threads", &s->peak_threads, 0);
-    json_u64(b, "max_process_hwm", s->hwm_kb);
-    json_obj_close(b);
+    mset_put_u64(b, "max_process_hwm", s->hwm_kb);
+    mset_close(b);
     if (!m->opt.attach) {
         put_rusage(b, "rusage", &m->root_ru);
         struct rusage all;
@@ -510,14 +576,15 @@ static void emit_record(monitor *m)
         if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
     /* reaped processes whose final I/O could not be read exactly: the I/O
      * counters above may be short (docs/events.md) */
-    if (m->reapio.inexact) json_u64(b, "io_incomplete", m->reapio.inexact);
-    json_u64(b, "events_dropped", emitter_dropped(&m->em));
+    if (m->reapio.inexact) mset_put_u64(b, "io_incomplete", m->reapio.inexact);
+    mset_put_u64(b, "events_dropped", emitter_dropped(&m->em));
     emitter_put_errors(&m->em, b, "output_errors");
-    emitter_send(&m->em, b, EV_END, ts, NULL);
+    jbuf *json = &m->summary;
+    emitter_send(&m->em, b, m->summary_fd >= 0 ? json : NULL);
     if (m->summary_fd >= 0) {
         /* the same document, alone in its file */
-        size_t n = b->len;
-        if (write(m->summary_fd, b->p, n) != (ssize_t)n || write(m->summary_fd, "\n", 1) != 1)
+        size_t n = json->len;
+        if (write(m->summary_fd, json->p, n) != (ssize_t)n || write(m->summary_fd, "\n", 1) != 1)
             js_log(m->opt.verbose, NULL, "cannot write the summary file: %s", strerror(errno));
         close(m->summary_fd);
         m->summary_fd = -1;
@@ -775,8 +842,13 @@ static void loop(monitor *m)
                 m->end_ts = now_epoch();
             }
             /* reap here too, not only on SIGCHLD: a library thread that left
-             * SIGCHLD unblocked would otherwise keep us waiting forever */
-            if (!m->opt.attach) reap_children(m);
+             * SIGCHLD unblocked would otherwise keep us waiting forever (once
+             * a second is enough for that: a waitid each tick was a tenth of
+             * a short interval's sample) */
+            if (!m->opt.attach && now - m->reap_checked >= 1.0) {
+                m->reap_checked = now;
+                reap_children(m);
+            }
             if (tree_finished(m) || m->stop_signal) break;
             sample_and_emit(m);
             if (m->opt.attach && !m->root_done && m->last.procs == 0) {
@@ -837,14 +909,17 @@ monitor *monitor_new(const monitor_config *cfg)
         free(m);
         return NULL;
     }
-    jbuf_init(&m->evbuf, 2048);
+    jbuf_init(&m->summary, 64);
+    mset_init(&m->sample_set);
+    mset_init(&m->ev);
+    mset_init(&m->scratch);
 
     if (m->opt.attach) {
         m->root = m->opt.pid;
         if (kill(m->root, 0) != 0 && errno == ESRCH) {
             emitter_close(&m->em, 0);
             free(m->default_path);
-            jbuf_free(&m->evbuf);
+            jbuf_free(&m->summary);
             error_exit("no process %d", (int)m->root);
             free(m);
             return NULL;
@@ -855,7 +930,10 @@ monitor *monitor_new(const monitor_config *cfg)
 
 static void monitor_free(monitor *m)
 {
-    jbuf_free(&m->evbuf);
+    jbuf_free(&m->summary);
+    mset_free(&m->sample_set);
+    mset_free(&m->ev);
+    mset_free(&m->scratch);
     free(m->cmd);
     free(m->cwd);
     free(m->user);
@@ -881,8 +959,8 @@ int monitor_run(monitor *m)
     sigdelset(&mask, SIGPIPE);
     m->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
-    m->ctx.em = &m->em;
-    m->ctx.sample = &m->sample_set;
+    m->ctx.emit = monitor_emit;
+    m->ctx.ann = &m->em.ann;
     m->ctx.run_mode = !attach;
     m->ctx.interval = m->opt.interval;
     m->ctx.verbose = m->opt.verbose;
@@ -998,6 +1076,7 @@ int monitor_run(monitor *m)
     if (!m->opt.quiet && isatty(STDERR_FILENO)) print_summary(m, m->default_path);
     for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
     emitter_close(&m->em, m->opt.flush_timeout);
+    if (m->parked.close) m->parked.close(m->parked.ctx);
     proctree_free(m->tree);
     monitor_free(m);
     return status;

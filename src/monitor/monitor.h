@@ -49,6 +49,10 @@ typedef struct monitor_config {
     double interval;    /* seconds */
     const char *outputs[MONITOR_MAX_OUTPUTS]; /* none: JOB_ID.jsonl */
     int noutputs;
+    /* Outputs the caller opened itself (a front end's own, a test's), after
+     * those of `outputs`; the monitor closes them with the others. */
+    sink *sinks[MONITOR_MAX_OUTPUTS];
+    int nsinks;
     sink_options sink;  /* passed to every sink */
     const char *job_id; /* NULL: from the environment */
     char *const *tags;  /* "KEY=VALUE" */
@@ -79,11 +83,5 @@ typedef struct monitor monitor;
 monitor *monitor_new(const monitor_config *cfg);
 /* Runs the job to its end; returns its exit status and frees m. */
 int monitor_run(monitor *m);
-
-/* The process-tree fields of a kickstart.inv.online event (pid ... brecv):
- * fills *set from s and appends its JSON members to b.  The golden-output
- * test drives it with fixed samples. */
-void monitor_sample_fields(jbuf *b, mset *set, pid_t root, const char *exe, const tree_sample *s,
-                           int null_missing);
 
 #endif

@@ -21,7 +21,13 @@
  * That rule assumes BPF is the cheaper one, which its host-task walk is not
  * on a crowded host with a small job: so auto then measures BPF for a few
  * samples and goes back to procfs if it costs more per process-sample
- * (monitor_sampler_verdict): the load is spent either way. */
+ * (monitor_sampler_verdict): the load is spent either way.  Nor is BPF the
+ * cheaper one for a tree of a few processes, pinned or not: its walk has a
+ * fixed part (an iterator made, read and closed, a batch copy) that two
+ * pread()s a process undercut.  So a pinned run that started with BPF tries
+ * procfs once BPF has been measured, where the tree is small
+ * (MONITOR_SMALL_TREE), keeps the cheaper, and measures BPF again (still
+ * open) when the tree has doubled past that size. */
 #include "sampler.h"
 #include "../bpf/bpfsample.h"
 
@@ -108,9 +114,9 @@ uint64_t monitor_sampler_cost_total_ns(const sampler_cost *c)
     return c->first_ns + c->ns;
 }
 
-int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf)
+int monitor_sampler_verdict(const sampler_cost *was, const sampler_cost *now)
 {
-    if (bpf->seen < 6) return -1;
-    if (!procfs->seen) return 1; /* nothing to compare with */
-    return monitor_sampler_cost_us(bpf) > monitor_sampler_cost_us(procfs) ? 0 : 1;
+    if (now->seen < 6) return -1;
+    if (!was->seen) return 1; /* nothing to compare with */
+    return monitor_sampler_cost_us(now) > monitor_sampler_cost_us(was) ? 0 : 1;
 }

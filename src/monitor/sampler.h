@@ -36,10 +36,14 @@ typedef struct sampler_cost {
     uint32_t seen;
 } sampler_cost;
 void monitor_sampler_cost_add(sampler_cost *c, uint64_t ns, uint32_t procs);
-/* After auto switched: 1 keep BPF, 0 go back to procfs (BPF costs more per
- * process-sample than procfs did: its host-task walk on a crowded host, a
- * job of a few processes), -1 not known yet (fewer than 5 samples of BPF). */
-int monitor_sampler_verdict(const sampler_cost *procfs, const sampler_cost *bpf);
+/* After auto switched from one sampler to the other (`was` to `now`): 1
+ * keep `now`, 0 go back (it costs more per process-sample than `was` did:
+ * BPF's host-task walk on a crowded host, BPF's fixed part on a job of a
+ * few processes), -1 not known yet (fewer than 6 samples of `now`). */
+int monitor_sampler_verdict(const sampler_cost *was, const sampler_cost *now);
+/* Pinned, BPF from the first sample: a tree of at most this many processes
+ * also tries procfs (two reads a process), and the cheaper stays. */
+#define MONITOR_SMALL_TREE 16
 double monitor_sampler_cost_us(const sampler_cost *c);
 /* All the CPU measured, the first sample included (auto's payback). */
 uint64_t monitor_sampler_cost_total_ns(const sampler_cost *c);

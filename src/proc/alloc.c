@@ -419,23 +419,18 @@ void alloc_detect(pid_t pid, alloc_info *out)
     free(penv);
 }
 
-void alloc_write(jbuf *b, const alloc_info *a)
+void alloc_add(mset *e, const alloc_info *a)
 {
-    mset set;
-    mset_clear(&set, 0);
-    mset_f64(&set, M_ALLOC_CPUS, a->cpus);
+    mset_f64(e, M_ALLOC_CPUS, a->cpus);
+    mset_put_str(e, "alloc_cpus_from", a->cpus_from);
     if (isfinite(a->mem))
-        mset_u64(&set, M_ALLOC_MEM, (uint64_t)a->mem);
+        mset_u64(e, M_ALLOC_MEM, (uint64_t)a->mem);
     else
-        mset_null(&set, M_ALLOC_MEM);
+        mset_null(e, M_ALLOC_MEM);
+    mset_put_str(e, "alloc_mem_from", a->mem_from[0] ? a->mem_from : NULL);
     if (isfinite(a->gpus))
-        mset_u64(&set, M_ALLOC_GPUS, (uint64_t)a->gpus);
+        mset_u64(e, M_ALLOC_GPUS, (uint64_t)a->gpus);
     else
-        mset_null(&set, M_ALLOC_GPUS);
-    mset_write_json_range(b, &set, M_ALLOC_CPUS, M_ALLOC_CPUS);
-    json_str(b, "alloc_cpus_from", a->cpus_from);
-    mset_write_json_range(b, &set, M_ALLOC_MEM, M_ALLOC_MEM);
-    json_str(b, "alloc_mem_from", a->mem_from[0] ? a->mem_from : NULL);
-    mset_write_json_range(b, &set, M_ALLOC_GPUS, M_ALLOC_GPUS);
-    json_str(b, "alloc_gpus_from", a->gpus_from[0] ? a->gpus_from : NULL);
+        mset_null(e, M_ALLOC_GPUS);
+    mset_put_str(e, "alloc_gpus_from", a->gpus_from[0] ? a->gpus_from : NULL);
 }

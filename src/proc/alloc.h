@@ -16,7 +16,7 @@
 #define JOBSCOPE_ALLOC_H
 
 #include <sys/types.h>
-#include "../event/json.h"
+#include "../model/metric.h"
 
 typedef struct alloc_info {
     double cpus; /* > 0, may be fractional (cpu.max) */
@@ -55,9 +55,10 @@ void alloc_cgroup_v1(const char *cpu_leaf, const char *cpu_top, const char *mem_
  * environment the job inherits unchanged) on this host. */
 void alloc_detect(pid_t pid, alloc_info *out);
 
-/* Appends alloc_cpus, alloc_cpus_from, alloc_mem, alloc_mem_from,
- * alloc_gpus, alloc_gpus_from (null when unknown) to an open event. */
-void alloc_write(jbuf *b, const alloc_info *a);
+/* Adds alloc_cpus, alloc_cpus_from, alloc_mem, alloc_mem_from,
+ * alloc_gpus, alloc_gpus_from (null when unknown) to an event; the strings
+ * are a's: it must live until the event is sent. */
+void alloc_add(mset *e, const alloc_info *a);
 
 /* "0-3,8,10-11" -> 7; 0 for an empty or bad list. */
 int alloc_cpulist_count(const char *s);

@@ -84,31 +84,37 @@ int hostinfo_cpuinfo(hostinfo_cpu *c)
     return 0;
 }
 
-void hostinfo_write(jbuf *b)
+/* The strings are read into local buffers: the set keeps copies. */
+static void put_copy(mset *e, const char *key, const char *v)
+{
+    mset_put_str(e, key, mset_copy(e, v, strlen(v)));
+}
+
+void hostinfo_add(mset *e)
 {
     struct utsname u;
     if (uname(&u) == 0) {
-        json_str(b, "kernel", u.release);
-        json_str(b, "machine", u.machine);
+        put_copy(e, "kernel", u.release);
+        put_copy(e, "machine", u.machine);
     }
     hostinfo_cpu cpu;
     if (hostinfo_cpuinfo(&cpu) == 0 && cpu.model[0])
-        json_str(b, "cpu_model", cpu.model);
+        put_copy(e, "cpu_model", cpu.model);
     else
-        json_null(b, "cpu_model");
-    json_i64(b, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
-    json_i64(b, "cpus_available", hostinfo_cpus_available());
+        mset_put_null(e, "cpu_model");
+    mset_put_i64(e, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
+    mset_put_i64(e, "cpus_available", hostinfo_cpus_available());
     char *mem = read_small("/proc/meminfo", NULL);
     if (mem) {
         char *m = strstr(mem, "MemTotal:");
-        if (m) json_u64(b, "mem_total_kb", strtoull(m + 9, NULL, 10));
+        if (m) mset_put_u64(e, "mem_total_kb", strtoull(m + 9, NULL, 10));
         free(mem);
     }
-    json_i64(b, "clock_ticks", sysconf(_SC_CLK_TCK));
-    json_i64(b, "page_size", sysconf(_SC_PAGESIZE));
+    mset_put_i64(e, "clock_ticks", sysconf(_SC_CLK_TCK));
+    mset_put_i64(e, "page_size", sysconf(_SC_PAGESIZE));
 }
 
-void hostinfo_rlimits(jbuf *b)
+void hostinfo_add_rlimits(mset *e)
 {
     static const struct {
         const char *name;
@@ -119,22 +125,22 @@ void hostinfo_rlimits(jbuf *b)
         {"nofile", RLIMIT_NOFILE}, {"nproc", RLIMIT_NPROC}, {"rss", RLIMIT_RSS},
         {"stack", RLIMIT_STACK},
     };
-    json_obj_open(b, "rlimits");
+    mset_open_obj(e, "rlimits");
     for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
         struct rlimit r;
         if (getrlimit(lim[i].res, &r) != 0) continue;
-        json_obj_open(b, lim[i].name);
+        mset_open_obj(e, lim[i].name);
         if (r.rlim_cur == RLIM_INFINITY)
-            json_null(b, "soft");
+            mset_put_null(e, "soft");
         else
-            json_u64(b, "soft", r.rlim_cur);
+            mset_put_u64(e, "soft", r.rlim_cur);
         if (r.rlim_max == RLIM_INFINITY)
-            json_null(b, "hard");
+            mset_put_null(e, "hard");
         else
-            json_u64(b, "hard", r.rlim_max);
-        json_obj_close(b);
+            mset_put_u64(e, "hard", r.rlim_max);
+        mset_close(e);
     }
-    json_obj_close(b);
+    mset_close(e);
 }
 
 char *hostinfo_cmdline(pid_t pid)

@@ -4,7 +4,7 @@
 #define JOBSCOPE_HOSTINFO_H
 
 #include <sys/types.h>
-#include "../event/json.h"
+#include "../model/metric.h"
 
 /* What /proc/cpuinfo says about the CPUs: the number of "processor"
  * entries and the first vendor_id, "cpu MHz" (rounded) and model name. */
@@ -19,10 +19,10 @@ int hostinfo_cpuinfo(hostinfo_cpu *c);
 
 /* CPUs this process may run on (affinity), at least 1. */
 int hostinfo_cpus_available(void);
-/* Adds the host/kernel/cpu/memory/user fields to an open event object. */
-void hostinfo_write(jbuf *b);
+/* Adds the host's kernel, machine, CPU and memory figures to an event. */
+void hostinfo_add(mset *e);
 /* Adds the rlimits as an object "rlimits" ("unlimited" -> null). */
-void hostinfo_rlimits(jbuf *b);
+void hostinfo_add_rlimits(mset *e);
 /* Command line of pid as one string (args joined by spaces), or NULL. Caller frees. */
 char *hostinfo_cmdline(pid_t pid);
 /* When pid started: /proc/PID/stat's starttime, clock ticks after boot; 0

@@ -1111,6 +1111,12 @@ void proctree_set_reader(proctree *t, const proctree_reader *r)
     t->reader = *r;
 }
 
+void proctree_take_reader(proctree *t, proctree_reader *out)
+{
+    *out = t->reader;
+    memset(&t->reader, 0, sizeof t->reader);
+}
+
 const char *proctree_sampler(const proctree *t)
 {
     return t->reader.read ? t->reader.name : "procfs";

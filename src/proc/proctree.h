@@ -129,6 +129,9 @@ void proctree_set_creations(proctree *t, int64_t (*fn)(void *ctx), void *ctx);
 
 /* Installs r (copied; closed by proctree_free). */
 void proctree_set_reader(proctree *t, const proctree_reader *r);
+/* Takes the reader back without closing it (*out; none: read is NULL): the
+ * tree reads /proc again until one is installed. */
+void proctree_take_reader(proctree *t, proctree_reader *out);
 /* "procfs", or the reader's name. */
 const char *proctree_sampler(const proctree *t);
 /* How members are found: "children", "scan", or the reader's walk. */

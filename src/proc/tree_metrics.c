@@ -1,9 +1,10 @@
 /* tree_metrics.c — see tree_metrics.h. */
 #include "tree_metrics.h"
+#include "../event/event.h"
 
 void tree_metrics_fill(mset *m, const tree_sample *s, pid_t root, const char *exe, int null_missing)
 {
-    mset_clear(m, s->ts);
+    mset_clear(m, EV_SAMPLE, s->ts);
     mset_label_num(m, "pid", root);
     mset_label_str(m, "exe", exe, 0);
     mset_label_str(m, "cmd", s->root_cmd, 1);

@@ -8,7 +8,8 @@
 #include "../model/metric.h"
 #include "proctree.h"
 
-/* Fills out from s: labels pid and exe (visible), cmd, cwd and user
+/* Starts a kickstart.inv.online event in out from s: labels pid and exe
+ * (visible), cmd, cwd and user
  * (hidden: JoReMon's), every field of the tree in the catalogue.  iowait
  * without delay accounting is 0, as kickstart wrote it, or null with
  * null_missing (--null-missing). */

@@ -6,7 +6,7 @@
  *   golden DIR
  *
  * The events: three kickstart.inv.online samples built by the monitor's own
- * code (monitor_sample_fields) from fixed tree_samples, with annotations from
+ * code (tree_metrics_fill) from fixed tree_samples, with annotations from
  * a fixed environment, plus fixed source events (a custom metric, a GPU
  * sample, an end record) for the time-series encoders.  Outputs: ev.jsonl
  * and ev.csv (file sinks), jr.jsonl and jr.csv (JoReMon), influx.txt (line
@@ -21,13 +21,18 @@
  *
  * The time-series lines of the samples come from their value sets
  * (tsconv_*_set, as the influx:// and opentsdb:// outputs make them), the
- * other events' from their JSON.  Beside that, every event that carries a
- * value set -- the three samples, samples with the cgroup fixtures' fields,
- * the GPU share, nulls and odd labels, and the real GPU source's gpu.stats
- * -- is encoded both ways with several tag lists, and any difference is
- * printed and makes the helper fail; the last line of its output says
- * "tsconv paths: N encodings compared, D differ". */
+ * fixed source events' from their JSON.  Beside that, every event that
+ * carries a value set -- the three samples, samples with the cgroup
+ * fixtures' fields, the GPU share, nulls and odd labels, every event of
+ * the real GPU source, and every event of a real run (`golden DIR JOB...`
+ * runs JOB under the monitor with -G and a --limit: its start event,
+ * samples, custom metrics, limit event and end record) -- is encoded both
+ * ways with several tag lists, and any difference is printed and makes the
+ * helper fail; the last line of its output says "tsconv paths: N encodings
+ * compared, D differ" and "real run: N events". */
+#include "monitor/emitter.h"
 #include "monitor/monitor.h"
+#include "proc/tree_metrics.h"
 #include "source.h"
 #include "gpu/gpu.h"
 #include "event/event.h"
@@ -122,7 +127,8 @@ static void fixed_sample(tree_sample *s, int i)
     s->user = "alice";
 }
 
-/* Fixed events from the sources, as their JSON lines (after annotations). */
+/* Fixed events from the sources, as their JSON members (after the
+ * annotations: raw members of their sets). */
 static const char *const source_events[] = {
     "\"name\":\"loss\",\"value\":0.125,\"level\":1,\"rank\":3,\"pid\":4243,\"tags\":{\"phase\":\"train\"}",
     "\"id\":0,\"uuid\":\"GPU-1234\",\"name\":\"NVIDIA A100\",\"util\":87,\"mem_used\":1073741824,"
@@ -137,8 +143,7 @@ static int paths_compared, paths_differ;
 
 /* Encodes one event from its value set and from its JSON, for Influx and
  * OpenTSDB, with several tag lists; counts the differences. */
-static void compare_paths(const char *json, size_t len, const char *name, double ts, const mset *set,
-                          const annotations *ann)
+static void compare_paths(const char *json, size_t len, const mset *set, const annotations *ann)
 {
     static const char *const keeps[] = { NULL, "job_id,pid", "hostname,id", "exe,vendor,job_util_source,rank" };
     for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++) {
@@ -152,13 +157,19 @@ static void compare_paths(const char *json, size_t len, const char *name, double
             sbuf js = { 0 }, ss = { 0 };
             int nj = f ? tsconv_opentsdb_points(&js, json, len, keeps[k])
                        : tsconv_influx_line(&js, json, len, keeps[k]);
-            int ns = f ? tsconv_opentsdb_set(&ss, name, ts, set, &a, keeps[k])
-                       : tsconv_influx_set(&ss, name, ts, set, &a, keeps[k]);
+            int ns = f ? tsconv_opentsdb_set(&ss, set, &a, keeps[k])
+                       : tsconv_influx_set(&ss, set, &a, keeps[k]);
+            if (ns < 0) { /* left to the JSON path (a raw member): nothing to compare */
+                if (!k && !f) printf("tsconv declined: %s\n", set->event);
+                sbuf_free(&js);
+                sbuf_free(&ss);
+                continue;
+            }
             paths_compared++;
             if (nj != ns || js.len != ss.len || (js.len && memcmp(js.p, ss.p, js.len))) {
                 paths_differ++;
                 fprintf(stderr, "golden: the %s encoding of %s differs (tags %s):\n  json %d: %s\n  set  %d: %s\n",
-                        f ? "OpenTSDB" : "Influx", name, keeps[k] ? keeps[k] : "all", nj,
+                        f ? "OpenTSDB" : "Influx", set->event, keeps[k] ? keeps[k] : "all", nj,
                         js.p ? js.p : "", ns, ss.p ? ss.p : "");
             }
             sbuf_free(&js);
@@ -170,9 +181,11 @@ static void compare_paths(const char *json, size_t len, const char *name, double
 
 /* A sink that compares the two paths for every event with a value set. */
 static const annotations *compare_ann;
+static int compared_events;
 static int compare_write(sink *s, const js_event *ev)
 {
-    if (ev->metrics) compare_paths(ev->json, ev->len, ev->name, ev->ts, ev->metrics, compare_ann);
+    if (ev->metrics) compare_paths(ev->json, ev->len, ev->metrics, compare_ann);
+    compared_events++;
     return 0;
 }
 static void compare_close(sink *s) { (void)s; }
@@ -207,7 +220,7 @@ static int cgroup_fields(const char *dir)
     jbuf_init(&b, 4096);
     jbuf_init(&ev, 4096);
     annotations ann;
-    emitter em;                /* no sinks: emitter_send only closes the event */
+    emitter em;                /* no sinks: emitter_send only writes the event */
     if (fixed_annotations(&ann) != 0) return -1;
     emitter_init(&em, &ann);
     for (int i = 0; i < 2; i++) {
@@ -218,8 +231,10 @@ static int cgroup_fields(const char *dir)
         }
         json_obj_open(&b, NULL);
         mset set;
-        mset_clear(&set, 0);
-        cgroup_sample_fields(&b, &set, &st);
+        mset_init(&set);
+        mset_clear(&set, EV_SAMPLE, 0);
+        cgroup_sample_fields(&set, &st);
+        mset_write_json(&b, &set);
         json_obj_close(&b);
         jbuf_putc(&b, '\n');
         b.comma = 0;
@@ -229,17 +244,15 @@ static int cgroup_fields(const char *dir)
         static const char *const exes[2] = { "/opt/a b,c=d\"q\\/run", "/opt/b\xff\xc3(d/\xe2\x82\xacrun" };
         tree_sample smp;
         fixed_sample(&smp, 1);
-        event_begin(&em, &ev, EV_SAMPLE, smp.ts);
-        monitor_sample_fields(&ev, &set, 4242, exes[i], &smp, 1);
+        tree_metrics_fill(&set, &smp, 4242, exes[i], 1);
         mset_u64(&set, M_TOTAL_PROCESSES, 9);
-        mset_write_json_range(&ev, &set, M_TOTAL_PROCESSES, M_TOTAL_PROCESSES);
-        cgroup_sample_fields(&ev, &set, &st);
+        cgroup_sample_fields(&set, &st);
         mset_u64(&set, M_GPU_MEM, 1u << 20);
         if (i) mset_f64(&set, M_GPU_UTIL, 42.25);
         else mset_null(&set, M_GPU_UTIL);
-        mset_write_json_range(&ev, &set, M_GPU_MEM, M_GPU_UTIL);
-        emitter_send(&em, &ev, EV_SAMPLE, smp.ts, &set);
-        compare_paths(ev.p, ev.len, EV_SAMPLE, smp.ts, &set, &em.ann);
+        emitter_send(&em, &set, &ev);
+        compare_paths(ev.p, ev.len, &set, &em.ann);
+        mset_free(&set);
         cgs[i]->ops->free(cgs[i]);
     }
     int rc = write_file(dir, "cgroup.jsonl", b.p, b.len);
@@ -278,6 +291,12 @@ static void mask(char *line, const char *re, const char *by)
 static int cmp_lines(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sources' ctx->emit: into the helper's emitter. */
+static uint64_t golden_emit(monitor_ctx *ctx, const mset *ev)
+{
+    return emitter_send(ctx->monitor, ev, NULL);
 }
 
 /* The GPU source against the fake NVML: three devices, the helper itself
@@ -327,8 +346,9 @@ static int gpu_fields(const char *dir)
     tree_sample ts;
     if (!tree || proctree_sample(tree, &ts) != 0) { fprintf(stderr, "golden: proctree\n"); return -1; }
     mset set;
-    monitor_ctx ctx = { .em = &em, .tree = tree, .root = getpid(), .run_mode = 1, .interval = 1000,
-                        .quiet = 1, .sample = &set };
+    mset_init(&set);
+    monitor_ctx ctx = { .emit = golden_emit, .ann = &em.ann, .monitor = &em, .tree = tree,
+                        .root = getpid(), .run_mode = 1, .interval = 1000, .quiet = 1 };
     gpu_source_config cfg = { .mode = 1, .graphics_procs = 1, .proc_util = 1, .pcie = 1 };
     source *src = gpu_source_ops.open(&ctx, &cfg);
     if (!src) { fprintf(stderr, "golden: the GPU source did not open\n"); return -1; }
@@ -337,16 +357,16 @@ static int gpu_fields(const char *dir)
     jbuf b;
     jbuf_init(&b, 1024);
     for (int i = 0; i < 500; i++) {
-        jbuf_reset(&b);
-        b.comma = 0;
-        mset_clear(&set, 0);
-        jbuf_putc(&b, '{');
-        gpu_source_ops.sample(src, &ctx, &ts, &b);
-        if (b.len > 1 && strstr(b.p, "gpu_util")) break;
+        mset_clear(&set, EV_SAMPLE, 0);
+        gpu_source_ops.sample(src, &ctx, &ts, &set);
+        if (set.v[M_GPU_UTIL].set) break;
         usleep(10000);
     }
     gpu_source_ops.stop(src, &ctx);
+    jbuf_putc(&b, '{');
+    mset_write_json(&b, &set);
     jbuf_putc(&b, '}');
+    mset_free(&set);
     gpu_source_ops.close(src);
     emitter_close(&em, 1);
     proctree_free(tree);
@@ -394,9 +414,59 @@ static int gpu_fields(const char *dir)
     return rc;
 }
 
+/* A real run of argv under the monitor, with the GPU source (the fake NVML,
+ * one device), a --limit that every sample exceeds (measure only: one
+ * jobscope.limit event) and the custom-metrics socket: every event it makes
+ * goes through the comparing sink.  Its events go to DIR/run.jsonl too. */
+static int real_run(const char *dir, char **argv)
+{
+    char script[4096], out[4096];
+    snprintf(script, sizeof script, "%s/nvml-run.script", dir);
+    snprintf(out, sizeof out, "%s/run.jsonl", dir);
+    remove(out);
+    FILE *f = fopen(script, "w");
+    if (!f) { perror(script); return -1; }
+    fprintf(f, "devices 1\nutil 0 50 10\n");
+    fclose(f);
+    setenv("FAKE_NVML_SCRIPT", script, 1);
+    char *tags[] = { "site=test", "comment=a, \"quoted\" value" };
+    annotations ann;               /* the monitor's own, made from the same inputs */
+    if (annotations_init(&ann, "golden-run", tags, 2, 0) != 0) return -1;
+    compare_ann = &ann;
+    compared_events = 0;
+    static const char *const limits[] = { "rss=1" };
+    monitor_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.argv = argv;
+    cfg.interval = 0.05;
+    cfg.outputs[cfg.noutputs++] = out;
+    cfg.sinks[cfg.nsinks++] = &compare_sink;
+    cfg.job_id = "golden-run";
+    cfg.tags = tags;
+    cfg.ntags = 2;
+    cfg.quiet = 1;
+    cfg.no_serve = 1;
+    cfg.flush_timeout = 1;
+    cfg.kill_grace = 1;
+    cfg.sampler = "procfs";
+    cfg.limits.specs = limits;
+    cfg.limits.nspecs = 1;
+    cfg.limits.measure_only = 1;
+    cfg.gpu.mode = 1;
+    cfg.metrics.telemetry_level = 1;
+    cfg.metrics.scan_output = 1;
+    monitor *m = monitor_new(&cfg);
+    if (!m) return -1;
+    int rc = monitor_run(m);
+    annotations_free(&ann);
+    remove(script);
+    printf("real run: %d events, exit status %d\n", compared_events, rc);
+    return rc == 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) { fprintf(stderr, "usage: golden DIR\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: golden DIR [CMD ARG...]\n"); return 2; }
     const char *dir = argv[1];
     setenv("TZ", "UTC", 1);
     tzset();
@@ -425,21 +495,21 @@ int main(int argc, char **argv)
     jbuf b;
     jbuf_init(&b, 2048);
     tree_sample smp[3];
-    mset set[3];
+    mset set[3], e;
     for (int i = 0; i < 3; i++) {
         fixed_sample(&smp[i], i);
-        event_begin(&em, &b, EV_SAMPLE, smp[i].ts);
-        monitor_sample_fields(&b, &set[i], 4242, i ? "/usr/bin/python3" : NULL, &smp[i], 0);
-        emitter_send(&em, &b, EV_SAMPLE, smp[i].ts, &set[i]);
-        compare_paths(b.p, b.len, EV_SAMPLE, smp[i].ts, &set[i], &em.ann);
+        mset_init(&set[i]);
+        tree_metrics_fill(&set[i], &smp[i], 4242, i ? "/usr/bin/python3" : NULL, 0);
+        emitter_send(&em, &set[i], &b);
+        compare_paths(b.p, b.len, &set[i], &em.ann);
     }
+    mset_init(&e);
     for (int i = 0; i < 3; i++) {
-        double ts = 1700000005.5 + i;
-        event_begin(&em, &b, source_names[i], ts);
-        jbuf_putc(&b, ',');
-        jbuf_puts(&b, source_events[i]);
-        emitter_send(&em, &b, source_names[i], ts, NULL);
+        mset_clear(&e, source_names[i], 1700000005.5 + i);
+        mset_put_raw(&e, source_events[i], strlen(source_events[i]));
+        emitter_send(&em, &e, NULL);
     }
+    mset_free(&e);
     jbuf_free(&b);
     /* the time-series encodings: the samples' from their value sets (as the
      * outputs make them), the other lines' from their JSON */
@@ -465,15 +535,13 @@ int main(int argc, char **argv)
         sbuf body = { 0 }, some = { 0 };
         int pts, spts;
         if (ln < 3) {
-            const char *ev = EV_SAMPLE;
-            double ts = smp[ln].ts;
-            if (tsconv_influx_set(&influx, ev, ts, &set[ln], &all, NULL) < 0 ||
-                tsconv_influx_set(&influx, ev, ts, &set[ln], &jp, "job_id,pid") < 0) {
+            if (tsconv_influx_set(&influx, &set[ln], &all, NULL) < 0 ||
+                tsconv_influx_set(&influx, &set[ln], &jp, "job_id,pid") < 0) {
                 fprintf(stderr, "golden: the set path declined sample %d\n", ln);
                 return 1;
             }
-            pts = tsconv_opentsdb_set(&body, ev, ts, &set[ln], &all, NULL);
-            spts = tsconv_opentsdb_set(&some, ev, ts, &set[ln], &hi, "hostname,id");
+            pts = tsconv_opentsdb_set(&body, &set[ln], &all, NULL);
+            spts = tsconv_opentsdb_set(&some, &set[ln], &hi, "hostname,id");
         } else {
             tsconv_influx_line(&influx, line, (size_t)n, NULL);
             tsconv_influx_line(&influx, line, (size_t)n, "job_id,pid");
@@ -504,8 +572,10 @@ int main(int argc, char **argv)
     tsconv_ann_free(&all);
     tsconv_ann_free(&jp);
     tsconv_ann_free(&hi);
+    for (int i = 0; i < 3; i++) mset_free(&set[i]);
     if (cgroup_fields(dir) != 0) rc = 1;
     if (gpu_fields(dir) != 0) rc = 1;
+    if (argc > 2 && real_run(dir, argv + 2) != 0) rc = 1;
     printf("tsconv paths: %d encodings compared, %d differ\n", paths_compared, paths_differ);
     if (paths_differ) rc = 1;
     return rc ? 1 : 0;

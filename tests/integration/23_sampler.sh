@@ -342,13 +342,32 @@ test_auto_uses_a_pinned_sampler_from_the_first_sample() {
     assert_eq $? 0 || return 1
     [ "$(jq_py 'ev[0]["discovery"]' cg.jsonl)" = bpf-cgroup ] || { echo "    skip: no cgroup walk here" >&2; return 77; }
     assert_eq "$(jq_py 'ev[0]["sampler"]' cg.jsonl)" bpf "start event" || return 1
-    assert_eq "$(jq_py 'end["sampler"]' cg.jsonl)" bpf "record" || return 1
     assert_close "$(cpu_of cg.jsonl)" "$(children_cpu cg.jsonl)" 0.01 "cpu" || return 1
     # no cgroup (the host-task walk follows the host): procfs's first three
     # samples, then BPF, compared with them
     "$JS" run --no-cgroup -i 0.05 -o host.jsonl -- "$W" burn 400
     assert_eq "$(jq_py 'ev[0]["sampler"]' host.jsonl)" procfs "start event" || return 1
     assert_le "$(jq_py 'end["sampler_since"] - ev[0]["ts"]' host.jsonl)" 0.5 "switched at once"
+}
+
+# A pinned BPF sampler starts every run with a cgroup, but for a tree of a
+# few processes two reads of /proc a process can cost less than the BPF
+# walk: once BPF has been measured, procfs is tried, and the cheaper stays;
+# the totals are the kernel's whichever ran when.
+test_a_small_tree_on_a_pinned_node_tries_procfs_and_keeps_the_cheaper() {
+    need_bpf || return $?
+    use_bpffs || return $?
+    "$JS" run -q --sampler bpf -o /dev/null -- true || return 1
+    "$JS" run -v --cgroup -i 0.05 -o ev.jsonl -- "$W" burn 1200 2> err.txt
+    assert_eq $? 0 || { cat err.txt; return 1; }
+    [ "$(jq_py 'ev[0]["discovery"]' ev.jsonl)" = bpf-cgroup ] || { echo "    skip: no cgroup walk here" >&2; return 77; }
+    assert_eq "$(jq_py 'ev[0]["sampler"]' ev.jsonl)" bpf "start event" || return 1
+    grep -q 'sampler: trying procfs' err.txt || { fail "no trial: $(grep sampler err.txt)"; return 1; }
+    grep -Eq 'sampler: (bpf -> procfs|keeping bpf)' err.txt || { fail "no verdict: $(grep sampler err.txt)"; return 1; }
+    if [ "$(jq_py 'end["sampler"]' ev.jsonl)" = procfs ]; then
+        assert_ge "$(jq_py 'end["sampler_reverted"]' ev.jsonl)" "$(jq_py 'ev[0]["ts"]' ev.jsonl)" || return 1
+    fi
+    assert_close "$(cpu_of ev.jsonl)" "$(children_cpu ev.jsonl)" 0.01 "cpu across the switch"
 }
 
 test_the_pinned_sampler_is_roots_alone() {

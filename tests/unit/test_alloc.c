@@ -223,12 +223,17 @@ static void the_start_event_gets_each_figure_and_its_source(void **state)
     alloc_info a = {.cpus = 1.5, .mem = 2 * GIB, .gpus = NAN};
     strcpy(a.cpus_from, "cgroup cpu.max");
     strcpy(a.mem_from, "SLURM_MEM_PER_NODE");
+    mset e;
+    mset_init(&e);
+    mset_clear(&e, "jobscope.start", 0);
+    alloc_add(&e, &a);
     jbuf b;
     jbuf_init(&b, 256);
     json_obj_open(&b, NULL);
-    alloc_write(&b, &a);
+    mset_write_json(&b, &e);
     json_obj_close(&b);
     jbuf_putc(&b, 0);
+    mset_free(&e);
     assert_string_equal(b.p, "{\"alloc_cpus\":1.50,\"alloc_cpus_from\":\"cgroup cpu.max\","
                              "\"alloc_mem\":2147483648,\"alloc_mem_from\":\"SLURM_MEM_PER_NODE\","
                              "\"alloc_gpus\":null,\"alloc_gpus_from\":null}");

@@ -155,6 +155,116 @@ static void test_v1_partial(void **state)
     assert_int_equal(system(p), 0);
 }
 
+/* A copy of a fixture tree to change files in. */
+static char *copy_fixture(const char *rel)
+{
+    static char tmpl[] = "/tmp/jobscope-cgtest.XXXXXX";
+    char *d = strdup(tmpl);
+    assert_non_null(mkdtemp(d));
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s/'", fixture(rel), d);
+    assert_int_equal(system(cmd), 0);
+    return d;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void remove_tree(char *d)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    assert_int_equal(system(cmd), 0);
+    free(d);
+}
+
+/* A fast read leaves unread what the first file of a pair says cannot have
+ * moved: the CPU split while cpuacct.usage stands still, the I/O bytes
+ * while the requests' count does, memory.stat (when asked) while the
+ * usage does; the next change reads them again, and a full read always. */
+static void v1_fast_reads_skip_only_what_cannot_have_moved(void **state)
+{
+    (void)state;
+    char *t = copy_fixture("v1");
+    char mem[2048], cpu[2048], blk[2048], pid[2048];
+    snprintf(mem, sizeof mem, "%s/v1/memory/job", t);
+    snprintf(cpu, sizeof cpu, "%s/v1/cpuacct/job", t);
+    snprintf(blk, sizeof blk, "%s/v1/blkio/job", t);
+    snprintf(pid, sizeof pid, "%s/v1/pids/job", t);
+    const char *dirs[CG_V1_N] = {
+        [CG_V1_MEMORY] = mem, [CG_V1_CPUACCT] = cpu, [CG_V1_BLKIO] = blk, [CG_V1_PIDS] = pid};
+    cgroup *cg = cgroup_v1_open(dirs, "/job");
+    assert_non_null(cg);
+    cg_stats st;
+    assert_int_equal(cg->ops->read(cg, &st), 0);
+    /* files that could only move with their first one, moved alone */
+    put(cpu, "cpuacct.usage_user", "9000000000\n");
+    put(blk, "blkio.throttle.io_service_bytes_recursive", "254:0 Read 7\n254:0 Write 9\nTotal 16\n");
+    put(mem, "memory.stat", "total_rss 1\ntotal_cache 2\ntotal_shmem 0\n");
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_MEM_STAT), 0);
+    assert_true(st.have & CG_HAVE_CPU_SPLIT);
+    assert_int_equal(st.cpu_user_us, 2000000);   /* as last read */
+    assert_int_equal(st.io_rbytes, 4097000);
+    assert_int_equal(st.nio, 2);
+    assert_int_equal(st.io[1].wios, 2);
+    assert_true(st.have & CG_HAVE_MEM_STAT);
+    assert_int_equal(st.mem_anon, 39845888);
+    /* memory.stat is read when not asked to skip it */
+    assert_int_equal(cg->ops->read_fast(cg, &st, 0), 0);
+    assert_int_equal(st.mem_anon, 1);
+    put(mem, "memory.stat", "total_rss 3\ntotal_cache 4\ntotal_shmem 0\n");
+    /* the first ones move: the others are read */
+    put(cpu, "cpuacct.usage", "9500000000\n");
+    put(blk, "blkio.throttle.io_serviced_recursive", "254:0 Read 1\n254:0 Write 1\nTotal 2\n");
+    put(mem, "memory.usage_in_bytes", "4096\n");
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_MEM_STAT), 0);
+    assert_int_equal(st.cpu_usage_us, 9500000);
+    assert_int_equal(st.cpu_user_us, 9000000);
+    assert_int_equal(st.nio, 1);
+    assert_int_equal(st.io_rbytes, 7);
+    assert_int_equal(st.io_wios, 1);
+    assert_int_equal(st.mem_anon, 3);
+    /* a full read reads everything */
+    put(cpu, "cpuacct.usage_sys", "1000\n");
+    assert_int_equal(cg->ops->read(cg, &st), 0);
+    assert_int_equal(st.cpu_system_us, 1);
+    cg->ops->free(cg);
+    remove_tree(t);
+}
+
+static void v2_fast_reads_carry_memory_stat_only_while_the_usage_stands_still(void **state)
+{
+    (void)state;
+    char *t = copy_fixture("v2");
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s/v2/job", t);
+    cgroup *cg = cgroup_v2_open(dir);
+    cg_stats st;
+    assert_int_equal(cg->ops->read(cg, &st), 0);
+    uint64_t anon = st.mem_anon;
+    put(dir, "memory.stat", "anon 1\nfile 2\nshmem 0\nkernel 5\n");
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_MEM_STAT), 0);
+    assert_int_equal(st.mem_anon, anon);
+    assert_true(st.have & CG_HAVE_MEM_STAT);
+    assert_true(st.have & CG_HAVE_MEM_KERNEL);
+    put(dir, "memory.current", "8192\n");
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_MEM_STAT), 0);
+    assert_int_equal(st.mem_anon, 1);
+    assert_int_equal(st.mem_kernel, 5);
+    put(dir, "memory.stat", "anon 3\nfile 2\nshmem 0\nkernel 5\n");
+    assert_int_equal(cg->ops->read_fast(cg, &st, 0), 0);
+    assert_int_equal(st.mem_anon, 3);
+    cg->ops->free(cg);
+    remove_tree(t);
+}
+
 static void test_mounts_hybrid(void **state)
 {
     (void)state;
@@ -247,6 +357,8 @@ int main(void)
         cmocka_unit_test(test_v2_missing_files),
         cmocka_unit_test(test_v1_fixture),
         cmocka_unit_test(test_v1_partial),
+        cmocka_unit_test(v1_fast_reads_skip_only_what_cannot_have_moved),
+        cmocka_unit_test(v2_fast_reads_carry_memory_stat_only_while_the_usage_stands_still),
         cmocka_unit_test(test_mounts_hybrid),
         cmocka_unit_test(test_mounts_v2),
         cmocka_unit_test(test_helpers),

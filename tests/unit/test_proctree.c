@@ -322,10 +322,12 @@ static void a_sample_without_a_live_process_reports_the_last_live_gauges(void **
     assert_int_equal(s.alive.procs, 2);
     assert_int_equal(s.alive.rss_kb, 150 * 4);
     mset m;
+    mset_init(&m);
     tree_metrics_fill(&m, &s, 100, NULL, 0);
     assert_int_equal(m.v[M_PROCS].u, 2);              /* what the event says */
     assert_int_equal(m.v[M_RSS].u, 150 * 4);
     assert_int_equal(m.v[M_THREADS].u, 2);
+    mset_free(&m);
     proctree_free(t);
 }
 

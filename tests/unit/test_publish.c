@@ -17,6 +17,8 @@
 #include "sink/delivery/spool.h"
 #include "sink/formats/sbuf.h"
 #include "sink/formats/tsconv.h"
+#include "sink/net/remote_write.h"
+#include "event/event.h"
 #include "model/metric.h"
 #include <math.h>
 
@@ -313,44 +315,43 @@ static void time_series_tags_are_the_annotations_and_the_tags_never_the_command(
 /* ---- the value-set path of the time-series encoders ----------------------- */
 
 static const char ANN[] = "\"hostname\":\"node 1\",\"site\":\"\",\"wf_uuid\":null,\"rank\":3,"
-                          "\"job_id\":\"j,1\",\"tags\":{\"a\":\"b\"}";
+                          "\"job_id\":\"j,1\",\"tags\":{\"a\":\"b\",\"team\":\"hpc\"}";
 
-/* The event's JSON as the monitor writes it from the set: annotations,
- * labels, values, the group's rows, then what comes after (as gpu.stats). */
-static void set_json(jbuf *b, const char *name, double ts, const mset *s, const char *after)
+/* The job's annotations as ANN has them (its "tags" object last). */
+static annotations ann_of_ANN(void)
 {
-    jbuf_reset(b);
-    jbuf_putc(b, '{');
-    b->comma = 0;
-    json_str(b, "event", name);
-    json_fixed(b, "ts", ts, 6);
-    jbuf_putc(b, ',');
-    jbuf_puts(b, ANN);
-    mset_write_json(b, s);
-    mset_write_json_group(b, s, M_CG_IO_DEV_RBYTES);
-    if (after) json_str(b, "job_util_source", after);
-    json_u64(b, "seq", 9);
-    json_obj_close(b);
+    annotations a;
+    memset(&a, 0, sizeof a);
+    a.fragment = (char *)ANN;
+    a.fragment_len = strlen(ANN);
+    a.tags_at = (size_t)(strstr(ANN, ",\"tags\":") - ANN);
+    return a;
 }
 
-/* Both paths, both formats, several tag lists: the same bytes. */
-static void assert_same_both_ways(const mset *s, double ts, const char *after)
+/* Both paths, both formats and remote write, several tag lists: the same
+ * bytes, and something written. */
+static void assert_same_both_ways(const mset *s)
 {
-    static const char *const keeps[] = { NULL, "pid", "exe,job_util_source", "hostname,rank,id" };
+    static const char *const keeps[] = { NULL, "pid", "exe,job_util_source,team", "hostname,rank,id,a" };
+    annotations ann = ann_of_ANN();
     jbuf j;
     jbuf_init(&j, 1024);
-    set_json(&j, "ev.x", ts, s, after);
+    event_write_json(&j, &ann, s, 9);
     for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++) {
         tsconv_ann a;
         assert_int_equal(tsconv_ann_init(&a, ANN, strlen(ANN), keeps[k]), 0);
-        for (int f = 0; f < 2; f++) {
+        for (int f = 0; f < 3; f++) {
             sbuf js = { 0 }, ss = { 0 };
-            int nj = f ? tsconv_opentsdb_points(&js, j.p, j.len, keeps[k]) : tsconv_influx_line(&js, j.p, j.len, keeps[k]);
-            int ns = f ? tsconv_opentsdb_set(&ss, "ev.x", ts, s, &a, keeps[k])
-                       : tsconv_influx_set(&ss, "ev.x", ts, s, &a, keeps[k]);
+            int nj = f == 2 ? remote_write_encode(&js, j.p, j.len, keeps[k])
+                     : f    ? tsconv_opentsdb_points(&js, j.p, j.len, keeps[k])
+                            : tsconv_influx_line(&js, j.p, j.len, keeps[k]);
+            int ns = f == 2 ? remote_write_set(&ss, s, &a, keeps[k])
+                     : f    ? tsconv_opentsdb_set(&ss, s, &a, keeps[k])
+                            : tsconv_influx_set(&ss, s, &a, keeps[k]);
             assert_true(nj > 0);
             assert_int_equal(ns, nj);
-            assert_string_equal(ss.p, js.p);
+            assert_int_equal(ss.len, js.len);
+            assert_memory_equal(ss.p, js.p, js.len);
             sbuf_free(&js);
             sbuf_free(&ss);
         }
@@ -362,14 +363,14 @@ static void assert_same_both_ways(const mset *s, double ts, const char *after)
 static void the_set_path_writes_what_the_json_path_writes(void **st)
 {
     mset s;
-    mset_clear(&s, 0);
+    mset_init(&s);
+    mset_clear(&s, "ev.x", 1700000000.1234565);
     mset_label_num(&s, "pid", 4242);
     mset_label_str(&s, "exe", "/opt/a b,c=d\"q\\\x01/\xff\xc3(/\xe2\x82\xac", MLABEL_SHOWN);
     mset_label_str(&s, "cmd", "hidden", MLABEL_HIDDEN);
     mset_label_str(&s, "empty", "", MLABEL_SHOWN);
     mset_label_str(&s, "nothing", NULL, MLABEL_SHOWN);
     mset_label_num(&s, "level", -7);                      /* not an id: a number */
-    mset_label_str(&s, "job_util_source", "process", MLABEL_AFTER);
     mset_f64(&s, M_ELAPSED, 1.0000005);                   /* rounded by the text (3 decimals): 1.000 */
     mset_u64(&s, M_UTIME, 1234567);                       /* microseconds: 1.235 */
     mset_null(&s, M_IOWAIT);                              /* null: left out */
@@ -378,44 +379,155 @@ static void the_set_path_writes_what_the_json_path_writes(void **st)
     mset_f64(&s, M_CPU_PERCENT, NAN);                     /* null in JSON: left out */
     mset_f64(&s, M_ROOT_START, 5);                        /* hidden: left out */
     mset_u64(&s, M_CG_MEMORY_CURRENT, 0);
-    mset_f64(&s, M_CG_PSI_CPU_SOME_AVG10, -0.0001);        /* prints 0.00 */
-    mset_f64(&s, M_GPU_UTIL, 1e300);                      /* exponent form */
     mrow *r = mset_row(&s, M_CG_IO_DEV_RBYTES, "8:0");    /* rows: arrays, left out */
     mrow_u64(r, M_CG_IO_DEV_RBYTES, 5);
-    assert_same_both_ways(&s, 1700000000.1234565, "process");
-    assert_same_both_ways(&s, NAN, "process");             /* ts null: 0 */
+    mset_group(&s, M_CG_IO_DEV_RBYTES);
+    mset_f64(&s, M_CG_PSI_CPU_SOME_AVG10, -0.0001);        /* prints 0.00 */
+    mset_f64(&s, M_GPU_UTIL, 1e300);                      /* exponent form */
+    mset_label_str(&s, "job_util_source", "process", MLABEL_SHOWN); /* after the values */
+    assert_same_both_ways(&s);
+    s.ts = NAN;                                           /* ts null: 0 */
+    assert_same_both_ways(&s);
+    mset_free(&s);
+}
+
+/* The other events of a run: objects, arrays, strings, numbers of every
+ * kind, a custom metric's own "tags" beside the annotations'. */
+static void the_set_path_reads_every_kind_of_member_as_the_json_path_does(void **st)
+{
+    mset s;
+    mset_init(&s);
+    /* an end record's shape */
+    mset_clear(&s, "jobscope.end", 1700000001.5);
+    mset_label_num(&s, "pid", 7);
+    mset_put_str(&s, "exe", "/bin/sh");
+    mset_put_str(&s, "name", "a name");                   /* a tag by its key */
+    mset_put_null(&s, "signal");
+    mset_put_i64(&s, "exit_code", -3);
+    mset_put_u64(&s, "samples", 12);
+    mset_put_fixed(&s, "duration", 4.75, 6);
+    mset_put_fixed(&s, "cores", 2, 0);                    /* an integer for jansson */
+    mset_put_fixed(&s, "id", 3.5, 1);                     /* a real id: %.17g */
+    mset_put_num(&s, "value", 1e21);
+    mset_put_bool(&s, "core_dumped", 1);
+    mset_copy_range(&s, &s, M_UTIME, M_NIVCSW);
+    mset_u64(&s, M_UTIME, 2500000);
+    mset_open_obj(&s, "peaks");
+    mset_put_fixed(&s, "rss", 1, 0);                      /* nested: left out */
+    mset_open_arr(&s, "x");
+    mset_put_i64(&s, NULL, 1);
+    mset_close(&s);
+    mset_close(&s);
+    mset_open_obj(&s, "cgroup");
+    mset_put_str(&s, "hostname", "nested, not twice");
+    mset_close(&s);
+    mset_put_u64(&s, "events_dropped", 0);
+    assert_same_both_ways(&s);
+    /* a custom metric: no annotation "tags"; its own, with theirs in it */
+    mset_clear(&s, "jobscope.metric", 1700000002);
+    s.frame = MSET_UNTAGGED;
+    mset_put_strn(&s, "name", "loss\xff", 5);
+    mset_put_num(&s, "value", 0.125);
+    mset_open_obj(&s, "tags");
+    mset_put_str(&s, "team", "hpc");
+    mset_put_str(&s, "hostname", "already a tag");        /* the first one stays */
+    mset_put_str(&s, "empty", "");
+    mset_put_i64(&s, "n", 3);                             /* not a string: no tag */
+    mset_put_strn(&s, "phase", "tr\xc3" "ain", 6);
+    mset_close(&s);
+    mset_put_i64(&s, "level", 1);
+    mset_put_i64(&s, "pid", 4243);
+    assert_same_both_ways(&s);
+    /* an event with no annotations at all */
+    s.frame = MSET_BARE;
+    assert_same_both_ways(&s);
+    mset_free(&s);
 }
 
 static void the_set_path_leaves_to_the_json_path_what_it_reads_otherwise(void **st)
 {
     tsconv_ann a;
     assert_int_equal(tsconv_ann_init(&a, ANN, strlen(ANN), NULL), 0);
+    annotations ann = ann_of_ANN();
     sbuf b = { 0 };
     mset s;
-    mset_clear(&s, 0);
+    mset_init(&s);
+    mset_clear(&s, "ev.x", 1);
     mset_u64(&s, M_RSS, 1);
-    assert_int_equal(tsconv_influx_set(&b, "ev.x", 1, &s, &a, NULL), 1);
+    assert_int_equal(tsconv_influx_set(&b, &s, &a, NULL), 1);
     sbuf_reset(&b);
     mset_label_str(&s, "hostname", "twice", MLABEL_SHOWN);   /* an annotation's key */
-    assert_int_equal(tsconv_influx_set(&b, "ev.x", 1, &s, &a, NULL), -1);
-    assert_int_equal(tsconv_opentsdb_set(&b, "ev.x", 1, &s, &a, NULL), -1);
+    assert_int_equal(tsconv_influx_set(&b, &s, &a, NULL), -1);
+    assert_int_equal(tsconv_opentsdb_set(&b, &s, &a, NULL), -1);
     assert_int_equal(b.len, 0);
-    mset_clear(&s, 0);
+    const char *twice[] = { "rss", "tags", "seq", "x" };       /* a value's, a frame's, its own */
+    for (int i = 0; i < 4; i++) {
+        mset_clear(&s, "ev.x", 1);
+        mset_u64(&s, M_RSS, 1);
+        mset_put_i64(&s, "x", 1);
+        mset_put_i64(&s, twice[i], 2);
+        assert_int_equal(tsconv_influx_set(&b, &s, &a, NULL), -1);
+    }
+    mset_clear(&s, "ev.x", 1);                              /* a tag twice in "tags" */
+    s.frame = MSET_UNTAGGED;
+    mset_open_obj(&s, "tags");
+    mset_put_str(&s, "k", "1");
+    mset_put_str(&s, "k", "2");
+    mset_close(&s);
+    mset_put_i64(&s, "v", 1);
+    assert_int_equal(tsconv_influx_set(&b, &s, &a, NULL), -1);
+    mset_clear(&s, "ev.x", 1);
     mset_u64(&s, M_RSS, UINT64_MAX);                          /* jansson refuses the JSON */
-    assert_int_equal(tsconv_influx_set(&b, "ev.x", 1, &s, &a, NULL), -1);
+    assert_int_equal(tsconv_influx_set(&b, &s, &a, NULL), -1);
     jbuf j;
     jbuf_init(&j, 256);
-    set_json(&j, "ev.x", 1, &s, NULL);
+    event_write_json(&j, &ann, &s, 9);
+    assert_int_equal(tsconv_influx_line(&b, j.p, j.len, NULL), 0);
+    mset_clear(&s, "ev.x", 1);                                /* so is \u0000 */
+    mset_put_strn(&s, "excerpt", "a\0b", 3);
+    mset_put_i64(&s, "size", 3);
+    assert_int_equal(tsconv_influx_set(&b, &s, &a, NULL), -1);
+    event_write_json(&j, &ann, &s, 9);
     assert_int_equal(tsconv_influx_line(&b, j.p, j.len, NULL), 0);
     jbuf_free(&j);
-    mset_clear(&s, 0);                                        /* no numbers: nothing */
-    assert_int_equal(tsconv_influx_set(&b, "ev.x", 1, &s, &a, NULL), 0);
-    assert_int_equal(tsconv_opentsdb_set(&b, "ev.x", 1, &s, &a, NULL), 0);
+    mset_clear(&s, "ev.x", 1);                                /* the job's own JSON */
+    mset_put_raw(&s, "\"v\":1", 5);
+    assert_int_equal(tsconv_influx_set(&b, &s, &a, NULL), -1);
+    mset_clear(&s, "ev.x", 1);                                /* no numbers: nothing */
+    assert_int_equal(tsconv_influx_set(&b, &s, &a, NULL), 0);
+    assert_int_equal(tsconv_opentsdb_set(&b, &s, &a, NULL), 0);
     assert_int_equal(b.len, 0);
     tsconv_ann_free(&a);
     /* annotations named like a field: the set path is off */
     assert_int_equal(tsconv_ann_init(&a, "\"rss\":1", 7, NULL), -1);
     sbuf_free(&b);
+    mset_free(&s);
+}
+
+/* The frame around the members: the annotations, all of them, without
+ * their "tags", or none. */
+static void an_event_is_framed_with_the_annotations_its_set_asks_for(void **st)
+{
+    annotations ann = ann_of_ANN();
+    mset s;
+    mset_init(&s);
+    mset_clear(&s, "ev.x", 1.5);
+    mset_put_i64(&s, "v", 1);
+    jbuf j;
+    jbuf_init(&j, 256);
+    event_write_json(&j, &ann, &s, 7);
+    assert_string_equal(j.p, "{\"event\":\"ev.x\",\"ts\":1.500000,\"hostname\":\"node 1\",\"site\":\"\","
+                             "\"wf_uuid\":null,\"rank\":3,\"job_id\":\"j,1\",\"tags\":{\"a\":\"b\","
+                             "\"team\":\"hpc\"},\"v\":1,\"seq\":7}");
+    s.frame = MSET_UNTAGGED;
+    event_write_json(&j, &ann, &s, 8);
+    assert_string_equal(j.p, "{\"event\":\"ev.x\",\"ts\":1.500000,\"hostname\":\"node 1\",\"site\":\"\","
+                             "\"wf_uuid\":null,\"rank\":3,\"job_id\":\"j,1\",\"v\":1,\"seq\":8}");
+    s.frame = MSET_BARE;
+    event_write_json(&j, &ann, &s, 9);
+    assert_string_equal(j.p, "{\"event\":\"ev.x\",\"ts\":1.500000,\"v\":1,\"seq\":9}");
+    jbuf_free(&j);
+    mset_free(&s);
 }
 
 int main(void)
@@ -433,7 +545,9 @@ int main(void)
         cmocka_unit_test(opentsdb_points),
         cmocka_unit_test(time_series_tags_are_the_annotations_and_the_tags_never_the_command),
         cmocka_unit_test(the_set_path_writes_what_the_json_path_writes),
+        cmocka_unit_test(the_set_path_reads_every_kind_of_member_as_the_json_path_does),
         cmocka_unit_test(the_set_path_leaves_to_the_json_path_what_it_reads_otherwise),
+        cmocka_unit_test(an_event_is_framed_with_the_annotations_its_set_asks_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

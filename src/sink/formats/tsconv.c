@@ -52,6 +52,7 @@ int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tag
         return -1;
     }
     p->doc = d;
+    p->tags_from = -1;
     p->name = strdup(json_string_value(json_object_get(d, "event")));
     json_t *t = json_object_get(d, "ts");
     p->ts = json_is_number(t) ? json_number_value(t) : 0;
@@ -66,6 +67,7 @@ int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tag
              * command line would be unbounded cardinality */
             if (tsconv_string_tag(k)) add_string_tag(p, k, v, keep_tags);
         } else if (json_is_object(v) && !strcmp(k, "tags")) { /* --tag, a metric's tags */
+            p->tags_from = p->ntags;
             const char *tk;
             json_t *tv;
             json_object_foreach(v, tk, tv) add_string_tag(p, tk, tv, keep_tags);
@@ -85,6 +87,7 @@ int tsconv_parse(ts_point *p, const char *json, size_t len, const char *keep_tag
             }
         }
     }
+    if (p->tags_from < 0) p->tags_from = p->ntags;
     return 0;
 }
 

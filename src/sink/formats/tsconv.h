@@ -1,19 +1,26 @@
-/* tsconv.h — turns an event into time-series points, for the OpenTSDB and
- * Influx line-protocol sinks (net/tsdb.c).  Two ways in, one result:
+/* tsconv.h — turns an event into time-series points, for the OpenTSDB,
+ * Influx line-protocol and Prometheus remote-write sinks (net/tsdb.c).  Two
+ * ways in, one result:
  *
- *  - from the event's value set (model/metric.h), for the events that carry
- *    one (samples, gpu.stats): tsconv_influx_set / tsconv_opentsdb_set, on
- *    the producer's thread when the event is queued, without parsing;
- *  - from the event's JSON text (jansson), on the publisher thread, for the
- *    others (start, end, custom metrics, gpu.env, ...) and for every event
- *    replayed from a spool, which holds JSON only.
+ *  - from the event's value set (model/metric.h): tsconv_influx_set,
+ *    tsconv_opentsdb_set, tsconv_set_point, on the producer's thread when
+ *    the event is queued, without parsing.  Every event the monitor and its
+ *    sources make has one (samples, start, end, limits, GPU, custom
+ *    metrics);
+ *  - from the event's JSON text (jansson), on the publisher thread, for
+ *    what has no set or a set the text alone describes: every event
+ *    replayed from a spool (the spool holds JSON text only, its format
+ *    unchanged), and a payload block's event, whose fields are the job's
+ *    own JSON passed on as written (a raw member of its set).
  *
  * Both produce the same bytes for the same event: the set path takes the
  * job's annotations as the JSON path reads them (tsconv_ann, parsed once),
- * then the set's labels and its visible values in catalogue order (its JSON
- * order), each number read back from the text the JSON writer prints.
- * tests/helpers/golden.c runs both over fixed samples, cgroup fixtures and
- * the GPU source, and fails on any difference.
+ * then the set's members in order, each number read back from the text the
+ * JSON writer prints, and leaves to the JSON path (returns -1) what the two
+ * would read differently (a key twice, an integer jansson refuses, a raw
+ * member).  tests/helpers/golden.c runs both over fixed samples, cgroup
+ * fixtures, the GPU source's events and the other events of a run, and
+ * fails on any difference.
  *
  * Rule: every top-level number of the event is a value (metric
  * "<event>.<field>" for OpenTSDB, field <field> of measurement <event> for
@@ -52,6 +59,7 @@ typedef struct ts_point {
     double ts;        /* epoch seconds */
     ts_kv tags[64];
     int ntags;
+    int tags_from; /* tags[tags_from..]: those of the "tags" object (ntags: none) */
     ts_field fields[256];
     int nfields;
     void *doc; /* json_t *, owns the keys (JSON path; the set path: NULL) */
@@ -88,18 +96,29 @@ typedef struct tsconv_ann {
     ts_point p;
 } tsconv_ann;
 
-/* Parses the annotations fragment once; 0, or -1 if it is no JSON. */
+/* Parses the annotations fragment once; 0, or -1 if it is no JSON or has a
+ * member named like a field of the catalogue (jansson would keep one of the
+ * two: such a job's events take the JSON path). */
 int tsconv_ann_init(tsconv_ann *a, const char *fragment, size_t len, const char *keep_tags);
 void tsconv_ann_free(tsconv_ann *a);
 
-/* The event `name` at `ts` with values s, as tsconv_influx_line and
- * tsconv_opentsdb_points would encode its JSON text: the same return
- * values, or -1 (nothing written) when the set holds something the JSON
- * path reads differently (a label named like an annotation, an integer
- * jansson refuses): the caller then encodes the JSON. */
-int tsconv_influx_set(struct sbuf *b, const char *name, double ts, const struct mset *s,
-                      const tsconv_ann *a, const char *keep_tags);
-int tsconv_opentsdb_set(struct sbuf *b, const char *name, double ts, const struct mset *s,
-                        const tsconv_ann *a, const char *keep_tags);
+/* Room for the tag texts the set path makes (integers, repaired UTF-8). */
+typedef struct tsconv_text {
+    char buf[4096];
+    size_t len;
+} tsconv_text;
+
+/* Fills p (its strings in t, a's and s's) as tsconv_parse fills it from
+ * the event's JSON text.  0, or -1 when the JSON path would read the event
+ * otherwise: the caller then encodes the JSON. */
+int tsconv_set_point(ts_point *p, tsconv_text *t, const struct mset *s, const tsconv_ann *a,
+                     const char *keep_tags);
+/* The event s as tsconv_influx_line and tsconv_opentsdb_points would
+ * encode its JSON text: the same return values, or -1 (nothing written)
+ * when tsconv_set_point says -1. */
+int tsconv_influx_set(struct sbuf *b, const struct mset *s, const tsconv_ann *a,
+                      const char *keep_tags);
+int tsconv_opentsdb_set(struct sbuf *b, const struct mset *s, const tsconv_ann *a,
+                        const char *keep_tags);
 
 #endif

@@ -110,10 +110,10 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const rw_label *)a)->name, ((const rw_label *)b)->name);
 }
 
-int remote_write_encode(sbuf *b, const char *json, size_t len, const char *keep_tags)
+/* One point's numbers as TimeSeries (remote_write_encode says how). */
+static int remote_write_point(sbuf *b, const ts_point *pp)
 {
-    ts_point p;
-    if (tsconv_parse(&p, json, len, keep_tags) < 0) return 0;
+    const ts_point p = *pp;
     rw_label lab[128];
     char names[128][64];
     int n = 1; /* lab[0] is __name__ */
@@ -148,8 +148,24 @@ int remote_write_encode(sbuf *b, const char *json, size_t len, const char *keep_
         remote_write_series(b, sorted, m, p.fields[f].val, ts_ms);
         samples++;
     }
-    tsconv_free(&p);
     return samples;
+}
+
+int remote_write_encode(sbuf *b, const char *json, size_t len, const char *keep_tags)
+{
+    ts_point p;
+    if (tsconv_parse(&p, json, len, keep_tags) < 0) return 0;
+    int n = remote_write_point(b, &p);
+    tsconv_free(&p);
+    return n;
+}
+
+int remote_write_set(sbuf *b, const struct mset *s, const tsconv_ann *a, const char *keep_tags)
+{
+    ts_point p;
+    tsconv_text t;
+    if (tsconv_set_point(&p, &t, s, a, keep_tags) < 0) return -1;
+    return remote_write_point(b, &p);
 }
 
 static struct {

@@ -29,6 +29,11 @@ void remote_write_series(struct sbuf *b, const rw_label *labels, int n, double v
  * (--tag, a custom metric's tags), sorted; empty values are left out.
  * Returns the samples appended. */
 int remote_write_encode(struct sbuf *b, const char *json, size_t len, const char *keep_tags);
+/* The same from the event's value set (tsconv.h); -1: left to the JSON. */
+struct mset;
+struct tsconv_ann;
+int remote_write_set(struct sbuf *b, const struct mset *s, const struct tsconv_ann *a,
+                     const char *keep_tags);
 
 /* The body as it goes on the wire: snappy's block format.  0, or -1. */
 int remote_write_finish(const struct sbuf *body, struct sbuf *out);

@@ -21,10 +21,12 @@
  * default).  The formats differ only in what the table below says: scheme,
  * default port, request path, batch size, content type and encoders.
  *
- * An event with a value set (samples, gpu.stats) is encoded from the set
- * when it is queued (tsdb_encode_set, on the producer's thread); send()
- * then only joins the texts.  Other events, and those replayed from the
- * spool (JSON only), are encoded from their JSON by send(). */
+ * An event with a value set (every event of the run: samples, start, end,
+ * GPU, custom metrics) is encoded from the set when it is queued
+ * (tsdb_encode_set, on the producer's thread); send() then only joins the
+ * texts.  Those replayed from the spool (JSON only) and those whose set the
+ * set path leaves to the JSON (a payload block's own JSON, tsconv.h) are
+ * encoded from their JSON by send(). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +62,7 @@ struct tsdb_format {
     /* Appends one event; returns the lines/points added. */
     int (*encode)(sbuf *b, const char *json, size_t len, const char *keep_tags);
     /* The same from the event's value set; -1: left to encode. */
-    int (*encode_set)(sbuf *b, const char *name, double ts, const mset *s, const tsconv_ann *a,
-                      const char *keep_tags);
+    int (*encode_set)(sbuf *b, const mset *s, const tsconv_ann *a, const char *keep_tags);
     int json_array; /* the body is a JSON array: close it with ']' */
     /* Sets u->path (and x->url) for this format; -1 + err when u is wrong. */
     int (*request_url)(tsdb_ctx *x, net_url *u, int tls, char *err, size_t errlen);
@@ -80,8 +81,8 @@ static int tsdb_connect(void *ctx, double timeout, char *err, size_t errlen)
 static int tsdb_encode_set(void *ctx, const js_event *ev, sbuf *out)
 {
     tsdb_ctx *x = ctx;
-    if (!x->have_ann || !ev->metrics || !ev->name || !x->f->encode_set) return -1;
-    return x->f->encode_set(out, ev->name, ev->ts, ev->metrics, &x->ann, x->keep_tags);
+    if (!x->have_ann || !ev->metrics || !x->f->encode_set) return -1;
+    return x->f->encode_set(out, ev->metrics, &x->ann, x->keep_tags);
 }
 
 /* Appends an item encoded when it was queued.  Its text was made as if
@@ -218,7 +219,7 @@ static const tsdb_format formats[] = {
      "expected promrw[s]://HOST[:PORT][/PATH]",
      "application/x-protobuf",
      remote_write_encode,
-     NULL, /* from the JSON only: the set path would need its own encoder */
+     remote_write_set,
      0,
      remote_write_url,
      remote_write_finish,
