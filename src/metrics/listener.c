@@ -42,7 +42,9 @@
 typedef struct series {
     char *name;
     uint64_t count;
-    double min, max, sum, last;
+    double min, max, sum;
+    double last, last_ts; /* the value of the latest timestamp: connections are
+                             read in no particular order, a writer's are not */
 } series;
 
 enum {
@@ -173,7 +175,11 @@ static void metrics_emit(metrics_src *m, const wire_metric *w)
     if (!s->count || w->value > s->max) s->max = w->value;
     s->count++;
     s->sum += w->value;
-    s->last = w->value;
+    double ts = e->ts;
+    if (s->count == 1 || ts >= s->last_ts) {
+        s->last = w->value;
+        s->last_ts = ts;
+    }
 }
 
 /* Keys of payload items that would clash with our annotations are dropped. */

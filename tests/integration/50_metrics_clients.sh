@@ -87,6 +87,15 @@ SHJOB
     assert_eq "$(jq_py '[(e["value"], e["ts"]) for e in ev if e.get("name")=="sh.neg"]' ev.jsonl)" "[[-0.0025, 1700000000.5]]" || return 1
 }
 
+test_a_series_last_is_the_value_of_the_latest_timestamp_not_the_last_to_arrive() {
+    cat >job.sh <<SHJOB
+"$JS" emit late.value 2 --ts 1700000002
+"$JS" emit late.value 1 --ts 1700000001
+SHJOB
+    "$JS" run -q -o ev.jsonl -- sh job.sh || return 1
+    assert_eq "$(jq_py 'end["metrics"]["series"]["late.value"]["last"]' ev.jsonl)" 2 || return 1
+}
+
 test_emit_errors_and_noop() {
     # outside a monitored job: nothing to do, success
     env -u JOBSCOPE_SOCKET "$JS" emit x 1 || return 1
