@@ -570,8 +570,9 @@ static void update_wf(repo *r, json_t *ev, const char *name, const char *wf, dou
 }
 
 /* Writes one event (raw: its text as received, or NULL); the caller holds
- * r->mu inside a transaction. */
-static int add_locked(repo *r, json_t *ev, const char *raw)
+ * r->mu inside a transaction.  With a batch (repo_flush), a sample of a job
+ * and run already seen in it is only inserted and folded (repo_batch.c). */
+static int add_locked(repo *r, json_t *ev, const char *raw, repo_batch *b)
 {
     if (!json_is_object(ev)) return -1;
     const char *name = jd_str(ev, "event");
@@ -586,9 +587,19 @@ static int add_locked(repo *r, json_t *ev, const char *raw)
     if (!raw && !body) return -1;
     long long jobid = -1, run = -1;
     int nruns = 0;
+    repo_batch_job *bj = NULL;
+    int fold = 0;
     if (job) {
-        jobid = job_row(r, ev, wf ? wf : "", job, host, ts, &nruns);
-        if (jobid >= 0) run = repo_run_of(r, jobid, ev, name, &nruns);
+        bj = b ? repo_batch_get(b, wf ? wf : "", job) : NULL;
+        if (bj && isfinite(ts) && !strcmp(name, "kickstart.inv.online") &&
+            (run = repo_run_cached(r, repo_batch_jobid(bj, &nruns), ev)) >= 0) {
+            fold = 1;
+            jobid = repo_batch_jobid(bj, &nruns);
+        } else {
+            if (bj) repo_batch_write(r, bj); /* the row as the samples before left it */
+            jobid = job_row(r, ev, wf ? wf : "", job, host, ts, &nruns);
+            if (jobid >= 0) run = repo_run_of(r, jobid, ev, name, &nruns);
+        }
     }
     sqlite3_stmt *st = repo_prep(
         r,
@@ -600,10 +611,16 @@ static int add_locked(repo *r, json_t *ev, const char *raw)
         repo_done(r, st);
     }
     if (wf) update_wf(r, ev, name, wf, ts);
-    if (job && nruns > 1 && run >= 0) /* the job's own events (stampede...) as ever */
+    if (fold)
+        repo_batch_fold(bj, ev, host, ts);
+    else if (job && nruns > 1 && run >= 0) /* the job's own events (stampede...) as ever */
         update_job_of_runs(r, ev, name, wf ? wf : "", job, jobid, run, ts);
     else if (job)
         update_job(r, ev, name, wf ? wf : "", job, ts);
+    if (b && job && !fold && jobid >= 0) {
+        /* the row as this event left it (its runs, for a job that has a new one) */
+        repo_batch_put(r, b, wf ? wf : "", job, jobid, nruns);
+    }
     free(body);
     return 0;
 }
@@ -622,10 +639,11 @@ void repo_flush(repo *r)
         for (size_t i = 0; i < n; i++) {
             json_error_t je;
             json_t *ev = json_loadb(q[i], ql[i], 0, &je);
-            if (ev) add_locked(r, ev, q[i]);
+            if (ev) add_locked(r, ev, q[i], &r->batch);
             json_decref(ev);
             free(q[i]);
         }
+        repo_batch_end(r, &r->batch);
         if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
             js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
         r->version++;
@@ -649,7 +667,7 @@ void repo_flush(repo *r)
                 " WHERE coalesce(last, end, start, 0) < ?1)",
                 "d", cut);
             RUN(r, "DELETE FROM jobs WHERE coalesce(last, end, start, 0) < ?1", "d", cut);
-            r->nruncache = 0;
+            memset(r->runcache, 0, sizeof r->runcache);
             RUN(r, "DELETE FROM workflows WHERE coalesce(last, 0) < ?1", "d", cut);
             sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
         }
@@ -665,7 +683,7 @@ int repo_add(repo *r, json_t *ev)
     repo_flush(r);
     pthread_mutex_lock(&r->mu);
     sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
-    int rc = add_locked(r, ev, NULL);
+    int rc = add_locked(r, ev, NULL, NULL);
     if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
     r->version++;
     pthread_mutex_unlock(&r->mu);

@@ -9,6 +9,7 @@
  * of its own.  A job of one run is stored and shown as it always was. */
 #include "repo/repo_priv.h"
 #include "report/jobset.h"
+#include "util/hash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,29 +37,46 @@ static const char *col_text(sqlite3_stmt *st, int i)
 
 /* ---- which run an event belongs to ---- */
 
+static unsigned cache_set(long long jobid, const char *base)
+{
+    return (unsigned)((hash_bytes(base, strlen(base)) ^ (uint64_t)jobid * 0x9E3779B97F4A7C15ull) %
+                      REPO_RUN_SETS);
+}
+
 static long long cache_get(repo *r, long long jobid, const char *base, long long pid)
 {
-    for (int i = 0; i < r->nruncache; i++)
-        if (r->runcache[i].jobid == jobid && r->runcache[i].pid == pid &&
-            !strcmp(r->runcache[i].base, base))
-            return r->runcache[i].run;
+    unsigned s = cache_set(jobid, base);
+    for (int i = 0; i < 4; i++)
+        if (r->runcache[s][i].jobid == jobid && r->runcache[s][i].pid == pid &&
+            !strcmp(r->runcache[s][i].base, base))
+            return r->runcache[s][i].run;
     return -1;
 }
 
 static void cache_put(repo *r, long long jobid, const char *base, long long pid, long long run)
 {
-    int i = r->nruncache < REPO_RUN_CACHE ? r->nruncache++ : r->runcache_next++ % REPO_RUN_CACHE;
-    r->runcache[i].jobid = jobid;
-    r->runcache[i].pid = pid;
-    r->runcache[i].run = run;
-    snprintf(r->runcache[i].base, sizeof r->runcache[i].base, "%s", base);
+    unsigned s = cache_set(jobid, base);
+    int i = r->runcache_next[s]++ % 4;
+    r->runcache[s][i].jobid = jobid;
+    r->runcache[s][i].pid = pid;
+    r->runcache[s][i].run = run;
+    snprintf(r->runcache[s][i].base, sizeof r->runcache[s][i].base, "%s", base);
 }
 
 static void cache_forget(repo *r, long long jobid, const char *base)
 {
-    for (int i = 0; i < r->nruncache; i++)
-        if (r->runcache[i].jobid == jobid && !strcmp(r->runcache[i].base, base))
-            r->runcache[i].jobid = -1;
+    unsigned s = cache_set(jobid, base);
+    for (int i = 0; i < 4; i++)
+        if (r->runcache[s][i].jobid == jobid && !strcmp(r->runcache[s][i].base, base))
+            r->runcache[s][i].jobid = 0;
+}
+
+long long repo_run_cached(repo *r, long long jobid, json_t *ev)
+{
+    char base[200];
+    long long pid;
+    if (!jobset_run_base(ev, base, sizeof base, &pid)) return -1;
+    return cache_get(r, jobid, base, pid);
 }
 
 long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, int *nruns)
