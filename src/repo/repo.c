@@ -23,6 +23,8 @@
  * running it. */
 #include "repo/repo_priv.h"
 #include "report/jobdata.h"
+#include "report/jobset.h"
+#include "server/json_read.h"
 #include "util/log.h"
 
 #include <math.h>
@@ -545,15 +547,21 @@ static void update_job(repo *r, json_t *ev, const char *name, const char *wf, co
     }
 }
 
-static void update_wf(repo *r, json_t *ev, const char *name, const char *wf, double ts)
+/* The workflow's row, made or touched by any event of it. */
+static void wf_seen(repo *r, const char *wf, double ts, const char *label)
 {
-    const char *label = jd_str(ev, "wf_label");
-    if (!label) label = jd_str(ev, "dax_label");
     RUN(r,
         "INSERT INTO workflows(wf, first, last, label) VALUES(?1, ?2, ?2, ?3)"
         " ON CONFLICT(wf) DO UPDATE SET last=max(coalesce(last, 0), ?2),"
         " first=min(coalesce(first, ?2), ?2), label=coalesce(label, ?3)",
         "sds", wf, ts, label);
+}
+
+static void update_wf(repo *r, json_t *ev, const char *name, const char *wf, double ts)
+{
+    const char *label = jd_str(ev, "wf_label");
+    if (!label) label = jd_str(ev, "dax_label");
+    wf_seen(r, wf, ts, label);
     if (!strcmp(name, "stampede.xwf.start"))
         RUN(r, "UPDATE workflows SET start=coalesce(start, ?2), state='running' WHERE wf=?1", "sd",
             wf, ts);
@@ -567,6 +575,43 @@ static void update_wf(repo *r, json_t *ev, const char *name, const char *wf, dou
             " label=coalesce(?4, label) WHERE wf=?1",
             "ssss", wf, jd_str(ev, "submit_hostname"), jd_str(ev, "user"), jd_str(ev, "dax_label"));
     }
+}
+
+static void insert_event(repo *r, double ts, const char *name, const char *wf, const char *job,
+                         const char *host, const char *body, long long run)
+{
+    sqlite3_stmt *st = repo_prep(
+        r,
+        "INSERT INTO events(ts, name, wf, job, host, body, run) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "dsssssi", ts, name, wf ? wf : "", job, host, body, run);
+    if (st) {
+        if (run < 0) sqlite3_bind_null(st, 7);
+        sqlite3_step(st);
+        repo_done(r, st);
+    }
+}
+
+/* A sample read from its text (repo_flat.c) of a job and run already seen
+ * in this batch: inserted and folded, 0; 1 when it is not such a sample
+ * (nothing written: add_locked writes it). */
+static int add_flat(repo *r, const repo_flat *f, const char *raw, repo_batch *b)
+{
+    const repo_sample *s = &f->s;
+    if (!f->name || strcmp(f->name, "kickstart.inv.online") || !f->job || !isfinite(s->ts) ||
+        !s->host)
+        return 1;
+    repo_batch_job *bj = repo_batch_get(b, f->wf ? f->wf : "", f->job);
+    if (!bj) return 1;
+    char base[200];
+    int nruns;
+    long long jobid = repo_batch_jobid(bj, &nruns);
+    jobset_base_key(s->host, f->step, f->task, f->has_rank ? f->rank : 0, base, sizeof base);
+    long long run = repo_run_cached_key(r, jobid, base, f->has_pid ? f->pid : -1);
+    if (run < 0) return 1;
+    insert_event(r, s->ts, f->name, f->wf, f->job, s->host, raw, run);
+    if (f->wf) wf_seen(r, f->wf, s->ts, f->label);
+    repo_batch_fold(bj, s);
+    return 0;
 }
 
 /* Writes one event (raw: its text as received, or NULL); the caller holds
@@ -601,19 +646,13 @@ static int add_locked(repo *r, json_t *ev, const char *raw, repo_batch *b)
             if (jobid >= 0) run = repo_run_of(r, jobid, ev, name, &nruns);
         }
     }
-    sqlite3_stmt *st = repo_prep(
-        r,
-        "INSERT INTO events(ts, name, wf, job, host, body, run) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        "dsssssi", ts, name, wf ? wf : "", job, host, raw ? raw : body, run);
-    if (st) {
-        if (run < 0) sqlite3_bind_null(st, 7);
-        sqlite3_step(st);
-        repo_done(r, st);
-    }
+    insert_event(r, ts, name, wf, job, host, raw ? raw : body, run);
     if (wf) update_wf(r, ev, name, wf, ts);
-    if (fold)
-        repo_batch_fold(bj, ev, host, ts);
-    else if (job && nruns > 1 && run >= 0) /* the job's own events (stampede...) as ever */
+    if (fold) {
+        repo_sample smp;
+        repo_sample_of(ev, host, ts, &smp);
+        repo_batch_fold(bj, &smp);
+    } else if (job && nruns > 1 && run >= 0) /* the job's own events (stampede...) as ever */
         update_job_of_runs(r, ev, name, wf ? wf : "", job, jobid, run, ts);
     else if (job)
         update_job(r, ev, name, wf ? wf : "", job, ts);
@@ -635,15 +674,23 @@ void repo_flush(repo *r)
     r->q = NULL, r->qlen = NULL, r->qn = r->qcap = 0;
     pthread_mutex_unlock(&r->qmu);
     if (n) {
+        jread jr;
+        repo_flat flat;
+        jread_init(&jr, NULL, 0);
         sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
         for (size_t i = 0; i < n; i++) {
-            json_error_t je;
-            json_t *ev = json_loadb(q[i], ql[i], 0, &je);
-            if (ev) add_locked(r, ev, q[i], &r->batch);
-            json_decref(ev);
+            /* a sample of a job already in the batch: read from its text
+             * and folded; anything else through jansson as ever */
+            if (!repo_flat_read(&jr, q[i], ql[i], &flat) || add_flat(r, &flat, q[i], &r->batch)) {
+                json_error_t je;
+                json_t *ev = json_loadb(q[i], ql[i], 0, &je);
+                if (ev) add_locked(r, ev, q[i], &r->batch);
+                json_decref(ev);
+            }
             free(q[i]);
         }
         repo_batch_end(r, &r->batch);
+        jread_free(&jr);
         if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
             js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
         r->version++;

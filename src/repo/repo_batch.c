@@ -85,31 +85,47 @@ long long repo_batch_jobid(const repo_batch_job *e, int *nruns)
     return e->jobid;
 }
 
-void repo_batch_fold(repo_batch_job *e, json_t *ev, const char *host, double ts)
+void repo_sample_of(json_t *ev, const char *host, double ts, repo_sample *s)
 {
+    s->ts = ts;
+    s->elapsed = jd_num(ev, "elapsed");
+    s->rss = jd_num(ev, "rss");
+    s->anon = jd_num(ev, "cg_memory_anon");
+    s->shmem = jd_num(ev, "cg_memory_shmem");
+    s->cg_peak = jd_num(ev, "cg_memory_peak");
+    s->utime = jd_num(ev, "utime");
+    s->stime = jd_num(ev, "stime");
+    s->rchar = jd_num(ev, "rchar");
+    s->wchar = jd_num(ev, "wchar");
+    s->host = host;
+    s->exe = jd_str(ev, "exe");
+    s->xformation = jd_str(ev, "xformation");
+    s->batch_id = jd_str(json_object_get(ev, "batch"), "job_id");
+}
+
+void repo_batch_fold(repo_batch_job *e, const repo_sample *s)
+{
+    double ts = s->ts;
     if (!e->n++) {
-        double el = jd_num(ev, "elapsed");
-        e->first_start = ts - (isfinite(el) ? el : 0);
+        e->first_start = ts - (isfinite(s->elapsed) ? s->elapsed : 0);
         e->max_ts = ts;
     }
     e->last_ts = ts;
     if (ts > e->max_ts) e->max_ts = ts;
-    set_str(&e->host, host, 1);
-    set_str(&e->xformation, jd_str(ev, "xformation"), 1);
-    set_str(&e->batch_id, jd_str(json_object_get(ev, "batch"), "job_id"), 1);
+    set_str(&e->host, s->host, 1);
+    set_str(&e->xformation, s->xformation, 1);
+    set_str(&e->batch_id, s->batch_id, 1);
     if (e->nruns > 1) return; /* a job of several runs: its row is summed from them */
     /* what update_job (repo.c) takes of a sample */
-    double rss = jd_num(ev, "rss") * 1024;
-    double own = jd_num(ev, "cg_memory_anon") + jd_num(ev, "cg_memory_shmem");
+    double rss = s->rss * 1024, own = s->anon + s->shmem;
     if (!(rss >= own)) rss = isnan(own) ? rss : own;
     if (isfinite(rss) && rss > e->peak) e->peak = rss;
-    double cg = jd_num(ev, "cg_memory_peak"), cpu = jd_num(ev, "utime") + jd_num(ev, "stime");
-    double rc = jd_num(ev, "rchar"), wc = jd_num(ev, "wchar");
-    if (isfinite(cg) && cg > e->cg_peak) e->cg_peak = cg;
+    double cpu = s->utime + s->stime;
+    if (isfinite(s->cg_peak) && s->cg_peak > e->cg_peak) e->cg_peak = s->cg_peak;
     if (isfinite(cpu)) e->cpu = cpu;
-    if (isfinite(rc)) e->rchar = rc;
-    if (isfinite(wc)) e->wchar = wc;
-    set_str(&e->exe, jd_str(ev, "exe"), 0);
+    if (isfinite(s->rchar)) e->rchar = s->rchar;
+    if (isfinite(s->wchar)) e->wchar = s->wchar;
+    set_str(&e->exe, s->exe, 0);
 }
 
 void repo_batch_write(repo *r, repo_batch_job *e)

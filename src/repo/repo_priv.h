@@ -98,6 +98,8 @@ void repo_run_jobdata(repo *r, long long run, double since, struct jobdata *j);
 /* The run of an event when the run cache knows it (no side effects: a
  * sample of a run already seen), else -1 (repo_runs.c). */
 long long repo_run_cached(repo *r, long long jobid, json_t *ev);
+/* The same by the run's base key and main pid (jobset_run_base's). */
+long long repo_run_cached_key(repo *r, long long jobid, const char *base, long long pid);
 
 /* The job's entry (NULL: not seen in this batch). */
 repo_batch_job *repo_batch_get(repo_batch *b, const char *wf, const char *job);
@@ -105,8 +107,31 @@ repo_batch_job *repo_batch_get(repo_batch *b, const char *wf, const char *job);
 void repo_batch_put(repo *r, repo_batch *b, const char *wf, const char *job, long long jobid,
                     int nruns);
 long long repo_batch_jobid(const repo_batch_job *e, int *nruns);
-/* Folds a sample (its host and finite ts) into the job's pending row. */
-void repo_batch_fold(repo_batch_job *e, json_t *ev, const char *host, double ts);
+/* What a sample says that its job's row takes (update_job in repo.c):
+ * NAN / NULL when not given. */
+typedef struct repo_sample {
+    double ts, elapsed, rss, anon, shmem, cg_peak, utime, stime, rchar, wchar;
+    const char *host, *exe, *xformation, *batch_id;
+} repo_sample;
+/* The same of an event read with jansson (host and ts as add_locked has them). */
+void repo_sample_of(json_t *ev, const char *host, double ts, repo_sample *s);
+/* Folds a sample (a finite ts) into the job's pending row. */
+void repo_batch_fold(repo_batch_job *e, const repo_sample *s);
+
+/* A sample read straight from its text (repo_flat.c): 1 and *f, or 0 when
+ * the line is not an object or not valid JSON (jansson then reads it, and
+ * names the error).  f's strings live in f; jr is scratch, started with
+ * jread_init(jr, NULL, 0) and freed with jread_free. */
+struct jread;
+typedef struct repo_flat {
+    const char *name, *wf, *job, *label, *step, *task;
+    int has_rank, has_pid;
+    long long rank, pid;
+    repo_sample s;
+    size_t used;
+    char buf[4096];
+} repo_flat;
+int repo_flat_read(struct jread *jr, const char *text, size_t len, repo_flat *f);
 /* Writes the job's pending row (before any other event of the job). */
 void repo_batch_write(repo *r, repo_batch_job *e);
 /* Writes every pending row and empties the batch (before COMMIT). */

@@ -79,6 +79,11 @@ long long repo_run_cached(repo *r, long long jobid, json_t *ev)
     return cache_get(r, jobid, base, pid);
 }
 
+long long repo_run_cached_key(repo *r, long long jobid, const char *base, long long pid)
+{
+    return cache_get(r, jobid, base, pid);
+}
+
 long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, int *nruns)
 {
     char base[200];

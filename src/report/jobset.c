@@ -23,6 +23,15 @@ static const char *event_name(const json_t *ev)
     return n;
 }
 
+void jobset_base_key(const char *host, const char *step, const char *task, long long rank,
+                     char *out, size_t len)
+{
+    if (step)
+        snprintf(out, len, "%s:%s.%s", host, step, task ? task : "0");
+    else
+        snprintf(out, len, "%s:%lld", host, rank);
+}
+
 int jobset_run_base(const json_t *ev, char *out, size_t len, long long *pid)
 {
     const char *name = event_name(ev);
@@ -35,14 +44,11 @@ int jobset_run_base(const json_t *ev, char *out, size_t len, long long *pid)
     if (!host) return 0;
     /* a custom metric's tags are the metric's own: no Slurm tags there */
     const json_t *tags = strcmp(name, "jobscope.metric") ? json_object_get(ev, "tags") : NULL;
-    const char *step = jd_str(tags, "slurm_step"), *task = jd_str(tags, "slurm_task");
-    if (step)
-        snprintf(out, len, "%s:%s.%s", host, step, task ? task : "0");
-    else
-        snprintf(out, len, "%s:%lld", host,
-                 json_is_integer(json_object_get(ev, "rank"))
-                     ? (long long)json_integer_value(json_object_get(ev, "rank"))
-                     : 0LL);
+    jobset_base_key(host, jd_str(tags, "slurm_step"), jd_str(tags, "slurm_task"),
+                    json_is_integer(json_object_get(ev, "rank"))
+                        ? (long long)json_integer_value(json_object_get(ev, "rank"))
+                        : 0LL,
+                    out, len);
     /* the job's main process: on the monitor's own records, not on a
      * custom metric (its sender's) or a GPU event (the device's users) */
     json_t *p = json_object_get(ev, "pid");
