@@ -86,7 +86,7 @@ static const char *const keys[K_N] = {
 static int key_of(const char *k, size_t n)
 {
     for (int i = 0; i < K_N; i++)
-        if (!strncmp(keys[i], k, n) && !keys[i][n]) return i;
+        if (n && keys[i][0] == k[0] && !strncmp(keys[i], k, n) && !keys[i][n]) return i;
     return -1;
 }
 

@@ -26,10 +26,25 @@ static const char *event_name(const json_t *ev)
 void jobset_base_key(const char *host, const char *step, const char *task, long long rank,
                      char *out, size_t len)
 {
-    if (step)
-        snprintf(out, len, "%s:%s.%s", host, step, task ? task : "0");
-    else
-        snprintf(out, len, "%s:%lld", host, rank);
+    size_t h = strlen(host);
+    if (step || h + 24 > len) {
+        if (step)
+            snprintf(out, len, "%s:%s.%s", host, step, task ? task : "0");
+        else
+            snprintf(out, len, "%s:%lld", host, rank);
+        return;
+    }
+    /* HOST:RANK without printf: the key of every sample stored */
+    char d[24];
+    int n = 0;
+    unsigned long long u = rank < 0 ? 0 - (unsigned long long)rank : (unsigned long long)rank;
+    do d[n++] = (char)('0' + u % 10);
+    while (u /= 10);
+    memcpy(out, host, h);
+    out[h++] = ':';
+    if (rank < 0) out[h++] = '-';
+    while (n) out[h++] = d[--n];
+    out[h] = 0;
 }
 
 int jobset_run_base(const json_t *ev, char *out, size_t len, long long *pid)
