@@ -59,9 +59,8 @@ static const char *const schema =
     "CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, ts REAL, name TEXT, wf TEXT,"
     "  job TEXT, host TEXT, body TEXT NOT NULL);"
     /* what the reads search by (each index costs every event stored):
-     * a job's events, a workflow's (only events of one are indexed: most
-     * have none), the retention's cut; and a run's (run_index) */
-    "CREATE INDEX IF NOT EXISTS ev_job ON events(job, wf, ts);"
+     * a workflow's events (only events of one are indexed: most have
+     * none), the retention's cut; and a job's or a run's (run_index) */
     "CREATE INDEX IF NOT EXISTS ev_wf_named ON events(wf, ts) WHERE wf != '';"
     "CREATE INDEX IF NOT EXISTS ev_ts ON events(ts);"
     /* indexes of earlier versions that no read used (GET /api/events
@@ -86,8 +85,13 @@ static const char *const schema =
     "  ended INTEGER DEFAULT 0, host TEXT, part TEXT, UNIQUE(jobid, base, key));";
 
 /* After the migration (an older file's events have no run column yet). */
+/* A job's events, and a run's within it: one index for both (a run's
+ * events are always read with its job's name) instead of one each, which
+ * cost every sample 1.3 us. */
 static const char *const run_index =
-    "CREATE INDEX IF NOT EXISTS ev_run ON events(run, ts) WHERE run IS NOT NULL;";
+    "CREATE INDEX IF NOT EXISTS ev_jrun ON events(job, wf, run, ts);"
+    "DROP INDEX IF EXISTS ev_job;"
+    "DROP INDEX IF EXISTS ev_run;";
 
 /* Columns added since the first version: added to an older file on open. */
 static const char *const new_columns[][2] = {

@@ -93,7 +93,8 @@ long long repo_run_id(repo *r, const char *wf, const char *job, const char *key)
 /* The page of a job of several runs (report/jobset.h), or of one of its
  * runs (run >= 0; since: only newer events). New reference, or NULL. */
 json_t *repo_runs_page(repo *r, const char *wf, const char *job, size_t max_points);
-void repo_run_jobdata(repo *r, long long run, double since, struct jobdata *j);
+void repo_run_jobdata(repo *r, const char *wf, const char *job, long long run, double since,
+                      struct jobdata *j);
 
 /* The run of an event when the run cache knows it (no side effects: a
  * sample of a run already seen), else -1 (repo_runs.c). */

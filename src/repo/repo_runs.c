@@ -149,7 +149,8 @@ long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, in
         if (*nruns == 2)
             RUN(r,
                 "UPDATE runs SET ended=1 WHERE jobid=?1 AND id != ?2 AND EXISTS (SELECT 1 FROM"
-                " events e WHERE e.run = runs.id AND e.name = 'jobscope.end')",
+                " events e, jobs j WHERE j.id = ?1 AND e.job = j.job AND e.wf = j.wf"
+                " AND e.run = runs.id AND e.name = 'jobscope.end')",
                 "ii", jobid, run);
     } else {
         run = ids[k];
@@ -162,11 +163,14 @@ long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, in
 
 /* ---- a run's part, the whole row ---- */
 
-void repo_run_jobdata(repo *r, long long run, double since, jobdata *j)
+void repo_run_jobdata(repo *r, const char *wf, const char *job, long long run, double since,
+                      jobdata *j)
 {
     jobdata_init(j);
-    sqlite3_stmt *st = repo_prep(
-        r, "SELECT body FROM events WHERE run=?1 AND ts >= ?2 ORDER BY ts, id", "id", run, since);
+    sqlite3_stmt *st = repo_prep(r,
+                                 "SELECT body FROM events WHERE job=?1 AND wf=?2 AND run=?3"
+                                 " AND ts >= ?4 ORDER BY ts, id",
+                                 "ssid", job, wf, run, since);
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         json_t *ev = json_loads(col_text(st, 0), 0, NULL);
         if (ev) jobdata_add(j, ev);
@@ -176,10 +180,11 @@ void repo_run_jobdata(repo *r, long long run, double since, jobdata *j)
     jobdata_finish(j);
 }
 
-static void store_part(repo *r, long long run, const char *key, const char *base)
+static void store_part(repo *r, const char *wf, const char *job, long long run, const char *key,
+                       const char *base)
 {
     jobdata j;
-    repo_run_jobdata(r, run, 0, &j);
+    repo_run_jobdata(r, wf, job, run, 0, &j);
     jobset_part p;
     jobset_part_of(&p, key, base, &j);
     json_t *o = jobset_part_json(&p);
@@ -224,7 +229,7 @@ void repo_run_ended(repo *r, const char *wf, const char *job, long long jobid, l
         n++;
     }
     repo_done(r, st);
-    for (size_t i = 0; i < n; i++) store_part(r, todo[i].id, todo[i].key, todo[i].base);
+    for (size_t i = 0; i < n; i++) store_part(r, wf, job, todo[i].id, todo[i].key, todo[i].base);
     free(todo);
     /* every part, oldest first; a run still going is only its key */
     jobset_part *parts = NULL;
@@ -337,7 +342,7 @@ json_t *repo_job_page(repo *r, const char *job, const char *wf, const char *run,
             long long id = repo_run_id(r, w, job, run);
             if (id >= 0) {
                 jobdata j;
-                repo_run_jobdata(r, id, since, &j);
+                repo_run_jobdata(r, w, job, id, since, &j);
                 page = jobdata_json(&j, max_points);
                 json_object_set_new(page, "run", json_string(run));
                 jobdata_free(&j);
@@ -370,8 +375,9 @@ json_t *repo_run_events(repo *r, const char *job, const char *wf, const char *ru
     long long id = repo_find_wf(r, job, wf, w, sizeof w) ? repo_run_id(r, w, job, run) : -1;
     if (id >= 0) {
         a = json_array();
-        sqlite3_stmt *st =
-            repo_prep(r, "SELECT body FROM events WHERE run=?1 ORDER BY ts, id", "i", id);
+        sqlite3_stmt *st = repo_prep(
+            r, "SELECT body FROM events WHERE job=?1 AND wf=?2 AND run=?3 ORDER BY ts, id", "ssi",
+            job, w, id);
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             json_t *ev = json_loads(col_text(st, 0), 0, NULL);
             if (ev) json_array_append_new(a, ev);
