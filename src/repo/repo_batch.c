@@ -157,7 +157,7 @@ void repo_batch_write(repo *r, repo_batch_job *e)
             "  ELSE coalesce(?11, cpu_time) / nullif((?14 - coalesce(start, ?8))"
             "   * coalesce(cores, 1), 0) END"
             " WHERE id=?1",
-            "isdssisdddddddd", e->jobid, e->host, e->max_ts, e->xformation, e->batch_id,
+            "isdssisddddddd", e->jobid, e->host, e->max_ts, e->xformation, e->batch_id,
             (long long)e->n, e->exe, e->first_start, e->peak, e->cg_peak, e->cpu, e->rchar,
             e->wchar, e->last_ts);
     if (st) {
