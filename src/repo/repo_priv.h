@@ -12,8 +12,16 @@
 #include <sqlite3.h>
 
 #define REPO_STMT_CACHE 96
-#define REPO_RUN_CACHE  64
+#define REPO_RUN_SETS   256 /* x 4: the run cache (repo_runs.c) */
 
+/* A batch's job rows (repo_batch.c): within one repo_flush, the later
+ * samples of a job are folded and its row written once. */
+#define REPO_BATCH_SLOTS 1024
+typedef struct repo_batch_job repo_batch_job;
+typedef struct repo_batch {
+    repo_batch_job *slot[REPO_BATCH_SLOTS];
+    size_t n;
+} repo_batch;
 struct repo {
     sqlite3 *db;
     pthread_mutex_t mu; /* the connection, its statements and transactions */
@@ -35,17 +43,19 @@ struct repo {
         sqlite3_stmt *st;
     } cache[REPO_STMT_CACHE];
     int ncache;
-    /* the run of the latest events, by (job row, base key, main pid): the
-     * events of one monitor mostly come one after the other */
+    /* the run of recent events, by (job row, base key, main pid): sets of
+     * four by (job row, base), each replaced in turn; jobid 0 = empty (a
+     * collector's hundreds of monitors, each sending samples in turn) */
     struct {
         long long jobid, pid, run;
         char base[200];
-    } runcache[REPO_RUN_CACHE];
-    int nruncache, runcache_next;
+    } runcache[REPO_RUN_SETS][4];
+    unsigned char runcache_next[REPO_RUN_SETS];
     /* the job row of the latest event (its id and runs): a monitor's events
      * mostly come one after the other */
     long long last_jobid;
     int last_nruns;
+    repo_batch batch; /* the job rows of the batch being written (repo_flush) */
     char last_wf[128], last_job[256];
 };
 
@@ -83,7 +93,50 @@ long long repo_run_id(repo *r, const char *wf, const char *job, const char *key)
 /* The page of a job of several runs (report/jobset.h), or of one of its
  * runs (run >= 0; since: only newer events). New reference, or NULL. */
 json_t *repo_runs_page(repo *r, const char *wf, const char *job, size_t max_points);
-void repo_run_jobdata(repo *r, long long run, double since, struct jobdata *j);
+void repo_run_jobdata(repo *r, const char *wf, const char *job, long long run, double since,
+                      struct jobdata *j);
+
+/* The run of an event when the run cache knows it (no side effects: a
+ * sample of a run already seen), else -1 (repo_runs.c). */
+long long repo_run_cached(repo *r, long long jobid, json_t *ev);
+/* The same by the run's base key and main pid (jobset_run_base's). */
+long long repo_run_cached_key(repo *r, long long jobid, const char *base, long long pid);
+
+/* The job's entry (NULL: not seen in this batch). */
+repo_batch_job *repo_batch_get(repo_batch *b, const char *wf, const char *job);
+/* The job's row id and runs, after an event of it was written as ever. */
+void repo_batch_put(repo *r, repo_batch *b, const char *wf, const char *job, long long jobid,
+                    int nruns);
+long long repo_batch_jobid(const repo_batch_job *e, int *nruns);
+/* What a sample says that its job's row takes (update_job in repo.c):
+ * NAN / NULL when not given. */
+typedef struct repo_sample {
+    double ts, elapsed, rss, anon, shmem, cg_peak, utime, stime, rchar, wchar;
+    const char *host, *exe, *xformation, *batch_id;
+} repo_sample;
+/* The same of an event read with jansson (host and ts as add_locked has them). */
+void repo_sample_of(json_t *ev, const char *host, double ts, repo_sample *s);
+/* Folds a sample (a finite ts) into the job's pending row. */
+void repo_batch_fold(repo_batch_job *e, const repo_sample *s);
+
+/* A sample read straight from its text (repo_flat.c): 1 and *f, or 0 when
+ * the line is not an object or not valid JSON (jansson then reads it, and
+ * names the error).  f's strings live in f; jr is scratch, started with
+ * jread_init(jr, NULL, 0) and freed with jread_free. */
+struct jread;
+typedef struct repo_flat {
+    const char *name, *wf, *job, *label, *step, *task;
+    int has_rank, has_pid;
+    long long rank, pid;
+    repo_sample s;
+    size_t used;
+    char buf[4096];
+} repo_flat;
+int repo_flat_read(struct jread *jr, const char *text, size_t len, repo_flat *f);
+/* Writes the job's pending row (before any other event of the job). */
+void repo_batch_write(repo *r, repo_batch_job *e);
+/* Writes every pending row and empties the batch (before COMMIT). */
+void repo_batch_end(repo *r, repo_batch *b);
 
 /* The workflow of the latest job of that id (within wf when given). Locked. */
 int repo_find_wf(repo *r, const char *job, const char *wf, char *out, size_t len);

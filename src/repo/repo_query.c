@@ -394,7 +394,7 @@ json_t *repo_workflow(repo *r, const char *wf)
         while (st && sqlite3_step(st) == SQLITE_ROW) json_array_append_new(jobs, job_row(st));
         repo_done(r, st);
         st = repo_prep(r,
-                       "SELECT body FROM events WHERE wf=?1 AND name NOT IN "
+                       "SELECT body FROM events WHERE wf=?1 AND wf != '' AND name NOT IN "
                        "('kickstart.inv.online', 'kickstart.inv.online.gpu.stats', "
                        "'jobscope.metric') ORDER BY ts, id LIMIT 5000",
                        "s", wf);

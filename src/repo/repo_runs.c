@@ -9,6 +9,7 @@
  * of its own.  A job of one run is stored and shown as it always was. */
 #include "repo/repo_priv.h"
 #include "report/jobset.h"
+#include "util/hash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,29 +37,51 @@ static const char *col_text(sqlite3_stmt *st, int i)
 
 /* ---- which run an event belongs to ---- */
 
+static unsigned cache_set(long long jobid, const char *base)
+{
+    return (unsigned)((hash_bytes(base, strlen(base)) ^ (uint64_t)jobid * 0x9E3779B97F4A7C15ull) %
+                      REPO_RUN_SETS);
+}
+
 static long long cache_get(repo *r, long long jobid, const char *base, long long pid)
 {
-    for (int i = 0; i < r->nruncache; i++)
-        if (r->runcache[i].jobid == jobid && r->runcache[i].pid == pid &&
-            !strcmp(r->runcache[i].base, base))
-            return r->runcache[i].run;
+    unsigned s = cache_set(jobid, base);
+    for (int i = 0; i < 4; i++)
+        if (r->runcache[s][i].jobid == jobid && r->runcache[s][i].pid == pid &&
+            !strcmp(r->runcache[s][i].base, base))
+            return r->runcache[s][i].run;
     return -1;
 }
 
 static void cache_put(repo *r, long long jobid, const char *base, long long pid, long long run)
 {
-    int i = r->nruncache < REPO_RUN_CACHE ? r->nruncache++ : r->runcache_next++ % REPO_RUN_CACHE;
-    r->runcache[i].jobid = jobid;
-    r->runcache[i].pid = pid;
-    r->runcache[i].run = run;
-    snprintf(r->runcache[i].base, sizeof r->runcache[i].base, "%s", base);
+    unsigned s = cache_set(jobid, base);
+    int i = r->runcache_next[s]++ % 4;
+    r->runcache[s][i].jobid = jobid;
+    r->runcache[s][i].pid = pid;
+    r->runcache[s][i].run = run;
+    snprintf(r->runcache[s][i].base, sizeof r->runcache[s][i].base, "%s", base);
 }
 
 static void cache_forget(repo *r, long long jobid, const char *base)
 {
-    for (int i = 0; i < r->nruncache; i++)
-        if (r->runcache[i].jobid == jobid && !strcmp(r->runcache[i].base, base))
-            r->runcache[i].jobid = -1;
+    unsigned s = cache_set(jobid, base);
+    for (int i = 0; i < 4; i++)
+        if (r->runcache[s][i].jobid == jobid && !strcmp(r->runcache[s][i].base, base))
+            r->runcache[s][i].jobid = 0;
+}
+
+long long repo_run_cached(repo *r, long long jobid, json_t *ev)
+{
+    char base[200];
+    long long pid;
+    if (!jobset_run_base(ev, base, sizeof base, &pid)) return -1;
+    return cache_get(r, jobid, base, pid);
+}
+
+long long repo_run_cached_key(repo *r, long long jobid, const char *base, long long pid)
+{
+    return cache_get(r, jobid, base, pid);
 }
 
 long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, int *nruns)
@@ -126,7 +149,8 @@ long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, in
         if (*nruns == 2)
             RUN(r,
                 "UPDATE runs SET ended=1 WHERE jobid=?1 AND id != ?2 AND EXISTS (SELECT 1 FROM"
-                " events e WHERE e.run = runs.id AND e.name = 'jobscope.end')",
+                " events e, jobs j WHERE j.id = ?1 AND e.job = j.job AND e.wf = j.wf"
+                " AND e.run = runs.id AND e.name = 'jobscope.end')",
                 "ii", jobid, run);
     } else {
         run = ids[k];
@@ -139,11 +163,14 @@ long long repo_run_of(repo *r, long long jobid, json_t *ev, const char *name, in
 
 /* ---- a run's part, the whole row ---- */
 
-void repo_run_jobdata(repo *r, long long run, double since, jobdata *j)
+void repo_run_jobdata(repo *r, const char *wf, const char *job, long long run, double since,
+                      jobdata *j)
 {
     jobdata_init(j);
-    sqlite3_stmt *st = repo_prep(
-        r, "SELECT body FROM events WHERE run=?1 AND ts >= ?2 ORDER BY ts, id", "id", run, since);
+    sqlite3_stmt *st = repo_prep(r,
+                                 "SELECT body FROM events WHERE job=?1 AND wf=?2 AND run=?3"
+                                 " AND ts >= ?4 ORDER BY ts, id",
+                                 "ssid", job, wf, run, since);
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         json_t *ev = json_loads(col_text(st, 0), 0, NULL);
         if (ev) jobdata_add(j, ev);
@@ -153,10 +180,11 @@ void repo_run_jobdata(repo *r, long long run, double since, jobdata *j)
     jobdata_finish(j);
 }
 
-static void store_part(repo *r, long long run, const char *key, const char *base)
+static void store_part(repo *r, const char *wf, const char *job, long long run, const char *key,
+                       const char *base)
 {
     jobdata j;
-    repo_run_jobdata(r, run, 0, &j);
+    repo_run_jobdata(r, wf, job, run, 0, &j);
     jobset_part p;
     jobset_part_of(&p, key, base, &j);
     json_t *o = jobset_part_json(&p);
@@ -201,7 +229,7 @@ void repo_run_ended(repo *r, const char *wf, const char *job, long long jobid, l
         n++;
     }
     repo_done(r, st);
-    for (size_t i = 0; i < n; i++) store_part(r, todo[i].id, todo[i].key, todo[i].base);
+    for (size_t i = 0; i < n; i++) store_part(r, wf, job, todo[i].id, todo[i].key, todo[i].base);
     free(todo);
     /* every part, oldest first; a run still going is only its key */
     jobset_part *parts = NULL;
@@ -314,7 +342,7 @@ json_t *repo_job_page(repo *r, const char *job, const char *wf, const char *run,
             long long id = repo_run_id(r, w, job, run);
             if (id >= 0) {
                 jobdata j;
-                repo_run_jobdata(r, id, since, &j);
+                repo_run_jobdata(r, w, job, id, since, &j);
                 page = jobdata_json(&j, max_points);
                 json_object_set_new(page, "run", json_string(run));
                 jobdata_free(&j);
@@ -347,8 +375,9 @@ json_t *repo_run_events(repo *r, const char *job, const char *wf, const char *ru
     long long id = repo_find_wf(r, job, wf, w, sizeof w) ? repo_run_id(r, w, job, run) : -1;
     if (id >= 0) {
         a = json_array();
-        sqlite3_stmt *st =
-            repo_prep(r, "SELECT body FROM events WHERE run=?1 ORDER BY ts, id", "i", id);
+        sqlite3_stmt *st = repo_prep(
+            r, "SELECT body FROM events WHERE job=?1 AND wf=?2 AND run=?3 ORDER BY ts, id", "ssi",
+            job, w, id);
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             json_t *ev = json_loads(col_text(st, 0), 0, NULL);
             if (ev) json_array_append_new(a, ev);

@@ -23,6 +23,30 @@ static const char *event_name(const json_t *ev)
     return n;
 }
 
+void jobset_base_key(const char *host, const char *step, const char *task, long long rank,
+                     char *out, size_t len)
+{
+    size_t h = strlen(host);
+    if (step || h + 24 > len) {
+        if (step)
+            snprintf(out, len, "%s:%s.%s", host, step, task ? task : "0");
+        else
+            snprintf(out, len, "%s:%lld", host, rank);
+        return;
+    }
+    /* HOST:RANK without printf: the key of every sample stored */
+    char d[24];
+    int n = 0;
+    unsigned long long u = rank < 0 ? 0 - (unsigned long long)rank : (unsigned long long)rank;
+    do d[n++] = (char)('0' + u % 10);
+    while (u /= 10);
+    memcpy(out, host, h);
+    out[h++] = ':';
+    if (rank < 0) out[h++] = '-';
+    while (n) out[h++] = d[--n];
+    out[h] = 0;
+}
+
 int jobset_run_base(const json_t *ev, char *out, size_t len, long long *pid)
 {
     const char *name = event_name(ev);
@@ -35,14 +59,11 @@ int jobset_run_base(const json_t *ev, char *out, size_t len, long long *pid)
     if (!host) return 0;
     /* a custom metric's tags are the metric's own: no Slurm tags there */
     const json_t *tags = strcmp(name, "jobscope.metric") ? json_object_get(ev, "tags") : NULL;
-    const char *step = jd_str(tags, "slurm_step"), *task = jd_str(tags, "slurm_task");
-    if (step)
-        snprintf(out, len, "%s:%s.%s", host, step, task ? task : "0");
-    else
-        snprintf(out, len, "%s:%lld", host,
-                 json_is_integer(json_object_get(ev, "rank"))
-                     ? (long long)json_integer_value(json_object_get(ev, "rank"))
-                     : 0LL);
+    jobset_base_key(host, jd_str(tags, "slurm_step"), jd_str(tags, "slurm_task"),
+                    json_is_integer(json_object_get(ev, "rank"))
+                        ? (long long)json_integer_value(json_object_get(ev, "rank"))
+                        : 0LL,
+                    out, len);
     /* the job's main process: on the monitor's own records, not on a
      * custom metric (its sender's) or a GPU event (the device's users) */
     json_t *p = json_object_get(ev, "pid");

@@ -39,6 +39,10 @@ typedef struct jobset_part {
  * in *pid, -1 when it names none: a custom metric's pid is its sender's),
  * or 0 when it belongs to the job and no run (stampede, payload events). */
 int jobset_run_base(const json_t *ev, char *out, size_t len, long long *pid);
+/* The base key of a monitor's run: HOST:STEP.TASK of a Slurm task (task
+ * "0" when not given), else HOST:RANK. */
+void jobset_base_key(const char *host, const char *step, const char *task, long long rank,
+                     char *out, size_t len);
 
 /* Which of the existing runs of one base (oldest first) an event goes to:
  * its index, or -1 for a new run.  *adopt is set when that run learns its

@@ -195,6 +195,121 @@ static void repository_joins_jobscope_and_stampede_events(void **state)
     scratch_repo_close(r, dir, path);
 }
 
+/* A deterministic mix of a collector's events: starts, samples of several
+ * runs (two hosts of one job, a Slurm task, no hostname), fields missing,
+ * samples out of order and after the end, stampede events in between. */
+static int mixed_event(int t, unsigned *seed, char *buf, size_t len)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    unsigned x = *seed >> 8;
+    int k = (int)(x % 6), n = 0;
+    char id[32], wf[48] = "", host[48] = "", extra[200] = "";
+    snprintf(id, sizeof id, "j%d", k);
+    if (k % 2) snprintf(wf, sizeof wf, "\"wf_uuid\":\"W%d\",\"wf_label\":\"L%d\",", k, k);
+    if (k == 5)
+        snprintf(host, sizeof host, "\"hostname\":\"h5%c\",", x & 1 ? 'a' : 'b');
+    else if (k != 4 || x % 3)
+        snprintf(host, sizeof host, "\"hostname\":\"h%d\",", k);
+    if (k == 0)
+        snprintf(
+            extra, sizeof extra,
+            "\"tags\":{\"slurm_step\":\"0\",\"slurm_task\":\"1\"},\"batch\":{\"job_id\":\"B7\"},");
+    if (k == 3 && x % 4 == 0) snprintf(extra, sizeof extra, "\"xformation\":\"x%u\",", x % 7);
+    double ts = 1000 + t + (x % 10 == 0 ? -5.5 : 0);
+    if (t < 6 || (k == 2 && t == 150)) /* starts, one end */
+        n = snprintf(
+            buf, len,
+            "{\"event\":\"%s\",\"ts\":%g,%s%s%s\"job_id\":\"%s\",\"pid\":%d,\"exe\":\"/bin/e%d\","
+            "\"cmd\":\"e%d\",\"user\":\"u\",\"cpus_available\":%d}",
+            t < 6 ? "jobscope.start" : "jobscope.end", ts, wf, host, extra, id, 100 + k, k, k,
+            1 + k % 3);
+    else if (k == 1 && x % 9 == 0)
+        n = snprintf(buf, len,
+                     "{\"event\":\"stampede.job_inst.main.%s\",\"ts\":%g,\"xwf_id\":\"W1\",\"job_"
+                     "id\":\"j1\"%s}",
+                     x % 2 ? "start" : "end", ts, x % 2 ? "" : ",\"exitcode\":0");
+    else
+        n = snprintf(
+            buf, len,
+            "{\"event\":\"kickstart.inv.online\",%s%s%s\"job_id\":\"%s\",\"pid\":%d,%s"
+            "\"rss\":%u,%s\"utime\":%g,%s\"rchar\":%u,\"wchar\":%u%s%s}",
+            wf, host, extra, id, 100 + k, x % 13 ? "" : "\"exe\":\"/bin/other\",", x % 5000,
+            x % 7 ? "" : "\"cg_memory_anon\":4096,\"cg_memory_shmem\":10,\"cg_memory_peak\":9000,",
+            t * 0.25, x % 11 ? "\"stime\":0.5," : "", x % 3000, x % 2000,
+            x % 5 ? ",\"elapsed\":3.5" : "", x % 17 ? "" : ",\"load\":null");
+    if (!strstr(buf, "\"ts\"") && n > 1) /* a sample's time, now and then under its other name */
+        n += snprintf(buf + n - 1, len - (size_t)n + 1, ",\"%s\":%g}", x % 19 ? "ts" : "timestamp",
+                      ts) -
+             1;
+    return n;
+}
+
+/* The jobs list after a batch written at once (samples folded into their
+ * job's row) is the list after the same events written one at a time. */
+static void samples_folded_in_a_batch_leave_the_rows_of_one_at_a_time(void **state)
+{
+    (void)state;
+    char d1[] = "/tmp/jobscope-repo-XXXXXX", p1[256], d2[] = "/tmp/jobscope-repo-XXXXXX", p2[256];
+    repo *one = scratch_repo(d1, p1, sizeof p1), *batch = scratch_repo(d2, p2, sizeof p2);
+    unsigned seed = 7;
+    char buf[1024];
+    for (int t = 0; t < 1500; t++) {
+        int n = mixed_event(t, &seed, buf, sizeof buf);
+        json_t *ev = json_loadb(buf, (size_t)n, 0, NULL);
+        assert_non_null(ev);
+        assert_int_equal(repo_add(one, ev), 0);
+        json_decref(ev);
+        assert_int_equal(repo_add_json(batch, buf, (size_t)n), 0);
+    }
+    /* lines the text reader must read as jansson does, or leave to it */
+    const char *odd[] = {
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5000,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1}",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5001,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1,"
+        "\"rss\":5,\"rss\":900}",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5002,\"hostname\":\"h\",\"job\\u005fid\":\"t\",\"pid\":1,"
+        "\"rss\":7,\"exe\":\"/bin/\\u00e9\"}",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5003,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1,"
+        "\"rss\":1000} x",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5004,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1,"
+        "\"tags\":{\"slurm_step\":{\"a\":1}},\"rss\":3,\"batch\":{\"job_id\":\"\"}}",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5005,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1,"
+        "\"rss\":\"1200\",\"utime\":-0,\"stime\":0}",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5006,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1.0,"
+        "\"rss\":2}",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5007,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1,"
+        "\"utime\":1e400}",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5008,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1,"
+        "\"rchar\":\"\\ud800\"}",
+        "[{\"event\":\"kickstart.inv.online\",\"ts\":5009,\"hostname\":\"h\",\"job_id\":\"t\"}]",
+        "{\"event\":\"kickstart.inv.online\",\"ts\":5010,\"hostname\":\"h\",\"job_id\":\"t\",\"pid\":1,"
+        "\"rss\":4000,\"wchar\":17,\"tags\":{\"slurm_step\":\"\"},\"rank\":0}  \n",
+    };
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        json_t *ev = json_loads(odd[i], 0, NULL);
+        if (ev) repo_add(one, ev);
+        json_decref(ev);
+        assert_int_equal(repo_add_json(batch, odd[i], strlen(odd[i])), 0);
+    }
+    json_t *ea = repo_job_events(one, "t", NULL, 0), *eb = repo_job_events(batch, "t", NULL, 0);
+    assert_int_equal(json_array_size(ea), 7); /* 1e400, a lone surrogate, x, an array: none */
+    assert_true(json_equal(ea, eb));
+    json_decref(ea), json_decref(eb);
+
+    repo_job_filter f = {.sort = "job", .limit = 100};
+    json_t *a = repo_jobs(one, &f), *b = repo_jobs(batch, &f);
+    json_object_del(a, "version");
+    json_object_del(b, "version");
+    char *ta = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    char *tb = json_dumps(b, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    assert_int_equal(json_integer_value(json_object_get(a, "total")), 7);
+    if (strcmp(ta, tb)) fprintf(stderr, "one at a time: %s\nbatched:       %s\n", ta, tb);
+    assert_string_equal(ta, tb);
+    free(ta), free(tb);
+    json_decref(a), json_decref(b);
+    scratch_repo_close(one, d1, p1);
+    scratch_repo_close(batch, d2, p2);
+}
+
 static void repository_retention_drops_old_events_and_jobs(void **state)
 {
     (void)state;
@@ -478,6 +593,7 @@ int main(void)
         cmocka_unit_test(kickstart_traces_get_cpu_percent_and_rates_from_counters),
         cmocka_unit_test(joremon_rows_merge_into_one_sample),
         cmocka_unit_test(repository_joins_jobscope_and_stampede_events),
+        cmocka_unit_test(samples_folded_in_a_batch_leave_the_rows_of_one_at_a_time),
         cmocka_unit_test(repository_retention_drops_old_events_and_jobs),
         cmocka_unit_test(an_event_goes_to_its_run_and_a_new_main_pid_is_a_new_attempt),
         cmocka_unit_test(a_whole_job_sums_its_nodes_and_the_runs_alive_at_once),

@@ -1,0 +1,181 @@
+/* repo_batch.c — a job's samples folded within one batch of the repository
+ * (repo.c's repo_flush): the first event of a job in a batch makes or finds
+ * its row as ever; its later samples (kickstart.inv.online of a run already
+ * known) only insert their event and are folded here, and the job's row is
+ * updated once with what they say — before any other event of that job in
+ * the batch, and before the batch's COMMIT.  The row ends as the samples
+ * one by one would have left it (maxima, last values, counts), in the same
+ * transaction as the events: nothing that was durable before is deferred
+ * past the commit.  One UPDATE per job and batch instead of an upsert, a
+ * lookup and an UPDATE per sample. */
+#include "repo/repo_priv.h"
+#include "util/hash.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct repo_batch_job {
+    long long jobid;
+    int nruns;
+    char *wf, *job;
+    /* the samples folded since the row was last written */
+    long n;
+    double first_start, last_ts, max_ts, peak, cg_peak, cpu, rchar, wchar;
+    char *exe, *host, *xformation, *batch_id;
+};
+
+static void set_str(char **dst, const char *v, int first)
+{
+    if (!v || (first && *dst)) return;
+    char *c = strdup(v);
+    if (!c) return;
+    free(*dst);
+    *dst = c;
+}
+
+static void clear(repo_batch_job *e)
+{
+    free(e->exe), free(e->host), free(e->xformation), free(e->batch_id);
+    e->exe = e->host = e->xformation = e->batch_id = NULL;
+    e->n = 0;
+    e->peak = e->cg_peak = 0;
+    e->cpu = e->rchar = e->wchar = NAN;
+}
+
+static size_t slot_of(const repo_batch *b, const char *wf, const char *job)
+{
+    size_t lw = strlen(wf), lj = strlen(job);
+    size_t i = (size_t)(hash_bytes(wf, lw) * 31 + hash_bytes(job, lj)) % REPO_BATCH_SLOTS;
+    while (b->slot[i] && (strcmp(b->slot[i]->job, job) || strcmp(b->slot[i]->wf, wf)))
+        i = (i + 1) % REPO_BATCH_SLOTS;
+    return i;
+}
+
+repo_batch_job *repo_batch_get(repo_batch *b, const char *wf, const char *job)
+{
+    return b->slot[slot_of(b, wf, job)];
+}
+
+void repo_batch_put(repo *r, repo_batch *b, const char *wf, const char *job, long long jobid,
+                    int nruns)
+{
+    size_t i = slot_of(b, wf, job);
+    repo_batch_job *e = b->slot[i];
+    if (!e) {
+        if (b->n >= REPO_BATCH_SLOTS / 2) repo_batch_end(r, b); /* full: write all, start again */
+        i = slot_of(b, wf, job);
+        e = calloc(1, sizeof *e);
+        if (!e || !(e->wf = strdup(wf)) || !(e->job = strdup(job))) {
+            if (e) free(e->wf);
+            free(e);
+            return;
+        }
+        clear(e);
+        b->slot[i] = e;
+        b->n++;
+    }
+    e->jobid = jobid;
+    e->nruns = nruns;
+}
+
+long long repo_batch_jobid(const repo_batch_job *e, int *nruns)
+{
+    *nruns = e->nruns;
+    return e->jobid;
+}
+
+void repo_sample_of(json_t *ev, const char *host, double ts, repo_sample *s)
+{
+    s->ts = ts;
+    s->elapsed = jd_num(ev, "elapsed");
+    s->rss = jd_num(ev, "rss");
+    s->anon = jd_num(ev, "cg_memory_anon");
+    s->shmem = jd_num(ev, "cg_memory_shmem");
+    s->cg_peak = jd_num(ev, "cg_memory_peak");
+    s->utime = jd_num(ev, "utime");
+    s->stime = jd_num(ev, "stime");
+    s->rchar = jd_num(ev, "rchar");
+    s->wchar = jd_num(ev, "wchar");
+    s->host = host;
+    s->exe = jd_str(ev, "exe");
+    s->xformation = jd_str(ev, "xformation");
+    s->batch_id = jd_str(json_object_get(ev, "batch"), "job_id");
+}
+
+void repo_batch_fold(repo_batch_job *e, const repo_sample *s)
+{
+    double ts = s->ts;
+    if (!e->n++) {
+        e->first_start = ts - (isfinite(s->elapsed) ? s->elapsed : 0);
+        e->max_ts = ts;
+    }
+    e->last_ts = ts;
+    if (ts > e->max_ts) e->max_ts = ts;
+    set_str(&e->host, s->host, 1);
+    set_str(&e->xformation, s->xformation, 1);
+    set_str(&e->batch_id, s->batch_id, 1);
+    if (e->nruns > 1) return; /* a job of several runs: its row is summed from them */
+    /* what update_job (repo.c) takes of a sample */
+    double rss = s->rss * 1024, own = s->anon + s->shmem;
+    if (!(rss >= own)) rss = isnan(own) ? rss : own;
+    if (isfinite(rss) && rss > e->peak) e->peak = rss;
+    double cpu = s->utime + s->stime;
+    if (isfinite(s->cg_peak) && s->cg_peak > e->cg_peak) e->cg_peak = s->cg_peak;
+    if (isfinite(cpu)) e->cpu = cpu;
+    if (isfinite(s->rchar)) e->rchar = s->rchar;
+    if (isfinite(s->wchar)) e->wchar = s->wchar;
+    set_str(&e->exe, s->exe, 0);
+}
+
+void repo_batch_write(repo *r, repo_batch_job *e)
+{
+    if (!e->n) return;
+    sqlite3_stmt *st;
+    /* job_row's upsert and update_job's (or update_job_of_runs') sample
+     * update, folded: each right-hand side reads the row as it was */
+    if (e->nruns > 1)
+        st = repo_prep(r,
+                       "UPDATE jobs SET host=coalesce(host, ?2), last=max(coalesce(last, 0), ?3),"
+                       " xformation=coalesce(xformation, ?4), batch_id=coalesce(batch_id, ?5),"
+                       " nsamples=nsamples+?6 WHERE id=?1",
+                       "isdssi", e->jobid, e->host, e->max_ts, e->xformation, e->batch_id,
+                       (long long)e->n);
+    else
+        st = repo_prep(
+            r,
+            "UPDATE jobs SET host=coalesce(host, ?2), last=max(coalesce(last, 0), ?3),"
+            " xformation=coalesce(xformation, ?4), batch_id=coalesce(batch_id, ?5),"
+            " nsamples=nsamples+?6, exe=coalesce(?7, exe), type=coalesce(type, 'kickstart'),"
+            " state=coalesce(state, 'running'), start=coalesce(start, ?8),"
+            " peak_mem=max(coalesce(peak_mem, 0), ?9), cg_peak_mem=max(coalesce(cg_peak_mem, 0), "
+            "?10),"
+            " cpu_time=coalesce(?11, cpu_time), rchar=coalesce(?12, rchar),"
+            " wchar=coalesce(?13, wchar),"
+            " duration=CASE WHEN state='done' THEN duration ELSE ?14 - coalesce(start, ?8) END,"
+            " cpu_eff=CASE WHEN state='done' THEN cpu_eff"
+            "  ELSE coalesce(?11, cpu_time) / nullif((?14 - coalesce(start, ?8))"
+            "   * coalesce(cores, 1), 0) END"
+            " WHERE id=?1",
+            "isdssisddddddd", e->jobid, e->host, e->max_ts, e->xformation, e->batch_id,
+            (long long)e->n, e->exe, e->first_start, e->peak, e->cg_peak, e->cpu, e->rchar,
+            e->wchar, e->last_ts);
+    if (st) {
+        sqlite3_step(st);
+        repo_done(r, st);
+    }
+    clear(e);
+}
+
+void repo_batch_end(repo *r, repo_batch *b)
+{
+    for (size_t i = 0; i < REPO_BATCH_SLOTS; i++) {
+        repo_batch_job *e = b->slot[i];
+        if (!e) continue;
+        repo_batch_write(r, e);
+        free(e->wf), free(e->job);
+        free(e);
+        b->slot[i] = NULL;
+    }
+    b->n = 0;
+}

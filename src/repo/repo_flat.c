@@ -1,0 +1,252 @@
+/* repo_flat.c — a sample read for the repository's batch straight from its
+ * text (server/json_read.h, the pieces of the ingest's streaming readers)
+ * instead of through a jansson tree: the members the batch needs to fold it
+ * into its job's row (repo_batch.c), with jansson's meaning (jd_str: a
+ * non-empty string; jd_num: a number; the last of a key given twice is
+ * jansson's, so a wanted key given twice leaves the line to jansson).  The
+ * whole line is validated as json_loadb would: what this refuses, jansson
+ * reads (and refuses) as before. */
+#include "repo/repo_priv.h"
+#include "server/json_read.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The wanted members, in the order of repo_flat's slots. */
+enum {
+    K_EVENT,
+    K_MONITORING_EVENT,
+    K_TYPE,
+    K_WF_UUID,
+    K_XWF_ID,
+    K_XWF_DOT_ID,
+    K_DAG_JOB_ID,
+    K_JOB_ID,
+    K_JOB_DOT_ID,
+    K_JOBID,
+    K_HOSTNAME,
+    K_HOSTNAME2,
+    K_WF_LABEL,
+    K_DAX_LABEL,
+    K_EXE,
+    K_XFORMATION,
+    K_NSTR, /* strings above, numbers below */
+    K_TS = K_NSTR,
+    K_TIMESTAMP,
+    K_ELAPSED,
+    K_RSS,
+    K_ANON,
+    K_SHMEM,
+    K_CGPEAK,
+    K_UTIME,
+    K_STIME,
+    K_RCHAR,
+    K_WCHAR,
+    K_RANK,
+    K_PID,
+    K_TAGS,
+    K_BATCH,
+    K_N
+};
+static const char *const keys[K_N] = {
+    "event",
+    "monitoring_event",
+    "Type",
+    "wf_uuid",
+    "xwf_id",
+    "xwf.id",
+    "dag_job_id",
+    "job_id",
+    "job.id",
+    "JobID",
+    "hostname",
+    "Hostname",
+    "wf_label",
+    "dax_label",
+    "exe",
+    "xformation",
+    "ts",
+    "timestamp",
+    "elapsed",
+    "rss",
+    "cg_memory_anon",
+    "cg_memory_shmem",
+    "cg_memory_peak",
+    "utime",
+    "stime",
+    "rchar",
+    "wchar",
+    "rank",
+    "pid",
+    "tags",
+    "batch",
+};
+
+static int key_of(const char *k, size_t n)
+{
+    for (int i = 0; i < K_N; i++)
+        if (n && keys[i][0] == k[0] && !strncmp(keys[i], k, n) && !keys[i][n]) return i;
+    return -1;
+}
+
+/* A string's value as jd_str gives it (copied into f's buffer), or NULL. */
+static const char *keep(repo_flat *f, const jread_value *v)
+{
+    if (v->kind != JV_STRING || !v->n || f->used + v->n + 1 > sizeof f->buf) return NULL;
+    char *c = f->buf + f->used;
+    memcpy(c, v->s, v->n);
+    c[v->n] = 0;
+    f->used += v->n + 1;
+    return c;
+}
+
+static double num(const jread_value *v)
+{
+    if (v->kind == JV_INT) return v->d == 0 ? 0 : v->d; /* jansson's integer -0 is 0 */
+    return v->kind == JV_REAL ? v->d : NAN;
+}
+
+static int integer(const jread_value *v, long long *out)
+{
+    if (v->kind != JV_INT) return 0;
+    char t[32];
+    size_t n;
+    const char *s = jread_int_text(v, &n);
+    if (n >= sizeof t) return 0;
+    memcpy(t, s, n);
+    t[n] = 0;
+    *out = strtoll(t, NULL, 10);
+    return 1;
+}
+
+/* The object at *pp ('{'): the string members named in want[] (NULL-ended)
+ * into out[]; everything else validated and skipped.  -1: not read, or a
+ * wanted key given twice. */
+static int sub_object(jread *jr, const char **pp, const char *const *want, const char **out,
+                      repo_flat *f)
+{
+    const char *p = jread_ws(*pp + 1, jr->end);
+    unsigned seen = 0;
+    if (p < jr->end && *p == '}') {
+        *pp = p + 1;
+        return 0;
+    }
+    for (;;) {
+        const char *k;
+        size_t kn;
+        if (p >= jr->end || *p != '"') return -1;
+        p++;
+        if (jread_string(jr, &p, &k, &kn) < 0) return -1;
+        p = jread_ws(p, jr->end);
+        if (p >= jr->end || *p != ':') return -1;
+        p = jread_ws(p + 1, jr->end);
+        int w = -1;
+        for (int i = 0; want[i]; i++)
+            if (!strncmp(want[i], k, kn) && !want[i][kn]) w = i;
+        if (w >= 0 && seen & (1u << w)) return -1;
+        if (w >= 0) seen |= 1u << w;
+        if (w >= 0 && p < jr->end && *p == '"') {
+            jread_value v;
+            if (jread_scalar(jr, &p, &v) < 0) return -1;
+            out[w] = keep(f, &v);
+        } else if (jread_skip(jr, &p, 2) < 0)
+            return -1;
+        p = jread_ws(p, jr->end);
+        if (p < jr->end && *p == ',') {
+            p = jread_ws(p + 1, jr->end);
+            continue;
+        }
+        if (p < jr->end && *p == '}') break;
+        return -1;
+    }
+    *pp = p + 1;
+    return 0;
+}
+
+int repo_flat_read(jread *jr, const char *text, size_t len, repo_flat *f)
+{
+    static const char *const tag_keys[] = {"slurm_step", "slurm_task", NULL};
+    static const char *const batch_keys[] = {"job_id", NULL};
+    const char *str[K_NSTR] = {0}, *tags[2] = {0}, *batch[1] = {0};
+    double numv[K_N - K_NSTR];
+    uint64_t seen = 0;
+    jread_scratch_reset(jr);
+    jr->body = text;
+    jr->end = text + len;
+    jr->err[0] = 0;
+    f->used = 0;
+    f->has_rank = f->has_pid = 0;
+    for (int i = 0; i < K_N - K_NSTR; i++) numv[i] = NAN;
+    const char *p = jread_ws(text, jr->end);
+    int ok = -1;
+    if (p >= jr->end || *p != '{') goto out;
+    p = jread_ws(p + 1, jr->end);
+    if (p < jr->end && *p == '}') {
+        p++;
+        ok = 0;
+        goto out;
+    }
+    for (;;) {
+        const char *k;
+        size_t kn;
+        if (p >= jr->end || *p != '"') goto out;
+        p++;
+        if (jread_string(jr, &p, &k, &kn) < 0) goto out;
+        p = jread_ws(p, jr->end);
+        if (p >= jr->end || *p != ':') goto out;
+        p = jread_ws(p + 1, jr->end);
+        int w = key_of(k, kn);
+        if (w >= 0 && seen & (1ull << w)) goto out; /* jansson keeps the last: let it decide */
+        if (w >= 0) seen |= 1ull << w;
+        if ((w == K_TAGS || w == K_BATCH) && p < jr->end && *p == '{') {
+            if (sub_object(jr, &p, w == K_TAGS ? tag_keys : batch_keys, w == K_TAGS ? tags : batch,
+                           f) < 0)
+                goto out;
+        } else if (w >= 0 && w != K_TAGS && w != K_BATCH) {
+            jread_value v;
+            if (jread_scalar(jr, &p, &v) < 0) goto out;
+            if (w < K_NSTR)
+                str[w] = keep(f, &v);
+            else if (w == K_RANK)
+                f->has_rank = integer(&v, &f->rank);
+            else if (w == K_PID)
+                f->has_pid = integer(&v, &f->pid);
+            else
+                numv[w - K_NSTR] = num(&v);
+        } else if (jread_skip(jr, &p, 1) < 0)
+            goto out;
+        p = jread_ws(p, jr->end);
+        if (p < jr->end && *p == ',') {
+            p = jread_ws(p + 1, jr->end);
+            continue;
+        }
+        if (p < jr->end && *p == '}') {
+            p++;
+            ok = 0;
+            break;
+        }
+        goto out;
+    }
+out:
+    if (!ok && jread_ws(p, jr->end) != jr->end) ok = -1; /* only whitespace after it */
+    if (ok) return 0;
+#define FIRST(a, b) (str[a] ? str[a] : str[b])
+    f->name = str[K_EVENT] ? str[K_EVENT] : FIRST(K_MONITORING_EVENT, K_TYPE);
+    f->wf = str[K_WF_UUID] ? str[K_WF_UUID] : FIRST(K_XWF_ID, K_XWF_DOT_ID);
+    f->job = str[K_DAG_JOB_ID] ? str[K_DAG_JOB_ID]
+                               : (str[K_JOB_ID] ? str[K_JOB_ID] : FIRST(K_JOB_DOT_ID, K_JOBID));
+    f->label = FIRST(K_WF_LABEL, K_DAX_LABEL);
+    f->step = tags[0], f->task = tags[1];
+#undef FIRST
+    repo_sample *s = &f->s;
+    s->host = str[K_HOSTNAME] ? str[K_HOSTNAME] : str[K_HOSTNAME2];
+    s->exe = str[K_EXE], s->xformation = str[K_XFORMATION], s->batch_id = batch[0];
+    s->ts = isnan(numv[K_TS - K_NSTR]) ? numv[K_TIMESTAMP - K_NSTR] : numv[K_TS - K_NSTR];
+    s->elapsed = numv[K_ELAPSED - K_NSTR], s->rss = numv[K_RSS - K_NSTR];
+    s->anon = numv[K_ANON - K_NSTR], s->shmem = numv[K_SHMEM - K_NSTR];
+    s->cg_peak = numv[K_CGPEAK - K_NSTR], s->utime = numv[K_UTIME - K_NSTR];
+    s->stime = numv[K_STIME - K_NSTR], s->rchar = numv[K_RCHAR - K_NSTR];
+    s->wchar = numv[K_WCHAR - K_NSTR];
+    return 1;
+}
