@@ -196,12 +196,12 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
 
     jbuf b;
     jbuf_init(&b, 512);
-    json_str(&b, "hostname", host);
+    jw_str(&b, "hostname", host);
     /* kickstart wrote "" for an unset one; --null-missing: null */
     for (size_t i = 0; i < sizeof wf_vars / sizeof wf_vars[0]; i++) {
         const char *v = override_of(wf_vars[i].field);
         if (!v) v = env_nonempty(wf_vars[i].var);
-        json_str(&b, wf_vars[i].field, v ? v : null_missing ? NULL : "");
+        jw_str(&b, wf_vars[i].field, v ? v : null_missing ? NULL : "");
     }
     long rank = 0;
     for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
@@ -220,16 +220,16 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             break;
         }
     }
-    json_i64(&b, "rank", rank);
+    jw_i64(&b, "rank", rank);
     a->rank = rank;
     char launch[256];
-    if (mpi_launch_id(launch, sizeof launch)) json_str(&b, "launch", launch);
-    json_str(&b, "job_id", a->job_id);
+    if (mpi_launch_id(launch, sizeof launch)) jw_str(&b, "launch", launch);
+    jw_str(&b, "job_id", a->job_id);
     if (bid) {
-        json_obj_open(&b, "batch");
-        json_str(&b, "system", bsys);
-        json_str(&b, "job_id", bid);
-        json_obj_close(&b);
+        jw_obj_open(&b, "batch");
+        jw_str(&b, "system", bsys);
+        jw_str(&b, "job_id", bid);
+        jw_obj_close(&b);
     }
     int extra = 0; /* overrides that are no workflow annotation */
     for (int i = 0; i < noverrides; i++) {
@@ -241,13 +241,13 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     a->tags_at = b.len; /* the last member: MSET_UNTAGGED leaves it out */
     int tags_ok = 1;
     if (ntags > 0 || extra) {
-        json_obj_open(&b, "tags");
+        jw_obj_open(&b, "tags");
         for (int i = 0; i < noverrides; i++) {
             int wf = !strcmp(overrides[i].field, "dag_job_id");
             for (size_t k = 0; k < sizeof wf_vars / sizeof wf_vars[0]; k++)
                 wf |= !strcmp(overrides[i].field, wf_vars[k].field);
             if (!wf) {
-                json_str(&b, overrides[i].field, overrides[i].value);
+                jw_str(&b, overrides[i].field, overrides[i].value);
                 tags_ok &= add_tag(a, overrides[i].field, overrides[i].value);
             }
         }
@@ -263,10 +263,10 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             if (kl >= sizeof key) kl = sizeof key - 1;
             memcpy(key, tags[i], kl);
             key[kl] = 0;
-            json_str(&b, key, eq + 1);
+            jw_str(&b, key, eq + 1);
             tags_ok &= add_tag(a, key, eq + 1);
         }
-        json_obj_close(&b);
+        jw_obj_close(&b);
     }
     if (b.oom || !tags_ok || !a->hostname || !a->job_id) {
         jbuf_free(&b);
@@ -302,13 +302,13 @@ void event_write_json(jbuf *b, const annotations *a, const mset *ev, uint64_t se
     jbuf_reset(b);
     jbuf_putc(b, '{');
     b->comma = 0;
-    json_str(b, "event", ev->event);
-    json_fixed(b, "ts", ev->ts, 6);
+    jw_str(b, "event", ev->event);
+    jw_fixed(b, "ts", ev->ts, 6);
     if (ann_len) {
         jbuf_putc(b, ',');
         jbuf_put(b, a->fragment, ann_len);
     }
     mset_write_json(b, ev);
-    json_u64(b, "seq", seq);
-    json_obj_close(b);
+    jw_u64(b, "seq", seq);
+    jw_obj_close(b);
 }

@@ -124,7 +124,7 @@ size_t fmt_fixed(char *out, double v, int decimals)
 
 /* ---- structure -------------------------------------------------------- */
 
-static void json_key(jbuf *b, const char *key)
+static void jw_key(jbuf *b, const char *key)
 {
     if (key) { /* the usual key needs no escape: one reserve, one copy */
         size_t n = strlen(key), i = 0;
@@ -149,35 +149,35 @@ static void json_key(jbuf *b, const char *key)
     b->comma = 1;
     if (key) {
         jbuf_putc(b, '"');
-        json_escape(b, key, strlen(key));
+        jw_escape(b, key, strlen(key));
         jbuf_put(b, "\":", 2);
     }
 }
 
-void json_obj_open(jbuf *b, const char *key)
+void jw_obj_open(jbuf *b, const char *key)
 {
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_putc(b, '{');
     b->comma = 0;
 }
-void json_obj_close(jbuf *b)
+void jw_obj_close(jbuf *b)
 {
     jbuf_putc(b, '}');
     b->comma = 1;
 }
-void json_arr_open(jbuf *b, const char *key)
+void jw_arr_open(jbuf *b, const char *key)
 {
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_putc(b, '[');
     b->comma = 0;
 }
-void json_arr_close(jbuf *b)
+void jw_arr_close(jbuf *b)
 {
     jbuf_putc(b, ']');
     b->comma = 1;
 }
 
-size_t json_utf8_len(const unsigned char *s, size_t n)
+size_t jw_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
     size_t len;
@@ -205,7 +205,7 @@ size_t json_utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
-void json_escape(jbuf *b, const char *str, size_t n)
+void jw_escape(jbuf *b, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0, run = 0;
@@ -218,7 +218,7 @@ void json_escape(jbuf *b, const char *str, size_t n)
         }
         jbuf_put(b, (const char *)s + run, i - run);
         if (c >= 0x80) {
-            size_t l = json_utf8_len(s + i, n - i);
+            size_t l = jw_utf8_len(s + i, n - i);
             if (l)
                 jbuf_put(b, (const char *)s + i, l), i += l;
             else
@@ -269,45 +269,45 @@ void json_escape(jbuf *b, const char *str, size_t n)
     jbuf_put(b, (const char *)s + run, i - run);
 }
 
-void json_strn(jbuf *b, const char *key, const char *v, size_t n)
+void jw_strn(jbuf *b, const char *key, const char *v, size_t n)
 {
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_putc(b, '"');
-    json_escape(b, v, n);
+    jw_escape(b, v, n);
     jbuf_putc(b, '"');
 }
 
-void json_str(jbuf *b, const char *key, const char *v)
+void jw_str(jbuf *b, const char *key, const char *v)
 {
     if (!v) {
-        json_null(b, key);
+        jw_null(b, key);
         return;
     }
-    json_strn(b, key, v, strlen(v));
+    jw_strn(b, key, v, strlen(v));
 }
 
-void json_u64(jbuf *b, const char *key, uint64_t v)
+void jw_u64(jbuf *b, const char *key, uint64_t v)
 {
     char t[24];
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_put(b, t, fmt_u64(t, v));
 }
 
-void json_i64(jbuf *b, const char *key, int64_t v)
+void jw_i64(jbuf *b, const char *key, int64_t v)
 {
     char t[24];
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_put(b, t, fmt_i64(t, v));
 }
 
-void json_fixed(jbuf *b, const char *key, double v, int decimals)
+void jw_fixed(jbuf *b, const char *key, double v, int decimals)
 {
     if (!isfinite(v)) {
-        json_null(b, key);
+        jw_null(b, key);
         return;
     }
     char t[64];
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_put(b, t, fmt_fixed(t, v, decimals));
 }
 
@@ -321,35 +321,35 @@ size_t fmt_num(char *out, double v)
     return (size_t)n;
 }
 
-void json_num(jbuf *b, const char *key, double v)
+void jw_num(jbuf *b, const char *key, double v)
 {
     if (!isfinite(v)) {
-        json_null(b, key);
+        jw_null(b, key);
         return;
     }
     char t[40];
     size_t n = fmt_num(t, v);
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_put(b, t, n);
 }
 
-void json_bool(jbuf *b, const char *key, int v)
+void jw_bool(jbuf *b, const char *key, int v)
 {
-    json_key(b, key);
+    jw_key(b, key);
     if (v)
         jbuf_put(b, "true", 4);
     else
         jbuf_put(b, "false", 5);
 }
 
-void json_null(jbuf *b, const char *key)
+void jw_null(jbuf *b, const char *key)
 {
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_put(b, "null", 4);
 }
 
-void json_raw(jbuf *b, const char *key, const char *json, size_t n)
+void jw_raw(jbuf *b, const char *key, const char *json, size_t n)
 {
-    json_key(b, key);
+    jw_key(b, key);
     jbuf_put(b, json, n);
 }

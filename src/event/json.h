@@ -6,7 +6,9 @@
  * valid UTF-8 are replaced by U+FFFD so a document is never broken.
  *
  * Keys: every value call takes a key; pass NULL for array elements.
- * Commas are inserted automatically. */
+ * Commas are inserted automatically.  The calls are jw_* ("JSON writer"):
+ * json_* is jansson's, and a json_null of ours once shadowed jansson's at
+ * link time for every caller that meant jansson's. */
 #ifndef JOBSCOPE_JSON_H
 #define JOBSCOPE_JSON_H
 
@@ -27,30 +29,30 @@ void jbuf_putc(jbuf *b, char c);
 void jbuf_put(jbuf *b, const char *s, size_t n);
 void jbuf_puts(jbuf *b, const char *s);
 
-void json_obj_open(jbuf *b, const char *key);
-void json_obj_close(jbuf *b);
-void json_arr_open(jbuf *b, const char *key);
-void json_arr_close(jbuf *b);
+void jw_obj_open(jbuf *b, const char *key);
+void jw_obj_close(jbuf *b);
+void jw_arr_open(jbuf *b, const char *key);
+void jw_arr_close(jbuf *b);
 
-void json_str(jbuf *b, const char *key, const char *v); /* v NULL -> null */
-void json_strn(jbuf *b, const char *key, const char *v, size_t n);
-void json_u64(jbuf *b, const char *key, uint64_t v);
-void json_i64(jbuf *b, const char *key, int64_t v);
-void json_fixed(jbuf *b, const char *key, double v, int decimals); /* NaN/inf -> null */
-void json_num(jbuf *b, const char *key, double v);                 /* shortest round-trip */
-void json_bool(jbuf *b, const char *key, int v);
-void json_null(jbuf *b, const char *key);
-void json_raw(jbuf *b, const char *key, const char *json, size_t n); /* already-encoded value */
+void jw_str(jbuf *b, const char *key, const char *v); /* v NULL -> null */
+void jw_strn(jbuf *b, const char *key, const char *v, size_t n);
+void jw_u64(jbuf *b, const char *key, uint64_t v);
+void jw_i64(jbuf *b, const char *key, int64_t v);
+void jw_fixed(jbuf *b, const char *key, double v, int decimals); /* NaN/inf -> null */
+void jw_num(jbuf *b, const char *key, double v);                 /* shortest round-trip */
+void jw_bool(jbuf *b, const char *key, int v);
+void jw_null(jbuf *b, const char *key);
+void jw_raw(jbuf *b, const char *key, const char *json, size_t n); /* already-encoded value */
 
 /* Low-level pieces, exported for encoders of other formats (CSV, line protocol). */
 size_t fmt_u64(char *out, uint64_t v); /* returns length, no NUL */
 size_t fmt_i64(char *out, int64_t v);
 size_t fmt_fixed(char *out, double v, int decimals); /* out >= 48 bytes */
-/* The shortest text that reads back as v (json_num's; v finite, out >= 40 bytes). */
+/* The shortest text that reads back as v (jw_num's; v finite, out >= 40 bytes). */
 size_t fmt_num(char *out, double v);
-void json_escape(jbuf *b, const char *s, size_t n); /* body of a string, no quotes */
+void jw_escape(jbuf *b, const char *s, size_t n); /* body of a string, no quotes */
 /* Length of the valid UTF-8 sequence at s (n bytes left, s[0] >= 0x80), 0
- * if invalid (json_escape writes U+FFFD for each such byte). */
-size_t json_utf8_len(const unsigned char *s, size_t n);
+ * if invalid (jw_escape writes U+FFFD for each such byte). */
+size_t jw_utf8_len(const unsigned char *s, size_t n);
 
 #endif

@@ -33,7 +33,7 @@ static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
         *cp = s[0];
         return 1;
     }
-    size_t len = json_utf8_len(s, n);
+    size_t len = jw_utf8_len(s, n);
     if (!len) {
         *cp = 0xFFFD;
         return 1;

@@ -234,7 +234,7 @@ static const char *ann_raw(const annotations *a, const char *from, const char *k
 static void metrics_put_raw(jbuf *b, const char *key, const char *v, size_t n)
 {
     if (!v) {
-        json_str(b, key, "");
+        jw_str(b, key, "");
         return;
     }
     jbuf_putc(b, ',');
@@ -254,13 +254,13 @@ static void metrics_panorama_head(metrics_src *m, jbuf *b, const char *name)
     const char *v;
     jbuf_reset(b);
     b->comma = 0;
-    json_str(b, "monitoring_event", name);
+    jw_str(b, "monitoring_event", name);
     v = ann_raw(a, NULL, "wf_uuid", &n);
     metrics_put_raw(b, "xwf_id", v, n);
     if ((v = ann_raw(a, NULL, "dag_job_id", &n)))
         metrics_put_raw(b, "job_id", v, n);
     else
-        json_str(b, "job_id", a->job_id);
+        jw_str(b, "job_id", a->job_id);
     if (!(v = ann_raw(a, NULL, "condor_job_id", &n))) v = ann_raw(a, "\"batch\":{", "job_id", &n);
     metrics_put_raw(b, "sched_id", v, n);
 }

@@ -287,33 +287,33 @@ const char *mset_copy(mset *s, const char *p, size_t n)
 static void write_value(jbuf *b, const char *key, const metric_def *d, const mvalue *v)
 {
     if (v->null)
-        json_null(b, key);
+        jw_null(b, key);
     else if (d->decimals < 0)
-        json_u64(b, key, v->u);
+        jw_u64(b, key, v->u);
     else if (d->store == MS_F64)
-        json_fixed(b, key, v->d, d->decimals);
+        jw_fixed(b, key, v->d, d->decimals);
     else
-        json_fixed(b, key, d->divisor != 1 ? (double)v->u / d->divisor : (double)v->u, d->decimals);
+        jw_fixed(b, key, d->divisor != 1 ? (double)v->u / d->divisor : (double)v->u, d->decimals);
 }
 
 /* "GROUP":[{LABEL:..,fields..}, ...], every row (none: an empty array). */
 static void write_group(jbuf *b, const mset *s, metric_id first)
 {
     const metric_def *g = &metric_catalogue[first];
-    json_arr_open(b, g->group);
+    jw_arr_open(b, g->group);
     for (int i = 0; i < s->nrows; i++) {
         const mrow *r = &s->rows[i];
         if (r->first != first) continue;
-        json_obj_open(b, NULL);
-        json_str(b, g->row_label, r->label);
+        jw_obj_open(b, NULL);
+        jw_str(b, g->row_label, r->label);
         for (int k = 0; k < MROW_MAX_VALUES && first + k < M_COUNT; k++) {
             const metric_def *d = &metric_catalogue[first + k];
             if (!d->group || strcmp(d->group, g->group)) break;
             if (r->v[k].set) write_value(b, d->name, d, &r->v[k]);
         }
-        json_obj_close(b);
+        jw_obj_close(b);
     }
-    json_arr_close(b);
+    jw_arr_close(b);
 }
 
 void mset_write_json(jbuf *b, const mset *s)
@@ -333,39 +333,39 @@ void mset_write_json(jbuf *b, const mset *s)
             if (it->aux & MLABEL_HIDDEN)
                 break;
             else if (it->aux & MSTR_LEN)
-                json_strn(b, it->key, it->s, it->n);
+                jw_strn(b, it->key, it->s, it->n);
             else
-                json_str(b, it->key, it->s);
+                jw_str(b, it->key, it->s);
             break;
         case MI_I64:
-            json_i64(b, it->key, it->i);
+            jw_i64(b, it->key, it->i);
             break;
         case MI_U64:
-            json_u64(b, it->key, it->u);
+            jw_u64(b, it->key, it->u);
             break;
         case MI_FIXED:
-            json_fixed(b, it->key, it->d, it->aux);
+            jw_fixed(b, it->key, it->d, it->aux);
             break;
         case MI_NUM:
-            json_num(b, it->key, it->d);
+            jw_num(b, it->key, it->d);
             break;
         case MI_BOOL:
-            json_bool(b, it->key, (int)it->i);
+            jw_bool(b, it->key, (int)it->i);
             break;
         case MI_NULL:
-            json_null(b, it->key);
+            jw_null(b, it->key);
             break;
         case MI_OBJ:
-            json_obj_open(b, it->key);
+            jw_obj_open(b, it->key);
             break;
         case MI_ARR:
-            json_arr_open(b, it->key);
+            jw_arr_open(b, it->key);
             break;
         case MI_END:
             if (it->aux)
-                json_arr_close(b);
+                jw_arr_close(b);
             else
-                json_obj_close(b);
+                jw_obj_close(b);
             break;
         case MI_RAW:
             if (!it->n) break;

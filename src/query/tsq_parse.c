@@ -18,9 +18,6 @@
 
 #define BAD 400
 
-/* json_null() is not called directly: src/event/json.c has a function of
- * that name, which wins at link time; json_pack("n") is jansson's own. */
-
 /* ---------------------------------------------------------------- times */
 
 static int all_digits(const char *s, size_t n)

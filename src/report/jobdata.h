@@ -158,8 +158,7 @@ double jd_num(const json_t *o, const char *key);
 double jd_numpath(const json_t *o, const char *a, const char *b);
 const char *jd_str(const json_t *o, const char *key);
 
-/* jansson's null.  Use this, never json_null(): jobscope's own JSON writer
- * (event/json.h) has a json_null() of its own that wins at link time. */
+/* jansson's null (json_null(), a singleton). */
 json_t *jd_null(void);
 
 /* Linear-interpolation percentile of sorted v[0..n-1], p in [0,1] (the

@@ -235,9 +235,7 @@ json_t *jobdata_json(const jobdata *j, size_t max_points)
 
 json_t *jd_null(void)
 {
-    static json_t *null;
-    if (!null) null = json_loads("null", JSON_DECODE_ANY, NULL);
-    return null; /* a singleton: jansson never frees it */
+    return json_null();
 }
 
 double jd_percentile(const double *v, size_t n, double p)

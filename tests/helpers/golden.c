@@ -53,30 +53,55 @@
 extern const source_ops gpu_source_ops;
 
 static const char *const cleared_env[] = {
-    "PEGASUS_SITE", "PEGASUS_WF_UUID", "PEGASUS_WF_LABEL", "PEGASUS_DAG_JOB_ID", "CONDOR_JOBID",
-    "PEGASUS_XFORMATION", "PEGASUS_TASK_ID", "OMPI_COMM_WORLD_RANK", "ALPS_APP_PE", "PMI_RANK",
-    "PMI_ID", "MPIRUN_RANK", "PMIX_RANK", "SLURM_PROCID", "SLURM_JOB_ID", "SLURM_JOBID",
-    "PBS_JOBID", "LSB_JOBID", "JOB_ID", "COBALT_JOBID", "FLUX_JOB_ID", "_CONDOR_JOB_AD",
-    "SLURM_ARRAY_TASK_ID", "PBS_ARRAYID", "LSB_JOBINDEX", "SGE_TASK_ID",
+    "PEGASUS_SITE",
+    "PEGASUS_WF_UUID",
+    "PEGASUS_WF_LABEL",
+    "PEGASUS_DAG_JOB_ID",
+    "CONDOR_JOBID",
+    "PEGASUS_XFORMATION",
+    "PEGASUS_TASK_ID",
+    "OMPI_COMM_WORLD_RANK",
+    "ALPS_APP_PE",
+    "PMI_RANK",
+    "PMI_ID",
+    "MPIRUN_RANK",
+    "PMIX_RANK",
+    "SLURM_PROCID",
+    "SLURM_JOB_ID",
+    "SLURM_JOBID",
+    "PBS_JOBID",
+    "LSB_JOBID",
+    "JOB_ID",
+    "COBALT_JOBID",
+    "FLUX_JOB_ID",
+    "_CONDOR_JOB_AD",
+    "SLURM_ARRAY_TASK_ID",
+    "PBS_ARRAYID",
+    "LSB_JOBINDEX",
+    "SGE_TASK_ID",
 };
 
 /* The annotations with the real hostname replaced by "node1". */
 static int fixed_annotations(annotations *a)
 {
-    for (size_t i = 0; i < sizeof cleared_env / sizeof cleared_env[0]; i++) unsetenv(cleared_env[i]);
+    for (size_t i = 0; i < sizeof cleared_env / sizeof cleared_env[0]; i++)
+        unsetenv(cleared_env[i]);
     setenv("PEGASUS_WF_UUID", "9c3a7e2e-golden", 1);
     setenv("PEGASUS_WF_LABEL", "diamond", 1);
     setenv("PEGASUS_SITE", "local", 1);
     setenv("PMI_RANK", "3", 1);
-    char *tags[] = { "site=test", "comment=a, \"quoted\" value" };
+    char *tags[] = {"site=test", "comment=a, \"quoted\" value"};
     if (annotations_init(a, "golden-1", tags, 2, 0) != 0) return -1;
     jbuf b;
     jbuf_init(&b, 512);
-    json_str(&b, "hostname", a->hostname);
-    if (a->fragment_len < b.len || memcmp(a->fragment, b.p, b.len)) { jbuf_free(&b); return -1; }
+    jw_str(&b, "hostname", a->hostname);
+    if (a->fragment_len < b.len || memcmp(a->fragment, b.p, b.len)) {
+        jbuf_free(&b);
+        return -1;
+    }
     jbuf f;
     jbuf_init(&f, 512);
-    json_str(&f, "hostname", "node1");
+    jw_str(&f, "hostname", "node1");
     jbuf_put(&f, a->fragment + b.len, a->fragment_len - b.len);
     jbuf_free(&b);
     free(a->fragment);
@@ -115,11 +140,11 @@ static void fixed_sample(tree_sample *s, int i)
     s->swap_kb = (uint64_t)i;
     s->hwm_kb = 11264;
     s->total_procs = 4;
-    s->peak_rss_kb = (tree_peak){ 11264, 1700000001.623456 };
-    s->peak_vm_kb = (tree_peak){ 204800, 1700000000.123456 };
-    s->peak_cpu_percent = (tree_peak){ 199.995, 1700000003.123456 };
-    s->peak_procs = (tree_peak){ 3, 1700000000.123456 };
-    s->peak_threads = (tree_peak){ 7, 1700000000.123456 };
+    s->peak_rss_kb = (tree_peak){11264, 1700000001.623456};
+    s->peak_vm_kb = (tree_peak){204800, 1700000000.123456};
+    s->peak_cpu_percent = (tree_peak){199.995, 1700000003.123456};
+    s->peak_procs = (tree_peak){3, 1700000000.123456};
+    s->peak_threads = (tree_peak){7, 1700000000.123456};
     s->root_pid = 4242;
     s->root_start = 1700000000.0;
     s->root_cmd = i == 0 ? "/bin/sh -c 'sort a,b > \"out\"'" : "/bin/sh";
@@ -130,12 +155,14 @@ static void fixed_sample(tree_sample *s, int i)
 /* Fixed events from the sources, as their JSON members (after the
  * annotations: raw members of their sets). */
 static const char *const source_events[] = {
-    "\"name\":\"loss\",\"value\":0.125,\"level\":1,\"rank\":3,\"pid\":4243,\"tags\":{\"phase\":\"train\"}",
+    "\"name\":\"loss\",\"value\":0.125,\"level\":1,\"rank\":3,\"pid\":4243,\"tags\":{\"phase\":"
+    "\"train\"}",
     "\"id\":0,\"uuid\":\"GPU-1234\",\"name\":\"NVIDIA A100\",\"util\":87,\"mem_used\":1073741824,"
     "\"power_w\":250.5,\"temp_c\":64,\"throttled\":false,\"procs\":[{\"pid\":4243,\"mem\":1024}]",
-    "\"exit_type\":\"exited\",\"exit_code\":0,\"status\":0,\"duration\":4.75,\"cpu_efficiency\":0.6174",
+    "\"exit_type\":\"exited\",\"exit_code\":0,\"status\":0,\"duration\":4.75,\"cpu_efficiency\":0."
+    "6174",
 };
-static const char *const source_names[] = { "jobscope.metric", "gpu.sample", "jobscope.end" };
+static const char *const source_names[] = {"jobscope.metric", "gpu.sample", "jobscope.end"};
 
 /* ---- the two ways into the time-series encoders ------------------------ */
 
@@ -145,7 +172,8 @@ static int paths_compared, paths_differ;
  * OpenTSDB, with several tag lists; counts the differences. */
 static void compare_paths(const char *json, size_t len, const mset *set, const annotations *ann)
 {
-    static const char *const keeps[] = { NULL, "job_id,pid", "hostname,id", "exe,vendor,job_util_source,rank" };
+    static const char *const keeps[] = {NULL, "job_id,pid", "hostname,id",
+                                        "exe,vendor,job_util_source,rank"};
     for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++) {
         tsconv_ann a;
         if (tsconv_ann_init(&a, ann->fragment, ann->fragment_len, keeps[k]) != 0) {
@@ -154,7 +182,7 @@ static void compare_paths(const char *json, size_t len, const mset *set, const a
             continue;
         }
         for (int f = 0; f < 2; f++) {
-            sbuf js = { 0 }, ss = { 0 };
+            sbuf js = {0}, ss = {0};
             int nj = f ? tsconv_opentsdb_points(&js, json, len, keeps[k])
                        : tsconv_influx_line(&js, json, len, keeps[k]);
             int ns = f ? tsconv_opentsdb_set(&ss, set, &a, keeps[k])
@@ -168,7 +196,9 @@ static void compare_paths(const char *json, size_t len, const mset *set, const a
             paths_compared++;
             if (nj != ns || js.len != ss.len || (js.len && memcmp(js.p, ss.p, js.len))) {
                 paths_differ++;
-                fprintf(stderr, "golden: the %s encoding of %s differs (tags %s):\n  json %d: %s\n  set  %d: %s\n",
+                fprintf(stderr,
+                        "golden: the %s encoding of %s differs (tags %s):\n  json %d: %s\n  set  "
+                        "%d: %s\n",
                         f ? "OpenTSDB" : "Influx", set->event, keeps[k] ? keeps[k] : "all", nj,
                         js.p ? js.p : "", ns, ss.p ? ss.p : "");
             }
@@ -188,16 +218,22 @@ static int compare_write(sink *s, const js_event *ev)
     compared_events++;
     return 0;
 }
-static void compare_close(sink *s) { (void)s; }
-static const sink_ops compare_ops = { "compare", NULL, NULL, compare_write, NULL, compare_close };
-static sink compare_sink = { .ops = &compare_ops };
+static void compare_close(sink *s)
+{
+    (void)s;
+}
+static const sink_ops compare_ops = {"compare", NULL, NULL, compare_write, NULL, compare_close};
+static sink compare_sink = {.ops = &compare_ops};
 
 static int write_file(const char *dir, const char *name, const char *p, size_t n)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");
-    if (!f) { perror(path); return -1; }
+    if (!f) {
+        perror(path);
+        return -1;
+    }
     fwrite(p, 1, n, f);
     return fclose(f);
 }
@@ -209,18 +245,21 @@ static int cgroup_fields(const char *dir)
     char fx[4][1024], v2[1024];
     if (!root || !*root) root = ".";
     snprintf(v2, sizeof v2, "%s/tests/fixtures/cgroup/v2/job", root);
-    static const char *const v1[4] = { "memory", "cpuacct", "blkio", "pids" };
+    static const char *const v1[4] = {"memory", "cpuacct", "blkio", "pids"};
     for (int i = 0; i < 4; i++)
         snprintf(fx[i], sizeof fx[i], "%s/tests/fixtures/cgroup/v1/%s/job", root, v1[i]);
     const char *dirs[CG_V1_N] = {
-        [CG_V1_MEMORY] = fx[0], [CG_V1_CPUACCT] = fx[1], [CG_V1_BLKIO] = fx[2], [CG_V1_PIDS] = fx[3],
+        [CG_V1_MEMORY] = fx[0],
+        [CG_V1_CPUACCT] = fx[1],
+        [CG_V1_BLKIO] = fx[2],
+        [CG_V1_PIDS] = fx[3],
     };
-    cgroup *cgs[2] = { cgroup_v2_open(v2), cgroup_v1_open(dirs, "/job") };
+    cgroup *cgs[2] = {cgroup_v2_open(v2), cgroup_v1_open(dirs, "/job")};
     jbuf b, ev;
     jbuf_init(&b, 4096);
     jbuf_init(&ev, 4096);
     annotations ann;
-    emitter em;                /* no sinks: emitter_send only writes the event */
+    emitter em; /* no sinks: emitter_send only writes the event */
     if (fixed_annotations(&ann) != 0) return -1;
     emitter_init(&em, &ann);
     for (int i = 0; i < 2; i++) {
@@ -229,27 +268,30 @@ static int cgroup_fields(const char *dir)
             fprintf(stderr, "golden: cannot read the cgroup fixture (ROOT=%s)\n", root);
             return -1;
         }
-        json_obj_open(&b, NULL);
+        jw_obj_open(&b, NULL);
         mset set;
         mset_init(&set);
         mset_clear(&set, EV_SAMPLE, 0);
         cgroup_sample_fields(&set, &st);
         mset_write_json(&b, &set);
-        json_obj_close(&b);
+        jw_obj_close(&b);
         jbuf_putc(&b, '\n');
         b.comma = 0;
         /* a whole sample as the monitor and its sources write it (tree,
          * total_processes, cg_* with the cg_io rows, gpu_*), with nulls
          * (--null-missing, no GPU utilisation) and labels to escape */
-        static const char *const exes[2] = { "/opt/a b,c=d\"q\\/run", "/opt/b\xff\xc3(d/\xe2\x82\xacrun" };
+        static const char *const exes[2] = {"/opt/a b,c=d\"q\\/run",
+                                            "/opt/b\xff\xc3(d/\xe2\x82\xacrun"};
         tree_sample smp;
         fixed_sample(&smp, 1);
         tree_metrics_fill(&set, &smp, 4242, exes[i], 1);
         mset_u64(&set, M_TOTAL_PROCESSES, 9);
         cgroup_sample_fields(&set, &st);
         mset_u64(&set, M_GPU_MEM, 1u << 20);
-        if (i) mset_f64(&set, M_GPU_UTIL, 42.25);
-        else mset_null(&set, M_GPU_UTIL);
+        if (i)
+            mset_f64(&set, M_GPU_UTIL, 42.25);
+        else
+            mset_null(&set, M_GPU_UTIL);
         emitter_send(&em, &set, &ev);
         compare_paths(ev.p, ev.len, &set, &em.ann);
         mset_free(&set);
@@ -314,12 +356,17 @@ static int gpu_fields(const char *dir)
     snprintf(nosys, sizeof nosys, "%s/nosys", dir);
     remove(raw);
     FILE *f = fopen(script, "w");
-    if (!f) { perror(script); return -1; }
-    fprintf(f, "devices 3\nunsupported 2 nvmlDeviceGetProcessUtilization\n"
-               "unsupported 2 nvmlDeviceGetTemperature\nunsupported 2 nvmlDeviceGetPcieThroughput\n"
-               "name 0 NVIDIA A100-SXM4-40GB\nutil 0 95 30\nutil 1 10 5\n"
-               "proc 0 %d 268435456 40 7 1 2\ngproc 0 %d 1048576\nproc 0 1 1073741824 90 20 0 0\n"
-               "proc 1 1 4096 3 1 0 0\n", (int)getpid(), (int)getpid());
+    if (!f) {
+        perror(script);
+        return -1;
+    }
+    fprintf(f,
+            "devices 3\nunsupported 2 nvmlDeviceGetProcessUtilization\n"
+            "unsupported 2 nvmlDeviceGetTemperature\nunsupported 2 nvmlDeviceGetPcieThroughput\n"
+            "name 0 NVIDIA A100-SXM4-40GB\nutil 0 95 30\nutil 1 10 5\n"
+            "proc 0 %d 268435456 40 7 1 2\ngproc 0 %d 1048576\nproc 0 1 1073741824 90 20 0 0\n"
+            "proc 1 1 4096 3 1 0 0\n",
+            (int)getpid(), (int)getpid());
     fclose(f);
     setenv("FAKE_NVML_SCRIPT", script, 1);
     setenv("JOBSCOPE_SYSFS_ROOT", nosys, 1);
@@ -337,21 +384,36 @@ static int gpu_fields(const char *dir)
     so.ann = &em.ann;
     char err[512];
     sink *out = sink_open(raw, &so, err, sizeof err);
-    if (!out) { fprintf(stderr, "golden: %s\n", err); return -1; }
+    if (!out) {
+        fprintf(stderr, "golden: %s\n", err);
+        return -1;
+    }
     emitter_add_sink(&em, out);
     compare_ann = &em.ann;
-    emitter_add_sink(&em, &compare_sink);     /* gpu.stats: both time-series paths */
+    emitter_add_sink(&em, &compare_sink); /* gpu.stats: both time-series paths */
 
     proctree *tree = proctree_new(NULL, PROCTREE_ATTACH, getpid(), 1000);
     tree_sample ts;
-    if (!tree || proctree_sample(tree, &ts) != 0) { fprintf(stderr, "golden: proctree\n"); return -1; }
+    if (!tree || proctree_sample(tree, &ts) != 0) {
+        fprintf(stderr, "golden: proctree\n");
+        return -1;
+    }
     mset set;
     mset_init(&set);
-    monitor_ctx ctx = { .emit = golden_emit, .ann = &em.ann, .monitor = &em, .tree = tree,
-                        .root = getpid(), .run_mode = 1, .interval = 1000, .quiet = 1 };
-    gpu_source_config cfg = { .mode = 1, .graphics_procs = 1, .proc_util = 1, .pcie = 1 };
+    monitor_ctx ctx = {.emit = golden_emit,
+                       .ann = &em.ann,
+                       .monitor = &em,
+                       .tree = tree,
+                       .root = getpid(),
+                       .run_mode = 1,
+                       .interval = 1000,
+                       .quiet = 1};
+    gpu_source_config cfg = {.mode = 1, .graphics_procs = 1, .proc_util = 1, .pcie = 1};
     source *src = gpu_source_ops.open(&ctx, &cfg);
-    if (!src) { fprintf(stderr, "golden: the GPU source did not open\n"); return -1; }
+    if (!src) {
+        fprintf(stderr, "golden: the GPU source did not open\n");
+        return -1;
+    }
     gpu_source_ops.start(src, &ctx);
     /* the sample hook adds nothing until every device was sampled once */
     jbuf b;
@@ -377,7 +439,10 @@ static int gpu_fields(const char *dir)
     lines[n++] = strndup(b.p, b.len);
     jbuf_free(&b);
     f = fopen(raw, "r");
-    if (!f) { perror(raw); return -1; }
+    if (!f) {
+        perror(raw);
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -425,16 +490,19 @@ static int real_run(const char *dir, char **argv)
     snprintf(out, sizeof out, "%s/run.jsonl", dir);
     remove(out);
     FILE *f = fopen(script, "w");
-    if (!f) { perror(script); return -1; }
+    if (!f) {
+        perror(script);
+        return -1;
+    }
     fprintf(f, "devices 1\nutil 0 50 10\n");
     fclose(f);
     setenv("FAKE_NVML_SCRIPT", script, 1);
-    char *tags[] = { "site=test", "comment=a, \"quoted\" value" };
-    annotations ann;               /* the monitor's own, made from the same inputs */
+    char *tags[] = {"site=test", "comment=a, \"quoted\" value"};
+    annotations ann; /* the monitor's own, made from the same inputs */
     if (annotations_init(&ann, "golden-run", tags, 2, 0) != 0) return -1;
     compare_ann = &ann;
     compared_events = 0;
-    static const char *const limits[] = { "rss=1" };
+    static const char *const limits[] = {"rss=1"};
     monitor_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.argv = argv;
@@ -466,18 +534,29 @@ static int real_run(const char *dir, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: golden DIR [CMD ARG...]\n"); return 2; }
+    if (argc < 2) {
+        fprintf(stderr, "usage: golden DIR [CMD ARG...]\n");
+        return 2;
+    }
     const char *dir = argv[1];
     setenv("TZ", "UTC", 1);
     tzset();
 
     annotations ann;
-    if (fixed_annotations(&ann) != 0) { fprintf(stderr, "golden: annotations\n"); return 1; }
+    if (fixed_annotations(&ann) != 0) {
+        fprintf(stderr, "golden: annotations\n");
+        return 1;
+    }
     emitter em;
     emitter_init(&em, &ann);
-    static const struct { const char *file; enum sink_format fmt; } outs[] = {
-        { "ev.jsonl", FORMAT_AUTO }, { "ev.csv", FORMAT_AUTO },
-        { "jr.jsonl", FORMAT_JOREMON_JSON }, { "jr.csv", FORMAT_JOREMON_CSV },
+    static const struct {
+        const char *file;
+        enum sink_format fmt;
+    } outs[] = {
+        {"ev.jsonl", FORMAT_AUTO},
+        {"ev.csv", FORMAT_AUTO},
+        {"jr.jsonl", FORMAT_JOREMON_JSON},
+        {"jr.csv", FORMAT_JOREMON_CSV},
     };
     sink_options so[4];
     for (int i = 0; i < 4; i++) {
@@ -488,7 +567,10 @@ int main(int argc, char **argv)
         so[i].format = outs[i].fmt;
         so[i].ann = &em.ann;
         sink *s = sink_open(path, &so[i], err, sizeof err);
-        if (!s) { fprintf(stderr, "golden: %s\n", err); return 1; }
+        if (!s) {
+            fprintf(stderr, "golden: %s\n", err);
+            return 1;
+        }
         emitter_add_sink(&em, s);
     }
 
@@ -520,19 +602,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "golden: tsconv_ann_init\n");
         return 1;
     }
-    emitter_close(&em, 1);          /* frees the annotations */
+    emitter_close(&em, 1); /* frees the annotations */
 
     char path[4096];
     snprintf(path, sizeof path, "%s/ev.jsonl", dir);
     FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); return 1; }
-    sbuf influx = { 0 }, tsdb = { 0 }, tsdb_some = { 0 };
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    sbuf influx = {0}, tsdb = {0}, tsdb_some = {0};
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     for (int ln = 0; (n = getline(&line, &cap, f)) > 0; ln++) {
         if (line[n - 1] == '\n') line[--n] = 0;
-        sbuf body = { 0 }, some = { 0 };
+        sbuf body = {0}, some = {0};
         int pts, spts;
         if (ln < 3) {
             if (tsconv_influx_set(&influx, &set[ln], &all, NULL) < 0 ||

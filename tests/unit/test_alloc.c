@@ -229,9 +229,9 @@ static void the_start_event_gets_each_figure_and_its_source(void **state)
     alloc_add(&e, &a);
     jbuf b;
     jbuf_init(&b, 256);
-    json_obj_open(&b, NULL);
+    jw_obj_open(&b, NULL);
     mset_write_json(&b, &e);
-    json_obj_close(&b);
+    jw_obj_close(&b);
     jbuf_putc(&b, 0);
     mset_free(&e);
     assert_string_equal(b.p, "{\"alloc_cpus\":1.50,\"alloc_cpus_from\":\"cgroup cpu.max\","

@@ -21,38 +21,48 @@ static void expect_doc(jbuf *b, const char *want)
 static void numbers_are_formatted_exactly(void **state)
 {
     char t[64];
-    t[fmt_u64(t, 0)] = 0;                      assert_string_equal(t, "0");
-    t[fmt_u64(t, UINT64_MAX)] = 0;             assert_string_equal(t, "18446744073709551615");
-    t[fmt_i64(t, INT64_MIN)] = 0;              assert_string_equal(t, "-9223372036854775808");
-    t[fmt_fixed(t, 1.5, 3)] = 0;               assert_string_equal(t, "1.500");
-    t[fmt_fixed(t, 0.0005, 3)] = 0;            assert_string_equal(t, "0.001");
-    t[fmt_fixed(t, -2.25, 1)] = 0;             assert_string_equal(t, "-2.3");
-    t[fmt_fixed(t, -0.0001, 2)] = 0;           assert_string_equal(t, "0.00");
-    t[fmt_fixed(t, 1795294456.774692, 6)] = 0; assert_string_equal(t, "1795294456.774692");
-    t[fmt_fixed(t, 12.0, 0)] = 0;              assert_string_equal(t, "12");
-    t[fmt_fixed(t, 1e300, 2)] = 0;             assert_true(strtod(t, NULL) == 1e300);
+    t[fmt_u64(t, 0)] = 0;
+    assert_string_equal(t, "0");
+    t[fmt_u64(t, UINT64_MAX)] = 0;
+    assert_string_equal(t, "18446744073709551615");
+    t[fmt_i64(t, INT64_MIN)] = 0;
+    assert_string_equal(t, "-9223372036854775808");
+    t[fmt_fixed(t, 1.5, 3)] = 0;
+    assert_string_equal(t, "1.500");
+    t[fmt_fixed(t, 0.0005, 3)] = 0;
+    assert_string_equal(t, "0.001");
+    t[fmt_fixed(t, -2.25, 1)] = 0;
+    assert_string_equal(t, "-2.3");
+    t[fmt_fixed(t, -0.0001, 2)] = 0;
+    assert_string_equal(t, "0.00");
+    t[fmt_fixed(t, 1795294456.774692, 6)] = 0;
+    assert_string_equal(t, "1795294456.774692");
+    t[fmt_fixed(t, 12.0, 0)] = 0;
+    assert_string_equal(t, "12");
+    t[fmt_fixed(t, 1e300, 2)] = 0;
+    assert_true(strtod(t, NULL) == 1e300);
 }
 
 static void objects_arrays_and_commas(void **state)
 {
     jbuf b;
-    jbuf_init(&b, 4);                           /* forces growth */
-    json_obj_open(&b, NULL);
-    json_str(&b, "a", "x");
-    json_u64(&b, "n", 42);
-    json_arr_open(&b, "l");
-    json_i64(&b, NULL, -1);
-    json_obj_open(&b, NULL);
-    json_null(&b, "z");
-    json_obj_close(&b);
-    json_bool(&b, NULL, 1);
-    json_arr_close(&b);
-    json_fixed(&b, "nan", NAN, 2);
-    json_str(&b, "null", NULL);
-    json_num(&b, "pi", 3.141592653589793);
-    json_num(&b, "tenth", 0.1);
-    json_raw(&b, "raw", "[1,2]", 5);
-    json_obj_close(&b);
+    jbuf_init(&b, 4); /* forces growth */
+    jw_obj_open(&b, NULL);
+    jw_str(&b, "a", "x");
+    jw_u64(&b, "n", 42);
+    jw_arr_open(&b, "l");
+    jw_i64(&b, NULL, -1);
+    jw_obj_open(&b, NULL);
+    jw_null(&b, "z");
+    jw_obj_close(&b);
+    jw_bool(&b, NULL, 1);
+    jw_arr_close(&b);
+    jw_fixed(&b, "nan", NAN, 2);
+    jw_str(&b, "null", NULL);
+    jw_num(&b, "pi", 3.141592653589793);
+    jw_num(&b, "tenth", 0.1);
+    jw_raw(&b, "raw", "[1,2]", 5);
+    jw_obj_close(&b);
     expect_doc(&b, "{\"a\":\"x\",\"n\":42,\"l\":[-1,{\"z\":null},true],\"nan\":null,\"null\":null,"
                    "\"pi\":3.141592653589793,\"tenth\":0.1,\"raw\":[1,2]}");
     jbuf_free(&b);
@@ -62,12 +72,17 @@ static void strings_are_escaped_and_invalid_utf8_replaced(void **state)
 {
     jbuf b;
     jbuf_init(&b, 16);
-    json_obj_open(&b, NULL);
-    json_str(&b, "k\"", "q\"b\\s\n\t\x01/");
-    json_str(&b, "utf8", "é€😀");
-    json_strn(&b, "bad", "a\xff" "b\xc3" "c\xed\xa0\x80" "d", 9);
-    json_strn(&b, "nul", "a\0b", 3);
-    json_obj_close(&b);
+    jw_obj_open(&b, NULL);
+    jw_str(&b, "k\"", "q\"b\\s\n\t\x01/");
+    jw_str(&b, "utf8", "é€😀");
+    jw_strn(&b, "bad",
+            "a\xff"
+            "b\xc3"
+            "c\xed\xa0\x80"
+            "d",
+            9);
+    jw_strn(&b, "nul", "a\0b", 3);
+    jw_obj_close(&b);
     expect_doc(&b, "{\"k\\\"\":\"q\\\"b\\\\s\\n\\t\\u0001/\",\"utf8\":\"é€😀\","
                    "\"bad\":\"a\\ufffdb\\ufffdc\\ufffd\\ufffd\\ufffdd\",\"nul\":\"a\\u0000b\"}");
     jbuf_free(&b);

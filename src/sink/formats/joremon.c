@@ -194,20 +194,20 @@ void joremon_json(jbuf *out, const mset *s, const annotations *ann, int type,
                   const joremon_state *st)
 {
     char tsbuf[64];
-    json_obj_open(out, NULL);
+    jw_obj_open(out, NULL);
     for (size_t i = 0; i < sizeof json_order / sizeof json_order[0]; i++) {
         enum col c = json_order[i];
         if (!col_in_type(c, type)) continue;
         const char *str = col_str(c, s, ann, type, tsbuf, sizeof tsbuf);
         if (str)
-            json_str(out, col_names[c], str);
+            jw_str(out, col_names[c], str);
         else if (c == C_PID || c == C_RBDISK || c == C_WBDISK || c == C_RBTOTAL || c == C_WBTOTAL ||
                  c == C_RSS || c == C_PEAKRSS || c == C_VMS)
-            json_u64(out, col_names[c], (uint64_t)col_num(c, s, st));
+            jw_u64(out, col_names[c], (uint64_t)col_num(c, s, st));
         else
-            json_num(out, col_names[c], col_num(c, s, st));
+            jw_num(out, col_names[c], col_num(c, s, st));
     }
-    json_obj_close(out);
+    jw_obj_close(out);
 }
 
 static void csv_cell(jbuf *out, const char *v)

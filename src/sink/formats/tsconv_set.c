@@ -6,8 +6,7 @@
  * (tsconv_influx_point, tsconv_opentsdb_point, remote_write_point).  Runs on
  * the producer's thread when net/tsdb.c queues the event: no parsing, and
  * no allocation beyond the caller's reused output buffer.  Built into the
- * network plugin with tsconv.c; it does not include jansson.h, whose
- * json_null clashes with the JSON writer's. */
+ * network plugin with tsconv.c; it needs no jansson. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -60,14 +59,14 @@ static const char *text_put(tsconv_text *t, const char *s, size_t n)
     return p;
 }
 
-/* A string as the JSON path reads it back: json_escape writes U+FFFD for
+/* A string as the JSON path reads it back: jw_escape writes U+FFFD for
  * each byte that is not UTF-8.  NULL when there is no room. */
 static const char *utf8_text(tsconv_text *t, const char *v)
 {
     const unsigned char *u = (const unsigned char *)v;
     size_t n = strlen(v), i = 0;
     while (i < n) {
-        size_t l = u[i] < 0x80 ? 1 : json_utf8_len(u + i, n - i);
+        size_t l = u[i] < 0x80 ? 1 : jw_utf8_len(u + i, n - i);
         if (!l) break;
         i += l;
     }
@@ -75,7 +74,7 @@ static const char *utf8_text(tsconv_text *t, const char *v)
     char out[1024];
     size_t o = 0;
     for (i = 0; i < n && o + 4 < sizeof out;) {
-        size_t l = u[i] < 0x80 ? 1 : json_utf8_len(u + i, n - i);
+        size_t l = u[i] < 0x80 ? 1 : jw_utf8_len(u + i, n - i);
         if (l) {
             memcpy(out + o, v + i, l);
             o += l;

@@ -1,6 +1,6 @@
 /* jsonx.h — the few places the network sinks read or write JSON with
- * jansson.  Kept apart because jansson's names (json_null, ...) clash with
- * jobscope's own JSON writer (event/json.h), which sink.h pulls in. */
+ * jansson (the rest of them write with jobscope's own writer, event/json.h,
+ * whose calls are jw_*: jansson owns json_*). */
 #ifndef JOBSCOPE_JSONX_H
 #define JOBSCOPE_JSONX_H
 
