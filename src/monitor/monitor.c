@@ -13,46 +13,11 @@
  * stdin/stdout/stderr and the environment are passed untouched, and every
  * failure of jobscope itself leaves the job running.
  *
- * All state is in struct monitor (no globals): several monitors could run
- * in one process.  Sources are listed below with their part of the config. */
-#include "monitor.h"
-#include "../util/common.h"
-#include "../util/log.h"
-#include "../util/serve_detect.h"
-#include "../event/event.h"
-#include "../metrics/listener.h"
-#include "../proc/alloc.h"
-#include "../proc/hostinfo.h"
-#include "../proc/proctree.h"
-#include "../proc/reapio.h"
-#include "../proc/tree_metrics.h"
-#include "../source.h"
-#include "../cgroup/cgroup.h"
-#include "../limits/limits.h"
-#include "../util/outpath.h"
-#include "emitter.h"
-#include "sampler.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <stddef.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-extern char **environ;
+ * All state is in struct monitor (monitor_priv.h; no globals): several
+ * monitors could run in one process.  Sources are listed below with their
+ * part of the config.  `--sampler auto`'s choices are monitor_auto.c's, the
+ * end record and the closing summary monitor_record.c's. */
+#include "monitor_priv.h"
 
 /* Optional sources, in the order they are called, each with its own part
  * of monitor_config. */
@@ -70,67 +35,15 @@ static const struct source_entry {
     {&metrics_source_ops, offsetof(monitor_config, metrics)},
     {NULL, 0},
 };
+_Static_assert(sizeof source_table / sizeof source_table[0] <= MONITOR_SOURCES,
+               "struct monitor has room for every source");
 
 static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
-struct monitor {
-    monitor_config opt;
-    emitter em;
-    proctree *tree;
-    monitor_ctx ctx;
-    source *sources[sizeof source_table / sizeof source_table[0]];
-    int nsources;
-    int sigfd;
-    sigset_t orig_mask;
-    pid_t root;
-    int root_done; /* main process reaped (run) or gone (attach) */
-    int status;    /* wait status of the main process */
-    struct rusage root_ru;
-    double start_ts, end_ts, start_mono;
-    tree_sample last;
-    mset sample_set; /* the last sample (kickstart.inv.online) in the metric model */
-    mset ev;         /* the start event, the end record */
-    mset scratch;    /* the end record's counters, from the last tree sample */
-    uint64_t nsamples;
-    char *cmd, *cwd, *user, *exe;
-    double proc_start; /* epoch seconds the main process started (JoReMon's ClockTime) */
-    int stop_signal;   /* attach: interrupted by this signal */
-    int have_status;   /* attach: the wait status came on opt.exit_status_fd */
-    int status_read;   /* ... and that descriptor said all it will */
-    /* limits */
-    char kill_reason[128];
-    double kill_deadline; /* monotonic; 0 = none */
-    int killed_hard;
-    int summary_fd;
-    jbuf summary;          /* the end record's JSON, for --summary */
-    log_once sample_error; /* sampling failures, reported once */
-    char *default_path;    /* JOB_ID.jsonl when no output was given */
-    int flush_abort;       /* a signal ended the end-of-job flush (sink_options) */
-    /* --sampler auto (sampler.c) */
-    int bpf_pending; /* may still switch from procfs to BPF */
-    int bpf_pinned;  /* the sampler is pinned on this node: no load to pay */
-    uint64_t bpf_payback_ns;
-    double sampler_switch_ts;
-    int bpf_trial;          /* switched: measuring whether BPF is cheaper */
-    int procfs_trial;       /* pinned: measuring whether procfs is cheaper (a small tree) */
-    proctree_reader parked; /* pinned: the BPF reader while procfs runs, kept open */
-    uint32_t chosen_procs;  /* the tree's size when auto last chose procfs */
-    sampler_cost cost_procfs, cost_bpf;
-    double sampler_revert_ts;
-    /* refresh_exe: the tree when the main process's link was last read */
-    uint64_t exe_vm_kb;
-    uint32_t exe_procs;
-    double exe_checked;
-    reapio reapio;       /* reaped children's I/O when their zombies are unreadable */
-    double last_reap_ts; /* when jobscope last reaped a child (--wait-all's end) */
-    double reap_checked; /* monotonic time of the last look for children to reap */
-    alloc_info alloc;    /* what the job was given: the end record's cores (start event) */
-};
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
  * one jobscope made, or the one named by `attach --cgroup PATH` (the user
  * says every task in it is the job's); NULL when the job has none. */
-static const char *job_cgroup_dir(monitor *m)
+const char *monitor_job_cgroup_dir(monitor *m)
 {
     int owned = 0;
     cgroup *cg = cgroup_source_cgroup(&m->ctx, &owned);
@@ -227,7 +140,7 @@ static void emit_start(monitor *m)
 }
 
 /* The cumulative counters (utime ... nivcsw), as in the samples. */
-static void put_counters(monitor *m, mset *rec, const tree_sample *s)
+void monitor_put_counters(monitor *m, mset *rec, const tree_sample *s)
 {
     tree_metrics_fill(&m->scratch, s, 0, NULL, m->opt.null_missing);
     mset_copy_range(rec, &m->scratch, M_UTIME, M_NIVCSW);
@@ -311,108 +224,6 @@ static double process_start_epoch(pid_t pid)
     return now_epoch() - (up - (double)start / (double)sysconf(_SC_CLK_TCK));
 }
 
-/* auto: procfs until sampling it has cost what loading BPF costs, then BPF
- * (sampler.c).  Tried once; a failure keeps procfs, said with -v. */
-static void maybe_switch_sampler(monitor *m)
-{
-    uint64_t spent = monitor_sampler_cost_total_ns(&m->cost_procfs);
-    if (spent < m->bpf_payback_ns) return;
-    /* pinned (no load to earn back): procfs's cost is known after a sample
-     * past its first (which opens every file), for the comparison after */
-    if (m->bpf_pinned && m->cost_procfs.seen < 3) return;
-    m->bpf_pending = 0;
-    proctree_reader r;
-    char err[512], note[512];
-    if (monitor_sampler_bpf(&r, m->opt.attach ? m->root : 0, m->opt.attach ? 0 : getpid(),
-                            job_cgroup_dir(m), m->bpf_pinned, err, sizeof err, note,
-                            sizeof note) != 0) {
-        js_log(m->opt.verbose, NULL, "sampler: staying with procfs: %s", err);
-        return;
-    }
-    proctree_set_reader(m->tree, &r);
-    m->sampler_switch_ts = now_epoch();
-    m->bpf_trial = 1;
-    js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf after %.3f s of sampling CPU, %s",
-           (double)spent / 1e9, note);
-}
-
-/* BPF -> procfs; a pinned reader is parked (open: taking it back costs
- * nothing), one loaded for the run closed. */
-static void to_procfs(monitor *m, uint32_t procs)
-{
-    if (m->bpf_pinned) {
-        proctree_take_reader(m->tree, &m->parked);
-    } else {
-        proctree_reader none;
-        memset(&none, 0, sizeof none);
-        proctree_set_reader(m->tree, &none);
-    }
-    m->chosen_procs = procs;
-}
-
-/* auto, after the switch: back to procfs if BPF turned out dearer.  Pinned
- * and never compared (BPF from the first sample): a small tree tries
- * procfs, whose two reads a process can cost less than the BPF walk's
- * fixed part (the iterator made, read and closed, the records copied). */
-static void maybe_revert_sampler(monitor *m, uint32_t procs)
-{
-    int v = monitor_sampler_verdict(&m->cost_procfs, &m->cost_bpf);
-    if (v < 0) return;
-    m->bpf_trial = 0;
-    double bpf_us = monitor_sampler_cost_us(&m->cost_bpf),
-           procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
-    if (v == 1 && !m->cost_procfs.seen && m->bpf_pinned && procs <= MONITOR_SMALL_TREE) {
-        to_procfs(m, procs);
-        m->procfs_trial = 1;
-        js_log(m->opt.verbose, NULL, "sampler: trying procfs (bpf: %.2f us a process-sample)",
-               bpf_us);
-        return;
-    }
-    if (v == 1) {
-        js_log(m->opt.verbose, NULL, "sampler: keeping bpf: %.2f us a process-sample against %.2f",
-               bpf_us, procfs_us);
-        return;
-    }
-    to_procfs(m, procs);
-    m->sampler_revert_ts = now_epoch();
-    js_log(m->opt.verbose, NULL, "sampler: bpf -> procfs: %.2f us a process-sample against %.2f",
-           bpf_us, procfs_us);
-}
-
-/* Pinned, procfs on trial against BPF: the cheaper stays. */
-static void maybe_keep_procfs(monitor *m)
-{
-    int v = monitor_sampler_verdict(&m->cost_bpf, &m->cost_procfs);
-    if (v < 0) return;
-    m->procfs_trial = 0;
-    double bpf_us = monitor_sampler_cost_us(&m->cost_bpf),
-           procfs_us = monitor_sampler_cost_us(&m->cost_procfs);
-    if (v == 1) {
-        m->sampler_revert_ts = now_epoch();
-        js_log(m->opt.verbose, NULL,
-               "sampler: bpf -> procfs: %.2f us a process-sample against %.2f", procfs_us, bpf_us);
-        return;
-    }
-    proctree_set_reader(m->tree, &m->parked);
-    memset(&m->parked, 0, sizeof m->parked);
-    js_log(m->opt.verbose, NULL, "sampler: keeping bpf: %.2f us a process-sample against %.2f",
-           bpf_us, procfs_us);
-}
-
-/* Pinned, procfs chosen for a small tree that has since doubled: BPF is
- * measured again (its cost per process falls as the tree grows). */
-static void maybe_retry_bpf(monitor *m, uint32_t procs)
-{
-    if (!m->parked.read || procs <= MONITOR_SMALL_TREE || procs < 2 * m->chosen_procs) return;
-    proctree_set_reader(m->tree, &m->parked);
-    memset(&m->parked, 0, sizeof m->parked);
-    memset(&m->cost_bpf, 0, sizeof m->cost_bpf);
-    m->bpf_trial = 1;
-    m->sampler_switch_ts = now_epoch();
-    js_log(m->opt.verbose, NULL, "sampler: procfs -> bpf: the tree grew to %u processes",
-           (unsigned)procs);
-}
-
 static uint64_t thread_cpu_ns(void)
 {
     struct timespec ts;
@@ -431,16 +242,16 @@ static void sample_and_emit(monitor *m)
         uint32_t procs = rc == 0 ? s->procs : 0;
         if (m->bpf_pending) {
             monitor_sampler_cost_add(&m->cost_procfs, ns, procs);
-            maybe_switch_sampler(m);
+            monitor_auto_switch(m);
         } else if (m->procfs_trial) {
             monitor_sampler_cost_add(&m->cost_procfs, ns, procs);
-            maybe_keep_procfs(m);
+            monitor_auto_keep_procfs(m);
         } else {
             monitor_sampler_cost_add(&m->cost_bpf, ns, procs);
-            maybe_revert_sampler(m, procs);
+            monitor_auto_revert(m, procs);
         }
     } else if (m->parked.read && rc == 0) {
-        maybe_retry_bpf(m, s->procs);
+        monitor_auto_retry_bpf(m, s->procs);
     }
     if (rc != 0) {
         js_log_once(&m->sample_error, m->opt.verbose, NULL, "sampling failed; will retry");
@@ -457,185 +268,6 @@ static void sample_and_emit(monitor *m)
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, ev);
     if (!m->opt.online_off) emitter_send(&m->em, ev, NULL);
-}
-
-static void put_peak(mset *e, const char *key, const tree_peak *p, int decimals)
-{
-    mset_open_obj(e, key);
-    mset_put_fixed(e, "value", p->value, decimals);
-    mset_put_fixed(e, "ts", p->ts, 6);
-    mset_close(e);
-}
-
-static void put_rusage(mset *e, const char *key, const struct rusage *r)
-{
-    mset_open_obj(e, key);
-    mset_put_fixed(e, "utime", (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6, 6);
-    mset_put_fixed(e, "stime", (double)r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6, 6);
-    mset_put_i64(e, "maxrss", r->ru_maxrss);
-    mset_put_i64(e, "minflt", r->ru_minflt);
-    mset_put_i64(e, "majflt", r->ru_majflt);
-    mset_put_i64(e, "inblock", r->ru_inblock);
-    mset_put_i64(e, "oublock", r->ru_oublock);
-    mset_put_i64(e, "nvcsw", r->ru_nvcsw);
-    mset_put_i64(e, "nivcsw", r->ru_nivcsw);
-    mset_close(e);
-}
-
-static int exit_status(const monitor *m)
-{
-    if (m->opt.attach && !m->have_status) return m->stop_signal ? 128 + m->stop_signal : 0;
-    if (WIFEXITED(m->status)) return WEXITSTATUS(m->status);
-    if (WIFSIGNALED(m->status)) return 128 + WTERMSIG(m->status);
-    return JS_EXIT_ERROR;
-}
-
-/* The CPUs the job was given (the start event's alloc_cpus), against
- * which the end record and the closing summary measure its efficiency, as
- * the views do; the CPUs jobscope may run on when nothing was detected. */
-static double alloc_cpus(const monitor *m)
-{
-    if (m->alloc.cpus > 0) return m->alloc.cpus;
-    return hostinfo_cpus_available();
-}
-
-static void emit_record(monitor *m)
-{
-    const tree_sample *s = &m->last;
-    mset *b = &m->ev;
-    double duration = m->end_ts - m->start_ts;
-    mset_clear(b, EV_END, now_epoch());
-    mset_label_num(b, "pid", m->root);
-    mset_put_str(b, "exe", m->exe);
-    mset_put_str(b, "cmd", m->cmd);
-    int known = !m->opt.attach || m->have_status; /* a wait status to report */
-    if (!known) {
-        mset_put_str(b, "exit_type", m->stop_signal ? "detached" : "ended");
-        mset_put_null(b, "exit_code");
-        mset_put_null(b, "signal");
-    } else if (m->kill_reason[0]) {
-        mset_put_str(b, "exit_type", "limit");
-    } else {
-        mset_put_str(b, "exit_type", WIFSIGNALED(m->status) ? "signaled" : "exited");
-    }
-    if (known) {
-        if (WIFEXITED(m->status))
-            mset_put_i64(b, "exit_code", WEXITSTATUS(m->status));
-        else
-            mset_put_null(b, "exit_code");
-        if (WIFSIGNALED(m->status)) {
-            mset_put_i64(b, "signal", WTERMSIG(m->status));
-            const char *abbrev = sigabbrev_np(WTERMSIG(m->status));
-            char name[32];
-            int n = snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
-            mset_put_str(b, "signal_name", mset_copy(b, name, (size_t)n));
-            mset_put_bool(b, "core_dumped", WCOREDUMP(m->status));
-        } else {
-            mset_put_null(b, "signal");
-        }
-        if (m->kill_reason[0]) mset_put_str(b, "limit", m->kill_reason);
-    }
-    mset_put_i64(b, "status", exit_status(m));
-    mset_put_fixed(b, "start", m->start_ts, 6);
-    mset_put_fixed(b, "end", m->end_ts, 6);
-    mset_put_fixed(b, "duration", duration, 6);
-    put_counters(m, b, s);
-    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6;
-    double cores = alloc_cpus(m);
-    mset_put_fixed(b, "cpu_time", cpu, 6);
-    if (cores == floor(cores))
-        mset_put_i64(b, "cores", (long long)cores);
-    else
-        mset_put_fixed(b, "cores", cores, 2); /* a cgroup quota of 1.5 CPUs */
-    mset_put_str(b, "cores_from", m->alloc.cpus_from);
-    mset_put_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
-    mset_put_u64(b, "samples", m->nsamples);
-    mset_put_u64(b, "total_procs", s->total_procs);
-    mset_put_str(b, "sampler", proctree_sampler(m->tree));
-    if (proctree_reader_outside(m->tree))
-        mset_put_u64(b, "sampler_outside", proctree_reader_outside(m->tree));
-    if (m->sampler_switch_ts > 0) mset_put_fixed(b, "sampler_since", m->sampler_switch_ts, 6);
-    if (m->sampler_revert_ts > 0) mset_put_fixed(b, "sampler_reverted", m->sampler_revert_ts, 6);
-    if (proctree_reader_fallbacks(m->tree))
-        mset_put_u64(b, "sampler_fallbacks", proctree_reader_fallbacks(m->tree));
-    mset_open_obj(b, "peaks");
-    put_peak(b, "rss", &s->peak_rss_kb, 0);
-    put_peak(b, "vm", &s->peak_vm_kb, 0);
-    put_peak(b, "cpu_percent", &s->peak_cpu_percent, 2);
-    put_peak(b, "procs", &s->peak_procs, 0);
-    put_peak(b, "threads", &s->peak_threads, 0);
-    mset_put_u64(b, "max_process_hwm", s->hwm_kb);
-    mset_close(b);
-    if (!m->opt.attach) {
-        put_rusage(b, "rusage", &m->root_ru);
-        struct rusage all;
-        getrusage(RUSAGE_CHILDREN, &all);
-        put_rusage(b, "rusage_children", &all);
-    }
-    for (int i = 0; i < m->nsources; i++)
-        if (m->sources[i]->ops->record) m->sources[i]->ops->record(m->sources[i], &m->ctx, b);
-    /* reaped processes whose final I/O could not be read exactly: the I/O
-     * counters above may be short (docs/events.md) */
-    if (m->reapio.inexact) mset_put_u64(b, "io_incomplete", m->reapio.inexact);
-    mset_put_u64(b, "events_dropped", emitter_dropped(&m->em));
-    emitter_put_errors(&m->em, b, "output_errors");
-    jbuf *json = &m->summary;
-    emitter_send(&m->em, b, m->summary_fd >= 0 ? json : NULL);
-    if (m->summary_fd >= 0) {
-        /* the same document, alone in its file */
-        size_t n = json->len;
-        if (write(m->summary_fd, json->p, n) != (ssize_t)n || write(m->summary_fd, "\n", 1) != 1)
-            js_log(m->opt.verbose, NULL, "cannot write the summary file: %s", strerror(errno));
-        close(m->summary_fd);
-        m->summary_fd = -1;
-    }
-}
-
-static void human_size(char *out, size_t n, double bytes)
-{
-    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (bytes >= 1024 && i < 4) bytes /= 1024, i++;
-    snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
-}
-
-static void print_summary(const monitor *m, const char *events_path)
-{
-    const tree_sample *s = &m->last;
-    double dur = m->end_ts - m->start_ts;
-    double cpu = (double)(s->c.utime_us + s->c.stime_us) / 1e6, cores = alloc_cpus(m);
-    char rss[32], rd[32], wr[32], how[64];
-    human_size(rss, sizeof rss, s->peak_rss_kb.value * 1024);
-    human_size(rd, sizeof rd, (double)s->c.read_bytes);
-    human_size(wr, sizeof wr, (double)s->c.write_bytes);
-    if (m->opt.attach)
-        snprintf(how, sizeof how, "ended");
-    else if (WIFSIGNALED(m->status))
-        snprintf(how, sizeof how, "killed by SIG%s%s", sigabbrev_np(WTERMSIG(m->status)) ?: "?",
-                 m->kill_reason[0] ? " (limit)" : "");
-    else
-        snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(m->status));
-    fprintf(stderr,
-            "jobscope: %s %s after %.2f s\n"
-            "jobscope:   CPU %.2f s user+sys, efficiency %.0f%% of %g core%s (%s)\n"
-            "jobscope:   peak memory %s RSS, at most %u process%s at once, %llu seen\n"
-            "jobscope:   disk read %s, written %s\n",
-            m->opt.attach ? "process" : "job", how, dur, cpu,
-            dur > 0 ? 100.0 * cpu / (dur * cores) : 0.0, cores, cores != 1 ? "s" : "",
-            m->alloc.cpus > 0 ? m->alloc.cpus_from : "affinity", rss, (unsigned)s->peak_procs.value,
-            s->peak_procs.value == 1 ? "" : "es", (unsigned long long)s->total_procs, rd, wr);
-    if (events_path) fprintf(stderr, "jobscope:   events in %s\n", events_path);
-}
-
-/* What the caller asked to get back (monitor_result). */
-static void fill_result(const monitor *m, monitor_result *r)
-{
-    r->status = m->status;
-    r->ru = m->root_ru;
-    r->start_ts = m->start_ts;
-    r->end_ts = m->end_ts;
-    r->last = m->last;
-    r->nsamples = m->nsamples;
 }
 
 /* ---- children and signals ---------------------------------------------- */
@@ -984,7 +616,8 @@ int monitor_run(monitor *m)
     char err[512], note[512];
     if (!strcmp(want, "bpf")) {
         if (monitor_sampler_bpf(&reader, attach ? m->root : 0, attach ? 0 : getpid(),
-                                job_cgroup_dir(m), 0, err, sizeof err, note, sizeof note) != 0) {
+                                monitor_job_cgroup_dir(m), 0, err, sizeof err, note,
+                                sizeof note) != 0) {
             error_exit("--sampler bpf: %s", err);
             rc = JS_EXIT_ERROR;
         } else {
@@ -997,7 +630,7 @@ int monitor_run(monitor *m)
         /* pinned: no load to earn back.  The cgroup walk follows the job:
          * BPF from the first sample.  The host-task walk follows the host:
          * it starts after procfs's first sample, to be compared with it. */
-        const char *cg = m->bpf_pinned ? job_cgroup_dir(m) : NULL;
+        const char *cg = m->bpf_pinned ? monitor_job_cgroup_dir(m) : NULL;
         if (cg && monitor_sampler_bpf(&reader, attach ? m->root : 0, attach ? 0 : getpid(), cg, 1,
                                       err, sizeof err, note, sizeof note) == 0) {
             m->bpf_pending = 0;
@@ -1070,10 +703,10 @@ int monitor_run(monitor *m)
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->stop) m->sources[i]->ops->stop(m->sources[i], &m->ctx);
     if (m->opt.exit_status_fd > 0) close(m->opt.exit_status_fd); /* the final figures are in */
-    emit_record(m);
-    if (m->opt.result) fill_result(m, m->opt.result);
-    int status = exit_status(m);
-    if (!m->opt.quiet && isatty(STDERR_FILENO)) print_summary(m, m->default_path);
+    monitor_emit_record(m);
+    if (m->opt.result) monitor_fill_result(m, m->opt.result);
+    int status = monitor_exit_status(m);
+    if (!m->opt.quiet && isatty(STDERR_FILENO)) monitor_print_summary(m, m->default_path);
     for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
     emitter_close(&m->em, m->opt.flush_timeout);
     if (m->parked.close) m->parked.close(m->parked.ctx);

@@ -9,580 +9,12 @@
  * pids it has not classified yet; pids known to be outside the tree are
  * cached by (pid, inode) so steady state costs one getdents pass.  Either
  * walk is skipped when no task was created on the host since the last one
- * and no member has gone (discovery_due). */
-#include "proctree.h"
-#include "procread.h"
-#include "hostinfo.h"
-#include "../event/event.h"
-
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
-#define NO_FD          (-1)
-#define FD_UNAVAILABLE (-2) /* cannot be opened (EACCES): don't retry */
-
-typedef struct thr {
-    pid_t tid;
-    int fd, fd_sched;
-} thr; /* children, schedstat */
-
-typedef struct proc {
-    pid_t pid, ppid;
-    int fd_stat, fd_io, fd_status;
-    uint32_t gen;      /* last sample this record was read alive */
-    uint32_t snap_gen; /* last sample the reader filled it */
-    uint8_t reaped;    /* jobscope reaped it: carry already done */
-    char state;        /* stat's state: 'Z' a zombie (counted apart, not live) */
-    uint8_t have_io, have_status, read_ok, folded;
-    uint8_t walked;     /* its children files were read at least once */
-    uint8_t outside;    /* read from /proc while the reader ran (counted once) */
-    int32_t kids;       /* reader: its live children, as the kernel counts them (-1: unknown) */
-    uint32_t kids_seen; /* reader: how many of them it returned */
-    uint64_t starttime;
-    /* last values read: inclusive of reaped descendants */
-    uint64_t cpu_u, cpu_s; /* ticks: utime+cutime, stime+cstime */
-    uint64_t minflt, majflt;
-    proc_io io;
-    /* self only */
-    uint64_t blkio; /* ticks */
-    uint64_t nvcsw, nivcsw;
-    uint64_t rss_pages, vsize, swap_kb, hwm_kb;
-    uint32_t nthreads;
-    uint32_t status_phase;
-    /* children mode */
-    thr *thr;
-    int nthr, cap_thr;
-    uint32_t thr_count; /* num_threads when thr[] was listed */
-    /* high resolution (interval < 0.1 s): own CPU in ns from schedstat */
-    int fd_sched;
-    uint64_t self_ticks; /* utime+stime, own threads only */
-    uint64_t cpu_ns;     /* from the reader: own CPU in ns (0: unknown) */
-} proc;
-
-/* open-addressing hash: pid -> index+1 into procs[] (0 = empty) */
-typedef struct pidmap {
-    pid_t *keys;
-    int *vals;
-    size_t cap, used;
-} pidmap;
-
-struct proctree {
-    char proc[200]; /* the proc filesystem: "/proc", or a fixture */
-    enum proctree_mode mode;
-    pid_t root, self;
-    double interval;
-    int children_mode; /* 1: /proc/PID/task/TID/children, 0: scan /proc */
-    int hires;         /* refine CPU percent with schedstat (ns) */
-    long ticks, pagesize_kb;
-    int ncpus; /* CPUs the job may use (affinity) */
-    uint32_t gen;
-    uint32_t status_every;
-    int full_next;
-    /* discovery_due: skip the walk while nothing was created */
-    int fd_loadavg;
-    long walk_last_pid;              /* loadavg's last pid at the last look; -1 unknown */
-    int64_t (*creations)(void *ctx); /* the job's own creation count (proctree_set_creations) */
-    void *creations_ctx;
-    int64_t walk_creations; /* its value at the last look; -1 unknown */
-    int member_gone;        /* a member vanished or became a zombie */
-    int prev_from_reader;   /* the last sample came from the reader */
-
-    proc *procs;
-    int nprocs, cap;
-    int *free_list; /* indices of unused slots */
-    int nfree;
-    pidmap map;
-
-    /* scan mode: pids known NOT to be in the tree, keyed by (pid, inode) */
-    pidmap outside; /* vals: low bits of inode */
-    DIR *procdir;
-
-    /* self children files (run mode, children mode) */
-    thr *self_thr;
-    int nself_thr;
-
-    pid_t *found; /* children read from one process's files */
-    int nfound, cap_found;
-
-    int *queue; /* BFS order */
-    int nqueue, cap_queue;
-
-    tree_counters carry; /* left the tree, not folded into a live member */
-    tree_counters last;  /* last reported (for clamping) */
-    uint64_t carry_blkio_ticks;
-    uint64_t hwm_kb;
-    uint64_t total_procs;
-    tree_alive alive; /* the gauges of the last sample in which a process was alive */
-    double last_ts, last_cpu_s, start_ts;
-    int have_last;
-    tree_sample peaks; /* only the peak fields are used */
-    int delayacct;
-
-    proctree_reader reader; /* one-pass reader (BPF), or read == NULL */
-    uint64_t reader_fallbacks;
-    uint64_t reader_outside; /* members it did not return, read from /proc */
-    int kids_missing;        /* this sample: a member has children the reader did not return */
-    int self_missing;        /* this sample: so has jobscope (or the reader cannot tell) */
-    pidmap awaiting;         /* vanished children of ours not reaped yet */
-
-    pthread_mutex_t lock; /* guards members[] */
-    pid_t *members;
-    int nmembers, cap_members;
-
-    char buf[8192];
-};
-
-/* ---- pid map ----------------------------------------------------------- */
-
-static size_t pm_slot(const pidmap *m, pid_t pid)
-{
-    return ((uint32_t)pid * 2654435761u) & (m->cap - 1);
-}
-
-static int pm_get(const pidmap *m, pid_t pid)
-{
-    if (!m->cap) return 0;
-    for (size_t i = pm_slot(m, pid);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == pid) return m->vals[i];
-        if (m->keys[i] == 0) return 0;
-    }
-}
-
-static int pm_grow(pidmap *m);
-
-static void pm_put(pidmap *m, pid_t pid, int val)
-{
-    if ((m->used + 1) * 2 > m->cap && pm_grow(m) != 0) return;
-    for (size_t i = pm_slot(m, pid);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == pid) {
-            m->vals[i] = val;
-            return;
-        }
-        if (m->keys[i] == 0) {
-            m->keys[i] = pid;
-            m->vals[i] = val;
-            m->used++;
-            return;
-        }
-    }
-}
-
-static void pm_del(pidmap *m, pid_t pid)
-{
-    if (!m->cap) return;
-    size_t i = pm_slot(m, pid);
-    for (;; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == 0) return;
-        if (m->keys[i] == pid) break;
-    }
-    m->keys[i] = 0;
-    m->used--;
-    /* re-insert the rest of the cluster */
-    for (size_t j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
-        pid_t k = m->keys[j];
-        int v = m->vals[j];
-        m->keys[j] = 0;
-        m->used--;
-        pm_put(m, k, v);
-    }
-}
-
-static int pm_grow(pidmap *m)
-{
-    size_t ncap = m->cap ? m->cap * 2 : 64;
-    pidmap n = {calloc(ncap, sizeof(pid_t)), calloc(ncap, sizeof(int)), ncap, 0};
-    if (!n.keys || !n.vals) {
-        free(n.keys);
-        free(n.vals);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->keys[i]) pm_put(&n, m->keys[i], m->vals[i]);
-    free(m->keys);
-    free(m->vals);
-    *m = n;
-    return 0;
-}
-
-static void pm_free(pidmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
-/* ---- reading ----------------------------------------------------------- */
-
-static int open_proc_file(const proctree *t, pid_t pid, pid_t tid, const char *name)
-{
-    char path[280];
-    if (!pid)
-        snprintf(path, sizeof path, "%s/%s", t->proc, name); /* not per process */
-    else if (tid)
-        snprintf(path, sizeof path, "%s/%d/task/%d/%s", t->proc, (int)pid, (int)tid, name);
-    else
-        snprintf(path, sizeof path, "%s/%d/%s", t->proc, (int)pid, name);
-    return open(path, O_RDONLY | O_CLOEXEC);
-}
-
-#define GONE (-2)
-
-/* Kept-open descriptors, and how many we allow ourselves: past the budget
- * files are opened, read and closed each time (slower, still correct). */
-static int open_fds, fd_budget = 900;
-
-/* Reads a whole small file through a cached fd (from offset off).  Returns
- * the bytes read (0: empty), GONE if the process or thread has exited, -1 if
- * the file cannot be read (permission, no fd left). */
-static ssize_t read_at(const proctree *t, int *fd, pid_t pid, pid_t tid, const char *name,
-                       char *buf, size_t cap, off_t off)
-{
-    if (*fd == FD_UNAVAILABLE) return -1;
-    int f = *fd;
-    if (f == NO_FD) {
-        f = open_proc_file(t, pid, tid, name);
-        if (f < 0) {
-            if (errno == ENOENT || errno == ESRCH) return GONE;
-            if (errno == EMFILE || errno == ENFILE) return -1;
-            *fd = FD_UNAVAILABLE;
-            return -1;
-        }
-        if (open_fds < fd_budget) {
-            *fd = f;
-            open_fds++;
-        }
-    }
-    ssize_t n;
-    do n = pread(f, buf, cap - 1, off);
-    while (n < 0 && errno == EINTR);
-    if (*fd != f) close(f);
-    if (n < 0) return errno == ESRCH || errno == ENOENT ? GONE : -1;
-    buf[n] = 0;
-    return n;
-}
-
-/* A children file can be longer than one read: seq_file hands out at most a
- * page of whole records per read, so a read that came back nearly a page
- * long (or filled the buffer) may have more behind it.  Pids are never split
- * because we continue from the end of the last whole pid.  Returns GONE if
- * the thread has exited. */
-static int read_children_file(proctree *t, int *fd, pid_t pid, pid_t tid, void (*fn)(void *, pid_t))
-{
-    off_t off = 0;
-    for (;;) {
-        ssize_t r = read_at(t, fd, pid, tid, "children", t->buf, sizeof t->buf, off);
-        if (r == GONE) return GONE;
-        if (r <= 0) return 0;
-        size_t use = (size_t)r;
-        int more = r >= 4096 - 24 || r == (ssize_t)sizeof t->buf - 1;
-        if (more) { /* stop at the last space */
-            while (use > 0 && t->buf[use - 1] != ' ') use--;
-            if (use == 0) return 0;
-        }
-        procread_pids(t->buf, use, fn, t);
-        if (!more) return 0;
-        off += (off_t)use;
-    }
-}
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0) {
-        close(*fd);
-        open_fds--;
-    }
-    *fd = NO_FD;
-}
-
-/* ---- records ----------------------------------------------------------- */
-
-static proc *proc_get(proctree *t, pid_t pid)
-{
-    int v = pm_get(&t->map, pid);
-    return v ? &t->procs[v - 1] : NULL;
-}
-
-static proc *proc_add(proctree *t, pid_t pid)
-{
-    int idx;
-    if (t->nfree) {
-        idx = t->free_list[--t->nfree];
-    } else {
-        if (t->nprocs == t->cap) {
-            int ncap = t->cap ? t->cap * 2 : 64;
-            proc *np = realloc(t->procs, sizeof *np * (size_t)ncap);
-            int *nf = realloc(t->free_list, sizeof *nf * (size_t)ncap);
-            if (!np || !nf) {
-                if (np) t->procs = np;
-                if (nf) t->free_list = nf;
-                return NULL;
-            }
-            t->procs = np;
-            t->free_list = nf;
-            t->cap = ncap;
-        }
-        idx = t->nprocs++;
-    }
-    proc *p = &t->procs[idx];
-    memset(p, 0, sizeof *p);
-    p->pid = pid;
-    p->fd_stat = p->fd_io = p->fd_status = p->fd_sched = NO_FD;
-    p->status_phase = (uint32_t)pid; /* staggers status reads across samples */
-    pm_put(&t->map, pid, idx + 1);
-    t->total_procs++;
-    return p;
-}
-
-static void proc_remove(proctree *t, proc *p)
-{
-    close_fd(&p->fd_stat);
-    close_fd(&p->fd_io);
-    close_fd(&p->fd_status);
-    close_fd(&p->fd_sched);
-    for (int i = 0; i < p->nthr; i++) {
-        close_fd(&p->thr[i].fd);
-        close_fd(&p->thr[i].fd_sched);
-    }
-    free(p->thr);
-    pm_del(&t->map, p->pid);
-    p->pid = 0;
-    t->free_list[t->nfree++] = (int)(p - t->procs);
-}
-
-/* Did the kernel fold a vanished member's totals into something we count?
- * Yes if its parent is alive in the tree, if jobscope is its parent (it will
- * be or was reaped by us, exactly), or if its parent vanished too but was
- * itself folded (P reaped X, then G reaped P: G's cutime holds both). */
-static int proc_folded(proctree *t, const proc *p, int depth)
-{
-    if (t->mode == PROCTREE_RUN && p->ppid == t->self) return 1;
-    const proc *parent = proc_get(t, p->ppid);
-    if (!parent || !parent->pid) return 0;
-    if (parent->gen == t->gen) return 1;
-    if (parent->reaped) return 1;
-    return depth < 256 && proc_folded(t, parent, depth + 1);
-}
-
-/* A member is gone: carry what the kernel did not fold into a live member. */
-static void proc_vanished(proctree *t, proc *p, int folded)
-{
-    if (!p->reaped && p->read_ok) {
-        uint64_t tick_us = 1000000 / (uint64_t)t->ticks;
-        if (!folded) {
-            t->carry.utime_us += p->cpu_u * tick_us;
-            t->carry.stime_us += p->cpu_s * tick_us;
-            t->carry.minflt += p->minflt;
-            t->carry.majflt += p->majflt;
-            t->carry.rchar += p->io.rchar;
-            t->carry.wchar += p->io.wchar;
-            t->carry.syscr += p->io.syscr;
-            t->carry.syscw += p->io.syscw;
-            t->carry.read_bytes += p->io.read_bytes;
-            t->carry.write_bytes += p->io.write_bytes;
-            t->carry.cancelled_write_bytes += p->io.cancelled_write_bytes;
-            t->carry.nvcsw += p->nvcsw;
-            t->carry.nivcsw += p->nivcsw;
-        }
-    }
-    /* a child of ours that vanished before we reaped it (a zombie is not in
-     * its cgroup any more): proctree_reaped must not count it again */
-    if (t->mode == PROCTREE_RUN && p->ppid == t->self && !p->reaped)
-        pm_put(&t->awaiting, p->pid, 1);
-    if (p->read_ok) {
-        /* self-only counters are never folded into a parent */
-        t->carry_blkio_ticks += p->blkio;
-        if (p->hwm_kb > t->hwm_kb) t->hwm_kb = p->hwm_kb;
-    }
-    proc_remove(t, p);
-}
-
-/* ---- discovery: children files ----------------------------------------- */
-
-static void queue_push(proctree *t, int idx)
-{
-    if (t->nqueue == t->cap_queue) {
-        int ncap = t->cap_queue ? t->cap_queue * 2 : 128;
-        int *nq = realloc(t->queue, sizeof *nq * (size_t)ncap);
-        if (!nq) return;
-        t->queue = nq;
-        t->cap_queue = ncap;
-    }
-    t->queue[t->nqueue++] = idx;
-}
-
-static void child_found(void *arg, pid_t pid)
-{
-    proctree *t = arg;
-    proc *p = proc_get(t, pid);
-    if (!p) p = proc_add(t, pid);
-    if (p && p->gen != t->gen) {
-        p->gen = t->gen; /* queued this round */
-        queue_push(t, (int)(p - t->procs));
-    }
-}
-
-/* Collects pids without touching procs[] (which child_found may move). */
-static void child_collect(void *arg, pid_t pid)
-{
-    proctree *t = arg;
-    if (t->nfound == t->cap_found) {
-        int ncap = t->cap_found ? t->cap_found * 2 : 64;
-        pid_t *n = realloc(t->found, sizeof *n * (size_t)ncap);
-        if (!n) return;
-        t->found = n;
-        t->cap_found = ncap;
-    }
-    t->found[t->nfound++] = pid;
-}
-
-/* Lists /proc/PID/task into *thr (keeping open fds of known tids). */
-static void thr_relist(const proctree *t, pid_t pid, thr **tv, int *n, int *cap)
-{
-    char path[260];
-    snprintf(path, sizeof path, "%s/%d/task", t->proc, (int)pid);
-    DIR *d = opendir(path);
-    if (!d) return;
-    thr *old = *tv;
-    int nold = *n;
-    thr *nv = NULL;
-    int nn = 0, ncap = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
-        pid_t tid = (pid_t)atoi(de->d_name);
-        if (nn == ncap) {
-            ncap = ncap ? ncap * 2 : 4;
-            thr *g = realloc(nv, sizeof *g * (size_t)ncap);
-            if (!g) break;
-            nv = g;
-        }
-        nv[nn].tid = tid;
-        nv[nn].fd = nv[nn].fd_sched = NO_FD;
-        for (int i = 0; i < nold; i++)
-            if (old[i].tid == tid) {
-                nv[nn].fd = old[i].fd;
-                nv[nn].fd_sched = old[i].fd_sched;
-                old[i].fd = old[i].fd_sched = NO_FD;
-                break;
-            }
-        nn++;
-    }
-    closedir(d);
-    for (int i = 0; i < nold; i++) {
-        close_fd(&old[i].fd);
-        close_fd(&old[i].fd_sched);
-    }
-    free(old);
-    *tv = nv;
-    *n = nn;
-    *cap = ncap;
-}
-
-/* Reads every thread's children file; relists threads when their number
- * changed or one vanished. */
-static void read_children(proctree *t, pid_t pid, thr **tv, int *n, int *cap, uint32_t nthreads,
-                          uint32_t *listed)
-{
-    if (!*tv || *listed != nthreads) {
-        thr_relist(t, pid, tv, n, cap);
-        *listed = nthreads;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        int stale = 0;
-        for (int i = 0; i < *n; i++) {
-            thr *th = &(*tv)[i];
-            if (read_children_file(t, &th->fd, pid, th->tid, child_collect) == GONE) stale = 1;
-        }
-        if (!stale) break;
-        thr_relist(t, pid, tv, n, cap);
-    }
-}
-
-/* ---- discovery: /proc scan --------------------------------------------- */
-
-static void scan_proc(proctree *t)
-{
-    if (!t->procdir) t->procdir = opendir(t->proc);
-    if (!t->procdir) return;
-    rewinddir(t->procdir);
-    struct dirent *de;
-    /* pending: new pids whose parent is not yet known to be a member */
-    pid_t *pend = NULL, *pend_pp = NULL;
-    int npend = 0, cappend = 0;
-    while ((de = readdir(t->procdir))) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9') continue;
-        pid_t pid = (pid_t)atoi(de->d_name);
-        if (pid == t->self) continue;
-        proc *p = proc_get(t, pid);
-        if (p) { /* already a member */
-            if (p->gen != t->gen) {
-                p->gen = t->gen;
-                queue_push(t, (int)(p - t->procs));
-            }
-            continue;
-        }
-        int ino = (int)(de->d_ino & 0x7fffffff) | 1;
-        if (pm_get(&t->outside, pid) == ino) continue;
-        int fd = open_proc_file(t, pid, 0, "stat");
-        if (fd < 0) continue;
-        ssize_t r = pread(fd, t->buf, sizeof t->buf - 1, 0);
-        close(fd);
-        proc_stat st;
-        if (r <= 0 || procread_stat(t->buf, (size_t)r, &st) != 0) continue;
-        proc *parent = proc_get(t, st.ppid);
-        int member = (parent && parent->pid) || (t->mode == PROCTREE_RUN && st.ppid == t->self) ||
-                     (pid == t->root);
-        if (member) {
-            child_found(t, pid);
-            continue;
-        }
-        if (npend == cappend) {
-            cappend = cappend ? cappend * 2 : 64;
-            pid_t *a = realloc(pend, sizeof *a * (size_t)cappend);
-            pid_t *b = realloc(pend_pp, sizeof *b * (size_t)cappend);
-            if (!a || !b) {
-                free(a ? a : pend);
-                free(b ? b : pend_pp);
-                return;
-            }
-            pend = a;
-            pend_pp = b;
-        }
-        pend[npend] = pid;
-        pend_pp[npend] = (pid_t)ino; /* remember inode; ppid stored below */
-        npend++;
-        pm_put(&t->outside, pid, -(int)st.ppid); /* provisional: negative = ppid */
-    }
-    /* resolve pids whose parent was itself new this round */
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (int i = 0; i < npend; i++) {
-            if (!pend[i]) continue;
-            pid_t ppid = (pid_t)-pm_get(&t->outside, pend[i]);
-            proc *parent = proc_get(t, ppid);
-            if (parent && parent->pid) {
-                pm_del(&t->outside, pend[i]);
-                child_found(t, pend[i]);
-                pend[i] = 0;
-                changed = 1;
-            }
-        }
-    }
-    for (int i = 0; i < npend; i++)
-        if (pend[i]) pm_put(&t->outside, pend[i], pend_pp[i]);
-    free(pend);
-    free(pend_pp);
-    /* keep the outside cache from growing without bound */
-    if (t->outside.used > 65536) pm_free(&t->outside);
-}
+ * and no member has gone (discovery_due).
+ *
+ * This file samples the members and answers proctree.h's queries; finding
+ * them (the pid map, the file readers, the records, both walks) is
+ * proctree_find.c's, over the structures of proctree_priv.h. */
+#include "proctree_priv.h"
 
 /* ---- sampling ---------------------------------------------------------- */
 
@@ -590,12 +22,12 @@ static void self_children(proctree *t)
 {
     if (!t->self_thr || (t->gen & 63) == 1) {
         int n = t->nself_thr, cap = n;
-        thr_relist(t, t->self, &t->self_thr, &n, &cap);
+        proctree_thr_relist(t, t->self, &t->self_thr, &n, &cap);
         t->nself_thr = n;
     }
     for (int i = 0; i < t->nself_thr; i++) {
         thr *th = &t->self_thr[i];
-        read_children_file(t, &th->fd, t->self, th->tid, child_found);
+        proctree_read_children_file(t, &th->fd, t->self, th->tid, proctree_child_found);
     }
 }
 
@@ -603,7 +35,7 @@ static void self_children(proctree *t)
 static uint64_t sched_ns(const proctree *t, int *fd, pid_t pid, pid_t tid)
 {
     char b[128];
-    ssize_t n = read_at(t, fd, pid, tid, "schedstat", b, sizeof b, 0);
+    ssize_t n = proctree_read_at(t, fd, pid, tid, "schedstat", b, sizeof b, 0);
     uint64_t v = 0;
     for (ssize_t i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++)
         v = v * 10 + (uint64_t)(b[i] - '0');
@@ -646,7 +78,7 @@ static int discovery_due(proctree *t, int full)
     t->walk_creations = -1;
     char b[128];
     long last = -1;
-    ssize_t n = read_at(t, &t->fd_loadavg, 0, 0, "loadavg", b, sizeof b, 0);
+    ssize_t n = proctree_read_at(t, &t->fd_loadavg, 0, 0, "loadavg", b, sizeof b, 0);
     if (n > 0) {
         char *sp = strrchr(b, ' ');
         if (sp) last = strtol(sp + 1, NULL, 10);
@@ -660,7 +92,7 @@ static int discovery_due(proctree *t, int full)
 /* Reads one member; returns 0 if it is gone. */
 static int read_member(proctree *t, proc *p, int want_status)
 {
-    ssize_t n = read_at(t, &p->fd_stat, p->pid, 0, "stat", t->buf, sizeof t->buf, 0);
+    ssize_t n = proctree_read_at(t, &p->fd_stat, p->pid, 0, "stat", t->buf, sizeof t->buf, 0);
     proc_stat st;
     if (n <= 0 || procread_stat(t->buf, (size_t)n, &st) != 0) return 0;
     if (p->read_ok && st.starttime != p->starttime) return 0;   /* pid reused */
@@ -677,14 +109,14 @@ static int read_member(proctree *t, proc *p, int want_status)
     p->nthreads = (uint32_t)st.num_threads;
     p->rss_pages = st.rss;
     p->vsize = st.vsize;
-    n = read_at(t, &p->fd_io, p->pid, 0, "io", t->buf, sizeof t->buf, 0);
+    n = proctree_read_at(t, &p->fd_io, p->pid, 0, "io", t->buf, sizeof t->buf, 0);
     proc_io io;
     if (n > 0 && procread_io(t->buf, (size_t)n, &io) == 0) {
         p->io = io;
         p->have_io = 1;
     }
     if (want_status || !p->have_status) {
-        n = read_at(t, &p->fd_status, p->pid, 0, "status", t->buf, sizeof t->buf, 0);
+        n = proctree_read_at(t, &p->fd_status, p->pid, 0, "status", t->buf, sizeof t->buf, 0);
         proc_status ps;
         if (n > 0 && procread_status(t->buf, (size_t)n, &ps) == 0) {
             p->swap_kb = ps.vmswap_kb;
@@ -752,7 +184,7 @@ static int read_from_reader(proctree *t)
         if (!member_from_snap(t, p, &v[i])) continue; /* reused pid: gone */
         if (p->gen != t->gen) {
             p->gen = t->gen;
-            queue_push(t, (int)(p - t->procs));
+            proctree_queue_push(t, (int)(p - t->procs));
         }
     }
     uint32_t self_seen = 0;
@@ -843,7 +275,7 @@ int proctree_sample(proctree *t, tree_sample *out)
             self_children(t);
     } else if (t->mode == PROCTREE_ATTACH) {
         proc *r = proc_get(t, t->root);
-        if (!r && t->gen == 1) child_found(t, t->root);
+        if (!r && t->gen == 1) proctree_child_found(t, t->root);
     } else if (t->children_mode && walk) {
         self_children(t);
     }
@@ -851,12 +283,12 @@ int proctree_sample(proctree *t, tree_sample *out)
         proc *p = &t->procs[i];
         if (p->pid && p->gen != t->gen) {
             p->gen = t->gen;
-            queue_push(t, i);
+            proctree_queue_push(t, i);
         }
     }
     if (!t->children_mode &&
         (from_reader ? t->kids_missing || (t->reader.partial && walk_due(t, &walk, full)) : walk))
-        scan_proc(t);
+        proctree_scan_proc(t);
 
     /* 2. read members in queue order; children mode discovers as it goes */
     tree_counters live = {0};
@@ -882,12 +314,13 @@ int proctree_sample(proctree *t, tree_sample *out)
             int idx = t->queue[qi];
             p->walked = 1;
             t->nfound = 0;
-            read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads, &p->thr_count);
-            for (int k = 0; k < t->nfound; k++) child_found(t, t->found[k]);
+            proctree_read_children(t, p->pid, &p->thr, &p->nthr, &p->cap_thr, p->nthreads,
+                                   &p->thr_count);
+            for (int k = 0; k < t->nfound; k++) proctree_child_found(t, t->found[k]);
             p = &t->procs[idx]; /* procs[] may have moved */
         } else if (t->children_mode && t->hires && !snap && p->nthreads > 1 &&
                    p->thr_count != p->nthreads) {
-            thr_relist(t, p->pid, &p->thr, &p->nthr, &p->cap_thr); /* for schedstat */
+            proctree_thr_relist(t, p->pid, &p->thr, &p->nthr, &p->cap_thr); /* for schedstat */
             p->thr_count = p->nthreads;
         }
         live.utime_us += p->cpu_u * tick_us;
@@ -1042,9 +475,7 @@ proctree *proctree_new(const char *proc_root, enum proctree_mode mode, pid_t roo
     if (t->pagesize_kb <= 0) t->pagesize_kb = 4;
     t->ncpus = hostinfo_cpus_available();
     t->hires = interval < 0.1 && !getenv("JOBSCOPE_NO_SCHEDSTAT");
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        fd_budget = rl.rlim_cur > 256 ? (int)rl.rlim_cur - 128 : (int)rl.rlim_cur / 2;
+    proctree_fd_budget_init();
     /* status (swap, VmHWM, context switches) is the costliest file: about
      * every 10 s per process, staggered, and always at the final sample */
     t->status_every = interval >= 10.0 ? 1 : (uint32_t)(10.0 / interval + 0.5);
@@ -1078,13 +509,13 @@ void proctree_free(proctree *t)
     if (!t) return;
     for (int i = 0; i < t->nprocs; i++)
         if (t->procs[i].pid) proc_remove(t, &t->procs[i]);
-    for (int i = 0; i < t->nself_thr; i++) close_fd(&t->self_thr[i].fd);
+    for (int i = 0; i < t->nself_thr; i++) proctree_close_fd(&t->self_thr[i].fd);
     free(t->self_thr);
-    close_fd(&t->fd_loadavg);
+    proctree_close_fd(&t->fd_loadavg);
     if (t->procdir) closedir(t->procdir);
-    pm_free(&t->map);
-    pm_free(&t->outside);
-    pm_free(&t->awaiting);
+    pidmap_free(&t->map);
+    pidmap_free(&t->outside);
+    pidmap_free(&t->awaiting);
     if (t->reader.close) t->reader.close(t->reader.ctx);
     free(t->procs);
     free(t->free_list);
@@ -1169,8 +600,8 @@ void proctree_reaped(proctree *t, pid_t pid, const struct rusage *ru, const proc
     if ((uint64_t)ru->ru_maxrss > t->hwm_kb) t->hwm_kb = (uint64_t)ru->ru_maxrss;
     if (p)
         p->reaped = 1;
-    else if (pm_get(&t->awaiting, pid))
-        pm_del(&t->awaiting, pid);
+    else if (pidmap_get(&t->awaiting, pid))
+        pidmap_del(&t->awaiting, pid);
     else
         t->total_procs++;
 }
@@ -1211,7 +642,7 @@ static int proc_is_still(proctree *t, proc *p)
         do n = pread(p->fd_stat, t->buf, sizeof t->buf - 1, 0);
         while (n < 0 && errno == EINTR);
     } else {
-        int fd = open_proc_file(t, p->pid, 0, "stat");
+        int fd = proctree_open_file(t, p->pid, 0, "stat");
         if (fd < 0) return 0;
         n = read(fd, t->buf, sizeof t->buf - 1);
         close(fd);
