@@ -444,6 +444,57 @@ static void the_set_path_reads_every_kind_of_member_as_the_json_path_does(void *
     mset_free(&s);
 }
 
+/* A field is one catalogue line: every field of the sample event that the
+ * catalogue describes reaches the JSON event, Influx and OpenTSDB with no
+ * code of its own in any writer (a writer that listed fields by hand would
+ * miss a new one here). */
+static void every_catalogue_field_of_the_sample_reaches_every_encoder(void **st)
+{
+    (void)st;
+    tsconv_ann a;
+    assert_int_equal(tsconv_ann_init(&a, ANN, strlen(ANN), NULL), 0);
+    mset s;
+    mset_init(&s);
+    mset_clear(&s, EV_SAMPLE, 1700000000.5);
+    s.frame = MSET_BARE;
+    int n = 0;
+    for (int id = 0; id < M_COUNT; id++) {
+        const metric_def *d = &metric_catalogue[id];
+        if (strcmp(d->event, EV_SAMPLE) || d->group || (d->flags & MF_HIDDEN)) continue;
+        if (d->store == MS_F64)
+            mset_f64(&s, (metric_id)id, 1.5 + id);
+        else
+            mset_u64(&s, (metric_id)id, 1000u + (unsigned)id);
+        n++;
+    }
+    assert_true(n >= 25);
+    jbuf j;
+    jbuf_init(&j, 4096);
+    mset_write_json(&j, &s);
+    sbuf influx = {0}, tsdb = {0};
+    assert_int_equal(tsconv_influx_set(&influx, &s, &a, NULL), 1);
+    assert_true(tsconv_opentsdb_set(&tsdb, &s, &a, NULL) >= n);
+    jbuf_putc(&j, 0);
+    sbuf_putc(&influx, 0);
+    sbuf_putc(&tsdb, 0);
+    for (int id = 0; id < M_COUNT; id++) {
+        const metric_def *d = &metric_catalogue[id];
+        if (strcmp(d->event, EV_SAMPLE) || d->group || (d->flags & MF_HIDDEN)) continue;
+        char key[128];
+        snprintf(key, sizeof key, "\"%s\":", d->name);
+        if (!strstr(j.p, key)) fail_msg("JSON lacks %s: %s", d->name, j.p);
+        snprintf(key, sizeof key, "%s=", d->name);
+        if (!strstr(influx.p, key)) fail_msg("Influx lacks %s: %s", d->name, influx.p);
+        snprintf(key, sizeof key, "\"%s.%s\"", EV_SAMPLE, d->name);
+        if (!strstr(tsdb.p, key)) fail_msg("OpenTSDB lacks %s: %s", d->name, tsdb.p);
+    }
+    jbuf_free(&j);
+    sbuf_free(&influx);
+    sbuf_free(&tsdb);
+    tsconv_ann_free(&a);
+    mset_free(&s);
+}
+
 static void the_set_path_leaves_to_the_json_path_what_it_reads_otherwise(void **st)
 {
     tsconv_ann a;
@@ -547,6 +598,7 @@ int main(void)
         cmocka_unit_test(the_set_path_writes_what_the_json_path_writes),
         cmocka_unit_test(the_set_path_reads_every_kind_of_member_as_the_json_path_does),
         cmocka_unit_test(the_set_path_leaves_to_the_json_path_what_it_reads_otherwise),
+        cmocka_unit_test(every_catalogue_field_of_the_sample_reaches_every_encoder),
         cmocka_unit_test(an_event_is_framed_with_the_annotations_its_set_asks_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
