@@ -236,8 +236,11 @@ test_zombies_are_counted_apart_from_live_processes() {
     "$JS" run -q -i 0.1 -o ev.jsonl -- sh -c 'for i in $(seq 30); do true & done; exec sleep 1' || return 1
     assert_eq "$(jq_py 'max(s["zombies"] for s in samples)' ev.jsonl)" 30 "zombies" || return 1
     assert_eq "$(jq_py 'max(s["procs"] for s in samples[2:-1])' ev.jsonl)" 1 "live processes" || return 1
-    # (the first samples may catch a child before it exits, never the 30)
-    assert_le "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 5 "peak of live processes" || return 1
+    # the peak of live processes is the largest live count a sample saw (the
+    # first samples may catch a few children before they exit; how many
+    # depends on the machine's load): the 30 zombies are never in it
+    assert_eq "$(jq_py 'end["peaks"]["procs"]["value"] == max(s["procs"] for s in samples)' ev.jsonl)" true "peak of live processes" || return 1
+    assert_le "$(jq_py 'end["peaks"]["procs"]["value"]' ev.jsonl)" 29 "peak of live processes" || return 1
 }
 
 # 21.8: the final sample (the tree gone) reported rss, vm and procs as 0.
