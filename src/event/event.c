@@ -59,31 +59,6 @@ static const char *env_nonempty(const char *var)
     return v && *v ? v : NULL;
 }
 
-static struct {
-    const char *field, *value;
-} overrides[16];
-static int noverrides;
-
-int annotations_override(const char *field, const char *value)
-{
-    for (int i = 0; i < noverrides; i++)
-        if (!strcmp(overrides[i].field, field)) {
-            overrides[i].value = value;
-            return 0;
-        }
-    if (noverrides == (int)(sizeof overrides / sizeof overrides[0])) return -1;
-    overrides[noverrides].field = field;
-    overrides[noverrides++].value = value;
-    return 0;
-}
-
-static const char *override_of(const char *field)
-{
-    for (int i = 0; i < noverrides; i++)
-        if (!strcmp(overrides[i].field, field)) return overrides[i].value;
-    return NULL;
-}
-
 /* The launcher's own id of an MPI launch, the same for all its ranks: PMIx
  * namespace (Open MPI 4+, PRRTE, Slurm's pmix), Open MPI's jobid, MPICH
  * Hydra's KVS name, else Slurm's JOB.STEP.  It is the "launch" annotation
@@ -182,9 +157,8 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
             snprintf(gen, sizeof gen, "%s_%s", bid, task), a->job_id = strdup(gen);
         else
             a->job_id = strdup(bid);
-    } else if (override_of("dag_job_id") || env_nonempty("PEGASUS_DAG_JOB_ID")) {
-        a->job_id = strdup(override_of("dag_job_id") ? override_of("dag_job_id")
-                                                     : getenv("PEGASUS_DAG_JOB_ID"));
+    } else if (env_nonempty("PEGASUS_DAG_JOB_ID")) {
+        a->job_id = strdup(getenv("PEGASUS_DAG_JOB_ID"));
     } else if (mpi_launch_id(gen, sizeof gen)) {
         char mpi[sizeof gen + 8];
         snprintf(mpi, sizeof mpi, "mpi-%s", gen);
@@ -199,8 +173,7 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
     jw_str(&b, "hostname", host);
     /* kickstart wrote "" for an unset one; --null-missing: null */
     for (size_t i = 0; i < sizeof wf_vars / sizeof wf_vars[0]; i++) {
-        const char *v = override_of(wf_vars[i].field);
-        if (!v) v = env_nonempty(wf_vars[i].var);
+        const char *v = env_nonempty(wf_vars[i].var);
         jw_str(&b, wf_vars[i].field, v ? v : null_missing ? NULL : "");
     }
     long rank = 0;
@@ -231,26 +204,10 @@ int annotations_init(annotations *a, const char *job_id, char *const *tags, int 
         jw_str(&b, "job_id", bid);
         jw_obj_close(&b);
     }
-    int extra = 0; /* overrides that are no workflow annotation */
-    for (int i = 0; i < noverrides; i++) {
-        int wf = !strcmp(overrides[i].field, "dag_job_id");
-        for (size_t k = 0; k < sizeof wf_vars / sizeof wf_vars[0]; k++)
-            wf |= !strcmp(overrides[i].field, wf_vars[k].field);
-        extra += !wf;
-    }
     a->tags_at = b.len; /* the last member: MSET_UNTAGGED leaves it out */
     int tags_ok = 1;
-    if (ntags > 0 || extra) {
+    if (ntags > 0) {
         jw_obj_open(&b, "tags");
-        for (int i = 0; i < noverrides; i++) {
-            int wf = !strcmp(overrides[i].field, "dag_job_id");
-            for (size_t k = 0; k < sizeof wf_vars / sizeof wf_vars[0]; k++)
-                wf |= !strcmp(overrides[i].field, wf_vars[k].field);
-            if (!wf) {
-                jw_str(&b, overrides[i].field, overrides[i].value);
-                tags_ok &= add_tag(a, overrides[i].field, overrides[i].value);
-            }
-        }
         for (int i = 0; i < ntags; i++) {
             const char *eq = strchr(tags[i], '=');
             if (!eq) continue;

@@ -60,10 +60,6 @@ void annotations_free(annotations *a);
  * job_id, launch, site, wf_uuid, wf_label, dag_job_id, condor_job_id,
  * xformation, task_id): what the time-series outputs make tags of. */
 int annotations_is_key(const char *key);
-/* Before annotations_init: FIELD (site, wf_label, xformation, ...) takes
- * VALUE instead of its environment variable (kickstart's -R, -L, -n), or a
- * FIELD that is no workflow annotation becomes a tag.  0, or -1 if full. */
-int annotations_override(const char *field, const char *value);
 
 /* Writes the whole event: {"event":NAME,"ts":TS, the annotations as
  * ev->frame says, its members (mset_write_json), "seq":SEQ}. */
