@@ -68,6 +68,12 @@ static const char *const schema =
     "DROP INDEX IF EXISTS ev_host;"
     "DROP INDEX IF EXISTS ev_name;"
     "DROP INDEX IF EXISTS ev_wf;"
+    /* a run's samples of one batch (repo_block.c): every read of events
+     * reads these too */
+    "CREATE TABLE IF NOT EXISTS evblocks(id INTEGER PRIMARY KEY, last INTEGER NOT NULL, ts REAL,"
+    "  ts_last REAL, name TEXT, wf TEXT, job TEXT, host TEXT, run INTEGER, data BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS evb_jrun ON evblocks(job, wf, run, ts);"
+    "CREATE INDEX IF NOT EXISTS evb_ts ON evblocks(ts);"
     "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, wf TEXT NOT NULL, job TEXT NOT NULL,"
     "  host TEXT, exe TEXT, cmd TEXT, user TEXT, xformation TEXT, type TEXT, state TEXT,"
     "  start REAL, end REAL, last REAL, duration REAL, cpu_time REAL, cpu_eff REAL, cores REAL,"
@@ -194,6 +200,18 @@ repo *repo_open(const char *path, char *err, size_t errlen)
         free(r);
         return NULL;
     }
+    /* the next event's id: after the last of events and of blocks (whose
+     * last ids are within REPO_BLOCK_SPAN of their first) */
+    sqlite3_stmt *st = NULL;
+    r->next_id = 1;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT max(coalesce((SELECT max(id) FROM events), 0),"
+                           " coalesce((SELECT max(last) FROM evblocks WHERE id >"
+                           " (SELECT max(id) FROM evblocks) - ?1), 0))",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_int64(st, 1, REPO_BLOCK_SPAN) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        r->next_id = sqlite3_column_int64(st, 0) + 1;
+    sqlite3_finalize(st);
     pthread_mutex_init(&r->mu, NULL);
     pthread_mutex_init(&r->qmu, NULL);
     pthread_cond_init(&r->qcond, NULL);
@@ -592,8 +610,9 @@ static void insert_event(repo *r, double ts, const char *name, const char *wf, c
 {
     sqlite3_stmt *st = repo_prep(
         r,
-        "INSERT INTO events(ts, name, wf, job, host, body, run) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        "dsssssi", ts, name, wf ? wf : "", job, host, body, run);
+        "INSERT INTO events(ts, name, wf, job, host, body, run, id)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "dsssssii", ts, name, wf ? wf : "", job, host, body, run, r->next_id++);
     if (st) {
         if (run < 0) sqlite3_bind_null(st, 7);
         sqlite3_step(st);
@@ -618,7 +637,7 @@ static int add_flat(repo *r, const repo_flat *f, const char *raw, repo_batch *b)
     jobset_base_key(s->host, f->step, f->task, f->has_rank ? f->rank : 0, base, sizeof base);
     long long run = repo_run_cached_key(r, jobid, base, f->has_pid ? f->pid : -1);
     if (run < 0) return 1;
-    insert_event(r, s->ts, f->name, f->wf, f->job, s->host, raw, run);
+    repo_block_add(r, bj, run, r->next_id++, s->ts, s->host, raw);
     if (f->wf) wf_seen(r, f->wf, s->ts, f->label);
     repo_batch_fold(bj, s);
     return 0;
@@ -710,7 +729,7 @@ void repo_flush(repo *r)
             double cut = (double)time(NULL) - r->retention_s;
             r->since_prune = 0;
             sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
-            RUN(r, "DELETE FROM events WHERE ts < ?1", "d", cut);
+            repo_evs_prune(r, cut);
             RUN(r,
                 "DELETE FROM job_views WHERE id IN (SELECT id FROM jobs"
                 " WHERE coalesce(last, end, start, 0) < ?1)",

@@ -15,16 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct repo_batch_job {
-    long long jobid;
-    int nruns;
-    char *wf, *job;
-    /* the samples folded since the row was last written */
-    long n;
-    double first_start, last_ts, max_ts, peak, cg_peak, cpu, rchar, wchar;
-    char *exe, *host, *xformation, *batch_id;
-};
-
 static void set_str(char **dst, const char *v, int first)
 {
     if (!v || (first && *dst)) return;
@@ -130,6 +120,7 @@ void repo_batch_fold(repo_batch_job *e, const repo_sample *s)
 
 void repo_batch_write(repo *r, repo_batch_job *e)
 {
+    repo_block_write(r, e); /* its samples' events, before anything reads them */
     if (!e->n) return;
     sqlite3_stmt *st;
     /* job_row's upsert and update_job's (or update_job_of_runs') sample

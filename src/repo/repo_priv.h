@@ -18,6 +18,18 @@
  * samples of a job are folded and its row written once. */
 #define REPO_BATCH_SLOTS 1024
 typedef struct repo_batch_job repo_batch_job;
+struct repo_batch_job {
+    long long jobid;
+    int nruns;
+    char *wf, *job;
+    /* the samples folded since the row was last written */
+    long n;
+    double first_start, last_ts, max_ts, peak, cg_peak, cpu, rchar, wchar;
+    char *exe, *host, *xformation, *batch_id;
+    struct repo_block *blk; /* its samples' pending blocks (repo_block.c), one per run */
+    size_t nblk;
+};
+
 typedef struct repo_batch {
     repo_batch_job *slot[REPO_BATCH_SLOTS];
     size_t n;
@@ -56,6 +68,7 @@ struct repo {
     long long last_jobid;
     int last_nruns;
     repo_batch batch; /* the job rows of the batch being written (repo_flush) */
+    long long next_id; /* the id of the next event (events and blocks share them) */
     char last_wf[128], last_job[256];
 };
 
@@ -133,6 +146,36 @@ typedef struct repo_flat {
     char buf[4096];
 } repo_flat;
 int repo_flat_read(struct jread *jr, const char *text, size_t len, repo_flat *f);
+/* Blocks (repo_block.c): a run's samples folded in one batch are kept as
+ * one row of evblocks, not a row each; every read expands them.  The job's
+ * pending block of run gets the sample (its id, ts, host and text). */
+#define REPO_BLOCK_SPAN 65536 /* the most ids from a block's first to its last */
+void repo_block_add(repo *r, repo_batch_job *e, long long run, long long id, double ts,
+                    const char *host, const char *body);
+/* Writes the job's pending blocks (repo_batch_write does). */
+void repo_block_write(repo *r, repo_batch_job *e);
+/* An event read back: from events or expanded from a block. */
+typedef struct repo_ev {
+    long long id, run; /* run < 0: none */
+    double ts;         /* NAN: none */
+    char *body;
+} repo_ev;
+typedef struct repo_evs {
+    repo_ev *v;
+    size_t n, cap;
+} repo_evs;
+/* The events of a job (run >= 0: of that run only; since finite: those
+ * with ts >= since), in the order of ORDER BY ts, id (by_run: run IS NOT
+ * NULL, run, ts, id).  Locked. */
+void repo_evs_job(repo *r, const char *job, const char *wf, long long run, double since,
+                  int by_run, repo_evs *out);
+void repo_evs_free(repo_evs *e);
+/* GET /api/events' page: the first `limit` events with id > f->after that
+ * pass f, in id order.  Locked. */
+void repo_evs_page(repo *r, const repo_event_filter *f, long limit, repo_evs *out);
+/* --retention: events (and blocks' events) with ts < cut go.  Locked. */
+void repo_evs_prune(repo *r, double cut);
+
 /* Writes the job's pending row (before any other event of the job). */
 void repo_batch_write(repo *r, repo_batch_job *e);
 /* Writes every pending row and empties the batch (before COMMIT). */
