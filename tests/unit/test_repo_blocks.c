@@ -1,0 +1,331 @@
+/* test_repo_blocks.c — the events repository keeps a run's samples of one
+ * batch as one row (a block, src/repo/repo_block.c): every read answers
+ * what it answered when each event was a row of its own (a repository fed
+ * one event a batch, which makes no block, is the reference), ids
+ * included, and the text of each as received; a repository written before blocks opens and goes on; the
+ * retention cuts inside a block. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "repo/repo.h"
+
+static repo *open_at(const char *path)
+{
+    char err[256];
+    repo *r = repo_open(path, err, sizeof err);
+    if (!r) fprintf(stderr, "%s\n", err);
+    assert_non_null(r);
+    return r;
+}
+
+static repo *scratch(char *dir, char *path, size_t len)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, len, "%s/repo.sqlite", dir);
+    return open_at(path);
+}
+
+static void scratch_close(repo *r, const char *dir, const char *path)
+{
+    char f[300];
+    if (r) repo_close(r);
+    unlink(path);
+    snprintf(f, sizeof f, "%s-wal", path);
+    unlink(f);
+    snprintf(f, sizeof f, "%s-shm", path);
+    unlink(f);
+    rmdir(dir);
+}
+
+/* An SQL count on the file (the repository closed or not: WAL readers). */
+static long long count_of(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    long long n = -1;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* The t-th event of a mix: job a (one run, workflow W1, a start and an
+ * end), job b (two hosts: two runs, as the bench's jobs), job c (Slurm
+ * steps 0 and 1 of one host), stampede events of W1, samples out of order,
+ * one without a time, one pretty-printed, big ones (blocks split by size). */
+static int mixed(int t, char *buf, size_t len)
+{
+    double ts = 1000 + t - (t % 37 == 0 ? 20.5 : 0);
+    const char *pad = t % 5 ? "" : ",\"note\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                                   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"";
+    if (t == 0 || t == 1 || t == 2)
+        return snprintf(buf, len,
+                        "{\"event\":\"jobscope.start\",\"ts\":%g,%s\"hostname\":\"h%d\","
+                        "\"job_id\":\"%c\",\"pid\":7,\"exe\":\"/bin/x\",\"user\":\"u\"}",
+                        ts, t == 0 ? "\"wf_uuid\":\"W1\",\"wf_label\":\"L\"," : "", t + 1,
+                        "abc"[t]);
+    if (t == 1900)
+        return snprintf(buf, len,
+                        "{\"event\":\"jobscope.end\",\"ts\":%g,\"wf_uuid\":\"W1\",\"hostname\":"
+                        "\"h1\",\"job_id\":\"a\",\"pid\":7,\"exit_code\":0}",
+                        ts);
+    if (t % 97 == 0)
+        return snprintf(buf, len,
+                        "{\"event\":\"stampede.job_inst.main.start\",\"ts\":%g,\"xwf_id\":\"W1\","
+                        "\"job_id\":\"a\"}",
+                        ts);
+    if (t == 501) /* no time: a row of its own, first in time order */
+        return snprintf(buf, len,
+                        "{\"event\":\"kickstart.inv.online\",\"hostname\":\"h2\",\"job_id\":\"b\","
+                        "\"pid\":7,\"rss\":1}");
+    int k = t % 4;
+    const char *job = k == 0 ? "a" : k == 3 ? "c" : "b";
+    char host[16], tags[64] = "";
+    snprintf(host, sizeof host, "h%d", k == 0 ? 1 : k == 1 ? 2 : k == 2 ? 4 : 3);
+    if (k == 3) snprintf(tags, sizeof tags, "\"tags\":{\"slurm_step\":\"%d\"},", (t / 4) % 2);
+    return snprintf(buf, len,
+                    "{%s\"event\":\"kickstart.inv.online\",%s\"ts\":%g,%s\"hostname\":\"%s\","
+                    "\"job_id\":\"%s\",\"pid\":7,%s\"rss\":%d,\"utime\":%g,\"rchar\":%d%s}",
+                    t == 777 ? "\n  " : "", k == 0 ? "\"wf_uuid\":\"W1\"," : "", ts,
+                    t == 777 ? "\n" : "", host, job, tags, t % 1000, t * 0.5, t * 3, pad);
+}
+
+static void assert_same(json_t *a, json_t *b, const char *what)
+{
+    if (!a && !b) return; /* none both ways (a job of one run has no page of runs) */
+    char *ta = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY);
+    char *tb = json_dumps(b, JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY);
+    if (!ta || !tb || strcmp(ta, tb))
+        fprintf(stderr, "%s differs:\nrows:   %.600s\nblocks: %.600s\n", what, ta ? ta : "(null)",
+                tb ? tb : "(null)");
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_string_equal(ta, tb);
+    free(ta), free(tb);
+    json_decref(a), json_decref(b);
+}
+
+/* Every page of GET /api/events under a filter, walked by `next`. */
+static json_t *all_pages(repo *r, repo_event_filter f)
+{
+    json_t *all = json_array();
+    for (int guard = 0; guard < 10000; guard++) {
+        json_t *p = repo_events(r, &f);
+        json_array_append(all, p);
+        json_t *next = json_object_get(p, "next");
+        if (!json_is_integer(next)) {
+            json_decref(p);
+            break;
+        }
+        f.after = json_integer_value(next);
+        json_decref(p);
+    }
+    return all;
+}
+
+static void every_read_of_blocks_answers_as_rows_of_their_own(void **state)
+{
+    (void)state;
+    char d1[] = "/tmp/jobscope-blk-XXXXXX", p1[256], d2[] = "/tmp/jobscope-blk-XXXXXX", p2[256];
+    repo *one = scratch(d1, p1, sizeof p1), *batch = scratch(d2, p2, sizeof p2);
+    char buf[1024];
+    for (int t = 0; t < 2400; t++) {
+        int n = mixed(t, buf, sizeof buf);
+        /* a batch of one event each: the job's first in its batch, a row */
+        assert_int_equal(repo_add_json(one, buf, (size_t)n), 0);
+        repo_version(one);
+        assert_int_equal(repo_add_json(batch, buf, (size_t)n), 0);
+    }
+    repo_job_filter all = {.sort = "job", .limit = 100};
+    json_t *ja = repo_jobs(one, &all), *jb = repo_jobs(batch, &all);
+    json_object_del(ja, "version"), json_object_del(jb, "version");
+    assert_int_equal(json_integer_value(json_object_get(ja, "total")), 3);
+    assert_same(ja, jb, "the jobs");
+    /* the batched repository did keep samples as blocks, the other none */
+    assert_true(count_of(p2, "SELECT count(*) FROM evblocks") > 3);
+    assert_true(count_of(p2, "SELECT count(*) FROM evblocks WHERE last - id > 0") > 3);
+    assert_int_equal(count_of(p1, "SELECT count(*) FROM evblocks"), 0);
+
+    const char *jobs[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        const char *j = jobs[i];
+        json_t *e = repo_job_events(one, j, NULL, 0);
+        assert_true(json_array_size(e) > 300);
+        json_decref(e);
+        assert_same(repo_job_events(one, j, NULL, 0), repo_job_events(batch, j, NULL, 0), j);
+        assert_same(repo_job_events(one, j, NULL, 1500), repo_job_events(batch, j, NULL, 1500),
+                    "events since");
+        assert_int_equal(repo_job_nruns(one, j, NULL), repo_job_nruns(batch, j, NULL));
+        json_t *pa = repo_job_page(one, j, NULL, NULL, 0, 500);
+        json_t *runs = json_object_get(pa, "runs");
+        for (size_t k = 0; k < json_array_size(runs); k++) {
+            const char *key = json_string_value(json_object_get(json_array_get(runs, k), "run"));
+            assert_non_null(key);
+            assert_same(repo_run_events(one, j, NULL, key), repo_run_events(batch, j, NULL, key),
+                        "a run's events");
+            assert_same(repo_job_page(one, j, NULL, key, 0, 500),
+                        repo_job_page(batch, j, NULL, key, 0, 500), "a run's page");
+            assert_same(repo_job_page(one, j, NULL, key, 1200, 500),
+                        repo_job_page(batch, j, NULL, key, 1200, 500), "a run's newer page");
+        }
+        assert_same(pa, repo_job_page(batch, j, NULL, NULL, 0, 500), "the whole job's page");
+        char *va = repo_job_view(one, j, NULL), *vb = repo_job_view(batch, j, NULL);
+        assert_true((va == NULL) == (vb == NULL));
+        if (va) assert_string_equal(va, vb);
+        free(va), free(vb);
+    }
+    assert_int_equal(repo_job_nruns(one, "b", NULL), 2);
+    assert_same(repo_workflow(one, "W1"), repo_workflow(batch, "W1"), "the workflow");
+    /* the export, whole and a job a page */
+    repo_job_filter f = {0};
+    char *ea = repo_export(one, &f, 0, 100), *eb = repo_export(batch, &f, 0, 100);
+    assert_non_null(ea);
+    assert_non_null(eb);
+    assert_string_equal(ea, eb);
+    free(ea), free(eb);
+    for (long long after = 0; after < 4; after++) {
+        ea = repo_export(one, &f, after, 1), eb = repo_export(batch, &f, after, 1);
+        assert_string_equal(ea, eb);
+        free(ea), free(eb);
+    }
+    /* raw events by id, with their ids, whole and through every filter */
+    repo_event_filter filters[] = {
+        {.limit = 10000},
+        {.limit = 1},
+        {.limit = 7},
+        {.limit = 333},
+        {.host = "h2", .limit = 50},
+        {.job = "b", .limit = 100},
+        {.wf = "W1", .limit = 100},
+        {.name = "kickstart.inv.online", .limit = 64},
+        {.name = "kick*", .limit = 500},
+        {.name = "stampede.*", .limit = 5},
+        {.since = 1500, .limit = 90},
+        {.until = 1200.5, .limit = 90},
+        {.since = 1100, .until = 1300, .host = "h4", .limit = 9},
+        {.after = 1000, .limit = 11},
+    };
+    for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
+        assert_same(all_pages(one, filters[i]), all_pages(batch, filters[i]), "/api/events");
+    repo_event_filter whole = {.limit = 10000};
+    json_t *w = repo_events(batch, &whole);
+    assert_int_equal(json_array_size(json_object_get(w, "events")), 2400);
+    json_decref(w);
+    scratch_close(one, d1, p1);
+    scratch_close(batch, d2, p2);
+}
+
+/* A file written before blocks has no evblocks table: it opens, its events
+ * read as ever, and new ones get ids after its own. */
+static void a_repository_from_before_blocks_opens_and_goes_on(void **state)
+{
+    (void)state;
+    char d[] = "/tmp/jobscope-blk-XXXXXX", p[256], buf[1024];
+    repo *r = scratch(d, p, sizeof p);
+    for (int t = 0; t < 300; t++) {
+        int n = mixed(t, buf, sizeof buf);
+        json_t *ev = json_loadb(buf, (size_t)n, 0, NULL);
+        assert_int_equal(repo_add(r, ev), 0); /* rows only, as before */
+        json_decref(ev);
+    }
+    json_t *before = repo_job_events(r, "b", NULL, 0);
+    repo_close(r);
+    /* the file as the version before wrote it: no blocks table */
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE evblocks", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(count_of(p, "SELECT count(*) FROM sqlite_master WHERE name='evblocks'"), 0);
+
+    r = open_at(p);
+    json_t *again = repo_job_events(r, "b", NULL, 0);
+    assert_true(json_array_size(before) > 50);
+    assert_true(json_equal(before, again));
+    json_decref(before), json_decref(again);
+    for (int t = 300; t < 1300; t++) {
+        int n = mixed(t, buf, sizeof buf);
+        assert_int_equal(repo_add_json(r, buf, (size_t)n), 0);
+    }
+    repo_event_filter f = {.limit = 10000};
+    json_t *all = repo_events(r, &f), *e;
+    size_t i;
+    long long last = 0;
+    json_array_foreach(json_object_get(all, "events"), i, e)
+    {
+        long long id = json_integer_value(json_object_get(e, "id"));
+        assert_true(id > last); /* unique, in the order received */
+        last = id;
+    }
+    assert_int_equal(json_array_size(json_object_get(all, "events")), 1300);
+    json_decref(all);
+    repo_close(r);
+    assert_true(count_of(p, "SELECT count(*) FROM evblocks") > 0);
+    scratch_close(NULL, d, p);
+}
+
+/* --retention inside a block: its older samples go, its newer stay. */
+static void retention_cuts_inside_a_block(void **state)
+{
+    (void)state;
+    char d[] = "/tmp/jobscope-blk-XXXXXX", p[256], buf[512];
+    repo *r = scratch(d, p, sizeof p);
+    long now = (long)time(NULL);
+    snprintf(buf, sizeof buf,
+             "{\"event\":\"jobscope.start\",\"ts\":%ld,\"hostname\":\"h\",\"job_id\":\"r\",\"pid\":1}",
+             now - 7300);
+    assert_int_equal(repo_add_json(r, buf, strlen(buf)), 0);
+    for (int i = 0; i < 40; i++) { /* 20 samples 2 h old, 20 of the last minute, interleaved */
+        long ts = i % 2 ? now - 60 + i : now - 7200 + i;
+        snprintf(buf, sizeof buf,
+                 "{\"event\":\"kickstart.inv.online\",\"ts\":%ld,\"hostname\":\"h\",\"job_id\":\"r\","
+                 "\"pid\":1,\"rss\":%d}",
+                 ts, i);
+        assert_int_equal(repo_add_json(r, buf, strlen(buf)), 0);
+    }
+    repo_version(r); /* written */
+    repo_set_retention(r, 3600); /* the next batch written prunes */
+    snprintf(buf, sizeof buf, "{\"event\":\"jobscope.start\",\"ts\":%ld,\"job_id\":\"s\"}", now);
+    assert_int_equal(repo_add_json(r, buf, strlen(buf)), 0);
+    json_t *evs = repo_job_events(r, "r", NULL, 0); /* writes, then prunes */
+    assert_int_equal(json_array_size(evs), 20);
+    size_t i;
+    json_t *e;
+    json_array_foreach(evs, i, e)
+    {
+        assert_true(json_integer_value(json_object_get(e, "ts")) >= now - 60);
+        assert_int_equal(json_integer_value(json_object_get(e, "rss")), 2 * (long)i + 1);
+    }
+    json_decref(evs);
+    repo_event_filter f = {.limit = 100};
+    json_t *page = repo_events(r, &f);
+    assert_int_equal(json_array_size(json_object_get(page, "events")), 21);
+    json_decref(page);
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM evblocks WHERE ts < %ld", now - 3600);
+    assert_int_equal(count_of(p, sql), 0);
+    assert_true(count_of(p, "SELECT count(*) FROM evblocks") >= 1);
+    scratch_close(r, d, p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_read_of_blocks_answers_as_rows_of_their_own),
+        cmocka_unit_test(a_repository_from_before_blocks_opens_and_goes_on),
+        cmocka_unit_test(retention_cuts_inside_a_block),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
