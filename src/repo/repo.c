@@ -608,11 +608,11 @@ static void update_wf(repo *r, json_t *ev, const char *name, const char *wf, dou
 static void insert_event(repo *r, double ts, const char *name, const char *wf, const char *job,
                          const char *host, const char *body, long long run)
 {
-    sqlite3_stmt *st = repo_prep(
-        r,
-        "INSERT INTO events(ts, name, wf, job, host, body, run, id)"
-        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        "dsssssii", ts, name, wf ? wf : "", job, host, body, run, r->next_id++);
+    sqlite3_stmt *st =
+        repo_prep(r,
+                  "INSERT INTO events(ts, name, wf, job, host, body, run, id)"
+                  " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                  "dsssssii", ts, name, wf ? wf : "", job, host, body, run, r->next_id++);
     if (st) {
         if (run < 0) sqlite3_bind_null(st, 7);
         sqlite3_step(st);

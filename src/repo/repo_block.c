@@ -35,12 +35,12 @@ struct repo_block {
 static void block_write(repo *r, repo_batch_job *e, struct repo_block *b)
 {
     if (!b->len) return;
-    sqlite3_stmt *st = repo_prep(r,
-                                 "INSERT INTO evblocks(id, last, ts, ts_last, name, wf, job, host,"
-                                 " run, data) VALUES(?1, ?2, ?3, ?4, 'kickstart.inv.online', ?5,"
-                                 " ?6, ?7, ?8, ?9)",
-                                 "iiddsssi", b->first, b->last, b->tmin, b->tmax, e->wf, e->job,
-                                 b->host, b->run);
+    sqlite3_stmt *st =
+        repo_prep(r,
+                  "INSERT INTO evblocks(id, last, ts, ts_last, name, wf, job, host,"
+                  " run, data) VALUES(?1, ?2, ?3, ?4, 'kickstart.inv.online', ?5,"
+                  " ?6, ?7, ?8, ?9)",
+                  "iiddsssi", b->first, b->last, b->tmin, b->tmax, e->wf, e->job, b->host, b->run);
     if (st) {
         sqlite3_bind_blob(st, 9, b->data, (int)b->len, SQLITE_STATIC);
         sqlite3_step(st);
@@ -196,15 +196,15 @@ void repo_evs_job(repo *r, const char *job, const char *wf, long long run, doubl
 {
     memset(out, 0, sizeof *out);
     double s = isfinite(since) ? since : NAN;
-    sqlite3_stmt *st =
-        run >= 0 ? repo_prep(r,
-                             "SELECT id, run, ts, body FROM events WHERE job=?1 AND wf=?2"
-                             " AND run=?3 AND (?4 IS NULL OR ts >= ?4)",
-                             "ssid", job, wf, run, s)
-                 : repo_prep(r,
-                             "SELECT id, run, ts, body FROM events WHERE job=?1 AND wf=?2"
-                             " AND (?3 IS NULL OR ts >= ?3)",
-                             "ssd", job, wf, s);
+    sqlite3_stmt *st = run >= 0
+                           ? repo_prep(r,
+                                       "SELECT id, run, ts, body FROM events WHERE job=?1 AND wf=?2"
+                                       " AND run=?3 AND (?4 IS NULL OR ts >= ?4)",
+                                       "ssid", job, wf, run, s)
+                           : repo_prep(r,
+                                       "SELECT id, run, ts, body FROM events WHERE job=?1 AND wf=?2"
+                                       " AND (?3 IS NULL OR ts >= ?3)",
+                                       "ssd", job, wf, s);
     while (st && sqlite3_step(st) == SQLITE_ROW) push_row(out, st);
     repo_done(r, st);
     st = run >= 0 ? repo_prep(r,
@@ -240,15 +240,15 @@ void repo_evs_page(repo *r, const repo_event_filter *f, long limit, repo_evs *ou
             snprintf(name, sizeof name, "%s", f->name);
     }
     double since = f->since > 0 ? f->since : NAN, until = f->until > 0 ? f->until : NAN;
-    sqlite3_stmt *st = repo_prep(
-        r,
-        "SELECT id, run, ts, body FROM events WHERE id > ?1 AND (?2 IS NULL OR wf=?2)"
-        " AND (?3 IS NULL OR job=?3) AND (?4 IS NULL OR host=?4)"
-        " AND (?5 IS NULL OR name=?5) AND (?6 IS NULL OR name LIKE ?6)"
-        " AND (?7 IS NULL OR ts >= ?7) AND (?8 IS NULL OR ts <= ?8)"
-        " ORDER BY id LIMIT ?9",
-        "isssssddi", f->after, f->wf, f->job, f->host, name[0] ? name : NULL, like[0] ? like : NULL,
-        since, until, (long long)limit);
+    sqlite3_stmt *st =
+        repo_prep(r,
+                  "SELECT id, run, ts, body FROM events WHERE id > ?1 AND (?2 IS NULL OR wf=?2)"
+                  " AND (?3 IS NULL OR job=?3) AND (?4 IS NULL OR host=?4)"
+                  " AND (?5 IS NULL OR name=?5) AND (?6 IS NULL OR name LIKE ?6)"
+                  " AND (?7 IS NULL OR ts >= ?7) AND (?8 IS NULL OR ts <= ?8)"
+                  " ORDER BY id LIMIT ?9",
+                  "isssssddi", f->after, f->wf, f->job, f->host, name[0] ? name : NULL,
+                  like[0] ? like : NULL, since, until, (long long)limit);
     while (st && sqlite3_step(st) == SQLITE_ROW) push_row(out, st);
     repo_done(r, st);
     /* the blocks that may hold an id after `after`, by their first id: once
@@ -301,8 +301,7 @@ void repo_evs_prune(repo *r, double cut)
     } part;
     part *p = NULL;
     size_t np = 0;
-    st = repo_prep(r,
-                   "SELECT id, run, data, wf, job, host FROM evblocks WHERE ts < ?1 ORDER BY id",
+    st = repo_prep(r, "SELECT id, run, data, wf, job, host FROM evblocks WHERE ts < ?1 ORDER BY id",
                    "d", cut);
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         part *a = realloc(p, (np + 1) * sizeof *a);

@@ -67,7 +67,7 @@ struct repo {
      * mostly come one after the other */
     long long last_jobid;
     int last_nruns;
-    repo_batch batch; /* the job rows of the batch being written (repo_flush) */
+    repo_batch batch;  /* the job rows of the batch being written (repo_flush) */
     long long next_id; /* the id of the next event (events and blocks share them) */
     char last_wf[128], last_job[256];
 };
@@ -167,8 +167,8 @@ typedef struct repo_evs {
 /* The events of a job (run >= 0: of that run only; since finite: those
  * with ts >= since), in the order of ORDER BY ts, id (by_run: run IS NOT
  * NULL, run, ts, id).  Locked. */
-void repo_evs_job(repo *r, const char *job, const char *wf, long long run, double since,
-                  int by_run, repo_evs *out);
+void repo_evs_job(repo *r, const char *job, const char *wf, long long run, double since, int by_run,
+                  repo_evs *out);
 void repo_evs_free(repo_evs *e);
 /* GET /api/events' page: the first `limit` events with id > f->after that
  * pass f, in id order.  Locked. */

@@ -319,8 +319,7 @@ json_t *repo_runs_page(repo *r, const char *wf, const char *job, size_t max_poin
             if (e.v[i].run != cur) { /* the run's key and base ("" with no row of it) */
                 cur = e.v[i].run;
                 free(key), free(base);
-                sqlite3_stmt *st =
-                    repo_prep(r, "SELECT key, base FROM runs WHERE id=?1", "i", cur);
+                sqlite3_stmt *st = repo_prep(r, "SELECT key, base FROM runs WHERE id=?1", "i", cur);
                 int row = st && sqlite3_step(st) == SQLITE_ROW;
                 key = strdup(row ? col_text(st, 0) : "");
                 base = strdup(row ? col_text(st, 1) : "");
