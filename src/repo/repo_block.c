@@ -191,33 +191,33 @@ static int by_id(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
+/* A job's rows and blocks, all of its runs or one ([table][one run]). */
+static const char *const job_sql[2][2] = {
+    {"SELECT id, run, ts, body FROM events WHERE job=?1 AND wf=?2 AND ?3 < 0"
+     " AND (?4 IS NULL OR ts >= ?4)",
+     "SELECT id, run, ts, body FROM events WHERE job=?1 AND wf=?2 AND run=?3"
+     " AND (?4 IS NULL OR ts >= ?4)"},
+    {"SELECT run, data FROM evblocks WHERE job=?1 AND wf=?2 AND ?3 < 0"
+     " AND (?4 IS NULL OR ts_last >= ?4)",
+     "SELECT run, data FROM evblocks WHERE job=?1 AND wf=?2 AND run=?3"
+     " AND (?4 IS NULL OR ts_last >= ?4)"},
+};
+
 void repo_evs_job(repo *r, const char *job, const char *wf, long long run, double since,
                   int by_run_order, repo_evs *out)
 {
     memset(out, 0, sizeof *out);
     double s = isfinite(since) ? since : NAN;
-    sqlite3_stmt *st = run >= 0
-                           ? repo_prep(r,
-                                       "SELECT id, run, ts, body FROM events WHERE job=?1 AND wf=?2"
-                                       " AND run=?3 AND (?4 IS NULL OR ts >= ?4)",
-                                       "ssid", job, wf, run, s)
-                           : repo_prep(r,
-                                       "SELECT id, run, ts, body FROM events WHERE job=?1 AND wf=?2"
-                                       " AND (?3 IS NULL OR ts >= ?3)",
-                                       "ssd", job, wf, s);
-    while (st && sqlite3_step(st) == SQLITE_ROW) push_row(out, st);
-    repo_done(r, st);
-    st = run >= 0 ? repo_prep(r,
-                              "SELECT run, data FROM evblocks WHERE job=?1 AND wf=?2 AND run=?3"
-                              " AND (?4 IS NULL OR ts_last >= ?4)",
-                              "ssid", job, wf, run, s)
-                  : repo_prep(r,
-                              "SELECT run, data FROM evblocks WHERE job=?1 AND wf=?2"
-                              " AND (?3 IS NULL OR ts_last >= ?3)",
-                              "ssd", job, wf, s);
-    while (st && sqlite3_step(st) == SQLITE_ROW)
-        push_block(out, st, sqlite3_column_int64(st, 0), 1, -1, s);
-    repo_done(r, st);
+    for (int t = 0; t < 2; t++) {
+        sqlite3_stmt *st = repo_prep(r, job_sql[t][run >= 0], "ssid", job, wf, run, s);
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            if (t)
+                push_block(out, st, sqlite3_column_int64(st, 0), 1, -1, s);
+            else
+                push_row(out, st);
+        }
+        repo_done(r, st);
+    }
     qsort(out->v, out->n, sizeof *out->v, by_run_order ? by_run : by_ts);
 }
 
@@ -291,7 +291,7 @@ void repo_evs_prune(repo *r, double cut)
     sqlite3_stmt *st = repo_prep(r, "DELETE FROM events WHERE ts < ?1", "d", cut);
     if (st) sqlite3_step(st);
     repo_done(r, st);
-    st = repo_prep(r, "DELETE FROM evblocks WHERE ts_last < ?1", "d", cut);
+    st = repo_prep(r, "DELETE FROM evblocks WHERE ts < ?1 AND ts_last < ?1", "d", cut);
     if (st) sqlite3_step(st);
     repo_done(r, st);
     /* a block across the cut keeps its newer events: written again */
@@ -301,8 +301,7 @@ void repo_evs_prune(repo *r, double cut)
     } part;
     part *p = NULL;
     size_t np = 0;
-    st = repo_prep(r, "SELECT id, run, data, wf, job, host FROM evblocks WHERE ts < ?1 ORDER BY id",
-                   "d", cut);
+    st = repo_prep(r, "SELECT id, run, data, wf, job, host FROM evblocks WHERE ts < ?1", "d", cut);
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         part *a = realloc(p, (np + 1) * sizeof *a);
         if (!a) break;

@@ -104,7 +104,8 @@ void repo_run_ended(repo *r, const char *wf, const char *job, long long jobid, l
 int repo_job_runs(repo *r, const char *wf, const char *job);
 long long repo_run_id(repo *r, const char *wf, const char *job, const char *key);
 /* The page of a job of several runs (report/jobset.h), or of one of its
- * runs (run >= 0; since: only newer events). New reference, or NULL. */
+ * runs (run >= 0, or -1: all the job's events; since: only newer events).
+ * New reference, or NULL. */
 json_t *repo_runs_page(repo *r, const char *wf, const char *job, size_t max_points);
 void repo_run_jobdata(repo *r, const char *wf, const char *job, long long run, double since,
                       struct jobdata *j);

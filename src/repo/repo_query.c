@@ -260,16 +260,7 @@ static json_t *events_of(repo *r, const char *wf, const char *job, double since)
 
 void repo_jobdata_of(repo *r, const char *wf, const char *job, jobdata *j)
 {
-    jobdata_init(j);
-    repo_evs e;
-    repo_evs_job(r, job, wf, -1, 0.0, 0, &e);
-    for (size_t i = 0; i < e.n; i++) {
-        json_t *ev = json_loads(e.v[i].body, 0, NULL);
-        if (ev) jobdata_add(j, ev);
-        json_decref(ev);
-    }
-    repo_evs_free(&e);
-    jobdata_finish(j);
+    repo_run_jobdata(r, wf, job, -1, 0.0, j); /* every run's */
 }
 
 json_t *repo_job_events(repo *r, const char *job, const char *wf, double since)
