@@ -236,6 +236,7 @@ void repo_close(repo *r)
     pthread_mutex_unlock(&r->qmu);
     if (r->has_writer) pthread_join(r->writer, NULL);
     repo_flush(r);
+    repo_batch_forget(&r->batch);
     for (int i = 0; i < r->ncache; i++) sqlite3_finalize(r->cache[i].st);
     sqlite3_close(r->db);
     pthread_mutex_destroy(&r->mu);
@@ -744,6 +745,7 @@ void repo_flush(repo *r)
                 "d", cut);
             RUN(r, "DELETE FROM jobs WHERE coalesce(last, end, start, 0) < ?1", "d", cut);
             memset(r->runcache, 0, sizeof r->runcache);
+            repo_batch_forget(&r->batch);
             RUN(r, "DELETE FROM workflows WHERE coalesce(last, 0) < ?1", "d", cut);
             sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
         }
@@ -758,6 +760,7 @@ int repo_add(repo *r, json_t *ev)
     if (!json_is_object(ev)) return -1;
     repo_flush(r);
     pthread_mutex_lock(&r->mu);
+    repo_batch_forget(&r->batch); /* (written by repo_flush) this event may change a job's runs */
     sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
     int rc = add_locked(r, ev, NULL, NULL);
     if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) rc = -1;

@@ -7,7 +7,10 @@
  * one by one would have left it (maxima, last values, counts), in the same
  * transaction as the events: nothing that was durable before is deferred
  * past the commit.  One UPDATE per job and batch instead of an upsert, a
- * lookup and an UPDATE per sample. */
+ * lookup and an UPDATE per sample.  A job's entry outlives its batch (its
+ * row id and runs: only this batch's events change them, and repo_add and
+ * the retention forget them all), so that the next batch folds its first
+ * samples as well. */
 #include "repo/repo_priv.h"
 #include "util/hash.h"
 
@@ -53,7 +56,10 @@ void repo_batch_put(repo *r, repo_batch *b, const char *wf, const char *job, lon
     size_t i = slot_of(b, wf, job);
     repo_batch_job *e = b->slot[i];
     if (!e) {
-        if (b->n >= REPO_BATCH_SLOTS / 2) repo_batch_end(r, b); /* full: write all, start again */
+        if (b->n >= REPO_BATCH_SLOTS / 2) { /* full: write all, start again */
+            repo_batch_end(r, b);
+            repo_batch_forget(b);
+        }
         i = slot_of(b, wf, job);
         e = calloc(1, sizeof *e);
         if (!e || !(e->wf = strdup(wf)) || !(e->job = strdup(job))) {
@@ -160,10 +166,21 @@ void repo_batch_write(repo *r, repo_batch_job *e)
 
 void repo_batch_end(repo *r, repo_batch *b)
 {
+    for (size_t i = 0; i < REPO_BATCH_SLOTS; i++)
+        if (b->slot[i]) repo_batch_write(r, b->slot[i]);
+    /* the entries stay, each its job's row id and runs, for the next batch
+     * (whose first sample of a known job and run is then folded too), until
+     * the table fills */
+    if (b->n >= REPO_BATCH_SLOTS / 2) repo_batch_forget(b);
+}
+
+void repo_batch_forget(repo_batch *b)
+{
     for (size_t i = 0; i < REPO_BATCH_SLOTS; i++) {
         repo_batch_job *e = b->slot[i];
         if (!e) continue;
-        repo_batch_write(r, e);
+        clear(e);
+        free(e->blk);
         free(e->wf), free(e->job);
         free(e);
         b->slot[i] = NULL;

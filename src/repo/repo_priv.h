@@ -179,8 +179,12 @@ void repo_evs_prune(repo *r, double cut);
 
 /* Writes the job's pending row (before any other event of the job). */
 void repo_batch_write(repo *r, repo_batch_job *e);
-/* Writes every pending row and empties the batch (before COMMIT). */
+/* Writes every pending row (before COMMIT); the jobs' entries stay for
+ * the next batch unless the table is half full. */
 void repo_batch_end(repo *r, repo_batch *b);
+/* Forgets every entry (written first: after repo_batch_end), when a job's
+ * row id or runs may change outside the batch (repo_add, the retention). */
+void repo_batch_forget(repo_batch *b);
 
 /* The workflow of the latest job of that id (within wf when given). Locked. */
 int repo_find_wf(repo *r, const char *job, const char *wf, char *out, size_t len);
