@@ -639,7 +639,7 @@ static int add_flat(repo *r, const repo_flat *f, const char *raw, repo_batch *b)
     long long run = repo_run_cached_key(r, jobid, base, f->has_pid ? f->pid : -1);
     if (run < 0) return 1;
     repo_block_add(r, bj, run, r->next_id++, s->ts, s->host, raw);
-    if (f->wf) wf_seen(r, f->wf, s->ts, f->label);
+    if (f->wf && !repo_batch_wf_fold(r, f->wf, s->ts, f->label)) wf_seen(r, f->wf, s->ts, f->label);
     repo_batch_fold(bj, s);
     return 0;
 }
@@ -677,7 +677,10 @@ static int add_locked(repo *r, json_t *ev, const char *raw, repo_batch *b)
         }
     }
     insert_event(r, ts, name, wf, job, host, raw ? raw : body, run);
-    if (wf) update_wf(r, ev, name, wf, ts);
+    if (wf) {
+        repo_batch_wf_write(r, wf); /* the row as the samples before left it */
+        update_wf(r, ev, name, wf, ts);
+    }
     if (fold) {
         repo_sample smp;
         repo_sample_of(ev, host, ts, &smp);
@@ -720,6 +723,7 @@ void repo_flush(repo *r)
             free(q[i]);
         }
         repo_batch_end(r, &r->batch);
+        repo_batch_wf_write(r, NULL);
         jread_free(&jr);
         if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
             js_log(1, "repository", "%s", sqlite3_errmsg(r->db));

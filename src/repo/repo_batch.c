@@ -174,6 +174,45 @@ void repo_batch_end(repo *r, repo_batch *b)
     if (b->n >= REPO_BATCH_SLOTS / 2) repo_batch_forget(b);
 }
 
+int repo_batch_wf_fold(repo *r, const char *wf, double ts, const char *label)
+{
+    int i = 0;
+    while (i < r->nwfp && strcmp(r->wfp[i].wf, wf)) i++;
+    if (strlen(wf) >= sizeof r->wfp[0].wf || (label && strlen(label) >= sizeof r->wfp[0].label) ||
+        (i == r->nwfp && i == REPO_WF_PENDING))
+        return 0;
+    if (i == r->nwfp) {
+        r->nwfp++;
+        strcpy(r->wfp[i].wf, wf);
+        r->wfp[i].label[0] = 0;
+        r->wfp[i].min = r->wfp[i].max = ts;
+    }
+    /* wf_seen's upsert again and again: the least and greatest time, the
+     * first label given (coalesce) */
+    if (ts < r->wfp[i].min) r->wfp[i].min = ts;
+    if (ts > r->wfp[i].max) r->wfp[i].max = ts;
+    if (!r->wfp[i].label[0] && label) strcpy(r->wfp[i].label, label);
+    return 1;
+}
+
+void repo_batch_wf_write(repo *r, const char *wf)
+{
+    for (int i = 0; i < r->nwfp; i++) {
+        if (wf && strcmp(r->wfp[i].wf, wf)) continue;
+        sqlite3_stmt *st =
+            repo_prep(r,
+                      "INSERT INTO workflows(wf, first, last, label) VALUES(?1, ?2, ?3, ?4)"
+                      " ON CONFLICT(wf) DO UPDATE SET last=max(coalesce(last, 0), ?3),"
+                      " first=min(coalesce(first, ?2), ?2), label=coalesce(label, ?4)",
+                      "sdds", r->wfp[i].wf, r->wfp[i].min, r->wfp[i].max,
+                      r->wfp[i].label[0] ? r->wfp[i].label : NULL);
+        if (st) sqlite3_step(st);
+        repo_done(r, st);
+        r->wfp[i--] = r->wfp[--r->nwfp];
+        if (wf) return;
+    }
+}
+
 void repo_batch_forget(repo_batch *b)
 {
     for (size_t i = 0; i < REPO_BATCH_SLOTS; i++) {

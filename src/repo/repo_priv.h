@@ -17,6 +17,7 @@
 /* A batch's job rows (repo_batch.c): within one repo_flush, the later
  * samples of a job are folded and its row written once. */
 #define REPO_BATCH_SLOTS 1024
+#define REPO_WF_PENDING  32
 typedef struct repo_batch_job repo_batch_job;
 struct repo_batch_job {
     long long jobid;
@@ -69,6 +70,12 @@ struct repo {
     int last_nruns;
     repo_batch batch;  /* the job rows of the batch being written (repo_flush) */
     long long next_id; /* the id of the next event (events and blocks share them) */
+    /* the workflows' rows as a batch's samples leave them (repo_batch.c) */
+    struct {
+        char wf[128], label[128];
+        double min, max;
+    } wfp[REPO_WF_PENDING];
+    int nwfp;
     char last_wf[128], last_job[256];
 };
 
@@ -179,6 +186,12 @@ void repo_evs_prune(repo *r, double cut);
 
 /* Writes the job's pending row (before any other event of the job). */
 void repo_batch_write(repo *r, repo_batch_job *e);
+/* A sample's touch of its workflow's row (what repo.c's wf_seen writes),
+ * folded: 1, or 0 when it is not (names too long, too many workflows):
+ * the caller writes it.  The row is written by repo_batch_wf_write, before
+ * any other event of that workflow (wf) or before COMMIT (NULL: all). */
+int repo_batch_wf_fold(repo *r, const char *wf, double ts, const char *label);
+void repo_batch_wf_write(repo *r, const char *wf);
 /* Writes every pending row (before COMMIT); the jobs' entries stay for
  * the next batch unless the table is half full. */
 void repo_batch_end(repo *r, repo_batch *b);

@@ -64,7 +64,8 @@ static long long count_of(const char *path, const char *sql)
 
 /* The t-th event of a mix: job a (one run, workflow W1, a start and an
  * end), job b (two hosts: two runs, as the bench's jobs), job c (Slurm
- * steps 0 and 1 of one host), stampede events of W1, samples out of order,
+ * steps 0 and 1 of one host), job d of workflow W2 (samples, one
+ * workflow event), stampede events of W1, samples out of order,
  * one without a time, one pretty-printed, big ones (blocks split by size). */
 static int mixed(int t, char *buf, size_t len)
 {
@@ -85,6 +86,16 @@ static int mixed(int t, char *buf, size_t len)
                         "{\"event\":\"jobscope.end\",\"ts\":%g,\"wf_uuid\":\"W1\",\"hostname\":"
                         "\"h1\",\"job_id\":\"a\",\"pid\":7,\"exit_code\":0}",
                         ts);
+    if (t >= 600 && t < 640 && t % 2 == 0)   /* workflow W2: its label from a sample, then */
+        return t == 630 ? snprintf(buf, len, /* another event's that must not win */
+                                   "{\"event\":\"stampede.xwf.start\",\"ts\":%g,\"xwf_id\":"
+                                   "\"W2\",\"wf_label\":\"X\"}",
+                                   ts)
+                        : snprintf(buf, len,
+                                   "{\"event\":\"kickstart.inv.online\",\"ts\":%g,\"wf_uuid\":"
+                                   "\"W2\",%s\"hostname\":\"h5\",\"job_id\":\"d\",\"pid\":7,"
+                                   "\"rss\":%d}",
+                                   ts, t >= 610 ? "\"wf_label\":\"S\"," : "", t);
     if (t % 97 == 0)
         return snprintf(buf, len,
                         "{\"event\":\"stampede.job_inst.main.start\",\"ts\":%g,\"xwf_id\":\"W1\","
@@ -186,7 +197,7 @@ static void every_read_of_blocks_answers_as_rows_of_their_own(void **state)
     repo_job_filter all = {.sort = "job", .limit = 100};
     json_t *ja = repo_jobs(one, &all), *jb = repo_jobs(batch, &all);
     json_object_del(ja, "version"), json_object_del(jb, "version");
-    assert_int_equal(json_integer_value(json_object_get(ja, "total")), 3);
+    assert_int_equal(json_integer_value(json_object_get(ja, "total")), 4);
     assert_same(ja, jb, "the jobs");
     /* the batched repository did keep samples as blocks, the other none */
     assert_true(count_of(p2, "SELECT count(*) FROM evblocks") > 3);
@@ -223,6 +234,12 @@ static void every_read_of_blocks_answers_as_rows_of_their_own(void **state)
     }
     assert_int_equal(repo_job_nruns(one, "b", NULL), 2);
     assert_same(repo_workflow(one, "W1"), repo_workflow(batch, "W1"), "the workflow");
+    assert_same(repo_workflow(one, "W2"), repo_workflow(batch, "W2"), "a workflow of samples");
+    assert_same(repo_workflows(one), repo_workflows(batch), "the workflows");
+    json_t *w2 = repo_workflow(batch, "W2");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(w2, "workflow"), "label")), "S");
+    json_decref(w2);
     /* the export, whole and a job a page */
     repo_job_filter f = {0};
     assert_true(same_lines(repo_export(one, &f, 0, 100), repo_export(batch, &f, 0, 100)) > 2000);
