@@ -3,7 +3,9 @@
  * the jobs and workflows tables current.  Every read is repo_query.c.
  *
  * events(id, ts, name, wf, job, host, body): every event, body = its JSON
- *   text as received.
+ *   text as received, but the samples a batch folds: those are kept as
+ *   blocks (evblocks, repo_block.c), a run's samples of one batch a row,
+ *   and every read merges both.
  * jobs(wf, job, ...): one row per job, kept up to date from jobscope's
  *   start/samples/end and from stampede job events; the end-of-job record
  *   triggers a full summary (jobdata) with its warnings.
