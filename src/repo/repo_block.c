@@ -218,13 +218,13 @@ void repo_evs_job(repo *r, const char *job, const char *wf, long long run, doubl
         }
         repo_done(r, st);
     }
-    qsort(out->v, out->n, sizeof *out->v, by_run_order ? by_run : by_ts);
+    if (out->n) qsort(out->v, out->n, sizeof *out->v, by_run_order ? by_run : by_ts);
 }
 
 /* Keeps the first limit events by id. */
 static void keep_first(repo_evs *e, size_t limit)
 {
-    qsort(e->v, e->n, sizeof *e->v, by_id);
+    if (e->n) qsort(e->v, e->n, sizeof *e->v, by_id);
     while (e->n > limit) free(e->v[--e->n].body);
 }
 
