@@ -240,49 +240,52 @@ void repo_evs_page(repo *r, const repo_event_filter *f, long limit, repo_evs *ou
             snprintf(name, sizeof name, "%s", f->name);
     }
     double since = f->since > 0 ? f->since : NAN, until = f->until > 0 ? f->until : NAN;
-    sqlite3_stmt *st =
-        repo_prep(r,
-                  "SELECT id, run, ts, body FROM events WHERE id > ?1 AND (?2 IS NULL OR wf=?2)"
-                  " AND (?3 IS NULL OR job=?3) AND (?4 IS NULL OR host=?4)"
-                  " AND (?5 IS NULL OR name=?5) AND (?6 IS NULL OR name LIKE ?6)"
-                  " AND (?7 IS NULL OR ts >= ?7) AND (?8 IS NULL OR ts <= ?8)"
-                  " ORDER BY id LIMIT ?9",
-                  "isssssddi", f->after, f->wf, f->job, f->host, name[0] ? name : NULL,
-                  like[0] ? like : NULL, since, until, (long long)limit);
-    while (st && sqlite3_step(st) == SQLITE_ROW) push_row(out, st);
-    repo_done(r, st);
-    /* the blocks that may hold an id after `after`, by their first id: once
-     * limit events are in hand, a block that begins after the limit-th is
-     * past the page, and so is every block after it */
-    repo_evs b = {0};
-    st = repo_prep(r,
-                   "SELECT id, run, data FROM evblocks WHERE id > ?1 AND last > ?2"
-                   " AND (?3 IS NULL OR wf=?3) AND (?4 IS NULL OR job=?4)"
-                   " AND (?5 IS NULL OR host=?5) AND (?6 IS NULL OR name=?6)"
-                   " AND (?7 IS NULL OR name LIKE ?7) AND (?8 IS NULL OR ts_last >= ?8)"
-                   " AND (?9 IS NULL OR ts <= ?9) ORDER BY id",
-                   "iisssssdd", f->after - REPO_BLOCK_SPAN, f->after, f->wf, f->job, f->host,
-                   name[0] ? name : NULL, like[0] ? like : NULL, since, until);
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        if (b.n >= (size_t)limit) {
-            keep_first(&b, (size_t)limit);
-            if (sqlite3_column_int64(st, 0) > b.v[b.n - 1].id) break;
+    /* window by window of REPO_BLOCK_SPAN ids: the rows in it, and the
+     * blocks that begin in it (the first window: that may hold an id after
+     * `after`).  Once limit events are in hand and the limit-th is in the
+     * window, no later row or block can come before it: a filter that
+     * matches often stops at once, one that matches rarely reads on to the
+     * end, as one scan of the rows did. */
+    for (long long lo = f->after + 1; lo < r->next_id; lo += REPO_BLOCK_SPAN) {
+        long long hi = lo + REPO_BLOCK_SPAN;
+        sqlite3_stmt *st = repo_prep(
+            r,
+            "SELECT id, run, ts, body FROM events WHERE id >= ?1 AND id < ?10"
+            " AND (?2 IS NULL OR wf=?2) AND (?3 IS NULL OR job=?3) AND (?4 IS NULL OR host=?4)"
+            " AND (?5 IS NULL OR name=?5) AND (?6 IS NULL OR name LIKE ?6)"
+            " AND (?7 IS NULL OR ts >= ?7) AND (?8 IS NULL OR ts <= ?8)"
+            " ORDER BY id LIMIT ?9",
+            "isssssddii", lo, f->wf, f->job, f->host, name[0] ? name : NULL, like[0] ? like : NULL,
+            since, until, (long long)limit, hi);
+        while (st && sqlite3_step(st) == SQLITE_ROW) push_row(out, st);
+        repo_done(r, st);
+        st = repo_prep(r,
+                       "SELECT id, run, data FROM evblocks WHERE id >= ?1 AND id < ?10"
+                       " AND last > ?2 AND (?3 IS NULL OR wf=?3) AND (?4 IS NULL OR job=?4)"
+                       " AND (?5 IS NULL OR host=?5) AND (?6 IS NULL OR name=?6)"
+                       " AND (?7 IS NULL OR name LIKE ?7) AND (?8 IS NULL OR ts_last >= ?8)"
+                       " AND (?9 IS NULL OR ts <= ?9)",
+                       "iisssssddi", lo == f->after + 1 ? f->after - REPO_BLOCK_SPAN : lo, f->after,
+                       f->wf, f->job, f->host, name[0] ? name : NULL, like[0] ? like : NULL, since,
+                       until, hi);
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            size_t from = out->n;
+            push_block(out, st, sqlite3_column_int64(st, 1), 2, f->after, since);
+            /* until: the block's own times were only its bounds */
+            size_t k = from;
+            for (size_t i = from; i < out->n; i++)
+                if (!isfinite(until) || out->v[i].ts <= until)
+                    out->v[k++] = out->v[i];
+                else
+                    free(out->v[i].body);
+            out->n = k;
         }
-        size_t from = b.n;
-        push_block(&b, st, sqlite3_column_int64(st, 1), 2, f->after, since);
-        /* until: the block's own times were only its bounds */
-        size_t k = from;
-        for (size_t i = from; i < b.n; i++)
-            if (!isfinite(until) || b.v[i].ts <= until)
-                b.v[k++] = b.v[i];
-            else
-                free(b.v[i].body);
-        b.n = k;
+        repo_done(r, st);
+        if (out->n >= (size_t)limit) {
+            keep_first(out, (size_t)limit);
+            if (out->v[out->n - 1].id < hi) break;
+        }
     }
-    repo_done(r, st);
-    for (size_t i = 0; i < b.n; i++)
-        evs_push(out, b.v[i].id, b.v[i].run, b.v[i].ts, b.v[i].body, strlen(b.v[i].body));
-    repo_evs_free(&b);
     keep_first(out, (size_t)limit);
 }
 

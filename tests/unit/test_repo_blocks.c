@@ -320,6 +320,73 @@ static void a_repository_from_before_blocks_opens_and_goes_on(void **state)
     scratch_close(NULL, d, p);
 }
 
+/* Ids of the events matched by f, walking every page of GET /api/events. */
+static size_t page_ids(repo *r, repo_event_filter f, long long *ids, size_t max)
+{
+    size_t n = 0;
+    for (;;) {
+        json_t *p = repo_events(r, &f), *e;
+        size_t i;
+        json_array_foreach(json_object_get(p, "events"), i, e)
+        {
+            if (n < max) ids[n] = json_integer_value(json_object_get(e, "id"));
+            n++;
+            /* an event's id is its place in the order received: ts says it */
+            assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "event"), "ts")),
+                             999 + json_integer_value(json_object_get(e, "id")));
+        }
+        json_t *next = json_object_get(p, "next");
+        int more = json_is_integer(next);
+        f.after = more ? json_integer_value(next) : 0;
+        json_decref(p);
+        if (!more) return n;
+    }
+}
+
+/* GET /api/events over more ids than a block may span: dense filters stop
+ * within a window, sparse ones read on; no event is lost or given twice
+ * where windows meet. */
+static void events_are_paged_by_id_across_windows_of_blocks(void **state)
+{
+    (void)state;
+    char d[] = "/tmp/jobscope-blk-XXXXXX", p[256], buf[256];
+    repo *r = scratch(d, p, sizeof p);
+    enum { N = 70000 }; /* two windows of ids */
+    for (int t = 0; t < N; t++) {
+        int n = t % 1000 == 500
+                    ? snprintf(buf, sizeof buf,
+                               "{\"event\":\"jobscope.start\",\"ts\":%d,\"job_id\":\"s%d\"}",
+                               1000 + t, t)
+                    : snprintf(buf, sizeof buf,
+                               "{\"event\":\"kickstart.inv.online\",\"ts\":%d,\"hostname\":"
+                               "\"h%d\",\"job_id\":\"j%d\",\"pid\":7,\"rss\":%d}",
+                               1000 + t, t % 3, t % 3, t);
+        assert_int_equal(repo_add_json(r, buf, (size_t)n), 0);
+    }
+    repo_version(r);
+    assert_true(count_of(p, "SELECT count(*) FROM evblocks") > 100);
+    long long *ids = malloc(N * sizeof *ids);
+    assert_non_null(ids);
+    repo_event_filter all = {.limit = 10000};
+    assert_int_equal(page_ids(r, all, ids, N), N);
+    for (long long i = 0; i < N; i++) assert_int_equal(ids[i], i + 1);
+    repo_event_filter starts = {.name = "jobscope.start", .limit = 7};
+    assert_int_equal(page_ids(r, starts, ids, N), N / 1000);
+    for (long long i = 0; i < N / 1000; i++) assert_int_equal(ids[i], 1000 * i + 501);
+    repo_event_filter host = {.host = "h1", .since = 1000 + 60000, .limit = 3000};
+    size_t n = page_ids(r, host, ids, N), want = 0;
+    for (long long t = 60000; t < N; t++)
+        if (t % 3 == 1 && t % 1000 != 500) assert_int_equal(ids[want++], t + 1);
+    assert_int_equal(n, want);
+    repo_event_filter edge = {.after = 65530, .limit = 20};
+    json_t *page = repo_events(r, &edge);
+    assert_int_equal(json_array_size(json_object_get(page, "events")), 20);
+    assert_int_equal(json_integer_value(json_object_get(page, "next")), 65550);
+    json_decref(page);
+    free(ids);
+    scratch_close(r, d, p);
+}
+
 /* --retention inside a block: its older samples go, its newer stay. */
 static void retention_cuts_inside_a_block(void **state)
 {
@@ -371,6 +438,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_read_of_blocks_answers_as_rows_of_their_own),
         cmocka_unit_test(a_repository_from_before_blocks_opens_and_goes_on),
+        cmocka_unit_test(events_are_paged_by_id_across_windows_of_blocks),
         cmocka_unit_test(retention_cuts_inside_a_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
