@@ -26,9 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void on_event(server *s, const char *json, size_t len, void *arg)
+static void on_event(server *s, const char *json, size_t len, const server_event_fields *f,
+                     void *arg)
 {
     (void)s;
+    (void)f;
     repo_add_json(arg, json, len);
 }
 

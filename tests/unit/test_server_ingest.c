@@ -160,6 +160,78 @@ static void events_of_the_known_shapes_are_read_without_jansson(void **st)
     jread_free(&jr);
 }
 
+/* ---- the event hooks get what the streaming reader read ---- */
+
+/* The fields of the events of a body, one a line: "-" for none. */
+static void fields_text(server *s, const char *json, size_t len, const server_event_fields *f,
+                        void *arg)
+{
+    (void)s, (void)json, (void)len;
+    sbuf *o = arg;
+    if (!f) {
+        sbuf_printf(o, "-\n");
+        return;
+    }
+    if (f->has_ts) sbuf_printf(o, "ts=%g ", f->ts);
+    if (f->rank) sbuf_printf(o, "rank=%.*s ", (int)f->rankn, f->rank);
+    for (size_t i = 0; i < f->n; i++) {
+        const server_member *m = &f->m[i];
+        sbuf_printf(o, "%s%.*s=", m->tag ? "tags." : "", (int)m->kn, m->k);
+        if (m->s)
+            sbuf_printf(o, "'%.*s' ", (int)m->n, m->s);
+        else if (m->itext)
+            sbuf_printf(o, "%g(%.*s) ", m->v, (int)m->in, m->itext);
+        else
+            sbuf_printf(o, "%g ", m->v);
+    }
+    sbuf_printf(o, "\n");
+}
+
+static void event_hooks_get_the_members_the_streaming_reader_read(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/test_server_ingest.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    server_config c;
+    server_config_defaults(&c);
+    free(c.store_dir);
+    c.store_dir = strdup(dir);
+    char err[256] = "";
+    static const server_module *const modules[] = {&core_module, &ingest_module, NULL};
+    server *s = server_create(&c, modules, err, sizeof err);
+    if (!s) fail_msg("server_create: %s", err);
+    sbuf got = {0};
+    server_on_event(s, fields_text, &got);
+    const char *body =
+        /* strings, integers (their text), reals, -0, the tags; not true,
+         * null, arrays, a group's rows, seq */
+        "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000.5,\"hostname\":\"n1\","
+        "\"rank\":2,\"pid\":-0,\"exe\":\"/bin/x\",\"rss\":12,\"utime\":1.25,\"ok\":true,"
+        "\"no\":null,\"argv\":[\"a\"],\"cg_io\":[{\"dev\":\"8:0\",\"rbytes\":1}],\"seq\":3,"
+        "\"tags\":{\"slurm_step\":\"0\",\"n\":4,\"b\":false},\"JobID\":\"\"}\n"
+        /* a real rank is no rank */
+        "{\"event\":\"e\",\"ts\":7,\"rank\":1.5,\"v\":1e2}\n"
+        /* an escaped string: the hooks read the text */
+        "{\"event\":\"e\",\"ts\":7,\"exe\":\"\\/bin\"}\n"
+        /* a nested object: read by jansson, no fields */
+        "{\"event\":\"e\",\"ts\":7,\"batch\":{\"job_id\":\"1\"}}\n";
+    size_t ok = 0, bad = 0;
+    assert_true(server_ingest_ndjson(s, body, strlen(body), &ok, &bad, err, sizeof err) >= 0);
+    assert_int_equal(ok, 4);
+    assert_string_equal(got.p ? got.p : "",
+                        "ts=1.7e+09 rank=2 event='kickstart.inv.online' hostname='n1' exe='/bin/x' "
+                        "JobID='' pid=0(0) rss=12(12) utime=1.25 tags.slurm_step='0' tags.n=4 \n"
+                        "ts=7 event='e' v=100 \n"
+                        "-\n"
+                        "-\n");
+    free(got.p);
+    server_destroy(s);
+    server_config_free(&c);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- the catalogue decides ---- */
 
 typedef struct found {
@@ -314,6 +386,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_streaming_reader_gives_the_points_and_errors_jansson_gives),
         cmocka_unit_test(events_of_the_known_shapes_are_read_without_jansson),
+        cmocka_unit_test(event_hooks_get_the_members_the_streaming_reader_read),
         cmocka_unit_test(every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
