@@ -31,6 +31,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,7 @@ void repo_close(repo *r)
     pthread_cond_destroy(&r->qcond);
     free(r->q);
     free(r->qlen);
+    free(r->qf);
     free(r);
 }
 
@@ -705,8 +707,9 @@ void repo_flush(repo *r)
     pthread_mutex_lock(&r->mu);
     pthread_mutex_lock(&r->qmu);
     char **q = r->q;
+    repo_flat **qf = r->qf;
     size_t *ql = r->qlen, n = r->qn;
-    r->q = NULL, r->qlen = NULL, r->qn = r->qcap = 0;
+    r->q = NULL, r->qlen = NULL, r->qf = NULL, r->qn = r->qcap = 0;
     pthread_mutex_unlock(&r->qmu);
     if (n) {
         jread jr;
@@ -714,15 +717,18 @@ void repo_flush(repo *r)
         jread_init(&jr, NULL, 0);
         sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
         for (size_t i = 0; i < n; i++) {
-            /* a sample of a job already in the batch: read from its text
-             * and folded; anything else through jansson as ever */
-            if (!repo_flat_read(&jr, q[i], ql[i], &flat) || add_flat(r, &flat, q[i], &r->batch)) {
+            /* a sample of a job already in the batch: read from the
+             * server's fields (or from its text) and folded; anything else
+             * through jansson as ever */
+            const repo_flat *fl = qf[i] ? qf[i] : &flat;
+            if ((!qf[i] && !repo_flat_read(&jr, q[i], ql[i], &flat)) ||
+                add_flat(r, fl, q[i], &r->batch)) {
                 json_error_t je;
                 json_t *ev = json_loadb(q[i], ql[i], 0, &je);
                 if (ev) add_locked(r, ev, q[i], &r->batch);
                 json_decref(ev);
             }
-            free(q[i]);
+            free(qf[i] ? (void *)qf[i] : q[i]); /* (one block: the sample, then its text) */
         }
         repo_batch_end(r, &r->batch);
         repo_batch_wf_write(r, NULL);
@@ -759,6 +765,7 @@ void repo_flush(repo *r)
     pthread_mutex_unlock(&r->mu);
     free(q);
     free(ql);
+    free(qf);
 }
 
 int repo_add(repo *r, json_t *ev)
@@ -775,27 +782,65 @@ int repo_add(repo *r, json_t *ev)
     return rc;
 }
 
+/* The sample f read from the server's fields as add_flat may take it (a
+ * kickstart.inv.online of a job and host, with a time), copied with the
+ * text after it in one block; NULL: not such a sample (only the text is
+ * queued: repo_flush reads it as ever). */
+static repo_flat *queued_sample(const struct server_event_fields *e, const char *json, size_t len,
+                                char **text)
+{
+    repo_flat f;
+    if (!e || !repo_flat_of(e, &f) || !f.name || strcmp(f.name, "kickstart.inv.online") || !f.job ||
+        !isfinite(f.s.ts) || !f.s.host)
+        return NULL;
+    size_t head = offsetof(repo_flat, buf) + f.used;
+    repo_flat *c = malloc(head + len + 1);
+    if (!c) return NULL;
+    memcpy(c, &f, head);
+#define MOVED(p) ((p) ? c->buf + ((p)-f.buf) : NULL)
+    c->name = MOVED(f.name), c->wf = MOVED(f.wf), c->job = MOVED(f.job);
+    c->label = MOVED(f.label), c->step = MOVED(f.step), c->task = MOVED(f.task);
+    c->s.host = MOVED(f.s.host), c->s.exe = MOVED(f.s.exe);
+    c->s.xformation = MOVED(f.s.xformation), c->s.batch_id = MOVED(f.s.batch_id);
+#undef MOVED
+    *text = (char *)c + head;
+    memcpy(*text, json, len);
+    (*text)[len] = 0;
+    return c;
+}
+
 int repo_add_json(repo *r, const char *json, size_t len)
 {
-    char *copy = malloc(len + 1);
+    return repo_add_fields(r, json, len, NULL);
+}
+
+int repo_add_fields(repo *r, const char *json, size_t len, const struct server_event_fields *e)
+{
+    char *copy = NULL;
+    repo_flat *f = queued_sample(e, json, len, &copy);
+    if (!f && (copy = malloc(len + 1))) {
+        memcpy(copy, json, len);
+        copy[len] = 0;
+    }
     if (!copy) return -1;
-    memcpy(copy, json, len);
-    copy[len] = 0;
     pthread_mutex_lock(&r->qmu);
     if (r->qn == r->qcap) {
         size_t cap = r->qcap ? r->qcap * 2 : 256;
         char **a = realloc(r->q, cap * sizeof *a);
         size_t *b = a ? realloc(r->qlen, cap * sizeof *b) : NULL;
+        repo_flat **c = b ? realloc(r->qf, cap * sizeof *c) : NULL;
         if (a) r->q = a;
-        if (!a || !b) {
+        if (b) r->qlen = b;
+        if (!c) {
             pthread_mutex_unlock(&r->qmu);
-            free(copy);
+            free(f ? (void *)f : copy);
             return -1;
         }
-        r->qlen = b;
+        r->qf = c;
         r->qcap = cap;
     }
     r->q[r->qn] = copy;
+    r->qf[r->qn] = f;
     r->qlen[r->qn++] = len;
     int full = r->qn >= 2000 || !r->has_writer;
     pthread_cond_signal(&r->qcond);

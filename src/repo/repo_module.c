@@ -30,8 +30,7 @@ static void on_event(server *s, const char *json, size_t len, const server_event
                      void *arg)
 {
     (void)s;
-    (void)f;
-    repo_add_json(arg, json, len);
+    repo_add_fields(arg, json, len, f);
 }
 
 static void reply_json(server_response *w, int status, json_t *o)

@@ -45,6 +45,7 @@ struct repo {
     pthread_cond_t qcond;
     char **q;
     size_t *qlen, qn, qcap;
+    struct repo_flat **qf; /* a queued event's sample read from its fields (or NULL) */
     pthread_t writer;
     int stop, has_writer;
     double retention_s; /* 0 = keep everything */
@@ -154,6 +155,12 @@ typedef struct repo_flat {
     char buf[4096];
 } repo_flat;
 int repo_flat_read(struct jread *jr, const char *text, size_t len, repo_flat *f);
+/* The same from the fields the server's streaming reader handed over
+ * (server.h; they describe valid JSON with no key given twice): 1 and *f
+ * as repo_flat_read gives it from the event's text, or 0 (the text is
+ * read then).  The used part of f (up to buf + used) is all it needs. */
+struct server_event_fields;
+int repo_flat_of(const struct server_event_fields *e, repo_flat *f);
 /* Blocks (repo_block.c): a run's samples folded in one batch are kept as
  * one row of evblocks, not a row each; every read expands them.  The job's
  * pending block of run gets the sample (its id, ts, host and text). */

@@ -3,7 +3,8 @@
  * what it answered when each event was a row of its own (a repository fed
  * one event at a time, which makes no block, is the reference), ids
  * included; a repository written before blocks opens and goes on; the
- * retention cuts inside a block. */
+ * retention cuts inside a block; samples handed over by the server's
+ * streaming reader as fields are read as from their text. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,6 +20,9 @@
 #include <unistd.h>
 
 #include "repo/repo.h"
+#include "repo/repo_priv.h" /* repo_flat: the sample read from fields and from text */
+#include "server/json_read.h"
+#include "server/server.h"
 
 static repo *open_at(const char *path)
 {
@@ -174,6 +178,69 @@ static json_t *all_pages(repo *r, repo_event_filter f)
     return all;
 }
 
+/* Every read of two repositories answers the same: the jobs (NULL-ended
+ * ids), their events, runs and pages, the workflows, the export and GET
+ * /api/events under filters (on the first two of the jobs, wfs, hosts). */
+static void assert_same_reads(repo *one, repo *batch, const char *const *jobs,
+                              const char *const *wfs, const char *const *hosts)
+{
+    repo_job_filter all = {.sort = "job", .limit = 100};
+    json_t *ja = repo_jobs(one, &all), *jb = repo_jobs(batch, &all);
+    json_object_del(ja, "version"), json_object_del(jb, "version");
+    assert_same(ja, jb, "the jobs");
+    for (size_t i = 0; jobs[i]; i++) {
+        const char *j = jobs[i];
+        assert_same(repo_job_events(one, j, NULL, 0), repo_job_events(batch, j, NULL, 0), j);
+        assert_same(repo_job_events(one, j, NULL, 1500), repo_job_events(batch, j, NULL, 1500),
+                    "events since");
+        assert_int_equal(repo_job_nruns(one, j, NULL), repo_job_nruns(batch, j, NULL));
+        json_t *pa = repo_job_page(one, j, NULL, NULL, 0, 500);
+        json_t *runs = json_object_get(pa, "runs");
+        for (size_t k = 0; k < json_array_size(runs); k++) {
+            const char *key = json_string_value(json_object_get(json_array_get(runs, k), "run"));
+            assert_non_null(key);
+            assert_same(repo_run_events(one, j, NULL, key), repo_run_events(batch, j, NULL, key),
+                        "a run's events");
+            assert_same(repo_job_page(one, j, NULL, key, 0, 500),
+                        repo_job_page(batch, j, NULL, key, 0, 500), "a run's page");
+            assert_same(repo_job_page(one, j, NULL, key, 1200, 500),
+                        repo_job_page(batch, j, NULL, key, 1200, 500), "a run's newer page");
+        }
+        assert_same(pa, repo_job_page(batch, j, NULL, NULL, 0, 500), "the whole job's page");
+        char *va = repo_job_view(one, j, NULL), *vb = repo_job_view(batch, j, NULL);
+        assert_true((va == NULL) == (vb == NULL));
+        if (va) assert_string_equal(va, vb);
+        free(va), free(vb);
+    }
+    for (size_t i = 0; wfs[i]; i++)
+        assert_same(repo_workflow(one, wfs[i]), repo_workflow(batch, wfs[i]), "a workflow");
+    assert_same(repo_workflows(one), repo_workflows(batch), "the workflows");
+    /* the export, whole and a job a page */
+    repo_job_filter f = {0};
+    assert_true(same_lines(repo_export(one, &f, 0, 100), repo_export(batch, &f, 0, 100)) > 0);
+    for (long long after = 0; after < 4; after++)
+        same_lines(repo_export(one, &f, after, 1), repo_export(batch, &f, after, 1));
+    /* raw events by id, with their ids, whole and through every filter */
+    repo_event_filter filters[] = {
+        {.limit = 10000},
+        {.limit = 1},
+        {.limit = 7},
+        {.limit = 333},
+        {.host = hosts[0], .limit = 50},
+        {.job = jobs[1], .limit = 100},
+        {.wf = wfs[0], .limit = 100},
+        {.name = "kickstart.inv.online", .limit = 64},
+        {.name = "kick*", .limit = 500},
+        {.name = "stampede.*", .limit = 5},
+        {.since = 1500, .limit = 90},
+        {.until = 1200.5, .limit = 90},
+        {.since = 1100, .until = 1300, .host = hosts[1], .limit = 9},
+        {.after = 1000, .limit = 11},
+    };
+    for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
+        assert_same(all_pages(one, filters[i]), all_pages(batch, filters[i]), "/api/events");
+}
+
 static void every_read_of_blocks_answers_as_rows_of_their_own(void **state)
 {
     (void)state;
@@ -204,66 +271,21 @@ static void every_read_of_blocks_answers_as_rows_of_their_own(void **state)
     assert_true(count_of(p2, "SELECT count(*) FROM evblocks WHERE last - id > 0") > 3);
     assert_int_equal(count_of(p1, "SELECT count(*) FROM evblocks"), 0);
 
-    const char *jobs[] = {"a", "b", "c"};
+    const char *const jobs[] = {"a", "b", "c", NULL}, *const wfs[] = {"W1", "W2", NULL},
+                      *const hosts[] = {"h2", "h4"};
     for (int i = 0; i < 3; i++) {
-        const char *j = jobs[i];
-        json_t *e = repo_job_events(one, j, NULL, 0);
+        json_t *e = repo_job_events(one, jobs[i], NULL, 0);
         assert_true(json_array_size(e) > 300);
         json_decref(e);
-        assert_same(repo_job_events(one, j, NULL, 0), repo_job_events(batch, j, NULL, 0), j);
-        assert_same(repo_job_events(one, j, NULL, 1500), repo_job_events(batch, j, NULL, 1500),
-                    "events since");
-        assert_int_equal(repo_job_nruns(one, j, NULL), repo_job_nruns(batch, j, NULL));
-        json_t *pa = repo_job_page(one, j, NULL, NULL, 0, 500);
-        json_t *runs = json_object_get(pa, "runs");
-        for (size_t k = 0; k < json_array_size(runs); k++) {
-            const char *key = json_string_value(json_object_get(json_array_get(runs, k), "run"));
-            assert_non_null(key);
-            assert_same(repo_run_events(one, j, NULL, key), repo_run_events(batch, j, NULL, key),
-                        "a run's events");
-            assert_same(repo_job_page(one, j, NULL, key, 0, 500),
-                        repo_job_page(batch, j, NULL, key, 0, 500), "a run's page");
-            assert_same(repo_job_page(one, j, NULL, key, 1200, 500),
-                        repo_job_page(batch, j, NULL, key, 1200, 500), "a run's newer page");
-        }
-        assert_same(pa, repo_job_page(batch, j, NULL, NULL, 0, 500), "the whole job's page");
-        char *va = repo_job_view(one, j, NULL), *vb = repo_job_view(batch, j, NULL);
-        assert_true((va == NULL) == (vb == NULL));
-        if (va) assert_string_equal(va, vb);
-        free(va), free(vb);
     }
+    assert_same_reads(one, batch, jobs, wfs, hosts);
     assert_int_equal(repo_job_nruns(one, "b", NULL), 2);
-    assert_same(repo_workflow(one, "W1"), repo_workflow(batch, "W1"), "the workflow");
-    assert_same(repo_workflow(one, "W2"), repo_workflow(batch, "W2"), "a workflow of samples");
-    assert_same(repo_workflows(one), repo_workflows(batch), "the workflows");
     json_t *w2 = repo_workflow(batch, "W2");
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(w2, "workflow"), "label")), "S");
     json_decref(w2);
-    /* the export, whole and a job a page */
     repo_job_filter f = {0};
     assert_true(same_lines(repo_export(one, &f, 0, 100), repo_export(batch, &f, 0, 100)) > 2000);
-    for (long long after = 0; after < 4; after++)
-        same_lines(repo_export(one, &f, after, 1), repo_export(batch, &f, after, 1));
-    /* raw events by id, with their ids, whole and through every filter */
-    repo_event_filter filters[] = {
-        {.limit = 10000},
-        {.limit = 1},
-        {.limit = 7},
-        {.limit = 333},
-        {.host = "h2", .limit = 50},
-        {.job = "b", .limit = 100},
-        {.wf = "W1", .limit = 100},
-        {.name = "kickstart.inv.online", .limit = 64},
-        {.name = "kick*", .limit = 500},
-        {.name = "stampede.*", .limit = 5},
-        {.since = 1500, .limit = 90},
-        {.until = 1200.5, .limit = 90},
-        {.since = 1100, .until = 1300, .host = "h4", .limit = 9},
-        {.after = 1000, .limit = 11},
-    };
-    for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
-        assert_same(all_pages(one, filters[i]), all_pages(batch, filters[i]), "/api/events");
     repo_event_filter whole = {.limit = 10000};
     json_t *w = repo_events(batch, &whole);
     assert_int_equal(json_array_size(json_object_get(w, "events")), 2400);
@@ -433,6 +455,138 @@ static void retention_cuts_inside_a_block(void **state)
     scratch_close(r, d, p);
 }
 
+/* The server's event hook, as the repository module's: the event and what
+ * the streaming reader read of it.  Each sample read from the fields is
+ * also read from its text: the two must be the same, member by member. */
+typedef struct handover {
+    repo *r;
+    int events, with_fields, compared;
+} handover;
+
+static void same_str(const char *a, const char *b, const char *what)
+{
+    if ((a == NULL) != (b == NULL) || (a && strcmp(a, b)))
+        fail_msg("%s: fields '%s', text '%s'", what, a ? a : "(null)", b ? b : "(null)");
+}
+
+static void same_num(double a, double b, const char *what)
+{
+    if (!(isnan(a) && isnan(b)) && a != b) fail_msg("%s: fields %.17g, text %.17g", what, a, b);
+}
+
+static void hand_over(server *s, const char *json, size_t len, const server_event_fields *f,
+                      void *arg)
+{
+    (void)s;
+    handover *h = arg;
+    h->events++;
+    if (f) {
+        h->with_fields++;
+        static repo_flat a, b;
+        jread jr;
+        jread_init(&jr, NULL, 0);
+        int ra = repo_flat_of(f, &a), rb = repo_flat_read(&jr, json, len, &b);
+        jread_free(&jr);
+        assert_int_equal(rb, 1); /* what the streaming reader reads is valid JSON */
+        if (ra) {
+            h->compared++;
+            same_str(a.name, b.name, "name"), same_str(a.wf, b.wf, "wf");
+            same_str(a.job, b.job, "job"), same_str(a.label, b.label, "label");
+            same_str(a.step, b.step, "step"), same_str(a.task, b.task, "task");
+            same_str(a.s.host, b.s.host, "host"), same_str(a.s.exe, b.s.exe, "exe");
+            same_str(a.s.xformation, b.s.xformation, "xformation");
+            same_str(a.s.batch_id, b.s.batch_id, "batch");
+            assert_int_equal(a.has_rank, b.has_rank);
+            assert_int_equal(a.has_pid, b.has_pid);
+            if (a.has_rank) assert_int_equal(a.rank, b.rank);
+            if (a.has_pid) assert_int_equal(a.pid, b.pid);
+            const double *x = &a.s.ts, *y = &b.s.ts;
+            for (int i = 0; i < 10; i++) same_num(x[i], y[i], "a number (ts .. wchar)");
+        }
+    }
+    assert_int_equal(repo_add_fields(h->r, json, len, f), 0);
+}
+
+/* Samples whose members take the other names, or are of other types. */
+static int odd(int t, char *buf, size_t len)
+{
+    static const char *const shapes[] = {
+        "\"Hostname\":\"hx\",\"JobID\":\"E2\",\"xwf.id\":\"XW\",\"dax_label\":\"D\","
+        "\"pid\":7",
+        "\"Hostname\":\"hx\",\"JobID\":\"E2\",\"xwf.id\":\"XW\",\"pid\":7,"
+        "\"exe\":\"/bin/e\",\"xformation\":\"tr\",\"rank\":1,\"elapsed\":%d.5",
+        "\"hostname\":\"he\",\"job_id\":\"e\",\"pid\":7,\"exe\":\"\\/bin\\/esc\"",
+        "\"hostname\":\"he\",\"job_id\":\"e\",\"pid\":7,\"exe\":\"\",\"rss\":-0,"
+        "\"utime\":1e2,\"cg_memory_anon\":%d,\"cg_memory_shmem\":1,\"cg_memory_peak\":9",
+        "\"hostname\":\"he\",\"job_id\":\"e\",\"pid\":7.0,\"tags\":{\"slurm_task\":\"2\","
+        "\"slurm_step\":%d,\"team\":\"t\"}",
+        "\"hostname\":\"he\",\"job_id\":\"e\",\"pid\":\"7\",\"rank\":\"1\",\"rss\":\"%d\"",
+        "\"hostname\":\"he\",\"job_id\":\"e\",\"pid\":7,\"batch\":{\"job_id\":\"B%d\"}",
+        "\"hostname\":\"he\",\"job_id\":\"e\",\"pid\":7,\"exe\":null,\"wchar\":true,"
+        "\"rchar\":[%d]",
+        "\"hostname\":\"he\",\"dag_job_id\":\"e\",\"job.id\":\"x\",\"pid\":7,"
+        "\"slurm_step\":\"%d\",\"tags\":{}",
+    };
+    char members[300];
+    snprintf(members, sizeof members, shapes[(t / 3) % 9], t);
+    return snprintf(buf, len, "{\"event\":\"kickstart.inv.online\",\"ts\":%d,%s}", 1000 + t,
+                    members);
+}
+
+static void samples_handed_over_as_fields_are_read_as_from_their_text(void **state)
+{
+    (void)state;
+    char d1[] = "/tmp/jobscope-blk-XXXXXX", p1[256], d2[] = "/tmp/jobscope-blk-XXXXXX", p2[256];
+    char d3[] = "/tmp/jobscope-blk-XXXXXX";
+    repo *text = scratch(d1, p1, sizeof p1), *fields = scratch(d2, p2, sizeof p2);
+    assert_non_null(mkdtemp(d3));
+    server_config c;
+    server_config_defaults(&c);
+    free(c.store_dir);
+    c.store_dir = strdup(d3);
+    char err[256] = "", buf[1024];
+    static const server_module *const modules[] = {&core_module, &ingest_module, NULL};
+    server *s = server_create(&c, modules, err, sizeof err);
+    if (!s) fail_msg("server_create: %s", err);
+    handover h = {fields, 0, 0, 0};
+    server_on_event(s, hand_over, &h);
+    int sent = 0;
+    for (int t = 0; t < 2400; t++) {
+        int n = t % 3 == 2 ? odd(t, buf, sizeof buf) : mixed(t, buf, sizeof buf);
+        if (memchr(buf, '\n', (size_t)n)) { /* (NDJSON: one line an event) */
+            assert_int_equal(repo_add_json(text, buf, (size_t)n), 0);
+            assert_int_equal(repo_add_json(fields, buf, (size_t)n), 0);
+            continue;
+        }
+        if (server_ingest_event(s, buf, (size_t)n, err, sizeof err) < 0) continue; /* not taken */
+        sent++;
+        assert_int_equal(repo_add_json(text, buf, (size_t)n), 0);
+        if (t % 500 == 499) repo_version(text), repo_version(fields);
+    }
+    assert_int_equal(h.events, sent);
+    assert_true(sent > 2000);
+    assert_true(h.with_fields > sent - 300); /* escaped, nested: read from the text */
+    assert_true(h.compared > 2000);
+    assert_true(h.with_fields < sent);
+    const char *const jobs[] = {"a", "b", "c", "d", "e", "E2", NULL},
+                      *const wfs[] = {"W1", "W2", "XW", NULL}, *const hosts[] = {"he", "h4"};
+    assert_same_reads(text, fields, jobs, wfs, hosts);
+    json_t *e2 = repo_job_row(fields, "E2", "XW");
+    assert_non_null(e2);
+    /* its members under their other names (Hostname, JobID, xwf.id, dax_label) */
+    assert_string_equal(json_string_value(json_object_get(e2, "host")), "hx");
+    assert_string_equal(json_string_value(json_object_get(e2, "xformation")), "tr");
+    assert_string_equal(json_string_value(json_object_get(e2, "wf_label")), "D");
+    json_decref(e2);
+    assert_true(count_of(p2, "SELECT count(*) FROM evblocks") > 3);
+    server_destroy(s);
+    server_config_free(&c);
+    snprintf(buf, sizeof buf, "rm -rf %s", d3);
+    assert_int_equal(system(buf), 0);
+    scratch_close(text, d1, p1);
+    scratch_close(fields, d2, p2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +594,7 @@ int main(void)
         cmocka_unit_test(a_repository_from_before_blocks_opens_and_goes_on),
         cmocka_unit_test(events_are_paged_by_id_across_windows_of_blocks),
         cmocka_unit_test(retention_cuts_inside_a_block),
+        cmocka_unit_test(samples_handed_over_as_fields_are_read_as_from_their_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
