@@ -32,9 +32,11 @@
 #include "util/intern.h"
 #include "util/series_name.h"
 
-#define MAX_EV_TAGS  32
-#define MAX_NAME     512   /* a metric name this long or longer is not stored */
-#define SLICE_POINTS 16384 /* points handed to the store at once */
+#define MAX_EV_TAGS     32
+#define MAX_NAME        512 /* a metric name this long or longer is not stored */
+#define NAMES_CACHED    32  /* metric names remembered by their place in the event */
+#define MAX_CACHED_NAME 64
+#define SLICE_POINTS    16384 /* points handed to the store at once */
 
 /* ---- a request's points ---- */
 
@@ -62,6 +64,13 @@ typedef struct ingest_batch {
     jread jr;   /* the streaming reader's scratch */
     arena line; /* jansson's paths and integers, per line */
     int oom;
+    /* the metric of the last event's i-th value, by its raw name: the
+     * next event mostly has the same members in the same order */
+    struct {
+        size_t n;
+        const char *metric;
+        char raw[MAX_CACHED_NAME];
+    } names[NAMES_CACHED];
 } ingest_batch;
 
 /* The request's copy of s[0..n), each distinct string once. */
@@ -80,6 +89,22 @@ static const char *metric_name(ingest_batch *b, const char *raw, size_t n)
     clean[n] = 0;
     series_name_clean(clean);
     return intern(b, clean, n);
+}
+
+/* metric_name of an event's i-th value, through the cache of the last
+ * event's names (the same raw name is the same metric). */
+static const char *metric_name_at(ingest_batch *b, size_t i, const char *raw, size_t n)
+{
+    if (i >= NAMES_CACHED || n > MAX_CACHED_NAME) return metric_name(b, raw, n);
+    if (b->names[i].metric && b->names[i].n == n && !memcmp(b->names[i].raw, raw, n))
+        return b->names[i].metric;
+    const char *m = metric_name(b, raw, n);
+    if (m) {
+        memcpy(b->names[i].raw, raw, n);
+        b->names[i].n = n;
+        b->names[i].metric = m;
+    }
+    return m;
 }
 
 /* Adds tag k=v unless there are MAX_EV_TAGS already, v is empty, or a tag
@@ -182,7 +207,7 @@ static int view_points(ingest_batch *b, const ev_view *v, int64_t now_ms, const 
                 name[el + 1 + x->key.n] = '.';
                 memcpy(name + el + 2 + x->key.n, x->field.s, x->field.n);
             }
-            const char *metric = metric_name(b, name, len);
+            const char *metric = metric_name_at(b, i, name, len);
             if (!x->label.s) {
                 add_point(b, metric, tags, n, ts_ms, x->v);
                 continue;

@@ -140,6 +140,30 @@ static void the_streaming_reader_gives_the_points_and_errors_jansson_gives(void 
     }
 }
 
+/* An event's values are named by their own names, whatever the event
+ * before had at the same places (the names of the last event are kept). */
+static void each_value_is_named_by_its_own_event_and_key(void **st)
+{
+    (void)st;
+    const char *body = "{\"event\":\"e\",\"ts\":1,\"a\":1,\"b\":2}\n"
+                       "{\"event\":\"e\",\"ts\":1,\"a\":3,\"b\":4}\n"
+                       "{\"event\":\"e\",\"ts\":1,\"b\":5,\"a\":6}\n"
+                       "{\"event\":\"f\",\"ts\":1,\"b\":7,\"ab\":8}\n"
+                       "{\"event\":\"e\",\"ts\":1,\"a b\":9,\"a:b\":10}\n";
+    const char *want[] = {"e.a", "e.b", "e.a",  "e.b",   "e.b",
+                          "e.a", "f.b", "f.ab", "e.a_b", "e.a_b"};
+    for (unsigned flags = 0; flags <= INGEST_JANSSON_ONLY; flags += INGEST_JANSSON_ONLY) {
+        ingest_result r;
+        assert_int_equal(ingest_ndjson_points(body, strlen(body), 1234, flags, &r), 0);
+        assert_int_equal(r.n, 10);
+        for (size_t i = 0; i < r.n; i++) {
+            assert_string_equal(r.pts[i].metric, want[i]);
+            assert_true(r.pts[i].value == (double)(i + 1));
+        }
+        ingest_result_free(&r);
+    }
+}
+
 static void events_of_the_known_shapes_are_read_without_jansson(void **st)
 {
     (void)st;
@@ -385,6 +409,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_streaming_reader_gives_the_points_and_errors_jansson_gives),
+        cmocka_unit_test(each_value_is_named_by_its_own_event_and_key),
         cmocka_unit_test(events_of_the_known_shapes_are_read_without_jansson),
         cmocka_unit_test(event_hooks_get_the_members_the_streaming_reader_read),
         cmocka_unit_test(every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says),
