@@ -164,6 +164,36 @@ static void each_value_is_named_by_its_own_event_and_key(void **st)
     }
 }
 
+/* An event's tags are its own, whatever the event before had at the same
+ * places (the tags of the last event are kept). */
+static void each_point_is_tagged_by_its_own_event(void **st)
+{
+    (void)st;
+    const char *body =
+        "{\"event\":\"e\",\"ts\":1,\"hostname\":\"n1\",\"job_id\":\"j\",\"a\":1}\n"
+        "{\"event\":\"e\",\"ts\":1,\"hostname\":\"n1\",\"job_id\":\"j\",\"a\":2}\n"
+        "{\"event\":\"e\",\"ts\":1,\"hostname\":\"n2\",\"job_id\":\"j\",\"a\":3}\n"
+        "{\"event\":\"e\",\"ts\":1,\"site\":\"n2\",\"a\":4}\n"
+        "{\"event\":\"e\",\"ts\":1,\"site\":\"n2\",\"tags\":{\"k:x\":\"j\"},\"a\":5}\n"
+        "{\"event\":\"e\",\"ts\":1,\"site\":\"n2\",\"tags\":{\"k x\":\"j\"},\"a\":6}\n";
+    const char *want[] = {"host=n1,job_id=j", "host=n1,job_id=j", "host=n2,job_id=j",
+                          "site=n2",          "site=n2,k_x=j",    "site=n2,k_x=j"};
+    for (unsigned flags = 0; flags <= INGEST_JANSSON_ONLY; flags += INGEST_JANSSON_ONLY) {
+        ingest_result r;
+        assert_int_equal(ingest_ndjson_points(body, strlen(body), 1234, flags, &r), 0);
+        assert_int_equal(r.n, 6);
+        for (size_t i = 0; i < r.n; i++) {
+            char tags[256] = "";
+            size_t o = 0;
+            for (int t = 0; t < r.pts[i].ntags; t++)
+                o += (size_t)snprintf(tags + o, sizeof tags - o, "%s%s=%s", t ? "," : "",
+                                      r.pts[i].tags[t].key, r.pts[i].tags[t].value);
+            assert_string_equal(tags, want[i]);
+        }
+        ingest_result_free(&r);
+    }
+}
+
 static void events_of_the_known_shapes_are_read_without_jansson(void **st)
 {
     (void)st;
@@ -410,6 +440,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_streaming_reader_gives_the_points_and_errors_jansson_gives),
         cmocka_unit_test(each_value_is_named_by_its_own_event_and_key),
+        cmocka_unit_test(each_point_is_tagged_by_its_own_event),
         cmocka_unit_test(events_of_the_known_shapes_are_read_without_jansson),
         cmocka_unit_test(event_hooks_get_the_members_the_streaming_reader_read),
         cmocka_unit_test(every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says),
