@@ -49,12 +49,6 @@ typedef struct line_ref {
     size_t m0;
 } line_ref;
 
-typedef struct tag_cached {
-    size_t kl, vl;
-    const char *ik, *iv; /* the interned, cleaned key and the value */
-    char k[MAX_CACHED_NAME], v[MAX_CACHED_NAME];
-} tag_cached;
-
 typedef struct ingest_batch {
     store_point *pts;
     size_t n, cap, total;
@@ -77,9 +71,6 @@ typedef struct ingest_batch {
         const char *metric;
         char raw[MAX_CACHED_NAME];
     } names[NAMES_CACHED];
-    /* the last event's n-th tag, by its raw key and value (mostly the
-     * same host and job from one event to the next) */
-    tag_cached tags[MAX_EV_TAGS];
 } ingest_batch;
 
 /* The request's copy of s[0..n), each distinct string once. */
@@ -125,11 +116,6 @@ static void add_tag(ingest_batch *b, store_tag *t, int *n, const char *k, size_t
     if (*n >= MAX_EV_TAGS || !v || !vl) return;
     for (int i = 0; i < *n; i++)
         if (strlen(t[i].key) == kl && !memcmp(t[i].key, k, kl)) return;
-    tag_cached *c = &b->tags[*n];
-    if (c->ik && c->kl == kl && c->vl == vl && !memcmp(c->k, k, kl) && !memcmp(c->v, v, vl)) {
-        t[(*n)++] = (store_tag){c->ik, c->iv};
-        return;
-    }
     char buf[MAX_NAME], *key = kl < sizeof buf ? buf : malloc(kl + 1);
     if (!key) {
         b->oom = 1;
@@ -140,12 +126,7 @@ static void add_tag(ingest_batch *b, store_tag *t, int *n, const char *k, size_t
     series_name_clean(key);
     const char *ik = intern(b, key, kl), *iv = intern(b, v, vl > 256 ? 256 : vl);
     if (key != buf) free(key);
-    if (!ik || !iv) return;
-    if (kl <= MAX_CACHED_NAME && vl <= MAX_CACHED_NAME) { /* (cut values are not kept) */
-        memcpy(c->k, k, kl), memcpy(c->v, v, vl);
-        c->kl = kl, c->vl = vl, c->ik = ik, c->iv = iv;
-    }
-    t[(*n)++] = (store_tag){ik, iv};
+    if (ik && iv) t[(*n)++] = (store_tag){ik, iv};
 }
 
 static void add_tag_span(ingest_batch *b, store_tag *t, int *n, const char *k, ev_span v)
