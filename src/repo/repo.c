@@ -3,7 +3,9 @@
  * the jobs and workflows tables current.  Every read is repo_query.c.
  *
  * events(id, ts, name, wf, job, host, body): every event, body = its JSON
- *   text as received.
+ *   text as received, but the samples a batch folds: those are kept as
+ *   blocks (evblocks, repo_block.c), a run's samples of one batch a row,
+ *   and every read merges both.
  * jobs(wf, job, ...): one row per job, kept up to date from jobscope's
  *   start/samples/end and from stampede job events; the end-of-job record
  *   triggers a full summary (jobdata) with its warnings.
@@ -29,6 +31,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +71,12 @@ static const char *const schema =
     "DROP INDEX IF EXISTS ev_host;"
     "DROP INDEX IF EXISTS ev_name;"
     "DROP INDEX IF EXISTS ev_wf;"
+    /* a run's samples of one batch (repo_block.c): every read of events
+     * reads these too */
+    "CREATE TABLE IF NOT EXISTS evblocks(id INTEGER PRIMARY KEY, last INTEGER NOT NULL, ts REAL,"
+    "  ts_last REAL, name TEXT, wf TEXT, job TEXT, host TEXT, run INTEGER, data BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS evb_jrun ON evblocks(job, wf, run, ts);"
+    "CREATE INDEX IF NOT EXISTS evb_ts ON evblocks(ts);"
     "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, wf TEXT NOT NULL, job TEXT NOT NULL,"
     "  host TEXT, exe TEXT, cmd TEXT, user TEXT, xformation TEXT, type TEXT, state TEXT,"
     "  start REAL, end REAL, last REAL, duration REAL, cpu_time REAL, cpu_eff REAL, cores REAL,"
@@ -194,6 +203,18 @@ repo *repo_open(const char *path, char *err, size_t errlen)
         free(r);
         return NULL;
     }
+    /* the next event's id: after the last of events and of blocks (whose
+     * last ids are within REPO_BLOCK_SPAN of their first) */
+    sqlite3_stmt *st = NULL;
+    r->next_id = 1;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT max(coalesce((SELECT max(id) FROM events), 0),"
+                           " coalesce((SELECT max(last) FROM evblocks WHERE id >"
+                           " (SELECT max(id) FROM evblocks) - ?1), 0))",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_int64(st, 1, REPO_BLOCK_SPAN) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        r->next_id = sqlite3_column_int64(st, 0) + 1;
+    sqlite3_finalize(st);
     pthread_mutex_init(&r->mu, NULL);
     pthread_mutex_init(&r->qmu, NULL);
     pthread_cond_init(&r->qcond, NULL);
@@ -218,6 +239,7 @@ void repo_close(repo *r)
     pthread_mutex_unlock(&r->qmu);
     if (r->has_writer) pthread_join(r->writer, NULL);
     repo_flush(r);
+    repo_batch_forget(&r->batch);
     for (int i = 0; i < r->ncache; i++) sqlite3_finalize(r->cache[i].st);
     sqlite3_close(r->db);
     pthread_mutex_destroy(&r->mu);
@@ -225,6 +247,7 @@ void repo_close(repo *r)
     pthread_cond_destroy(&r->qcond);
     free(r->q);
     free(r->qlen);
+    free(r->qf);
     free(r);
 }
 
@@ -590,10 +613,11 @@ static void update_wf(repo *r, json_t *ev, const char *name, const char *wf, dou
 static void insert_event(repo *r, double ts, const char *name, const char *wf, const char *job,
                          const char *host, const char *body, long long run)
 {
-    sqlite3_stmt *st = repo_prep(
-        r,
-        "INSERT INTO events(ts, name, wf, job, host, body, run) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        "dsssssi", ts, name, wf ? wf : "", job, host, body, run);
+    sqlite3_stmt *st =
+        repo_prep(r,
+                  "INSERT INTO events(ts, name, wf, job, host, body, run, id)"
+                  " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                  "dsssssii", ts, name, wf ? wf : "", job, host, body, run, r->next_id++);
     if (st) {
         if (run < 0) sqlite3_bind_null(st, 7);
         sqlite3_step(st);
@@ -618,8 +642,8 @@ static int add_flat(repo *r, const repo_flat *f, const char *raw, repo_batch *b)
     jobset_base_key(s->host, f->step, f->task, f->has_rank ? f->rank : 0, base, sizeof base);
     long long run = repo_run_cached_key(r, jobid, base, f->has_pid ? f->pid : -1);
     if (run < 0) return 1;
-    insert_event(r, s->ts, f->name, f->wf, f->job, s->host, raw, run);
-    if (f->wf) wf_seen(r, f->wf, s->ts, f->label);
+    repo_block_add(r, bj, run, r->next_id++, s->ts, s->host, raw);
+    if (f->wf && !repo_batch_wf_fold(r, f->wf, s->ts, f->label)) wf_seen(r, f->wf, s->ts, f->label);
     repo_batch_fold(bj, s);
     return 0;
 }
@@ -657,7 +681,10 @@ static int add_locked(repo *r, json_t *ev, const char *raw, repo_batch *b)
         }
     }
     insert_event(r, ts, name, wf, job, host, raw ? raw : body, run);
-    if (wf) update_wf(r, ev, name, wf, ts);
+    if (wf) {
+        repo_batch_wf_write(r, wf); /* the row as the samples before left it */
+        update_wf(r, ev, name, wf, ts);
+    }
     if (fold) {
         repo_sample smp;
         repo_sample_of(ev, host, ts, &smp);
@@ -680,8 +707,9 @@ void repo_flush(repo *r)
     pthread_mutex_lock(&r->mu);
     pthread_mutex_lock(&r->qmu);
     char **q = r->q;
+    repo_flat **qf = r->qf;
     size_t *ql = r->qlen, n = r->qn;
-    r->q = NULL, r->qlen = NULL, r->qn = r->qcap = 0;
+    r->q = NULL, r->qlen = NULL, r->qf = NULL, r->qn = r->qcap = 0;
     pthread_mutex_unlock(&r->qmu);
     if (n) {
         jread jr;
@@ -689,17 +717,21 @@ void repo_flush(repo *r)
         jread_init(&jr, NULL, 0);
         sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
         for (size_t i = 0; i < n; i++) {
-            /* a sample of a job already in the batch: read from its text
-             * and folded; anything else through jansson as ever */
-            if (!repo_flat_read(&jr, q[i], ql[i], &flat) || add_flat(r, &flat, q[i], &r->batch)) {
+            /* a sample of a job already in the batch: read from the
+             * server's fields (or from its text) and folded; anything else
+             * through jansson as ever */
+            const repo_flat *fl = qf[i] ? qf[i] : &flat;
+            if ((!qf[i] && !repo_flat_read(&jr, q[i], ql[i], &flat)) ||
+                add_flat(r, fl, q[i], &r->batch)) {
                 json_error_t je;
                 json_t *ev = json_loadb(q[i], ql[i], 0, &je);
                 if (ev) add_locked(r, ev, q[i], &r->batch);
                 json_decref(ev);
             }
-            free(q[i]);
+            free(qf[i] ? (void *)qf[i] : q[i]); /* (one block: the sample, then its text) */
         }
         repo_batch_end(r, &r->batch);
+        repo_batch_wf_write(r, NULL);
         jread_free(&jr);
         if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
             js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
@@ -710,7 +742,7 @@ void repo_flush(repo *r)
             double cut = (double)time(NULL) - r->retention_s;
             r->since_prune = 0;
             sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
-            RUN(r, "DELETE FROM events WHERE ts < ?1", "d", cut);
+            repo_evs_prune(r, cut);
             RUN(r,
                 "DELETE FROM job_views WHERE id IN (SELECT id FROM jobs"
                 " WHERE coalesce(last, end, start, 0) < ?1)",
@@ -725,6 +757,7 @@ void repo_flush(repo *r)
                 "d", cut);
             RUN(r, "DELETE FROM jobs WHERE coalesce(last, end, start, 0) < ?1", "d", cut);
             memset(r->runcache, 0, sizeof r->runcache);
+            repo_batch_forget(&r->batch);
             RUN(r, "DELETE FROM workflows WHERE coalesce(last, 0) < ?1", "d", cut);
             sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
         }
@@ -732,6 +765,7 @@ void repo_flush(repo *r)
     pthread_mutex_unlock(&r->mu);
     free(q);
     free(ql);
+    free(qf);
 }
 
 int repo_add(repo *r, json_t *ev)
@@ -739,6 +773,7 @@ int repo_add(repo *r, json_t *ev)
     if (!json_is_object(ev)) return -1;
     repo_flush(r);
     pthread_mutex_lock(&r->mu);
+    repo_batch_forget(&r->batch); /* (written by repo_flush) this event may change a job's runs */
     sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
     int rc = add_locked(r, ev, NULL, NULL);
     if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
@@ -747,27 +782,65 @@ int repo_add(repo *r, json_t *ev)
     return rc;
 }
 
+/* The sample f read from the server's fields as add_flat may take it (a
+ * kickstart.inv.online of a job and host, with a time), copied with the
+ * text after it in one block; NULL: not such a sample (only the text is
+ * queued: repo_flush reads it as ever). */
+static repo_flat *queued_sample(const struct server_event_fields *e, const char *json, size_t len,
+                                char **text)
+{
+    repo_flat f;
+    if (!e || !repo_flat_of(e, &f) || !f.name || strcmp(f.name, "kickstart.inv.online") || !f.job ||
+        !isfinite(f.s.ts) || !f.s.host)
+        return NULL;
+    size_t head = offsetof(repo_flat, buf) + f.used;
+    repo_flat *c = malloc(head + len + 1);
+    if (!c) return NULL;
+    memcpy(c, &f, head);
+#define MOVED(p) ((p) ? c->buf + ((p)-f.buf) : NULL)
+    c->name = MOVED(f.name), c->wf = MOVED(f.wf), c->job = MOVED(f.job);
+    c->label = MOVED(f.label), c->step = MOVED(f.step), c->task = MOVED(f.task);
+    c->s.host = MOVED(f.s.host), c->s.exe = MOVED(f.s.exe);
+    c->s.xformation = MOVED(f.s.xformation), c->s.batch_id = MOVED(f.s.batch_id);
+#undef MOVED
+    *text = (char *)c + head;
+    memcpy(*text, json, len);
+    (*text)[len] = 0;
+    return c;
+}
+
 int repo_add_json(repo *r, const char *json, size_t len)
 {
-    char *copy = malloc(len + 1);
+    return repo_add_fields(r, json, len, NULL);
+}
+
+int repo_add_fields(repo *r, const char *json, size_t len, const struct server_event_fields *e)
+{
+    char *copy = NULL;
+    repo_flat *f = queued_sample(e, json, len, &copy);
+    if (!f && (copy = malloc(len + 1))) {
+        memcpy(copy, json, len);
+        copy[len] = 0;
+    }
     if (!copy) return -1;
-    memcpy(copy, json, len);
-    copy[len] = 0;
     pthread_mutex_lock(&r->qmu);
     if (r->qn == r->qcap) {
         size_t cap = r->qcap ? r->qcap * 2 : 256;
         char **a = realloc(r->q, cap * sizeof *a);
         size_t *b = a ? realloc(r->qlen, cap * sizeof *b) : NULL;
+        repo_flat **c = b ? realloc(r->qf, cap * sizeof *c) : NULL;
         if (a) r->q = a;
-        if (!a || !b) {
+        if (b) r->qlen = b;
+        if (!c) {
             pthread_mutex_unlock(&r->qmu);
-            free(copy);
+            free(f ? (void *)f : copy);
             return -1;
         }
-        r->qlen = b;
+        r->qf = c;
         r->qcap = cap;
     }
     r->q[r->qn] = copy;
+    r->qf[r->qn] = f;
     r->qlen[r->qn++] = len;
     int full = r->qn >= 2000 || !r->has_writer;
     pthread_cond_signal(&r->qcond);

@@ -32,6 +32,11 @@ void repo_set_retention(repo *r, double seconds);
  * queued, so an answer always includes every event handed in before it. */
 int repo_add(repo *r, json_t *ev);
 int repo_add_json(repo *r, const char *json, size_t len);
+/* repo_add_json with what the server's streaming reader read of the event
+ * (server.h's fields; NULL: none): a sample's members are then taken from
+ * them instead of from the text, with the same meaning. */
+struct server_event_fields;
+int repo_add_fields(repo *r, const char *json, size_t len, const struct server_event_fields *f);
 
 /* Filters of the job list; NULL / 0 = any (docs/views.md "API"). */
 typedef struct repo_job_filter {

@@ -293,12 +293,12 @@ static void export_head(sbuf *out, const char *job, const char *wf, const char *
     sbuf_puts(out, "}}\n");
 }
 
-static void export_line(sbuf *out, sqlite3_stmt *ev, int col)
+static void export_line(sbuf *out, const char *body)
 {
     /* one line each: a body may have been received pretty-printed, and a
      * raw line break can only be whitespace in JSON */
-    size_t at = out->len, n = (size_t)sqlite3_column_bytes(ev, col);
-    sbuf_put(out, (const char *)sqlite3_column_text(ev, col), n);
+    size_t at = out->len, n = strlen(body);
+    sbuf_put(out, body, n);
     for (size_t i = at; !out->oom && i < at + n; i++)
         if (out->p[i] == '\n' || out->p[i] == '\r') out->p[i] = ' ';
     sbuf_putc(out, '\n');
@@ -306,25 +306,28 @@ static void export_line(sbuf *out, sqlite3_stmt *ev, int col)
 
 /* A job of several runs (docs/views.md "A job of several runs"): each run
  * as a job of its own, as the files of its monitors would be read; the
- * job's events of no run are left out. */
+ * job's events of no run (or of a run with no row) are left out. */
 static void export_runs(repo *r, sbuf *out, const char *wf, const char *job)
 {
-    sqlite3_stmt *ev = repo_prep(r,
-                                 "SELECT e.run, k.key, k.ended, e.body FROM events e"
-                                 " JOIN runs k ON k.id = e.run WHERE e.job=?1 AND e.wf=?2"
-                                 " ORDER BY e.run, e.ts, e.id",
-                                 "ss", job, wf);
+    repo_evs e;
+    repo_evs_job(r, job, wf, -1, NAN, 1, &e);
     long long cur = -1;
-    while (ev && sqlite3_step(ev) == SQLITE_ROW) {
-        long long run = sqlite3_column_int64(ev, 0);
+    int known = 0;
+    for (size_t i = 0; i < e.n; i++) {
+        long long run = e.v[i].run;
+        if (run < 0) continue;
         if (run != cur) {
-            export_head(out, job, wf, sqlite3_column_int(ev, 2) ? "done" : "running",
-                        (const char *)sqlite3_column_text(ev, 1));
             cur = run;
+            sqlite3_stmt *k = repo_prep(r, "SELECT key, ended FROM runs WHERE id=?1", "i", run);
+            known = k && sqlite3_step(k) == SQLITE_ROW;
+            if (known)
+                export_head(out, job, wf, sqlite3_column_int(k, 1) ? "done" : "running",
+                            (const char *)sqlite3_column_text(k, 0));
+            repo_done(r, k);
         }
-        export_line(out, ev, 3);
+        if (known) export_line(out, e.v[i].body);
     }
-    repo_done(r, ev);
+    repo_evs_free(&e);
 }
 
 char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit)
@@ -354,12 +357,10 @@ char *repo_export(repo *r, const repo_job_filter *f, long long after, long limit
             continue;
         }
         export_head(&out, job, wf, state, NULL);
-        sqlite3_stmt *ev = repo_prep(r,
-                                     "SELECT body FROM events WHERE job=?1 AND wf=?2"
-                                     " ORDER BY ts, id",
-                                     "ss", job, wf);
-        while (ev && sqlite3_step(ev) == SQLITE_ROW) export_line(&out, ev, 0);
-        repo_done(r, ev);
+        repo_evs e;
+        repo_evs_job(r, job, wf, -1, NAN, 0, &e);
+        for (size_t i = 0; i < e.n; i++) export_line(&out, e.v[i].body);
+        repo_evs_free(&e);
         count++;
     }
     repo_done(r, st);

@@ -7,23 +7,16 @@
  * one by one would have left it (maxima, last values, counts), in the same
  * transaction as the events: nothing that was durable before is deferred
  * past the commit.  One UPDATE per job and batch instead of an upsert, a
- * lookup and an UPDATE per sample. */
+ * lookup and an UPDATE per sample.  A job's entry outlives its batch (its
+ * row id and runs: only this batch's events change them, and repo_add and
+ * the retention forget them all), so that the next batch folds its first
+ * samples as well. */
 #include "repo/repo_priv.h"
 #include "util/hash.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct repo_batch_job {
-    long long jobid;
-    int nruns;
-    char *wf, *job;
-    /* the samples folded since the row was last written */
-    long n;
-    double first_start, last_ts, max_ts, peak, cg_peak, cpu, rchar, wchar;
-    char *exe, *host, *xformation, *batch_id;
-};
 
 static void set_str(char **dst, const char *v, int first)
 {
@@ -63,7 +56,10 @@ void repo_batch_put(repo *r, repo_batch *b, const char *wf, const char *job, lon
     size_t i = slot_of(b, wf, job);
     repo_batch_job *e = b->slot[i];
     if (!e) {
-        if (b->n >= REPO_BATCH_SLOTS / 2) repo_batch_end(r, b); /* full: write all, start again */
+        if (b->n >= REPO_BATCH_SLOTS / 2) { /* full: write all, start again */
+            repo_batch_end(r, b);
+            repo_batch_forget(b);
+        }
         i = slot_of(b, wf, job);
         e = calloc(1, sizeof *e);
         if (!e || !(e->wf = strdup(wf)) || !(e->job = strdup(job))) {
@@ -130,6 +126,7 @@ void repo_batch_fold(repo_batch_job *e, const repo_sample *s)
 
 void repo_batch_write(repo *r, repo_batch_job *e)
 {
+    repo_block_write(r, e); /* its samples' events, before anything reads them */
     if (!e->n) return;
     sqlite3_stmt *st;
     /* job_row's upsert and update_job's (or update_job_of_runs') sample
@@ -169,10 +166,60 @@ void repo_batch_write(repo *r, repo_batch_job *e)
 
 void repo_batch_end(repo *r, repo_batch *b)
 {
+    for (size_t i = 0; i < REPO_BATCH_SLOTS; i++)
+        if (b->slot[i]) repo_batch_write(r, b->slot[i]);
+    /* the entries stay, each its job's row id and runs, for the next batch
+     * (whose first sample of a known job and run is then folded too), until
+     * the table fills */
+    if (b->n >= REPO_BATCH_SLOTS / 2) repo_batch_forget(b);
+}
+
+int repo_batch_wf_fold(repo *r, const char *wf, double ts, const char *label)
+{
+    int i = 0;
+    while (i < r->nwfp && strcmp(r->wfp[i].wf, wf)) i++;
+    if (strlen(wf) >= sizeof r->wfp[0].wf || (label && strlen(label) >= sizeof r->wfp[0].label) ||
+        (i == r->nwfp && i == REPO_WF_PENDING))
+        return 0;
+    if (i == r->nwfp) {
+        r->nwfp++;
+        strcpy(r->wfp[i].wf, wf);
+        r->wfp[i].label[0] = 0;
+        r->wfp[i].min = r->wfp[i].max = ts;
+    }
+    /* wf_seen's upsert again and again: the least and greatest time, the
+     * first label given (coalesce) */
+    if (ts < r->wfp[i].min) r->wfp[i].min = ts;
+    if (ts > r->wfp[i].max) r->wfp[i].max = ts;
+    if (!r->wfp[i].label[0] && label) strcpy(r->wfp[i].label, label);
+    return 1;
+}
+
+void repo_batch_wf_write(repo *r, const char *wf)
+{
+    for (int i = 0; i < r->nwfp; i++) {
+        if (wf && strcmp(r->wfp[i].wf, wf)) continue;
+        sqlite3_stmt *st =
+            repo_prep(r,
+                      "INSERT INTO workflows(wf, first, last, label) VALUES(?1, ?2, ?3, ?4)"
+                      " ON CONFLICT(wf) DO UPDATE SET last=max(coalesce(last, 0), ?3),"
+                      " first=min(coalesce(first, ?2), ?2), label=coalesce(label, ?4)",
+                      "sdds", r->wfp[i].wf, r->wfp[i].min, r->wfp[i].max,
+                      r->wfp[i].label[0] ? r->wfp[i].label : NULL);
+        if (st) sqlite3_step(st);
+        repo_done(r, st);
+        r->wfp[i--] = r->wfp[--r->nwfp];
+        if (wf) return;
+    }
+}
+
+void repo_batch_forget(repo_batch *b)
+{
     for (size_t i = 0; i < REPO_BATCH_SLOTS; i++) {
         repo_batch_job *e = b->slot[i];
         if (!e) continue;
-        repo_batch_write(r, e);
+        clear(e);
+        free(e->blk);
         free(e->wf), free(e->job);
         free(e);
         b->slot[i] = NULL;

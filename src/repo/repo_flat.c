@@ -8,6 +8,7 @@
  * reads (and refuses) as before. */
 #include "repo/repo_priv.h"
 #include "server/json_read.h"
+#include "server/server.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -83,22 +84,99 @@ static const char *const keys[K_N] = {
     "batch",
 };
 
+/* A member's slot, or -1: the candidates by first character (a loop over
+ * every key was half of this reader's own time). */
 static int key_of(const char *k, size_t n)
 {
-    for (int i = 0; i < K_N; i++)
-        if (n && keys[i][0] == k[0] && !strncmp(keys[i], k, n) && !keys[i][n]) return i;
+#define IS(i)                                                                                      \
+    if (!strncmp(keys[i], k, n) && !keys[i][n]) return i
+    if (!n) return -1;
+    switch (k[0]) {
+    case 'e':
+        IS(K_EVENT);
+        IS(K_EXE);
+        IS(K_ELAPSED);
+        break;
+    case 'm':
+        IS(K_MONITORING_EVENT);
+        break;
+    case 'T':
+        IS(K_TYPE);
+        break;
+    case 'w':
+        IS(K_WF_UUID);
+        IS(K_WF_LABEL);
+        IS(K_WCHAR);
+        break;
+    case 'x':
+        IS(K_XWF_ID);
+        IS(K_XWF_DOT_ID);
+        IS(K_XFORMATION);
+        break;
+    case 'd':
+        IS(K_DAG_JOB_ID);
+        IS(K_DAX_LABEL);
+        break;
+    case 'j':
+        IS(K_JOB_ID);
+        IS(K_JOB_DOT_ID);
+        break;
+    case 'J':
+        IS(K_JOBID);
+        break;
+    case 'h':
+        IS(K_HOSTNAME);
+        break;
+    case 'H':
+        IS(K_HOSTNAME2);
+        break;
+    case 't':
+        IS(K_TS);
+        IS(K_TIMESTAMP);
+        IS(K_TAGS);
+        break;
+    case 'r':
+        IS(K_RSS);
+        IS(K_RCHAR);
+        IS(K_RANK);
+        break;
+    case 'c':
+        IS(K_ANON);
+        IS(K_SHMEM);
+        IS(K_CGPEAK);
+        break;
+    case 'u':
+        IS(K_UTIME);
+        break;
+    case 's':
+        IS(K_STIME);
+        break;
+    case 'p':
+        IS(K_PID);
+        break;
+    case 'b':
+        IS(K_BATCH);
+        break;
+    }
     return -1;
+#undef IS
+}
+
+/* A string's text copied into f's buffer (NULL: empty, or no room). */
+static const char *keep_text(repo_flat *f, const char *s, size_t n)
+{
+    if (!n || f->used + n + 1 > sizeof f->buf) return NULL;
+    char *c = f->buf + f->used;
+    memcpy(c, s, n);
+    c[n] = 0;
+    f->used += n + 1;
+    return c;
 }
 
 /* A string's value as jd_str gives it (copied into f's buffer), or NULL. */
 static const char *keep(repo_flat *f, const jread_value *v)
 {
-    if (v->kind != JV_STRING || !v->n || f->used + v->n + 1 > sizeof f->buf) return NULL;
-    char *c = f->buf + f->used;
-    memcpy(c, v->s, v->n);
-    c[v->n] = 0;
-    f->used += v->n + 1;
-    return c;
+    return v->kind == JV_STRING ? keep_text(f, v->s, v->n) : NULL;
 }
 
 static double num(const jread_value *v)
@@ -107,17 +185,23 @@ static double num(const jread_value *v)
     return v->kind == JV_REAL ? v->d : NAN;
 }
 
-static int integer(const jread_value *v, long long *out)
+/* An integer's text as strtoll reads it; 0 when too long. */
+static int int_text(const char *s, size_t n, long long *out)
 {
-    if (v->kind != JV_INT) return 0;
     char t[32];
-    size_t n;
-    const char *s = jread_int_text(v, &n);
     if (n >= sizeof t) return 0;
     memcpy(t, s, n);
     t[n] = 0;
     *out = strtoll(t, NULL, 10);
     return 1;
+}
+
+static int integer(const jread_value *v, long long *out)
+{
+    if (v->kind != JV_INT) return 0;
+    size_t n;
+    const char *s = jread_int_text(v, &n);
+    return int_text(s, n, out);
 }
 
 /* The object at *pp ('{'): the string members named in want[] (NULL-ended)
@@ -162,6 +246,29 @@ static int sub_object(jread *jr, const char **pp, const char *const *want, const
     }
     *pp = p + 1;
     return 0;
+}
+
+/* f from the members found: jansson's readings of the other names. */
+static void settle(repo_flat *f, const char *const *str, const char *const *tags,
+                   const char *const *batch, const double *numv)
+{
+#define FIRST(a, b) (str[a] ? str[a] : str[b])
+    f->name = str[K_EVENT] ? str[K_EVENT] : FIRST(K_MONITORING_EVENT, K_TYPE);
+    f->wf = str[K_WF_UUID] ? str[K_WF_UUID] : FIRST(K_XWF_ID, K_XWF_DOT_ID);
+    f->job = str[K_DAG_JOB_ID] ? str[K_DAG_JOB_ID]
+                               : (str[K_JOB_ID] ? str[K_JOB_ID] : FIRST(K_JOB_DOT_ID, K_JOBID));
+    f->label = FIRST(K_WF_LABEL, K_DAX_LABEL);
+    f->step = tags[0], f->task = tags[1];
+#undef FIRST
+    repo_sample *s = &f->s;
+    s->host = str[K_HOSTNAME] ? str[K_HOSTNAME] : str[K_HOSTNAME2];
+    s->exe = str[K_EXE], s->xformation = str[K_XFORMATION], s->batch_id = batch[0];
+    s->ts = isnan(numv[K_TS - K_NSTR]) ? numv[K_TIMESTAMP - K_NSTR] : numv[K_TS - K_NSTR];
+    s->elapsed = numv[K_ELAPSED - K_NSTR], s->rss = numv[K_RSS - K_NSTR];
+    s->anon = numv[K_ANON - K_NSTR], s->shmem = numv[K_SHMEM - K_NSTR];
+    s->cg_peak = numv[K_CGPEAK - K_NSTR], s->utime = numv[K_UTIME - K_NSTR];
+    s->stime = numv[K_STIME - K_NSTR], s->rchar = numv[K_RCHAR - K_NSTR];
+    s->wchar = numv[K_WCHAR - K_NSTR];
 }
 
 int repo_flat_read(jread *jr, const char *text, size_t len, repo_flat *f)
@@ -231,22 +338,37 @@ int repo_flat_read(jread *jr, const char *text, size_t len, repo_flat *f)
 out:
     if (!ok && jread_ws(p, jr->end) != jr->end) ok = -1; /* only whitespace after it */
     if (ok) return 0;
-#define FIRST(a, b) (str[a] ? str[a] : str[b])
-    f->name = str[K_EVENT] ? str[K_EVENT] : FIRST(K_MONITORING_EVENT, K_TYPE);
-    f->wf = str[K_WF_UUID] ? str[K_WF_UUID] : FIRST(K_XWF_ID, K_XWF_DOT_ID);
-    f->job = str[K_DAG_JOB_ID] ? str[K_DAG_JOB_ID]
-                               : (str[K_JOB_ID] ? str[K_JOB_ID] : FIRST(K_JOB_DOT_ID, K_JOBID));
-    f->label = FIRST(K_WF_LABEL, K_DAX_LABEL);
-    f->step = tags[0], f->task = tags[1];
-#undef FIRST
-    repo_sample *s = &f->s;
-    s->host = str[K_HOSTNAME] ? str[K_HOSTNAME] : str[K_HOSTNAME2];
-    s->exe = str[K_EXE], s->xformation = str[K_XFORMATION], s->batch_id = batch[0];
-    s->ts = isnan(numv[K_TS - K_NSTR]) ? numv[K_TIMESTAMP - K_NSTR] : numv[K_TS - K_NSTR];
-    s->elapsed = numv[K_ELAPSED - K_NSTR], s->rss = numv[K_RSS - K_NSTR];
-    s->anon = numv[K_ANON - K_NSTR], s->shmem = numv[K_SHMEM - K_NSTR];
-    s->cg_peak = numv[K_CGPEAK - K_NSTR], s->utime = numv[K_UTIME - K_NSTR];
-    s->stime = numv[K_STIME - K_NSTR], s->rchar = numv[K_RCHAR - K_NSTR];
-    s->wchar = numv[K_WCHAR - K_NSTR];
+    settle(f, str, tags, batch, numv);
+    return 1;
+}
+
+int repo_flat_of(const server_event_fields *e, repo_flat *f)
+{
+    const char *str[K_NSTR] = {0}, *tags[2] = {0}, *batch[1] = {0};
+    double numv[K_N - K_NSTR];
+    f->used = 0;
+    f->has_pid = 0;
+    for (int i = 0; i < K_N - K_NSTR; i++) numv[i] = NAN;
+    if (e->has_ts) numv[K_TS - K_NSTR] = e->ts;
+    f->has_rank = e->rank && int_text(e->rank, e->rankn, &f->rank);
+    for (size_t i = 0; i < e->n; i++) {
+        const server_member *m = &e->m[i];
+        if (m->tag) { /* "tags": its strings slurm_step, slurm_task */
+            int t = m->kn == 10 && !memcmp(m->k, "slurm_step", 10)   ? 0
+                    : m->kn == 10 && !memcmp(m->k, "slurm_task", 10) ? 1
+                                                                     : -1;
+            if (t >= 0 && m->s && m->n && !(tags[t] = keep_text(f, m->s, m->n))) return 0;
+            continue;
+        }
+        int w = key_of(m->k, m->kn);
+        if (w < 0 || w == K_TAGS || w == K_BATCH) continue;
+        if (w < K_NSTR) {
+            if (m->s && m->n && !(str[w] = keep_text(f, m->s, m->n))) return 0; /* no room */
+        } else if (w == K_PID)
+            f->has_pid = m->itext && int_text(m->itext, m->in, &f->pid);
+        else if (!m->s) /* (ts and rank are not members) */
+            numv[w - K_NSTR] = m->v;
+    }
+    settle(f, str, tags, batch, numv);
     return 1;
 }

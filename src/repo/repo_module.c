@@ -26,10 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void on_event(server *s, const char *json, size_t len, void *arg)
+static void on_event(server *s, const char *json, size_t len, const server_event_fields *f,
+                     void *arg)
 {
     (void)s;
-    repo_add_json(arg, json, len);
+    repo_add_fields(arg, json, len, f);
 }
 
 static void reply_json(server_response *w, int status, json_t *o)

@@ -17,7 +17,20 @@
 /* A batch's job rows (repo_batch.c): within one repo_flush, the later
  * samples of a job are folded and its row written once. */
 #define REPO_BATCH_SLOTS 1024
+#define REPO_WF_PENDING  32
 typedef struct repo_batch_job repo_batch_job;
+struct repo_batch_job {
+    long long jobid;
+    int nruns;
+    char *wf, *job;
+    /* the samples folded since the row was last written */
+    long n;
+    double first_start, last_ts, max_ts, peak, cg_peak, cpu, rchar, wchar;
+    char *exe, *host, *xformation, *batch_id;
+    struct repo_block *blk; /* its samples' pending blocks (repo_block.c), one per run */
+    size_t nblk;
+};
+
 typedef struct repo_batch {
     repo_batch_job *slot[REPO_BATCH_SLOTS];
     size_t n;
@@ -32,6 +45,7 @@ struct repo {
     pthread_cond_t qcond;
     char **q;
     size_t *qlen, qn, qcap;
+    struct repo_flat **qf; /* a queued event's sample read from its fields (or NULL) */
     pthread_t writer;
     int stop, has_writer;
     double retention_s; /* 0 = keep everything */
@@ -55,7 +69,14 @@ struct repo {
      * mostly come one after the other */
     long long last_jobid;
     int last_nruns;
-    repo_batch batch; /* the job rows of the batch being written (repo_flush) */
+    repo_batch batch;  /* the job rows of the batch being written (repo_flush) */
+    long long next_id; /* the id of the next event (events and blocks share them) */
+    /* the workflows' rows as a batch's samples leave them (repo_batch.c) */
+    struct {
+        char wf[128], label[128];
+        double min, max;
+    } wfp[REPO_WF_PENDING];
+    int nwfp;
     char last_wf[128], last_job[256];
 };
 
@@ -91,7 +112,8 @@ void repo_run_ended(repo *r, const char *wf, const char *job, long long jobid, l
 int repo_job_runs(repo *r, const char *wf, const char *job);
 long long repo_run_id(repo *r, const char *wf, const char *job, const char *key);
 /* The page of a job of several runs (report/jobset.h), or of one of its
- * runs (run >= 0; since: only newer events). New reference, or NULL. */
+ * runs (run >= 0, or -1: all the job's events; since: only newer events).
+ * New reference, or NULL. */
 json_t *repo_runs_page(repo *r, const char *wf, const char *job, size_t max_points);
 void repo_run_jobdata(repo *r, const char *wf, const char *job, long long run, double since,
                       struct jobdata *j);
@@ -133,10 +155,56 @@ typedef struct repo_flat {
     char buf[4096];
 } repo_flat;
 int repo_flat_read(struct jread *jr, const char *text, size_t len, repo_flat *f);
+/* The same from the fields the server's streaming reader handed over
+ * (server.h; they describe valid JSON with no key given twice): 1 and *f
+ * as repo_flat_read gives it from the event's text, or 0 (the text is
+ * read then).  The used part of f (up to buf + used) is all it needs. */
+struct server_event_fields;
+int repo_flat_of(const struct server_event_fields *e, repo_flat *f);
+/* Blocks (repo_block.c): a run's samples folded in one batch are kept as
+ * one row of evblocks, not a row each; every read expands them.  The job's
+ * pending block of run gets the sample (its id, ts, host and text). */
+#define REPO_BLOCK_SPAN 65536 /* the most ids from a block's first to its last */
+void repo_block_add(repo *r, repo_batch_job *e, long long run, long long id, double ts,
+                    const char *host, const char *body);
+/* Writes the job's pending blocks (repo_batch_write does). */
+void repo_block_write(repo *r, repo_batch_job *e);
+/* An event read back: from events or expanded from a block. */
+typedef struct repo_ev {
+    long long id, run; /* run < 0: none */
+    double ts;         /* NAN: none */
+    char *body;
+} repo_ev;
+typedef struct repo_evs {
+    repo_ev *v;
+    size_t n, cap;
+} repo_evs;
+/* The events of a job (run >= 0: of that run only; since finite: those
+ * with ts >= since), in the order of ORDER BY ts, id (by_run: run IS NOT
+ * NULL, run, ts, id).  Locked. */
+void repo_evs_job(repo *r, const char *job, const char *wf, long long run, double since, int by_run,
+                  repo_evs *out);
+void repo_evs_free(repo_evs *e);
+/* GET /api/events' page: the first `limit` events with id > f->after that
+ * pass f, in id order.  Locked. */
+void repo_evs_page(repo *r, const repo_event_filter *f, long limit, repo_evs *out);
+/* --retention: events (and blocks' events) with ts < cut go.  Locked. */
+void repo_evs_prune(repo *r, double cut);
+
 /* Writes the job's pending row (before any other event of the job). */
 void repo_batch_write(repo *r, repo_batch_job *e);
-/* Writes every pending row and empties the batch (before COMMIT). */
+/* A sample's touch of its workflow's row (what repo.c's wf_seen writes),
+ * folded: 1, or 0 when it is not (names too long, too many workflows):
+ * the caller writes it.  The row is written by repo_batch_wf_write, before
+ * any other event of that workflow (wf) or before COMMIT (NULL: all). */
+int repo_batch_wf_fold(repo *r, const char *wf, double ts, const char *label);
+void repo_batch_wf_write(repo *r, const char *wf);
+/* Writes every pending row (before COMMIT); the jobs' entries stay for
+ * the next batch unless the table is half full. */
 void repo_batch_end(repo *r, repo_batch *b);
+/* Forgets every entry (written first: after repo_batch_end), when a job's
+ * row id or runs may change outside the batch (repo_add, the retention). */
+void repo_batch_forget(repo_batch *b);
 
 /* The workflow of the latest job of that id (within wf when given). Locked. */
 int repo_find_wf(repo *r, const char *job, const char *wf, char *out, size_t len);

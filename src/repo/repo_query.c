@@ -248,32 +248,19 @@ int repo_find_wf(repo *r, const char *job, const char *wf, char *out, size_t len
 static json_t *events_of(repo *r, const char *wf, const char *job, double since)
 {
     json_t *a = json_array();
-    sqlite3_stmt *st = repo_prep(r,
-                                 "SELECT body FROM events WHERE job=?1 AND wf=?2 AND ts >= ?3"
-                                 " ORDER BY ts, id",
-                                 "ssd", job, wf, since);
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        json_t *ev = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+    repo_evs e;
+    repo_evs_job(r, job, wf, -1, since, 0, &e);
+    for (size_t i = 0; i < e.n; i++) {
+        json_t *ev = json_loads(e.v[i].body, 0, NULL);
         if (ev) json_array_append_new(a, ev);
     }
-    repo_done(r, st);
+    repo_evs_free(&e);
     return a;
 }
 
 void repo_jobdata_of(repo *r, const char *wf, const char *job, jobdata *j)
 {
-    jobdata_init(j);
-    sqlite3_stmt *st = repo_prep(r,
-                                 "SELECT body FROM events WHERE job=?1 AND wf=?2 AND ts >= ?3"
-                                 " ORDER BY ts, id",
-                                 "ssd", job, wf, 0.0);
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        json_t *ev = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-        if (ev) jobdata_add(j, ev);
-        json_decref(ev);
-    }
-    repo_done(r, st);
-    jobdata_finish(j);
+    repo_run_jobdata(r, wf, job, -1, 0.0, j); /* every run's */
 }
 
 json_t *repo_job_events(repo *r, const char *job, const char *wf, double since)
@@ -412,37 +399,21 @@ json_t *repo_workflow(repo *r, const char *wf)
 json_t *repo_events(repo *r, const repo_event_filter *f)
 {
     long limit = f->limit > 0 ? (f->limit > 10000 ? 10000 : f->limit) : 500;
-    char name[256] = "", like[260] = "";
-    if (f->name) {
-        size_t n = strlen(f->name);
-        if (n && f->name[n - 1] == '*')
-            snprintf(like, sizeof like, "%.*s%%", (int)(n - 1), f->name);
-        else
-            snprintf(name, sizeof name, "%s", f->name);
-    }
     json_t *a = json_array();
     long long last = -1;
-    long count = 0;
+    repo_evs e;
     repo_flush(r);
     pthread_mutex_lock(&r->mu);
-    sqlite3_stmt *st = repo_prep(
-        r,
-        "SELECT id, body FROM events WHERE id > ?1 AND (?2 IS NULL OR wf=?2)"
-        " AND (?3 IS NULL OR job=?3) AND (?4 IS NULL OR host=?4)"
-        " AND (?5 IS NULL OR name=?5) AND (?6 IS NULL OR name LIKE ?6)"
-        " AND (?7 IS NULL OR ts >= ?7) AND (?8 IS NULL OR ts <= ?8)"
-        " ORDER BY id LIMIT ?9",
-        "isssssddi", f->after, f->wf, f->job, f->host, name[0] ? name : NULL, like[0] ? like : NULL,
-        f->since > 0 ? f->since : NAN, f->until > 0 ? f->until : NAN, (long long)limit);
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        last = sqlite3_column_int64(st, 0);
-        json_t *ev = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
+    repo_evs_page(r, f, limit, &e);
+    pthread_mutex_unlock(&r->mu);
+    for (size_t i = 0; i < e.n; i++) {
+        last = e.v[i].id;
+        json_t *ev = json_loads(e.v[i].body, 0, NULL);
         json_array_append_new(
             a, json_pack("{s:I,s:o}", "id", (json_int_t)last, "event", ev ? ev : jd_null()));
-        count++;
     }
-    repo_done(r, st);
-    pthread_mutex_unlock(&r->mu);
+    long count = (long)e.n;
+    repo_evs_free(&e);
     return json_pack("{s:o,s:o}", "events", a, "next",
                      count == limit ? json_integer(last) : jd_null());
 }

@@ -167,16 +167,14 @@ void repo_run_jobdata(repo *r, const char *wf, const char *job, long long run, d
                       jobdata *j)
 {
     jobdata_init(j);
-    sqlite3_stmt *st = repo_prep(r,
-                                 "SELECT body FROM events WHERE job=?1 AND wf=?2 AND run=?3"
-                                 " AND ts >= ?4 ORDER BY ts, id",
-                                 "ssid", job, wf, run, since);
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        json_t *ev = json_loads(col_text(st, 0), 0, NULL);
+    repo_evs e;
+    repo_evs_job(r, job, wf, run, since, 0, &e);
+    for (size_t i = 0; i < e.n; i++) {
+        json_t *ev = json_loads(e.v[i].body, 0, NULL);
         if (ev) jobdata_add(j, ev);
         json_decref(ev);
     }
-    repo_done(r, st);
+    repo_evs_free(&e);
     jobdata_finish(j);
 }
 
@@ -306,25 +304,34 @@ json_t *repo_runs_page(repo *r, const char *wf, const char *job, size_t max_poin
     jobset_init(&s);
     /* run by run, in the order they began (attempts are told apart so),
      * the job's own events (no run) first */
-    sqlite3_stmt *st = repo_prep(r,
-                                 "SELECT e.run, r.key, r.base, e.body FROM events e"
-                                 " LEFT JOIN runs r ON r.id = e.run WHERE e.job=?1 AND e.wf=?2"
-                                 " ORDER BY e.run IS NOT NULL, e.run, e.ts, e.id",
-                                 "ss", job, wf);
+    repo_evs e;
+    repo_evs_job(r, job, wf, -1, NAN, 1, &e);
     size_t nev = 0;
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        json_t *ev = json_loads(col_text(st, 3), 0, NULL);
+    long long cur = -1;
+    char *key = NULL, *base = NULL;
+    for (size_t i = 0; i < e.n; i++) {
+        json_t *ev = json_loads(e.v[i].body, 0, NULL);
         if (!ev) continue;
         nev++;
-        if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+        if (e.v[i].run < 0) {
             json_array_append(s.job_events, ev);
         } else {
-            jobdata *j = jobset_run(&s, col_text(st, 1), col_text(st, 2));
+            if (e.v[i].run != cur) { /* the run's key and base ("" with no row of it) */
+                cur = e.v[i].run;
+                free(key), free(base);
+                sqlite3_stmt *st = repo_prep(r, "SELECT key, base FROM runs WHERE id=?1", "i", cur);
+                int row = st && sqlite3_step(st) == SQLITE_ROW;
+                key = strdup(row ? col_text(st, 0) : "");
+                base = strdup(row ? col_text(st, 1) : "");
+                repo_done(r, st);
+            }
+            jobdata *j = jobset_run(&s, key ? key : "", base ? base : "");
             if (j) jobdata_add(j, ev);
         }
         json_decref(ev);
     }
-    repo_done(r, st);
+    free(key), free(base);
+    repo_evs_free(&e);
     json_t *page = nev ? jobset_json(&s, max_points) : NULL;
     jobset_free(&s);
     return page;
@@ -375,14 +382,13 @@ json_t *repo_run_events(repo *r, const char *job, const char *wf, const char *ru
     long long id = repo_find_wf(r, job, wf, w, sizeof w) ? repo_run_id(r, w, job, run) : -1;
     if (id >= 0) {
         a = json_array();
-        sqlite3_stmt *st = repo_prep(
-            r, "SELECT body FROM events WHERE job=?1 AND wf=?2 AND run=?3 ORDER BY ts, id", "ssi",
-            job, w, id);
-        while (st && sqlite3_step(st) == SQLITE_ROW) {
-            json_t *ev = json_loads(col_text(st, 0), 0, NULL);
+        repo_evs e;
+        repo_evs_job(r, job, w, id, NAN, 0, &e);
+        for (size_t i = 0; i < e.n; i++) {
+            json_t *ev = json_loads(e.v[i].body, 0, NULL);
             if (ev) json_array_append_new(a, ev);
         }
-        repo_done(r, st);
+        repo_evs_free(&e);
     }
     pthread_mutex_unlock(&r->mu);
     return a;

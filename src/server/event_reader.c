@@ -249,6 +249,10 @@ int event_reader_read(jread *jr, const char *line, size_t len, ev_view *v)
             p++;
             if (jread_string(jr, &p, &s.s, &s.n) < 0) return 0;
             string_member(v, k, kn, s);
+            ev_ctag *sm = ev_view_str(v); /* for the event hooks (server.h) */
+            if (!sm) return 0;
+            sm->k = (ev_span){k, kn};
+            sm->v = s;
         } else if (c == '-' || (c >= '0' && c <= '9')) {
             double d;
             int is_int;
@@ -270,6 +274,7 @@ int event_reader_read(jread *jr, const char *line, size_t len, ev_view *v)
                 if (!e) return 0;
                 e->key = (ev_span){k, kn};
                 e->v = d;
+                e->itext = text;
             }
         } else if (c == '{') {
             if (!KEY("tags") || custom_tags(jr, &p, v) < 0) return 0; /* nested: jansson's */

@@ -14,20 +14,23 @@ const char *const ev_annotations[EV_NANNOT] = {
 
 void ev_view_reset(ev_view *v)
 {
-    ev_ctag *ct = v->ctags;
+    ev_ctag *ct = v->ctags, *strs = v->strs;
     ev_value *vals = v->vals;
-    size_t cc = v->capctags, cv = v->capvals;
+    size_t cc = v->capctags, cv = v->capvals, cs = v->capstrs;
     memset(v, 0, sizeof *v);
     v->ctags = ct;
     v->vals = vals;
+    v->strs = strs;
     v->capctags = cc;
     v->capvals = cv;
+    v->capstrs = cs;
 }
 
 void ev_view_free(ev_view *v)
 {
     free(v->ctags);
     free(v->vals);
+    free(v->strs);
     memset(v, 0, sizeof *v);
 }
 
@@ -45,6 +48,15 @@ ev_ctag *ev_view_ctag(ev_view *v)
     v->ctags = grow_array(v->ctags, &v->capctags, v->nctags + 1, sizeof *v->ctags, &v->oom);
     if (v->oom) return NULL;
     ev_ctag *x = &v->ctags[v->nctags++];
+    memset(x, 0, sizeof *x);
+    return x;
+}
+
+ev_ctag *ev_view_str(ev_view *v)
+{
+    v->strs = grow_array(v->strs, &v->capstrs, v->nstrs + 1, sizeof *v->strs, &v->oom);
+    if (v->oom) return NULL;
+    ev_ctag *x = &v->strs[v->nstrs++];
     memset(x, 0, sizeof *x);
     return x;
 }

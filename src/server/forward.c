@@ -160,8 +160,10 @@ static void on_points(server *s, const store_point *pts, size_t n, void *arg)
         forward_point_batch(f, pts, n);
 }
 
-static void on_event(server *s, const char *json, size_t len, void *arg)
+static void on_event(server *s, const char *json, size_t len, const server_event_fields *ef,
+                     void *arg)
 {
+    (void)ef;
     fwd *f = arg;
     if (f->ts_engine) return; /* its points went already */
     json_t *d = json_loadb(json, len, 0, NULL);

@@ -32,9 +32,11 @@
 #include "util/intern.h"
 #include "util/series_name.h"
 
-#define MAX_EV_TAGS  32
-#define MAX_NAME     512   /* a metric name this long or longer is not stored */
-#define SLICE_POINTS 16384 /* points handed to the store at once */
+#define MAX_EV_TAGS     32
+#define MAX_NAME        512 /* a metric name this long or longer is not stored */
+#define NAMES_CACHED    32  /* metric names remembered by their place in the event */
+#define MAX_CACHED_NAME 64
+#define SLICE_POINTS    16384 /* points handed to the store at once */
 
 /* ---- a request's points ---- */
 
@@ -42,6 +44,9 @@ typedef struct line_ref {
     const char *p;
     size_t len;
     const char *job_end; /* a jobscope.end event's job (interned) */
+    int has_f;           /* f: read by the streaming reader (f.m: members + m0) */
+    server_event_fields f;
+    size_t m0;
 } line_ref;
 
 typedef struct ingest_batch {
@@ -53,10 +58,19 @@ typedef struct ingest_batch {
     int nprev;
     line_ref *lines;
     size_t nlines, caplines;
+    server_member *members; /* the lines' fields for the event hooks */
+    size_t nmembers, capmembers;
     ev_view view;
     jread jr;   /* the streaming reader's scratch */
     arena line; /* jansson's paths and integers, per line */
     int oom;
+    /* the metric of the last event's i-th value, by its raw name: the
+     * next event mostly has the same members in the same order */
+    struct {
+        size_t n;
+        const char *metric;
+        char raw[MAX_CACHED_NAME];
+    } names[NAMES_CACHED];
 } ingest_batch;
 
 /* The request's copy of s[0..n), each distinct string once. */
@@ -75,6 +89,22 @@ static const char *metric_name(ingest_batch *b, const char *raw, size_t n)
     clean[n] = 0;
     series_name_clean(clean);
     return intern(b, clean, n);
+}
+
+/* metric_name of an event's i-th value, through the cache of the last
+ * event's names (the same raw name is the same metric). */
+static const char *metric_name_at(ingest_batch *b, size_t i, const char *raw, size_t n)
+{
+    if (i >= NAMES_CACHED || n > MAX_CACHED_NAME) return metric_name(b, raw, n);
+    if (b->names[i].metric && b->names[i].n == n && !memcmp(b->names[i].raw, raw, n))
+        return b->names[i].metric;
+    const char *m = metric_name(b, raw, n);
+    if (m) {
+        memcpy(b->names[i].raw, raw, n);
+        b->names[i].n = n;
+        b->names[i].metric = m;
+    }
+    return m;
 }
 
 /* Adds tag k=v unless there are MAX_EV_TAGS already, v is empty, or a tag
@@ -177,7 +207,7 @@ static int view_points(ingest_batch *b, const ev_view *v, int64_t now_ms, const 
                 name[el + 1 + x->key.n] = '.';
                 memcpy(name + el + 2 + x->key.n, x->field.s, x->field.n);
             }
-            const char *metric = metric_name(b, name, len);
+            const char *metric = metric_name_at(b, i, name, len);
             if (!x->label.s) {
                 add_point(b, metric, tags, n, ts_ms, x->v);
                 continue;
@@ -205,6 +235,41 @@ static int view_points(ingest_batch *b, const ev_view *v, int64_t now_ms, const 
     return 0;
 }
 
+/* The event's fields (server.h) from the streaming reader's view: 1, or 0
+ * when a span is not in the line [p, p+l) (an unescaped string) and the
+ * hooks read the text themselves. */
+static int keep_fields(ingest_batch *b, const ev_view *v, const char *p, size_t l, line_ref *out)
+{
+#define IN(x) (!(x).s || ((x).s >= p && (x).s + (x).n <= p + l))
+    size_t n = v->nstrs + v->nvals + v->nctags, m0 = b->nmembers;
+    b->members = grow_array(b->members, &b->capmembers, m0 + n, sizeof *b->members, &b->oom);
+    if (b->oom || !IN(v->rank)) return 0;
+    server_member *m = b->members + m0;
+    for (size_t i = 0; i < v->nstrs; i++, m++) {
+        const ev_ctag *c = &v->strs[i];
+        if (!IN(c->k) || !IN(c->v)) return 0;
+        *m = (server_member){c->k.s, c->v.s, c->k.n, c->v.n, 0, NULL, 0, 0};
+    }
+    for (size_t i = 0; i < v->nvals; i++) {
+        const ev_value *x = &v->vals[i];
+        if (x->field.s) continue; /* a row of a group */
+        if (!IN(x->key) || !IN(x->itext)) return 0;
+        *m++ = (server_member){x->key.s, NULL, x->key.n, 0, x->v, x->itext.s, x->itext.n, 0};
+    }
+    for (size_t i = 0; i < v->nctags; i++, m++) {
+        const ev_ctag *c = &v->ctags[i];
+        if (!IN(c->k) || (!c->is_num && !IN(c->v))) return 0;
+        *m = (server_member){
+            c->k.s, c->is_num ? NULL : c->v.s, c->k.n, c->is_num ? 0 : c->v.n, c->num, NULL, 0, 1};
+    }
+#undef IN
+    out->f = (server_event_fields){v->has_ts, v->ts, v->rank.s,
+                                   v->rank.n, NULL,  (size_t)(m - (b->members + m0))};
+    out->m0 = m0;
+    b->nmembers = m0 + out->f.n;
+    return 1;
+}
+
 /* One line: its view by the streaming reader, else by jansson (which
  * names a syntax error), then its points.  0, or -1 when it is not an
  * event (the first error in err). */
@@ -214,9 +279,10 @@ static int line_points(ingest_batch *b, const char *p, size_t l, int64_t now_ms,
     ev_view *v = &b->view;
     ev_view_reset(v);
     const char *job_end = NULL;
-    int rc;
+    int rc, streamed = 0;
     if (!(flags & INGEST_JANSSON_ONLY) && event_reader_read(&b->jr, p, l, v) == 1) {
         rc = view_points(b, v, now_ms, &job_end);
+        streamed = 1;
     } else {
         void *doc = NULL;
         char why[200] = "";
@@ -235,7 +301,10 @@ static int line_points(ingest_batch *b, const char *p, size_t l, int64_t now_ms,
                  lineno);
     if (rc < 0) return -1;
     b->lines = grow_array(b->lines, &b->caplines, b->nlines + 1, sizeof *b->lines, &b->oom);
-    if (!b->oom) b->lines[b->nlines++] = (line_ref){p, l, job_end};
+    if (b->oom) return 0;
+    line_ref *lr = &b->lines[b->nlines++];
+    *lr = (line_ref){p, l, job_end, 0, {0}, 0};
+    lr->has_f = streamed && keep_fields(b, v, p, l, lr);
     return 0;
 }
 
@@ -271,6 +340,7 @@ static void batch_free(ingest_batch *b)
 {
     free(b->pts);
     free(b->lines);
+    free(b->members);
     intern_free(&b->strs);
     arena_free(&b->tagsets);
     arena_free(&b->line);
@@ -348,7 +418,9 @@ int server_ingest_ndjson(server *s, const char *body, size_t len, size_t *accept
     if (rc == 0) {
         server_stat_add(s, SERVER_STAT_EVENTS, ok);
         for (size_t i = 0; i < b->nlines; i++) {
-            server_events_hooks(s, b->lines[i].p, b->lines[i].len);
+            line_ref *lr = &b->lines[i];
+            if (lr->has_f) lr->f.m = b->members + lr->m0;
+            server_events_hooks(s, lr->p, lr->len, lr->has_f ? &lr->f : NULL);
             if (b->lines[i].job_end) server_live_end_job(s, b->lines[i].job_end);
         }
     }

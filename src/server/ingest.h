@@ -32,6 +32,7 @@ typedef struct ev_span {
 typedef struct ev_value {
     ev_span key, field, label;
     double v;
+    ev_span itext; /* a top-level integer's text (the streaming reader's) */
 } ev_value;
 
 /* A custom tag ("tags": {...}): a string, or a number. */
@@ -58,6 +59,8 @@ typedef struct ev_view {
     size_t nctags, capctags;
     ev_value *vals; /* in the order of the event */
     size_t nvals, capvals;
+    ev_ctag *strs; /* every top-level string member (the streaming reader's) */
+    size_t nstrs, capstrs;
     int oom;
 } ev_view;
 
@@ -67,6 +70,7 @@ void ev_view_free(ev_view *v);
 /* Appends a value / a custom tag (ev_view.oom on failure). */
 ev_value *ev_view_value(ev_view *v);
 ev_ctag *ev_view_ctag(ev_view *v);
+ev_ctag *ev_view_str(ev_view *v);
 /* The catalogue group of this event named key ("cg_io" of
  * kickstart.inv.online), as its first field's definition; NULL if none. */
 const struct metric_def *ev_group(ev_span event, const char *key, size_t klen);

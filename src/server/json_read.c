@@ -219,7 +219,7 @@ int jread_number(jread *r, const char **pp, const char **s, size_t *n, int *is_i
     *s = st;
     *n = (size_t)(p - st);
     *pp = p;
-    if (*is_int) { /* jansson refuses an integer beyond 64 bits */
+    if (*is_int && *n - (*st == '-') > 18) { /* jansson refuses an integer beyond 64 bits */
         char buf[32];
         if (*n >= sizeof buf) return jread_fail(r, st, "too big integer");
         memcpy(buf, st, *n);

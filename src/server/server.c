@@ -348,11 +348,11 @@ int server_ingest_points_nowait(server *s, const store_point *pts, size_t n, uin
     return 0;
 }
 
-void server_events_hooks(server *s, const char *json, size_t len)
+void server_events_hooks(server *s, const char *json, size_t len, const server_event_fields *f)
 {
     server_priv *p = s->priv;
     for (int i = 0; i < p->nevent_hooks; i++)
-        p->event_hooks[i].fn(s, json, len, p->event_hooks[i].arg);
+        p->event_hooks[i].fn(s, json, len, f, p->event_hooks[i].arg);
 }
 
 /* ---- live values (live.c) ---- */

@@ -184,9 +184,36 @@ int server_ingest_sync(server *s, uint64_t ticket, char *err, size_t errlen);
 #define SERVER_TS_MAX_MS       253402300799999.0
 #define server_valid_ts_ms(ms) ((ms) > -SERVER_TS_MAX_MS && (ms) < SERVER_TS_MAX_MS)
 
+/* What the streaming reader (ingest.h) read of an event, handed to the
+ * event hooks with its text so that they need not read it again: "ts" when
+ * a number, "rank" when an integer (its text), and every other top-level
+ * member that is a string or a number, and those of the custom "tags"
+ * object (tag 1), in the event's order.  Members whose value is anything
+ * else (true, false, null, an array) are not listed.  The spans point into
+ * the event's text (an event with an escaped string in them has no fields);
+ * valid during the hook only.  No member is given twice (such an event is
+ * read with jansson, and has no fields). */
+typedef struct server_member {
+    const char *k, *s; /* key; a string's text (s NULL: a number) */
+    size_t kn, n;
+    double v;          /* a number's value (an integer's -0 is 0) */
+    const char *itext; /* an integer's text (NULL: not an integer, or a string) */
+    size_t in;
+    int tag; /* a member of "tags" */
+} server_member;
+typedef struct server_event_fields {
+    int has_ts;
+    double ts;
+    const char *rank; /* NULL: no integer rank */
+    size_t rankn;
+    const server_member *m;
+    size_t n;
+} server_event_fields;
+
 /* For the ingest of events (ingest.c), once their points are durable: the
- * event goes to every event hook; a job's end drops its live values. */
-void server_events_hooks(server *s, const char *json, size_t len);
+ * event goes to every event hook (f: its fields, NULL when jansson read
+ * it); a job's end drops its live values. */
+void server_events_hooks(server *s, const char *json, size_t len, const server_event_fields *f);
 /* The live per-job values behind /metrics (live.c): a job's series leave
  * at its end, or once not updated since older_than_ms; the Prometheus text
  * of what is left; how many series that is. */
@@ -198,8 +225,10 @@ size_t server_live_count(server *s);
 /* Called after points are durable (any thread; keep it quick, no blocking
  * on the network: queue and return). */
 typedef void (*server_points_hook)(server *s, const store_point *pts, size_t n, void *arg);
-/* Called with each ingested event after its points are durable. */
-typedef void (*server_event_hook)(server *s, const char *json, size_t len, void *arg);
+/* Called with each ingested event after its points are durable (f: what
+ * the streaming reader read of it, or NULL). */
+typedef void (*server_event_hook)(server *s, const char *json, size_t len,
+                                  const server_event_fields *f, void *arg);
 int server_on_points(server *s, server_points_hook fn, void *arg);
 int server_on_event(server *s, server_event_hook fn, void *arg);
 

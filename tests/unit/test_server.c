@@ -84,9 +84,10 @@ typedef struct seen {
     char last_event[256];
 } seen;
 
-static void on_event(server *s, const char *json, size_t len, void *arg)
+static void on_event(server *s, const char *json, size_t len, const server_event_fields *f,
+                     void *arg)
 {
-    (void)s;
+    (void)s, (void)f;
     seen *x = arg;
     x->events++;
     snprintf(x->last_event, sizeof x->last_event, "%.*s", (int)len, json);

@@ -67,6 +67,12 @@ static const char *const corpus[] = {
     "{\"event\":\"e\",\"x\":1,}",
     "{\"event\":\"e\",\"s\":\"\\u0000\"}",
     "{\"event\":\"e\",\"n\":123456789012345678901234}",
+    /* integers at 64 bits' edge: 18 digits never overflow, 19 may */
+    "{\"event\":\"e\",\"a\":999999999999999999,\"b\":-999999999999999999,"
+    "\"c\":9223372036854775807,\"d\":-9223372036854775808,\"e\":-0}",
+    "{\"event\":\"e\",\"n\":9223372036854775808}",
+    "{\"event\":\"e\",\"n\":-9223372036854775809}",
+    "{\"event\":\"e\",\"n\":-0000000000000000001}",
     "{\"event\":\"e\",\"r\":1e400}",
     "  {\"event\" : \"e\" , \"ts\" : 1700000000 , \"v\" : 3 }  \r",
     "{\"event\":\"kickstart.inv.online\",\"ts\":1,\"job_id\":\"j\",\"cg_io\":[{\"rbytes\":1},7,"
@@ -134,6 +140,60 @@ static void the_streaming_reader_gives_the_points_and_errors_jansson_gives(void 
     }
 }
 
+/* An event's values are named by their own names, whatever the event
+ * before had at the same places (the names of the last event are kept). */
+static void each_value_is_named_by_its_own_event_and_key(void **st)
+{
+    (void)st;
+    const char *body = "{\"event\":\"e\",\"ts\":1,\"a\":1,\"b\":2}\n"
+                       "{\"event\":\"e\",\"ts\":1,\"a\":3,\"b\":4}\n"
+                       "{\"event\":\"e\",\"ts\":1,\"b\":5,\"a\":6}\n"
+                       "{\"event\":\"f\",\"ts\":1,\"b\":7,\"ab\":8}\n"
+                       "{\"event\":\"e\",\"ts\":1,\"a b\":9,\"a:b\":10}\n";
+    const char *want[] = {"e.a", "e.b", "e.a",  "e.b",   "e.b",
+                          "e.a", "f.b", "f.ab", "e.a_b", "e.a_b"};
+    for (unsigned flags = 0; flags <= INGEST_JANSSON_ONLY; flags += INGEST_JANSSON_ONLY) {
+        ingest_result r;
+        assert_int_equal(ingest_ndjson_points(body, strlen(body), 1234, flags, &r), 0);
+        assert_int_equal(r.n, 10);
+        for (size_t i = 0; i < r.n; i++) {
+            assert_string_equal(r.pts[i].metric, want[i]);
+            assert_true(r.pts[i].value == (double)(i + 1));
+        }
+        ingest_result_free(&r);
+    }
+}
+
+/* An event's tags are its own, whatever the event before had at the same
+ * places (the tags of the last event are kept). */
+static void each_point_is_tagged_by_its_own_event(void **st)
+{
+    (void)st;
+    const char *body =
+        "{\"event\":\"e\",\"ts\":1,\"hostname\":\"n1\",\"job_id\":\"j\",\"a\":1}\n"
+        "{\"event\":\"e\",\"ts\":1,\"hostname\":\"n1\",\"job_id\":\"j\",\"a\":2}\n"
+        "{\"event\":\"e\",\"ts\":1,\"hostname\":\"n2\",\"job_id\":\"j\",\"a\":3}\n"
+        "{\"event\":\"e\",\"ts\":1,\"site\":\"n2\",\"a\":4}\n"
+        "{\"event\":\"e\",\"ts\":1,\"site\":\"n2\",\"tags\":{\"k:x\":\"j\"},\"a\":5}\n"
+        "{\"event\":\"e\",\"ts\":1,\"site\":\"n2\",\"tags\":{\"k x\":\"j\"},\"a\":6}\n";
+    const char *want[] = {"host=n1,job_id=j", "host=n1,job_id=j", "host=n2,job_id=j",
+                          "site=n2",          "site=n2,k_x=j",    "site=n2,k_x=j"};
+    for (unsigned flags = 0; flags <= INGEST_JANSSON_ONLY; flags += INGEST_JANSSON_ONLY) {
+        ingest_result r;
+        assert_int_equal(ingest_ndjson_points(body, strlen(body), 1234, flags, &r), 0);
+        assert_int_equal(r.n, 6);
+        for (size_t i = 0; i < r.n; i++) {
+            char tags[256] = "";
+            size_t o = 0;
+            for (int t = 0; t < r.pts[i].ntags; t++)
+                o += (size_t)snprintf(tags + o, sizeof tags - o, "%s%s=%s", t ? "," : "",
+                                      r.pts[i].tags[t].key, r.pts[i].tags[t].value);
+            assert_string_equal(tags, want[i]);
+        }
+        ingest_result_free(&r);
+    }
+}
+
 static void events_of_the_known_shapes_are_read_without_jansson(void **st)
 {
     (void)st;
@@ -152,6 +212,78 @@ static void events_of_the_known_shapes_are_read_without_jansson(void **st)
     assert_int_equal(event_reader_read(&jr, corpus[6], strlen(corpus[6]), &v), 0);
     ev_view_free(&v);
     jread_free(&jr);
+}
+
+/* ---- the event hooks get what the streaming reader read ---- */
+
+/* The fields of the events of a body, one a line: "-" for none. */
+static void fields_text(server *s, const char *json, size_t len, const server_event_fields *f,
+                        void *arg)
+{
+    (void)s, (void)json, (void)len;
+    sbuf *o = arg;
+    if (!f) {
+        sbuf_printf(o, "-\n");
+        return;
+    }
+    if (f->has_ts) sbuf_printf(o, "ts=%g ", f->ts);
+    if (f->rank) sbuf_printf(o, "rank=%.*s ", (int)f->rankn, f->rank);
+    for (size_t i = 0; i < f->n; i++) {
+        const server_member *m = &f->m[i];
+        sbuf_printf(o, "%s%.*s=", m->tag ? "tags." : "", (int)m->kn, m->k);
+        if (m->s)
+            sbuf_printf(o, "'%.*s' ", (int)m->n, m->s);
+        else if (m->itext)
+            sbuf_printf(o, "%g(%.*s) ", m->v, (int)m->in, m->itext);
+        else
+            sbuf_printf(o, "%g ", m->v);
+    }
+    sbuf_printf(o, "\n");
+}
+
+static void event_hooks_get_the_members_the_streaming_reader_read(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/test_server_ingest.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    server_config c;
+    server_config_defaults(&c);
+    free(c.store_dir);
+    c.store_dir = strdup(dir);
+    char err[256] = "";
+    static const server_module *const modules[] = {&core_module, &ingest_module, NULL};
+    server *s = server_create(&c, modules, err, sizeof err);
+    if (!s) fail_msg("server_create: %s", err);
+    sbuf got = {0};
+    server_on_event(s, fields_text, &got);
+    const char *body =
+        /* strings, integers (their text), reals, -0, the tags; not true,
+         * null, arrays, a group's rows, seq */
+        "{\"event\":\"kickstart.inv.online\",\"ts\":1700000000.5,\"hostname\":\"n1\","
+        "\"rank\":2,\"pid\":-0,\"exe\":\"/bin/x\",\"rss\":12,\"utime\":1.25,\"ok\":true,"
+        "\"no\":null,\"argv\":[\"a\"],\"cg_io\":[{\"dev\":\"8:0\",\"rbytes\":1}],\"seq\":3,"
+        "\"tags\":{\"slurm_step\":\"0\",\"n\":4,\"b\":false},\"JobID\":\"\"}\n"
+        /* a real rank is no rank */
+        "{\"event\":\"e\",\"ts\":7,\"rank\":1.5,\"v\":1e2}\n"
+        /* an escaped string: the hooks read the text */
+        "{\"event\":\"e\",\"ts\":7,\"exe\":\"\\/bin\"}\n"
+        /* a nested object: read by jansson, no fields */
+        "{\"event\":\"e\",\"ts\":7,\"batch\":{\"job_id\":\"1\"}}\n";
+    size_t ok = 0, bad = 0;
+    assert_true(server_ingest_ndjson(s, body, strlen(body), &ok, &bad, err, sizeof err) >= 0);
+    assert_int_equal(ok, 4);
+    assert_string_equal(got.p ? got.p : "",
+                        "ts=1.7e+09 rank=2 event='kickstart.inv.online' hostname='n1' exe='/bin/x' "
+                        "JobID='' pid=0(0) rss=12(12) utime=1.25 tags.slurm_step='0' tags.n=4 \n"
+                        "ts=7 event='e' v=100 \n"
+                        "-\n"
+                        "-\n");
+    free(got.p);
+    server_destroy(s);
+    server_config_free(&c);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 /* ---- the catalogue decides ---- */
@@ -307,7 +439,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_streaming_reader_gives_the_points_and_errors_jansson_gives),
+        cmocka_unit_test(each_value_is_named_by_its_own_event_and_key),
+        cmocka_unit_test(each_point_is_tagged_by_its_own_event),
         cmocka_unit_test(events_of_the_known_shapes_are_read_without_jansson),
+        cmocka_unit_test(event_hooks_get_the_members_the_streaming_reader_read),
         cmocka_unit_test(every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
