@@ -94,6 +94,7 @@ void monitor_emit_record(monitor *m)
     mset_put_str(b, "cores_from", m->alloc.cpus_from);
     mset_put_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
     mset_put_u64(b, "samples", m->nsamples);
+    if (m->nstill) mset_put_u64(b, "samples_still", m->nstill);
     mset_put_u64(b, "total_procs", s->total_procs);
     mset_put_str(b, "sampler", proctree_sampler(m->tree));
     if (proctree_reader_outside(m->tree))
