@@ -29,6 +29,7 @@ typedef struct sink_options {
     enum sink_format format;
     int verbose;
     double flush_timeout;  /* seconds, at job end */
+    double flush_interval; /* file outputs: the most a line waits for others (s); 0: none */
     const char *spool_dir; /* where undeliverable events wait (network sinks) */
     long long spool_max;   /* bytes */
     int insecure;          /* do not verify TLS peers */
