@@ -98,6 +98,13 @@ typedef struct cgroup cgroup;
  * averages move). */
 #define CG_STILL_LIMITS 8u
 
+/* What cgroup_ops.probe reads. */
+typedef struct cg_probe {
+    uint64_t cpu;   /* the CPU total: ns (v1 cpuacct.usage), µs (v2 cpu.stat usage_usec) */
+    uint64_t mem;   /* memory.current / memory.usage_in_bytes */
+    uint64_t tasks; /* pids.current: also moves when a task is moved out */
+} cg_probe;
+
 /* What each reader implements. */
 typedef struct cgroup_ops {
     int version;                           /* 1 or 2 */
@@ -113,11 +120,11 @@ typedef struct cgroup_ops {
      * with CG_SKIP_PIDS, pids.current (the caller knows no task came or
      * went). */
     int (*read_fast)(cgroup *cg, cg_stats *st, unsigned skip);
-    /* The two figures that move whenever anything of the cgroup runs or
-     * its memory moves, cheap (two small files): the CPU total (ns on v1,
-     * µs on v2) and memory.current, or -1.  The next read_fast takes them
-     * from here instead of reading them again. */
-    int (*probe)(cgroup *cg, uint64_t *cpu, uint64_t *mem);
+    /* The figures that move whenever anything of the cgroup runs, its
+     * memory moves or a task comes or goes (cg_probe), cheap: three small
+     * files; 0, or -1 (not all could be read).  The next read_fast takes
+     * them from here instead of reading them again. */
+    int (*probe)(cgroup *cg, cg_probe *p);
     int (*attach)(cgroup *cg, pid_t pid); /* move a process (all its threads) in */
     int (*nprocs)(cgroup *cg);            /* processes inside now, -1 on error */
     const char *(*task_dir)(cgroup *cg);  /* a directory whose cgroup holds the tasks */
@@ -277,12 +284,14 @@ extern const struct source_ops cgroup_source_ops;
 cgroup *cgroup_source_cgroup(const struct monitor_ctx *ctx, int *owned);
 /* this sample's figures, or NULL */
 const cg_stats *cgroup_source_stats(const struct monitor_ctx *ctx);
-/* 1: nothing of the job ran and none of its memory moved since the last
- * sample, so its process figures stand where that sample read them (the
- * monitor then skips the tree; docs/cgroups.md, "A still job").  Only for
- * a cgroup jobscope made for the job alone; two small reads (the CPU
- * total, memory.current).  0: sample everything (also when it cannot
- * tell).  The cgroup's own figures are still read every 10 s. */
+/* 1: nothing of the job ran, none of its memory moved and none of its
+ * tasks came or went since the last sample, so its process figures stand
+ * where that sample read them (the monitor then skips the tree;
+ * docs/cgroups.md, "A still job").  Only for a cgroup jobscope made for
+ * the job alone, holding every task of the tree when it was last read
+ * whole; three small reads (the CPU total, memory.current, pids.current).
+ * 0: sample everything (also when it cannot tell).  The cgroup's own
+ * figures are still read every 10 s. */
 int cgroup_source_still(const struct monitor_ctx *ctx);
 /* The job is spawned next (monitor.c, after every source's spawn hook):
  * the BPF process count starts following jobscope's forks here. */

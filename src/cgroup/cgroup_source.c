@@ -52,9 +52,10 @@ typedef struct cgsrc {
     uint64_t quiet_sig[7]; /* what moves it: the tree's and the cgroup's */
     double moved_at;       /* monotonic time it last moved */
     uint64_t tasks_sig[5]; /* the job's tasks when pids.current was last read */
-    /* cgroup_source_still: the CPU total and memory.current last probed */
-    uint64_t still_cpu, still_mem;
-    int still_known;
+    /* cgroup_source_still: what was last probed; the cgroup held every
+     * task of the tree when it was last read whole */
+    cg_probe still_probe;
+    int still_known, all_inside;
     uint64_t total; /* total_processes as last given */
 } cgsrc;
 
@@ -319,6 +320,12 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, m
                         : s->cg->ops->read_fast(s->cg, &s->st, skip)) == 0;
     if (full) s->full_at = now;
     if (!s->have) return;
+    /* a task moved out of the cgroup runs where its figures do not count:
+     * only while the cgroup holds the tree's every task (threads, zombies
+     * not yet reaped) does its standing still say the tree's */
+    if (!ts->still)
+        s->all_inside = (s->st.have & CG_HAVE_PIDS) &&
+                        s->st.pids_current == (uint64_t)ts->threads + ts->zombies;
     moved(s, ts, now);
     /* a peak read up to 10 s ago is never below what is there now */
     if ((s->st.have & CG_HAVE_MEM_PEAK) && s->st.mem_current > s->st.mem_peak)
@@ -495,11 +502,11 @@ int cgroup_source_still(const monitor_ctx *ctx)
 {
     cgsrc *s = ctx->cgroup;
     if (!s || !s->cg || !s->owned || !s->have || s->every_sample || !s->cg->ops->probe) return 0;
-    uint64_t cpu, mem;
-    if (s->cg->ops->probe(s->cg, &cpu, &mem) != 0) return s->still_known = 0;
-    int still = s->still_known && cpu == s->still_cpu && mem == s->still_mem;
-    s->still_cpu = cpu;
-    s->still_mem = mem;
+    cg_probe p;
+    if (s->cg->ops->probe(s->cg, &p) != 0) return s->still_known = 0;
+    int still = s->still_known && s->all_inside && p.cpu == s->still_probe.cpu &&
+                p.mem == s->still_probe.mem && p.tasks == s->still_probe.tasks;
+    s->still_probe = p;
     s->still_known = 1;
     return still;
 }

@@ -54,7 +54,7 @@ typedef struct cg1 {
     size_t serviced_len; /* 0: unknown */
     cg_stats io_last;    /* io_* and io[] of that read */
     /* what probe() read, for the next read_part (then forgotten) */
-    uint64_t probe_ns, probe_mem;
+    cg_probe probe;
     int probed;
 } cg1;
 
@@ -142,7 +142,7 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
     }
     cg_stats_begin(st, full);
 
-    if (probed) v = g->probe_ns;
+    if (probed) v = g->probe.cpu;
     if (cpu && (probed || !cg_fread_u64(&g->files, F_CPUACCT_USAGE, cpu, "cpuacct.usage", &v))) {
         st->cpu_usage_us = v / 1000;
         st->have |= CG_HAVE_CPU;
@@ -172,7 +172,7 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
     }
 
     uint64_t mem_before = st->mem_current;
-    if (probed) st->mem_current = g->probe_mem;
+    if (probed) st->mem_current = g->probe.mem;
     if (mem && (probed || !cg_fread_u64(&g->files, F_MEMORY_USAGE_IN_BYTES, mem,
                                         "memory.usage_in_bytes", &st->mem_current))) {
         st->have |= CG_HAVE_MEM;
@@ -208,8 +208,11 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
 
     if (pids && !full && (skip & CG_SKIP_PIDS) && had_pids)
         st->have |= CG_HAVE_PIDS; /* no task came or went: as last read */
-    else if (pids &&
-             !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &st->pids_current))
+    else if (pids && probed) {
+        st->pids_current = g->probe.tasks;
+        st->have |= CG_HAVE_PIDS;
+    } else if (pids &&
+               !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &st->pids_current))
         st->have |= CG_HAVE_PIDS;
     if (pids && full && (st->have & CG_HAVE_PIDS)) {
         if (cg_fread_u64(&g->files, F_PIDS_MAX, pids, "pids.max", &st->pids_max))
@@ -257,16 +260,17 @@ static int v1_read_fast(cgroup *c, cg_stats *st, unsigned skip)
     return v1_read_part(c, st, 0, skip);
 }
 
-static int v1_probe(cgroup *c, uint64_t *cpu, uint64_t *mem)
+static int v1_probe(cgroup *c, cg_probe *p)
 {
     cg1 *g = (cg1 *)c;
-    g->probed = g->dir[CG_V1_CPUACCT] && g->dir[CG_V1_MEMORY] &&
-                !cg_fread_u64(&g->files, F_CPUACCT_USAGE, g->dir[CG_V1_CPUACCT], "cpuacct.usage",
-                              &g->probe_ns) &&
-                !cg_fread_u64(&g->files, F_MEMORY_USAGE_IN_BYTES, g->dir[CG_V1_MEMORY],
-                              "memory.usage_in_bytes", &g->probe_mem);
-    *cpu = g->probe_ns;
-    *mem = g->probe_mem;
+    const char *cpu = g->dir[CG_V1_CPUACCT], *mem = g->dir[CG_V1_MEMORY];
+    const char *pids = g->dir[CG_V1_PIDS];
+    g->probed = cpu && mem && pids &&
+                !cg_fread_u64(&g->files, F_CPUACCT_USAGE, cpu, "cpuacct.usage", &g->probe.cpu) &&
+                !cg_fread_u64(&g->files, F_MEMORY_USAGE_IN_BYTES, mem, "memory.usage_in_bytes",
+                              &g->probe.mem) &&
+                !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &g->probe.tasks);
+    *p = g->probe;
     return g->probed ? 0 : -1;
 }
 

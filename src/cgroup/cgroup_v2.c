@@ -35,7 +35,7 @@ typedef struct cg2 {
     /* what probe() read, for the next read_part (then forgotten): cpu.stat
      * whole (its split and throttling too), memory.current */
     char probe_cpu[1024];
-    uint64_t probe_mem;
+    cg_probe probe;
     int probed;
 } cg2;
 
@@ -69,7 +69,7 @@ static int v2_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
     }
 
     uint64_t mem_before = st->mem_current;
-    if (probed) st->mem_current = g->probe_mem;
+    if (probed) st->mem_current = g->probe.mem;
     if (probed ||
         !cg_fread_u64(&g->files, F_MEMORY_CURRENT, g->dir, "memory.current", &st->mem_current))
         st->have |= CG_HAVE_MEM;
@@ -114,7 +114,10 @@ static int v2_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
 
     if (!full && (skip & CG_SKIP_PIDS) && had_pids)
         st->have |= CG_HAVE_PIDS; /* no task came or went: as last read */
-    else if (!cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &st->pids_current))
+    else if (probed) {
+        st->pids_current = g->probe.tasks;
+        st->have |= CG_HAVE_PIDS;
+    } else if (!cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &st->pids_current))
         st->have |= CG_HAVE_PIDS;
     if (full && (st->have & CG_HAVE_PIDS)) {
         if (cg_fread_u64(&g->files, F_PIDS_MAX, g->dir, "pids.max", &st->pids_max))
@@ -168,14 +171,16 @@ static int v2_read_fast(cgroup *c, cg_stats *st, unsigned skip)
     return v2_read_part(c, st, 0, skip);
 }
 
-static int v2_probe(cgroup *c, uint64_t *cpu, uint64_t *mem)
+static int v2_probe(cgroup *c, cg_probe *p)
 {
     cg2 *g = (cg2 *)c;
-    g->probed = cg_fread(&g->files, F_CPU_STAT, g->dir, "cpu.stat", g->probe_cpu,
-                         sizeof g->probe_cpu) > 0 &&
-                !cg_keyval(g->probe_cpu, "usage_usec", cpu) &&
-                !cg_fread_u64(&g->files, F_MEMORY_CURRENT, g->dir, "memory.current", &g->probe_mem);
-    *mem = g->probe_mem;
+    g->probed =
+        cg_fread(&g->files, F_CPU_STAT, g->dir, "cpu.stat", g->probe_cpu, sizeof g->probe_cpu) >
+            0 &&
+        !cg_keyval(g->probe_cpu, "usage_usec", &g->probe.cpu) &&
+        !cg_fread_u64(&g->files, F_MEMORY_CURRENT, g->dir, "memory.current", &g->probe.mem) &&
+        !cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &g->probe.tasks);
+    *p = g->probe;
     return g->probed ? 0 : -1;
 }
 

@@ -441,11 +441,12 @@ static const opt_def option_table[] = {
      "at job end, wait at most S seconds for outputs (10)", NULL},
     {0, "flush-interval", REQ, "S", set_seconds, FIELD(flush_interval),
      "file outputs: a sample waits at most S seconds to be\n"
-     "written with the next ones (2; 0: each line at once)",
-     "Samples that come sooner after the file's last write are written together, in one write of "
-     "whole lines; any other event, the end record too, is written at once with them.  Pipes, "
-     "terminals and FIFOs get every line at once.  A jobscope killed with SIGKILL loses at most "
-     "the last S seconds of a file's samples (docs/events.md)."},
+     "written with the next ones (1; 0: each line at once)",
+     "Samples that come sooner than 0.9 S after the file's last write are written together, in one "
+     "write of whole lines (so with the default, at intervals of 1 s and more every sample is "
+     "written when it comes); any other event, the end record too, is written at once with them.  "
+     "Pipes, terminals and FIFOs get every line at once.  A jobscope killed with SIGKILL loses at "
+     "most the last S seconds of a file's samples (docs/events.md)."},
     {'G', "gpu", OPT, "[=all]", set_gpu, 0,
      "GPU monitoring (docs/gpu.md): NVIDIA through NVML, AMD\n"
      "and other DRM drivers through sysfs and fdinfo; only\n"
@@ -746,7 +747,7 @@ int options_parse(run_options *o, int attach, int argc, char **argv, int *exit_n
     c->attach = attach;
     c->interval = 1.0;
     c->flush_timeout = 10.0;
-    c->flush_interval = 2.0;
+    c->flush_interval = 1.0;
     c->kill_grace = 10.0;
     c->metrics.telemetry_level = -1;
     c->tags = o->tags;

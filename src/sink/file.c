@@ -4,7 +4,7 @@
  * several jobs can share a file without interleaving.  A short write (disk
  * full) is undone with ftruncate when nobody appended after us, so a reader
  * never sees a truncated line.  To a regular file, samples that come sooner
- * than --flush-interval (2 s) after the last write wait for the next one
+ * than 0.9 --flush-interval (1 s) after the last write wait for the next one
  * (never longer; any other event, the end record too, takes them along at
  * once): an ext4 append cost as much as the rest of a still job's sample,
  * and on a shared filesystem every write is a round trip (bench/README.md).
@@ -184,8 +184,8 @@ static int file_line(file_sink *s, const char *p, size_t n, int may_hold)
     if (!s->regular || !(hold > 0)) return sink_file_write_line(s->fd, s->regular, p, n, 1);
     double now = now_mono();
     /* due a little early: a sample late by scheduling does not wait a whole
-     * interval more (at 1 s intervals and --flush-interval 2: every second
-     * sample writes) */
+     * interval more (at 1 s intervals and the default 1 s, every sample is
+     * written when it comes) */
     int due =
         !may_hold || now - s->written_at >= hold * 0.9 || s->held.len + n + 1 > FILE_HOLD_BYTES;
     size_t before = s->held.len;

@@ -184,7 +184,7 @@ test_a_still_job_is_sampled_cheaply_and_nothing_it_does_is_missed() {
     need_cgroup_record ev.jsonl || return
     assert_ge "$(jq_py 'end.get("samples_still", 0)' ev.jsonl)" 5 "still samples" || return 1
     # the spin is seen while it runs and after it, the figures never go back
-    assert_ge "$(jq_py 'max(s["cpu_percent"] for s in samples)' ev.jsonl)" 50 "busy sample" || return 1
+    assert_ge "$(jq_py 'max(s["cpu_percent"] for s in samples)' ev.jsonl)" 20 "busy sample" || return 1
     assert_ge "$(jq_py 'samples[-2]["utime"] + samples[-2]["stime"]' ev.jsonl)" 0.3 "CPU after the spin" || return 1
     assert_eq "$(jq_py 'all(b["utime"] >= a["utime"] and b["ts"] > a["ts"] for a, b in zip(samples, samples[1:]))' ev.jsonl)" true || return 1
     # still samples: no CPU rate, the figures of the sample before

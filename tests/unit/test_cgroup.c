@@ -265,8 +265,9 @@ static void v2_fast_reads_carry_memory_stat_only_while_the_usage_stands_still(vo
     remove_tree(t);
 }
 
-/* probe() reads the two figures that move whenever anything of the cgroup
- * runs or its memory moves; a read after a probe that found them where
+/* probe() reads the three figures that move whenever anything of the
+ * cgroup runs, its memory moves or a task comes or goes (a task moved out
+ * takes nothing of the CPU or memory counts with it); a read after a probe that found them where
  * they were (CG_SKIP_STILL) keeps every figure as last read, whatever the
  * other files say now (v1 counts I/O as the cgroup's own tasks submit
  * it); CG_STILL_LIMITS reads the limits, which can be set from outside;
@@ -288,10 +289,11 @@ static void v1_a_still_read_keeps_every_figure_but_the_limits(void **state)
     cg_stats st, before;
     assert_int_equal(cg->ops->read(cg, &st), 0);
     before = st;
-    uint64_t c, m;
-    assert_int_equal(cg->ops->probe(cg, &c, &m), 0);
-    assert_int_equal(c, 2500000000u); /* ns */
-    assert_int_equal(m, 104857600u);
+    cg_probe p;
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
+    assert_int_equal(p.cpu, 2500000000u); /* ns */
+    assert_int_equal(p.mem, 104857600u);
+    assert_int_equal(p.tasks, 5);
     /* what only the cgroup's tasks move, moved behind its back */
     put(mem, "memory.stat", "total_rss 1\ntotal_cache 2\ntotal_shmem 0\n");
     put(pid, "pids.current", "9\n");
@@ -300,7 +302,7 @@ static void v1_a_still_read_keeps_every_figure_but_the_limits(void **state)
     assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_STILL), 0);
     assert_memory_equal(&st, &before, sizeof st);
     /* the limits, on their schedule */
-    assert_int_equal(cg->ops->probe(cg, &c, &m), 0);
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
     assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_STILL | CG_STILL_LIMITS), 0);
     assert_int_equal(st.mem_max, 1048576);
     assert_int_equal(st.mem_anon, before.mem_anon);
@@ -311,11 +313,14 @@ static void v1_a_still_read_keeps_every_figure_but_the_limits(void **state)
     assert_int_equal(st.mem_anon, 1);
     /* a probe that found the job ran: the fast read takes its figures */
     put(cpu, "cpuacct.usage", "2600000000\n");
-    assert_int_equal(cg->ops->probe(cg, &c, &m), 0);
-    assert_int_equal(c, 2600000000u);
+    put(pid, "pids.current", "4\n"); /* a task moved out: no CPU, no memory */
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
+    assert_int_equal(p.cpu, 2600000000u);
+    assert_int_equal(p.tasks, 4);
     put(cpu, "cpuacct.usage", "2700000000\n"); /* after the probe: read next time */
     assert_int_equal(cg->ops->read_fast(cg, &st, 0), 0);
     assert_int_equal(st.cpu_usage_us, 2600000);
+    assert_int_equal(st.pids_current, 4);
     assert_int_equal(cg->ops->read_fast(cg, &st, 0), 0);
     assert_int_equal(st.cpu_usage_us, 2700000);
     cg->ops->free(cg);
@@ -335,10 +340,11 @@ static void v2_a_still_read_still_reads_the_writeback(void **state)
     cgroup *cg = cgroup_v2_open(dir);
     cg_stats st;
     assert_int_equal(cg->ops->read(cg, &st), 0);
-    uint64_t anon = st.mem_anon, c, m;
-    assert_int_equal(cg->ops->probe(cg, &c, &m), 0);
-    assert_int_equal(c, 3500000); /* µs */
-    assert_int_equal(m, 209715200u);
+    uint64_t anon = st.mem_anon;
+    cg_probe p;
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
+    assert_int_equal(p.cpu, 3500000); /* µs */
+    assert_int_equal(p.mem, 209715200u);
     put(dir, "memory.stat", "anon 1\nfile 2\nshmem 0\nkernel 5\n");
     put(dir, "pids.current", "9\n");
     put(dir, "io.stat", "254:0 rbytes=1 wbytes=999 rios=1 wios=9 dbytes=0 dios=0\n");
@@ -348,7 +354,7 @@ static void v2_a_still_read_still_reads_the_writeback(void **state)
     assert_int_not_equal(st.pids_current, 9);
     assert_int_equal(st.io_wbytes, 999);
     assert_int_not_equal(st.mem_max, 1048576);
-    assert_int_equal(cg->ops->probe(cg, &c, &m), 0);
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
     assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_STILL | CG_STILL_LIMITS), 0);
     assert_int_equal(st.mem_max, 1048576);
     assert_int_equal(st.mem_anon, 1);
