@@ -122,6 +122,7 @@ void monitor_emit_record(monitor *m)
     /* reaped processes whose final I/O could not be read exactly: the I/O
      * counters above may be short (docs/events.md) */
     if (m->reapio.inexact) mset_put_u64(b, "io_incomplete", m->reapio.inexact);
+    emitter_settle(&m->em);
     mset_put_u64(b, "events_dropped", emitter_dropped(&m->em));
     emitter_put_errors(&m->em, b, "output_errors");
     jbuf *json = &m->summary;

@@ -1,14 +1,15 @@
 /* file.c — JSON Lines to a file (`PATH`, `file://PATH`) or stdout (`-`).
  *
- * Whole lines are written by one writev() on an O_APPEND descriptor, so
- * several jobs can share a file without interleaving.  A short write (disk
- * full) is undone with ftruncate when nobody appended after us, so a reader
- * never sees a truncated line.  To a regular file, samples that come sooner
- * than 0.9 --flush-interval (1 s) after the last write wait for the next one
- * (never longer; any other event, the end record too, takes them along at
- * once): an ext4 append cost as much as the rest of a still job's sample,
- * and on a shared filesystem every write is a round trip (bench/README.md).
- * Pipes, terminals and FIFOs get every line at once.  With --format joremon-json each sample
+ * Whole lines go out in one write on an O_APPEND descriptor, so several
+ * jobs can share a file without interleaving.  A short write (disk full)
+ * keeps the whole lines it wrote and undoes the cut one with ftruncate when
+ * nobody appended after us, so a reader never sees a truncated line.  To a
+ * regular file, samples that come sooner than 0.9 --flush-interval (1 s)
+ * after the last write wait for the next one (never longer; any other
+ * event, the end record too, takes them along at once): an ext4 append cost
+ * as much as the rest of a still job's sample, and on a shared filesystem
+ * every write is a round trip (bench/README.md).  Pipes, terminals and
+ * FIFOs get every line at once.  With --format joremon-json each sample
  * becomes JoReMon's three rows instead (joremon.c). */
 #include "sink.h"
 #include "formats/joremon.h"
@@ -145,6 +146,7 @@ static unsigned long file_drain(file_sink *s)
     ssize_t w;
     do w = write(s->fd, p, n);
     while (w < 0 && errno == EINTR);
+    if (w >= 0 && (size_t)w < n) errno = ENOSPC; /* a short write: the disk is full */
     unsigned long kept = 0;
     if (w == (ssize_t)n) {
         kept = s->nheld;
@@ -164,12 +166,13 @@ static unsigned long file_drain(file_sink *s)
     return lost;
 }
 
-/* Held lines lost where no event's write can say so (flush, close). */
-static void file_drain_quietly(file_sink *s)
+/* Writes what is held; what it could not write is counted lost and said
+ * once per output, as the emitter says a failed write. */
+static void file_drain_counted(file_sink *s)
 {
     unsigned long lost = file_drain(s);
     if (!lost) return;
-    __atomic_add_fetch(&s->base.lost, lost, __ATOMIC_RELAXED);
+    if (__atomic_fetch_add(&s->base.lost, lost, __ATOMIC_RELAXED) || s->base.errors) return;
     js_log(1, s->base.label ? s->base.label : "output",
            "cannot write %lu events held for the next write (%s); they are lost", lost,
            strerror(errno));
@@ -177,7 +180,9 @@ static void file_drain_quietly(file_sink *s)
 
 /* One line (without its '\n'): written now, or, a sample's, held for the
  * next write (see the top of the file).  Any other event (the start, the
- * end record, a custom metric's) goes out at once with what is held. */
+ * end record, a custom metric's) goes out at once with what is held.  -1
+ * only when a line written on its own failed (the emitter says so); what
+ * a write of held lines loses is counted and said here. */
 static int file_line(file_sink *s, const char *p, size_t n, int may_hold)
 {
     double hold = s->opt->flush_interval;
@@ -194,19 +199,15 @@ static int file_line(file_sink *s, const char *p, size_t n, int may_hold)
     if (s->held.oom) { /* no room to wait: what was held, then this line */
         s->held.oom = 0;
         s->held.len = before;
-        file_drain_quietly(s);
+        file_drain_counted(s);
         s->written_at = now;
         return sink_file_write_line(s->fd, s->regular, p, n, 1);
     }
     s->nheld++;
     if (!due) return 0;
     s->written_at = now;
-    unsigned long lost = file_drain(s);
-    if (!lost) return 0;
-    /* this line is the batch's last: lost with the others; the emitter
-     * counts it and says so */
-    __atomic_add_fetch(&s->base.lost, lost - 1, __ATOMIC_RELAXED);
-    return -1;
+    file_drain_counted(s);
+    return 0;
 }
 
 static int file_write(sink *base, const js_event *ev)
@@ -231,15 +232,22 @@ static int file_flush(sink *base, double timeout_s)
 {
     (void)timeout_s;
     file_sink *s = (file_sink *)base;
-    file_drain_quietly(s);
+    file_drain_counted(s);
     if (s->regular) fdatasync(s->fd);
     return 0;
+}
+
+static void file_settle(sink *base)
+{
+    file_sink *s = (file_sink *)base;
+    s->written_at = now_mono();
+    file_drain_counted(s);
 }
 
 static void file_close(sink *base)
 {
     file_sink *s = (file_sink *)base;
-    file_drain_quietly(s);
+    file_drain_counted(s);
     if (s->own_fd) close(s->fd);
     jbuf_free(&s->held);
     jbuf_free(&s->buf);
@@ -253,5 +261,6 @@ const sink_ops sink_file_ops = {
     .open = file_open,
     .write = file_write,
     .flush = file_flush,
+    .settle = file_settle,
     .close = file_close,
 };
