@@ -86,6 +86,24 @@ typedef struct cgroup cgroup;
  * pids.current may be carried over (the job's tasks are those it counted). */
 #define CG_SKIP_MEM_STAT 1u
 #define CG_SKIP_PIDS     2u
+/* read_fast's skip: the caller probed the cgroup just before (probe()) and
+ * found its CPU total and memory.current where the last read left them:
+ * nothing of the cgroup ran and no page of it was charged or uncharged.
+ * What only its own tasks move is kept as last read (CPU, memory, pids,
+ * v1's I/O, counted as its tasks submit it); what the kernel moves for it
+ * meanwhile is read (v2's io.stat: the writeback of its dirty pages). */
+#define CG_SKIP_STILL 4u
+/* With CG_SKIP_STILL, instead of read(): what may have moved from outside
+ * while nothing of the cgroup ran (the limits; v2: every figure, PSI's
+ * averages move). */
+#define CG_STILL_LIMITS 8u
+
+/* What cgroup_ops.probe reads. */
+typedef struct cg_probe {
+    uint64_t cpu;   /* the CPU total: ns (v1 cpuacct.usage), µs (v2 cpu.stat usage_usec) */
+    uint64_t mem;   /* memory.current / memory.usage_in_bytes */
+    uint64_t tasks; /* pids.current: also moves when a task is moved out */
+} cg_probe;
 
 /* What each reader implements. */
 typedef struct cgroup_ops {
@@ -102,6 +120,11 @@ typedef struct cgroup_ops {
      * with CG_SKIP_PIDS, pids.current (the caller knows no task came or
      * went). */
     int (*read_fast)(cgroup *cg, cg_stats *st, unsigned skip);
+    /* The figures that move whenever anything of the cgroup runs, its
+     * memory moves or a task comes or goes (cg_probe), cheap: three small
+     * files; 0, or -1 (not all could be read).  The next read_fast takes
+     * them from here instead of reading them again. */
+    int (*probe)(cgroup *cg, cg_probe *p);
     int (*attach)(cgroup *cg, pid_t pid); /* move a process (all its threads) in */
     int (*nprocs)(cgroup *cg);            /* processes inside now, -1 on error */
     const char *(*task_dir)(cgroup *cg);  /* a directory whose cgroup holds the tasks */
@@ -261,6 +284,15 @@ extern const struct source_ops cgroup_source_ops;
 cgroup *cgroup_source_cgroup(const struct monitor_ctx *ctx, int *owned);
 /* this sample's figures, or NULL */
 const cg_stats *cgroup_source_stats(const struct monitor_ctx *ctx);
+/* 1: nothing of the job ran, none of its memory moved and none of its
+ * tasks came or went since the last sample, so its process figures stand
+ * where that sample read them (the monitor then skips the tree;
+ * docs/cgroups.md, "A still job").  Only for a cgroup jobscope made for
+ * the job alone, holding every task of the tree when it was last read
+ * whole; three small reads (the CPU total, memory.current, pids.current).
+ * 0: sample everything (also when it cannot tell).  The cgroup's own
+ * figures are still read every 10 s. */
+int cgroup_source_still(const struct monitor_ctx *ctx);
 /* The job is spawned next (monitor.c, after every source's spawn hook):
  * the BPF process count starts following jobscope's forks here. */
 void cgroup_source_spawning(const struct monitor_ctx *ctx);

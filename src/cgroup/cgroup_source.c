@@ -52,6 +52,11 @@ typedef struct cgsrc {
     uint64_t quiet_sig[7]; /* what moves it: the tree's and the cgroup's */
     double moved_at;       /* monotonic time it last moved */
     uint64_t tasks_sig[5]; /* the job's tasks when pids.current was last read */
+    /* cgroup_source_still: what was last probed; the cgroup held every
+     * task of the tree when it was last read whole */
+    cg_probe still_probe;
+    int still_known, all_inside;
+    uint64_t total; /* total_processes as last given */
 } cgsrc;
 
 static source *cgsrc_open(monitor_ctx *ctx, const void *config)
@@ -281,7 +286,7 @@ static int same_tasks(cgsrc *s, const tree_sample *ts)
 static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
 {
     cgsrc *s = (cgsrc *)src;
-    if (s->pc || s->bc) {
+    if ((s->pc || s->bc) && !ts->still) { /* a still job forked nothing */
         /* attach: the processes that were there before we listened count
          * too (given to the BPF count only when the sampler found new ones) */
         if ((!s->run_mode || count_lost(s)) && (!s->bc || ts->total_procs != s->bc_seen)) {
@@ -295,8 +300,9 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, m
         }
         uint64_t t = count_total(s);
         if (t < ts->total_procs) t = ts->total_procs; /* events lost: never below what /proc saw */
-        mset_u64(ev, M_TOTAL_PROCESSES, t);
+        s->total = t;
     }
+    if (s->pc || s->bc) mset_u64(ev, M_TOTAL_PROCESSES, s->total);
     if (!s->cg) return;
     /* the figures that move every sample (CPU, memory.current, pids.current,
      * I/O), every sample; the others (limits, peaks, memory.stat, events,
@@ -304,12 +310,22 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, m
      * sample's cost (bench/README.md) */
     double now = now_mono();
     int full = s->every_sample || !s->have || !s->cg->ops->read_fast || now - s->full_at >= 10.0;
-    unsigned skip =
-        (quiet(s, ts, now) ? CG_SKIP_MEM_STAT : 0) | (same_tasks(s, ts) ? CG_SKIP_PIDS : 0);
-    s->have =
-        (full ? s->cg->ops->read(s->cg, &s->st) : s->cg->ops->read_fast(s->cg, &s->st, skip)) == 0;
+    unsigned skip = (quiet(s, ts, now) ? CG_SKIP_MEM_STAT : 0) |
+                    (ts->still || same_tasks(s, ts) ? CG_SKIP_PIDS : 0) |
+                    (ts->still ? CG_SKIP_STILL : 0);
+    if (full && ts->still && s->have) /* what may move while nothing of the job runs */
+        s->have = s->cg->ops->read_fast(s->cg, &s->st, skip | CG_STILL_LIMITS) == 0;
+    else
+        s->have = (full ? s->cg->ops->read(s->cg, &s->st)
+                        : s->cg->ops->read_fast(s->cg, &s->st, skip)) == 0;
     if (full) s->full_at = now;
     if (!s->have) return;
+    /* a task moved out of the cgroup runs where its figures do not count:
+     * only while the cgroup holds the tree's every task (threads, zombies
+     * not yet reaped) does its standing still say the tree's */
+    if (!ts->still)
+        s->all_inside = (s->st.have & CG_HAVE_PIDS) &&
+                        s->st.pids_current == (uint64_t)ts->threads + ts->zombies;
     moved(s, ts, now);
     /* a peak read up to 10 s ago is never below what is there now */
     if ((s->st.have & CG_HAVE_MEM_PEAK) && s->st.mem_current > s->st.mem_peak)
@@ -480,6 +496,19 @@ const cg_stats *cgroup_source_stats(const monitor_ctx *ctx)
 {
     const cgsrc *active = ctx->cgroup;
     return active && active->cg && active->have ? &active->st : NULL;
+}
+
+int cgroup_source_still(const monitor_ctx *ctx)
+{
+    cgsrc *s = ctx->cgroup;
+    if (!s || !s->cg || !s->owned || !s->have || s->every_sample || !s->cg->ops->probe) return 0;
+    cg_probe p;
+    if (s->cg->ops->probe(s->cg, &p) != 0) return s->still_known = 0;
+    int still = s->still_known && s->all_inside && p.cpu == s->still_probe.cpu &&
+                p.mem == s->still_probe.mem && p.tasks == s->still_probe.tasks;
+    s->still_probe = p;
+    s->still_known = 1;
+    return still;
 }
 
 void cgroup_source_spawning(const monitor_ctx *ctx)

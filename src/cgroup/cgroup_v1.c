@@ -53,6 +53,9 @@ typedef struct cg1 {
     char serviced[512];
     size_t serviced_len; /* 0: unknown */
     cg_stats io_last;    /* io_* and io[] of that read */
+    /* what probe() read, for the next read_part (then forgotten) */
+    cg_probe probe;
+    int probed;
 } cg1;
 
 /* blkio.throttle.* : "MAJ:MIN Read N" ... lines; adds to dev[] by device. */
@@ -120,9 +123,27 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
     const char *blk = g->dir[CG_V1_BLKIO], *pids = g->dir[CG_V1_PIDS];
     /* a fast read keeps the values of the figures it does not read again */
     int had_split = !full && (st->have & CG_HAVE_CPU_SPLIT), had_pids = st->have & CG_HAVE_PIDS;
+    int probed = g->probed && !full, still = probed && (skip & CG_SKIP_STILL) && st->have;
+    g->probed = 0;
+    if (still) {
+        /* nothing of the cgroup ran, none of its memory moved: every figure
+         * stands as last read (v1 counts I/O as the cgroup's own tasks
+         * submit it; writeback is not charged to it), peaks and failures
+         * included; only the limits can be set from outside meanwhile */
+        if ((skip & CG_STILL_LIMITS) && mem && (st->have & CG_HAVE_MEM) &&
+            (cg_fread_u64(&g->files, F_MEMORY_LIMIT_IN_BYTES, mem, "memory.limit_in_bytes",
+                          &st->mem_max) ||
+             st->mem_max >= (UINT64_C(1) << 62)))
+            st->mem_max = CG_NOLIMIT;
+        if ((skip & CG_STILL_LIMITS) && pids && (st->have & CG_HAVE_PIDS) &&
+            cg_fread_u64(&g->files, F_PIDS_MAX, pids, "pids.max", &st->pids_max))
+            st->pids_max = CG_NOLIMIT;
+        return 0;
+    }
     cg_stats_begin(st, full);
 
-    if (cpu && !cg_fread_u64(&g->files, F_CPUACCT_USAGE, cpu, "cpuacct.usage", &v)) {
+    if (probed) v = g->probe.cpu;
+    if (cpu && (probed || !cg_fread_u64(&g->files, F_CPUACCT_USAGE, cpu, "cpuacct.usage", &v))) {
         st->cpu_usage_us = v / 1000;
         st->have |= CG_HAVE_CPU;
         uint64_t u, s;
@@ -151,8 +172,9 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
     }
 
     uint64_t mem_before = st->mem_current;
-    if (mem && !cg_fread_u64(&g->files, F_MEMORY_USAGE_IN_BYTES, mem, "memory.usage_in_bytes",
-                             &st->mem_current)) {
+    if (probed) st->mem_current = g->probe.mem;
+    if (mem && (probed || !cg_fread_u64(&g->files, F_MEMORY_USAGE_IN_BYTES, mem,
+                                        "memory.usage_in_bytes", &st->mem_current))) {
         st->have |= CG_HAVE_MEM;
         if (!full && (skip & CG_SKIP_MEM_STAT) && (st->have & CG_HAVE_MEM_STAT) &&
             st->mem_current == mem_before) {
@@ -186,8 +208,11 @@ static int v1_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
 
     if (pids && !full && (skip & CG_SKIP_PIDS) && had_pids)
         st->have |= CG_HAVE_PIDS; /* no task came or went: as last read */
-    else if (pids &&
-             !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &st->pids_current))
+    else if (pids && probed) {
+        st->pids_current = g->probe.tasks;
+        st->have |= CG_HAVE_PIDS;
+    } else if (pids &&
+               !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &st->pids_current))
         st->have |= CG_HAVE_PIDS;
     if (pids && full && (st->have & CG_HAVE_PIDS)) {
         if (cg_fread_u64(&g->files, F_PIDS_MAX, pids, "pids.max", &st->pids_max))
@@ -233,6 +258,20 @@ static int v1_read(cgroup *c, cg_stats *st)
 static int v1_read_fast(cgroup *c, cg_stats *st, unsigned skip)
 {
     return v1_read_part(c, st, 0, skip);
+}
+
+static int v1_probe(cgroup *c, cg_probe *p)
+{
+    cg1 *g = (cg1 *)c;
+    const char *cpu = g->dir[CG_V1_CPUACCT], *mem = g->dir[CG_V1_MEMORY];
+    const char *pids = g->dir[CG_V1_PIDS];
+    g->probed = cpu && mem && pids &&
+                !cg_fread_u64(&g->files, F_CPUACCT_USAGE, cpu, "cpuacct.usage", &g->probe.cpu) &&
+                !cg_fread_u64(&g->files, F_MEMORY_USAGE_IN_BYTES, mem, "memory.usage_in_bytes",
+                              &g->probe.mem) &&
+                !cg_fread_u64(&g->files, F_PIDS_CURRENT, pids, "pids.current", &g->probe.tasks);
+    *p = g->probe;
+    return g->probed ? 0 : -1;
 }
 
 static int v1_attach(cgroup *c, pid_t pid)
@@ -333,6 +372,7 @@ static const cgroup_ops v1_ops = {
     .version = 1,
     .read = v1_read,
     .read_fast = v1_read_fast,
+    .probe = v1_probe,
     .attach = v1_attach,
     .nprocs = v1_nprocs,
     .task_dir = v1_task_dir,

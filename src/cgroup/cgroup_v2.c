@@ -32,6 +32,11 @@ typedef struct cg2 {
     cgroup base;
     char *dir;
     cg_files files; /* v2_read's, by F_* slot */
+    /* what probe() read, for the next read_part (then forgotten): cpu.stat
+     * whole (its split and throttling too), memory.current */
+    char probe_cpu[1024];
+    cg_probe probe;
+    int probed;
 } cg2;
 
 /* full: every figure; else only those that move every sample (cg_stats_begin). */
@@ -41,9 +46,19 @@ static int v2_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
     char buf[8192];
     uint64_t v;
     int had_pids = st->have & CG_HAVE_PIDS; /* a fast read may keep it */
+    if (skip & CG_STILL_LIMITS) full = 1;   /* PSI's averages move while nothing runs */
+    int probed = g->probed && !full, still = probed && (skip & CG_SKIP_STILL);
+    g->probed = 0;
+    if (still) {
+        /* nothing of the cgroup ran, none of its memory moved: what its
+         * tasks move stands as last read; its I/O may not (the kernel's
+         * writeback of its dirty pages is charged to it) */
+        skip |= CG_SKIP_MEM_STAT | CG_SKIP_PIDS;
+    }
     cg_stats_begin(st, full);
 
-    if (cg_fread(&g->files, F_CPU_STAT, g->dir, "cpu.stat", buf, sizeof buf) > 0) {
+    if (probed) memcpy(buf, g->probe_cpu, sizeof g->probe_cpu);
+    if (probed || cg_fread(&g->files, F_CPU_STAT, g->dir, "cpu.stat", buf, sizeof buf) > 0) {
         if (!cg_keyval(buf, "usage_usec", &st->cpu_usage_us)) st->have |= CG_HAVE_CPU;
         if (!cg_keyval(buf, "user_usec", &st->cpu_user_us) &&
             !cg_keyval(buf, "system_usec", &st->cpu_system_us))
@@ -54,7 +69,9 @@ static int v2_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
     }
 
     uint64_t mem_before = st->mem_current;
-    if (!cg_fread_u64(&g->files, F_MEMORY_CURRENT, g->dir, "memory.current", &st->mem_current))
+    if (probed) st->mem_current = g->probe.mem;
+    if (probed ||
+        !cg_fread_u64(&g->files, F_MEMORY_CURRENT, g->dir, "memory.current", &st->mem_current))
         st->have |= CG_HAVE_MEM;
     /* the job was quiet and its usage stands still: memory.stat as last read */
     int keep_stat = !full && (skip & CG_SKIP_MEM_STAT) && (st->have & CG_HAVE_MEM) &&
@@ -97,7 +114,10 @@ static int v2_read_part(cgroup *c, cg_stats *st, int full, unsigned skip)
 
     if (!full && (skip & CG_SKIP_PIDS) && had_pids)
         st->have |= CG_HAVE_PIDS; /* no task came or went: as last read */
-    else if (!cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &st->pids_current))
+    else if (probed) {
+        st->pids_current = g->probe.tasks;
+        st->have |= CG_HAVE_PIDS;
+    } else if (!cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &st->pids_current))
         st->have |= CG_HAVE_PIDS;
     if (full && (st->have & CG_HAVE_PIDS)) {
         if (cg_fread_u64(&g->files, F_PIDS_MAX, g->dir, "pids.max", &st->pids_max))
@@ -149,6 +169,19 @@ static int v2_read(cgroup *c, cg_stats *st)
 static int v2_read_fast(cgroup *c, cg_stats *st, unsigned skip)
 {
     return v2_read_part(c, st, 0, skip);
+}
+
+static int v2_probe(cgroup *c, cg_probe *p)
+{
+    cg2 *g = (cg2 *)c;
+    g->probed =
+        cg_fread(&g->files, F_CPU_STAT, g->dir, "cpu.stat", g->probe_cpu, sizeof g->probe_cpu) >
+            0 &&
+        !cg_keyval(g->probe_cpu, "usage_usec", &g->probe.cpu) &&
+        !cg_fread_u64(&g->files, F_MEMORY_CURRENT, g->dir, "memory.current", &g->probe.mem) &&
+        !cg_fread_u64(&g->files, F_PIDS_CURRENT, g->dir, "pids.current", &g->probe.tasks);
+    *p = g->probe;
+    return g->probed ? 0 : -1;
 }
 
 static int v2_attach(cgroup *c, pid_t pid)
@@ -215,6 +248,7 @@ static const cgroup_ops v2_ops = {
     .version = 2,
     .read = v2_read,
     .read_fast = v2_read_fast,
+    .probe = v2_probe,
     .attach = v2_attach,
     .nprocs = v2_nprocs,
     .task_dir = v2_task_dir,

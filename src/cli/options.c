@@ -233,13 +233,17 @@ static int set_tag(opt_ctx *x, const opt_def *d, const char *arg)
     return 0;
 }
 
-static int set_flush_timeout(opt_ctx *x, const opt_def *d, const char *arg)
+/* seconds >= 0 into the double at d->off */
+static int set_seconds(opt_ctx *x, const opt_def *d, const char *arg)
 {
     char *end;
     double v = strtod(arg, &end);
-    x->c->flush_timeout = v;
-    if (end == arg || *end || !isfinite(v) || v < 0)
-        return bad("bad --flush-timeout '%s': seconds >= 0", arg);
+    if (end == arg || *end || !isfinite(v) || v < 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "bad --%s '%.80s': seconds >= 0", d->name, arg);
+        return bad("%s", msg);
+    }
+    *(double *)((char *)x->o + d->off) = v;
     return 0;
 }
 
@@ -433,8 +437,16 @@ static const opt_def option_table[] = {
      "run: wait until every descendant has exited, not just\n"
      "CMD (daemons included)",
      NULL},
-    {0, "flush-timeout", REQ, "S", set_flush_timeout, 0,
+    {0, "flush-timeout", REQ, "S", set_seconds, FIELD(flush_timeout),
      "at job end, wait at most S seconds for outputs (10)", NULL},
+    {0, "flush-interval", REQ, "S", set_seconds, FIELD(flush_interval),
+     "file outputs: a sample waits at most S seconds to be\n"
+     "written with the next ones (1; 0: each line at once)",
+     "Samples that come sooner than 0.9 S after the file's last write are written together, in one "
+     "write of whole lines (so with the default, at intervals of 1 s and more every sample is "
+     "written when it comes); any other event, the end record too, is written at once with them.  "
+     "Pipes, terminals and FIFOs get every line at once.  A jobscope killed with SIGKILL loses at "
+     "most the last S seconds of a file's samples (docs/events.md)."},
     {'G', "gpu", OPT, "[=all]", set_gpu, 0,
      "GPU monitoring (docs/gpu.md): NVIDIA through NVML, AMD\n"
      "and other DRM drivers through sysfs and fdinfo; only\n"
@@ -735,6 +747,7 @@ int options_parse(run_options *o, int attach, int argc, char **argv, int *exit_n
     c->attach = attach;
     c->interval = 1.0;
     c->flush_timeout = 10.0;
+    c->flush_interval = 1.0;
     c->kill_grace = 10.0;
     c->metrics.telemetry_level = -1;
     c->tags = o->tags;
@@ -799,5 +812,6 @@ int options_parse(run_options *o, int attach, int argc, char **argv, int *exit_n
     c->cgroup.for_limits = c->limits.nspecs > 0;
     c->sink.verbose = c->verbose;
     c->sink.flush_timeout = c->flush_timeout;
+    c->sink.flush_interval = c->flush_interval;
     return 0;
 }

@@ -37,8 +37,9 @@ uint64_t emitter_send(emitter *em, const mset *ev, jbuf *copy)
             errno = 0;
             if (s->ops->write(s, &e) != 0) {
                 /* a lost output is an error, not noise: said once, even
-                 * with -q; the count goes into the end-of-job record */
-                if (s->errors++ == 0)
+                 * with -q (unless the output said a loss of its own); the
+                 * count goes into the end-of-job record */
+                if (s->errors++ == 0 && !__atomic_load_n(&s->lost, __ATOMIC_RELAXED))
                     js_log(1, s->label ? s->label : "output",
                            "cannot write events%s%s%s; what does not fit is lost",
                            errno ? " (" : "", errno ? strerror(errno) : "", errno ? ")" : "");
@@ -74,6 +75,14 @@ void emitter_put_errors(emitter *em, mset *rec, const char *key)
         mset_put_u64(rec, s->label ? s->label : "output", n);
     }
     if (any) mset_close(rec);
+    pthread_mutex_unlock(&em->lock);
+}
+
+void emitter_settle(emitter *em)
+{
+    pthread_mutex_lock(&em->lock);
+    for (int i = 0; i < em->nsinks; i++)
+        if (em->sinks[i]->ops->settle) em->sinks[i]->ops->settle(em->sinks[i]);
     pthread_mutex_unlock(&em->lock);
 }
 

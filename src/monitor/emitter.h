@@ -37,6 +37,10 @@ uint64_t emitter_send(emitter *em, const mset *ev, jbuf *copy);
 /* Adds key: {label: events lost} for the outputs that lost any: writes
  * that failed, and events accepted but lost later (a full spool). */
 void emitter_put_errors(emitter *em, mset *rec, const char *key);
+/* Every output writes what it holds for a later write (a file's held
+ * samples) now, so that what it could not write is counted: before the
+ * end record counts the losses. */
+void emitter_settle(emitter *em);
 /* Events lost so far, over every output: the record's events_dropped. */
 unsigned long emitter_dropped(emitter *em);
 

@@ -231,12 +231,33 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The sample's value set: the tree's figures, then every source's. */
+static void emit_sample(monitor *m, const tree_sample *s)
+{
+    mset *ev = &m->sample_set;
+    tree_metrics_fill(ev, s, m->root, m->exe, m->opt.null_missing);
+    for (int i = 0; i < m->nsources; i++)
+        if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, ev);
+    if (!m->opt.online_off) emitter_send(&m->em, ev, NULL);
+}
+
 static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
     int measure = m->bpf_pending || m->bpf_trial || m->procfs_trial;
+    /* nothing of the job ran since the last sample (its cgroup says so in
+     * two small reads): that sample's figures stand; the tree, the fork
+     * count and the other cgroup files are not read (docs/cgroups.md).  A
+     * still sample costs neither sampler anything: `auto` measures others. */
+    if (m->last_ok && cgroup_source_still(&m->ctx) && proctree_sample_still(m->tree, s) == 0) {
+        m->nsamples++;
+        m->nstill++;
+        emit_sample(m, s);
+        return;
+    }
     uint64_t cpu0 = measure ? thread_cpu_ns() : 0;
     int rc = proctree_sample(m->tree, s);
+    m->last_ok = rc == 0;
     if (measure) {
         uint64_t ns = thread_cpu_ns() - cpu0;
         uint32_t procs = rc == 0 ? s->procs : 0;
@@ -263,11 +284,7 @@ static void sample_and_emit(monitor *m)
     s->root_cwd = m->cwd;
     s->user = m->user;
     m->nsamples++;
-    mset *ev = &m->sample_set;
-    tree_metrics_fill(ev, s, m->root, m->exe, m->opt.null_missing);
-    for (int i = 0; i < m->nsources; i++)
-        if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, ev);
-    if (!m->opt.online_off) emitter_send(&m->em, ev, NULL);
+    emit_sample(m, s);
 }
 
 /* ---- children and signals ---------------------------------------------- */
@@ -476,8 +493,9 @@ static void loop(monitor *m)
             /* reap here too, not only on SIGCHLD: a library thread that left
              * SIGCHLD unblocked would otherwise keep us waiting forever (once
              * a second is enough for that: a waitid each tick was a tenth of
-             * a short interval's sample) */
-            if (!m->opt.attach && now - m->reap_checked >= 1.0) {
+             * a short interval's sample; not while the job is still: a child
+             * that exits runs, so the next sample is not still) */
+            if (!m->opt.attach && now - m->reap_checked >= 1.0 && !m->last.still) {
                 m->reap_checked = now;
                 reap_children(m);
             }

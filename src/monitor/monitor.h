@@ -59,14 +59,15 @@ typedef struct monitor_config {
     int ntags;
     const char *summary_path;
     int quiet, verbose;
-    int wait_all;         /* run: wait for every descendant */
-    double flush_timeout; /* seconds, at the end */
-    double kill_grace;    /* seconds between SIGTERM and SIGKILL */
-    int online_off;       /* -m 0: no online samples (the record still comes) */
-    int null_missing;     /* --null-missing: iowait null when not measured */
-    int no_serve;         /* --no-serve: do not stream to a local jobscope serve */
-    const char *sampler;  /* "auto" or NULL, "bpf", "procfs" (sampler.c) */
-    int set_job_stdio;    /* run: the job's fds 0, 1, 2 are job_stdio[] */
+    int wait_all;          /* run: wait for every descendant */
+    double flush_timeout;  /* seconds, at the end */
+    double flush_interval; /* file outputs: the most a line waits to be written (s) */
+    double kill_grace;     /* seconds between SIGTERM and SIGKILL */
+    int online_off;        /* -m 0: no online samples (the record still comes) */
+    int null_missing;      /* --null-missing: iowait null when not measured */
+    int no_serve;          /* --no-serve: do not stream to a local jobscope serve */
+    const char *sampler;   /* "auto" or NULL, "bpf", "procfs" (sampler.c) */
+    int set_job_stdio;     /* run: the job's fds 0, 1, 2 are job_stdio[] */
     int job_stdio[3];
     monitor_result *result; /* filled for the caller; NULL: not wanted */
     /* each source's own config */

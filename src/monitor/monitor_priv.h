@@ -67,6 +67,8 @@ struct monitor {
     mset ev;         /* the start event, the end record */
     mset scratch;    /* the end record's counters, from the last tree sample */
     uint64_t nsamples;
+    uint64_t nstill; /* of them, samples of a still job (cgroup_source_still) */
+    int last_ok;     /* the last tree sample succeeded: a still one may repeat it */
     char *cmd, *cwd, *user, *exe;
     double proc_start; /* epoch seconds the main process started (JoReMon's ClockTime) */
     int stop_signal;   /* attach: interrupted by this signal */

@@ -94,6 +94,7 @@ void monitor_emit_record(monitor *m)
     mset_put_str(b, "cores_from", m->alloc.cpus_from);
     mset_put_fixed(b, "cpu_efficiency", duration > 0 ? cpu / (duration * cores) : 0.0, 4);
     mset_put_u64(b, "samples", m->nsamples);
+    if (m->nstill) mset_put_u64(b, "samples_still", m->nstill);
     mset_put_u64(b, "total_procs", s->total_procs);
     mset_put_str(b, "sampler", proctree_sampler(m->tree));
     if (proctree_reader_outside(m->tree))
@@ -121,6 +122,7 @@ void monitor_emit_record(monitor *m)
     /* reaped processes whose final I/O could not be read exactly: the I/O
      * counters above may be short (docs/events.md) */
     if (m->reapio.inexact) mset_put_u64(b, "io_incomplete", m->reapio.inexact);
+    emitter_settle(&m->em);
     mset_put_u64(b, "events_dropped", emitter_dropped(&m->em));
     emitter_put_errors(&m->em, b, "output_errors");
     jbuf *json = &m->summary;

@@ -251,6 +251,18 @@ static void clamp_cpu(uint64_t *lu, uint64_t *ls, uint64_t u, uint64_t s)
     *ls = t - u;
 }
 
+int proctree_sample_still(proctree *t, tree_sample *out)
+{
+    if (!t->have_last || t->full_next) return -1;
+    double ts = now_epoch();
+    out->ts = ts;
+    out->elapsed = ts - t->start_ts;
+    out->cpu_percent = 0;
+    out->still = 1;
+    if (ts > t->last_ts) t->last_ts = ts; /* the next rate starts here */
+    return 0;
+}
+
 int proctree_sample(proctree *t, tree_sample *out)
 {
     double ts = now_epoch();

@@ -65,6 +65,7 @@ typedef struct tree_sample {
     uint64_t hwm_kb;                 /* max VmHWM / ru_maxrss of any process so far */
     uint64_t total_procs;            /* processes ever seen in the tree (lower bound) */
     int iowait_valid;                /* delay accounting is on */
+    int still; /* proctree_sample_still: the figures of the sample before, not read again */
     /* peaks so far, with the time they were reached */
     tree_peak peak_rss_kb, peak_vm_kb, peak_cpu_percent, peak_procs, peak_threads;
     /* root process facts, for JoReMon-style output */
@@ -86,6 +87,13 @@ void proctree_free(proctree *t);
 
 /* Walks the tree and fills *out. Cheap: cached fds re-read with pread. */
 int proctree_sample(proctree *t, tree_sample *out);
+
+/* The job is still (nothing of it ran since *out was sampled: the monitor
+ * knows it from the cgroup, cgroup_source_still): *out, the last sample,
+ * becomes this one without reading anything — its time, a CPU rate of 0,
+ * still = 1.  -1 (nothing changed) when the tree has no sample yet or the
+ * next one must read every file; then call proctree_sample. */
+int proctree_sample_still(proctree *t, tree_sample *out);
 
 /* Called for every child jobscope reaps: pid, its wait4 rusage and the I/O
  * read from its zombie /proc/PID/io just before reaping (io may be NULL). */

@@ -28,6 +28,16 @@ static int filter_write(sink *s, const js_event *ev)
     return 0;
 }
 
+static void filter_settle(sink *s)
+{
+    filter_sink *f = (filter_sink *)s;
+    if (!f->inner->ops->settle) return;
+    f->inner->ops->settle(f->inner);
+    unsigned long lost = __atomic_load_n(&f->inner->lost, __ATOMIC_RELAXED);
+    if (lost > __atomic_load_n(&f->base.lost, __ATOMIC_RELAXED))
+        __atomic_store_n(&f->base.lost, lost, __ATOMIC_RELAXED);
+}
+
 static int filter_flush(sink *s, double timeout_s)
 {
     filter_sink *f = (filter_sink *)s;
@@ -44,7 +54,13 @@ static void filter_close(sink *s)
 }
 
 static const sink_ops sink_filter_ops = {
-    "filter", filter_match, NULL, filter_write, filter_flush, filter_close,
+    .name = "filter",
+    .match = filter_match,
+    .open = NULL,
+    .write = filter_write,
+    .flush = filter_flush,
+    .close = filter_close,
+    .settle = filter_settle,
 };
 
 sink *sink_filter_wrap(sink *inner, const char *const *prefixes)

@@ -274,5 +274,10 @@ static void ks_close(sink *s)
 }
 
 const sink_ops sink_kickstart_ops = {
-    "kickstart", ks_match, ks_open, ks_write, ks_flush, ks_close,
+    .name = "kickstart",
+    .match = ks_match,
+    .open = ks_open,
+    .write = ks_write,
+    .flush = ks_flush,
+    .close = ks_close,
 };

@@ -65,12 +65,12 @@ static int unknown_match(const char *url, const sink_options *o)
     return 0;
 }
 static const sink_ops sink_unknown_ops = {
-    "unknown",
-    unknown_match,
-    NULL,
-    publisher_sink_write,
-    publisher_sink_flush,
-    publisher_sink_close,
+    .name = "unknown",
+    .match = unknown_match,
+    .open = NULL,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 static sink *open_unfiltered(const char *url, const sink_options *o, char *err, size_t errlen)

@@ -29,6 +29,7 @@ typedef struct sink_options {
     enum sink_format format;
     int verbose;
     double flush_timeout;  /* seconds, at job end */
+    double flush_interval; /* file outputs: the most a line waits for others (s); 0: none */
     const char *spool_dir; /* where undeliverable events wait (network sinks) */
     long long spool_max;   /* bytes */
     int insecure;          /* do not verify TLS peers */
@@ -56,6 +57,9 @@ typedef struct sink_ops {
     int (*write)(sink *s, const js_event *ev);
     int (*flush)(sink *s, double timeout_s); /* 0: all delivered */
     void (*close)(sink *s);                  /* frees s */
+    /* optional: write what waits for a later write now (file outputs'
+     * held samples), so that what it loses is counted; never blocks long */
+    void (*settle)(sink *s);
 } sink_ops;
 
 /* Every backend's struct starts with this. */

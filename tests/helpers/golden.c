@@ -222,7 +222,14 @@ static void compare_close(sink *s)
 {
     (void)s;
 }
-static const sink_ops compare_ops = {"compare", NULL, NULL, compare_write, NULL, compare_close};
+static const sink_ops compare_ops = {
+    .name = "compare",
+    .match = NULL,
+    .open = NULL,
+    .write = compare_write,
+    .flush = NULL,
+    .close = compare_close,
+};
 static sink compare_sink = {.ops = &compare_ops};
 
 static int write_file(const char *dir, const char *name, const char *p, size_t n)

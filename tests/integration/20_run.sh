@@ -266,3 +266,25 @@ test_file_outputs_do_not_load_the_network_libraries() {
         fail "network libraries mapped: $(printf '%s' "$maps" | grep -oE 'lib(curl|rabbitmq|jansson|ssl|gnutls)[^ ]*' | sort -u | tr '\n' ' ')"
     fi
 }
+
+# Samples to a file wait at most --flush-interval for the next write (one
+# write of whole lines); nothing is lost: all are there at the end, in
+# order.  With 0 every line is written when it comes.
+test_samples_to_a_file_wait_for_the_flush_interval_and_none_is_lost() {
+    "$JS" run -i 0.1 --flush-interval 30 -o held.jsonl -- sleep 2 &
+    pid=$!
+    "$JS" run -i 0.1 --flush-interval 0 -o each.jsonl -- sleep 2 &
+    pid0=$!
+    sleep 1.3
+    held=$(wc -l < held.jsonl)
+    each=$(wc -l < each.jsonl)
+    wait $pid $pid0
+    # the start event at once; the samples after it held
+    assert_le "$held" 2 "lines while the job ran" || return 1
+    assert_ge "$each" 5 "lines while the job ran, --flush-interval 0" || return 1
+    for f in held.jsonl each.jsonl; do
+        assert_ge "$(jq_py 'len(samples)' $f)" 15 "samples in $f" || return 1
+        assert_eq "$(jq_py '[e["seq"] for e in ev] == list(range(ev[0]["seq"], ev[0]["seq"] + len(ev)))' $f)" true "$f in order" || return 1
+        assert_eq "$(jq_py 'ev[-1]["event"]' $f)" jobscope.end || return 1
+    done
+}

@@ -282,6 +282,22 @@ test_bpf_follows_members_that_move_out_of_the_jobs_cgroup() {
     done
 }
 
+# A member moved out of the job's cgroup runs where the cgroup's figures do
+# not count: the cgroup standing still no longer says the tree is (a still
+# job's sample, docs/cgroups.md), so its CPU is seen while it runs.
+test_procfs_follows_members_that_move_out_of_the_jobs_cgroup() {
+    [ "$(id -u)" = 0 ] || return 77
+    write_moveout
+    "$JS" run --cgroup --sampler procfs -i 0.1 -o root.jsonl -- \
+        sh -c "python3 moveout.py \$\$; $W burn 600 & $W burn 600 & wait"
+    assert_eq $? 0 || return 1
+    [ "$(jq_py 'bool(end.get("cgroup", {}).get("created"))' root.jsonl)" = true ] ||
+        { echo "    skip: no cgroup could be made here" >&2; return 77; }
+    read -r procs cpu <<< "$(live_of root.jsonl)"
+    assert_ge "$procs" 3 "the moved member and its two burners" || return 1
+    assert_ge "$cpu" 0.6 "CPU seen before the end" || return 1
+}
+
 # ---- the sampler loaded once per node and pinned (issue 25, docs/bpf.md) ----
 
 # use_bpffs: a BPF filesystem of this test's own for the pins (unmounted when

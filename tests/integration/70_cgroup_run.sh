@@ -172,3 +172,36 @@ test_cgroup_path_on_run_is_an_error() {
     [ ! -e started ] || fail "the job ran" || return 1
     assert_match "$(cat err.txt)" '^jobscope: .*attach'
 }
+
+# A still job (nothing of it ran, none of its memory moved: its cgroup says
+# so in two small reads) is sampled without reading its tree again; what it
+# does afterwards shows at once, and so does memory that leaves it while it
+# sleeps (page cache dropped from outside: no task of the job runs for it).
+test_a_still_job_is_sampled_cheaply_and_nothing_it_does_is_missed() {
+    need_root_cgroup || return
+    "$JS" run -q --cgroup -i 0.1 -o ev.jsonl -- sh -c "sleep 1; $H spin 0.4; sleep 1"
+    assert_eq $? 0 || return 1
+    need_cgroup_record ev.jsonl || return
+    assert_ge "$(jq_py 'end.get("samples_still", 0)' ev.jsonl)" 5 "still samples" || return 1
+    # the spin is seen while it runs and after it, the figures never go back
+    assert_ge "$(jq_py 'max(s["cpu_percent"] for s in samples)' ev.jsonl)" 20 "busy sample" || return 1
+    assert_ge "$(jq_py 'samples[-2]["utime"] + samples[-2]["stime"]' ev.jsonl)" 0.3 "CPU after the spin" || return 1
+    assert_eq "$(jq_py 'all(b["utime"] >= a["utime"] and b["ts"] > a["ts"] for a, b in zip(samples, samples[1:]))' ev.jsonl)" true || return 1
+    # still samples: no CPU rate, the figures of the sample before
+    assert_eq "$(jq_py 'all(b["cpu_percent"] == 0 for a, b in zip(samples, samples[1:]) if a["utime"] == b["utime"] and a["stime"] == b["stime"] and a["cg_cpu_usage"] == b["cg_cpu_usage"])' ev.jsonl)" true || return 1
+}
+
+test_memory_leaving_a_still_job_is_seen() {
+    need_root_cgroup || return
+    "$JS" run -q --cgroup -i 0.1 -o ev.jsonl -- sh -c "$H cache 30 $T/f; sleep 3" &
+    pid=$!
+    sleep 2.2
+    sync; echo 1 > /proc/sys/vm/drop_caches
+    wait $pid
+    need_cgroup_record ev.jsonl || return
+    assert_ge "$(jq_py 'end.get("samples_still", 0)' ev.jsonl)" 3 "still samples" || return 1
+    hi=$(jq_py 'max(s["cg_memory_current"] for s in samples)' ev.jsonl)
+    lo=$(jq_py 'samples[-2]["cg_memory_current"]' ev.jsonl)
+    assert_ge "$hi" $((28 << 20)) "page cache while the job slept" || return 1
+    assert_le "$lo" $((hi - (20 << 20))) "the dropped cache, seen by a sample before the end" || return 1
+}

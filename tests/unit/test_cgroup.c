@@ -265,6 +265,104 @@ static void v2_fast_reads_carry_memory_stat_only_while_the_usage_stands_still(vo
     remove_tree(t);
 }
 
+/* probe() reads the three figures that move whenever anything of the
+ * cgroup runs, its memory moves or a task comes or goes (a task moved out
+ * takes nothing of the CPU or memory counts with it); a read after a probe that found them where
+ * they were (CG_SKIP_STILL) keeps every figure as last read, whatever the
+ * other files say now (v1 counts I/O as the cgroup's own tasks submit
+ * it); CG_STILL_LIMITS reads the limits, which can be set from outside;
+ * after a probe that found them moved, a fast read takes the probed
+ * values and reads the rest. */
+static void v1_a_still_read_keeps_every_figure_but_the_limits(void **state)
+{
+    (void)state;
+    char *t = copy_fixture("v1");
+    char mem[2048], cpu[2048], blk[2048], pid[2048];
+    snprintf(mem, sizeof mem, "%s/v1/memory/job", t);
+    snprintf(cpu, sizeof cpu, "%s/v1/cpuacct/job", t);
+    snprintf(blk, sizeof blk, "%s/v1/blkio/job", t);
+    snprintf(pid, sizeof pid, "%s/v1/pids/job", t);
+    const char *dirs[CG_V1_N] = {
+        [CG_V1_MEMORY] = mem, [CG_V1_CPUACCT] = cpu, [CG_V1_BLKIO] = blk, [CG_V1_PIDS] = pid};
+    cgroup *cg = cgroup_v1_open(dirs, "/job");
+    assert_non_null(cg);
+    cg_stats st, before;
+    assert_int_equal(cg->ops->read(cg, &st), 0);
+    before = st;
+    cg_probe p;
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
+    assert_int_equal(p.cpu, 2500000000u); /* ns */
+    assert_int_equal(p.mem, 104857600u);
+    assert_int_equal(p.tasks, 5);
+    /* what only the cgroup's tasks move, moved behind its back */
+    put(mem, "memory.stat", "total_rss 1\ntotal_cache 2\ntotal_shmem 0\n");
+    put(pid, "pids.current", "9\n");
+    put(blk, "blkio.throttle.io_serviced_recursive", "254:0 Read 1\n254:0 Write 1\nTotal 2\n");
+    put(mem, "memory.limit_in_bytes", "1048576\n");
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_STILL), 0);
+    assert_memory_equal(&st, &before, sizeof st);
+    /* the limits, on their schedule */
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_STILL | CG_STILL_LIMITS), 0);
+    assert_int_equal(st.mem_max, 1048576);
+    assert_int_equal(st.mem_anon, before.mem_anon);
+    assert_int_equal(st.pids_current, before.pids_current);
+    /* without a probe first, CG_SKIP_STILL means nothing: all is read */
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_STILL), 0);
+    assert_int_equal(st.pids_current, 9);
+    assert_int_equal(st.mem_anon, 1);
+    /* a probe that found the job ran: the fast read takes its figures */
+    put(cpu, "cpuacct.usage", "2600000000\n");
+    put(pid, "pids.current", "4\n"); /* a task moved out: no CPU, no memory */
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
+    assert_int_equal(p.cpu, 2600000000u);
+    assert_int_equal(p.tasks, 4);
+    put(cpu, "cpuacct.usage", "2700000000\n"); /* after the probe: read next time */
+    assert_int_equal(cg->ops->read_fast(cg, &st, 0), 0);
+    assert_int_equal(st.cpu_usage_us, 2600000);
+    assert_int_equal(st.pids_current, 4);
+    assert_int_equal(cg->ops->read_fast(cg, &st, 0), 0);
+    assert_int_equal(st.cpu_usage_us, 2700000);
+    cg->ops->free(cg);
+    remove_tree(t);
+}
+
+/* v2: a still read keeps memory.stat and pids.current but reads io.stat
+ * (the kernel's writeback of the cgroup's dirty pages is charged to it
+ * while none of its tasks runs); CG_STILL_LIMITS is a whole read (PSI's
+ * averages move while nothing runs). */
+static void v2_a_still_read_still_reads_the_writeback(void **state)
+{
+    (void)state;
+    char *t = copy_fixture("v2");
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s/v2/job", t);
+    cgroup *cg = cgroup_v2_open(dir);
+    cg_stats st;
+    assert_int_equal(cg->ops->read(cg, &st), 0);
+    uint64_t anon = st.mem_anon;
+    cg_probe p;
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
+    assert_int_equal(p.cpu, 3500000); /* µs */
+    assert_int_equal(p.mem, 209715200u);
+    put(dir, "memory.stat", "anon 1\nfile 2\nshmem 0\nkernel 5\n");
+    put(dir, "pids.current", "9\n");
+    put(dir, "io.stat", "254:0 rbytes=1 wbytes=999 rios=1 wios=9 dbytes=0 dios=0\n");
+    put(dir, "memory.max", "1048576\n");
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_STILL), 0);
+    assert_int_equal(st.mem_anon, anon);
+    assert_int_not_equal(st.pids_current, 9);
+    assert_int_equal(st.io_wbytes, 999);
+    assert_int_not_equal(st.mem_max, 1048576);
+    assert_int_equal(cg->ops->probe(cg, &p), 0);
+    assert_int_equal(cg->ops->read_fast(cg, &st, CG_SKIP_STILL | CG_STILL_LIMITS), 0);
+    assert_int_equal(st.mem_max, 1048576);
+    assert_int_equal(st.mem_anon, 1);
+    assert_int_equal(st.pids_current, 9);
+    cg->ops->free(cg);
+    remove_tree(t);
+}
+
 static void test_mounts_hybrid(void **state)
 {
     (void)state;
@@ -359,6 +457,8 @@ int main(void)
         cmocka_unit_test(test_v1_partial),
         cmocka_unit_test(v1_fast_reads_skip_only_what_cannot_have_moved),
         cmocka_unit_test(v2_fast_reads_carry_memory_stat_only_while_the_usage_stands_still),
+        cmocka_unit_test(v1_a_still_read_keeps_every_figure_but_the_limits),
+        cmocka_unit_test(v2_a_still_read_still_reads_the_writeback),
         cmocka_unit_test(test_mounts_hybrid),
         cmocka_unit_test(test_mounts_v2),
         cmocka_unit_test(test_helpers),

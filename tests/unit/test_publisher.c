@@ -71,8 +71,14 @@ static int fake_send(void *ctx, const pub_item *it, int n, double t, char *err, 
 
 static void fake_nop(void *ctx) { (void)ctx; }
 static int no_match(const char *u, const sink_options *o) { return 0; }
-static const sink_ops fake_ops = { "fake", no_match, NULL, publisher_sink_write, publisher_sink_flush,
-                                   publisher_sink_close };
+static const sink_ops fake_ops = {
+    .name = "fake",
+    .match = no_match,
+    .open = NULL,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
+};
 
 /* first occurrences == 1..n */
 static void check_order(const fake *f, uint64_t n)

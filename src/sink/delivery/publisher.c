@@ -672,8 +672,12 @@ static int unusable_match(const char *url, const sink_options *o)
     return 0;
 }
 static const sink_ops sink_unusable_ops = {
-    "unusable",           unusable_match,       NULL,
-    publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    .name = "unusable",
+    .match = unusable_match,
+    .open = NULL,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 sink *publisher_sink_unusable(const sink_ops *ops, const char *url, const char *why,

@@ -271,7 +271,12 @@ static const pub_backend amqp_backend = {
 static sink *amqp_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_amqp_ops = {
-    "amqp", amqp_match, amqp_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    .name = "amqp",
+    .match = amqp_match,
+    .open = amqp_open,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 /* Splits "/VHOST/EXCHANGE" (both percent-encoded). */

@@ -236,8 +236,12 @@ static const pub_backend es_backend = {"elasticsearch", 500, es_connect, es_send
 static sink *es_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_elasticsearch_ops = {
-    "elasticsearch",      es_match, es_open, publisher_sink_write, publisher_sink_flush,
-    publisher_sink_close,
+    .name = "elasticsearch",
+    .match = es_match,
+    .open = es_open,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 /* Elasticsearch index names: lower case, no \ / * ? " < > | space , # : */

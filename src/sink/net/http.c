@@ -82,7 +82,12 @@ static const pub_backend http_batched = {"http", 500, http_connect, http_send, N
 static sink *http_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_http_ops = {
-    "http", http_match, http_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    .name = "http",
+    .match = http_match,
+    .open = http_open,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 static sink *http_open(const char *url, const sink_options *o, char *err, size_t errlen)

@@ -88,7 +88,12 @@ static const pub_backend js_backend = {"jobscope", 1000,          js_connect,
 static sink *js_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_jobscope_ops = {
-    "jobscope", js_match, js_open, publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    .name = "jobscope",
+    .match = js_match,
+    .open = js_open,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 static char *read_token(const char *path, char *err, size_t errlen, const char *label)

@@ -120,8 +120,12 @@ static const pub_backend rmq_backend = {"rabbitmq", 64, rmq_connect, rmq_send, N
 static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t errlen);
 
 const sink_ops sink_rabbitmq_http_ops = {
-    "rabbitmq",           rmq_match, rmq_open, publisher_sink_write, publisher_sink_flush,
-    publisher_sink_close,
+    .name = "rabbitmq",
+    .match = rmq_match,
+    .open = rmq_open,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 static sink *rmq_open(const char *url, const sink_options *o, char *err, size_t errlen)

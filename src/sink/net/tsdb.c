@@ -298,20 +298,28 @@ static sink *tsdb_open(const char *url, const sink_options *o, char *err, size_t
 }
 
 const sink_ops sink_influx_ops = {
-    "influx",
-    tsdb_match_influx,
-    tsdb_open,
-    publisher_sink_write,
-    publisher_sink_flush,
-    publisher_sink_close,
+    .name = "influx",
+    .match = tsdb_match_influx,
+    .open = tsdb_open,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 const sink_ops sink_opentsdb_ops = {
-    "opentsdb",           tsdb_match_opentsdb,  tsdb_open,
-    publisher_sink_write, publisher_sink_flush, publisher_sink_close,
+    .name = "opentsdb",
+    .match = tsdb_match_opentsdb,
+    .open = tsdb_open,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
 
 const sink_ops sink_remote_write_ops = {
-    "remote_write",       tsdb_match_remote_write, tsdb_open,
-    publisher_sink_write, publisher_sink_flush,    publisher_sink_close,
+    .name = "remote_write",
+    .match = tsdb_match_remote_write,
+    .open = tsdb_open,
+    .write = publisher_sink_write,
+    .flush = publisher_sink_flush,
+    .close = publisher_sink_close,
 };
