@@ -72,66 +72,10 @@ static void ob_str(obuf *b, const char *s)
     ob_c(b, '"');
 }
 
-static int fmt_i64(char *t, int64_t v)
-{
-    char rev[24];
-    int n = 0, l = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        rev[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) t[l++] = '-';
-    while (n) t[l++] = rev[--n];
-    t[l] = 0;
-    return l;
-}
-
 static void ob_i64(obuf *b, int64_t v)
 {
     if (ob_reserve(b, 24) < 0) return;
-    b->n += (size_t)fmt_i64(b->p + b->n, v);
-}
-
-/* The shortest decimal text that reads back as exactly v.  Integers and
- * values with up to 6 decimals (most telemetry) take a fast path: m / 10^k
- * == v means the decimal m·10^-k reads back (correctly rounded) as v. */
-int tsq_fmt_double(char *t, size_t n, double v)
-{
-    if (fabs(v) < 1e15) {
-        if (v == (double)(int64_t)v) return fmt_i64(t, (int64_t)v);
-        double p = 10;
-        for (int k = 1; k <= 6; k++, p *= 10) {
-            double m = nearbyint(v * p);
-            if (fabs(m) < 1e15 && m / p == v) {
-                char d[24];
-                int64_t im = (int64_t)m;
-                int dl = fmt_i64(d, im < 0 ? -im : im), l = 0;
-                if (im < 0) t[l++] = '-';
-                if (dl <= k) { /* 0.000ddd */
-                    t[l++] = '0';
-                    t[l++] = '.';
-                    for (int z = dl; z < k; z++) t[l++] = '0';
-                } else {
-                    memcpy(t + l, d, (size_t)(dl - k));
-                    l += dl - k;
-                    t[l++] = '.';
-                }
-                int from = dl <= k ? 0 : dl - k;
-                memcpy(t + l, d + from, (size_t)(dl - from));
-                l += dl - from;
-                while (t[l - 1] == '0') l--;
-                t[l] = 0;
-                return l;
-            }
-        }
-    }
-    int l = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        l = snprintf(t, n, "%.*g", prec, v);
-        if (strtod(t, NULL) == v) return l;
-    }
-    return l;
+    b->n += (size_t)tsq_fmt_i64(b->p + b->n, v);
 }
 
 static void ob_num(obuf *b, double v)
