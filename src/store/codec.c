@@ -181,9 +181,63 @@ static inline int next_token(const uint8_t **q, const uint8_t *e, uint64_t *tok)
     return 0;
 }
 
-/* Decodes n integers into x; -1 when corrupt.  The first two points go
- * through the general rule, the rest through one tight loop per mode (this
- * is most of the time of a query). */
+/* x[i..n) of one mode, from the tokens at *qp; d is the last difference,
+ * a1 the last value (x0 for mode 3), dd the last delta (mode 2).  Inlined
+ * with a constant mode: one tight loop a mode (this is most of the time
+ * of a query). */
+static inline __attribute__((always_inline)) int ints_of_mode(const uint8_t **qp, const uint8_t *e,
+                                                              int64_t *x, size_t i, size_t n,
+                                                              const int mode, uint64_t step,
+                                                              uint64_t d, uint64_t a1)
+{
+    const uint8_t *q = *qp;
+    uint64_t dd = 0, base = a1 + (uint64_t)i * step;
+    while (i < n) {
+        uint64_t tok, k = 1;
+        if (q < e && *q < 0x80) {
+            tok = *q++;
+        } else {
+            size_t pos = 0;
+            if (store_get_varint(q, (size_t)(e - q), &pos, &tok) < 0) return -1;
+            q += pos;
+        }
+        if (tok & 1) { /* the previous difference r more times */
+            k = tok >> 1;
+            if (k == 0 || k > n - i) return -1;
+        } else {
+            d = unzz(tok >> 1);
+        }
+        switch (mode) {
+        case 0:
+            for (; k; k--) x[i++] = (int64_t)d;
+            break;
+        case 1:
+            for (; k; k--) {
+                a1 += d;
+                x[i++] = (int64_t)a1;
+            }
+            break;
+        case 2:
+            for (; k; k--) {
+                dd += d;
+                a1 += dd;
+                x[i++] = (int64_t)a1;
+            }
+            break;
+        default:
+            for (; k; k--) {
+                x[i++] = (int64_t)(base + d);
+                base += step;
+            }
+            break;
+        }
+    }
+    *qp = q;
+    return 0;
+}
+
+/* Decodes n integers into x; -1 when corrupt.  The first value is a
+ * literal (d[0] = x[0] in every mode); the rest go through one loop a mode. */
 static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n)
 {
     if (*pos >= len) return -1;
@@ -196,98 +250,27 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
         step = unzz(z);
     }
     const uint8_t *q = p + *pos, *e = p + len;
-    uint64_t d = 0, a1 = 0, a2 = 0, x0 = 0, reps = 0; /* difference, previous two values */
-    size_t i = 0;
-    while (i < n) {
-        if (!reps) {
-            uint64_t tok;
-            if (next_token(&q, e, &tok) < 0) return -1;
-            if (tok & 1) {
-                reps = tok >> 1;
-                if (i == 0 || reps == 0 || reps > n - i) return -1;
-            } else {
-                d = unzz(tok >> 1);
-                reps = 1;
-            }
-        }
-        if (i < 2) {
-            uint64_t v;
-            if (mode == 0 || i == 0)
-                v = d;
-            else if (mode == 3)
-                v = x0 + step + d;
-            else
-                v = a1 + d;
-            if (i == 0) x0 = v;
-            x[i++] = (int64_t)v;
-            a2 = a1;
-            a1 = v;
-            reps--;
-            continue;
-        }
-        uint64_t k = reps;
-        reps = 0;
-        /* then as many one-byte literals as follow, without the general loop */
-        switch (mode) {
-        case 1:
-            for (; k; k--) {
-                a1 += d;
-                x[i++] = (int64_t)a1;
-            }
-            while (i < n && q < e && !(*q & 0x81)) {
-                d = unzz((uint64_t)*q++ >> 1);
-                a1 += d;
-                x[i++] = (int64_t)a1;
-            }
-            break;
-        case 3: {
-            uint64_t base = x0 + (uint64_t)i * step;
-            for (; k; k--) {
-                x[i++] = (int64_t)(base + d);
-                base += step;
-            }
-            while (i < n && q < e && !(*q & 0x81)) {
-                d = unzz((uint64_t)*q++ >> 1);
-                x[i++] = (int64_t)(base + d);
-                base += step;
-            }
-            break;
-        }
-        default:
-            break;
-        }
-        switch (mode) {
-        case 0:
-            for (; k; k--) x[i++] = (int64_t)d;
-            break;
-        case 1:
-            for (; k; k--) {
-                a1 += d;
-                x[i++] = (int64_t)a1;
-            }
-            break;
-        case 2: {
-            uint64_t dd = a1 - a2;
-            for (; k; k--) {
-                dd += d;
-                a2 = a1;
-                a1 += dd;
-                x[i++] = (int64_t)a1;
-            }
-            break;
-        }
-        default: {
-            uint64_t base = x0 + (uint64_t)i * step + d;
-            for (; k; k--) {
-                x[i++] = (int64_t)base;
-                base += step;
-            }
-            break;
-        }
-        }
-        a1 = (uint64_t)x[i - 1];
-        a2 = (uint64_t)x[i - 2];
+    if (n == 0) return 0;
+    uint64_t tok;
+    if (next_token(&q, e, &tok) < 0 || (tok & 1)) return -1; /* nothing to repeat yet */
+    uint64_t d = unzz(tok >> 1);
+    x[0] = (int64_t)d;
+    int rc;
+    switch (mode) { /* a constant mode each: the loops are specialised */
+    case 0:
+        rc = ints_of_mode(&q, e, x, 1, n, 0, step, d, d);
+        break;
+    case 1:
+        rc = ints_of_mode(&q, e, x, 1, n, 1, step, d, d);
+        break;
+    case 2:
+        rc = ints_of_mode(&q, e, x, 1, n, 2, step, d, d);
+        break;
+    default:
+        rc = ints_of_mode(&q, e, x, 1, n, 3, step, d, d);
+        break;
     }
+    if (rc < 0) return -1;
     *pos = (size_t)(q - p);
     return 0;
 }
