@@ -84,18 +84,19 @@ static void ob_num(obuf *b, double v)
     b->n += (size_t)tsq_fmt_double(b->p + b->n, 40, v);
 }
 
-/* a dps value: null for fill null, "NaN" for fill nan, a number otherwise */
-static void ob_val(obuf *b, const tsq_out *o, size_t i, int fill)
+/* a dps value at t: null for fill null, "NaN" for fill nan, a number
+ * otherwise; its length (t has room for 40) */
+static int fmt_val(char *t, const tsq_out *o, size_t i, int fill)
 {
     double v = o->val[i];
-    if (o->is_null && o->is_null[i])
-        ob_s(b, "null");
-    else if (isfinite(v))
-        ob_num(b, v);
-    else if (isnan(v) && fill == TSQ_FILL_NAN)
-        ob_s(b, "\"NaN\"");
-    else
-        ob_s(b, "null");
+    const char *w = "null";
+    if (!(o->is_null && o->is_null[i])) {
+        if (isfinite(v)) return tsq_fmt_double(t, 40, v);
+        if (isnan(v) && fill == TSQ_FILL_NAN) w = "\"NaN\"";
+    }
+    size_t l = strlen(w);
+    memcpy(t, w, l + 1);
+    return (int)l;
 }
 
 static const tsq_sub *sub_of(const tsq_query *q, int index)
@@ -148,20 +149,22 @@ char *tsq_result_json(const tsq_query *q, const tsq_result *r, size_t *len)
              * every JSON reader keeps the last, so only the last is written */
             if (!q->arrays && !q->ms_resolution && k + 1 < o->n && o->ts[k + 1] / 1000 == ts)
                 continue;
-            if (!first) ob_c(&b, ',');
+            if (ob_reserve(&b, 72) < 0) break; /* a point at most: ,["-ts",value] */
+            char *t = b.p + b.n, *t0 = t;
+            if (!first) *t++ = ',';
             first = 0;
+            *t++ = q->arrays ? '[' : '"';
+            t += tsq_fmt_i64(t, ts);
             if (q->arrays) {
-                ob_c(&b, '[');
-                ob_i64(&b, ts);
-                ob_c(&b, ',');
-                ob_val(&b, o, k, fill);
-                ob_c(&b, ']');
+                *t++ = ',';
             } else {
-                ob_c(&b, '"');
-                ob_i64(&b, ts);
-                ob_s(&b, "\":");
-                ob_val(&b, o, k, fill);
+                *t++ = '"';
+                *t++ = ':';
             }
+            t += fmt_val(t, o, k, fill);
+            if (q->arrays) *t++ = ']';
+            *t = 0;
+            b.n += (size_t)(t - t0);
         }
         ob_c(&b, q->arrays ? ']' : '}');
         ob_c(&b, '}');
