@@ -182,13 +182,16 @@ static inline int next_token(const uint8_t **q, const uint8_t *e, uint64_t *tok)
 }
 
 /* x[i..n) of one mode, from the tokens at *qp; d is the last difference,
- * a1 the last value (x0 for mode 3), dd the last delta (mode 2).  Inlined
- * with a constant mode: one tight loop a mode (this is most of the time
- * of a query). */
-static inline __attribute__((always_inline)) int ints_of_mode(const uint8_t **qp, const uint8_t *e,
-                                                              int64_t *x, size_t i, size_t n,
-                                                              const int mode, uint64_t step,
-                                                              uint64_t d, uint64_t a1)
+ * a1 the last value (x0 for mode 3), dd the last delta (mode 2); x has room
+ * for `room` values (n + RUN_SLACK, or fewer).  Inlined with a constant
+ * mode: one tight loop a mode (this is most of the time of a query).  A
+ * short run of one value (a gauge that did not change: delta 0 repeated)
+ * is written as RUN_SLACK copies whatever its length, the extra ones
+ * overwritten next: no loop whose end the processor mispredicts. */
+enum { RUN_SLACK = 16 };
+static inline __attribute__((always_inline)) int
+ints_of_mode(const uint8_t **qp, const uint8_t *e, int64_t *x, size_t i, size_t n, size_t room,
+             const int mode, uint64_t step, uint64_t d, uint64_t a1)
 {
     const uint8_t *q = *qp;
     uint64_t dd = 0, base = a1 + (uint64_t)i * step;
@@ -206,6 +209,13 @@ static inline __attribute__((always_inline)) int ints_of_mode(const uint8_t **qp
             if (k == 0 || k > n - i) return -1;
         } else {
             d = unzz(tok >> 1);
+        }
+        if ((tok & 1) && (mode == 0 || (mode == 1 && d == 0)) && k <= RUN_SLACK &&
+            i + RUN_SLACK <= room) {
+            int64_t c = mode == 0 ? (int64_t)d : (int64_t)a1;
+            for (int j = 0; j < RUN_SLACK; j++) x[i + (size_t)j] = c;
+            i += k;
+            continue;
         }
         switch (mode) {
         case 0:
@@ -308,7 +318,7 @@ static int put_packed_grid(store_buf *b, const int64_t *x, size_t n)
 
 /* Decodes n integers into x; -1 when corrupt.  The first value is a
  * literal (d[0] = x[0] in every mode); the rest go through one loop a mode. */
-static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n)
+static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n, size_t room)
 {
     if (*pos >= len) return -1;
     int mode = p[(*pos)++];
@@ -329,16 +339,16 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
     int rc;
     switch (mode) { /* a constant mode each: the loops are specialised */
     case 0:
-        rc = ints_of_mode(&q, e, x, 1, n, 0, step, d, d);
+        rc = ints_of_mode(&q, e, x, 1, n, room, 0, step, d, d);
         break;
     case 1:
-        rc = ints_of_mode(&q, e, x, 1, n, 1, step, d, d);
+        rc = ints_of_mode(&q, e, x, 1, n, room, 1, step, d, d);
         break;
     case 2:
-        rc = ints_of_mode(&q, e, x, 1, n, 2, step, d, d);
+        rc = ints_of_mode(&q, e, x, 1, n, room, 2, step, d, d);
         break;
     default:
-        rc = ints_of_mode(&q, e, x, 1, n, 3, step, d, d);
+        rc = ints_of_mode(&q, e, x, 1, n, room, 3, step, d, d);
         break;
     }
     if (rc < 0) return -1;
@@ -662,7 +672,8 @@ int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t v
     int rc = -1;
     const uint8_t *b = unwrap(tp, tl, &blen, &tmp);
     if (!b || store_get_varint(b, blen, &pos, &cnt) < 0 || cnt == 0 || cnt > ((uint64_t)1 << 23) ||
-        grow(ts, val, *n, cap, cnt) < 0 || get_ints(b, blen, &pos, *ts + *n, cnt) < 0)
+        grow(ts, val, *n, cap, cnt + RUN_SLACK) < 0 ||
+        get_ints(b, blen, &pos, *ts + *n, cnt, *cap - *n) < 0)
         goto out;
     pos = 0;
     b = unwrap(vp, vl, &blen, &tmp);
@@ -672,7 +683,7 @@ int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t v
     if (mode < 10) {
         /* the integers are decoded in place over the doubles' storage */
         int64_t *iv = (int64_t *)(void *)v;
-        if (get_ints(b, blen, &pos, iv, cnt) < 0) goto out;
+        if (get_ints(b, blen, &pos, iv, cnt, *cap - *n) < 0) goto out;
         double sc = p10[mode];
         if (mode == 0)
             for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i];
