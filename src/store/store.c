@@ -433,6 +433,7 @@ store *store_open(const store_config *c, char *err, size_t errlen)
         snprintf(err, errlen, "%s", s->broken_msg);
         goto fail;
     }
+    store_read_warm(s);
     return s;
 fail:
     store_close(s);

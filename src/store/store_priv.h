@@ -297,6 +297,9 @@ sqlite3 *store_pool_get(store *s);
 void store_pool_put(store *s, sqlite3 *db);
 
 /* store_read.c */
+/* Opens the readers a read of many series uses, their statements prepared:
+ * the first query after opening does not pay for it. */
+void store_read_warm(store *s);
 typedef struct store_pointbuf {
     int64_t *ts;
     double *val;

@@ -149,14 +149,37 @@ static int snapshot_memory(store *s, series *se, int64_t from, int64_t to, store
     return 0;
 }
 
+/* The statements of reads (prepared once a connection, store_stmt_cached). */
+static const char READ_ONE[] = "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                               " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id";
+static const char READ_SCAN[] = "SELECT c.series, c.id, t.data, c.data FROM chunks c JOIN "
+                                "times t ON t.id = c.ts_ref WHERE c.series BETWEEN ? AND ? "
+                                "AND c.t_end>=? AND c.t_start<=? ORDER BY c.series";
+
+static size_t readers(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 8 ? 8 : (size_t)cpus;
+}
+
+void store_read_warm(store *s)
+{
+    sqlite3 *db[8];
+    size_t n = 0;
+    for (size_t i = 0; i < readers(); i++) {
+        if (!(db[n] = store_pool_get(s))) break;
+        store_stmt_cached(db[n], READ_ONE);
+        store_stmt_cached(db[n++], READ_SCAN);
+    }
+    while (n) store_pool_put(s, db[--n]);
+}
+
 static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointbuf *b)
 {
     sqlite3 *db = store_pool_get(s);
     if (!db) return -1;
     int rc = 0;
-    sqlite3_stmt *st =
-        store_stmt_cached(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
-                              " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id");
+    sqlite3_stmt *st = store_stmt_cached(db, READ_ONE);
     if (!st) {
         store_pool_put(s, db);
         return -1;
@@ -280,11 +303,7 @@ static int scan_unit(many *m, size_t a, size_t b, store_points *out)
     }
     pthread_mutex_unlock(&s->mu);
     sqlite3 *db = rc == 0 ? store_pool_get(s) : NULL;
-    sqlite3_stmt *st =
-        db ? store_stmt_cached(db, "SELECT c.series, c.id, t.data, c.data FROM chunks c JOIN "
-                                   "times t ON t.id = c.ts_ref WHERE c.series BETWEEN ? AND ? "
-                                   "AND c.t_end>=? AND c.t_start<=? ORDER BY c.series")
-           : NULL;
+    sqlite3_stmt *st = db ? store_stmt_cached(db, READ_SCAN) : NULL;
     store_pointbuf pb = {0};
     if (!st) rc = -1;
     size_t k = 0; /* the series the rows are of */
@@ -377,9 +396,7 @@ int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, in
     if (!m.ord) return -1;
     for (size_t i = 0; i < n; i++) m.ord[i] = i;
     qsort_r(m.ord, n, sizeof *m.ord, cmp_by_id, (void *)ids);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt = n < 32 ? 1 : (size_t)(cpus > 1 ? cpus : 1);
-    if (nt > 8) nt = 8;
+    size_t nt = n < 32 ? 1 : readers();
     /* units small enough that every reader gets some (four each at least) */
     m.unit = n / (nt * 4);
     if (m.unit < 16) m.unit = 16;
