@@ -124,6 +124,36 @@ int store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *o
     return 0;
 }
 
+/* A worker's reused buffers: b's points within [from, to] become out's by
+ * swapping the arrays (out's old ones are b's to fill next) when b is
+ * sorted, the common case; merged as store_merge_out does otherwise.
+ * out->n must be 0.  0, or -1 out of memory. */
+static int merge_swap(store_pointbuf *b, int64_t from, int64_t to, store_points *out)
+{
+    size_t i = 1;
+    while (i < b->n && b->ts[i] > b->ts[i - 1]) i++;
+    if (i < b->n || !b->n) return store_merge_out(b, from, to, out);
+    size_t lo = 0, hi = b->n;
+    while (lo < b->n && b->ts[lo] < from) lo++;
+    while (hi > lo && b->ts[hi - 1] > to) hi--;
+    int64_t *ts = out->ts;
+    double *val = out->val;
+    size_t cap = out->cap;
+    out->ts = b->ts;
+    out->val = b->val;
+    out->cap = b->cap;
+    out->n = hi - lo;
+    if (lo && hi > lo) {
+        memmove(out->ts, out->ts + lo, (hi - lo) * sizeof *out->ts);
+        memmove(out->val, out->val + lo, (hi - lo) * sizeof *out->val);
+    }
+    b->ts = ts;
+    b->val = val;
+    b->cap = cap;
+    b->n = 0;
+    return 0;
+}
+
 /* Decodes the frozen chunks and head of se within [from, to] into mem:
  * 0, or -1 out of memory. */
 static int snapshot_memory(store *s, series *se, int64_t from, int64_t to, store_pointbuf *mem)
@@ -201,9 +231,10 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointb
 }
 
 /* One series into out (appended), with the caller's scratch buffers
- * (emptied first: a reader of many series reuses them). */
+ * (emptied first: a reader of many series reuses them; with reuse, out is
+ * one of them too, empty, and may trade its arrays with them). */
 static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms,
-                    store_pointbuf *mem_, store_pointbuf *all_, store_points *out)
+                    store_pointbuf *mem_, store_pointbuf *all_, store_points *out, int reuse)
 {
     store_pointbuf mem = *mem_, all = *all_;
     mem.n = all.n = 0;
@@ -220,7 +251,9 @@ static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms
         memcpy(all.val + all.n, mem.val, mem.n * sizeof *all.val);
         all.n += mem.n;
     }
-    if (rc == 0) {
+    if (rc == 0 && reuse) {
+        rc = merge_swap(&all, from_ms, to_ms, out);
+    } else if (rc == 0) {
         rc = exact(out, all.n);
         if (rc == 0) rc = store_merge_out(&all, from_ms, to_ms, out);
     }
@@ -234,7 +267,7 @@ int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, sto
     if (!s || !out) return -1;
     if (from_ms > to_ms) return 0;
     store_pointbuf mem = {0}, all = {0};
-    int rc = read_one(s, series_id, from_ms, to_ms, &mem, &all, out);
+    int rc = read_one(s, series_id, from_ms, to_ms, &mem, &all, out, 0);
     free(mem.ts);
     free(mem.val);
     free(all.ts);
@@ -278,10 +311,7 @@ static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem,
         memcpy(db->val + db->n, mem->val, mem->n * sizeof *db->val);
         db->n += mem->n;
     }
-    if (rc == 0) {
-        rc = reserve2(&out->ts, &out->val, 0, &out->cap, db->n);
-        if (rc == 0) rc = store_merge_out(db, m->from, m->to, out);
-    }
+    if (rc == 0) rc = merge_swap(db, m->from, m->to, out);
     if (rc == 0) m->cb(m->arg, m->ord[k], out);
     db->n = 0;
     return rc;
@@ -372,7 +402,7 @@ static void *many_worker(void *arg)
         } else {
             for (size_t k = a; k < b && rc == 0; k++) {
                 out.n = 0;
-                if (read_one(m->s, m->ids[m->ord[k]], m->from, m->to, &mem, &all, &out) < 0)
+                if (read_one(m->s, m->ids[m->ord[k]], m->from, m->to, &mem, &all, &out, 1) < 0)
                     rc = -1;
                 if (rc == 0) m->cb(m->arg, m->ord[k], &out);
             }
