@@ -199,6 +199,9 @@ ints_of_mode(const uint8_t **qp, const uint8_t *e, int64_t *x, size_t i, size_t 
         uint64_t tok, k = 1;
         if (q < e && *q < 0x80) {
             tok = *q++;
+        } else if (e - q >= 2 && q[1] < 0x80) { /* two bytes: a third of the tokens of a gauge */
+            tok = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+            q += 2;
         } else {
             size_t pos = 0;
             if (store_get_varint(q, (size_t)(e - q), &pos, &tok) < 0) return -1;

@@ -178,6 +178,36 @@ static void test_codec_rejects_corrupt_chunks(void **st)
     store_buf_free(&b);
 }
 
+/* A gauge such as rss (kB, changing now and then by a few hundred: tokens
+ * of one and two bytes, runs between them) decodes exactly, and a chunk
+ * cut anywhere, also inside a two-byte token, is rejected. */
+static void test_codec_reads_a_gauge_exactly_and_rejects_it_cut(void **st)
+{
+    (void)st;
+    enum { N = 600 };
+    static int64_t ts[N];
+    static double v[N];
+    srand(11);
+    for (int i = 0; i < N; i++) {
+        ts[i] = 1700000000000LL + i * 1000LL;
+        v[i] = i == 0 ? 250000 : rand() % 3 ? v[i - 1] : v[i - 1] + rand() % 8000 - 4000;
+    }
+    roundtrip(ts, v, N);
+    store_buf b = {0};
+    assert_int_equal(store_chunk_encode(ts, v, N, 0, &b), 0);
+    int64_t *ots = NULL;
+    double *ov = NULL;
+    size_t on = 0, cap = 0;
+    for (size_t cut = 0; cut < b.n; cut++)
+        assert_int_equal(store_chunk_decode(b.p, cut, &ots, &ov, &on, &cap), -1);
+    assert_int_equal(store_chunk_decode(b.p, b.n, &ots, &ov, &on, &cap), 0);
+    assert_int_equal(on, N);
+    for (int i = 0; i < N; i++) assert_memory_equal(&ov[i], &v[i], sizeof v[i]);
+    free(ots);
+    free(ov);
+    store_buf_free(&b);
+}
+
 /* Timestamps a few ms off a regular interval (jobscope's samples) are kept
  * as a grid with packed residuals, plain: smaller than zstd made of the
  * tokens, and read without zstd. */
@@ -1443,6 +1473,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_settling_waits_until_a_partition_is_quiet, setup, teardown),
         cmocka_unit_test(test_codec_is_compact_for_regular_counters),
         cmocka_unit_test(test_codec_rejects_corrupt_chunks),
+        cmocka_unit_test(test_codec_reads_a_gauge_exactly_and_rejects_it_cut),
         cmocka_unit_test(test_codec_packs_jittered_timestamps_without_zstd),
         cmocka_unit_test_setup_teardown(test_round_trip_of_many_series_is_exact_across_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicates_keep_the_last_value_and_out_of_order_points_sort, setup, teardown),
