@@ -204,14 +204,17 @@ void store_read_warm(store *s)
     while (n) store_pool_put(s, db[--n]);
 }
 
-static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointbuf *b)
+/* The chunks of series id in [from, to] appended to b, read on conn (a
+ * connection the caller holds) or on one from the pool when NULL. */
+static int read_db(store *s, sqlite3 *conn, uint64_t id, int64_t from, int64_t to,
+                   store_pointbuf *b)
 {
-    sqlite3 *db = store_pool_get(s);
+    sqlite3 *db = conn ? conn : store_pool_get(s);
     if (!db) return -1;
     int rc = 0;
     sqlite3_stmt *st = store_stmt_cached(db, READ_ONE);
     if (!st) {
-        store_pool_put(s, db);
+        if (!conn) store_pool_put(s, db);
         return -1;
     }
     sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
@@ -226,7 +229,7 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointb
     }
     if (r != SQLITE_DONE) rc = -1;
     sqlite3_reset(st);
-    store_pool_put(s, db);
+    if (!conn) store_pool_put(s, db);
     return rc;
 }
 
@@ -244,7 +247,7 @@ static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms
     pthread_mutex_unlock(&s->mu);
     /* SQLite after memory: a chunk committed in between is read twice (same
      * points), never missed */
-    if (rc == 0) rc = read_db(s, series_id, from_ms, to_ms, &all);
+    if (rc == 0) rc = read_db(s, NULL, series_id, from_ms, to_ms, &all);
     if (rc == 0 && reserve2(&all.ts, &all.val, all.n, &all.cap, mem.n) < 0) rc = -1;
     if (rc == 0 && mem.n) {
         memcpy(all.ts + all.n, mem.ts, mem.n * sizeof *all.ts);
@@ -317,9 +320,12 @@ static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem,
     return rc;
 }
 
-/* Series ord[a..b) (sorted ids), dense in their id range: memory first
- * (under the lock, for all of them), then one scan of their chunks. */
-static int scan_unit(many *m, size_t a, size_t b, store_points *out)
+/* Series ord[a..b) (sorted ids): memory first (under the lock, for all of
+ * them), then SQLite on one connection: dense in their id range, one scan
+ * of their chunks; else one read transaction with a query a series (the
+ * std query's series are every 30th id: a transaction, a pool get and a
+ * lock of the store a series were a tenth of its read). */
+static int scan_unit(many *m, size_t a, size_t b, int dense, store_points *out)
 {
     store *s = m->s;
     size_t cnt = b - a;
@@ -337,7 +343,14 @@ static int scan_unit(many *m, size_t a, size_t b, store_points *out)
     store_pointbuf pb = {0};
     if (!st) rc = -1;
     size_t k = 0; /* the series the rows are of */
-    if (rc == 0) {
+    if (rc == 0 && !dense) {
+        if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
+        for (; rc == 0 && k < cnt; k++)
+            if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0 ||
+                hand_over(m, a + k, &pb, &mem[k], out) < 0)
+                rc = -1;
+        if (db && !sqlite3_get_autocommit(db)) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    } else if (rc == 0) {
         sqlite3_bind_int64(st, 1, (sqlite3_int64)m->ids[m->ord[a]]);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)m->ids[m->ord[b - 1]]);
         sqlite3_bind_int64(st, 3, m->from);
@@ -350,7 +363,8 @@ static int scan_unit(many *m, size_t a, size_t b, store_points *out)
             while (k < cnt && m->ids[m->ord[a + k]] < sid) { /* the series before: done */
                 if (unordered) {
                     pb.n = 0; /* its chunks came out of id order: read it the usual way */
-                    if (read_db(s, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
+                    if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0)
+                        rc = -1;
                 }
                 if (rc == 0 && hand_over(m, a + k, &pb, &mem[k], out) < 0) rc = -1;
                 k++;
@@ -370,7 +384,7 @@ static int scan_unit(many *m, size_t a, size_t b, store_points *out)
         sqlite3_reset(st);
         if (rc == 0 && k < cnt && unordered) {
             pb.n = 0;
-            if (read_db(s, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
+            if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
         }
     }
     store_pool_put(s, db);
@@ -397,8 +411,8 @@ static void *many_worker(void *arg)
         size_t b = a + m->unit < m->n ? a + m->unit : m->n;
         uint64_t span = m->ids[m->ord[b - 1]] - m->ids[m->ord[a]] + 1;
         int rc = 0;
-        if ((b - a) * 4 >= span && b - a >= 16) {
-            rc = scan_unit(m, a, b, &out); /* most of the range: one scan */
+        if (b - a >= 16) {
+            rc = scan_unit(m, a, b, (b - a) * 4 >= span, &out); /* most of the range: one scan */
         } else {
             for (size_t k = a; k < b && rc == 0; k++) {
                 out.n = 0;
