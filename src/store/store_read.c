@@ -363,8 +363,7 @@ static int scan_unit(many *m, size_t a, size_t b, int dense, store_points *out)
             while (k < cnt && m->ids[m->ord[a + k]] < sid) { /* the series before: done */
                 if (unordered) {
                     pb.n = 0; /* its chunks came out of id order: read it the usual way */
-                    if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0)
-                        rc = -1;
+                    if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
                 }
                 if (rc == 0 && hand_over(m, a + k, &pb, &mem[k], out) < 0) rc = -1;
                 k++;
