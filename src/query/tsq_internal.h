@@ -70,7 +70,10 @@ int tsq_filter_type_of(const char *name, tsq_filter_type *t);
 char **tsq_split_all(const char *s, char sep, int *n);
 void tsq_free_strv(char **v, int n);
 
-/* The shortest decimal text that reads back as v; returns its length. */
+/* The shortest decimal text that reads back as v (n >= 40 bytes); returns
+ * its length (tsq_fmt.c). */
 int tsq_fmt_double(char *t, size_t n, double v);
+/* v in decimal (t >= 21 bytes); returns its length. */
+int tsq_fmt_i64(char *t, int64_t v);
 
 #endif

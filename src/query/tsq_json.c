@@ -72,66 +72,10 @@ static void ob_str(obuf *b, const char *s)
     ob_c(b, '"');
 }
 
-static int fmt_i64(char *t, int64_t v)
-{
-    char rev[24];
-    int n = 0, l = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        rev[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) t[l++] = '-';
-    while (n) t[l++] = rev[--n];
-    t[l] = 0;
-    return l;
-}
-
 static void ob_i64(obuf *b, int64_t v)
 {
     if (ob_reserve(b, 24) < 0) return;
-    b->n += (size_t)fmt_i64(b->p + b->n, v);
-}
-
-/* The shortest decimal text that reads back as exactly v.  Integers and
- * values with up to 6 decimals (most telemetry) take a fast path: m / 10^k
- * == v means the decimal m·10^-k reads back (correctly rounded) as v. */
-int tsq_fmt_double(char *t, size_t n, double v)
-{
-    if (fabs(v) < 1e15) {
-        if (v == (double)(int64_t)v) return fmt_i64(t, (int64_t)v);
-        double p = 10;
-        for (int k = 1; k <= 6; k++, p *= 10) {
-            double m = nearbyint(v * p);
-            if (fabs(m) < 1e15 && m / p == v) {
-                char d[24];
-                int64_t im = (int64_t)m;
-                int dl = fmt_i64(d, im < 0 ? -im : im), l = 0;
-                if (im < 0) t[l++] = '-';
-                if (dl <= k) { /* 0.000ddd */
-                    t[l++] = '0';
-                    t[l++] = '.';
-                    for (int z = dl; z < k; z++) t[l++] = '0';
-                } else {
-                    memcpy(t + l, d, (size_t)(dl - k));
-                    l += dl - k;
-                    t[l++] = '.';
-                }
-                int from = dl <= k ? 0 : dl - k;
-                memcpy(t + l, d + from, (size_t)(dl - from));
-                l += dl - from;
-                while (t[l - 1] == '0') l--;
-                t[l] = 0;
-                return l;
-            }
-        }
-    }
-    int l = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        l = snprintf(t, n, "%.*g", prec, v);
-        if (strtod(t, NULL) == v) return l;
-    }
-    return l;
+    b->n += (size_t)tsq_fmt_i64(b->p + b->n, v);
 }
 
 static void ob_num(obuf *b, double v)
@@ -140,18 +84,19 @@ static void ob_num(obuf *b, double v)
     b->n += (size_t)tsq_fmt_double(b->p + b->n, 40, v);
 }
 
-/* a dps value: null for fill null, "NaN" for fill nan, a number otherwise */
-static void ob_val(obuf *b, const tsq_out *o, size_t i, int fill)
+/* a dps value at t: null for fill null, "NaN" for fill nan, a number
+ * otherwise; its length (t has room for 40) */
+static int fmt_val(char *t, const tsq_out *o, size_t i, int fill)
 {
     double v = o->val[i];
-    if (o->is_null && o->is_null[i])
-        ob_s(b, "null");
-    else if (isfinite(v))
-        ob_num(b, v);
-    else if (isnan(v) && fill == TSQ_FILL_NAN)
-        ob_s(b, "\"NaN\"");
-    else
-        ob_s(b, "null");
+    const char *w = "null";
+    if (!(o->is_null && o->is_null[i])) {
+        if (isfinite(v)) return tsq_fmt_double(t, 40, v);
+        if (isnan(v) && fill == TSQ_FILL_NAN) w = "\"NaN\"";
+    }
+    size_t l = strlen(w);
+    memcpy(t, w, l + 1);
+    return (int)l;
 }
 
 static const tsq_sub *sub_of(const tsq_query *q, int index)
@@ -204,20 +149,22 @@ char *tsq_result_json(const tsq_query *q, const tsq_result *r, size_t *len)
              * every JSON reader keeps the last, so only the last is written */
             if (!q->arrays && !q->ms_resolution && k + 1 < o->n && o->ts[k + 1] / 1000 == ts)
                 continue;
-            if (!first) ob_c(&b, ',');
+            if (ob_reserve(&b, 72) < 0) break; /* a point at most: ,["-ts",value] */
+            char *t = b.p + b.n, *t0 = t;
+            if (!first) *t++ = ',';
             first = 0;
+            *t++ = q->arrays ? '[' : '"';
+            t += tsq_fmt_i64(t, ts);
             if (q->arrays) {
-                ob_c(&b, '[');
-                ob_i64(&b, ts);
-                ob_c(&b, ',');
-                ob_val(&b, o, k, fill);
-                ob_c(&b, ']');
+                *t++ = ',';
             } else {
-                ob_c(&b, '"');
-                ob_i64(&b, ts);
-                ob_s(&b, "\":");
-                ob_val(&b, o, k, fill);
+                *t++ = '"';
+                *t++ = ':';
             }
+            t += fmt_val(t, o, k, fill);
+            if (q->arrays) *t++ = ']';
+            *t = 0;
+            b.n += (size_t)(t - t0);
         }
         ob_c(&b, q->arrays ? ']' : '}');
         ob_c(&b, '}');

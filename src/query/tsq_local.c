@@ -160,21 +160,19 @@ static int64_t align(int64_t t, int64_t iv)
     return t - t % iv; /* as tsq_eval's */
 }
 
-/* p's points downsampled into o (exact size); 0 or -1. */
+/* p's points downsampled into o; 0 or -1.  One pass: o has room for the
+ * buckets p's range spans, at most p->n (a sparse series), and is cut to
+ * size when that was twice too many. */
 static int downsample(const pre *d, const store_points *p, store_points *o)
 {
-    size_t nb = 0;
-    for (size_t i = 0; i < p->n; nb++) { /* buckets first: o is allocated once */
-        int64_t e = align(p->ts[i], d->iv) + d->iv;
-        while (i < p->n && p->ts[i] < e) i++;
-    }
-    o->ts = malloc((nb ? nb : 1) * sizeof *o->ts);
-    o->val = malloc((nb ? nb : 1) * sizeof *o->val);
-    double *scratch = d->agg->kind == TSQ_AG_AVG || d->agg->kind == TSQ_AG_SUM
-                          ? NULL
-                          : malloc((p->n ? p->n : 1) * sizeof *scratch);
-    if (!o->ts || !o->val ||
-        (!scratch && d->agg->kind != TSQ_AG_AVG && d->agg->kind != TSQ_AG_SUM)) {
+    int64_t first = align(p->ts[0], d->iv), last = align(p->ts[p->n - 1], d->iv);
+    uint64_t span = ((uint64_t)last - (uint64_t)first) / (uint64_t)d->iv + 1;
+    size_t nb = span < p->n ? (size_t)span : p->n;
+    int avg_sum = d->agg->kind == TSQ_AG_AVG || d->agg->kind == TSQ_AG_SUM;
+    o->ts = malloc(nb * sizeof *o->ts);
+    o->val = malloc(nb * sizeof *o->val);
+    double *scratch = avg_sum ? NULL : malloc(p->n * sizeof *scratch);
+    if (!o->ts || !o->val || (!scratch && !avg_sum)) {
         free(scratch);
         store_points_free(o);
         return -1;
@@ -185,7 +183,7 @@ static int downsample(const pre *d, const store_points *p, store_points *o)
         size_t j = i + 1;
         while (j < p->n && p->ts[j] < e) j++;
         double val;
-        if (d->agg->kind == TSQ_AG_AVG || d->agg->kind == TSQ_AG_SUM) {
+        if (avg_sum) {
             double sum = 0;
             for (size_t k = i; k < j; k++) sum += p->val[k];
             val = d->agg->kind == TSQ_AG_AVG ? sum / (double)(j - i) : sum;
@@ -198,6 +196,12 @@ static int downsample(const pre *d, const store_points *p, store_points *o)
     }
     o->n = o->cap = n;
     free(scratch);
+    if (n * 2 < nb) { /* a sparse series: what it holds, not what it could have */
+        int64_t *t2 = realloc(o->ts, n * sizeof *t2);
+        double *v2 = realloc(o->val, n * sizeof *v2);
+        if (t2) o->ts = t2;
+        if (v2) o->val = v2;
+    }
     return 0;
 }
 

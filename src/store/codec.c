@@ -181,80 +181,44 @@ static inline int next_token(const uint8_t **q, const uint8_t *e, uint64_t *tok)
     return 0;
 }
 
-/* Decodes n integers into x; -1 when corrupt.  The first two points go
- * through the general rule, the rest through one tight loop per mode (this
- * is most of the time of a query). */
-static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n)
+/* x[i..n) of one mode, from the tokens at *qp; d is the last difference,
+ * a1 the last value (x0 for mode 3), dd the last delta (mode 2); x has room
+ * for `room` values (n + RUN_SLACK, or fewer).  Inlined with a constant
+ * mode: one tight loop a mode (this is most of the time of a query).  A
+ * short run of one value (a gauge that did not change: delta 0 repeated)
+ * is written as RUN_SLACK copies whatever its length, the extra ones
+ * overwritten next: no loop whose end the processor mispredicts. */
+enum { RUN_SLACK = 16 };
+static inline __attribute__((always_inline)) int
+ints_of_mode(const uint8_t **qp, const uint8_t *e, int64_t *x, size_t i, size_t n, size_t room,
+             const int mode, uint64_t step, uint64_t d, uint64_t a1)
 {
-    if (*pos >= len) return -1;
-    int mode = p[(*pos)++];
-    if (mode > 3) return -1;
-    uint64_t step = 0;
-    if (mode == 3) {
-        uint64_t z;
-        if (store_get_varint(p, len, pos, &z) < 0) return -1;
-        step = unzz(z);
-    }
-    const uint8_t *q = p + *pos, *e = p + len;
-    uint64_t d = 0, a1 = 0, a2 = 0, x0 = 0, reps = 0; /* difference, previous two values */
-    size_t i = 0;
+    const uint8_t *q = *qp;
+    uint64_t dd = 0, base = a1 + (uint64_t)i * step;
     while (i < n) {
-        if (!reps) {
-            uint64_t tok;
-            if (next_token(&q, e, &tok) < 0) return -1;
-            if (tok & 1) {
-                reps = tok >> 1;
-                if (i == 0 || reps == 0 || reps > n - i) return -1;
-            } else {
-                d = unzz(tok >> 1);
-                reps = 1;
-            }
+        uint64_t tok, k = 1;
+        if (q < e && *q < 0x80) {
+            tok = *q++;
+        } else if (e - q >= 2 && q[1] < 0x80) { /* two bytes: a third of the tokens of a gauge */
+            tok = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+            q += 2;
+        } else {
+            size_t pos = 0;
+            if (store_get_varint(q, (size_t)(e - q), &pos, &tok) < 0) return -1;
+            q += pos;
         }
-        if (i < 2) {
-            uint64_t v;
-            if (mode == 0 || i == 0)
-                v = d;
-            else if (mode == 3)
-                v = x0 + step + d;
-            else
-                v = a1 + d;
-            if (i == 0) x0 = v;
-            x[i++] = (int64_t)v;
-            a2 = a1;
-            a1 = v;
-            reps--;
+        if (tok & 1) { /* the previous difference r more times */
+            k = tok >> 1;
+            if (k == 0 || k > n - i) return -1;
+        } else {
+            d = unzz(tok >> 1);
+        }
+        if ((tok & 1) && (mode == 0 || (mode == 1 && d == 0)) && k <= RUN_SLACK &&
+            i + RUN_SLACK <= room) {
+            int64_t c = mode == 0 ? (int64_t)d : (int64_t)a1;
+            for (int j = 0; j < RUN_SLACK; j++) x[i + (size_t)j] = c;
+            i += k;
             continue;
-        }
-        uint64_t k = reps;
-        reps = 0;
-        /* then as many one-byte literals as follow, without the general loop */
-        switch (mode) {
-        case 1:
-            for (; k; k--) {
-                a1 += d;
-                x[i++] = (int64_t)a1;
-            }
-            while (i < n && q < e && !(*q & 0x81)) {
-                d = unzz((uint64_t)*q++ >> 1);
-                a1 += d;
-                x[i++] = (int64_t)a1;
-            }
-            break;
-        case 3: {
-            uint64_t base = x0 + (uint64_t)i * step;
-            for (; k; k--) {
-                x[i++] = (int64_t)(base + d);
-                base += step;
-            }
-            while (i < n && q < e && !(*q & 0x81)) {
-                d = unzz((uint64_t)*q++ >> 1);
-                x[i++] = (int64_t)(base + d);
-                base += step;
-            }
-            break;
-        }
-        default:
-            break;
         }
         switch (mode) {
         case 0:
@@ -266,28 +230,131 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
                 x[i++] = (int64_t)a1;
             }
             break;
-        case 2: {
-            uint64_t dd = a1 - a2;
+        case 2:
             for (; k; k--) {
                 dd += d;
-                a2 = a1;
                 a1 += dd;
                 x[i++] = (int64_t)a1;
             }
             break;
-        }
-        default: {
-            uint64_t base = x0 + (uint64_t)i * step + d;
+        default:
             for (; k; k--) {
-                x[i++] = (int64_t)base;
+                x[i++] = (int64_t)(base + d);
                 base += step;
             }
             break;
         }
-        }
-        a1 = (uint64_t)x[i - 1];
-        a2 = (uint64_t)x[i - 2];
     }
+    *qp = q;
+    return 0;
+}
+
+/* Mode 4, a grid with packed residuals (timestamps a few ms off a regular
+ * interval): varint zigzag(step), varint zigzag(x[0]), varint zigzag(lo),
+ * byte bits (0..8), then x[i] - x[0] - i*step - lo for i >= 1 in `bits`
+ * bits each, least significant first.  Read without zstd: the residuals
+ * are as dense as entropy coding would make them, and zstd on small frames
+ * of many short matches is slow to decode (12 us for 3,600 timestamps). */
+static int get_packed_grid(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n)
+{
+    uint64_t zs, z0, zl;
+    if (store_get_varint(p, len, pos, &zs) < 0 || store_get_varint(p, len, pos, &z0) < 0 ||
+        store_get_varint(p, len, pos, &zl) < 0 || *pos >= len || n == 0)
+        return -1;
+    unsigned bits = p[(*pos)++];
+    if (bits > 8) return -1;
+    size_t nb = ((n - 1) * bits + 7) / 8;
+    if (nb > len - *pos) return -1;
+    const uint8_t *q = p + *pos;
+    uint64_t step = unzz(zs), base = unzz(z0), mask = (1u << bits) - 1;
+    x[0] = (int64_t)base;
+    base += step + unzz(zl);
+    for (size_t i = 1; i < n && !bits; i++, base += step) x[i] = (int64_t)base;
+    for (size_t i = 1; i < n && bits; i++, base += step) {
+        size_t bit = (i - 1) * bits, at = bit >> 3;
+        unsigned w = q[at] | (at + 1 < nb ? (unsigned)q[at + 1] << 8 : 0u);
+        x[i] = (int64_t)(base + ((w >> (bit & 7)) & mask));
+    }
+    *pos += nb;
+    return 0;
+}
+
+/* x in mode 4 when every residual from the grid is within 255 of the
+ * smallest: 0, or -1 (nothing written) when not. */
+static int put_packed_grid(store_buf *b, const int64_t *x, size_t n)
+{
+    if (n < 3) return -1;
+    /* the step rounded to nearest (truncated, 3599 s of 1 s samples a few
+     * ms late would be 999 ms and the residuals would drift by a second) */
+    int64_t span = (int64_t)((uint64_t)x[n - 1] - (uint64_t)x[0]), m = (int64_t)(n - 1);
+    int64_t sq = span / m, sr = span % m;
+    if (2 * (sr < 0 ? -sr : sr) > m) sq += span < 0 ? -1 : 1;
+    uint64_t step = (uint64_t)sq;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 1; i < n; i++) {
+        int64_t r = (int64_t)((uint64_t)x[i] - (uint64_t)x[0] - (uint64_t)i * step);
+        if (r < lo) lo = r;
+        if (r > hi) hi = r;
+    }
+    if ((uint64_t)hi - (uint64_t)lo > 255) return -1;
+    unsigned bits = 0;
+    while ((uint64_t)(hi - lo) >> bits) bits++;
+    size_t nb = ((n - 1) * bits + 7) / 8;
+    if (store_buf_reserve(b, 32 + nb) < 0) return -1;
+    b->p[b->n++] = 4;
+    store_buf_varint(b, zz(step));
+    store_buf_varint(b, zz((uint64_t)x[0]));
+    store_buf_varint(b, zz((uint64_t)lo));
+    b->p[b->n++] = (uint8_t)bits;
+    uint8_t *q = b->p + b->n;
+    memset(q, 0, nb);
+    for (size_t i = 1; i < n && bits; i++) {
+        uint64_t u = (uint64_t)x[i] - (uint64_t)x[0] - (uint64_t)i * step - (uint64_t)lo;
+        size_t bit = (i - 1) * bits, at = bit >> 3;
+        unsigned w = (unsigned)u << (bit & 7);
+        q[at] |= (uint8_t)w;
+        if (at + 1 < nb) q[at + 1] |= (uint8_t)(w >> 8);
+    }
+    b->n += nb;
+    return 0;
+}
+
+/* Decodes n integers into x; -1 when corrupt.  The first value is a
+ * literal (d[0] = x[0] in every mode); the rest go through one loop a mode. */
+static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_t n, size_t room)
+{
+    if (*pos >= len) return -1;
+    int mode = p[(*pos)++];
+    if (mode == 4) return get_packed_grid(p, len, pos, x, n);
+    if (mode > 3) return -1;
+    uint64_t step = 0;
+    if (mode == 3) {
+        uint64_t z;
+        if (store_get_varint(p, len, pos, &z) < 0) return -1;
+        step = unzz(z);
+    }
+    const uint8_t *q = p + *pos, *e = p + len;
+    if (n == 0) return 0;
+    uint64_t tok;
+    if (next_token(&q, e, &tok) < 0 || (tok & 1)) return -1; /* nothing to repeat yet */
+    uint64_t d = unzz(tok >> 1);
+    x[0] = (int64_t)d;
+    int rc;
+    switch (mode) { /* a constant mode each: the loops are specialised */
+    case 0:
+        rc = ints_of_mode(&q, e, x, 1, n, room, 0, step, d, d);
+        break;
+    case 1:
+        rc = ints_of_mode(&q, e, x, 1, n, room, 1, step, d, d);
+        break;
+    case 2:
+        rc = ints_of_mode(&q, e, x, 1, n, room, 2, step, d, d);
+        break;
+    default:
+        rc = ints_of_mode(&q, e, x, 1, n, room, 3, step, d, d);
+        break;
+    }
+    if (rc < 0) return -1;
     *pos = (size_t)(q - p);
     return 0;
 }
@@ -538,16 +605,24 @@ static const uint8_t *unwrap(const uint8_t *p, size_t len, size_t *blen, store_b
     return tmp->p;
 }
 
+/* Timestamps: the cheapest of modes 0..3 (zstd when it pays) and, when it
+ * is no larger, the packed grid stored plain (mode 4: read without zstd). */
 int store_ts_encode(const int64_t *ts, size_t n, int zlevel, store_buf *out)
 {
     if (n == 0) return -1;
-    store_buf body = {0};
+    store_buf body = {0}, pk = {0};
     store_buf_varint(&body, n);
     put_ints(&body, ts, n, zlevel);
     out->oom = 0;
     if (!body.oom) wrap(&body, zlevel, out);
     int rc = body.oom || out->oom ? -1 : 0;
+    store_buf_varint(&pk, n);
+    if (rc == 0 && !pk.oom && put_packed_grid(&pk, ts, n) == 0 && pk.n + 1 <= out->n) {
+        wrap(&pk, 0, out);
+        rc = out->oom ? -1 : 0;
+    }
     store_buf_free(&body);
+    store_buf_free(&pk);
     return rc;
 }
 
@@ -600,7 +675,8 @@ int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t v
     int rc = -1;
     const uint8_t *b = unwrap(tp, tl, &blen, &tmp);
     if (!b || store_get_varint(b, blen, &pos, &cnt) < 0 || cnt == 0 || cnt > ((uint64_t)1 << 23) ||
-        grow(ts, val, *n, cap, cnt) < 0 || get_ints(b, blen, &pos, *ts + *n, cnt) < 0)
+        grow(ts, val, *n, cap, cnt + RUN_SLACK) < 0 ||
+        get_ints(b, blen, &pos, *ts + *n, cnt, *cap - *n) < 0)
         goto out;
     pos = 0;
     b = unwrap(vp, vl, &blen, &tmp);
@@ -610,7 +686,7 @@ int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t v
     if (mode < 10) {
         /* the integers are decoded in place over the doubles' storage */
         int64_t *iv = (int64_t *)(void *)v;
-        if (get_ints(b, blen, &pos, iv, cnt) < 0) goto out;
+        if (get_ints(b, blen, &pos, iv, cnt, *cap - *n) < 0) goto out;
         double sc = p10[mode];
         if (mode == 0)
             for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i];

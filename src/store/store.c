@@ -77,7 +77,10 @@ int store_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
     return 0;
 }
 
-/* Format 4 (docs/store.md "Files").  Format 3 kept tag sets in a table of
+/* Format 5 (docs/store.md "Files").  Format 4 is format 5 without packed
+ * timestamp parts (mode 4): it is read as it is, its meta row updated at
+ * open, so that an older jobscope refuses it rather than finding chunks it
+ * cannot decode.  Format 3 kept tag sets in a table of
  * their own (a unique index of every tag set: 84 bytes a series when each
  * series has its own, as at a site collector) and indexes of chunks by end
  * time and by timestamp part (27 bytes a chunk); it is converted at open. */
@@ -105,6 +108,8 @@ static const char *CONVERT_3 =
     "DROP INDEX IF EXISTS chunks_by_times;"
     "UPDATE meta SET v='4' WHERE k='format';"
     "COMMIT;";
+
+static const char *CONVERT_4 = "UPDATE meta SET v='5' WHERE k='format';";
 
 /* The store's format ("4"), NULL for a new database (malloc'ed). */
 static char *db_format(sqlite3 *db)
@@ -344,7 +349,15 @@ store *store_open(const store_config *c, char *err, size_t errlen)
                           s->dir);
             else
                 store_db_exec(s->db, "ROLLBACK", NULL, 0);
-        } else if (strcmp(fmt, STORE_FORMAT) != 0) {
+        }
+        if (ok && fmt && (!strcmp(fmt, "3") || !strcmp(fmt, "4"))) {
+            ok = store_db_exec(s->db, CONVERT_4, err, errlen) == 0;
+            if (ok)
+                store_log(s,
+                          "%s/chunks.db: format 4 read as format 5 (new timestamp parts may be "
+                          "packed grids)",
+                          s->dir);
+        } else if (ok && fmt && strcmp(fmt, STORE_FORMAT) != 0) {
             snprintf(err, errlen,
                      "store: %s/chunks.db has format %s; this jobscope reads format %s", s->dir,
                      fmt, STORE_FORMAT);
@@ -420,6 +433,7 @@ store *store_open(const store_config *c, char *err, size_t errlen)
         snprintf(err, errlen, "%s", s->broken_msg);
         goto fail;
     }
+    store_read_warm(s);
     return s;
 fail:
     store_close(s);

@@ -28,7 +28,7 @@
 #define MAX_TAGS        64
 #define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
 
-#define STORE_FORMAT "4" /* meta 'format' of chunks.db (docs/store.md) */
+#define STORE_FORMAT "5" /* meta 'format' of chunks.db (docs/store.md) */
 
 /* Log records (docs/store.md "The write-ahead log"); NOP: the probe written
  * when a failed log comes back, skipped by replay; ZSTD: records as written
@@ -297,6 +297,9 @@ sqlite3 *store_pool_get(store *s);
 void store_pool_put(store *s, sqlite3 *db);
 
 /* store_read.c */
+/* Opens the readers a read of many series uses, their statements prepared:
+ * the first query after opening does not pay for it. */
+void store_read_warm(store *s);
 typedef struct store_pointbuf {
     int64_t *ts;
     double *val;

@@ -124,6 +124,36 @@ int store_merge_out(store_pointbuf *b, int64_t from, int64_t to, store_points *o
     return 0;
 }
 
+/* A worker's reused buffers: b's points within [from, to] become out's by
+ * swapping the arrays (out's old ones are b's to fill next) when b is
+ * sorted, the common case; merged as store_merge_out does otherwise.
+ * out->n must be 0.  0, or -1 out of memory. */
+static int merge_swap(store_pointbuf *b, int64_t from, int64_t to, store_points *out)
+{
+    size_t i = 1;
+    while (i < b->n && b->ts[i] > b->ts[i - 1]) i++;
+    if (i < b->n || !b->n) return store_merge_out(b, from, to, out);
+    size_t lo = 0, hi = b->n;
+    while (lo < b->n && b->ts[lo] < from) lo++;
+    while (hi > lo && b->ts[hi - 1] > to) hi--;
+    int64_t *ts = out->ts;
+    double *val = out->val;
+    size_t cap = out->cap;
+    out->ts = b->ts;
+    out->val = b->val;
+    out->cap = b->cap;
+    out->n = hi - lo;
+    if (lo && hi > lo) {
+        memmove(out->ts, out->ts + lo, (hi - lo) * sizeof *out->ts);
+        memmove(out->val, out->val + lo, (hi - lo) * sizeof *out->val);
+    }
+    b->ts = ts;
+    b->val = val;
+    b->cap = cap;
+    b->n = 0;
+    return 0;
+}
+
 /* Decodes the frozen chunks and head of se within [from, to] into mem:
  * 0, or -1 out of memory. */
 static int snapshot_memory(store *s, series *se, int64_t from, int64_t to, store_pointbuf *mem)
@@ -149,16 +179,42 @@ static int snapshot_memory(store *s, series *se, int64_t from, int64_t to, store
     return 0;
 }
 
-static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointbuf *b)
+/* The statements of reads (prepared once a connection, store_stmt_cached). */
+static const char READ_ONE[] = "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
+                               " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id";
+static const char READ_SCAN[] = "SELECT c.series, c.id, t.data, c.data FROM chunks c JOIN "
+                                "times t ON t.id = c.ts_ref WHERE c.series BETWEEN ? AND ? "
+                                "AND c.t_end>=? AND c.t_start<=? ORDER BY c.series";
+
+static size_t readers(void)
 {
-    sqlite3 *db = store_pool_get(s);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 8 ? 8 : (size_t)cpus;
+}
+
+void store_read_warm(store *s)
+{
+    sqlite3 *db[8];
+    size_t n = 0;
+    for (size_t i = 0; i < readers(); i++) {
+        if (!(db[n] = store_pool_get(s))) break;
+        store_stmt_cached(db[n], READ_ONE);
+        store_stmt_cached(db[n++], READ_SCAN);
+    }
+    while (n) store_pool_put(s, db[--n]);
+}
+
+/* The chunks of series id in [from, to] appended to b, read on conn (a
+ * connection the caller holds) or on one from the pool when NULL. */
+static int read_db(store *s, sqlite3 *conn, uint64_t id, int64_t from, int64_t to,
+                   store_pointbuf *b)
+{
+    sqlite3 *db = conn ? conn : store_pool_get(s);
     if (!db) return -1;
     int rc = 0;
-    sqlite3_stmt *st =
-        store_stmt_cached(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
-                              " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id");
+    sqlite3_stmt *st = store_stmt_cached(db, READ_ONE);
     if (!st) {
-        store_pool_put(s, db);
+        if (!conn) store_pool_put(s, db);
         return -1;
     }
     sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
@@ -173,14 +229,15 @@ static int read_db(store *s, uint64_t id, int64_t from, int64_t to, store_pointb
     }
     if (r != SQLITE_DONE) rc = -1;
     sqlite3_reset(st);
-    store_pool_put(s, db);
+    if (!conn) store_pool_put(s, db);
     return rc;
 }
 
 /* One series into out (appended), with the caller's scratch buffers
- * (emptied first: a reader of many series reuses them). */
+ * (emptied first: a reader of many series reuses them; with reuse, out is
+ * one of them too, empty, and may trade its arrays with them). */
 static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms,
-                    store_pointbuf *mem_, store_pointbuf *all_, store_points *out)
+                    store_pointbuf *mem_, store_pointbuf *all_, store_points *out, int reuse)
 {
     store_pointbuf mem = *mem_, all = *all_;
     mem.n = all.n = 0;
@@ -190,14 +247,16 @@ static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms
     pthread_mutex_unlock(&s->mu);
     /* SQLite after memory: a chunk committed in between is read twice (same
      * points), never missed */
-    if (rc == 0) rc = read_db(s, series_id, from_ms, to_ms, &all);
+    if (rc == 0) rc = read_db(s, NULL, series_id, from_ms, to_ms, &all);
     if (rc == 0 && reserve2(&all.ts, &all.val, all.n, &all.cap, mem.n) < 0) rc = -1;
     if (rc == 0 && mem.n) {
         memcpy(all.ts + all.n, mem.ts, mem.n * sizeof *all.ts);
         memcpy(all.val + all.n, mem.val, mem.n * sizeof *all.val);
         all.n += mem.n;
     }
-    if (rc == 0) {
+    if (rc == 0 && reuse) {
+        rc = merge_swap(&all, from_ms, to_ms, out);
+    } else if (rc == 0) {
         rc = exact(out, all.n);
         if (rc == 0) rc = store_merge_out(&all, from_ms, to_ms, out);
     }
@@ -211,7 +270,7 @@ int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, sto
     if (!s || !out) return -1;
     if (from_ms > to_ms) return 0;
     store_pointbuf mem = {0}, all = {0};
-    int rc = read_one(s, series_id, from_ms, to_ms, &mem, &all, out);
+    int rc = read_one(s, series_id, from_ms, to_ms, &mem, &all, out, 0);
     free(mem.ts);
     free(mem.val);
     free(all.ts);
@@ -255,18 +314,18 @@ static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem,
         memcpy(db->val + db->n, mem->val, mem->n * sizeof *db->val);
         db->n += mem->n;
     }
-    if (rc == 0) {
-        rc = reserve2(&out->ts, &out->val, 0, &out->cap, db->n);
-        if (rc == 0) rc = store_merge_out(db, m->from, m->to, out);
-    }
+    if (rc == 0) rc = merge_swap(db, m->from, m->to, out);
     if (rc == 0) m->cb(m->arg, m->ord[k], out);
     db->n = 0;
     return rc;
 }
 
-/* Series ord[a..b) (sorted ids), dense in their id range: memory first
- * (under the lock, for all of them), then one scan of their chunks. */
-static int scan_unit(many *m, size_t a, size_t b, store_points *out)
+/* Series ord[a..b) (sorted ids): memory first (under the lock, for all of
+ * them), then SQLite on one connection: dense in their id range, one scan
+ * of their chunks; else one read transaction with a query a series (the
+ * std query's series are every 30th id: a transaction, a pool get and a
+ * lock of the store a series were a tenth of its read). */
+static int scan_unit(many *m, size_t a, size_t b, int dense, store_points *out)
 {
     store *s = m->s;
     size_t cnt = b - a;
@@ -280,15 +339,18 @@ static int scan_unit(many *m, size_t a, size_t b, store_points *out)
     }
     pthread_mutex_unlock(&s->mu);
     sqlite3 *db = rc == 0 ? store_pool_get(s) : NULL;
-    sqlite3_stmt *st =
-        db ? store_stmt_cached(db, "SELECT c.series, c.id, t.data, c.data FROM chunks c JOIN "
-                                   "times t ON t.id = c.ts_ref WHERE c.series BETWEEN ? AND ? "
-                                   "AND c.t_end>=? AND c.t_start<=? ORDER BY c.series")
-           : NULL;
+    sqlite3_stmt *st = db ? store_stmt_cached(db, READ_SCAN) : NULL;
     store_pointbuf pb = {0};
     if (!st) rc = -1;
     size_t k = 0; /* the series the rows are of */
-    if (rc == 0) {
+    if (rc == 0 && !dense) {
+        if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
+        for (; rc == 0 && k < cnt; k++)
+            if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0 ||
+                hand_over(m, a + k, &pb, &mem[k], out) < 0)
+                rc = -1;
+        if (db && !sqlite3_get_autocommit(db)) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    } else if (rc == 0) {
         sqlite3_bind_int64(st, 1, (sqlite3_int64)m->ids[m->ord[a]]);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)m->ids[m->ord[b - 1]]);
         sqlite3_bind_int64(st, 3, m->from);
@@ -301,7 +363,7 @@ static int scan_unit(many *m, size_t a, size_t b, store_points *out)
             while (k < cnt && m->ids[m->ord[a + k]] < sid) { /* the series before: done */
                 if (unordered) {
                     pb.n = 0; /* its chunks came out of id order: read it the usual way */
-                    if (read_db(s, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
+                    if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
                 }
                 if (rc == 0 && hand_over(m, a + k, &pb, &mem[k], out) < 0) rc = -1;
                 k++;
@@ -321,7 +383,7 @@ static int scan_unit(many *m, size_t a, size_t b, store_points *out)
         sqlite3_reset(st);
         if (rc == 0 && k < cnt && unordered) {
             pb.n = 0;
-            if (read_db(s, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
+            if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
         }
     }
     store_pool_put(s, db);
@@ -348,12 +410,12 @@ static void *many_worker(void *arg)
         size_t b = a + m->unit < m->n ? a + m->unit : m->n;
         uint64_t span = m->ids[m->ord[b - 1]] - m->ids[m->ord[a]] + 1;
         int rc = 0;
-        if ((b - a) * 4 >= span && b - a >= 16) {
-            rc = scan_unit(m, a, b, &out); /* most of the range: one scan */
+        if (b - a >= 16) {
+            rc = scan_unit(m, a, b, (b - a) * 4 >= span, &out); /* most of the range: one scan */
         } else {
             for (size_t k = a; k < b && rc == 0; k++) {
                 out.n = 0;
-                if (read_one(m->s, m->ids[m->ord[k]], m->from, m->to, &mem, &all, &out) < 0)
+                if (read_one(m->s, m->ids[m->ord[k]], m->from, m->to, &mem, &all, &out, 1) < 0)
                     rc = -1;
                 if (rc == 0) m->cb(m->arg, m->ord[k], &out);
             }
@@ -377,9 +439,7 @@ int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, in
     if (!m.ord) return -1;
     for (size_t i = 0; i < n; i++) m.ord[i] = i;
     qsort_r(m.ord, n, sizeof *m.ord, cmp_by_id, (void *)ids);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt = n < 32 ? 1 : (size_t)(cpus > 1 ? cpus : 1);
-    if (nt > 8) nt = 8;
+    size_t nt = n < 32 ? 1 : readers();
     /* units small enough that every reader gets some (four each at least) */
     m.unit = n / (nt * 4);
     if (m.unit < 16) m.unit = 16;

@@ -178,6 +178,94 @@ static void test_codec_rejects_corrupt_chunks(void **st)
     store_buf_free(&b);
 }
 
+/* A gauge such as rss (kB, changing now and then by a few hundred: tokens
+ * of one and two bytes, runs between them) decodes exactly, and a chunk
+ * cut anywhere, also inside a two-byte token, is rejected. */
+static void test_codec_reads_a_gauge_exactly_and_rejects_it_cut(void **st)
+{
+    (void)st;
+    enum { N = 600 };
+    static int64_t ts[N];
+    static double v[N];
+    srand(11);
+    for (int i = 0; i < N; i++) {
+        ts[i] = 1700000000000LL + i * 1000LL;
+        v[i] = i == 0 ? 250000 : rand() % 3 ? v[i - 1] : v[i - 1] + rand() % 8000 - 4000;
+    }
+    roundtrip(ts, v, N);
+    store_buf b = {0};
+    assert_int_equal(store_chunk_encode(ts, v, N, 0, &b), 0);
+    int64_t *ots = NULL;
+    double *ov = NULL;
+    size_t on = 0, cap = 0;
+    for (size_t cut = 0; cut < b.n; cut++)
+        assert_int_equal(store_chunk_decode(b.p, cut, &ots, &ov, &on, &cap), -1);
+    assert_int_equal(store_chunk_decode(b.p, b.n, &ots, &ov, &on, &cap), 0);
+    assert_int_equal(on, N);
+    for (int i = 0; i < N; i++) assert_memory_equal(&ov[i], &v[i], sizeof v[i]);
+    free(ots);
+    free(ov);
+    store_buf_free(&b);
+}
+
+/* Timestamps a few ms off a regular interval (jobscope's samples) are kept
+ * as a grid with packed residuals, plain: smaller than zstd made of the
+ * tokens, and read without zstd. */
+static void test_codec_packs_jittered_timestamps_without_zstd(void **st)
+{
+    (void)st;
+    enum { N = 3600 };
+    static int64_t ts[N], back[N];
+    srand(11);
+    for (int i = 0; i < N; i++) ts[i] = 1795860000000LL + i * 1000LL + rand() % 4;
+    ts[0] = 1795860000000LL + 3; /* the last 3 ms earlier than the first: the step rounds to 1 s */
+    ts[N - 1] = 1795860000000LL + (N - 1) * 1000LL;
+    store_buf b = {0};
+    assert_int_equal(store_ts_encode(ts, N, 9, &b), 0);
+    assert_int_equal(b.p[0], 1);            /* plain */
+    assert_int_equal(b.p[3], 4);            /* after varint n (2 bytes): the packed grid */
+    assert_true(b.n < 920);                 /* 2 bits a timestamp; zstd of the tokens: ~1280 */
+    store_buf vb = {0};
+    static double v[N];
+    assert_int_equal(store_val_encode(v, N, 9, &vb), 0);
+    int64_t *ots = NULL;
+    double *ov = NULL;
+    size_t on = 0, cap = 0;
+    assert_int_equal(store_parts_decode(b.p, b.n, vb.p, vb.n, &ots, &ov, &on, &cap), 0);
+    assert_int_equal(on, N);
+    memcpy(back, ots, sizeof back);
+    assert_memory_equal(back, ts, sizeof ts);
+    /* residuals up to 255 apart still pack (8 bits each); 256 apart do not */
+    for (int i = 0; i < N; i++) ts[i] = 1795860000000LL + i * 1000LL + rand() % 256;
+    assert_int_equal(store_ts_encode(ts, N, 9, &b), 0);
+    assert_int_equal(b.p[3], 4);
+    on = 0;
+    assert_int_equal(store_parts_decode(b.p, b.n, vb.p, vb.n, &ots, &ov, &on, &cap), 0);
+    assert_memory_equal(ots, ts, sizeof ts);
+    ts[7] = 1795860000000LL + 7 * 1000LL + 300;
+    assert_int_equal(store_ts_encode(ts, N, 9, &b), 0);
+    assert_true(b.p[0] != 1 || b.p[3] != 4);
+    on = 0;
+    assert_int_equal(store_parts_decode(b.p, b.n, vb.p, vb.n, &ots, &ov, &on, &cap), 0);
+    assert_memory_equal(ots, ts, sizeof ts);
+    /* more than 8 bits a residual is corrupt, and so is a packed part cut short */
+    for (int i = 0; i < N; i++) ts[i] = 1795860000000LL + i * 1000LL + rand() % 4;
+    assert_int_equal(store_ts_encode(ts, N, 9, &b), 0);
+    size_t pos = 4; /* kind, varint n, mode: then step, x0, lo, bits */
+    uint64_t skip;
+    for (int k = 0; k < 3; k++) assert_int_equal(store_get_varint(b.p, b.n, &pos, &skip), 0);
+    assert_int_equal(b.p[pos], 2);
+    b.p[pos] = 9;
+    on = 0;
+    assert_int_equal(store_parts_decode(b.p, b.n, vb.p, vb.n, &ots, &ov, &on, &cap), -1);
+    b.p[pos] = 2;
+    assert_int_equal(store_parts_decode(b.p, b.n - 1, vb.p, vb.n, &ots, &ov, &on, &cap), -1);
+    free(ots);
+    free(ov);
+    store_buf_free(&b);
+    store_buf_free(&vb);
+}
+
 /* --- the store ----------------------------------------------------------- */
 
 typedef struct found { uint64_t ids[4096]; char desc[4096][96]; int n; } found;
@@ -1133,6 +1221,81 @@ static void test_a_failed_log_write_recovers_by_itself(void **st)
     store_close(s);
 }
 
+/* A store of format 4, as main wrote it (timestamp parts of modes 0..3,
+ * zstd'd), opens as format 5 with one line and reads as before. */
+static void test_a_format_4_store_reads_as_before(void **st)
+{
+    (void)st;
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/v4", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/chunks.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+        "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
+        "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
+        " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
+        "CREATE INDEX times_by_hash ON times(hash);"
+        "INSERT INTO meta VALUES('format', '4');"
+        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+    static const uint8_t tags[] = "host\0n1\0job\0old\0";
+    /* main's store_ts_encode(ts, 100, 9) of the timestamps below: mode 3, zstd */
+    static const uint8_t main_ts[] = "\x02\x6d\x28\xb5\x2f\xfd\x20\x6d\xad\x00\x00\x78\x64\x02"
+                                     "\x80\x80\xe8\xed\xa1\xba\x01\xac\x1f\x0e\x00\x03\x10\x01"
+                                     "\x00\xfb\xe4\xea";
+    int64_t ts[100];
+    double v[100];
+    for (int i = 0; i < 100; i++) { ts[i] = 1600000000000LL + i * 1000 + (i * 7) % 4; v[i] = i * 0.25; }
+    store_buf vb = {0};
+    assert_int_equal(store_val_encode(v, 100, 9, &vb), 0);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series VALUES(5, 7, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, tags, sizeof tags - 1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(1, 0, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, main_ts, sizeof main_ts - 1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(1, 5, ?, ?, 100, 1, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, ts[0]);
+    sqlite3_bind_int64(q, 2, ts[99]);
+    sqlite3_bind_blob(q, 3, vb.p, (int)vb.n, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    store_buf_free(&vb);
+    logged[0] = 0;
+    store *s = open_logged("v4", 0);
+    assert_non_null(strstr(logged, "format 4 read as format 5"));
+    assert_int_equal(series_id(s, "old.m", "old"), 5);
+    store_points p = {0};
+    assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 100);
+    for (int i = 0; i < 100; i++) assert_true(p.ts[i] == ts[i] && p.val[i] == v[i]);
+    char err[256];
+    store_tag nt[] = {{"job", "old"}, {"host", "n1"}};
+    store_point np = {"old.m", nt, 2, ts[99] + 1000, 99};
+    assert_int_equal(store_put(s, &np, 1, err, sizeof err), 0);
+    store_close(s); /* settles: the two chunks merged into one, written anew */
+    logged[0] = 0;
+    s = open_logged("v4", 0);
+    assert_null(strstr(logged, "format"));
+    p.n = 0;
+    assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 101);
+    for (int i = 0; i < 100; i++) assert_true(p.ts[i] == ts[i] && p.val[i] == v[i]);
+    assert_true(p.ts[100] == ts[99] + 1000 && p.val[100] == 99);
+    store_points_free(&p);
+    store_close(s);
+}
+
 /* A store of format 3 (tag sets in a table of their own, an index of chunks
  * by end time) is converted at open, once, and reads as before. */
 static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
@@ -1310,6 +1473,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_settling_waits_until_a_partition_is_quiet, setup, teardown),
         cmocka_unit_test(test_codec_is_compact_for_regular_counters),
         cmocka_unit_test(test_codec_rejects_corrupt_chunks),
+        cmocka_unit_test(test_codec_reads_a_gauge_exactly_and_rejects_it_cut),
+        cmocka_unit_test(test_codec_packs_jittered_timestamps_without_zstd),
         cmocka_unit_test_setup_teardown(test_round_trip_of_many_series_is_exact_across_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicates_keep_the_last_value_and_out_of_order_points_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names_and_series_of_answer_from_the_index, setup, teardown),
@@ -1327,6 +1492,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_damaged_log_record_loses_only_what_it_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_failed_log_write_recovers_by_itself, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_format_3_store_is_converted_and_reads_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_format_4_store_reads_as_before, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_with_a_tag_reads_only_the_series_that_have_it, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

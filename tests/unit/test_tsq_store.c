@@ -218,10 +218,11 @@ static void downsampling_while_reading_gives_the_same_answers(void **st)
             }
 }
 
-/* A set of series that fills its id range is read in one scan of the store
- * (store_read_many): the same points as one read a series, memory and
- * SQLite merged, a point written twice once. */
-static void a_large_set_is_read_in_one_scan_intact(void **st)
+/* Reads metric's NS series (each made after `others` series of another
+ * metric, so that they are every (others+1)th id) with store_read_many:
+ * the same points as one read a series, memory and SQLite merged, a point
+ * written twice once. */
+static void read_many_intact(const char *metric, int others)
 {
     char err[256];
     enum { NS = 3000 };
@@ -232,20 +233,31 @@ static void a_large_set_is_read_in_one_scan_intact(void **st)
     for (int s = 0; s < NS; s++) {
         snprintf(vals[s], sizeof vals[s], "%04d", s);
         tags[s][0] = (store_tag){ "job", vals[s] };
-        for (int i = 0; i < 3; i++) p[n++] = (store_point){ "scan", tags[s], 1, S(i), s + i };
+        for (int o = 0; o < others; o++) { /* series of another metric first */
+            char on[16];
+            snprintf(on, sizeof on, "other%d", o);
+            store_point q = { on, tags[s], 1, S(0), o };
+            assert_int_equal(store_put(st_, &q, 1, err, sizeof err), 0);
+        }
+        for (int i = 0; i < 3; i++) p[n++] = (store_point){ metric, tags[s], 1, S(i), s + i };
+        if (others) { /* created now, after the others */
+            assert_int_equal(store_put(st_, p + n - 3, 3, err, sizeof err), 0);
+            n -= 3;
+        }
     }
     assert_int_equal(store_put(st_, p, n, err, sizeof err), 0);
     store_maintain(st_); /* some in SQLite */
     n = 0;
     for (int s = 0; s < NS; s += 2) { /* and some in memory, one of them again */
-        p[n++] = (store_point){ "scan", tags[s], 1, S(3), s + 3 };
-        p[n++] = (store_point){ "scan", tags[s], 1, S(1), -1 };
+        p[n++] = (store_point){ metric, tags[s], 1, S(3), s + 3 };
+        p[n++] = (store_point){ metric, tags[s], 1, S(1), -1 };
     }
     assert_int_equal(store_put(st_, p, n, err, sizeof err), 0);
     tsq_query q;
     tsq_error e;
     tsq_set set = { 0 };
-    const char *body = "{\"start\":1699999200,\"end\":1699999260,\"queries\":[{\"metric\":\"scan\",\"aggregator\":\"none\"}]}";
+    char body[256];
+    snprintf(body, sizeof body, "{\"start\":1699999200,\"end\":1699999260,\"queries\":[{\"metric\":\"%s\",\"aggregator\":\"none\"}]}", metric);
     assert_int_equal(tsq_parse_json(body, strlen(body), B, &q, &e), 0);
     assert_int_equal(tsq_fetch_local(st_, &q, &q.subs[0], &set, &e), 0);
     assert_int_equal(set.n, NS);
@@ -258,6 +270,20 @@ static void a_large_set_is_read_in_one_scan_intact(void **st)
     }
     tsq_set_free(&set);
     tsq_query_free(&q);
+}
+
+/* A set of series that fills its id range is read in one scan of the store. */
+static void a_large_set_is_read_in_one_scan_intact(void **st)
+{
+    read_many_intact("scan", 0);
+}
+
+/* A set of series spread over their id range (a field of jobscope's
+ * samples: every 30th series) is read a series at a time, a unit of them
+ * in one read transaction: the same points. */
+static void a_large_sparse_set_is_read_intact(void **st)
+{
+    read_many_intact("sparse", 5);
 }
 
 typedef struct params { const char *k[4], *v[4]; int n; } params;
@@ -338,7 +364,7 @@ int main(void)
         T(last_gives_the_newest_point_per_series), T(lookup_lists_series_of_a_metric),
         T(many_series_are_read_in_parallel_intact),
         T(downsampling_while_reading_gives_the_same_answers),
-        T(a_large_set_is_read_in_one_scan_intact),
+        T(a_large_set_is_read_in_one_scan_intact), T(a_large_sparse_set_is_read_intact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
