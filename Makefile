@@ -270,7 +270,7 @@ test: deps
 # up the layers, every C file as clang-format writes it (.clang-format), and
 # no more pairs of repeated code in src/ than the budget (lower it as pairs go).
 FORMAT_SRCS = $(shell find src lib -name '*.[ch]' | sort)
-DUPLICATES_BUDGET = 21
+DUPLICATES_BUDGET = 20
 check:
 	python3 tests/check_layers.py src
 	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "clang-format: $(words $(FORMAT_SRCS)) files clean"
