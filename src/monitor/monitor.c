@@ -245,9 +245,10 @@ static void sample_and_emit(monitor *m)
 {
     tree_sample *s = &m->last;
     int measure = m->bpf_pending || m->bpf_trial || m->procfs_trial;
-    /* nothing of the job ran since the last sample (its cgroup says so in
-     * two small reads): that sample's figures stand; the tree, the fork
-     * count and the other cgroup files are not read (docs/cgroups.md).  A
+    /* nothing of the job ran, none of its memory moved and no task came or
+     * went since the last sample (its cgroup says so in three small
+     * reads): that sample's figures stand; the tree, the fork count and the
+     * other cgroup files are not read (docs/cgroups.md, "A still job").  A
      * still sample costs neither sampler anything: `auto` measures others. */
     if (m->last_ok && cgroup_source_still(&m->ctx) && proctree_sample_still(m->tree, s) == 0) {
         m->nsamples++;
