@@ -68,6 +68,15 @@ typedef struct source_ops {
      * kickstart.inv.online event is being built: add values to it (after
      * the tree's, in the order of the source table). */
     void (*sample)(source *s, monitor_ctx *ctx, const tree_sample *ts, mset *ev);
+    /* On the sampler thread, for a sample of a still job (ts->still: the
+     * tree's figures of the last sample stand; docs/cgroups.md): 1 when the
+     * values this source added to the last sample stand too, after doing
+     * what else its sample does (checks, reads): that set then goes out
+     * again with its new time, sample() is not called.  0: they may have
+     * moved; sample() is called in this sample, after every source's
+     * again() (what again() did must not then be done twice).  NULL:
+     * sample() always is. */
+    int (*again)(source *s, monitor_ctx *ctx, const tree_sample *ts);
     /* The job ended: stop threads, emit final events (e.g. stats.max). */
     void (*stop)(source *s, monitor_ctx *ctx);
     /* Add members (usually one object) to the end-of-job record. */

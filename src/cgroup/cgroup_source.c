@@ -57,6 +57,7 @@ typedef struct cgsrc {
     cg_probe still_probe;
     int still_known, all_inside;
     uint64_t total; /* total_processes as last given */
+    int read_now;   /* again() read this sample's figures; sample() writes them */
 } cgsrc;
 
 static source *cgsrc_open(monitor_ctx *ctx, const void *config)
@@ -283,9 +284,10 @@ static int same_tasks(cgsrc *s, const tree_sample *ts)
     return same;
 }
 
-static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
+/* What a sample reads: the fork count, the cgroup's figures (those that
+ * move every sample each time, the others every 10 s). */
+static void cgsrc_read(cgsrc *s, monitor_ctx *ctx, const tree_sample *ts)
 {
-    cgsrc *s = (cgsrc *)src;
     if ((s->pc || s->bc) && !ts->still) { /* a still job forked nothing */
         /* attach: the processes that were there before we listened count
          * too (given to the BPF count only when the sampler found new ones) */
@@ -302,7 +304,6 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, m
         if (t < ts->total_procs) t = ts->total_procs; /* events lost: never below what /proc saw */
         s->total = t;
     }
-    if (s->pc || s->bc) mset_u64(ev, M_TOTAL_PROCESSES, s->total);
     if (!s->cg) return;
     /* the figures that move every sample (CPU, memory.current, pids.current,
      * I/O), every sample; the others (limits, peaks, memory.stat, events,
@@ -332,7 +333,34 @@ static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, m
         s->st.mem_peak = s->st.mem_current;
     if ((s->st.have & CG_HAVE_PIDS_PEAK) && s->st.pids_current > s->st.pids_peak)
         s->st.pids_peak = s->st.pids_current;
-    cgroup_sample_fields(ev, &s->st);
+}
+
+static void cgsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
+{
+    cgsrc *s = (cgsrc *)src;
+    if (s->read_now) /* again() read this sample's figures */
+        s->read_now = 0;
+    else
+        cgsrc_read(s, ctx, ts);
+    if (s->pc || s->bc) mset_u64(ev, M_TOTAL_PROCESSES, s->total);
+    if (s->cg && s->have) cgroup_sample_fields(ev, &s->st);
+}
+
+/* A still job's sample: what is read while nothing of the job runs (v2's
+ * io.stat each time; every 10 s the limits, or v2's every figure) found
+ * every figure where the last sample left it, so its values stand. */
+static int cgsrc_again(source *src, monitor_ctx *ctx, const tree_sample *ts)
+{
+    cgsrc *s = (cgsrc *)src;
+    if (!ts->still) return 0;
+    if (!s->cg) return 1; /* the fork count only: a still job forked nothing */
+    if (!s->have) return 0;
+    cg_stats before;
+    memcpy(&before, &s->st, sizeof before);
+    cgsrc_read(s, ctx, ts);
+    if (s->have && !memcmp(&before, &s->st, sizeof before)) return 1;
+    s->read_now = 1;
+    return 0;
 }
 
 /* run: reap what jobscope (a subreaper) inherited, so it leaves the cgroup */
@@ -480,6 +508,7 @@ const source_ops cgroup_source_ops = {
     .open = cgsrc_open,
     .start = cgsrc_start,
     .sample = cgsrc_sample,
+    .again = cgsrc_again,
     .stop = cgsrc_stop,
     .record = cgsrc_record,
     .close = cgsrc_close,

@@ -4,6 +4,7 @@
 #include "../util/log.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,4 +269,62 @@ void event_write_json(jbuf *b, const annotations *a, const mset *ev, uint64_t se
     mset_write_json(b, ev);
     jw_u64(b, "seq", seq);
     jw_obj_close(b);
+}
+
+/* The number after key in [p, end): where it begins, and in *vend where it
+ * ends (at the ',' or '}' after it); NULL when key is not there or is not
+ * followed by a number. */
+static const char *number_after(const char *p, const char *end, const char *key, const char **vend)
+{
+    size_t kn = strlen(key);
+    const char *k = memmem(p, (size_t)(end - p), key, kn);
+    if (!k) return NULL;
+    const char *v = k + kn, *e = v;
+    while (e < end && (*e == '-' || *e == '.' || (*e >= '0' && *e <= '9'))) e++;
+    if (e == v || e == end || (*e != ',' && *e != '}')) return NULL;
+    *vend = e;
+    return v;
+}
+
+int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev, uint64_t seq)
+{
+    const mvalue *el = &ev->v[M_ELAPSED];
+    const metric_def *d = &metric_catalogue[M_ELAPSED];
+    if (b->oom || b->len < 2 || b->p[b->len - 1] != '}' || !el->set || el->null || el->missing ||
+        d->store != MS_F64 || !isfinite(ev->ts) || !isfinite(el->d))
+        return -1;
+    /* every member before elapsed is a name and a string or a number: the
+     * first ,"elapsed": after the annotations is its (a '"' inside a
+     * string is escaped, so ," is never inside one) */
+    int i = 0;
+    for (; i < ev->nitems && ev->items[i].kind != MI_VALUE; i++)
+        if (ev->items[i].kind != MI_STR && ev->items[i].kind != MI_I64) return -1;
+    if (i == ev->nitems || ev->items[i].id != M_ELAPSED) return -1;
+    size_t ann_len = ev->frame == MSET_BARE       ? 0
+                     : ev->frame == MSET_UNTAGGED ? a->tags_at
+                                                  : a->fragment_len;
+    const char *p = b->p, *end = p + b->len, *ts_end, *el_end;
+    const char *ts_at = number_after(p, end, ",\"ts\":", &ts_end);
+    if (!ts_at || (size_t)(end - ts_end) < ann_len + 1) return -1;
+    const char *el_at = number_after(ts_end + (ann_len ? ann_len + 1 : 0), end, ",\"elapsed\":", &el_end);
+    /* the line ends ,"seq":DIGITS} */
+    const char *q = end - 1;
+    while (q > p && q[-1] >= '0' && q[-1] <= '9') q--;
+    static const char seq_key[] = ",\"seq\":";
+    size_t sk = sizeof seq_key - 1;
+    if (!el_at || q == end - 1 || (size_t)(q - el_end) < sk || memcmp(q - sk, seq_key, sk)) return -1;
+    char t[64];
+    jbuf_reset(tmp);
+    jbuf_put(tmp, p, (size_t)(ts_at - p));
+    jbuf_put(tmp, t, fmt_fixed(t, ev->ts, 6));
+    jbuf_put(tmp, ts_end, (size_t)(el_at - ts_end));
+    jbuf_put(tmp, t, fmt_fixed(t, el->d, d->decimals));
+    jbuf_put(tmp, el_end, (size_t)(q - el_end));
+    jbuf_put(tmp, t, fmt_u64(t, seq));
+    jbuf_putc(tmp, '}');
+    if (tmp->oom) return -1;
+    jbuf x = *b;
+    *b = *tmp;
+    *tmp = x;
+    return 0;
 }

@@ -64,6 +64,13 @@ int annotations_is_key(const char *key);
 /* Writes the whole event: {"event":NAME,"ts":TS, the annotations as
  * ev->frame says, its members (mset_write_json), "seq":SEQ}. */
 void event_write_json(jbuf *b, const annotations *a, const mset *ev, uint64_t seq);
+/* b holds the line event_write_json wrote for an event that differs from ev
+ * only in its ts, its elapsed (M_ELAPSED) and its seq (a still job's
+ * sample: monitor.c): the same line with ev's ts and elapsed and seq put
+ * in, byte for byte what event_write_json(b, a, ev, seq) writes, built in
+ * tmp and swapped with b.  0; -1 when b does not hold such a line of ev
+ * (b untouched: write it whole). */
+int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev, uint64_t seq);
 
 /* now_epoch(), now_mono(): util/clock.h */
 /* Flushing several sinks within one timeout: the first call fixes

@@ -77,6 +77,12 @@ struct gpu_src {
     double start_mono;
     uint64_t peak_mem;
     double peak_mem_ts;
+    /* the job's GPU figures as the last sample gave them (gpu_again) */
+    struct gpu_job_figures {
+        uint64_t mem;
+        double util;
+        int have, util_ok;
+    } put;
 };
 
 static void abs_time(struct timespec *ts, double mono_s)
@@ -488,6 +494,7 @@ static void *init_thread(void *arg)
 static source *gpu_open(monitor_ctx *ctx, const void *config);
 static void gpu_start(source *base, monitor_ctx *ctx);
 static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, mset *ev);
+static int gpu_again(source *base, monitor_ctx *ctx, const tree_sample *ts);
 static void gpu_stop(source *base, monitor_ctx *ctx);
 static void gpu_record(source *base, monitor_ctx *ctx, mset *rec);
 static void gpu_close(source *base);
@@ -497,6 +504,7 @@ const source_ops gpu_source_ops = {
     .open = gpu_open,
     .start = gpu_start,
     .sample = gpu_sample_hook,
+    .again = gpu_again,
     .stop = gpu_stop,
     .record = gpu_record,
     .close = gpu_close,
@@ -575,30 +583,46 @@ static void gpu_start(source *base, monitor_ctx *ctx)
     if (pthread_create(&s->init_thread, NULL, init_thread, s) == 0) s->init_running = 1;
 }
 
-static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
+/* The job's GPU memory and utilisation now, over every device. */
+static struct gpu_job_figures gpu_job_now(gpu_src *s)
 {
-    gpu_src *s = (gpu_src *)base;
-    uint64_t mem = 0;
-    double util = 0;
-    int have = 0, util_ok = 0;
+    struct gpu_job_figures f = {0, 0, 0, 0};
     pthread_mutex_lock(&s->lock);
     for (int k = 0; k < s->ndev; k++) {
         gpu_dev *d = s->devs[k];
         if (!d->have) continue;
-        have = 1;
-        mem += d->job_mem;
+        f.have = 1;
+        f.mem += d->job_mem;
         if (d->job_util_ok) {
-            util += d->job_util;
-            util_ok = 1;
+            f.util += d->job_util;
+            f.util_ok = 1;
         }
     }
     pthread_mutex_unlock(&s->lock);
-    if (!have) return; /* nothing measured yet (or no GPU) */
-    mset_u64(ev, M_GPU_MEM, mem);
-    if (util_ok)
-        mset_f64(ev, M_GPU_UTIL, util);
+    return f;
+}
+
+static void gpu_sample_hook(source *base, monitor_ctx *ctx, const tree_sample *ts, mset *ev)
+{
+    gpu_src *s = (gpu_src *)base;
+    struct gpu_job_figures f = gpu_job_now(s);
+    s->put = f;
+    if (!f.have) return; /* nothing measured yet (or no GPU) */
+    mset_u64(ev, M_GPU_MEM, f.mem);
+    if (f.util_ok)
+        mset_f64(ev, M_GPU_UTIL, f.util);
     else
         mset_null(ev, M_GPU_UTIL);
+}
+
+/* A still job's sample: the GPUs' figures stand when they are those of the
+ * last sample (a kernel the job queued may run while none of its CPUs do). */
+static int gpu_again(source *base, monitor_ctx *ctx, const tree_sample *ts)
+{
+    gpu_src *s = (gpu_src *)base;
+    struct gpu_job_figures f = gpu_job_now(s);
+    return f.have == s->put.have && f.mem == s->put.mem && f.util_ok == s->put.util_ok &&
+           (f.util == s->put.util || (f.util != f.util && s->put.util != s->put.util));
 }
 
 static void gpu_stop(source *base, monitor_ctx *ctx)

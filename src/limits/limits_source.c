@@ -180,6 +180,14 @@ static void limsrc_sample(source *src, monitor_ctx *ctx, const tree_sample *ts, 
     if (s->killed && now_mono() >= s->kill_mono + s->grace) cgroup_source_kill(ctx, SIGKILL);
 }
 
+/* A still job's sample: the checks run (the wall clock moves), the sample
+ * gets no values from this source. */
+static int limsrc_again(source *src, monitor_ctx *ctx, const tree_sample *ts)
+{
+    limsrc_sample(src, ctx, ts, NULL);
+    return 1;
+}
+
 /* Without a cgroup of its own: the tree members of the last sample that
  * outlived the main process (daemons ignoring SIGTERM) get SIGKILL after
  * the grace period -- only those proven to be the same processes still
@@ -253,6 +261,7 @@ const source_ops limits_source_ops = {
     .open = limsrc_open,
     .start = limsrc_start,
     .sample = limsrc_sample,
+    .again = limsrc_again,
     .stop = limsrc_stop,
     .record = limsrc_record,
     .close = limsrc_close,

@@ -640,6 +640,13 @@ static void metrics_sample(source *s, monitor_ctx *ctx, const tree_sample *ts, m
     if (!m->gate_open) metrics_gate_open(m);
 }
 
+/* The metrics add no values to a sample: they always stand. */
+static int metrics_again(source *s, monitor_ctx *ctx, const tree_sample *ts)
+{
+    metrics_sample(s, ctx, ts, NULL);
+    return 1;
+}
+
 static void metrics_record(source *s, monitor_ctx *ctx, mset *rec)
 {
     metrics_src *m = (metrics_src *)s;
@@ -711,6 +718,7 @@ const source_ops metrics_source_ops = {
     .spawn = metrics_spawn,
     .start = metrics_start,
     .sample = metrics_sample,
+    .again = metrics_again,
     .stop = metrics_stop,
     .record = metrics_record,
     .close = metrics_close,

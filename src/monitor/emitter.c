@@ -13,6 +13,7 @@ int emitter_init(emitter *em, const annotations *ann)
     pthread_mutex_init(&em->lock, NULL);
     em->ann = *ann;
     jbuf_init(&em->json, 2048);
+    jbuf_init(&em->again, 2048);
     return 0;
 }
 
@@ -24,35 +25,58 @@ void emitter_add_sink(emitter *em, sink *s)
     em->sinks[em->nsinks++] = s;
 }
 
+/* Hands the line in em->json, number seq, to every output (under the lock). */
+static void deliver(emitter *em, const mset *ev, uint64_t seq)
+{
+    jbuf *b = &em->json;
+    js_event e = {ev->event, b->p, b->len, seq, ev->ts, ev};
+    for (int i = 0; i < em->nsinks; i++) {
+        sink *s = em->sinks[i];
+        errno = 0;
+        if (s->ops->write(s, &e) != 0) {
+            /* a lost output is an error, not noise: said once, even
+             * with -q (unless the output said a loss of its own); the
+             * count goes into the end-of-job record */
+            if (s->errors++ == 0 && !__atomic_load_n(&s->lost, __ATOMIC_RELAXED))
+                js_log(1, s->label ? s->label : "output",
+                       "cannot write events%s%s%s; what does not fit is lost",
+                       errno ? " (" : "", errno ? strerror(errno) : "", errno ? ")" : "");
+            em->dropped++;
+        }
+    }
+}
+
 uint64_t emitter_send(emitter *em, const mset *ev, jbuf *copy)
 {
     pthread_mutex_lock(&em->lock);
     uint64_t seq = ++em->seq;
     jbuf *b = &em->json;
     event_write_json(b, &em->ann, ev, seq);
+    em->json_of = ev;
     if (!b->oom && !ev->oom) {
-        js_event e = {ev->event, b->p, b->len, seq, ev->ts, ev};
-        for (int i = 0; i < em->nsinks; i++) {
-            sink *s = em->sinks[i];
-            errno = 0;
-            if (s->ops->write(s, &e) != 0) {
-                /* a lost output is an error, not noise: said once, even
-                 * with -q (unless the output said a loss of its own); the
-                 * count goes into the end-of-job record */
-                if (s->errors++ == 0 && !__atomic_load_n(&s->lost, __ATOMIC_RELAXED))
-                    js_log(1, s->label ? s->label : "output",
-                           "cannot write events%s%s%s; what does not fit is lost",
-                           errno ? " (" : "", errno ? strerror(errno) : "", errno ? ")" : "");
-                em->dropped++;
-            }
-        }
+        deliver(em, ev, seq);
         if (copy) {
             jbuf_reset(copy);
             jbuf_put(copy, b->p, b->len);
         }
     } else {
+        em->json_of = NULL;
         em->dropped++;
     }
+    pthread_mutex_unlock(&em->lock);
+    return seq;
+}
+
+uint64_t emitter_send_again(emitter *em, const mset *ev)
+{
+    pthread_mutex_lock(&em->lock);
+    if (em->json_of != ev || ev->oom ||
+        event_restamp_json(&em->json, &em->again, &em->ann, ev, em->seq + 1) != 0) {
+        pthread_mutex_unlock(&em->lock);
+        return emitter_send(em, ev, NULL);
+    }
+    uint64_t seq = ++em->seq;
+    deliver(em, ev, seq);
     pthread_mutex_unlock(&em->lock);
     return seq;
 }
@@ -109,6 +133,7 @@ void emitter_close(emitter *em, double flush_timeout_s)
     em->sinks = NULL;
     em->nsinks = 0;
     jbuf_free(&em->json);
+    jbuf_free(&em->again);
     pthread_mutex_unlock(&em->lock);
     annotations_free(&em->ann);
 }

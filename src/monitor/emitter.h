@@ -26,6 +26,8 @@ typedef struct emitter {
     int nsinks;
     unsigned long dropped; /* events a sink refused */
     jbuf json;             /* the event being handed out (under the lock) */
+    jbuf again;            /* emitter_send_again's new line, swapped with json */
+    const mset *json_of;   /* the set json was last written for (NULL: another) */
 } emitter;
 
 int emitter_init(emitter *em, const annotations *ann); /* takes ownership of ann */
@@ -34,6 +36,11 @@ void emitter_close(emitter *em, double flush_timeout_s); /* flush + close all si
 /* Stamps ev with the next sequence number and hands it to every output;
  * copy (NULL: none) gets its JSON text too.  Returns the number given. */
 uint64_t emitter_send(emitter *em, const mset *ev, jbuf *copy);
+/* As emitter_send(em, ev, NULL), for a set sent before and changed since
+ * in its ts and elapsed only (a still job's sample): when the last event
+ * handed out was ev's, its JSON line is used again with those two and the
+ * sequence number put in (event_restamp_json), instead of written anew. */
+uint64_t emitter_send_again(emitter *em, const mset *ev);
 /* Adds key: {label: events lost} for the outputs that lost any: writes
  * that failed, and events accepted but lost later (a full spool). */
 void emitter_put_errors(emitter *em, mset *rec, const char *key);

@@ -238,7 +238,35 @@ static void emit_sample(monitor *m, const tree_sample *s)
     tree_metrics_fill(ev, s, m->root, m->exe, m->opt.null_missing);
     for (int i = 0; i < m->nsources; i++)
         if (m->sources[i]->ops->sample) m->sources[i]->ops->sample(m->sources[i], &m->ctx, s, ev);
+    m->sample_whole = !ev->oom;
     if (!m->opt.online_off) emitter_send(&m->em, ev, NULL);
+}
+
+/* A still job's sample: when every source's values stand too (its
+ * again()), the last sample's set goes out again with its new time, elapsed
+ * and CPU rate, its JSON line re-used (emitter_send_again); else built anew. */
+static void emit_still(monitor *m, const tree_sample *s)
+{
+    mset *ev = &m->sample_set;
+    int stand = m->sample_whole;
+    for (int i = 0; i < m->nsources; i++) {
+        source *src = m->sources[i];
+        if (src->ops->sample && !(src->ops->again && src->ops->again(src, &m->ctx, s))) stand = 0;
+    }
+    if (!stand) {
+        emit_sample(m, s);
+        return;
+    }
+    const mvalue *cpu = &ev->v[M_CPU_PERCENT];
+    int same_line = cpu->set && !cpu->null && cpu->d == s->cpu_percent;
+    ev->ts = s->ts;
+    mset_f64(ev, M_ELAPSED, s->elapsed);
+    mset_f64(ev, M_CPU_PERCENT, s->cpu_percent);
+    if (m->opt.online_off) return;
+    if (same_line)
+        emitter_send_again(&m->em, ev);
+    else
+        emitter_send(&m->em, ev, NULL);
 }
 
 static void sample_and_emit(monitor *m)
@@ -253,7 +281,7 @@ static void sample_and_emit(monitor *m)
     if (m->last_ok && cgroup_source_still(&m->ctx) && proctree_sample_still(m->tree, s) == 0) {
         m->nsamples++;
         m->nstill++;
-        emit_sample(m, s);
+        emit_still(m, s);
         return;
     }
     uint64_t cpu0 = measure ? thread_cpu_ns() : 0;

@@ -64,6 +64,7 @@ struct monitor {
     double start_ts, end_ts, start_mono;
     tree_sample last;
     mset sample_set; /* the last sample (kickstart.inv.online) in the metric model */
+    int sample_whole; /* sample_set holds the last sample whole (emit_still) */
     mset ev;         /* the start event, the end record */
     mset scratch;    /* the end record's counters, from the last tree sample */
     uint64_t nsamples;

@@ -189,6 +189,10 @@ test_a_still_job_is_sampled_cheaply_and_nothing_it_does_is_missed() {
     assert_eq "$(jq_py 'all(b["utime"] >= a["utime"] and b["ts"] > a["ts"] for a, b in zip(samples, samples[1:]))' ev.jsonl)" true || return 1
     # still samples: no CPU rate, the figures of the sample before
     assert_eq "$(jq_py 'all(b["cpu_percent"] == 0 for a, b in zip(samples, samples[1:]) if a["utime"] == b["utime"] and a["stime"] == b["stime"] and a["cg_cpu_usage"] == b["cg_cpu_usage"])' ev.jsonl)" true || return 1
+    # ... the same members in the same order (its line is the one before,
+    # restamped), and every event numbered in turn
+    assert_ge "$(jq_py 'sum(1 for a, b in zip(samples, samples[1:]) if list(a) == list(b) and all(a[k] == b[k] for k in a if k not in ("ts", "elapsed", "seq")))' ev.jsonl)" 5 "samples the same as the one before" || return 1
+    assert_eq "$(jq_py '[e["seq"] for e in ev] == list(range(1, len(ev) + 1))' ev.jsonl)" true || return 1
 }
 
 test_memory_leaving_a_still_job_is_seen() {

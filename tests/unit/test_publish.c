@@ -581,10 +581,77 @@ static void an_event_is_framed_with_the_annotations_its_set_asks_for(void **st)
     mset_free(&s);
 }
 
+/* A still job's sample goes out as the last line with its ts, elapsed and
+ * seq put in: byte for byte what writing it whole gives, whatever the
+ * frame, the widths of the new numbers, or an "elapsed" among the tags;
+ * a line of another shape is left alone (and written whole). */
+static void a_restamped_line_is_the_line_written_whole(void **st)
+{
+    static const char tagged[] = "\"hostname\":\"n\",\"job_id\":\"j\",\"tags\":{\"elapsed\":\"5\",\"x\":\"y\"}";
+    annotations anns[2] = {ann_of_ANN(), ann_of_ANN()};
+    anns[1].fragment = (char *)tagged;
+    anns[1].fragment_len = strlen(tagged);
+    anns[1].tags_at = (size_t)(strstr(tagged, ",\"tags\":") - tagged);
+    static const double stamps[][2] = {{9.9999996, 9.9996}, {10.5, 10.0}, {1795895905.145829, 99.999},
+                                       {1795895906.5, 100.001}, {0.0, 0.0}};
+    mset s;
+    mset_init(&s);
+    jbuf b, tmp, whole;
+    jbuf_init(&b, 64);
+    jbuf_init(&tmp, 64);
+    jbuf_init(&whole, 64);
+    for (int a = 0; a < 2; a++)
+        for (int frame = MSET_ANNOTATED; frame <= MSET_BARE; frame++) {
+            mset_clear(&s, "kickstart.inv.online", stamps[0][0]);
+            s.frame = frame;
+            mset_label_num(&s, "pid", 42);
+            mset_label_str(&s, "exe", "/bin/\"elapsed\":1,", 0);
+            mset_label_str(&s, "cmd", "hidden", 1);
+            mset_f64(&s, M_ELAPSED, stamps[0][1]);
+            mset_u64(&s, M_RSS, 1234);
+            mset_f64(&s, M_CPU_PERCENT, 0);
+            mset_row(&s, M_CG_IO_RBYTES, "8:0");
+            mset_open_obj(&s, "elapsed");
+            mset_put_i64(&s, "seq", 3);
+            mset_close(&s);
+            event_write_json(&b, &anns[a], &s, 9);
+            for (size_t k = 1; k < sizeof stamps / sizeof stamps[0]; k++) {
+                uint64_t seq = k == 1 ? 10 : 99 + k;
+                s.ts = stamps[k][0];
+                mset_f64(&s, M_ELAPSED, stamps[k][1]);
+                assert_int_equal(event_restamp_json(&b, &tmp, &anns[a], &s, seq), 0);
+                event_write_json(&whole, &anns[a], &s, seq);
+                assert_string_equal(b.p, whole.p);
+                assert_int_equal(b.len, whole.len);
+            }
+        }
+    /* not a line of this shape: nothing is touched */
+    mset_clear(&s, "ev.x", 1.5);
+    mset_open_obj(&s, "o");
+    mset_close(&s);
+    mset_f64(&s, M_ELAPSED, 1);
+    event_write_json(&b, &anns[0], &s, 9);
+    char *before = strdup(b.p);
+    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10), -1); /* an object first */
+    mset_clear(&s, "ev.x", 1.5);
+    mset_null(&s, M_ELAPSED);
+    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10), -1); /* elapsed unknown */
+    mset_clear(&s, "ev.x", 1.5);
+    mset_u64(&s, M_RSS, 1);
+    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10), -1); /* no elapsed */
+    assert_string_equal(b.p, before);
+    free(before);
+    jbuf_free(&b);
+    jbuf_free(&tmp);
+    jbuf_free(&whole);
+    mset_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(url_full),
+        cmocka_unit_test(a_restamped_line_is_the_line_written_whole),
         cmocka_unit_test(url_ipv6_and_defaults),
         cmocka_unit_test(url_errors_never_echo_the_password),
         cmocka_unit_test(url_query),
