@@ -306,13 +306,15 @@ int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev,
     const char *p = b->p, *end = p + b->len, *ts_end, *el_end;
     const char *ts_at = number_after(p, end, ",\"ts\":", &ts_end);
     if (!ts_at || (size_t)(end - ts_end) < ann_len + 1) return -1;
-    const char *el_at = number_after(ts_end + (ann_len ? ann_len + 1 : 0), end, ",\"elapsed\":", &el_end);
+    const char *el_at =
+        number_after(ts_end + (ann_len ? ann_len + 1 : 0), end, ",\"elapsed\":", &el_end);
     /* the line ends ,"seq":DIGITS} */
     const char *q = end - 1;
     while (q > p && q[-1] >= '0' && q[-1] <= '9') q--;
     static const char seq_key[] = ",\"seq\":";
     size_t sk = sizeof seq_key - 1;
-    if (!el_at || q == end - 1 || (size_t)(q - el_end) < sk || memcmp(q - sk, seq_key, sk)) return -1;
+    if (!el_at || q == end - 1 || (size_t)(q - el_end) < sk || memcmp(q - sk, seq_key, sk))
+        return -1;
     char t[64];
     jbuf_reset(tmp);
     jbuf_put(tmp, p, (size_t)(ts_at - p));

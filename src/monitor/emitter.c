@@ -39,8 +39,8 @@ static void deliver(emitter *em, const mset *ev, uint64_t seq)
              * count goes into the end-of-job record */
             if (s->errors++ == 0 && !__atomic_load_n(&s->lost, __ATOMIC_RELAXED))
                 js_log(1, s->label ? s->label : "output",
-                       "cannot write events%s%s%s; what does not fit is lost",
-                       errno ? " (" : "", errno ? strerror(errno) : "", errno ? ")" : "");
+                       "cannot write events%s%s%s; what does not fit is lost", errno ? " (" : "",
+                       errno ? strerror(errno) : "", errno ? ")" : "");
             em->dropped++;
         }
     }

@@ -63,10 +63,10 @@ struct monitor {
     struct rusage root_ru;
     double start_ts, end_ts, start_mono;
     tree_sample last;
-    mset sample_set; /* the last sample (kickstart.inv.online) in the metric model */
+    mset sample_set;  /* the last sample (kickstart.inv.online) in the metric model */
     int sample_whole; /* sample_set holds the last sample whole (emit_still) */
-    mset ev;         /* the start event, the end record */
-    mset scratch;    /* the end record's counters, from the last tree sample */
+    mset ev;          /* the start event, the end record */
+    mset scratch;     /* the end record's counters, from the last tree sample */
     uint64_t nsamples;
     uint64_t nstill; /* of them, samples of a still job (cgroup_source_still) */
     int last_ok;     /* the last tree sample succeeded: a still one may repeat it */
