@@ -444,9 +444,11 @@ static const opt_def option_table[] = {
      "written with the next ones (1; 0: each line at once)",
      "Samples that come sooner than 0.9 S after the file's last write are written together, in one "
      "write of whole lines (so with the default, at intervals of 1 s and more every sample is "
-     "written when it comes); any other event, the end record too, is written at once with them.  "
+     "written when it comes); a still job's sample (the one before with its time put in: "
+     "docs/cgroups.md) waits until 1.9 S, so at 1 s a still job's file gets a write every other "
+     "second.  Any other event, the end record too, is written at once with them.  "
      "Pipes, terminals and FIFOs get every line at once.  A jobscope killed with SIGKILL loses at "
-     "most the last S seconds of a file's samples (docs/events.md)."},
+     "most the last 2 S seconds of a file's samples (docs/events.md)."},
     {'G', "gpu", OPT, "[=all]", set_gpu, 0,
      "GPU monitoring (docs/gpu.md): NVIDIA through NVML, AMD\n"
      "and other DRM drivers through sysfs and fdinfo; only\n"

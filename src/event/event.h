@@ -33,6 +33,8 @@ typedef struct js_event {
     const mset *metrics; /* the event in the metric model, for the encoders that walk
                           * it (CSV, JoReMon, time series); NULL for an event that
                           * is JSON text only (replayed from a spool) */
+    int again;           /* a still job's sample: the one before with its time put in
+                          * (emitter_send_again); a file may hold it longer */
 } js_event;
 
 /* The annotations stamped on every event (strings owned: annotations_free). */

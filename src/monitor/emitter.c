@@ -26,10 +26,10 @@ void emitter_add_sink(emitter *em, sink *s)
 }
 
 /* Hands the line in em->json, number seq, to every output (under the lock). */
-static void deliver(emitter *em, const mset *ev, uint64_t seq)
+static void deliver(emitter *em, const mset *ev, uint64_t seq, int again)
 {
     jbuf *b = &em->json;
-    js_event e = {ev->event, b->p, b->len, seq, ev->ts, ev};
+    js_event e = {ev->event, b->p, b->len, seq, ev->ts, ev, again};
     for (int i = 0; i < em->nsinks; i++) {
         sink *s = em->sinks[i];
         errno = 0;
@@ -54,7 +54,7 @@ uint64_t emitter_send(emitter *em, const mset *ev, jbuf *copy)
     event_write_json(b, &em->ann, ev, seq);
     em->json_of = ev;
     if (!b->oom && !ev->oom) {
-        deliver(em, ev, seq);
+        deliver(em, ev, seq, 0);
         if (copy) {
             jbuf_reset(copy);
             jbuf_put(copy, b->p, b->len);
@@ -76,7 +76,7 @@ uint64_t emitter_send_again(emitter *em, const mset *ev)
         return emitter_send(em, ev, NULL);
     }
     uint64_t seq = ++em->seq;
-    deliver(em, ev, seq);
+    deliver(em, ev, seq, 1);
     pthread_mutex_unlock(&em->lock);
     return seq;
 }

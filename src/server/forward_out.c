@@ -70,7 +70,7 @@ const char *forward_out_label(const forward_out *f)
 int forward_out_write(forward_out *f, const char *name, const char *json, size_t len,
                       unsigned long long seq, double ts)
 {
-    js_event ev = {name, json, len, seq, ts, NULL};
+    js_event ev = {name, json, len, seq, ts, NULL, 0};
     return f->sk->ops->write(f->sk, &ev);
 }
 

@@ -5,7 +5,8 @@
  * keeps the whole lines it wrote and undoes the cut one with ftruncate when
  * nobody appended after us, so a reader never sees a truncated line.  To a
  * regular file, samples that come sooner than 0.9 --flush-interval (1 s)
- * after the last write wait for the next one (never longer; any other
+ * after the last write wait for the next one, a still job's (the sample
+ * before with its time put in) sooner than 1.9 (never longer; any other
  * event, the end record too, takes them along at once): an ext4 append cost
  * as much as the rest of a still job's sample, and on a shared filesystem
  * every write is a round trip (bench/README.md).  Pipes, terminals and
@@ -179,20 +180,23 @@ static void file_drain_counted(file_sink *s)
 }
 
 /* One line (without its '\n'): written now, or, a sample's, held for the
- * next write (see the top of the file).  Any other event (the start, the
- * end record, a custom metric's) goes out at once with what is held.  -1
- * only when a line written on its own failed (the emitter says so); what
- * a write of held lines loses is counted and said here. */
+ * next write (see the top of the file): until 0.9 flush intervals after the
+ * last write (may_hold 1), a still job's sample until 1.9 (may_hold 2).
+ * Any other event (the start, the end record, a custom metric's) goes out
+ * at once with what is held.  -1 only when a line written on its own
+ * failed (the emitter says so); what a write of held lines loses is counted
+ * and said here. */
 static int file_line(file_sink *s, const char *p, size_t n, int may_hold)
 {
     double hold = s->opt->flush_interval;
     if (!s->regular || !(hold > 0)) return sink_file_write_line(s->fd, s->regular, p, n, 1);
     double now = now_mono();
     /* due a little early: a sample late by scheduling does not wait a whole
-     * interval more (at 1 s intervals and the default 1 s, every sample is
-     * written when it comes) */
-    int due =
-        !may_hold || now - s->written_at >= hold * 0.9 || s->held.len + n + 1 > FILE_HOLD_BYTES;
+     * interval more (at 1 s intervals and the default 1 s, every sample of
+     * a job that moves is written when it comes, a still one's every
+     * other) */
+    int due = !may_hold || now - s->written_at >= hold * (may_hold - 0.1) ||
+              s->held.len + n + 1 > FILE_HOLD_BYTES;
     size_t before = s->held.len;
     jbuf_put(&s->held, p, n);
     jbuf_putc(&s->held, '\n');
@@ -221,11 +225,11 @@ static int file_write(sink *base, const js_event *ev)
             if (!joremon_type_selected(s->opt->joremon_types, type)) continue;
             jbuf_reset(&s->buf);
             joremon_json(&s->buf, ev->metrics, s->opt->ann, type, &s->jr);
-            rc |= file_line(s, s->buf.p, s->buf.len, 1);
+            rc |= file_line(s, s->buf.p, s->buf.len, 1 + (ev->again != 0));
         }
         return rc;
     }
-    return file_line(s, ev->json, ev->len, !strcmp(ev->name, EV_SAMPLE));
+    return file_line(s, ev->json, ev->len, !strcmp(ev->name, EV_SAMPLE) ? 1 + (ev->again != 0) : 0);
 }
 
 static int file_flush(sink *base, double timeout_s)

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
         int len = sprintf(json, "{\"event\":\"%s\",\"ts\":%.6f,\"hostname\":\"bench\",\"job\":\"b1\","
                           "\"rss\":%ld,\"utime\":%.3f,\"procs\":1,\"pad\":\"%s\",\"seq\":%ld}",
                           name, ts, 1000 + i, i / 100.0, pad, i);
-        js_event ev = { name, json, (size_t)len, (uint64_t)i, ts, NULL };
+        js_event ev = { name, json, (size_t)len, (uint64_t)i, ts, NULL, 0 };
         s->ops->write(s, &ev);
         if (rate > 0) {
             double due = t0 + i / rate, d = due - now();

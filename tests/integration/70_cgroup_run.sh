@@ -195,6 +195,31 @@ test_a_still_job_is_sampled_cheaply_and_nothing_it_does_is_missed() {
     assert_eq "$(jq_py '[e["seq"] for e in ev] == list(range(1, len(ev) + 1))' ev.jsonl)" true || return 1
 }
 
+# To a file, a still job's sample (the one before with its time put in)
+# waits up to 1.9 flush intervals for the next write, a moving job's 0.9:
+# a still job costs a write every other interval, and loses nothing.
+test_a_still_jobs_samples_are_written_every_other_interval() {
+    need_root_cgroup || return
+    need strace || return
+    for job in still moving; do
+        if [ $job = still ]; then cmd="sleep 3"; else cmd="$H spin 3"; fi
+        strace -f -qq -e trace=write,writev -o $job.tr "$JS" run -q -i 0.25 --flush-interval 0.25 -o $job.jsonl -- $cmd
+        assert_eq $? 0 || return 1
+        need_cgroup_record $job.jsonl || return
+        n=$(jq_py 'len(samples)' $job.jsonl)
+        w=$(grep -c 'kickstart.inv.online' $job.tr)
+        assert_ge "$n" 10 "$job: samples" || return 1
+        assert_eq "$(jq_py '[e["seq"] for e in ev] == list(range(1, len(ev) + 1))' $job.jsonl)" true || return 1
+        echo "$job: $n samples, $w writes"
+        if [ $job = still ]; then
+            assert_ge "$(jq_py 'end.get("samples_still", 0)' $job.jsonl)" 8 "still samples" || return 1
+            assert_le "$((w * 10))" "$((n * 7))" "$job: writes of samples x10" || return 1
+        else
+            assert_ge "$((w * 10))" "$((n * 8))" "$job: writes of samples x10" || return 1
+        fi
+    done
+}
+
 test_memory_leaving_a_still_job_is_seen() {
     need_root_cgroup || return
     "$JS" run -q --cgroup -i 0.1 -o ev.jsonl -- sh -c "$H cache 30 $T/f; sleep 3" &

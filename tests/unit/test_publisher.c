@@ -107,7 +107,7 @@ static void produce(sink *s, uint64_t from, uint64_t to, useconds_t pause)
     char json[32];
     for (uint64_t i = from; i <= to; i++) {
         int len = snprintf(json, sizeof json, "{\"seq\":%llu}", (unsigned long long)i);
-        js_event ev = { "ev.test", json, (size_t)len, i, 0, NULL };
+        js_event ev = { "ev.test", json, (size_t)len, i, 0, NULL, 0 };
         assert_int_equal(s->ops->write(s, &ev), 0);
         if (pause && i % 1000 == 0) usleep(pause);
     }
@@ -147,7 +147,7 @@ static void produce_with_set(sink *s, uint64_t from, uint64_t to)
     char json[32];
     for (uint64_t i = from; i <= to; i++) {
         int len = snprintf(json, sizeof json, "{\"seq\":%llu}", (unsigned long long)i);
-        js_event ev = { "ev.test", json, (size_t)len, i, 0, (const struct mset *)(const void *)&dummy_set };
+        js_event ev = { "ev.test", json, (size_t)len, i, 0, (const struct mset *)(const void *)&dummy_set, 0 };
         assert_int_equal(s->ops->write(s, &ev), 0);
     }
 }
