@@ -329,9 +329,10 @@ static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
 int jread_number_valued(jread *r, const char **pp, const char **s, size_t *n, int *is_int,
                         double *d)
 {
-    /* the usual form, [-]digits[.digits] with at most 15 digits, in one
-     * pass: the value jread_number_value gives it (a mantissa below 2^53,
-     * one correctly rounded division); anything else the two calls */
+    /* the usual form, [-]digits[.digits] with at most 18 digits (no
+     * overflow, and no 64-bit check for an integer) whose mantissa is at
+     * most 2^53, in one pass: the value jread_number_value gives it (one
+     * correctly rounded division); anything else the two calls */
     const char *p = *pp, *end = r->end, *st = p;
     int neg = p < end && *p == '-';
     p += neg;
@@ -349,7 +350,7 @@ int jread_number_valued(jread *r, const char **pp, const char **s, size_t *n, in
         frac = (int)(p - f0);
         ok = frac > 0;
     }
-    if (ok && p - d0 - (frac > 0) <= 15 &&
+    if (ok && p - d0 - (frac > 0) <= 18 && m <= (1ull << 53) &&
         !(p < end && ((unsigned)(*p - '0') < 10 || *p == '.' || *p == 'e' || *p == 'E'))) {
         double x = (double)m;
         if (frac) x /= pow10_tab[frac];

@@ -226,14 +226,35 @@ static void numbers_and_strings_read_fast_read_as_before(void **st)
     static const char nalpha[] = "-0123456789.eE+9x";
     unsigned seed = 12345;
     char text[64];
-    for (int k = 0; k < 200000; k++) {
+    /* around the fast path's edges: 2^53, 18 and 19 digits, 22 decimals */
+    static const char *const edges[] = {"9007199254740992",
+                                        "9007199254740993",
+                                        "-9007199254740993",
+                                        "900719925474099.3",
+                                        "0.9007199254740993",
+                                        "0.9007199254740992",
+                                        "999999999999999999",
+                                        "1000000000000000000",
+                                        "9223372036854775808",
+                                        "0.0000000000000000001",
+                                        "1.2345678901234567890",
+                                        "333.3333333333333",
+                                        "-0",
+                                        "-0.0",
+                                        "0.1"};
+    size_t nedges = sizeof edges / sizeof *edges;
+    for (size_t k = 0; k < 200000 + nedges; k++) {
         size_t len = 1 + (seed = seed * 1103515245u + 12345u) % 24;
-        for (size_t i = 0; i < len; i++) {
-            seed = seed * 1103515245u + 12345u;
-            /* mostly digits, so that long valid numbers are common */
-            text[i] = (seed >> 16) % 3 ? (char)('0' + (seed >> 8) % 10)
-                                       : nalpha[(seed >> 8) % (sizeof nalpha - 1)];
-        }
+        if (k < nedges) {
+            len = strlen(edges[k]);
+            memcpy(text, edges[k], len);
+        } else
+            for (size_t i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                /* mostly digits, so that long valid numbers are common */
+                text[i] = (seed >> 16) % 3 ? (char)('0' + (seed >> 8) % 10)
+                                           : nalpha[(seed >> 8) % (sizeof nalpha - 1)];
+            }
         text[len] = 0;
         jread a, b;
         jread_init(&a, text, len);
