@@ -35,6 +35,13 @@ typedef struct put_batch {
     size_t *tag_off;   /* per point: first tag index */
     intern_table strs; /* each distinct name and tag value once */
     int oom;
+    /* the text lengths of the last point's own tags (put_point_text_into):
+     * a point whose tags read the same shares that point's tags array, so
+     * that the store and the live values sort, key and look up the set once
+     * per run of points of one host, as for the fields of one event */
+    int last_own; /* nonzero: the batch's last point has these (a point
+                   * refused in between was dropped: the one before is last) */
+    size_t last_kl[MAX_TAGS_PER_POINT], last_vl[MAX_TAGS_PER_POINT];
 } put_batch;
 
 /* The batch's copy of s[0..n) (each distinct string once). */
@@ -72,6 +79,18 @@ static void batch_tag(put_batch *b, const char *k, size_t kl, const char *v, siz
     b->tags[b->ntags].value = own(b, v, vl);
     b->ntags++;
     b->pts[b->n - 1].ntags++;
+}
+
+/* Starts a point whose tags are those of the point before it (the same
+ * array: the store and the live values see one run of one tag set). */
+static void batch_point_same_tags(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms,
+                                  double v)
+{
+    size_t prev = b->n - 1;
+    batch_point(b, metric, mlen, ts_ms, v);
+    if (b->oom) return;
+    b->tag_off[b->n - 1] = b->tag_off[prev];
+    b->pts[b->n - 1].ntags = b->pts[prev].ntags;
 }
 
 /* Drops the last point (it failed validation after it was started). */
@@ -219,6 +238,23 @@ static const char *tag_text(const jread_value *v, char *num, size_t numlen, size
     return num;
 }
 
+/* Are dp's tags, in the same order, those of the batch's last point (whose
+ * own tags are the last ones recorded)?  They passed the checks then. */
+static int same_tags_as_last(const put_batch *b, const put_point_text *dp)
+{
+    if (!b->last_own || !b->n || b->pts[b->n - 1].ntags != dp->ntags) return 0;
+    const store_tag *t = b->tags + b->tag_off[b->n - 1];
+    for (int i = 0; i < dp->ntags; i++) {
+        char num[64];
+        size_t sl;
+        const char *sv = tag_text(&dp->tags[i].v, num, sizeof num, &sl);
+        if (!sv || b->last_kl[i] != dp->tags[i].kl || b->last_vl[i] != sl ||
+            memcmp(t[i].key, dp->tags[i].k, dp->tags[i].kl) || memcmp(t[i].value, sv, sl))
+            return 0;
+    }
+    return 1;
+}
+
 /* put_point's rules over a data point read by put_reader (no tree). */
 static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
                                        int64_t default_ts_ms)
@@ -257,7 +293,12 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
     if (!dp->has_tags || dp->tags_not_object || dp->ntags == 0)
         return "Missing tags: at least one tag is required";
     if (dp->ntags > MAX_TAGS_PER_POINT) return "Too many tags";
+    if (same_tags_as_last(b, dp)) {
+        batch_point_same_tags(b, dp->metric.s, dp->metric.n, ms, v);
+        return NULL;
+    }
     batch_point(b, dp->metric.s, dp->metric.n, ms, v);
+    size_t kl[MAX_TAGS_PER_POINT], vl[MAX_TAGS_PER_POINT]; /* last_kl, last_vl once it passed */
     for (int i = 0; i < dp->ntags; i++) {
         char num[64];
         size_t sl;
@@ -271,7 +312,12 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
             return "Invalid tag: keys and values may use a-z A-Z 0-9 - _ . / and Unicode letters";
         }
         batch_tag(b, dp->tags[i].k, dp->tags[i].kl, sv, sl);
+        kl[i] = dp->tags[i].kl;
+        vl[i] = sl;
     }
+    memcpy(b->last_kl, kl, (size_t)dp->ntags * sizeof *kl);
+    memcpy(b->last_vl, vl, (size_t)dp->ntags * sizeof *vl);
+    b->last_own = !b->oom;
     return NULL;
 }
 

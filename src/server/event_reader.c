@@ -80,7 +80,7 @@ static int number(jread *jr, const char **pp, double *d, int *is_int, ev_span *t
 {
     const char *s;
     size_t n;
-    if (jread_number(jr, pp, &s, &n, is_int) < 0 || jread_number_value(s, n, d) < 0) return -1;
+    if (jread_number_valued(jr, pp, &s, &n, is_int, d) < 0) return -1;
     if (*is_int) {
         jread_value v = {JV_INT, s, n, *d};
         text->s = jread_int_text(&v, &text->n);

@@ -76,6 +76,33 @@ void jread_scratch_reset(jread *r)
     arena_reset(&r->scratch);
 }
 
+/* p past the plain bytes of a string: printable ASCII other than '"' and
+ * '\\' (eight at a time where the machine allows: the first byte that is
+ * not plain is found exactly, the lowest flagged byte of each test being a
+ * true match). */
+static const char *plain_run(const char *p, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    while (end - p >= 8) {
+        uint64_t w, q, b;
+        memcpy(&w, p, 8);
+        q = w ^ (ones * '"');
+        b = w ^ (ones * '\\');
+        uint64_t hit =
+            (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high;
+        if (hit) return p + (__builtin_ctzll(hit) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+        p++;
+    }
+    return p;
+}
+
 /* A string at *pp (after its opening quote): *s, *n its value (a span of
  * the body, or of the scratch buffer when it had escapes; valid until
  * jread_scratch_reset); *pp moves past the closing quote. */
@@ -83,7 +110,7 @@ int jread_string(jread *r, const char **pp, const char **s, size_t *n)
 {
     const char *p = *pp, *end = r->end, *start = p;
     /* the common case: no escape, plain ASCII or valid UTF-8 */
-    while (p < end) {
+    while ((p = plain_run(p, end)) < end) {
         unsigned char c = (unsigned char)*p;
         if (c == '"') {
             *s = start;
@@ -295,6 +322,49 @@ int jread_skip(jread *r, const char **pp, int depth)
     return 0;
 }
 
+static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+int jread_number_valued(jread *r, const char **pp, const char **s, size_t *n, int *is_int,
+                        double *d)
+{
+    /* the usual form, [-]digits[.digits] with at most 18 digits (no
+     * overflow, and no 64-bit check for an integer) whose mantissa is at
+     * most 2^53, in one pass: the value jread_number_value gives it (one
+     * correctly rounded division); anything else the two calls */
+    const char *p = *pp, *end = r->end, *st = p;
+    int neg = p < end && *p == '-';
+    p += neg;
+    uint64_t m = 0;
+    int frac = 0;
+    const char *d0 = p;
+    if (p < end && *p == '0')
+        p++;
+    else
+        while (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (unsigned)(*p++ - '0');
+    int ok = p > d0;
+    if (ok && p < end && *p == '.') {
+        const char *f0 = ++p;
+        while (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (unsigned)(*p++ - '0');
+        frac = (int)(p - f0);
+        ok = frac > 0;
+    }
+    if (ok && p - d0 - (frac > 0) <= 18 && m <= (1ull << 53) &&
+        !(p < end && ((unsigned)(*p - '0') < 10 || *p == '.' || *p == 'e' || *p == 'E'))) {
+        double x = (double)m;
+        if (frac) x /= pow10_tab[frac];
+        *d = neg ? -x : x;
+        *is_int = !frac;
+        *s = st;
+        *n = (size_t)(p - st);
+        *pp = p;
+        return 0;
+    }
+    if (jread_number(r, pp, s, n, is_int) < 0) return -1;
+    return jread_number_value(*s, *n, d) < 0 ? -2 : 0;
+}
+
 int jread_scalar(jread *r, const char **pp, jread_value *v)
 {
     const char *p = jread_ws(*pp, r->end);
@@ -304,11 +374,10 @@ int jread_scalar(jread *r, const char **pp, jread_value *v)
         v->kind = JV_STRING;
         if (jread_string(r, &p, &v->s, &v->n) < 0) return -1;
     } else if (p < r->end && (*p == '-' || (*p >= '0' && *p <= '9'))) {
-        int isint;
-        if (jread_number(r, &p, &v->s, &v->n, &isint) < 0) return -1;
+        int isint, rc = jread_number_valued(r, &p, &v->s, &v->n, &isint, &v->d);
+        if (rc == -1) return -1;
+        if (rc < 0) return jread_fail(r, v->s, "real number overflow");
         v->kind = isint ? JV_INT : JV_REAL;
-        if (jread_number_value(v->s, v->n, &v->d) < 0)
-            return jread_fail(r, v->s, "real number overflow");
         if (isint && v->d == 0) v->d = 0; /* "-0" is the integer 0 */
     } else {
         const char *st = p;
@@ -318,10 +387,6 @@ int jread_scalar(jread *r, const char **pp, jread_value *v)
     *pp = p;
     return 0;
 }
-
-static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 int jread_number_value(const char *s, size_t n, double *out)
 {

@@ -63,6 +63,11 @@ static inline const char *jread_ws(const char *p, const char *end)
 int jread_string(jread *r, const char **pp, const char **s, size_t *n);
 /* A number at *pp: its span; *is_int when it has no fraction or exponent. */
 int jread_number(jread *r, const char **pp, const char **s, size_t *n, int *is_int);
+/* jread_number and jread_number_value in one pass where the form is the
+ * usual one (the same value): 0, -1 with jread_number's error, -2 when the
+ * value overflows (no error recorded). */
+int jread_number_valued(jread *r, const char **pp, const char **s, size_t *n, int *is_int,
+                        double *d);
 /* Skips any value at *pp (after whitespace), depth levels deep already. */
 int jread_skip(jread *r, const char **pp, int depth);
 /* A member's value at *pp: a string or a number read, anything else

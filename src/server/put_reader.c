@@ -14,6 +14,7 @@
  * point only itself. */
 #include "put_reader.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,10 @@ static int tags(put_reader *r, const char **pp, put_point_text *dp)
 static int element(put_reader *r, const char **pp, put_point_text *dp)
 {
     const char *p = jread_ws(*pp, r->jr.end), *end = r->jr.end;
-    memset(dp, 0, sizeof *dp);
+    /* the fields before the tags (the tags' 3 KB are read only up to
+     * ntags: clearing them cost a tenth of the reading) */
+    memset(dp, 0, offsetof(put_point_text, tags));
+    dp->ntags = 0;
     dp->text = p;
     if (p >= end) return jread_fail(&r->jr, p, "premature end of input");
     if (*p != '{') {

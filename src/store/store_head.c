@@ -178,7 +178,7 @@ static inline size_t put_varint(uint8_t *b, size_t n, uint64_t v)
  * x its scaled value).  0, or -1 out of memory. */
 static int append(store *s, series *se, int64_t ts, double v, int64_t x)
 {
-    uint8_t e[24];
+    uint8_t e[24] = {0};
     int first = se->hn == 0;
     uint32_t off = (uint32_t)(ts - (int64_t)se->hpart * PART_MS), dt = off - se->h_off;
     size_t n;
@@ -196,7 +196,11 @@ static int append(store *s, series *se, int64_t ts, double v, int64_t x)
         n = put_varint(e, n, zz(first ? (uint64_t)x : (uint64_t)x - (uint64_t)se->h_x));
     }
     if (head_reserve(s, se, (uint32_t)n) < 0) return -1;
-    memcpy(se->hbuf + se->hlen, e, n);
+    /* one fixed copy, inlined (past n: zeros, not the head's) */
+    if ((size_t)se->hcap - se->hlen >= sizeof e)
+        memcpy(se->hbuf + se->hlen, e, sizeof e);
+    else
+        memcpy(se->hbuf + se->hlen, e, n);
     se->hlen = (uint16_t)(se->hlen + n);
     se->h_off = off;
     se->h_dt = first ? 0 : dt;

@@ -14,8 +14,19 @@ uint64_t hash_bytes(const char *s, size_t n)
         s += 8;
         n -= 8;
     }
+    /* the last 0..7 bytes without a call to memcpy of a variable length
+     * (most names and tag values are shorter than 8 bytes): two
+     * overlapping words of 4, or the first, middle and last byte, which
+     * cover every byte (n is in the hash already) */
     uint64_t w = 0;
-    memcpy(&w, s, n);
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        w = a | (uint64_t)b << 32;
+    } else if (n)
+        w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+            (uint64_t)(unsigned char)s[n - 1] << 16;
     h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 31);
 }

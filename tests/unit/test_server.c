@@ -303,6 +303,92 @@ static void live_values_are_bounded_and_count_what_they_leave_out(void **st)
     live_free(p);
 }
 
+/* The points /api/put hands on, as "metric|k=v,...|value|shared" lines
+ * (shared: the same tags array as the point before). */
+static void put_points_text(server *s, const store_point *pts, size_t n, void *arg)
+{
+    (void)s;
+    sbuf *o = arg;
+    for (size_t i = 0; i < n; i++) {
+        sbuf_printf(o, "%s|", pts[i].metric);
+        for (int t = 0; t < pts[i].ntags; t++)
+            sbuf_printf(o, "%s%s=%s", t ? "," : "", pts[i].tags[t].key, pts[i].tags[t].value);
+        sbuf_printf(o, "|%g|%d\n", pts[i].value, i && pts[i].tags == pts[i - 1].tags);
+    }
+}
+
+/* POST /api/put: a point whose tags read as the point's before it shares
+ * that point's tags (the store and the live values key the set once per
+ * run); any difference — order, count, a value, a number's text, a key
+ * given twice, an escape, a point refused in between — keeps every point
+ * with its own tags, in the store as in the hooks. */
+static void put_points_with_the_tags_of_the_point_before_share_them(void **st)
+{
+    (void)st;
+    seen x = {0};
+    server *s = make_server(&x);
+    sbuf got = {0};
+    server_on_points(s, put_points_text, &got);
+    const char *body = "[{\"metric\":\"p.a\",\"timestamp\":1700000000,\"value\":1,\"tags\":{"
+                       "\"host\":\"a\",\"dc\":\"x\"}},"
+                       "{\"metric\":\"p.b\",\"timestamp\":1700000000,\"value\":2,\"tags\":{"
+                       "\"host\":\"a\",\"dc\":\"x\"}},"
+                       "{\"metric\":\"p.a\",\"timestamp\":1700000001,\"value\":3,\"tags\":{\"dc\":"
+                       "\"x\",\"host\":\"a\"}},"
+                       "{\"metric\":\"p.a\",\"timestamp\":1700000001,\"value\":4,\"tags\":{\"dc\":"
+                       "\"x\",\"host\":\"a b\"}},"
+                       "{\"metric\":\"p.b\",\"timestamp\":1700000001,\"value\":5,\"tags\":{\"dc\":"
+                       "\"x\",\"host\":\"a\"}},"
+                       "{\"metric\":\"p.a\",\"timestamp\":1700000002,\"value\":6,\"tags\":{\"dc\":"
+                       "\"x\",\"host\":\"a\","
+                       "\"rack\":\"r1\"}},"
+                       "{\"metric\":\"p.a\",\"timestamp\":1700000002,\"value\":7,\"tags\":{\"dc\":"
+                       "\"x\",\"host\":\"a\"}},"
+                       "{\"metric\":\"p.a\",\"timestamp\":1700000003,\"value\":8,\"tags\":{\"dc\":"
+                       "\"x\",\"host\":5}},"
+                       "{\"metric\":\"p.b\",\"timestamp\":1700000003,\"value\":9,\"tags\":{\"dc\":"
+                       "\"x\",\"host\":\"5\"}},"
+                       "{\"metric\":\"p.b\",\"timestamp\":1700000003,\"value\":10,\"tags\":{\"dc\":"
+                       "\"x\",\"host\":5.5}},"
+                       "{\"metric\":\"p.a\",\"timestamp\":1700000004,\"value\":11,\"tags\":{\"dc\":"
+                       "\"y\",\"host\":\"5\"}},"
+                       "{\"metric\":\"p.a\",\"timestamp\":1700000005,\"value\":12,\"tags\":{\"dc\":"
+                       "\"y\",\"dc\":\"z\","
+                       "\"host\":\"5\"}},"
+                       "{\"metric\":\"p.b\",\"timestamp\":1700000005,\"value\":13,\"tags\":{\"dc\":"
+                       "\"\\u007a\",\"host\":\"5\"}}"
+                       "]";
+    server_request r = {
+        .method = "POST", .path = "/api/put", .body = body, .body_len = strlen(body)};
+    server_response w = {.status = 200};
+    server_dispatch(s, &r, &w);
+    assert_int_equal(w.status, 400); /* the fourth point: "a b" is not a tag value */
+    assert_non_null(strstr(w.body, "1 of 13 data points"));
+    free(w.body);
+    assert_string_equal(got.p, "p.a|host=a,dc=x|1|0\n"
+                               "p.b|host=a,dc=x|2|1\n"
+                               "p.a|dc=x,host=a|3|0\n"
+                               "p.b|dc=x,host=a|5|1\n"
+                               "p.a|dc=x,host=a,rack=r1|6|0\n"
+                               "p.a|dc=x,host=a|7|0\n"
+                               "p.a|dc=x,host=5|8|0\n"
+                               "p.b|dc=x,host=5|9|1\n"
+                               "p.b|dc=x,host=5.5|10|0\n"
+                               "p.a|dc=y,host=5|11|0\n"
+                               "p.a|dc=z,host=5|12|0\n"
+                               "p.b|dc=z,host=5|13|1\n");
+    found f = {"", 0};
+    store_series_of(s->st, "p.a", collect, &f);
+    assert_int_equal(f.n, 5);
+    found g = {"", 0};
+    store_series_of(s->st, "p.b", collect, &g);
+    assert_int_equal(g.n, 4);
+    assert_non_null(strstr(g.tags, "dc=x,host=a"));
+    assert_non_null(strstr(g.tags, "dc=x,host=5.5"));
+    sbuf_free(&got);
+    drop_server(s);
+}
+
 /* POST /write's parser (lineproto.c): names, escapes, value kinds, the
  * host tag of a line without tags, precision, and bad lines dropped whole. */
 static void line_protocol_lines_become_points(void **st)
@@ -372,6 +458,7 @@ int main(void)
         cmocka_unit_test(live_values_follow_running_jobs),
         cmocka_unit_test(live_values_are_bounded_and_count_what_they_leave_out),
         cmocka_unit_test(line_protocol_lines_become_points),
+        cmocka_unit_test(put_points_with_the_tags_of_the_point_before_share_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <jansson.h>
 #include "model/metric.h"
 #include "server/ingest.h"
 #include "server/server.h"
@@ -212,6 +213,96 @@ static void events_of_the_known_shapes_are_read_without_jansson(void **st)
     assert_int_equal(event_reader_read(&jr, corpus[6], strlen(corpus[6]), &v), 0);
     ev_view_free(&v);
     jread_free(&jr);
+}
+
+/* The reading pieces' fast paths (json_read.c): a number valued in one
+ * pass is the number jread_number and jread_number_value give, span,
+ * kind, value and error alike; a string read eight bytes at a time is
+ * accepted, refused and unescaped as jansson does, whatever byte sits at
+ * whatever offset. */
+static void numbers_and_strings_read_fast_read_as_before(void **st)
+{
+    (void)st;
+    static const char nalpha[] = "-0123456789.eE+9x";
+    unsigned seed = 12345;
+    char text[64];
+    /* around the fast path's edges: 2^53, 18 and 19 digits, 22 decimals */
+    static const char *const edges[] = {"9007199254740992",
+                                        "9007199254740993",
+                                        "-9007199254740993",
+                                        "900719925474099.3",
+                                        "0.9007199254740993",
+                                        "0.9007199254740992",
+                                        "999999999999999999",
+                                        "1000000000000000000",
+                                        "9223372036854775808",
+                                        "0.0000000000000000001",
+                                        "1.2345678901234567890",
+                                        "333.3333333333333",
+                                        "-0",
+                                        "-0.0",
+                                        "0.1"};
+    size_t nedges = sizeof edges / sizeof *edges;
+    for (size_t k = 0; k < 200000 + nedges; k++) {
+        size_t len = 1 + (seed = seed * 1103515245u + 12345u) % 24;
+        if (k < nedges) {
+            len = strlen(edges[k]);
+            memcpy(text, edges[k], len);
+        } else
+            for (size_t i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                /* mostly digits, so that long valid numbers are common */
+                text[i] = (seed >> 16) % 3 ? (char)('0' + (seed >> 8) % 10)
+                                           : nalpha[(seed >> 8) % (sizeof nalpha - 1)];
+            }
+        text[len] = 0;
+        jread a, b;
+        jread_init(&a, text, len);
+        jread_init(&b, text, len);
+        const char *pa = text, *pb = text, *sa = NULL, *sb = NULL;
+        size_t na = 0, nb = 0;
+        int ia = -1, ib = -1;
+        double da = 0, db = 0;
+        int ra = jread_number_valued(&a, &pa, &sa, &na, &ia, &da);
+        int rb = jread_number(&b, &pb, &sb, &nb, &ib);
+        if (rb == 0 && jread_number_value(sb, nb, &db) < 0) rb = -2;
+        if (ra != rb || strcmp(a.err, b.err))
+            fail_msg("'%s': %d '%s' against %d '%s'", text, ra, a.err, rb, b.err);
+        if (ra == 0 && (pa != pb || sa != sb || na != nb || ia != ib || memcmp(&da, &db, 8)))
+            fail_msg("'%s': %.*s %d %.17g against %.*s %d %.17g", text, (int)na, sa, ia, da,
+                     (int)nb, sb, ib, db);
+        jread_free(&a);
+        jread_free(&b);
+    }
+    static const char *const salpha[] = {"a",        "Z",       "\"",   "\\",       "\\n",
+                                         "\\u00e9",  "\x01",    "\x7f", "\xc3\xa9", "\xff",
+                                         "\xe2\x82", "\\u0000", " ",    "/"};
+    char str[256];
+    for (int k = 0; k < 100000; k++) {
+        size_t o = 0;
+        str[o++] = '"';
+        size_t parts = (seed = seed * 1103515245u + 12345u) % 30;
+        for (size_t i = 0; i < parts; i++) {
+            seed = seed * 1103515245u + 12345u;
+            /* plain bytes mostly, the others rarely, at any offset */
+            const char *x = (seed >> 16) % 8 ? "a" : salpha[(seed >> 8) % 14];
+            o += (size_t)snprintf(str + o, sizeof str - o, "%s", x);
+        }
+        str[o++] = '"';
+        str[o] = 0;
+        jread r;
+        jread_init(&r, str, o);
+        const char *p = str + 1, *sv = NULL;
+        size_t sn = 0;
+        int ok = jread_string(&r, &p, &sv, &sn) == 0 && p == str + o;
+        json_error_t je;
+        json_t *j = json_loadb(str, o, JSON_DECODE_ANY, &je);
+        if (ok != (j != NULL)) fail_msg("'%s': read %d, jansson %s", str, ok, j ? "ok" : je.text);
+        if (ok && (sn != json_string_length(j) || memcmp(sv, json_string_value(j), sn)))
+            fail_msg("'%s': read '%.*s', jansson '%s'", str, (int)sn, sv, json_string_value(j));
+        json_decref(j);
+        jread_free(&r);
+    }
 }
 
 /* ---- the event hooks get what the streaming reader read ---- */
@@ -442,6 +533,7 @@ int main(void)
         cmocka_unit_test(each_value_is_named_by_its_own_event_and_key),
         cmocka_unit_test(each_point_is_tagged_by_its_own_event),
         cmocka_unit_test(events_of_the_known_shapes_are_read_without_jansson),
+        cmocka_unit_test(numbers_and_strings_read_fast_read_as_before),
         cmocka_unit_test(event_hooks_get_the_members_the_streaming_reader_read),
         cmocka_unit_test(every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says),
     };

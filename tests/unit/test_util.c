@@ -194,6 +194,14 @@ static void the_hash_depends_on_every_byte_and_the_length(void **state)
     assert_true(hash_bytes(a, 24) != hash_bytes(b, 24));
     assert_true(hash_bytes(a, 23) != hash_bytes(a, 24));
     assert_true(hash_bytes("", 0) != hash_bytes("\0", 1));
+    /* every byte of every length counts, the tail's too */
+    for (size_t n = 1; n <= 24; n++)
+        for (size_t i = 0; i < n; i++) {
+            char c[24];
+            memcpy(c, a, n);
+            c[i] ^= 0x20;
+            assert_true(hash_bytes(a, n) != hash_bytes(c, n));
+        }
 }
 
 static void a_string_is_copied_once_and_found_again(void **state)
