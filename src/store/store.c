@@ -3,8 +3,9 @@
  *
  * A store directory holds:
  *   chunks.db    SQLite: the series table (id, metric, tags) and the chunks
- *                table (series, part, seq, t_start, t_end, n, data): compressed runs of
- *                points of one series within one 2-hour partition (codec.c)
+ *                table (series, part, seq, t_start, t_end, n, data):
+ *                compressed runs of points of one series within one 2-hour
+ *                partition (codec.c), kept in (series, part, seq) order
  *   wal/N.wal    the write-ahead log of what is not yet in chunks.db
  *   LOCK         flock()ed by the process that has the store open
  *
@@ -83,25 +84,28 @@ int store_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
  * key: no index of chunks by series (~22 bytes a chunk, a fifth of what a
  * million series of ten points took).  A chunk's first and last timestamps
  * are kept as offsets in its partition (3 bytes each instead of 6);
- * t_start and t_end are virtual columns computed from them.  Format 5 (a rowid table and that
- * index) and format 4 (format 5 without packed timestamp parts, which
- * format 6 reads too) are converted at open, each chunk keeping its rank
- * by age.  Format 3 kept tag sets in a table of their own (a unique index
- * of every tag set: 84 bytes a series when each series has its own, as at
- * a site collector) and indexes of chunks by end time and by timestamp part
- * (27 bytes a chunk); it is converted at open too. */
+ * t_start and t_end are virtual columns computed from them.  Value parts
+ * over VAL_INLINE_MAX bytes are rows of `vals` (store_priv.h).  Format 5 (a
+ * rowid table and that index) and format 4 (format 5 without packed
+ * timestamp parts, which format 6 reads too) are converted at open, each
+ * chunk keeping its rank by age.  Format 3 kept tag sets in a table of
+ * their own (a unique index of every tag set: 84 bytes a series when each
+ * series has its own, as at a site collector) and indexes of chunks by end
+ * time and by timestamp part (27 bytes a chunk); it is converted at open
+ * too. */
 #define CHUNKS_6                                                                                   \
     "(series INTEGER NOT NULL, part INTEGER NOT NULL, seq INTEGER NOT NULL, s INTEGER NOT NULL, "  \
     "e INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL, "        \
     "t_start AS (part * 7200000 + s), t_end AS (part * 7200000 + e), "                             \
     "PRIMARY KEY(series, part, seq)) WITHOUT ROWID;"
+#define VALS_6 "(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
 static const char *SCHEMA =
     "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
     "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
     "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
     "CREATE TABLE chunks" CHUNKS_6
     "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
-    "CREATE TABLE vals(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
+    "CREATE TABLE vals" VALS_6 /* */
     "CREATE INDEX times_by_hash ON times(hash);"
     "INSERT INTO meta VALUES('format', '" STORE_FORMAT "');";
 
@@ -120,23 +124,24 @@ static const char *CONVERT_3 =
 
 /* Formats 4 and 5 to 6: the chunks of a series in one partition keep their
  * order by age (their rowid) as seq 1, 2, ... */
-#define PART_OF(t) "((" t " - ((" t " % 7200000) + 7200000) % 7200000) / 7200000)"
-_Static_assert(PART_MS == 7200000, "PART_OF is store_part_of in SQL");
+#define PART_OF_END "((t_end - ((t_end % 7200000) + 7200000) % 7200000) / 7200000)"
+_Static_assert(PART_MS == 7200000, "PART_OF_END is store_part_of(t_end) in SQL");
 #define VAL_INLINE_MAX_S "512"
 _Static_assert(VAL_INLINE_MAX == 512, "VAL_INLINE_MAX_S is VAL_INLINE_MAX");
 static const char *CONVERT_5 =
     "BEGIN IMMEDIATE;"
-    "CREATE TABLE chunks6" CHUNKS_6 "CREATE TABLE vals(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
+    "CREATE TABLE chunks6" CHUNKS_6 /* */
+    "CREATE TABLE vals" VALS_6      /* large value parts keep their chunk's old id */
     "INSERT INTO vals SELECT id, data FROM chunks WHERE length(data) > " VAL_INLINE_MAX_S ";"
     "INSERT INTO chunks6(series, part, seq, s, e, n, ts_ref, data) SELECT series, p, "
     "row_number() OVER (PARTITION BY series, p ORDER BY id), t_start - p * 7200000, t_end - p * "
     "7200000, n, ts_ref, CASE WHEN length(data) > " VAL_INLINE_MAX_S " THEN id ELSE data END "
-    "FROM (SELECT *, " PART_OF("t_end") " AS p FROM chunks);"
-                                        "DROP INDEX IF EXISTS chunks_by_series;"
-                                        "DROP TABLE chunks;"
-                                        "ALTER TABLE chunks6 RENAME TO chunks;"
-                                        "UPDATE meta SET v='6' WHERE k='format';"
-                                        "COMMIT;";
+    "FROM (SELECT *, " PART_OF_END " AS p FROM chunks);"
+    "DROP INDEX IF EXISTS chunks_by_series;"
+    "DROP TABLE chunks;"
+    "ALTER TABLE chunks6 RENAME TO chunks;"
+    "UPDATE meta SET v='6' WHERE k='format';"
+    "COMMIT;";
 
 /* The store's format ("4"), NULL for a new database (malloc'ed). */
 static char *db_format(sqlite3 *db)
