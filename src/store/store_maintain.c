@@ -81,6 +81,8 @@ static int gc_times(store *s, int force)
     int rc = store_db_exec(s->db,
                            "BEGIN IMMEDIATE;"
                            "DELETE FROM times WHERE id NOT IN (SELECT ts_ref FROM chunks);"
+                           "DELETE FROM vals WHERE id NOT IN (SELECT data FROM chunks WHERE "
+                           "typeof(data) = 'integer');"
                            "COMMIT;",
                            NULL, 0);
     if (rc == 0)
@@ -167,8 +169,7 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
     sqlite3_int64 ids[4096];
     int nids = 0, rc = 0;
     sqlite3_bind_int64(sel, 1, (sqlite3_int64)g->series);
-    sqlite3_bind_int64(sel, 2, g->part * PART_MS);
-    sqlite3_bind_int64(sel, 3, g->part * PART_MS + PART_MS - 1);
+    sqlite3_bind_int64(sel, 2, g->part);
     while (sqlite3_step(sel) == SQLITE_ROW && nids < 4096) {
         ids[nids++] = sqlite3_column_int64(sel, 0);
         if (store_parts_decode(sqlite3_column_blob(sel, 2), (size_t)sqlite3_column_bytes(sel, 2),
@@ -184,7 +185,9 @@ static int merge_group(store *s, sqlite3_stmt *sel, sqlite3_stmt *del, const gro
             store_val_encode(m.val, m.n, ZLEVEL_SETTLE, enc2) < 0)
             rc = -1;
         for (int i = 0; i < nids && rc == 0; i++) {
-            sqlite3_bind_int64(del, 1, ids[i]);
+            sqlite3_bind_int64(del, 1, (sqlite3_int64)g->series);
+            sqlite3_bind_int64(del, 2, g->part);
+            sqlite3_bind_int64(del, 3, ids[i]);
             if (sqlite3_step(del) != SQLITE_DONE) rc = -1;
             sqlite3_reset(del);
         }
@@ -232,14 +235,12 @@ static int compact(store *s, int final)
     pthread_mutex_unlock(&s->mu);
     char sql[400];
     if (full)
-        snprintf(sql, sizeof sql,
-                 "SELECT series, (t_end - ((t_end %% %lld) + %lld) %% %lld) / %lld AS p, count(*) "
-                 "FROM chunks "
-                 "GROUP BY series, p HAVING count(*) > 1",
-                 PART_MS, PART_MS, PART_MS, PART_MS);
+        snprintf(
+            sql, sizeof sql,
+            "SELECT series, part, count(*) FROM chunks GROUP BY series, part HAVING count(*) > 1");
     else
         snprintf(sql, sizeof sql,
-                 "SELECT ?1, ?2, count(*) FROM chunks WHERE series=?1 AND t_end>=?3 AND t_end<=?4");
+                 "SELECT ?1, ?2, count(*) FROM chunks WHERE series=?1 AND part=?2");
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         store_pool_put(s, db);
         free(cand);
@@ -271,8 +272,6 @@ static int compact(store *s, int final)
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, (sqlite3_int64)cand[ci].series);
             sqlite3_bind_int64(st, 2, cand[ci].part);
-            sqlite3_bind_int64(st, 3, cand[ci].part * PART_MS);
-            sqlite3_bind_int64(st, 4, cand[ci].part * PART_MS + PART_MS - 1);
         }
         if (sqlite3_step(st) != SQLITE_ROW) break;
         group g = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
@@ -326,12 +325,13 @@ static int compact(store *s, int final)
     store_buf enc = {0}, enc2 = {0};
     sqlite3_stmt *sel = NULL, *del = NULL;
     pthread_mutex_lock(&s->wmu);
-    if (sqlite3_prepare_v2(
-            s->db,
-            "SELECT c.id, c.data, t.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
-            " WHERE c.series=? AND c.t_end>=? AND c.t_end<=? ORDER BY c.id",
-            -1, &sel, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE id=?", -1, &del, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT c.seq, " CHUNK_DATA
+                           ", t.data FROM chunks c JOIN times t ON t.id = c.ts_ref" CHUNK_VALS
+                           "WHERE c.series=? AND c.part=? ORDER BY c.seq",
+                           -1, &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "DELETE FROM chunks WHERE series=? AND part=? AND seq=?", -1,
+                           &del, NULL) != SQLITE_OK)
         rc = -1;
     pthread_mutex_unlock(&s->wmu);
     for (size_t i = 0; i < ng && rc == 0;) {
@@ -443,8 +443,9 @@ static int trim_to_size(store *s)
     int64_t last_cut = INT64_MIN;
     for (int round = 0; round < 8 && total > limit && db && rc == 0; round++) {
         long long excess = total - limit, data = 0;
-        if (sqlite3_prepare_v2(db, "SELECT coalesce(sum(length(data)), 0) FROM chunks", -1, &st,
-                               NULL) == SQLITE_OK &&
+        if (sqlite3_prepare_v2(
+                db, "SELECT coalesce(sum(length(" CHUNK_DATA ")), 0) FROM chunks c" CHUNK_VALS, -1,
+                &st, NULL) == SQLITE_OK &&
             sqlite3_step(st) == SQLITE_ROW)
             data = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
@@ -453,8 +454,8 @@ static int trim_to_size(store *s)
         int64_t cut = INT64_MIN;
         double acc = 0;
         if (sqlite3_prepare_v2(db,
-                               "SELECT t_end, length(data) FROM chunks WHERE t_end < ?1 "
-                               "ORDER BY t_end",
+                               "SELECT c.t_end, length(" CHUNK_DATA ") FROM chunks c" CHUNK_VALS
+                               "WHERE c.t_end < ?1 ORDER BY c.t_end",
                                -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_int64(st, 1, keep_from);
             while (acc < (double)excess && sqlite3_step(st) == SQLITE_ROW) {

@@ -28,7 +28,15 @@
 #define MAX_TAGS        64
 #define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
 
-#define STORE_FORMAT "5" /* meta 'format' of chunks.db (docs/store.md) */
+#define STORE_FORMAT "6" /* meta 'format' of chunks.db (docs/store.md) */
+/* A chunk's value part is kept in its row up to VAL_INLINE_MAX bytes; a
+ * larger one is a row of `vals` and the chunk's data the integer id of that
+ * row (chunks is a WITHOUT ROWID table: a large row there would spill into
+ * overflow pages of its own, and fragment the table).  Reads join it:
+ * SELECT CHUNK_DATA FROM chunks c CHUNK_VALS ... */
+#define VAL_INLINE_MAX 512
+#define CHUNK_DATA     "coalesce(v.data, c.data)"
+#define CHUNK_VALS     " LEFT JOIN vals v ON typeof(c.data) = 'integer' AND v.id = c.data "
 
 /* Log records (docs/store.md "The write-ahead log"); NOP: the probe written
  * when a failed log comes back, skipped by replay; ZSTD: records as written
@@ -124,7 +132,7 @@ struct store {
     pthread_mutex_t mu, wmu, pool_mu;
     pthread_cond_t synced_cv;
     sqlite3 *db;
-    sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time;
+    sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time, *ins_val;
     sqlite3_stmt *ins_name, *sel_name;
     sqlite3 **pool;
     int npool, cappool;

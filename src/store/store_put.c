@@ -42,11 +42,21 @@ int store_chunk_insert(store *s, uint64_t series_id, int64_t t0, int64_t t1, siz
     sqlite3_int64 tref = times_ref(s, tp, tl);
     if (!tref) return -1;
     sqlite3_bind_int64(s->ins_chunk, 1, (sqlite3_int64)series_id);
-    sqlite3_bind_int64(s->ins_chunk, 2, t0);
-    sqlite3_bind_int64(s->ins_chunk, 3, t1);
-    sqlite3_bind_int64(s->ins_chunk, 4, (sqlite3_int64)n);
-    sqlite3_bind_int64(s->ins_chunk, 5, tref);
-    sqlite3_bind_blob(s->ins_chunk, 6, vp, (int)vl, SQLITE_STATIC);
+    int64_t part = store_part_of(t1); /* seq: the next in the partition */
+    sqlite3_bind_int64(s->ins_chunk, 2, part);
+    sqlite3_bind_int64(s->ins_chunk, 3, t0 - part * PART_MS);
+    sqlite3_bind_int64(s->ins_chunk, 4, t1 - part * PART_MS);
+    sqlite3_bind_int64(s->ins_chunk, 5, (sqlite3_int64)n);
+    sqlite3_bind_int64(s->ins_chunk, 6, tref);
+    if (vl > VAL_INLINE_MAX) { /* a row of vals, the chunk's data its id */
+        sqlite3_bind_blob(s->ins_val, 1, vp, (int)vl, SQLITE_STATIC);
+        int vr = sqlite3_step(s->ins_val);
+        sqlite3_reset(s->ins_val);
+        if (vr != SQLITE_DONE) return -1;
+        sqlite3_bind_int64(s->ins_chunk, 7, sqlite3_last_insert_rowid(s->db));
+    } else {
+        sqlite3_bind_blob(s->ins_chunk, 7, vp, (int)vl, SQLITE_STATIC);
+    }
     int rc = sqlite3_step(s->ins_chunk) == SQLITE_DONE ? 0 : -1;
     sqlite3_reset(s->ins_chunk);
     if (rc == 0 && t1 < s->db_oldest) s->db_oldest = t1;

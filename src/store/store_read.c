@@ -179,12 +179,20 @@ static int snapshot_memory(store *s, series *se, int64_t from, int64_t to, store
     return 0;
 }
 
-/* The statements of reads (prepared once a connection, store_stmt_cached). */
-static const char READ_ONE[] = "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = c.ts_ref"
-                               " WHERE c.series=? AND c.t_end>=? AND c.t_start<=? ORDER BY c.id";
-static const char READ_SCAN[] = "SELECT c.series, c.id, t.data, c.data FROM chunks c JOIN "
-                                "times t ON t.id = c.ts_ref WHERE c.series BETWEEN ? AND ? "
-                                "AND c.t_end>=? AND c.t_start<=? ORDER BY c.series";
+/* The statements of reads (prepared once a connection, store_stmt_cached).
+ * Chunks are kept by (series, part, seq), seq their age within the
+ * partition; the partitions of [from, to] bound the seek (part >= from /
+ * PART_MS - 1: SQL's division truncates). */
+_Static_assert(PART_MS == 7200000, "the reads divide by PART_MS");
+static const char READ_ONE[] =
+    "SELECT t.data, " CHUNK_DATA " FROM chunks c JOIN times t ON t.id = c.ts_ref" CHUNK_VALS
+    "WHERE c.series=?1 AND c.part>=?2/7200000-1 AND c.part<=?3/7200000"
+    " AND c.t_end>=?2 AND c.t_start<=?3 ORDER BY c.part, c.seq";
+static const char READ_SCAN[] = "SELECT c.series, c.part * 1048576 + c.seq, t.data, " CHUNK_DATA
+                                " FROM chunks c JOIN times t ON t.id = c.ts_ref" CHUNK_VALS
+                                "WHERE c.series BETWEEN ?1 AND ?2 AND c.part>=?3/7200000-1 AND "
+                                "c.part<=?4/7200000 AND c.t_end>=?3 AND c.t_start<=?4 "
+                                "ORDER BY c.series, c.part, c.seq";
 
 static size_t readers(void)
 {
@@ -291,6 +299,10 @@ typedef struct many {
     size_t next; /* the next unit (atomic) */
     size_t unit; /* ids a unit */
     int failed;
+    /* [from, to] spans every partition SQLite holds: a dense unit is read by
+     * one scan of its series' chunks (the key seeks by series only there, so
+     * otherwise a series at a time: a scan would read every partition) */
+    int whole;
 } many;
 
 enum { UNIT = 1024 }; /* ids a worker takes at a time, at most */
@@ -411,7 +423,7 @@ static void *many_worker(void *arg)
         uint64_t span = m->ids[m->ord[b - 1]] - m->ids[m->ord[a]] + 1;
         int rc = 0;
         if (b - a >= 16) {
-            rc = scan_unit(m, a, b, (b - a) * 4 >= span, &out); /* most of the range: one scan */
+            rc = scan_unit(m, a, b, m->whole && (b - a) * 4 >= span, &out); /* one scan */
         } else {
             for (size_t k = a; k < b && rc == 0; k++) {
                 out.n = 0;
@@ -435,8 +447,12 @@ int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, in
 {
     if (!s || (n && !ids) || !cb) return -1;
     if (n == 0 || from_ms > to_ms) return 0;
-    many m = {s, ids, malloc(n * sizeof(size_t)), n, from_ms, to_ms, cb, arg, 0, UNIT, 0};
+    many m = {s, ids, malloc(n * sizeof(size_t)), n, from_ms, to_ms, cb, arg, 0, UNIT, 0, 0};
     if (!m.ord) return -1;
+    pthread_mutex_lock(&s->mu);
+    m.whole = s->db_oldest == INT64_MAX || (store_part_of(from_ms) <= store_part_of(s->db_oldest) &&
+                                            store_part_of(to_ms) >= store_part_of(s->max_ts));
+    pthread_mutex_unlock(&s->mu);
     for (size_t i = 0; i < n; i++) m.ord[i] = i;
     qsort_r(m.ord, n, sizeof *m.ord, cmp_by_id, (void *)ids);
     size_t nt = n < 32 ? 1 : readers();
@@ -469,9 +485,12 @@ int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)
     /* the newest chunk in SQLite by end time (and every chunk ending then) */
     sqlite3 *db = rc == 0 ? store_pool_get(s) : NULL;
     sqlite3_stmt *st =
-        db ? store_stmt_cached(db, "SELECT t.data, c.data FROM chunks c JOIN times t ON t.id = "
-                                   "c.ts_ref WHERE c.series=?1 AND c.t_end="
-                                   "(SELECT max(t_end) FROM chunks WHERE series=?1) ORDER BY c.id")
+        db ? store_stmt_cached(db, "SELECT t.data, " CHUNK_DATA " FROM chunks c JOIN times t ON "
+                                   "t.id = c.ts_ref" CHUNK_VALS
+                                   "WHERE c.series=?1 AND c.part=(SELECT max(part) FROM "
+                                   "chunks WHERE series=?1) AND c.t_end=(SELECT max(t_end) FROM "
+                                   "chunks WHERE series=?1 AND part=(SELECT max(part) FROM chunks "
+                                   "WHERE series=?1)) ORDER BY c.seq")
            : NULL;
     if (!st) {
         rc = -1;

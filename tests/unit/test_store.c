@@ -562,6 +562,119 @@ static void test_retention_by_age_drops_old_points_only(void **st)
     store_close(s);
 }
 
+/* Format 6: a chunk's value part is kept in its row when small and as a row
+ * of `vals` when large (chunks is a WITHOUT ROWID table, no index of it);
+ * those rows go when their chunks are dropped. */
+static long long sql_int(const char *sub, const char *sql)
+{
+    char path[500];
+    snprintf(path, sizeof path, "%s/%s/chunks.db", tmpdir, sub);
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long long v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static void test_large_value_parts_are_rows_of_their_own_that_go_with_their_chunks(void **st)
+{
+    (void)st;
+    int64_t now = (int64_t)time(NULL) * 1000;
+    store *s = open_at("vals", 0, 0);
+    put_grid(s, 8, 600, now - 10LL * 86400000, 1000); /* ten days old */
+    put_grid(s, 8, 600, now - 600000, 1000);          /* the last ten minutes */
+    store_close(s);
+    assert_int_equal(sql_int("vals", "SELECT count(*) FROM sqlite_schema WHERE type='index' AND tbl_name='chunks'"), 0);
+    long long big = sql_int("vals", "SELECT count(*) FROM chunks WHERE typeof(data)='integer'");
+    assert_true(big >= 2); /* the floats' value parts, old and new */
+    assert_true(big < sql_int("vals", "SELECT count(*) FROM chunks"));  /* the constants' are small */
+    assert_int_equal(sql_int("vals", "SELECT count(*) FROM vals"), big);
+    assert_int_equal(sql_int("vals", "SELECT count(*) FROM vals WHERE length(data) <= 512"), 0);
+    assert_int_equal(sql_int("vals", "SELECT count(*) FROM chunks WHERE typeof(data)='blob' AND length(data) > 512"), 0);
+    assert_int_equal(sql_int("vals", "SELECT count(*) FROM chunks c LEFT JOIN vals v ON v.id = c.data "
+                                     "WHERE typeof(c.data)='integer' AND v.id IS NULL"), 0);
+    s = open_at("vals", 0, 0);
+    for (int j = 0; j < 8; j++) { /* read back exactly, through vals or not */
+        char job[16];
+        snprintf(job, sizeof job, "j%d", j);
+        const char *m = j % 4 == 0 ? "m.counter" : j % 4 == 1 ? "m.secs" : j % 4 == 2 ? "m.float" : "m.const";
+        store_points p = {0};
+        assert_int_equal(store_read(s, series_id(s, m, job), INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 1200);
+        for (int i = 0; i < 1200; i++) {
+            assert_int_equal(p.ts[i], (i < 600 ? now - 10LL * 86400000 : now - 600000) + (i % 600) * 1000);
+            assert_true(same_double(p.val[i], gen_value(j, i % 600)));
+        }
+        store_points_free(&p);
+    }
+    store_close(s);
+    s = open_at("vals", 2 * 86400.0, 0); /* retention drops the old half */
+    assert_int_equal(store_maintain(s), 0);
+    store_close(s);
+    long long left = sql_int("vals", "SELECT count(*) FROM vals");
+    assert_true(left >= 1 && left < big);
+    assert_int_equal(sql_int("vals", "SELECT count(*) FROM chunks WHERE typeof(data)='integer'"), left);
+}
+
+/* store_read_many over a store of three partitions: the whole range (one
+ * scan of the series' chunks), one partition and a range across two (the
+ * key seeks a series at a time) give what store_read gives a series. */
+typedef struct many_got {
+    store *s;
+    const uint64_t *ids;
+    int64_t from, to;
+    int calls, bad;
+} many_got;
+
+static void many_check(void *arg, size_t i, store_points *pts)
+{
+    many_got *g = arg;
+    store_points alone = {0};
+    g->calls++;
+    if (store_read(g->s, g->ids[i], g->from, g->to, &alone) < 0 || alone.n != pts->n) {
+        g->bad++;
+    } else {
+        for (size_t k = 0; k < alone.n; k++)
+            if (alone.ts[k] != pts->ts[k] || !same_double(alone.val[k], pts->val[k])) g->bad++;
+    }
+    store_points_free(&alone);
+}
+
+static void test_reads_of_many_series_give_each_series_points_over_any_range(void **st)
+{
+    (void)st;
+    const int64_t t0 = 222223LL * 7200000; /* a partition's start */
+    store *s = open_at("many", 0, 0);
+    put_grid(s, 300, 216, t0, 100000); /* 6 hours: three partitions */
+    store_close(s);
+    s = open_at("many", 0, 0); /* everything in SQLite */
+    static uint64_t ids[300];
+    for (int j = 0; j < 300; j++) {
+        char job[16];
+        snprintf(job, sizeof job, "j%d", j);
+        const char *m = j % 4 == 0 ? "m.counter" : j % 4 == 1 ? "m.secs" : j % 4 == 2 ? "m.float" : "m.const";
+        ids[j] = series_id(s, m, job);
+        assert_true(ids[j] != 0);
+    }
+    const int64_t P = 7200000, ranges[][2] = {
+        {INT64_MIN, INT64_MAX}, {t0, t0 + 3 * P - 1}, {t0 + P, t0 + 2 * P - 1}, {t0 + P / 2, t0 + P + P / 2}};
+    for (int r = 0; r < 4; r++) {
+        many_got g = {s, ids, ranges[r][0], ranges[r][1], 0, 0};
+        assert_int_equal(store_read_many(s, ids, 300, g.from, g.to, many_check, &g), 0);
+        assert_int_equal(g.calls, 300);
+        assert_int_equal(g.bad, 0);
+    }
+    store_points p = {0}; /* and the points are there */
+    assert_int_equal(store_read(s, ids[5], t0 + P, t0 + 2 * P - 1, &p), 0);
+    assert_int_equal(p.n, 72);
+    store_points_free(&p);
+    store_close(s);
+}
+
 static void test_retention_by_size_keeps_the_newest_points_under_the_limit(void **st)
 {
     (void)st;
@@ -1222,7 +1335,7 @@ static void test_a_failed_log_write_recovers_by_itself(void **st)
 }
 
 /* A store of format 4, as main wrote it (timestamp parts of modes 0..3,
- * zstd'd), opens as format 5 with one line and reads as before. */
+ * zstd'd), is converted to format 6 with one line and reads as before. */
 static void test_a_format_4_store_reads_as_before(void **st)
 {
     (void)st;
@@ -1273,7 +1386,7 @@ static void test_a_format_4_store_reads_as_before(void **st)
     store_buf_free(&vb);
     logged[0] = 0;
     store *s = open_logged("v4", 0);
-    assert_non_null(strstr(logged, "format 4 read as format 5"));
+    assert_non_null(strstr(logged, "from format 4 to 6"));
     assert_int_equal(series_id(s, "old.m", "old"), 5);
     store_points p = {0};
     assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
@@ -1294,6 +1407,125 @@ static void test_a_format_4_store_reads_as_before(void **st)
     assert_true(p.ts[100] == ts[99] + 1000 && p.val[100] == 99);
     store_points_free(&p);
     store_close(s);
+}
+
+/* A store of format 5, as main c07a513 wrote it: a rowid table of chunks,
+ * age their rowid, and an index of them by series.  Format 6 keeps chunks by
+ * (series, partition, seq) with no index; the conversion at open must keep
+ * each chunk's rank by age, also where an older chunk of the partition ends
+ * later than a newer one (the newer's values win where they overlap). */
+static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **st)
+{
+    (void)st;
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/v5", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/chunks.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+        "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
+        "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
+        " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
+        "CREATE INDEX times_by_hash ON times(hash);"
+        "INSERT INTO meta VALUES('format', '5');"
+        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+    static const uint8_t tags_a[] = "host\0n1\0job\0a\0", tags_b[] = "host\0n1\0job\0b\0";
+    const int64_t base = 222223LL * 7200000; /* the start of a partition */
+    /* rowid order = age: 1 (series 5, partition 0, 100 points), 2 (series 6),
+     * 3 (series 5, partition 0, ten of chunk 1's timestamps with new values:
+     * it ends earlier than 1), 4 (series 5, the next partition) */
+    struct { int64_t series, t0; int n, first; double off; } ch[] = {
+        {5, base, 100, 0, 0}, {6, base, 100, 0, 500}, {5, base, 10, 50, 1000},
+        {5, base + 7200000, 20, 0, 2000}};
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series VALUES(?, 7, ?)", -1, &q, NULL), SQLITE_OK);
+    for (int k = 0; k < 2; k++) {
+        sqlite3_bind_int(q, 1, 5 + k);
+        sqlite3_bind_blob(q, 2, k ? tags_b : tags_a, (int)sizeof tags_a - 1, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    for (int c = 0; c < 4; c++) {
+        int64_t ts[100];
+        double v[100];
+        for (int i = 0; i < ch[c].n; i++) {
+            ts[i] = ch[c].t0 + (ch[c].first + i) * 1000LL;
+            v[i] = ch[c].off + (ch[c].first + i) * 0.25;
+        }
+        store_buf tb = {0}, vb = {0};
+        assert_int_equal(store_ts_encode(ts, (size_t)ch[c].n, 3, &tb), 0);
+        assert_int_equal(store_val_encode(v, (size_t)ch[c].n, 3, &vb), 0);
+        assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(?1, 0, ?2)", -1, &q, NULL), SQLITE_OK);
+        sqlite3_bind_int(q, 1, c + 1);
+        sqlite3_bind_blob(q, 2, tb.p, (int)tb.n, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+        sqlite3_finalize(q);
+        assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(?1, ?2, ?3, ?4, ?5, ?1, ?6)", -1, &q, NULL), SQLITE_OK);
+        sqlite3_bind_int(q, 1, c + 1);
+        sqlite3_bind_int64(q, 2, ch[c].series);
+        sqlite3_bind_int64(q, 3, ts[0]);
+        sqlite3_bind_int64(q, 4, ts[ch[c].n - 1]);
+        sqlite3_bind_int(q, 5, ch[c].n);
+        sqlite3_bind_blob(q, 6, vb.p, (int)vb.n, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+        sqlite3_finalize(q);
+        store_buf_free(&tb);
+        store_buf_free(&vb);
+    }
+    sqlite3_close(db);
+    for (int round = 0; round < 2; round++) { /* converted; then settled by close, reopened */
+        logged[0] = 0;
+        store *s = open_logged("v5", 0);
+        if (round == 0)
+            assert_non_null(strstr(logged, "from format 5 to 6"));
+        else
+            assert_null(strstr(logged, "format"));
+        assert_int_equal(series_id(s, "old.m", "a"), 5);
+        store_points p = {0};
+        assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 120);
+        for (int i = 0; i < 100; i++)
+            assert_true(p.ts[i] == base + i * 1000LL &&
+                        p.val[i] == (i >= 50 && i < 60 ? 1000 : 0) + i * 0.25);
+        for (int i = 0; i < 20; i++)
+            assert_true(p.ts[100 + i] == base + 7200000 + i * 1000LL && p.val[100 + i] == 2000 + i * 0.25);
+        p.n = 0; /* a range within the second partition */
+        assert_int_equal(store_read(s, 5, base + 7200000 + 5000, base + 7200000 + 9000, &p), 0);
+        assert_int_equal(p.n, 5);
+        assert_true(p.ts[0] == base + 7200000 + 5000 && p.val[4] == 2000 + 9 * 0.25);
+        p.n = 0; /* a range within the first: the newer chunk's values */
+        assert_int_equal(store_read(s, 5, base + 55000, base + 64000, &p), 0);
+        assert_int_equal(p.n, 10);
+        assert_true(p.val[0] == 1000 + 55 * 0.25 && p.val[5] == 60 * 0.25);
+        p.n = 0;
+        assert_int_equal(store_read(s, 6, INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 100);
+        for (int i = 0; i < 100; i++) assert_true(p.val[i] == 500 + i * 0.25);
+        int64_t lt;
+        double lv;
+        assert_int_equal(store_last(s, 5, &lt, &lv), 1);
+        assert_true(lt == base + 7200000 + 19000 && lv == 2000 + 19 * 0.25);
+        store_points_free(&p);
+        store_close(s);
+    }
+    /* format 6 on disk: no index of chunks, seq 1.. within (series, partition) */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT v FROM meta WHERE k='format'), (SELECT count(*) FROM "
+        "sqlite_schema WHERE type='index' AND tbl_name='chunks'), (SELECT group_concat(series || ':' || seq) "
+        "FROM chunks)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "6");
+    assert_int_equal(sqlite3_column_int(q, 1), 0);
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "5:1,5:1,6:1"); /* partition 0 merged */
+    sqlite3_finalize(q);
+    sqlite3_close(db);
 }
 
 /* A store of format 3 (tag sets in a table of their own, an index of chunks
@@ -1480,6 +1712,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_names_and_series_of_answer_from_the_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_last_point_of_a_series, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_by_age_drops_old_points_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reads_of_many_series_give_each_series_points_over_any_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_value_parts_are_rows_of_their_own_that_go_with_their_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_by_size_keeps_the_newest_points_under_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_size_limit_never_drops_the_newest_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_size_limit_counts_only_what_trimming_can_free, setup, teardown),
@@ -1493,6 +1727,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_failed_log_write_recovers_by_itself, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_format_3_store_is_converted_and_reads_as_before, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_format_4_store_reads_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_format_5_store_is_converted_keeping_the_age_of_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_with_a_tag_reads_only_the_series_that_have_it, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
