@@ -128,8 +128,10 @@ static int passthrough(const ctx *c, const tsq_series *s, size_t lo, size_t hi)
         return 0;
     const int64_t *ts = s->pts.ts, iv = ds->interval_ms;
     const double *v = s->pts.val;
-    for (size_t i = lo; i < hi; i++)
-        if (ts[i] % iv || (i > lo && ts[i] <= ts[i - 1]) || (v[i] == 0 && signbit(v[i]))) return 0;
+    for (size_t i = lo; i < hi; i++) /* (the next bucket's start: no division) */
+        if ((i > lo && ts[i] <= ts[i - 1]) || (v[i] == 0 && signbit(v[i])) ||
+            ((i == lo || ts[i] != ts[i - 1] + iv) && ts[i] % iv))
+            return 0;
     return 1;
 }
 
