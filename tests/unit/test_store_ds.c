@@ -57,8 +57,10 @@ static void take_raw(void *arg, size_t i, store_points *p)
     raw *r = arg;
     r->p[i].ts = malloc((p->n ? p->n : 1) * sizeof *p->ts);
     r->p[i].val = malloc((p->n ? p->n : 1) * sizeof *p->val);
-    memcpy(r->p[i].ts, p->ts, p->n * sizeof *p->ts);
-    memcpy(r->p[i].val, p->val, p->n * sizeof *p->val);
+    if (p->n) { /* (no arrays when no points) */
+        memcpy(r->p[i].ts, p->ts, p->n * sizeof *p->ts);
+        memcpy(r->p[i].val, p->val, p->n * sizeof *p->val);
+    }
     r->p[i].n = p->n;
 }
 
@@ -73,8 +75,10 @@ static void take_buckets(void *arg, size_t i, store_points *b, size_t n)
     got *g = arg;
     g->b[i].ts = malloc((b->n ? b->n : 1) * sizeof *b->ts);
     g->b[i].val = malloc((b->n ? b->n : 1) * sizeof *b->val);
-    memcpy(g->b[i].ts, b->ts, b->n * sizeof *b->ts);
-    memcpy(g->b[i].val, b->val, b->n * sizeof *b->val);
+    if (b->n) { /* (no arrays when no buckets) */
+        memcpy(g->b[i].ts, b->ts, b->n * sizeof *b->ts);
+        memcpy(g->b[i].val, b->val, b->n * sizeof *b->val);
+    }
     g->b[i].n = b->n;
     g->raw[i] = n;
     g->calls[i]++;
