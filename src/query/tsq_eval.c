@@ -113,6 +113,28 @@ static size_t work_cap(const ctx *c, size_t npts)
     return npts;
 }
 
+/* Whether process() would give back points [lo, hi) of s unchanged: a
+ * downsampling by avg or sum, no fill, no rate, and every point alone in
+ * its bucket (timestamps strictly increasing and aligned to the interval),
+ * where a bucket's sum 0 + v and average (0 + v) / 1 are v itself (v not
+ * -0, which 0 + v makes +0).  Series the store already downsampled
+ * (tsq_local.c) are such: tsq_eval points at their arrays instead of
+ * copying them into its arena (fresh memory a cold query faults in). */
+static int passthrough(const ctx *c, const tsq_series *s, size_t lo, size_t hi)
+{
+    const tsq_downsample *ds = &c->sub->ds;
+    if (ds->all || ds->interval_ms <= 0 || ds->fill != TSQ_FILL_NONE || c->sub->rate ||
+        (c->dsagg->kind != TSQ_AG_AVG && c->dsagg->kind != TSQ_AG_SUM))
+        return 0;
+    const int64_t *ts = s->pts.ts, iv = ds->interval_ms;
+    const double *v = s->pts.val;
+    for (size_t i = lo; i < hi; i++) /* (the next bucket's start: no division) */
+        if ((i > lo && ts[i] <= ts[i - 1]) || (v[i] == 0 && signbit(v[i])) ||
+            ((i == lo || ts[i] != ts[i - 1] + iv) && ts[i] % iv))
+            return 0;
+    return 1;
+}
+
 /* Downsample (with fill) and rate one series' points [lo, hi) into p. */
 static void process(const ctx *c, const tsq_series *s, size_t lo, size_t hi, pser *p,
                     double *scratch)
@@ -630,11 +652,9 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
         c.ngb++;
     }
     c.gv = malloc((ncand * (size_t)c.ngb + 1) * sizeof *c.gv);
-    arena_ts = malloc((work ? work : 1) * sizeof *arena_ts);
-    arena_v = malloc((work ? work : 1) * sizeof *arena_v);
     scratch = malloc(maxn * sizeof *scratch);
     mem = malloc((ncand ? ncand : 1) * sizeof *mem);
-    if (!c.gv || !arena_ts || !arena_v || !scratch || !mem) {
+    if (!c.gv || !scratch || !mem) {
         tsq_fail(err, 500, NULL, "out of memory");
         goto out;
     }
@@ -649,7 +669,25 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
 
     /* One series (metric and tags) from several sets (nodes) is one series:
      * its points are merged, a timestamp given twice keeping the later set's
-     * value.  Then each distinct series is downsampled and rated. */
+     * value.  Then each distinct series is downsampled and rated (into the
+     * arena; a series that would come out as it is stays where it is). */
+    size_t arena = 0;
+    for (size_t a = 0; a < ncand;) {
+        size_t b = a + 1, cnt = hi[idx[a]] - lo[idx[a]];
+        for (; b < ncand && cmp_tags(c.ps[idx[a]].s, c.ps[idx[b]].s) == 0; b++)
+            cnt += hi[idx[b]] - lo[idx[b]];
+        if (b > a + 1 || !passthrough(&c, c.ps[idx[a]].s, lo[idx[a]], hi[idx[a]]))
+            arena += work_cap(&c, cnt);
+        else
+            c.ps[idx[a]].n = SIZE_MAX; /* marks it */
+        a = b;
+    }
+    arena_ts = malloc((arena ? arena : 1) * sizeof *arena_ts);
+    arena_v = malloc((arena ? arena : 1) * sizeof *arena_v);
+    if (!arena_ts || !arena_v) {
+        tsq_fail(err, 500, NULL, "out of memory");
+        goto out;
+    }
     size_t nuniq = 0, pos = 0;
     for (size_t a = 0; a < ncand;) {
         size_t b = a + 1, cnt = hi[idx[a]] - lo[idx[a]];
@@ -658,15 +696,21 @@ int tsq_eval(const tsq_query *q, const tsq_sub *sub, const tsq_set *in, tsq_resu
             b++;
         }
         pser *p = &c.ps[idx[a]];
-        p->ts = arena_ts + pos;
-        p->v = arena_v + pos;
-        if (b == a + 1)
-            process(&c, p->s, lo[idx[a]], hi[idx[a]], p, scratch);
-        else if (process_merged(&c, idx + a, b - a, lo, hi, cnt, p) < 0) {
-            tsq_fail(err, 500, NULL, "out of memory");
-            goto out;
+        if (p->n == SIZE_MAX) { /* as it is */
+            p->ts = p->s->pts.ts + lo[idx[a]];
+            p->v = p->s->pts.val + lo[idx[a]];
+            p->n = cnt;
+        } else {
+            p->ts = arena_ts + pos;
+            p->v = arena_v + pos;
+            if (b == a + 1)
+                process(&c, p->s, lo[idx[a]], hi[idx[a]], p, scratch);
+            else if (process_merged(&c, idx + a, b - a, lo, hi, cnt, p) < 0) {
+                tsq_fail(err, 500, NULL, "out of memory");
+                goto out;
+            }
+            pos += work_cap(&c, cnt);
         }
-        pos += work_cap(&c, cnt);
         idx[nuniq++] = idx[a];
         note_stable(out, q, sub, p);
         a = b;

@@ -110,6 +110,19 @@ int store_read(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms, sto
 typedef void (*store_points_cb)(void *arg, size_t i, store_points *p);
 int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, int64_t to_ms,
                     store_points_cb cb, void *arg);
+/* store_read_many, downsampled while the chunks are decoded: each series'
+ * points become one point a bucket (stamped with the bucket's start,
+ * t - t % iv_ms; a bucket runs from its first point to before start +
+ * iv_ms), holding the sum, average, min or max of the bucket's values,
+ * added in time order from 0 (sum, average) or compared from +-infinity
+ * (min, max: NaN when nothing compared), as the query engine's
+ * downsampler computes them.  A series' points are never all in memory at
+ * once, only a chunk's.  cb gets the buckets (*b valid during the call)
+ * and raw, the points they hold. */
+typedef enum store_ds_kind { STORE_DS_SUM, STORE_DS_AVG, STORE_DS_MIN, STORE_DS_MAX } store_ds_kind;
+typedef void (*store_buckets_cb)(void *arg, size_t i, store_points *b, size_t raw);
+int store_read_many_ds(store *s, const uint64_t *ids, size_t n, int64_t from_ms, int64_t to_ms,
+                       int64_t iv_ms, store_ds_kind kind, store_buckets_cb cb, void *arg);
 /* The newest point of a series: 1 found, 0 none, -1 error. */
 int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value);
 void store_points_free(store_points *p);

@@ -154,6 +154,135 @@ static int merge_swap(store_pointbuf *b, int64_t from, int64_t to, store_points 
     return 0;
 }
 
+/* --- downsampling while decoding (store_read_many_ds) ---------------------- */
+
+/* A series' buckets as its points come, in time order: a chunk at a time
+ * (decoded into `chunk`, reused), never the whole series.  A point at or
+ * before the last one (chunks written out of order, a timestamp written
+ * twice) clears `ordered`: the caller then reads the series again the
+ * usual way (merged, the newest value winning) and folds that. */
+typedef struct bucketer {
+    int64_t iv, from, to;
+    store_ds_kind kind;
+    int64_t start, end; /* the open bucket: [start, end), when cnt */
+    double acc;
+    size_t cnt, raw;
+    int64_t last;
+    int ordered;
+    store_pointbuf out;   /* the buckets */
+    store_pointbuf chunk; /* one chunk's points */
+} bucketer;
+
+static void bk_reset(bucketer *k)
+{
+    k->cnt = k->raw = 0;
+    k->out.n = 0;
+    k->ordered = 1;
+}
+
+static int bk_close(bucketer *k)
+{
+    if (!k->cnt) return 0;
+    double v = k->acc;
+    if (k->kind == STORE_DS_AVG)
+        v = k->acc / (double)k->cnt;
+    else if ((k->kind == STORE_DS_MIN && v == INFINITY) ||
+             (k->kind == STORE_DS_MAX && v == -INFINITY))
+        v = NAN;
+    if (reserve2(&k->out.ts, &k->out.val, k->out.n, &k->out.cap, 1) < 0) return -1;
+    k->out.ts[k->out.n] = k->start;
+    k->out.val[k->out.n++] = v;
+    k->cnt = 0;
+    return 0;
+}
+
+/* Folds points i.. of ts/val (all in [from, to], strictly increasing, in
+ * the open bucket) while they stay so: where it stopped.  One loop a kind. */
+static inline __attribute__((always_inline)) size_t fold_run(bucketer *k, const int64_t *ts,
+                                                             const double *val, size_t i, size_t n,
+                                                             const store_ds_kind kind)
+{
+    int64_t prev = k->last, end = k->to < k->end - 1 ? k->to + 1 : k->end;
+    double acc = k->acc;
+    size_t j = i;
+    for (; j < n; j++) {
+        int64_t t = ts[j];
+        if (t >= end || t <= prev) break;
+        prev = t;
+        double v = val[j];
+        if (kind == STORE_DS_MIN) {
+            if (v < acc) acc = v;
+        } else if (kind == STORE_DS_MAX) {
+            if (v > acc) acc = v;
+        } else {
+            acc += v;
+        }
+    }
+    k->acc = acc;
+    k->last = prev;
+    k->cnt += j - i;
+    k->raw += j - i;
+    return j;
+}
+
+/* Folds n points in (the bucket rule of tsq_eval's downsampler: a bucket
+ * starts at a point's t - t % iv and takes the points before start + iv):
+ * 0, or -1 out of memory. */
+static int bk_fold(bucketer *k, const int64_t *ts, const double *val, size_t n)
+{
+    for (size_t i = 0; i < n && k->ordered;) {
+        int64_t t = ts[i];
+        if (t < k->from || t > k->to) {
+            i++;
+            continue;
+        }
+        if (k->raw && t <= k->last) {
+            k->ordered = 0;
+            break;
+        }
+        if (!k->cnt || t >= k->end) {
+            if (bk_close(k) < 0) return -1;
+            /* the next bucket, the usual case, without a division */
+            int next = k->raw && k->end >= 0 && t - k->end < k->iv;
+            k->start = next ? k->end : t - t % k->iv;
+            k->end = k->start + k->iv;
+            k->acc = k->kind == STORE_DS_MIN ? INFINITY : k->kind == STORE_DS_MAX ? -INFINITY : 0;
+            k->last = t - 1; /* (the first point of all: no last yet) */
+        }
+        switch (k->kind) {
+        case STORE_DS_MIN:
+            i = fold_run(k, ts, val, i, n, STORE_DS_MIN);
+            break;
+        case STORE_DS_MAX:
+            i = fold_run(k, ts, val, i, n, STORE_DS_MAX);
+            break;
+        default:
+            i = fold_run(k, ts, val, i, n, STORE_DS_SUM);
+            break;
+        }
+    }
+    return 0;
+}
+
+/* A chunk's points folded into k: 0, or -1 (corrupt, out of memory). */
+static int bk_chunk(bucketer *k, const void *tp, int tl, const void *vp, int vl)
+{
+    store_pointbuf *c = &k->chunk;
+    c->n = 0;
+    if (!k->ordered) return 0;
+    if (store_parts_decode(tp, (size_t)tl, vp, (size_t)vl, &c->ts, &c->val, &c->n, &c->cap) < 0)
+        return -1;
+    return bk_fold(k, c->ts, c->val, c->n);
+}
+
+static void bk_free(bucketer *k)
+{
+    free(k->out.ts);
+    free(k->out.val);
+    free(k->chunk.ts);
+    free(k->chunk.val);
+}
+
 /* Decodes the frozen chunks and head of se within [from, to] into mem:
  * 0, or -1 out of memory. */
 static int snapshot_memory(store *s, series *se, int64_t from, int64_t to, store_pointbuf *mem)
@@ -215,7 +344,7 @@ void store_read_warm(store *s)
 /* The chunks of series id in [from, to] appended to b, read on conn (a
  * connection the caller holds) or on one from the pool when NULL. */
 static int read_db(store *s, sqlite3 *conn, uint64_t id, int64_t from, int64_t to,
-                   store_pointbuf *b)
+                   store_pointbuf *b, bucketer *bk)
 {
     sqlite3 *db = conn ? conn : store_pool_get(s);
     if (!db) return -1;
@@ -230,9 +359,14 @@ static int read_db(store *s, sqlite3 *conn, uint64_t id, int64_t from, int64_t t
     sqlite3_bind_int64(st, 3, to);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (store_parts_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-                               sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-                               &b->ts, &b->val, &b->n, &b->cap) < 0)
+        if (bk) { /* folded a chunk at a time (b unused) */
+            if (bk_chunk(bk, sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0),
+                         sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1)) < 0)
+                rc = -1;
+        } else if (store_parts_decode(
+                       sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                       sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), &b->ts,
+                       &b->val, &b->n, &b->cap) < 0)
             rc = -1;
     }
     if (r != SQLITE_DONE) rc = -1;
@@ -255,7 +389,7 @@ static int read_one(store *s, uint64_t series_id, int64_t from_ms, int64_t to_ms
     pthread_mutex_unlock(&s->mu);
     /* SQLite after memory: a chunk committed in between is read twice (same
      * points), never missed */
-    if (rc == 0) rc = read_db(s, NULL, series_id, from_ms, to_ms, &all);
+    if (rc == 0) rc = read_db(s, NULL, series_id, from_ms, to_ms, &all, NULL);
     if (rc == 0 && reserve2(&all.ts, &all.val, all.n, &all.cap, mem.n) < 0) rc = -1;
     if (rc == 0 && mem.n) {
         memcpy(all.ts + all.n, mem.ts, mem.n * sizeof *all.ts);
@@ -296,6 +430,9 @@ typedef struct many {
     int64_t from, to;
     store_points_cb cb;
     void *arg;
+    store_buckets_cb bcb; /* downsampling while decoding (iv, kind): else NULL */
+    int64_t iv;
+    store_ds_kind kind;
     size_t next; /* the next unit (atomic) */
     size_t unit; /* ids a unit */
     int failed;
@@ -317,7 +454,7 @@ static int cmp_by_id(const void *a, const void *b, void *arg)
 /* Hands series k (ord index) its points: SQLite's (db, in chunk order) then
  * memory's, merged into out (a worker's, reused: cb copies what it keeps,
  * and no series' points ever land in fresh memory). */
-static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem, store_points *out)
+static int merged(many *m, store_pointbuf *db, store_pointbuf *mem, store_points *out)
 {
     int rc = reserve2(&db->ts, &db->val, db->n, &db->cap, mem->n);
     out->n = 0;
@@ -327,9 +464,44 @@ static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem,
         db->n += mem->n;
     }
     if (rc == 0) rc = merge_swap(db, m->from, m->to, out);
-    if (rc == 0) m->cb(m->arg, m->ord[k], out);
     db->n = 0;
     return rc;
+}
+
+static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem, store_points *out)
+{
+    int rc = merged(m, db, mem, out);
+    if (rc == 0) m->cb(m->arg, m->ord[k], out);
+    return rc;
+}
+
+/* The same with the series' SQLite chunks already folded into bk: memory's
+ * points folded after them, the buckets handed over; a series whose points
+ * came out of order is read again (on db) the usual way and folded. */
+static int hand_over_ds(many *m, size_t k, sqlite3 *db, store_pointbuf *pb, store_pointbuf *mem,
+                        store_points *out, bucketer *bk)
+{
+    int rc = bk_fold(bk, mem->ts, mem->val, mem->n);
+    if (rc == 0 && !bk->ordered) {
+        pb->n = 0;
+        rc = read_db(m->s, db, m->ids[m->ord[k]], m->from, m->to, pb, NULL);
+        if (rc == 0) rc = merged(m, pb, mem, out);
+        bk_reset(bk);
+        if (rc == 0) rc = bk_fold(bk, out->ts, out->val, out->n);
+    }
+    if (rc == 0) rc = bk_close(bk);
+    if (rc == 0) {
+        store_points b = {bk->out.ts, bk->out.val, bk->out.n, bk->out.cap};
+        m->bcb(m->arg, m->ord[k], &b, bk->raw);
+    }
+    bk_reset(bk);
+    return rc;
+}
+
+static int hand_over_any(many *m, size_t k, sqlite3 *db, store_pointbuf *pb, store_pointbuf *mem,
+                         store_points *out, bucketer *bk)
+{
+    return bk ? hand_over_ds(m, k, db, pb, mem, out, bk) : hand_over(m, k, pb, mem, out);
 }
 
 /* Series ord[a..b) (sorted ids): memory first (under the lock, for all of
@@ -337,10 +509,11 @@ static int hand_over(many *m, size_t k, store_pointbuf *db, store_pointbuf *mem,
  * of their chunks; else one read transaction with a query a series (the
  * std query's series are every 30th id: a transaction, a pool get and a
  * lock of the store a series were a tenth of its read). */
-static int scan_unit(many *m, size_t a, size_t b, int dense, store_points *out)
+static int scan_unit(many *m, size_t a, size_t b, int dense, store_points *out, bucketer *bk)
 {
     store *s = m->s;
     size_t cnt = b - a;
+    if (bk) bk_reset(bk); /* (after a unit that failed) */
     store_pointbuf *mem = calloc(cnt, sizeof *mem);
     if (!mem) return -1;
     int rc = 0;
@@ -358,8 +531,8 @@ static int scan_unit(many *m, size_t a, size_t b, int dense, store_points *out)
     if (rc == 0 && !dense) {
         if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
         for (; rc == 0 && k < cnt; k++)
-            if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0 ||
-                hand_over(m, a + k, &pb, &mem[k], out) < 0)
+            if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb, bk) < 0 ||
+                hand_over_any(m, a + k, db, &pb, &mem[k], out, bk) < 0)
                 rc = -1;
         if (db && !sqlite3_get_autocommit(db)) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     } else if (rc == 0) {
@@ -373,11 +546,12 @@ static int scan_unit(many *m, size_t a, size_t b, int dense, store_points *out)
         while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
             uint64_t sid = (uint64_t)sqlite3_column_int64(st, 0);
             while (k < cnt && m->ids[m->ord[a + k]] < sid) { /* the series before: done */
-                if (unordered) {
+                if (unordered && !bk) {
                     pb.n = 0; /* its chunks came out of id order: read it the usual way */
-                    if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
-                }
-                if (rc == 0 && hand_over(m, a + k, &pb, &mem[k], out) < 0) rc = -1;
+                    if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb, NULL) < 0)
+                        rc = -1;
+                } /* (folded, they are checked in time order: out of it, read again) */
+                if (rc == 0 && hand_over_any(m, a + k, db, &pb, &mem[k], out, bk) < 0) rc = -1;
                 k++;
                 unordered = 0;
                 last_row = 0;
@@ -386,21 +560,26 @@ static int scan_unit(many *m, size_t a, size_t b, int dense, store_points *out)
             sqlite3_int64 row = sqlite3_column_int64(st, 1);
             if (row < last_row) unordered = 1;
             last_row = row;
-            if (store_parts_decode(sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
-                                   sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3),
-                                   &pb.ts, &pb.val, &pb.n, &pb.cap) < 0)
+            if (bk) {
+                if (bk_chunk(bk, sqlite3_column_blob(st, 2), sqlite3_column_bytes(st, 2),
+                             sqlite3_column_blob(st, 3), sqlite3_column_bytes(st, 3)) < 0)
+                    rc = -1;
+            } else if (store_parts_decode(
+                           sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
+                           sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3), &pb.ts,
+                           &pb.val, &pb.n, &pb.cap) < 0)
                 rc = -1;
         }
         if (rc == 0 && r != SQLITE_DONE) rc = -1;
         sqlite3_reset(st);
-        if (rc == 0 && k < cnt && unordered) {
+        if (rc == 0 && k < cnt && unordered && !bk) {
             pb.n = 0;
-            if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb) < 0) rc = -1;
+            if (read_db(s, db, m->ids[m->ord[a + k]], m->from, m->to, &pb, NULL) < 0) rc = -1;
         }
     }
-    store_pool_put(s, db);
     for (; rc == 0 && k < cnt; k++) /* the last one read, and those with no chunks */
-        if (hand_over(m, a + k, &pb, &mem[k], out) < 0) rc = -1;
+        if (hand_over_any(m, a + k, db, &pb, &mem[k], out, bk) < 0) rc = -1;
+    store_pool_put(s, db);
     for (size_t i = 0; i < cnt; i++) {
         free(mem[i].ts);
         free(mem[i].val);
@@ -416,6 +595,9 @@ static void *many_worker(void *arg)
     many *m = arg;
     store_points out = {0}; /* this worker's buffers, reused for every series */
     store_pointbuf mem = {0}, all = {0};
+    bucketer bk = {.iv = m->iv, .from = m->from, .to = m->to, .kind = m->kind};
+    bucketer *k_ = m->bcb ? &bk : NULL;
+    bk_reset(&bk);
     for (;;) {
         size_t a = __atomic_fetch_add(&m->next, m->unit, __ATOMIC_RELAXED);
         if (a >= m->n) break;
@@ -423,13 +605,21 @@ static void *many_worker(void *arg)
         uint64_t span = m->ids[m->ord[b - 1]] - m->ids[m->ord[a]] + 1;
         int rc = 0;
         if (b - a >= 16) {
-            rc = scan_unit(m, a, b, m->whole && (b - a) * 4 >= span, &out); /* one scan */
+            /* most of the range, over every partition in SQLite: one scan */
+            rc = scan_unit(m, a, b, m->whole && (b - a) * 4 >= span, &out, k_);
         } else {
             for (size_t k = a; k < b && rc == 0; k++) {
                 out.n = 0;
                 if (read_one(m->s, m->ids[m->ord[k]], m->from, m->to, &mem, &all, &out, 1) < 0)
                     rc = -1;
-                if (rc == 0) m->cb(m->arg, m->ord[k], &out);
+                if (rc == 0 && k_) { /* a few series: read whole, then folded */
+                    bk_reset(k_);
+                    if (bk_fold(k_, out.ts, out.val, out.n) < 0 || bk_close(k_) < 0) rc = -1;
+                    store_points bs = {bk.out.ts, bk.out.val, bk.out.n, bk.out.cap};
+                    if (rc == 0) m->bcb(m->arg, m->ord[k], &bs, bk.raw);
+                } else if (rc == 0) {
+                    m->cb(m->arg, m->ord[k], &out);
+                }
             }
         }
         if (rc < 0) __atomic_store_n(&m->failed, 1, __ATOMIC_RELAXED);
@@ -439,35 +629,54 @@ static void *many_worker(void *arg)
     free(mem.val);
     free(all.ts);
     free(all.val);
+    bk_free(&bk);
     return NULL;
+}
+
+static int read_many(many *m)
+{
+    if (!m->s || (m->n && !m->ids)) return -1;
+    if (m->n == 0 || m->from > m->to) return 0;
+    size_t n = m->n;
+    if (!(m->ord = malloc(n * sizeof *m->ord))) return -1;
+    pthread_mutex_lock(&m->s->mu);
+    m->whole =
+        m->s->db_oldest == INT64_MAX || (store_part_of(m->from) <= store_part_of(m->s->db_oldest) &&
+                                         store_part_of(m->to) >= store_part_of(m->s->max_ts));
+    pthread_mutex_unlock(&m->s->mu);
+    for (size_t i = 0; i < n; i++) m->ord[i] = i;
+    qsort_r(m->ord, n, sizeof *m->ord, cmp_by_id, (void *)m->ids);
+    size_t nt = n < 32 ? 1 : readers();
+    /* units small enough that every reader gets some (four each at least) */
+    m->unit = n / (nt * 4);
+    if (m->unit < 16) m->unit = 16;
+    if (m->unit > UNIT) m->unit = UNIT;
+    pthread_t th[8];
+    size_t started = 0;
+    for (size_t i = 1; i < nt; i++) /* this thread is one of them */
+        if (pthread_create(&th[started], NULL, many_worker, m) == 0) started++;
+    many_worker(m);
+    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    free(m->ord);
+    return m->failed ? -1 : 0;
 }
 
 int store_read_many(store *s, const uint64_t *ids, size_t n, int64_t from_ms, int64_t to_ms,
                     store_points_cb cb, void *arg)
 {
-    if (!s || (n && !ids) || !cb) return -1;
-    if (n == 0 || from_ms > to_ms) return 0;
-    many m = {s, ids, malloc(n * sizeof(size_t)), n, from_ms, to_ms, cb, arg, 0, UNIT, 0, 0};
-    if (!m.ord) return -1;
-    pthread_mutex_lock(&s->mu);
-    m.whole = s->db_oldest == INT64_MAX || (store_part_of(from_ms) <= store_part_of(s->db_oldest) &&
-                                            store_part_of(to_ms) >= store_part_of(s->max_ts));
-    pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; i < n; i++) m.ord[i] = i;
-    qsort_r(m.ord, n, sizeof *m.ord, cmp_by_id, (void *)ids);
-    size_t nt = n < 32 ? 1 : readers();
-    /* units small enough that every reader gets some (four each at least) */
-    m.unit = n / (nt * 4);
-    if (m.unit < 16) m.unit = 16;
-    if (m.unit > UNIT) m.unit = UNIT;
-    pthread_t th[8];
-    size_t started = 0;
-    for (size_t i = 1; i < nt; i++) /* this thread is one of them */
-        if (pthread_create(&th[started], NULL, many_worker, &m) == 0) started++;
-    many_worker(&m);
-    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
-    free(m.ord);
-    return m.failed ? -1 : 0;
+    many m = {.s = s, .ids = ids, .n = n, .from = from_ms, .to = to_ms, .cb = cb, .arg = arg};
+    return cb ? read_many(&m) : -1;
+}
+
+int store_read_many_ds(store *s, const uint64_t *ids, size_t n, int64_t from_ms, int64_t to_ms,
+                       int64_t iv_ms, store_ds_kind kind, store_buckets_cb cb, void *arg)
+{
+    if (!cb || iv_ms <= 0 || kind < STORE_DS_SUM || kind > STORE_DS_MAX) return -1;
+    many m = {.s = s, .ids = ids, .n = n, .from = from_ms, .to = to_ms, .arg = arg};
+    m.bcb = cb;
+    m.iv = iv_ms;
+    m.kind = kind;
+    return read_many(&m);
 }
 
 int store_last(store *s, uint64_t series_id, int64_t *ts_ms, double *value)

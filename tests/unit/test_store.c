@@ -248,6 +248,31 @@ static void test_codec_packs_jittered_timestamps_without_zstd(void **st)
     on = 0;
     assert_int_equal(store_parts_decode(b.p, b.n, vb.p, vb.n, &ots, &ov, &on, &cap), 0);
     assert_memory_equal(ots, ts, sizeof ts);
+    /* every width of residual (0 to 8 bits) at lengths around the 8 bytes
+     * the decoder loads at a time */
+    const int lens[] = {3, 4, 9, 17, 25, 29, 33, 57, 64, 65, 66, 100, 1001};
+    int packed = 0;
+    for (int w = 0; w <= 8; w++)
+        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+            int n = lens[l];
+            for (int i = 0; i < n; i++)
+                ts[i] = 1795860000000LL + i * 1000LL + (w ? rand() % (1 << w) : 0);
+            ts[n - 1] = 1795860000000LL + (n - 1) * 1000LL; /* (the step stays 1 s) */
+            store_buf tb = {0}, wb = {0};
+            assert_int_equal(store_ts_encode(ts, (size_t)n, 9, &tb), 0);
+            assert_int_equal(store_val_encode(v, (size_t)n, 9, &wb), 0);
+            if (tb.p[0] == 1 && tb.p[n >= 128 ? 3 : 2] == 4) { /* packed (else: fewer bytes so) */
+                packed++;
+                on = 0;
+                assert_int_equal(store_parts_decode(tb.p, tb.n, wb.p, wb.n, &ots, &ov, &on, &cap),
+                                 0);
+                assert_int_equal(on, n);
+                assert_memory_equal(ots, ts, (size_t)n * sizeof *ts);
+            }
+            store_buf_free(&tb);
+            store_buf_free(&wb);
+        }
+    assert_true(packed >= 9 * 8);
     /* more than 8 bits a residual is corrupt, and so is a packed part cut short */
     for (int i = 0; i < N; i++) ts[i] = 1795860000000LL + i * 1000LL + rand() % 4;
     assert_int_equal(store_ts_encode(ts, N, 9, &b), 0);
@@ -632,14 +657,15 @@ typedef struct many_got {
 
 static void many_check(void *arg, size_t i, store_points *pts)
 {
-    many_got *g = arg;
+    many_got *g = arg; /* (called from every reader thread at once) */
     store_points alone = {0};
-    g->calls++;
+    __atomic_fetch_add(&g->calls, 1, __ATOMIC_RELAXED);
     if (store_read(g->s, g->ids[i], g->from, g->to, &alone) < 0 || alone.n != pts->n) {
-        g->bad++;
+        __atomic_fetch_add(&g->bad, 1, __ATOMIC_RELAXED);
     } else {
         for (size_t k = 0; k < alone.n; k++)
-            if (alone.ts[k] != pts->ts[k] || !same_double(alone.val[k], pts->val[k])) g->bad++;
+            if (alone.ts[k] != pts->ts[k] || !same_double(alone.val[k], pts->val[k]))
+                __atomic_fetch_add(&g->bad, 1, __ATOMIC_RELAXED);
     }
     store_points_free(&alone);
 }

@@ -185,6 +185,47 @@ static void downsampling_happens_before_aggregation(void **st)
     expect_points(&r.v[0], ((int64_t[]){ S(0), S(10), S(20) }), ((double[]){ 3 + 7, 4 + 9, 10 }));
 }
 
+/* Series that are already one point a bucket (what the store hands over
+ * when it downsamples while reading, or a peer's raw points on the grid)
+ * are used as they are, not copied: the answer is byte for byte the one of
+ * the same series given twice (merged, then downsampled as any other),
+ * whatever breaks the pattern: -0 (a bucket of it sums to +0), a point off
+ * the grid, two points in one bucket, a gap. */
+static void series_already_downsampled_answer_as_any_other(void **st)
+{
+    const int64_t grid[] = { S(0), S(10), S(20), S(40), S(50) };
+    const double v[] = { 1.5, -0.0, NAN, 1e300, -7 };
+    const int64_t off[] = { S(0), S(10), S(23), S(30) };
+    const int64_t two[] = { S(0), S(10), S(14), S(20) };
+    const char *specs[] = { "10s-avg", "10s-sum", "10s-max", "10s-avg-zero", "20s-sum" };
+    const char *aggs[] = { "sum", "avg", "min", "none", "dev" };
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
+        for (size_t a = 0; a < sizeof aggs / sizeof *aggs; a++)
+            for (int rate = 0; rate < 2; rate++) {
+                char *j[2];
+                for (int twice = 0; twice < 2; twice++) {
+                    for (int c = 0; c <= twice; c++) {
+                        add_series(&set, "m", "host=a", grid, v, 5);
+                        add_series(&set, "m", "host=b", grid, v + 2, 3); /* no -0 */
+                        add_series(&set, "m", "host=c", off, v + 1, 4);
+                        add_series(&set, "m", "host=d", two, v + 1, 4);
+                    }
+                    char f[256];
+                    snprintf(f, sizeof f, "\"aggregator\":\"%s\",\"downsample\":\"%s\",\"rate\":%s",
+                             aggs[a], specs[k], rate ? "true" : "false");
+                    assert_int_equal(run1(60, f), 0);
+                    j[twice] = answer();
+                    tsq_result_free(&r);
+                    tsq_query_free(&q);
+                    tsq_set_free(&set);
+                }
+                if (strcmp(j[0], j[1]))
+                    fail_msg("%s %s rate=%d:\n%s\n%s", specs[k], aggs[a], rate, j[0], j[1]);
+                free(j[0]);
+                free(j[1]);
+            }
+}
+
 /* ------------------------------------------------------------------ rate */
 
 /* B+0s 10, B+10s 30, B+20s 20, B+30s 50 */
@@ -986,6 +1027,7 @@ int main(void)
         T(fill_none_omits_empty_buckets), T(fill_zero_writes_zero), T(fill_nan_is_serialised_as_the_string_nan),
         T(fill_null_is_serialised_as_null), T(fill_nan_survives_aggregation_only_where_all_are_empty),
         T(zero_all_is_one_bucket_over_the_range), T(downsampling_happens_before_aggregation),
+        T(series_already_downsampled_answer_as_any_other),
         T(rate_is_per_second_and_the_first_point_yields_none), T(rate_counter_wraps_at_counter_max),
         T(rate_counter_default_max_is_long_max), T(rate_above_reset_value_becomes_zero),
         T(rate_drop_resets_skips_the_reset), T(rate_without_counter_ignores_reset_value),

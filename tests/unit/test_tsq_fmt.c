@@ -182,9 +182,52 @@ static void a_million_random_doubles_are_written_by_the_rule(void **st)
     assert_int_equal(bad, 0);
 }
 
+/* Integers (timestamps, and the digits of doubles) as printf's %lld, at
+ * every length and at the extremes. */
+static void integers_are_written_as_printf_writes_them(void **st)
+{
+    (void)st;
+    int64_t v[] = {0,
+                   1,
+                   9,
+                   10,
+                   11,
+                   99,
+                   100,
+                   101,
+                   999,
+                   1000,
+                   INT64_MAX,
+                   INT64_MIN,
+                   INT64_MIN + 1,
+                   1790000000,
+                   1790000000000LL};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0] * 2 + 40; i++) {
+        int64_t x = i < sizeof v / sizeof v[0] ? v[i] : (int64_t)next();
+        if (i >= sizeof v / sizeof v[0] && i < sizeof v / sizeof v[0] + 40) { /* 10^k, 10^k - 1 */
+            int k = (int)(i - sizeof v / sizeof v[0]) / 2;
+            x = 1;
+            for (int j = 0; j < k % 19; j++) x *= 10;
+            x -= i % 2;
+        }
+        for (int sign = 0; sign < 2; sign++, x = x == INT64_MIN ? x : -x) {
+            char got[24], want[24];
+            int l = tsq_fmt_i64(got, x);
+            snprintf(want, sizeof want, "%lld", (long long)x);
+            if (strcmp(got, want) || l != (int)strlen(want)) {
+                print_error("%lld: wrote \"%s\" (%d bytes)\n", (long long)x, got, l);
+                bad++;
+            }
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(integers_are_written_as_printf_writes_them),
         cmocka_unit_test(tricky_doubles_are_written_by_the_rule),
         cmocka_unit_test(a_million_random_doubles_are_written_by_the_rule),
     };
