@@ -1,0 +1,442 @@
+/* test_store_faults.c — the store when things go wrong (docs/store.md):
+ * a child puts batches and reports each acknowledged one through a pipe, is
+ * SIGKILLed, and every acknowledged point is there after reopening; a torn
+ * or damaged log loses only what it held; out of memory fails the put and
+ * the store goes on; a failed log write recovers by itself. */
+#include "store_testlib.h"
+
+/* --- crash safety ---------------------------------------------------------- */
+
+static void test_kill_9_loses_no_acknowledged_point(void **st)
+{
+    (void)st;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/crash", tmpdir);
+    setenv("JOBSCOPE_STORE_SEGMENT_BYTES", "300000", 1);   /* rotations while being killed */
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        char err[256];
+        store_config c = {dir, 0, 0, 0, NULL, NULL};
+        store *s = store_open(&c, err, sizeof err);
+        if (!s) _exit(3);
+        static char jobs[64][16];
+        static store_tag tags[64][1];
+        for (int j = 0; j < 64; j++) {
+            snprintf(jobs[j], sizeof jobs[j], "c%d", j);
+            tags[j][0] = (store_tag){"job", jobs[j]};
+        }
+        for (int b = 0;; b++) {
+            store_point p[64];
+            for (int j = 0; j < 64; j++) p[j] = (store_point){"crash.m", tags[j], 1, 1000LL * b, b + j * 0.5};
+            if (store_put(s, p, 64, err, sizeof err) != 0) _exit(4);
+            if (write(fd[1], &b, sizeof b) != sizeof b) _exit(5);   /* acknowledged */
+        }
+    }
+    unsetenv("JOBSCOPE_STORE_SEGMENT_BYTES");
+    close(fd[1]);
+    int acked = -1, b;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        if (read(fd[0], &b, sizeof b) != sizeof b) fail_msg("the child died early");
+        acked = b;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+    } while (acked < 1000 && (t1.tv_sec - t0.tv_sec) < 10);
+    kill(pid, SIGKILL);
+    while (read(fd[0], &b, sizeof b) == sizeof b) acked = b;   /* acks written before the kill */
+    int status;
+    waitpid(pid, &status, 0);
+    close(fd[0]);
+    assert_true(WIFSIGNALED(status));
+    store *s = open_at("crash", 0, 0);
+    for (int j = 0; j < 64; j++) {
+        char job[16];
+        snprintf(job, sizeof job, "c%d", j);
+        uint64_t id = series_id(s, "crash.m", job);
+        assert_true(id != 0);
+        store_points p = {0};
+        assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &p), 0);
+        if (p.n < (size_t)acked + 1) fail_msg("series %d: %zu points, %d acknowledged", j, p.n, acked + 1);
+        for (int i = 0; i <= acked; i++) {
+            assert_int_equal(p.ts[i], 1000LL * i);
+            assert_true(p.val[i] == i + j * 0.5);
+        }
+        store_points_free(&p);
+    }
+    store_close(s);
+}
+
+
+/* A log whose tail was torn (a write cut short, garbage after it) replays up
+ * to the last whole record, and the store goes on. */
+static void test_torn_log_tail_replays_every_whole_record(void **st)
+{
+    (void)st;
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/torn", tmpdir);
+    pid_t pid = fork();
+    if (pid == 0) {                 /* puts, then dies without store_close */
+        char err[256];
+        store_config c = {dir, 0, 0, 0, NULL, NULL};
+        store *s = store_open(&c, err, sizeof err);
+        if (!s) _exit(3);
+        store_tag t[] = {{"job", "t"}};
+        for (int b = 0; b < 50; b++) {
+            store_point p = {"torn.m", t, 1, 1000LL * b, b * 1.5};
+            if (store_put(s, &p, 1, err, sizeof err) != 0) _exit(4);
+        }
+        raise(SIGKILL);             /* a crash: no close, no exit handlers (nor valgrind's leak check) */
+        _exit(5);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    /* garbage after the last record: a length that runs past the end, then
+     * a record with a wrong CRC */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "f=$(ls %s/wal/*.wal | tail -1) && printf '\\377\\377\\000\\000abcd' >> $f && "
+             "cp $f %s/copy.wal", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    store *s = open_at("torn", 0, 0);
+    uint64_t id = series_id(s, "torn.m", "t");
+    assert_true(id != 0);
+    store_points p = {0};
+    assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 50);
+    for (int b = 0; b < 50; b++) assert_true(p.val[b] == b * 1.5);
+    char err[256];
+    store_tag t[] = {{"job", "t"}};
+    store_point q = {"torn.m", t, 1, 1000LL * 50, 75};
+    assert_int_equal(store_put(s, &q, 1, err, sizeof err), 0);
+    store_close(s);
+    s = open_at("torn", 0, 0);
+    p.n = 0;
+    assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 51);
+    store_points_free(&p);
+    store_close(s);
+    /* a record in the middle with a flipped byte: replay keeps every record
+     * that checks out (all but the damaged one), and never crashes */
+    snprintf(cmd, sizeof cmd, "rm -rf %s/torn2 && mkdir -p %s/torn2/wal && "
+             "python3 -c \"import sys; b=bytearray(open(sys.argv[1],'rb').read()); b[len(b)//2]^=0x40; "
+             "open(sys.argv[2],'wb').write(b)\" %s/copy.wal %s/torn2/wal/0000000000000001.wal", tmpdir, tmpdir, dir, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    s = open_at("torn2", 0, 0);
+    static found f;
+    f.n = 0;
+    store_series_of(s, "torn.m", collect, &f);
+    if (f.n) {
+        p.n = 0;
+        assert_int_equal(store_read(s, f.ids[0], INT64_MIN, INT64_MAX, &p), 0);
+        assert_true(p.n == 49);
+        for (size_t i = 0; i < p.n; i++) assert_true(p.val[i] == p.ts[i] / 1000 * 1.5);
+        store_points_free(&p);
+    }
+    store_close(s);
+}
+
+/* Out of memory (issue 24): the store returns "store: out of memory" from the
+ * put that could not get memory, never aborts, and goes on once memory is
+ * back; every batch it acknowledged is there after reopening.  The child
+ * runs under an address-space limit a little above what it uses (not under
+ * ASan or valgrind, whose own allocators need the address space). */
+static int under_a_checker(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 1;
+#endif
+#endif
+    const char *pre = getenv("LD_PRELOAD");
+    return pre && strstr(pre, "vgpreload") != NULL;
+}
+
+static long vm_size_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %ld", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}
+
+static void test_out_of_memory_fails_the_put_and_the_store_goes_on(void **st)
+{
+    (void)st;
+    if (under_a_checker()) skip();
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/oom", tmpdir);
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        char err[256] = "";
+        store_config c = {dir, 0, 0, 0, NULL, NULL};
+        store *s = store_open(&c, err, sizeof err);
+        if (!s) _exit(3);
+        enum { B = 4096 };
+        static store_point p[B];
+        static store_tag tags[B][2];
+        static char names[B][24];
+        struct rlimit lim;
+        getrlimit(RLIMIT_AS, &lim);
+        struct rlimit low = {(rlim_t)(vm_size_kb() + 24 * 1024) * 1024, lim.rlim_max};
+        if (setrlimit(RLIMIT_AS, &low) < 0) _exit(6);
+        int failed = -1;
+        for (int b = 0; b < 100000 && failed < 0; b++) { /* new series in every batch */
+            for (int j = 0; j < B; j++) {
+                snprintf(names[j], sizeof names[j], "b%dj%d", b, j);
+                tags[j][0] = (store_tag){"job", names[j]};
+                tags[j][1] = (store_tag){"host", "n1"};
+                p[j] = (store_point){"oom.m", tags[j], 2, 1000LL * b, b + j};
+            }
+            if (store_put(s, p, B, err, sizeof err) != 0) failed = b;
+            else if (write(fd[1], &b, sizeof b) != sizeof b) _exit(5); /* acknowledged */
+        }
+        if (failed < 0 || !strstr(err, "out of memory")) _exit(7);
+        setrlimit(RLIMIT_AS, &lim); /* memory is back: the same batch again */
+        if (store_put(s, p, B, err, sizeof err) != 0) _exit(8);
+        if (write(fd[1], &failed, sizeof failed) != sizeof failed) _exit(5);
+        store_close(s);
+        _exit(0);
+    }
+    close(fd[1]);
+    int b, nacked = 0, last = -1;
+    static int acked[100001];
+    (void)last;
+    while (read(fd[0], &b, sizeof b) == sizeof b) acked[nacked++] = last = b;
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the child %s %d", WIFEXITED(status) ? "exited" : "died of signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    assert_true(nacked >= 2);
+    store *s = open_at("oom", 0, 0);
+    /* the first and a middle batch acknowledged under the limit, and the one
+     * that failed, put again once memory was back */
+    int check[] = {acked[0], acked[nacked / 2], last};
+    for (int c = 0; c < 3; c++) {
+        char job[24];
+        snprintf(job, sizeof job, "b%dj4095", check[c]);
+        uint64_t id = job_series(s, "oom.m", job);
+        assert_true(id != 0);
+        store_points pts = {0};
+        assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &pts), 0);
+        assert_int_equal(pts.n, 1);
+        assert_true(pts.ts[0] == 1000LL * check[c] && pts.val[0] == check[c] + 4095);
+        store_points_free(&pts);
+    }
+    store_close(s);
+}
+
+/* A child puts one batch of 40 points to each of three series (each
+ * acknowledged), then is SIGKILLed: the log holds, in order, SERIES a,
+ * POINTS a, SERIES b, POINTS b, SERIES c, POINTS c. */
+static void three_acked_batches_then_kill_9(const char *dir)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char err[256];
+        store_config c = {dir, 0, 0, 0, NULL, NULL};
+        store *s = store_open(&c, err, sizeof err);
+        if (!s) _exit(3);
+        const char *jobs[] = {"a", "b", "c"};
+        for (int b = 0; b < 3; b++) {
+            store_tag tg[] = {{"job", jobs[b]}};
+            store_point p[40];
+            for (int i = 0; i < 40; i++) p[i] = (store_point){"dmg.m", tg, 1, 1000LL * i, b * 100 + i};
+            if (store_put(s, p, 40, err, sizeof err) != 0) _exit(4);
+        }
+        raise(SIGKILL);
+        _exit(5);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+/* Flips one byte of the (only) log segment of dir at offset off (from the
+ * end when negative). */
+static void flip_log_byte(const char *dir, long off)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import sys,glob; f=sorted(glob.glob(sys.argv[1]+'/wal/*.wal'))[-1]; "
+             "b=bytearray(open(f,'rb').read()); o=int(sys.argv[2]); b[o]^=0x20; open(f,'wb').write(b)\" %s %ld",
+             dir, off);
+    assert_int_equal(system(cmd), 0);
+}
+
+static size_t points_of(store *s, const char *job, double first)
+{
+    uint64_t id = series_id(s, "dmg.m", job);
+    if (!id) return 0;
+    store_points p = {0};
+    assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &p), 0);
+    for (size_t i = 0; i < p.n; i++) assert_true(p.ts[i] == 1000LL * (int64_t)i && p.val[i] == first + i);
+    size_t n = p.n;
+    store_points_free(&p);
+    return n;
+}
+
+/* Issue 23.8: a 1-byte flip at offset 12 of a log segment (in the first
+ * series' record) after three acknowledged puts and kill -9 lost all three
+ * batches, deleted the segment and said nothing.  What the checksums prove
+ * good is kept, the damaged segment is moved aside, logged and counted. */
+static void test_a_damaged_log_record_loses_only_what_it_held(void **st)
+{
+    (void)st;
+    char dir[400], path[600];
+    snprintf(dir, sizeof dir, "%s/dmg", tmpdir);
+    three_acked_batches_then_kill_9(dir);
+    flip_log_byte(dir, 12);
+    logged[0] = 0;
+    store *s = open_logged("dmg", 0);
+    assert_int_equal(points_of(s, "a", 0), 0); /* its series record was the damaged one */
+    assert_int_equal(points_of(s, "b", 100), 40);
+    assert_int_equal(points_of(s, "c", 200), 40);
+    store_stats stt;
+    store_stats_get(s, &stt);
+    assert_int_equal(stt.damaged_segments, 1);
+    assert_non_null(strstr(logged, "damaged"));
+    snprintf(path, sizeof path, "%s/damaged/0000000000000001.wal", dir);
+    assert_int_equal(access(path, F_OK), 0);  /* moved aside, for a look */
+    store_close(s);
+    /* reopened: the same points, nothing damaged any more */
+    logged[0] = 0;
+    s = open_logged("dmg", 0);
+    assert_int_equal(points_of(s, "b", 100), 40);
+    assert_int_equal(points_of(s, "c", 200), 40);
+    store_stats_get(s, &stt);
+    assert_int_equal(stt.damaged_segments, 0);
+    assert_null(strstr(logged, "damaged"));
+    store_close(s);
+
+    /* a flip in the middle batch's points: the first and the last batch stay */
+    snprintf(dir, sizeof dir, "%s/dmg2", tmpdir);
+    three_acked_batches_then_kill_9(dir);
+    struct stat sb;
+    char seg[600];
+    snprintf(seg, sizeof seg, "%s/wal/0000000000000001.wal", dir);
+    assert_int_equal(stat(seg, &sb), 0);
+    flip_log_byte(dir, (long)sb.st_size / 2);
+    logged[0] = 0;
+    s = open_logged("dmg2", 0);
+    assert_int_equal(points_of(s, "a", 0), 40);
+    assert_int_equal(points_of(s, "c", 200), 40);
+    store_stats_get(s, &stt);
+    assert_int_equal(stt.damaged_segments, 1);
+    store_close(s);
+}
+
+/* Issue 23.17: once a write of the log failed (a full file system), every
+ * later put failed until a restart, and nothing said so.  The store retries
+ * by itself, says so once each way, reports it in store_stats, and what it
+ * acknowledged before and after is there after a kill -9.  The child's files
+ * are limited in size (RLIMIT_FSIZE: EFBIG, as ENOSPC would be). */
+/* Values that do not compress (the log is zstd-compressed). */
+static double noisy(int b, int i)
+{
+    return b + (double)(((unsigned)i * 2654435761u + (unsigned)b * 40503u) % 1000003u) / 1000003.0;
+}
+
+static void test_a_failed_log_write_recovers_by_itself(void **st)
+{
+    (void)st;
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/full", tmpdir);
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        signal(SIGXFSZ, SIG_IGN);
+        char err[256] = "";
+        logged[0] = 0;
+        store *s = open_logged("full", 0);
+        store_tag tg[] = {{"job", "f"}};
+        store_point p[200];
+        struct rlimit lim, low;
+        getrlimit(RLIMIT_FSIZE, &lim);
+        low = (struct rlimit){64 << 10, lim.rlim_max}; /* the log may grow to 64 KiB */
+        if (setrlimit(RLIMIT_FSIZE, &low) < 0) _exit(6);
+        int b, failed = 0;
+        for (b = 0; b < 10000 && !failed; b++) {
+            for (int i = 0; i < 200; i++) p[i] = (store_point){"full.m", tg, 1, 200000LL * b + 1000 * i, noisy(b, i)};
+            if (store_put(s, p, 200, err, sizeof err) != 0)
+                failed = 1;
+            else if (write(fd[1], &b, sizeof b) != sizeof b)
+                _exit(5);
+        }
+        store_stats stt;
+        store_stats_get(s, &stt);
+        if (!failed || stt.writable || !strstr(stt.error, "cannot write the log")) _exit(7);
+        if (!strstr(logged, "cannot write the log")) _exit(8);
+        if (store_put(s, p, 200, err, sizeof err) == 0) _exit(9); /* still full */
+        setrlimit(RLIMIT_FSIZE, &lim);                             /* space again */
+        int ok = 0;
+        for (int tries = 0; tries < 40 && !ok; tries++) {
+            ok = store_put(s, p, 200, err, sizeof err) == 0;
+            if (!ok) usleep(100000);
+        }
+        if (!ok) _exit(10);
+        b--;
+        if (write(fd[1], &b, sizeof b) != sizeof b) _exit(5);
+        for (b = b + 1; b < 60; b++) { /* and goes on */
+            for (int i = 0; i < 200; i++) p[i] = (store_point){"full.m", tg, 1, 200000LL * b + 1000 * i, noisy(b, i)};
+            if (store_put(s, p, 200, err, sizeof err) != 0) _exit(11);
+            if (write(fd[1], &b, sizeof b) != sizeof b) _exit(5);
+        }
+        store_stats_get(s, &stt);
+        if (!stt.writable || stt.write_failures < 1) _exit(12);
+        if (!strstr(logged, "writable again")) _exit(13);
+        raise(SIGKILL);
+        _exit(14);
+    }
+    close(fd[1]);
+    int b, maxb = -1, n = 0;
+    while (read(fd[0], &b, sizeof b) == sizeof b) {
+        if (b > maxb) maxb = b;
+        n++;
+    }
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFSIGNALED(status))
+        fail_msg("the child exited %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    assert_int_equal(maxb, 59);
+    logged[0] = 0;
+    store *s = open_logged("full", 0);
+    uint64_t id = series_id(s, "full.m", "f");
+    store_points p = {0};
+    assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 60 * 200); /* every acknowledged batch (a failed one was put again) */
+    for (size_t i = 0; i < p.n; i++) assert_true(p.ts[i] == 1000LL * (int64_t)i && p.val[i] == noisy((int)(i / 200), (int)(i % 200)));
+    store_points_free(&p);
+    store_stats stt;
+    store_stats_get(s, &stt);
+    assert_int_equal(stt.damaged_segments, 0); /* the torn write was cut off, not left in the log */
+    store_close(s);
+}
+
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_kill_9_loses_no_acknowledged_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_log_tail_replays_every_whole_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_memory_fails_the_put_and_the_store_goes_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_damaged_log_record_loses_only_what_it_held, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_failed_log_write_recovers_by_itself, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,284 @@
+/* test_store_format.c — stores written by earlier jobscopes (formats 3, 4
+ * and 5, as main wrote them) are converted at open, once, and read as
+ * before (docs/store.md, "Format"). */
+#include "store_testlib.h"
+
+/* A store of format 4, as main wrote it (timestamp parts of modes 0..3,
+ * zstd'd), is converted to format 6 with one line and reads as before. */
+static void test_a_format_4_store_reads_as_before(void **st)
+{
+    (void)st;
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/v4", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/chunks.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+        "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
+        "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
+        " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
+        "CREATE INDEX times_by_hash ON times(hash);"
+        "INSERT INTO meta VALUES('format', '4');"
+        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+    static const uint8_t tags[] = "host\0n1\0job\0old\0";
+    /* main's store_ts_encode(ts, 100, 9) of the timestamps below: mode 3, zstd */
+    static const uint8_t main_ts[] = "\x02\x6d\x28\xb5\x2f\xfd\x20\x6d\xad\x00\x00\x78\x64\x02"
+                                     "\x80\x80\xe8\xed\xa1\xba\x01\xac\x1f\x0e\x00\x03\x10\x01"
+                                     "\x00\xfb\xe4\xea";
+    int64_t ts[100];
+    double v[100];
+    for (int i = 0; i < 100; i++) { ts[i] = 1600000000000LL + i * 1000 + (i * 7) % 4; v[i] = i * 0.25; }
+    store_buf vb = {0};
+    assert_int_equal(store_val_encode(v, 100, 9, &vb), 0);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series VALUES(5, 7, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, tags, sizeof tags - 1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(1, 0, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, main_ts, sizeof main_ts - 1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(1, 5, ?, ?, 100, 1, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, ts[0]);
+    sqlite3_bind_int64(q, 2, ts[99]);
+    sqlite3_bind_blob(q, 3, vb.p, (int)vb.n, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    store_buf_free(&vb);
+    logged[0] = 0;
+    store *s = open_logged("v4", 0);
+    assert_non_null(strstr(logged, "from format 4 to 6"));
+    assert_int_equal(series_id(s, "old.m", "old"), 5);
+    store_points p = {0};
+    assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 100);
+    for (int i = 0; i < 100; i++) assert_true(p.ts[i] == ts[i] && p.val[i] == v[i]);
+    char err[256];
+    store_tag nt[] = {{"job", "old"}, {"host", "n1"}};
+    store_point np = {"old.m", nt, 2, ts[99] + 1000, 99};
+    assert_int_equal(store_put(s, &np, 1, err, sizeof err), 0);
+    store_close(s); /* settles: the two chunks merged into one, written anew */
+    logged[0] = 0;
+    s = open_logged("v4", 0);
+    assert_null(strstr(logged, "format"));
+    p.n = 0;
+    assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 101);
+    for (int i = 0; i < 100; i++) assert_true(p.ts[i] == ts[i] && p.val[i] == v[i]);
+    assert_true(p.ts[100] == ts[99] + 1000 && p.val[100] == 99);
+    store_points_free(&p);
+    store_close(s);
+}
+
+/* A store of format 5, as main c07a513 wrote it: a rowid table of chunks,
+ * age their rowid, and an index of them by series.  Format 6 keeps chunks by
+ * (series, partition, seq) with no index; the conversion at open must keep
+ * each chunk's rank by age, also where an older chunk of the partition ends
+ * later than a newer one (the newer's values win where they overlap). */
+static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **st)
+{
+    (void)st;
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/v5", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/chunks.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+        "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
+        "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
+        " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
+        "CREATE INDEX times_by_hash ON times(hash);"
+        "INSERT INTO meta VALUES('format', '5');"
+        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+    static const uint8_t tags_a[] = "host\0n1\0job\0a\0", tags_b[] = "host\0n1\0job\0b\0";
+    const int64_t base = 222223LL * 7200000; /* the start of a partition */
+    /* rowid order = age: 1 (series 5, partition 0, 100 points), 2 (series 6),
+     * 3 (series 5, partition 0, ten of chunk 1's timestamps with new values:
+     * it ends earlier than 1), 4 (series 5, the next partition) */
+    struct { int64_t series, t0; int n, first; double off; } ch[] = {
+        {5, base, 100, 0, 0}, {6, base, 100, 0, 500}, {5, base, 10, 50, 1000},
+        {5, base + 7200000, 20, 0, 2000}};
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series VALUES(?, 7, ?)", -1, &q, NULL), SQLITE_OK);
+    for (int k = 0; k < 2; k++) {
+        sqlite3_bind_int(q, 1, 5 + k);
+        sqlite3_bind_blob(q, 2, k ? tags_b : tags_a, (int)sizeof tags_a - 1, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    for (int c = 0; c < 4; c++) {
+        int64_t ts[100];
+        double v[100];
+        for (int i = 0; i < ch[c].n; i++) {
+            ts[i] = ch[c].t0 + (ch[c].first + i) * 1000LL;
+            v[i] = ch[c].off + (ch[c].first + i) * 0.25;
+        }
+        store_buf tb = {0}, vb = {0};
+        assert_int_equal(store_ts_encode(ts, (size_t)ch[c].n, 3, &tb), 0);
+        assert_int_equal(store_val_encode(v, (size_t)ch[c].n, 3, &vb), 0);
+        assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(?1, 0, ?2)", -1, &q, NULL), SQLITE_OK);
+        sqlite3_bind_int(q, 1, c + 1);
+        sqlite3_bind_blob(q, 2, tb.p, (int)tb.n, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+        sqlite3_finalize(q);
+        assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(?1, ?2, ?3, ?4, ?5, ?1, ?6)", -1, &q, NULL), SQLITE_OK);
+        sqlite3_bind_int(q, 1, c + 1);
+        sqlite3_bind_int64(q, 2, ch[c].series);
+        sqlite3_bind_int64(q, 3, ts[0]);
+        sqlite3_bind_int64(q, 4, ts[ch[c].n - 1]);
+        sqlite3_bind_int(q, 5, ch[c].n);
+        sqlite3_bind_blob(q, 6, vb.p, (int)vb.n, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+        sqlite3_finalize(q);
+        store_buf_free(&tb);
+        store_buf_free(&vb);
+    }
+    sqlite3_close(db);
+    for (int round = 0; round < 2; round++) { /* converted; then settled by close, reopened */
+        logged[0] = 0;
+        store *s = open_logged("v5", 0);
+        if (round == 0)
+            assert_non_null(strstr(logged, "from format 5 to 6"));
+        else
+            assert_null(strstr(logged, "format"));
+        assert_int_equal(series_id(s, "old.m", "a"), 5);
+        store_points p = {0};
+        assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 120);
+        for (int i = 0; i < 100; i++)
+            assert_true(p.ts[i] == base + i * 1000LL &&
+                        p.val[i] == (i >= 50 && i < 60 ? 1000 : 0) + i * 0.25);
+        for (int i = 0; i < 20; i++)
+            assert_true(p.ts[100 + i] == base + 7200000 + i * 1000LL && p.val[100 + i] == 2000 + i * 0.25);
+        p.n = 0; /* a range within the second partition */
+        assert_int_equal(store_read(s, 5, base + 7200000 + 5000, base + 7200000 + 9000, &p), 0);
+        assert_int_equal(p.n, 5);
+        assert_true(p.ts[0] == base + 7200000 + 5000 && p.val[4] == 2000 + 9 * 0.25);
+        p.n = 0; /* a range within the first: the newer chunk's values */
+        assert_int_equal(store_read(s, 5, base + 55000, base + 64000, &p), 0);
+        assert_int_equal(p.n, 10);
+        assert_true(p.val[0] == 1000 + 55 * 0.25 && p.val[5] == 60 * 0.25);
+        p.n = 0;
+        assert_int_equal(store_read(s, 6, INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 100);
+        for (int i = 0; i < 100; i++) assert_true(p.val[i] == 500 + i * 0.25);
+        int64_t lt;
+        double lv;
+        assert_int_equal(store_last(s, 5, &lt, &lv), 1);
+        assert_true(lt == base + 7200000 + 19000 && lv == 2000 + 19 * 0.25);
+        store_points_free(&p);
+        store_close(s);
+    }
+    /* format 6 on disk: no index of chunks, seq 1.. within (series, partition) */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT v FROM meta WHERE k='format'), (SELECT count(*) FROM "
+        "sqlite_schema WHERE type='index' AND tbl_name='chunks'), (SELECT group_concat(series || ':' || seq) "
+        "FROM chunks)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "6");
+    assert_int_equal(sqlite3_column_int(q, 1), 0);
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "5:1,5:1,6:1"); /* partition 0 merged */
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+/* A store of format 3 (tag sets in a table of their own, an index of chunks
+ * by end time) is converted at open, once, and reads as before. */
+static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
+{
+    (void)st;
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/v3", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/chunks.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+        "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
+        "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
+        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset INTEGER NOT NULL);"
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
+        " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
+        "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
+        "CREATE INDEX chunks_by_end ON chunks(t_end);"
+        "CREATE INDEX chunks_by_times ON chunks(ts_ref);"
+        "CREATE INDEX times_by_hash ON times(hash);"
+        "INSERT INTO meta VALUES('format', '3');"
+        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+    static const uint8_t tags[] = "host\0n1\0job\0old\0";
+    int64_t ts[100];
+    double v[100];
+    for (int i = 0; i < 100; i++) { ts[i] = 1600000000000LL + i * 1000; v[i] = i * 0.25; }
+    store_buf tb = {0}, vb = {0};
+    assert_int_equal(store_ts_encode(ts, 100, 3, &tb), 0);
+    assert_int_equal(store_val_encode(v, 100, 3, &vb), 0);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO tagsets VALUES(3, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, tags, sizeof tags - 1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO series VALUES(5, 7, 3)", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(1, 0, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, tb.p, (int)tb.n, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(1, 5, ?, ?, 100, 1, ?)", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, ts[0]);
+    sqlite3_bind_int64(q, 2, ts[99]);
+    sqlite3_bind_blob(q, 3, vb.p, (int)vb.n, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    store_buf_free(&tb);
+    store_buf_free(&vb);
+    logged[0] = 0;
+    store *s = open_logged("v3", 0);
+    assert_non_null(strstr(logged, "from format 3 to 4"));
+    assert_int_equal(series_id(s, "old.m", "old"), 5);
+    store_points p = {0};
+    assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 100);
+    for (int i = 0; i < 100; i++) assert_true(p.ts[i] == ts[i] && p.val[i] == v[i]);
+    char err[256];
+    store_tag nt[] = {{"job", "old"}, {"host", "n1"}};
+    store_point np = {"old.m", nt, 2, ts[99] + 1000, 99}; /* the same series, found by its tags */
+    assert_int_equal(store_put(s, &np, 1, err, sizeof err), 0);
+    store_close(s);
+    logged[0] = 0;
+    s = open_logged("v3", 0);
+    assert_null(strstr(logged, "format"));
+    p.n = 0;
+    assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 101);
+    store_points_free(&p);
+    store_close(s);
+}
+
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_a_format_3_store_is_converted_and_reads_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_format_4_store_reads_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_format_5_store_is_converted_keeping_the_age_of_chunks, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
