@@ -294,16 +294,12 @@ asan:
 	        BUILD=build-asan tests/run.sh $(ASAN_TESTS)
 
 # Every unit test under valgrind's memcheck: invalid accesses, uninitialised
-# reads and definite leaks fail it.
+# reads and definite leaks fail it (tests/valgrind.sh: as many at once as CPUs).
 # test_bpfsample is left out: valgrind does not know the bpf() commands
 # libbpf uses, so it reports the kernel's writes as uninitialised memory.
 VALGRIND_BINS := $(filter-out %/test_bpfsample,$(UNIT_BINS))
 valgrind: unit fake-nvml
-	@fail=0; for t in $(VALGRIND_BINS); do \
-	    if valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
-	           $$t > $(BUILD)/$$(basename $$t).valgrind 2>&1; then echo "ok    valgrind/$$(basename $$t)"; \
-	    else fail=1; echo "FAIL  valgrind/$$(basename $$t)"; tail -30 $(BUILD)/$$(basename $$t).valgrind; fi; \
-	done; exit $$fail
+	@tests/valgrind.sh $(BUILD) $(VALGRIND_BINS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
