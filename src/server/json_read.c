@@ -315,8 +315,14 @@ int jread_skip(jread *r, const char **pp, int depth)
         p += l;
         break;
     }
-    default:
+    default: {
+        /* a real that overflows is refused wherever it stands, as jansson
+         * refuses it (fuzz_serve_events: one in a member nobody reads) */
+        double d;
         if (jread_number(r, &p, &s, &n, &isint) < 0) return -1;
+        if (!isint && jread_number_value(s, n, &d) < 0)
+            return jread_fail(r, s, "real number overflow");
+    }
     }
     *pp = p;
     return 0;
