@@ -432,7 +432,8 @@ static const opt_def option_table[] = {
      "written on descriptor N when it ends, by whoever\n"
      "reaps it (the Slurm plugin, docs/slurm.md)",
      "The end record then has its exit code or signal, and N is closed once the final figures "
-     "are read."},
+     "are read. A process seen gone before its status comes (the reaper has waited for it but "
+     "not yet written) is given 5 s more for the status."},
     {0, "wait-all", NO, NULL, set_flag, FIELD(wait_all),
      "run: wait until every descendant has exited, not just\n"
      "CMD (daemons included)",

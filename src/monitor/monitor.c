@@ -503,6 +503,34 @@ static void read_exit_status(monitor *m)
     }
 }
 
+/* attach --exit-status-fd: the watched process can be seen gone (at a
+ * tick, from kill(0) or an empty tree) in the moment between its reaper's
+ * wait and the reaper writing the status: slurmstepd reaps the task, then
+ * runs the plugin's task_exit.  The watch then waits for the status (or the
+ * writer's EOF), EXIT_STATUS_WAIT_MS at most, so that the end record has
+ * the real exit code, as it has when the status comes first.  A signal to
+ * jobscope ends the wait. */
+#define EXIT_STATUS_WAIT_MS 5000
+static void await_exit_status(monitor *m)
+{
+    if (!m->opt.attach || m->opt.exit_status_fd <= 0 || m->status_read || m->stop_signal) return;
+    double deadline = now_mono() + EXIT_STATUS_WAIT_MS / 1000.0;
+    while (!m->status_read && !m->stop_signal) {
+        double left = deadline - now_mono();
+        if (left <= 0) break;
+        struct pollfd pfd[2] = {{m->opt.exit_status_fd, POLLIN, 0}, {m->sigfd, POLLIN, 0}};
+        int r = poll(pfd, 2, (int)(left * 1000.0 + 0.999));
+        if (r < 0 && errno != EINTR) break;
+        if (r > 0 && pfd[0].revents) read_exit_status(m);
+        if (r > 0 && pfd[1].revents) {
+            struct signalfd_siginfo si[8];
+            ssize_t n = read(m->sigfd, si, sizeof si);
+            for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof si[0]; i++)
+                handle_signal(m, &si[i]);
+        }
+    }
+}
+
 static void loop(monitor *m)
 {
     double interval = m->opt.interval;
@@ -731,6 +759,7 @@ int monitor_run(monitor *m)
     sample_and_emit(m);
     if (!attach) reap_children(m);
     loop(m);
+    await_exit_status(m);
 
     if (!attach && !m->root_done) { /* unreachable in practice: be safe */
         int status;

@@ -57,6 +57,8 @@ def state_of(rec):
         return "OUT_OF_MEMORY", "0:125"
     if sig:
         return "CANCELLED", "0:%d" % sig
+    if code is None:  # the monitor never got the task's status: a disagreement, said as one
+        return "(no status)", "%s" % rec.get("exit_type")
     return ("COMPLETED" if code == 0 else "FAILED"), "%d:0" % code
 
 

@@ -153,6 +153,26 @@ for status, want in ((3 << 8, ("exited", 3, None)), (15, ("signaled", None, 15))
     got = (end["exit_type"], end["exit_code"], end["signal"])
     assert got == want, (got, want)
     os.remove("ev.jsonl")
+# slurmstepd reaps the task and only then runs the plugin's task_exit: ticks
+# that find the process gone before its status comes wait for the status
+# (a monitor that ended at once wrote exit_type "ended", exit_code null)
+child = subprocess.Popen(["sleep", "30"])
+mine, theirs = socket.socketpair()
+mon = subprocess.Popen([js, "attach", "-q", "--no-serve", "-i", "0.1", "-o", "ev.jsonl",
+                        "--exit-status-fd=%d" % theirs.fileno(), str(child.pid)],
+                       pass_fds=[theirs.fileno()])
+theirs.close()
+time.sleep(0.5)
+child.terminate(); child.wait()
+time.sleep(0.6)                        # six ticks see no process
+assert mon.poll() is None, "the monitor ended before the status came"
+mine.send(b"%d\n" % (7 << 8))
+assert mine.recv(1) == b""
+mon.wait(timeout=20)
+end = [json.loads(l) for l in open("ev.jsonl")][-1]
+got = (end["exit_type"], end["exit_code"], end["signal"])
+assert got == ("exited", 7, None), got
+os.remove("ev.jsonl")
 PY
     # an option for attach only, and a descriptor number
     "$JS" run --exit-status-fd=3 -- true 2>err.txt
