@@ -90,8 +90,12 @@ w(b'$START\n{\"payload\": [{\"big\": \"'); w(b'x' * 20000000); w(b'\"}]}\n$END\n
 # pause is readable before the pause ends
 test_output_is_passed_on_promptly() {
     for opt in --scan-output --strip-payloads; do
-        "$JS" run -q -o ev.jsonl $opt -- sh -c 'echo one; printf "@@@MON"; sleep 1.2; echo two' | python3 -c '
+        # the job writes once its reader has started (python's start on a
+        # loaded machine can take longer than the pause)
+        rm -f ready
+        "$JS" run -q -o ev.jsonl $opt -- sh -c 'while [ ! -e ready ]; do sleep 0.02; done; echo one; printf "@@@MON"; sleep 1.2; echo two' | python3 -c '
 import sys, time
+open("ready", "w").close()
 t0 = time.time(); first = sys.stdin.buffer.readline(); t1 = time.time()
 rest = sys.stdin.buffer.read(); t2 = time.time()
 print("%.2f %r" % (t2 - t1, first + rest))' >lat.txt || return 1
