@@ -462,6 +462,8 @@ static void raise_fd_limit(void)
 
 /* ---- main loop ----------------------------------------------------------- */
 
+#define KILL_WAIT_S 5.0
+
 /* Is the job over?  The main process has ended and, with --wait-all, the
  * rest of the tree too: in run mode every descendant that outlives its
  * parent comes back to jobscope (a subreaper), so the tree is empty once
@@ -469,7 +471,14 @@ static void raise_fd_limit(void)
 static int tree_finished(monitor *m)
 {
     if (!m->root_done) return 0;
-    if (!m->opt.wait_all) return 1;
+    /* a job stopped by a limit is stopped whole: in run mode the watch goes
+     * on until the last of its processes is gone (they all come back to
+     * jobscope), so that those forked after the SIGTERM get it too, and the
+     * SIGKILL after the grace; at most KILL_WAIT_S after that SIGKILL (a
+     * process stuck in the kernel is not waited for forever) */
+    int stopping = m->kill_reason[0] && !m->opt.attach &&
+                   !(m->killed_hard && now_mono() >= m->kill_deadline + KILL_WAIT_S);
+    if (!m->opt.wait_all && !stopping) return 1;
     if (m->opt.attach) return m->last.procs == 0;
     siginfo_t si;
     memset(&si, 0, sizeof si);
@@ -558,6 +567,10 @@ static void loop(monitor *m)
             }
             if (tree_finished(m) || m->stop_signal) break;
             sample_and_emit(m);
+            /* a job being stopped: the members this sample found first
+             * (forked since) get the signal the others got */
+            if (m->kill_reason[0] && m->kill_deadline > 0)
+                proctree_kill(m->tree, m->killed_hard ? SIGKILL : SIGTERM);
             if (m->opt.attach && !m->root_done && m->last.procs == 0) {
                 m->root_done = 1;
                 m->end_ts = now_epoch();

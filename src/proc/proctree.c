@@ -668,7 +668,7 @@ int proctree_kill(proctree *t, int sig)
     int n = 0;
     for (int i = 0; i < t->nprocs; i++) {
         proc *p = &t->procs[i];
-        if (!p->pid || p->pid == t->self) continue;
+        if (!p->pid || p->pid == t->self || (sig && p->signalled == sig)) continue;
         /* pin the process first, then prove it is the member */
         int pfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
         if (pfd < 0 && errno != ENOSYS) continue; /* gone */
@@ -680,7 +680,10 @@ int proctree_kill(proctree *t, int sig)
                  : pfd >= 0 ? (int)syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0)
                             : kill(p->pid, sig); /* a kernel before 5.3: checked just now */
         if (pfd >= 0) close(pfd);
-        if (rc == 0) n++;
+        if (rc == 0) {
+            n++;
+            p->signalled = (uint8_t)sig;
+        }
     }
     return n;
 }

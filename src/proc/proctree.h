@@ -160,8 +160,10 @@ int proctree_pids(proctree *t, pid_t *out, int max);
  * same process still (its pid may have gone to another process since):
  * each is pinned with a pidfd, then checked through the stat descriptor
  * kept open since it was found, or its start time.  sig 0 only counts them
- * (zombies are not counted).  Returns the count.  On the sampler thread
- * (it reads the members' records); used by limits. */
+ * (zombies are not counted).  A member is sent each signal once: called
+ * again after a sample, the signal reaches only the members found since
+ * (forked after the last call).  Returns the count reached.  On the
+ * sampler thread (it reads the members' records); used by limits. */
 int proctree_kill(proctree *t, int sig);
 
 #endif

@@ -40,6 +40,7 @@ typedef struct proc {
     uint8_t have_io, have_status, read_ok, folded;
     uint8_t walked;     /* its children files were read at least once */
     uint8_t outside;    /* read from /proc while the reader ran (counted once) */
+    uint8_t signalled;  /* the last signal proctree_kill sent it (0: none) */
     int32_t kids;       /* reader: its live children, as the kernel counts them (-1: unknown) */
     uint32_t kids_seen; /* reader: how many of them it returned */
     uint64_t starttime;

@@ -100,6 +100,19 @@ test_limit_procs_without_cgroup() {
     no_survivor "cghog forkbomb 40"
 }
 
+# Without a cgroup, processes forked after the SIGTERM were in no pass over
+# the tree; they come back to jobscope (a subreaper), and the watch goes on
+# until they are gone: here a spawner that ignores SIGTERM forks a process
+# every 0.1 s through the grace (before, the ten forked in the grace were
+# left running when the main process was gone)
+test_limit_stops_processes_forked_after_the_sigterm_without_cgroup() {
+    "$JS" run -q --no-cgroup -i 0.1 --kill-grace 1 --limit wall=0.5s -o ev.jsonl -- \
+        sh -c '(trap "" TERM; while :; do sh -c "sleep 30; :" "$0" & sleep 0.1; done) & sleep 30' "spawned-$T"
+    assert_eq $? 143 "status" || return 1
+    killed_by_limit ev.jsonl wall || return 1
+    no_survivor "spawned-$T"
+}
+
 test_limit_disk_write() {
     "$JS" run -q -i 0.1 --kill-grace 1 --limit disk-write=10M -o ev.jsonl -- sh -c "$H cache 50 $T/f; sleep 5"
     assert_eq $? 143 "status" || return 1
