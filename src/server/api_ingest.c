@@ -249,7 +249,8 @@ static int same_tags_as_last(const put_batch *b, const put_point_text *dp)
         size_t sl;
         const char *sv = tag_text(&dp->tags[i].v, num, sizeof num, &sl);
         if (!sv || b->last_kl[i] != dp->tags[i].kl || b->last_vl[i] != sl ||
-            memcmp(t[i].key, dp->tags[i].k, dp->tags[i].kl) || memcmp(t[i].value, sv, sl))
+            !jread_same_bytes(t[i].key, dp->tags[i].k, dp->tags[i].kl) ||
+            !jread_same_bytes(t[i].value, sv, sl))
             return 0;
     }
     return 1;

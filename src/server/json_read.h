@@ -12,6 +12,8 @@
 #define JOBSCOPE_JSON_READ_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #include "util/arena.h"
 
 #define JREAD_MAX_DEPTH 2048
@@ -55,6 +57,36 @@ static inline const char *jread_ws(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
     return p;
+}
+
+/* Whether a[0..n) and b[0..n) are the same bytes: inline, eight at a
+ * time, for the short names of a data point, where a call to memcmp cost
+ * more than the compare. */
+static inline int jread_same_bytes(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    uint32_t u, v;
+    if (n >= 8) { /* whole words, the last one overlapping the one before */
+        for (; n > 8; n -= 8, a += 8, b += 8) {
+            memcpy(&x, a, 8);
+            memcpy(&y, b, 8);
+            if (x != y) return 0;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    if (n >= 4) { /* two words that overlap */
+        uint32_t u2, v2;
+        memcpy(&u, a, 4);
+        memcpy(&v, b, 4);
+        memcpy(&u2, a + n - 4, 4);
+        memcpy(&v2, b + n - 4, 4);
+        return u == v && u2 == v2;
+    }
+    for (; n; n--)
+        if (*a++ != *b++) return 0;
+    return 1;
 }
 
 /* A string at *pp, just after its opening quote: *s, *n its value (a span

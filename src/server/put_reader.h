@@ -27,11 +27,22 @@ typedef struct put_point_text {
     int ntags; /* may exceed PUT_READER_MAX_TAGS: only that many are kept */
 } put_point_text;
 
+/* Strings of the point before, guessed for the next one (a client writes
+ * the same keys in the same order, and runs of points of one metric or
+ * host): spans of the body read without an escape, so that the same bytes
+ * followed by '"' are the same string. */
+#define PUT_READER_GUESS 8
+typedef struct put_guess {
+    const char *s;
+    size_t n;
+} put_guess;
+
 typedef struct put_reader {
     jread jr; /* the text, the scratch arena, the first error (jr.err) */
     const char *pos;
     int array, done, not_points;
     size_t count;
+    put_guess metric, tag_k[PUT_READER_GUESS], tag_v[PUT_READER_GUESS];
 } put_reader;
 
 /* Starts reading body; -1 with r->jr.err on a syntax error at its start.
