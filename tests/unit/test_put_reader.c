@@ -330,7 +330,7 @@ static void every_body_reads_as_jansson_reads_it_guessed_or_not(void **st)
 {
     (void)st;
     unsigned seed = 25;
-    for (int round = 0; round < 20000; round++) {
+    for (int round = 0; round < 8000; round++) {
         text t = {0};
         put(&t, "");
         int regular = round % 3 == 0, n = 1 + (int)(rnd(&seed) % 12);
