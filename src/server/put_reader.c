@@ -67,7 +67,11 @@ static const put_guess known_keys[] = {
 static int member_key(put_reader *r, const char **pp, const char **k, size_t *kl)
 {
     const char *p = *pp, *q = NULL;
-    int id = *p == 'm' ? K_METRIC : *p == 'v' ? K_VALUE : *p == 't' ? K_TIMESTAMP : K_OTHER;
+    int id = p >= r->jr.end ? K_OTHER
+             : *p == 'm'    ? K_METRIC
+             : *p == 'v'    ? K_VALUE
+             : *p == 't'    ? K_TIMESTAMP
+                            : K_OTHER;
     if (id && !(q = guessed(p, r->jr.end, &known_keys[id])) && id == K_TIMESTAMP)
         q = guessed(p, r->jr.end, &known_keys[id = K_TAGS]);
     if (q) {
