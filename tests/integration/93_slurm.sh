@@ -133,46 +133,47 @@ test_attach_reports_the_exit_status_its_reaper_hands_over() {
     python3 - "$JS" <<'PY' || return 1
 import json, os, socket, subprocess, sys, time
 js = sys.argv[1]
-for status, want in ((3 << 8, ("exited", 3, None)), (15, ("signaled", None, 15))):
+
+def watched(interval):
+    """A child, our end of the monitor's descriptor 3, and the monitor."""
     child = subprocess.Popen(["sleep", "30"])
     mine, theirs = socket.socketpair()
-    mon = subprocess.Popen([js, "attach", "-q", "--no-serve", "-i", "10", "-o", "ev.jsonl",
+    mon = subprocess.Popen([js, "attach", "-q", "--no-serve", "-i", str(interval), "-o", "ev.jsonl",
                             "--exit-status-fd=%d" % theirs.fileno(), str(child.pid)],
                            pass_fds=[theirs.fileno()])
     theirs.close()
     time.sleep(0.5)
+    return child, mine, mon
+
+def ended(mon):
+    """(exit_type, exit_code, signal) of the monitor's end record."""
+    mon.wait(timeout=20)
+    end = [json.loads(l) for l in open("ev.jsonl")][-1]
+    os.remove("ev.jsonl")
+    assert end["event"] == "jobscope.end"
+    return end["exit_type"], end["exit_code"], end["signal"]
+
+for status, want in ((3 << 8, ("exited", 3, None)), (15, ("signaled", None, 15))):
+    child, mine, mon = watched(10)
     child.kill(); child.wait()
     t0 = time.time()
     mine.send(b"%d\n" % status)
     assert mine.recv(1) == b"", "the monitor closes its end after the final sample"
     waited = time.time() - t0
     assert waited < 5, waited          # not the 10 s interval
-    mon.wait(timeout=20)
-    end = [json.loads(l) for l in open("ev.jsonl")][-1]
-    assert end["event"] == "jobscope.end"
-    got = (end["exit_type"], end["exit_code"], end["signal"])
+    got = ended(mon)
     assert got == want, (got, want)
-    os.remove("ev.jsonl")
 # slurmstepd reaps the task and only then runs the plugin's task_exit: ticks
 # that find the process gone before its status comes wait for the status
 # (a monitor that ended at once wrote exit_type "ended", exit_code null)
-child = subprocess.Popen(["sleep", "30"])
-mine, theirs = socket.socketpair()
-mon = subprocess.Popen([js, "attach", "-q", "--no-serve", "-i", "0.1", "-o", "ev.jsonl",
-                        "--exit-status-fd=%d" % theirs.fileno(), str(child.pid)],
-                       pass_fds=[theirs.fileno()])
-theirs.close()
-time.sleep(0.5)
+child, mine, mon = watched(0.1)
 child.terminate(); child.wait()
 time.sleep(0.6)                        # six ticks see no process
 assert mon.poll() is None, "the monitor ended before the status came"
 mine.send(b"%d\n" % (7 << 8))
 assert mine.recv(1) == b""
-mon.wait(timeout=20)
-end = [json.loads(l) for l in open("ev.jsonl")][-1]
-got = (end["exit_type"], end["exit_code"], end["signal"])
+got = ended(mon)
 assert got == ("exited", 7, None), got
-os.remove("ev.jsonl")
 PY
     # an option for attach only, and a descriptor number
     "$JS" run --exit-status-fd=3 -- true 2>err.txt
