@@ -25,43 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const double p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
-
-static inline uint64_t zz(uint64_t d)
-{
-    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-}
-static inline uint64_t unzz(uint64_t z)
-{
-    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
-}
-
-/* x with v == x / 10^k exactly (bit for bit), or 0 and -1. */
-static int to_scaled(double v, int k, int64_t *x)
-{
-    double m = v * p10[k];
-    if (!(fabs(m) <= 9007199254740992.0)) return -1;
-    int64_t r = (int64_t)nearbyint(m);
-    double back = k ? (double)r / p10[k] : (double)r;
-    if (memcmp(&back, &v, sizeof v) != 0) return -1;
-    *x = r;
-    return 0;
-}
-
-static inline double from_scaled(int64_t x, int k)
-{
-    return k ? (double)x / p10[k] : (double)x;
-}
-
-/* The mode for v at least at `from`: the fewest digits >= from, or RAW. */
-static int mode_for(double v, int from)
-{
-    int64_t x;
-    for (int k = from; k < 10; k++)
-        if (to_scaled(v, k, &x) == 0) return k;
-    return HEAD_RAW;
-}
-
 /* --- head buffers -------------------------------------------------------
  *
  * A million heads of tens of bytes: malloc would add a header and rounding
@@ -164,16 +127,6 @@ static int head_reserve(store *s, series *se, uint32_t more)
     return 0;
 }
 
-static inline size_t put_varint(uint8_t *b, size_t n, uint64_t v)
-{
-    while (v >= 0x80) {
-        b[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b[n++] = (uint8_t)v;
-    return n;
-}
-
 /* Appends one point (ts after the head's last, v coded in the head's mode,
  * x its scaled value).  0, or -1 out of memory. */
 static int append(store *s, series *se, int64_t ts, double v, int64_t x)
@@ -183,17 +136,17 @@ static int append(store *s, series *se, int64_t ts, double v, int64_t x)
     uint32_t off = (uint32_t)(ts - (int64_t)se->hpart * PART_MS), dt = off - se->h_off;
     size_t n;
     if (first) /* the head's partition is the first point's */
-        n = put_varint(e, 0, off);
+        n = store_put_varint(e, 0, off);
     else if (se->hn == 1)
-        n = put_varint(e, 0, dt);
+        n = store_put_varint(e, 0, dt);
     else
-        n = put_varint(e, 0, zz((uint64_t)(int64_t)((int64_t)dt - (int64_t)se->h_dt)));
+        n = store_put_varint(e, 0, store_zz((uint64_t)(int64_t)((int64_t)dt - (int64_t)se->h_dt)));
     if (se->hmode == HEAD_RAW) {
         memcpy(e + n, &v, 8);
         n += 8;
         memcpy(&x, &v, 8);
     } else {
-        n = put_varint(e, n, zz(first ? (uint64_t)x : (uint64_t)x - (uint64_t)se->h_x));
+        n = store_put_varint(e, n, store_zz(first ? (uint64_t)x : (uint64_t)x - (uint64_t)se->h_x));
     }
     if (head_reserve(s, se, (uint32_t)n) < 0) return -1;
     /* one fixed copy, inlined (past n: zeros, not the head's) */
@@ -224,7 +177,7 @@ void store_head_decode(const series *se, int64_t *ts, double *val)
         if (i == 0)
             t += d;
         else {
-            dt = i == 1 ? d : dt + unzz(d);
+            dt = i == 1 ? d : dt + store_unzz(d);
             t += dt;
         }
         ts[i] = (int64_t)t;
@@ -239,8 +192,8 @@ void store_head_decode(const series *se, int64_t *ts, double *val)
             d |= (uint64_t)(c & 0x7f) << sh;
             if (!(c & 0x80)) break;
         }
-        x += unzz(d);
-        val[i] = from_scaled((int64_t)x, se->hmode);
+        x += store_unzz(d);
+        val[i] = store_from_scaled((int64_t)x, se->hmode);
     }
 }
 
@@ -257,7 +210,7 @@ static int encode_all(store *s, series *se, const int64_t *ts, const double *v, 
     if (n) t.hpart = (int32_t)store_part_of(ts[0]);
     for (uint32_t i = 0; i < n; i++) {
         int64_t x = 0;
-        if (mode != HEAD_RAW) to_scaled(v[i], mode, &x);
+        if (mode != HEAD_RAW) store_to_scaled(v[i], mode, &x);
         if (append(s, &t, ts[i], v[i], x) < 0) {
             buf_free(s, t.hbuf, t.hcap);
             return -1;
@@ -452,11 +405,11 @@ int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
     int mode = se->hmode;
     int64_t x = 0;
     if (se->hn == 0) {
-        se->hmode = (uint8_t)(mode = mode_for(v, 0));
+        se->hmode = (uint8_t)(mode = store_mode_for(v, 0));
         se->head_seg = (uint32_t)seg;
         se->hpart = (int32_t)part;
     }
-    if (mode != HEAD_RAW && to_scaled(v, mode, &x) < 0) mode = mode_for(v, mode);
+    if (mode != HEAD_RAW && store_to_scaled(v, mode, &x) < 0) mode = store_mode_for(v, mode);
     if (se->hn && (ts <= store_head_last(se) || mode != se->hmode)) {
         /* out of order, a timestamp again, or a value of another coding:
          * decode, place the point, encode again */

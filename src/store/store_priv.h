@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@
 #define MAX_TAGS        64
 #define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
 
-#define STORE_FORMAT "6" /* meta 'format' of chunks.db (docs/store.md) */
+#define STORE_FORMAT "7" /* meta 'format' of chunks.db (docs/store.md) */
 /* A chunk's value part is kept in its row up to VAL_INLINE_MAX bytes; a
  * larger one is a row of `vals` and the chunk's data the integer id of that
  * row (chunks is a WITHOUT ROWID table: a large row there would spill into
@@ -41,10 +42,65 @@
 /* Log records (docs/store.md "The write-ahead log"); NOP: the probe written
  * when a failed log comes back, skipped by replay; ZSTD: records as written
  * by one group commit (up to ZREC_RAW bytes), compressed.  No record is
- * longer than REC_MAX: a series key is at most ~530 KB, a put's slice ~170 KB. */
-enum { REC_SERIES = 1, REC_POINTS = 2, REC_NOP = 3, REC_ZSTD = 4 };
+ * longer than REC_MAX: a series key is at most ~530 KB, a put's slice ~170 KB.
+ * POINTS_C (written since format 7) is POINTS with a run's values as
+ * decimals (store_wal_run); replay reads both. */
+enum { REC_SERIES = 1, REC_POINTS = 2, REC_NOP = 3, REC_ZSTD = 4, REC_POINTS_C = 5 };
 #define ZREC_RAW (1u << 20)
 #define REC_MAX  (1u << 20)
+
+/* --- decimals ------------------------------------------------------------
+ * A value v that is x / 10^k exactly (bit for bit) for an integer x and k in
+ * 0..9 is kept as x (the heads, store_head.c; the log's POINTS_C records,
+ * store_wal.c): a few bytes instead of the double's eight. */
+#define HEAD_RAW 0xff /* a value that is no such decimal: the double's bits */
+static const double store_p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+
+static inline uint64_t store_zz(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+static inline uint64_t store_unzz(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+}
+
+/* x with v == x / 10^k exactly (bit for bit), or 0 and -1. */
+static inline int store_to_scaled(double v, int k, int64_t *x)
+{
+    double m = v * store_p10[k];
+    if (!(fabs(m) <= 9007199254740992.0)) return -1;
+    int64_t r = (int64_t)nearbyint(m);
+    double back = k ? (double)r / store_p10[k] : (double)r;
+    if (memcmp(&back, &v, sizeof v) != 0) return -1;
+    *x = r;
+    return 0;
+}
+
+static inline double store_from_scaled(int64_t x, int k)
+{
+    return k ? (double)x / store_p10[k] : (double)x;
+}
+
+/* The mode for v at least at `from`: the fewest digits >= from, or HEAD_RAW. */
+static inline int store_mode_for(double v, int from)
+{
+    int64_t x;
+    for (int k = from; k < 10; k++)
+        if (store_to_scaled(v, k, &x) == 0) return k;
+    return HEAD_RAW;
+}
+
+/* v as a varint at b[n] (room for 10 bytes); the new n. */
+static inline size_t store_put_varint(uint8_t *b, size_t n, uint64_t v)
+{
+    while (v >= 0x80) {
+        b[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (uint8_t)v;
+    return n;
+}
 
 typedef struct series series;
 
@@ -262,7 +318,6 @@ int store_key_tags(const uint8_t *tp, size_t len, store_tag *tags, int *ntags);
 int store_series_key(const store *s, const series *se, store_buf *k);
 
 /* store_head.c */
-#define HEAD_RAW 0xff
 int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg);
 int store_head_cut(store *s, series *se, uint32_t upto);
 void store_head_decode(const series *se, int64_t *ts, double *val);
@@ -279,6 +334,8 @@ int store_flush_pending(store *s);
 /* store_wal.c */
 int store_wal_segments(const store *s, uint64_t **out, size_t *n);
 int store_wal_open_segment(store *s, uint64_t seg);
+size_t store_wal_run(uint8_t *b, size_t n, uint64_t id, const store_point *p, size_t count,
+                     int guess, int64_t *ts_prev);
 size_t store_wal_begin(store_buf *b, int type);
 void store_wal_end(store_buf *b, size_t at);
 void store_wal_log_series(store *s, const series *se);

@@ -316,22 +316,19 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
             rc = -1;
             break;
         }
-        size_t at = store_wal_begin(&s->wbuf, REC_POINTS);
+        size_t at = store_wal_begin(&s->wbuf, REC_POINTS_C);
         int64_t pts_prev = 0;
+        uint8_t *wb = s->wbuf.p;
+        size_t wn = s->wbuf.n;
         for (size_t i = 0; i < m;) {
             size_t j = i + 1;
             while (j < m && ser[j] == ser[i]) j++;
-            store_buf_varint(&s->wbuf, ser[i]->id);
-            store_buf_varint(&s->wbuf, j - i);
-            for (size_t k = i; k < j; k++) {
-                uint64_t d = (uint64_t)sp[k].ts_ms - (uint64_t)pts_prev;
-                pts_prev = sp[k].ts_ms;
-                store_buf_varint(&s->wbuf, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
-                memcpy(s->wbuf.p + s->wbuf.n, &sp[k].value, 8);
-                s->wbuf.n += 8;
-            }
+            /* the head's coding is the usual coding of the series' values */
+            int guess = ser[i]->hn ? ser[i]->hmode : 0;
+            wn = store_wal_run(wb, wn, ser[i]->id, sp + i, j - i, guess, &pts_prev);
             i = j;
         }
+        s->wbuf.n = wn;
         store_wal_end(&s->wbuf, at);
         size_t lost = 0;
         for (size_t i = 0; i < m; i++)

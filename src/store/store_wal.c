@@ -120,6 +120,43 @@ void store_wal_log_series(store *s, const series *se)
     store_wal_end(&s->wbuf, at);
 }
 
+/* A run of points of one series in a POINTS_C record at b[n] (room for 20
+ * bytes a point and 20 more): varint id, varint count << 4 | k, then per
+ * point varint zigzag(ts - the record's previous ts) and, k in 0..9, the
+ * value as x / 10^k: zigzag(x) for the first, zigzag(x - previous x) after
+ * (a counter's steps); k 15: the doubles' 8 bytes.  k is the fewest digits
+ * from `guess` (the head's: the series' usual coding) up at which every value
+ * of the run is such a decimal, else 15.  The new n. */
+size_t store_wal_run(uint8_t *b, size_t n, uint64_t id, const store_point *p, size_t count,
+                     int guess, int64_t *ts_prev)
+{
+    int k = guess;
+    int64_t x = 0;
+    for (size_t i = 0; i < count && k != HEAD_RAW; i++)
+        if (store_to_scaled(p[i].value, k, &x) < 0) {
+            /* more digits for this one; those before are checked again at them */
+            k = k < 9 ? store_mode_for(p[i].value, k + 1) : HEAD_RAW;
+            i = (size_t)-1;
+        }
+    n = store_put_varint(b, n, id);
+    n = store_put_varint(b, n, (uint64_t)count << 4 | (k == HEAD_RAW ? 15u : (unsigned)k));
+    int64_t t = *ts_prev, xp = 0;
+    for (size_t i = 0; i < count; i++) {
+        n = store_put_varint(b, n, store_zz((uint64_t)p[i].ts_ms - (uint64_t)t));
+        t = p[i].ts_ms;
+        if (k == HEAD_RAW) {
+            memcpy(b + n, &p[i].value, 8);
+            n += 8;
+        } else {
+            store_to_scaled(p[i].value, k, &x);
+            n = store_put_varint(b, n, store_zz((uint64_t)x - (uint64_t)xp));
+            xp = x;
+        }
+    }
+    *ts_prev = t;
+    return n;
+}
+
 /* Retires the log before segment `keep`: cuts heads that hold points from
  * it, commits everything frozen, deletes its files.  Under mu. */
 int store_wal_checkpoint(store *s, uint64_t keep)
@@ -335,7 +372,7 @@ static size_t valid_record(const uint8_t *buf, size_t got, size_t pos)
     memcpy(&crc, buf + pos + 4, 4);
     if (len == 0 || len > REC_MAX || len > got - pos - 8) return 0;
     uint8_t type = buf[pos + 8];
-    if (type < REC_SERIES || type > REC_ZSTD) return 0;
+    if (type < REC_SERIES || type > REC_POINTS_C) return 0;
     return store_crc32c(0, buf + pos + 8, len) == crc ? 8 + (size_t)len : 0;
 }
 
@@ -385,23 +422,43 @@ static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wa
         if (!store_series_by_id(s, id) && store_key_parse(r + rp, kl, &metric, tags, &nt) == 0 &&
             !store_series_add(s, id, metric, tags, nt, r + rp, kl, store_hash(r + rp, kl)))
             return -1;
-    } else if (r[0] == REC_POINTS) {
+    } else if (r[0] == REC_POINTS || r[0] == REC_POINTS_C) {
+        int compact = r[0] == REC_POINTS_C;
         int64_t prev = 0;
         while (rp < len) {
-            uint64_t id, n;
+            uint64_t id, n, k = 15;
             if (store_get_varint(r, len, &rp, &id) < 0 || store_get_varint(r, len, &rp, &n) < 0)
                 break;
+            if (compact) {
+                k = n & 15;
+                n >>= 4;
+                if (k > 9 && k != 15) break; /* no run this jobscope wrote */
+            }
             series *se = store_series_by_id(s, id);
+            int64_t x = 0;
             for (uint64_t i = 0; i < n; i++) {
-                uint64_t z;
+                uint64_t z, d;
                 double v;
-                if (store_get_varint(r, len, &rp, &z) < 0 || rp + 8 > len) {
+                if (store_get_varint(r, len, &rp, &z) < 0) {
                     rp = len;
                     break;
                 }
-                prev += (int64_t)((z >> 1) ^ (uint64_t) - (int64_t)(z & 1));
-                memcpy(&v, r + rp, 8);
-                rp += 8;
+                prev += (int64_t)store_unzz(z);
+                if (k == 15) { /* the double's bytes */
+                    if (rp + 8 > len) {
+                        rp = len;
+                        break;
+                    }
+                    memcpy(&v, r + rp, 8);
+                    rp += 8;
+                } else {
+                    if (store_get_varint(r, len, &rp, &d) < 0) {
+                        rp = len;
+                        break;
+                    }
+                    x = (int64_t)((uint64_t)x + store_unzz(d));
+                    v = store_from_scaled(x, (int)k);
+                }
                 if (!se)
                     rs->lost_points++; /* its series record was damaged */
                 else if (store_head_add(s, se, prev, v, seg) < 0)

@@ -1,6 +1,7 @@
 /* test_store_faults.c — the store when things go wrong (docs/store.md):
  * a child puts batches and reports each acknowledged one through a pipe, is
- * SIGKILLed, and every acknowledged point is there after reopening; a torn
+ * SIGKILLed, and every acknowledged point is there after reopening, each
+ * value bit for bit; a torn
  * or damaged log loses only what it held; out of memory fails the put and
  * the store goes on; a failed log write recovers by itself. */
 #include "store_testlib.h"
@@ -238,10 +239,10 @@ static void test_out_of_memory_fails_the_put_and_the_store_goes_on(void **st)
     store_close(s);
 }
 
-/* A child puts one batch of 40 points to each of three series (each
- * acknowledged), then is SIGKILLed: the log holds, in order, SERIES a,
- * POINTS a, SERIES b, POINTS b, SERIES c, POINTS c. */
-static void three_acked_batches_then_kill_9(const char *dir)
+/* A child opens the store at dir, calls put (which returns 0 once its
+ * puts are acknowledged) and is SIGKILLed: what the store holds then is in
+ * its log only. */
+static void puts_then_kill_9(const char *dir, int (*put)(store *s))
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -249,19 +250,28 @@ static void three_acked_batches_then_kill_9(const char *dir)
         store_config c = {dir, 0, 0, 0, NULL, NULL};
         store *s = store_open(&c, err, sizeof err);
         if (!s) _exit(3);
-        const char *jobs[] = {"a", "b", "c"};
-        for (int b = 0; b < 3; b++) {
-            store_tag tg[] = {{"job", jobs[b]}};
-            store_point p[40];
-            for (int i = 0; i < 40; i++) p[i] = (store_point){"dmg.m", tg, 1, 1000LL * i, b * 100 + i};
-            if (store_put(s, p, 40, err, sizeof err) != 0) _exit(4);
-        }
+        if (put(s) != 0) _exit(4);
         raise(SIGKILL);
         _exit(5);
     }
     int status;
     waitpid(pid, &status, 0);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+/* One batch of 40 points to each of three series: the log holds, in order,
+ * SERIES a, POINTS a, SERIES b, POINTS b, SERIES c, POINTS c. */
+static int three_batches(store *s)
+{
+    char err[256];
+    const char *jobs[] = {"a", "b", "c"};
+    for (int b = 0; b < 3; b++) {
+        store_tag tg[] = {{"job", jobs[b]}};
+        store_point p[40];
+        for (int i = 0; i < 40; i++) p[i] = (store_point){"dmg.m", tg, 1, 1000LL * i, b * 100 + i};
+        if (store_put(s, p, 40, err, sizeof err) != 0) return -1;
+    }
+    return 0;
 }
 
 /* Flips one byte of the (only) log segment of dir at offset off (from the
@@ -297,7 +307,7 @@ static void test_a_damaged_log_record_loses_only_what_it_held(void **st)
     (void)st;
     char dir[400], path[600];
     snprintf(dir, sizeof dir, "%s/dmg", tmpdir);
-    three_acked_batches_then_kill_9(dir);
+    puts_then_kill_9(dir, three_batches);
     flip_log_byte(dir, 12);
     logged[0] = 0;
     store *s = open_logged("dmg", 0);
@@ -323,7 +333,7 @@ static void test_a_damaged_log_record_loses_only_what_it_held(void **st)
 
     /* a flip in the middle batch's points: the first and the last batch stay */
     snprintf(dir, sizeof dir, "%s/dmg2", tmpdir);
-    three_acked_batches_then_kill_9(dir);
+    puts_then_kill_9(dir, three_batches);
     struct stat sb;
     char seg[600];
     snprintf(seg, sizeof seg, "%s/wal/0000000000000001.wal", dir);
@@ -428,11 +438,76 @@ static void test_a_failed_log_write_recovers_by_itself(void **st)
     store_close(s);
 }
 
+/* Values of every kind, logged as decimals where they are one (POINTS_C)
+ * and as doubles where not, come back bit for bit from the log alone after
+ * kill -9: signed zeros, the ends of the decimal range, tiny and huge
+ * doubles, and series whose coding changes within one put. */
+static const double odd_values[] = {
+    0, -0.0, 0.1, -2.75, 7, 1e-9, 1.5e-10, 123456789.123456789, 9007199254740992.0,
+    -9007199254740992.0, 9007199254740994.0, 1e300, -1e-300, 5e-324, DBL_MAX, -DBL_MAX,
+    0.30000000000000004, 3.14159, 42.5, 1e15 + 0.5, 99999999.99999999, -0.000001};
+#define N_ODD (sizeof odd_values / sizeof odd_values[0])
+
+static double odd_value(int series, int i)
+{
+    /* series 0: the list in order; 1: reversed; 2: alternating with a
+     * decimal; 3: the list's decimals as steps of one coding */
+    switch (series) {
+    case 0: return odd_values[i % N_ODD];
+    case 1: return odd_values[N_ODD - 1 - i % N_ODD];
+    case 2: return i % 2 ? 0.5 * i : odd_values[i / 2 % N_ODD];
+    default: return i * 0.001;
+    }
+}
+
+/* Two puts to each of four series of odd values: new series, then known. */
+static int odd_puts(store *s)
+{
+    char err[256];
+    const char *jobs[] = {"s0", "s1", "s2", "s3"};
+    for (int round = 0; round < 2; round++)
+        for (int j = 0; j < 4; j++) {
+            store_tag tg[] = {{"job", jobs[j]}};
+            store_point p[3 * N_ODD];
+            for (int i = 0; i < (int)(3 * N_ODD); i++) {
+                int k = round * (int)(3 * N_ODD) + i;
+                p[i] = (store_point){"odd.m", tg, 1, 1000LL * k, odd_value(j, k)};
+            }
+            if (store_put(s, p, 3 * N_ODD, err, sizeof err) != 0) return -1;
+        }
+    return 0;
+}
+
+static void test_every_value_replays_bit_for_bit_from_the_log(void **st)
+{
+    (void)st;
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/odd", tmpdir);
+    puts_then_kill_9(dir, odd_puts);
+    store *s = open_at("odd", 0, 0);
+    for (int j = 0; j < 4; j++) {
+        char job[16];
+        snprintf(job, sizeof job, "s%d", j);
+        store_points p = {0};
+        assert_int_equal(store_read(s, series_id(s, "odd.m", job), INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 6 * N_ODD);
+        for (int i = 0; i < (int)p.n; i++) {
+            double want = odd_value(j, i);
+            if (p.ts[i] != 1000LL * i || memcmp(&p.val[i], &want, sizeof want) != 0)
+                fail_msg("series %d, point %d: %lld %.17g, put %lld %.17g", j, i, (long long)p.ts[i],
+                         p.val[i], 1000LL * i, want);
+        }
+        store_points_free(&p);
+    }
+    store_close(s);
+}
+
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kill_9_loses_no_acknowledged_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_value_replays_bit_for_bit_from_the_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_log_tail_replays_every_whole_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_memory_fails_the_put_and_the_store_goes_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_damaged_log_record_loses_only_what_it_held, setup, teardown),

@@ -1,31 +1,46 @@
-/* test_store_format.c — stores written by earlier jobscopes (formats 3, 4
- * and 5, as main wrote them) are converted at open, once, and read as
- * before (docs/store.md, "Format"). */
+/* test_store_format.c — stores written by earlier jobscopes (formats 3, 4,
+ * 5 and 6, as main wrote them, with 6's log of doubles) are converted at
+ * open, once, and read as before; a later format is refused (docs/store.md,
+ * "Files"). */
 #include "store_testlib.h"
 
+/* A store directory SUB with a chunks.db made by SQL (an old jobscope's
+ * schema and rows), open: its path in path. */
+static sqlite3 *old_store(const char *sub, const char *sql, char *path, size_t plen)
+{
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, plen, "%s/chunks.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    return db;
+}
+
+/* Formats 4 and 5: a rowid table of chunks and an index of it by series. */
+#define ROWID_CHUNKS(format)                                                                         \
+    "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"                                                 \
+    "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"                       \
+    "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"      \
+    "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL," \
+    " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"     \
+    "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"         \
+    "CREATE INDEX chunks_by_series ON chunks(series, t_end);"                                        \
+    "CREATE INDEX times_by_hash ON times(hash);"                                                     \
+    "INSERT INTO meta VALUES('format', '" format "');"                                               \
+    "INSERT INTO metrics VALUES(7, 'old.m');"
+
 /* A store of format 4, as main wrote it (timestamp parts of modes 0..3,
- * zstd'd), is converted to format 6 with one line and reads as before. */
+ * zstd'd), is converted to format 6, then 7, with a line each and reads as
+ * before. */
 static void test_a_format_4_store_reads_as_before(void **st)
 {
     (void)st;
-    char dir[400], path[500];
-    snprintf(dir, sizeof dir, "%s/v4", tmpdir);
-    assert_int_equal(mkdir(dir, 0700), 0);
-    snprintf(path, sizeof path, "%s/chunks.db", dir);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
-        "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
-        "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
-        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
-        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
-        " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
-        "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
-        "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
-        "CREATE INDEX times_by_hash ON times(hash);"
-        "INSERT INTO meta VALUES('format', '4');"
-        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+    char path[500];
+    sqlite3 *db = old_store("v4", ROWID_CHUNKS("4"), path, sizeof path);
     static const uint8_t tags[] = "host\0n1\0job\0old\0";
     /* main's store_ts_encode(ts, 100, 9) of the timestamps below: mode 3, zstd */
     static const uint8_t main_ts[] = "\x02\x6d\x28\xb5\x2f\xfd\x20\x6d\xad\x00\x00\x78\x64\x02"
@@ -56,6 +71,7 @@ static void test_a_format_4_store_reads_as_before(void **st)
     logged[0] = 0;
     store *s = open_logged("v4", 0);
     assert_non_null(strstr(logged, "from format 4 to 6"));
+    assert_non_null(strstr(logged, "from format 6 to 7"));
     assert_int_equal(series_id(s, "old.m", "old"), 5);
     store_points p = {0};
     assert_int_equal(store_read(s, 5, INT64_MIN, INT64_MAX, &p), 0);
@@ -86,24 +102,8 @@ static void test_a_format_4_store_reads_as_before(void **st)
 static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **st)
 {
     (void)st;
-    char dir[400], path[500];
-    snprintf(dir, sizeof dir, "%s/v5", tmpdir);
-    assert_int_equal(mkdir(dir, 0700), 0);
-    snprintf(path, sizeof path, "%s/chunks.db", dir);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
-        "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
-        "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
-        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"
-        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
-        " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
-        "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
-        "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
-        "CREATE INDEX times_by_hash ON times(hash);"
-        "INSERT INTO meta VALUES('format', '5');"
-        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+    char path[500];
+    sqlite3 *db = old_store("v5", ROWID_CHUNKS("5"), path, sizeof path);
     static const uint8_t tags_a[] = "host\0n1\0job\0a\0", tags_b[] = "host\0n1\0job\0b\0";
     const int64_t base = 222223LL * 7200000; /* the start of a partition */
     /* rowid order = age: 1 (series 5, partition 0, 100 points), 2 (series 6),
@@ -153,7 +153,7 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
         logged[0] = 0;
         store *s = open_logged("v5", 0);
         if (round == 0)
-            assert_non_null(strstr(logged, "from format 5 to 6"));
+            assert_true(strstr(logged, "from format 5 to 6") && strstr(logged, "from format 6 to 7"));
         else
             assert_null(strstr(logged, "format"));
         assert_int_equal(series_id(s, "old.m", "a"), 5);
@@ -184,13 +184,13 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
         store_points_free(&p);
         store_close(s);
     }
-    /* format 6 on disk: no index of chunks, seq 1.. within (series, partition) */
+    /* format 7 on disk (6's tables): no index of chunks, seq 1.. within (series, partition) */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT v FROM meta WHERE k='format'), (SELECT count(*) FROM "
         "sqlite_schema WHERE type='index' AND tbl_name='chunks'), (SELECT group_concat(series || ':' || seq) "
         "FROM chunks)", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(q, 0), "6");
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "7");
     assert_int_equal(sqlite3_column_int(q, 1), 0);
     assert_string_equal((const char *)sqlite3_column_text(q, 2), "5:1,5:1,6:1"); /* partition 0 merged */
     sqlite3_finalize(q);
@@ -202,14 +202,8 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
 static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
 {
     (void)st;
-    char dir[400], path[500];
-    snprintf(dir, sizeof dir, "%s/v3", tmpdir);
-    assert_int_equal(mkdir(dir, 0700), 0);
-    snprintf(path, sizeof path, "%s/chunks.db", dir);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-        "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+    char path[500];
+    sqlite3 *db = old_store("v3",
         "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
         "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
         "CREATE TABLE tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
@@ -222,7 +216,8 @@ static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
         "CREATE INDEX chunks_by_times ON chunks(ts_ref);"
         "CREATE INDEX times_by_hash ON times(hash);"
         "INSERT INTO meta VALUES('format', '3');"
-        "INSERT INTO metrics VALUES(7, 'old.m');", NULL, NULL, NULL), SQLITE_OK);
+        "INSERT INTO metrics VALUES(7, 'old.m');",
+                            path, sizeof path);
     static const uint8_t tags[] = "host\0n1\0job\0old\0";
     int64_t ts[100];
     double v[100];
@@ -272,6 +267,98 @@ static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
     store_close(s);
 }
 
+/* A new store at SUB whose chunks.db says it has this format. */
+static void store_labelled(const char *sub, const char *format)
+{
+    char path[500], sql[100];
+    store_close(open_at(sub, 0, 0));
+    snprintf(path, sizeof path, "%s/%s/chunks.db", tmpdir, sub);
+    snprintf(sql, sizeof sql, "UPDATE meta SET v='%s' WHERE k='format'", format);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* One log record (u32 length, u32 CRC-32C, payload) appended to f. */
+static void log_record(FILE *f, const store_buf *payload)
+{
+    uint32_t len = (uint32_t)payload->n, crc = store_crc32c(0, payload->p, payload->n);
+    assert_int_equal(fwrite(&len, 4, 1, f), 1);
+    assert_int_equal(fwrite(&crc, 4, 1, f), 1);
+    assert_int_equal(fwrite(payload->p, 1, payload->n, f), payload->n);
+}
+
+/* A store of format 6 whose log, as format 6 wrote it, holds POINTS records
+ * (values as 8-byte doubles; format 7 writes decimals): relabelled 7 with one
+ * line, and its log replays bit for bit. */
+static void test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays(void **st)
+{
+    (void)st;
+    char path[500], cmd[1000];
+    store_labelled("v6", "6"); /* 6's tables (7 has the same) */
+    snprintf(cmd, sizeof cmd, "rm -f %s/v6/wal/*.wal", tmpdir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/v6/wal/0000000000000001.wal", tmpdir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    static const uint8_t key[] = "old.m\0job\0a\0";
+    store_buf r = {0};
+    store_buf_varint(&r, 1); /* SERIES: type, id, key length, key */
+    store_buf_varint(&r, 1);
+    store_buf_varint(&r, sizeof key - 1);
+    assert_int_equal(store_buf_reserve(&r, sizeof key), 0);
+    memcpy(r.p + r.n, key, sizeof key - 1);
+    r.n += sizeof key - 1;
+    log_record(f, &r);
+    const double v[] = {0.25, -0.0, 1e300, 0.1 + 0.2, 7, 5e-324};
+    const int nv = (int)(sizeof v / sizeof v[0]);
+    const int64_t t0 = 1700000000000LL;
+    r.n = 0;
+    store_buf_varint(&r, 2); /* POINTS: type, id, count, (zigzag(ts step), f64)... */
+    store_buf_varint(&r, 1);
+    store_buf_varint(&r, (uint64_t)nv);
+    for (int i = 0; i < nv; i++) {
+        store_buf_varint(&r, i ? 2000 : (uint64_t)t0 << 1); /* steps of +1000 */
+        assert_int_equal(store_buf_reserve(&r, 8), 0);
+        memcpy(r.p + r.n, &v[i], 8);
+        r.n += 8;
+    }
+    log_record(f, &r);
+    store_buf_free(&r);
+    assert_int_equal(fclose(f), 0);
+    for (int round = 0; round < 2; round++) { /* replayed and relabelled; then reopened */
+        logged[0] = 0;
+        store *s = open_logged("v6", 0);
+        if (round == 0)
+            assert_non_null(strstr(logged, "from format 6 to 7"));
+        else
+            assert_null(strstr(logged, "format"));
+        assert_null(strstr(logged, "damaged"));
+        store_points p = {0};
+        assert_int_equal(store_read(s, series_id(s, "old.m", "a"), INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, nv);
+        for (int i = 0; i < nv; i++)
+            assert_true(p.ts[i] == t0 + 1000 * i && memcmp(&p.val[i], &v[i], 8) == 0);
+        store_points_free(&p);
+        store_close(s);
+    }
+}
+
+/* A store of a format this jobscope does not know (a later one) is refused
+ * with one line, untouched: its log may hold records it would misread. */
+static void test_a_store_of_a_later_format_is_refused(void **st)
+{
+    (void)st;
+    char dir[400], err[256] = "";
+    store_labelled("v8", "8");
+    snprintf(dir, sizeof dir, "%s/v8", tmpdir);
+    store_config c = {dir, 0, 0, 0, NULL, NULL};
+    assert_null(store_open(&c, err, sizeof err));
+    assert_non_null(strstr(err, "has format 8; this jobscope reads format 7"));
+    assert_null(strchr(err, '\n'));
+}
+
 
 int main(void)
 {
@@ -279,6 +366,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_format_3_store_is_converted_and_reads_as_before, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_format_4_store_reads_as_before, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_format_5_store_is_converted_keeping_the_age_of_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_store_of_a_later_format_is_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
