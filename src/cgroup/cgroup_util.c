@@ -107,10 +107,14 @@ static int parse_u64(const char *s, uint64_t *v)
         return 0;
     }
     if (*s < '0' || *s > '9') return -1;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno) return -1;
+    /* what strtoull reads, without its locale and errno (a still sample
+     * reads three of these): digits, refused past 2^64 - 1 */
+    uint64_t x = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (x > (UINT64_MAX - d) / 10) return -1;
+        x = x * 10 + d;
+    }
     *v = x;
     return 0;
 }

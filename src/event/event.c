@@ -271,13 +271,17 @@ void event_write_json(jbuf *b, const annotations *a, const mset *ev, uint64_t se
     jw_obj_close(b);
 }
 
-/* The number after key in [p, end): where it begins, and in *vend where it
- * ends (at the ',' or '}' after it); NULL when key is not there or is not
- * followed by a number. */
-static const char *number_after(const char *p, const char *end, const char *key, const char **vend)
+/* The number after key in [p, end) (first tried at hint): where it begins,
+ * and in *vend where it ends (at the ',' or '}' after it); NULL when key is
+ * not there or is not followed by a number. */
+static const char *number_after(const char *p, const char *end, const char *key, const char *hint,
+                                const char **vend)
 {
     size_t kn = strlen(key);
-    const char *k = memmem(p, (size_t)(end - p), key, kn);
+    /* where the line's shape puts it, else searched for */
+    const char *k = hint >= p && hint <= end && (size_t)(end - hint) >= kn && !memcmp(hint, key, kn)
+                        ? hint
+                        : memmem(p, (size_t)(end - p), key, kn);
     if (!k) return NULL;
     const char *v = k + kn, *e = v;
     while (e < end && (*e == '-' || *e == '.' || (*e >= '0' && *e <= '9'))) e++;
@@ -304,10 +308,12 @@ int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev,
                      : ev->frame == MSET_UNTAGGED ? a->tags_at
                                                   : a->fragment_len;
     const char *p = b->p, *end = p + b->len, *ts_end, *el_end;
-    const char *ts_at = number_after(p, end, ",\"ts\":", &ts_end);
+    /* {"event":"NAME","ts":  (NAME as it is when it needs no escape) */
+    const char *ts_at =
+        number_after(p, end, ",\"ts\":", ev->event ? p + 11 + strlen(ev->event) : p, &ts_end);
     if (!ts_at || (size_t)(end - ts_end) < ann_len + 1) return -1;
-    const char *el_at =
-        number_after(ts_end + (ann_len ? ann_len + 1 : 0), end, ",\"elapsed\":", &el_end);
+    const char *from = ts_end + (ann_len ? ann_len + 1 : 0);
+    const char *el_at = number_after(from, end, ",\"elapsed\":", from, &el_end);
     /* the line ends ,"seq":DIGITS} */
     const char *q = end - 1;
     while (q > p && q[-1] >= '0' && q[-1] <= '9') q--;

@@ -581,9 +581,24 @@ static void loop(monitor *m)
         double wait = next - now_mono();
         if (m->kill_deadline > 0 && !m->killed_hard && m->kill_deadline - now_mono() < wait)
             wait = m->kill_deadline - now_mono();
+        int with_status = m->opt.exit_status_fd > 0 && !m->status_read;
+        if (!with_status) {
+            /* only signals to wait for: sigtimedwait takes them as the
+             * signalfd would, a few microseconds a tick cheaper than poll */
+            if (wait < 0) wait = 0;
+            struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+            siginfo_t info;
+            int sig = sigtimedwait(&m->sigs, &info, &ts);
+            if (sig > 0) {
+                struct signalfd_siginfo si = {.ssi_signo = (uint32_t)sig, .ssi_code = info.si_code};
+                handle_signal(m, &si);
+                if (m->root_done && tree_finished(m)) break;
+                if (m->stop_signal) break;
+            }
+            continue;
+        }
         int timeout = wait > 0 ? (int)(wait * 1000.0 + 0.999) : 0;
         struct pollfd pfd[2] = {{m->sigfd, POLLIN, 0}, {m->opt.exit_status_fd, POLLIN, 0}};
-        int with_status = m->opt.exit_status_fd > 0 && !m->status_read;
         int r = poll(pfd, with_status ? 2 : 1, timeout);
         if (r > 0 && with_status && pfd[1].revents) {
             read_exit_status(m);
@@ -677,6 +692,7 @@ int monitor_run(monitor *m)
     sigaddset(&mask, SIGPIPE); /* a closed output is an error, not death */
     pthread_sigmask(SIG_BLOCK, &mask, &m->orig_mask);
     sigdelset(&mask, SIGPIPE);
+    m->sigs = mask;
     m->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
     m->ctx.emit = monitor_emit;

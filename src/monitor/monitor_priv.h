@@ -56,6 +56,7 @@ struct monitor {
     source *sources[MONITOR_SOURCES];
     int nsources;
     int sigfd;
+    sigset_t sigs; /* what sigfd reads: the loop waits for them (sigtimedwait) */
     sigset_t orig_mask;
     pid_t root;
     int root_done; /* main process reaped (run) or gone (attach) */

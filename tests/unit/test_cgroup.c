@@ -418,6 +418,13 @@ static void test_helpers(void **state)
     assert_int_equal(cg_keyval("anon 5\n", "file", &v), -1);
     assert_int_equal(cg_keyval("max max\n", "max", &v), 0);
     assert_true(v == CG_NOLIMIT);
+    /* a number: the largest there is; one past it refused, not wrapped */
+    assert_int_equal(cg_keyval("usage_usec 18446744073709551615\n", "usage_usec", &v), 0);
+    assert_true(v == UINT64_MAX);
+    assert_int_equal(cg_keyval("usage_usec 18446744073709551616\n", "usage_usec", &v), -1);
+    assert_int_equal(cg_keyval("usage_usec 0123\n", "usage_usec", &v), 0);
+    assert_true(v == 123);
+    assert_int_equal(cg_keyval("usage_usec -1\n", "usage_usec", &v), -1);
     cg_psi s, f;
     assert_int_equal(cg_parse_psi("some avg10=0.10 avg60=0.20 avg300=0.30 total=42\n", &s, &f), 0);
     assert_true(s.valid && !f.valid);
