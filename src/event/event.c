@@ -290,7 +290,8 @@ static const char *number_after(const char *p, const char *end, const char *key,
     return v;
 }
 
-int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev, uint64_t seq)
+int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev, uint64_t seq,
+                       size_t *el_hint)
 {
     const mvalue *el = &ev->v[M_ELAPSED];
     const metric_def *d = &metric_catalogue[M_ELAPSED];
@@ -313,7 +314,11 @@ int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev,
         number_after(p, end, ",\"ts\":", ev->event ? p + 11 + strlen(ev->event) : p, &ts_end);
     if (!ts_at || (size_t)(end - ts_end) < ann_len + 1) return -1;
     const char *from = ts_end + (ann_len ? ann_len + 1 : 0);
-    const char *el_at = number_after(from, end, ",\"elapsed\":", from, &el_end);
+    /* "elapsed" is where it was in the line before (the labels before it
+     * stand), or first after the annotations */
+    const char *h = *el_hint < (size_t)(end - from) ? from + *el_hint : from;
+    const char *el_at = number_after(from, end, ",\"elapsed\":", h, &el_end);
+    if (el_at) *el_hint = (size_t)(el_at - 11 - from);
     /* the line ends ,"seq":DIGITS} */
     const char *q = end - 1;
     while (q > p && q[-1] >= '0' && q[-1] <= '9') q--;

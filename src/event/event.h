@@ -70,9 +70,11 @@ void event_write_json(jbuf *b, const annotations *a, const mset *ev, uint64_t se
  * only in its ts, its elapsed (M_ELAPSED) and its seq (a still job's
  * sample: monitor.c): the same line with ev's ts and elapsed and seq put
  * in, byte for byte what event_write_json(b, a, ev, seq) writes, built in
- * tmp and swapped with b.  0; -1 when b does not hold such a line of ev
- * (b untouched: write it whole). */
-int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev, uint64_t seq);
+ * tmp and swapped with b.  *el_hint: where "elapsed" was found the last
+ * time (kept by the caller, 0 at first; a wrong one costs a search).  0;
+ * -1 when b does not hold such a line of ev (b untouched: write it whole). */
+int event_restamp_json(jbuf *b, jbuf *tmp, const annotations *a, const mset *ev, uint64_t seq,
+                       size_t *el_hint);
 
 /* now_epoch(), now_mono(): util/clock.h */
 /* Flushing several sinks within one timeout: the first call fixes

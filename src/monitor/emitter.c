@@ -71,7 +71,7 @@ uint64_t emitter_send_again(emitter *em, const mset *ev)
 {
     pthread_mutex_lock(&em->lock);
     if (em->json_of != ev || ev->oom ||
-        event_restamp_json(&em->json, &em->again, &em->ann, ev, em->seq + 1) != 0) {
+        event_restamp_json(&em->json, &em->again, &em->ann, ev, em->seq + 1, &em->again_el) != 0) {
         pthread_mutex_unlock(&em->lock);
         return emitter_send(em, ev, NULL);
     }

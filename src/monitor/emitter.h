@@ -27,6 +27,7 @@ typedef struct emitter {
     unsigned long dropped; /* events a sink refused */
     jbuf json;             /* the event being handed out (under the lock) */
     jbuf again;            /* emitter_send_again's new line, swapped with json */
+    size_t again_el;       /* where "elapsed" was in it (event_restamp_json) */
     const mset *json_of;   /* the set json was last written for (NULL: another) */
 } emitter;
 

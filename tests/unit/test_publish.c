@@ -618,11 +618,12 @@ static void a_restamped_line_is_the_line_written_whole(void **st)
             mset_put_i64(&s, "seq", 3);
             mset_close(&s);
             event_write_json(&b, &anns[a % 2], &s, 9);
+            size_t hint = a % 2 ? 3 : 0; /* a stale hint is only a miss */
             for (size_t k = 1; k < sizeof stamps / sizeof stamps[0]; k++) {
                 uint64_t seq = k == 1 ? 10 : 99 + k;
                 s.ts = stamps[k][0];
                 mset_f64(&s, M_ELAPSED, stamps[k][1]);
-                assert_int_equal(event_restamp_json(&b, &tmp, &anns[a % 2], &s, seq), 0);
+                assert_int_equal(event_restamp_json(&b, &tmp, &anns[a % 2], &s, seq, &hint), 0);
                 event_write_json(&whole, &anns[a % 2], &s, seq);
                 assert_string_equal(b.p, whole.p);
                 assert_int_equal(b.len, whole.len);
@@ -635,13 +636,14 @@ static void a_restamped_line_is_the_line_written_whole(void **st)
     mset_f64(&s, M_ELAPSED, 1);
     event_write_json(&b, &anns[0], &s, 9);
     char *before = strdup(b.p);
-    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10), -1); /* an object first */
+    size_t hint = 0;
+    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10, &hint), -1); /* an object first */
     mset_clear(&s, "ev.x", 1.5);
     mset_null(&s, M_ELAPSED);
-    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10), -1); /* elapsed unknown */
+    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10, &hint), -1); /* elapsed unknown */
     mset_clear(&s, "ev.x", 1.5);
     mset_u64(&s, M_RSS, 1);
-    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10), -1); /* no elapsed */
+    assert_int_equal(event_restamp_json(&b, &tmp, &anns[0], &s, 10, &hint), -1); /* no elapsed */
     assert_string_equal(b.p, before);
     free(before);
     jbuf_free(&b);
