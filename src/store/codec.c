@@ -21,8 +21,6 @@
 
 #define VALUE_LIMIT 9007199254740992.0 /* 2^53: integers beyond are not exact */
 
-static const double p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
-
 int store_buf_reserve(store_buf *b, size_t more)
 {
     if (b->n + more <= b->cap) return b->oom ? -1 : 0;
@@ -71,15 +69,6 @@ int store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v)
     return -1;
 }
 
-static inline uint64_t zz(uint64_t d)
-{
-    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-}
-static inline uint64_t unzz(uint64_t z)
-{
-    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
-}
-
 /* The difference sequence of x in a mode: 0 raw, 1 delta, 2 delta-of-delta,
  * 3 grid (x[i] - x[0] - i*step, the residual from a regular grid). */
 static void diffs(const int64_t *x, size_t n, int mode, uint64_t step, uint64_t *d)
@@ -109,7 +98,7 @@ static void put_tokens(store_buf *b, const uint64_t *d, size_t n)
             }
             store_buf_varint(b, r << 1 | 1);
         } else {
-            store_buf_varint(b, zz(d[i]) << 1);
+            store_buf_varint(b, store_zz(d[i]) << 1);
             i++;
         }
     }
@@ -148,7 +137,7 @@ static void put_ints(store_buf *b, const int64_t *x, size_t n, int zlevel)
         cand.n = 0;
         if (store_buf_reserve(&cand, 1) < 0) break;
         cand.p[cand.n++] = (uint8_t)mode;
-        if (mode == 3) store_buf_varint(&cand, zz(step));
+        if (mode == 3) store_buf_varint(&cand, store_zz(step));
         diffs(x, n, mode, step, d);
         put_tokens(&cand, d, n);
         double cost = zlevel >= 3 ? entropy_cost(cand.p, cand.n) : (double)cand.n * 8;
@@ -212,7 +201,7 @@ ints_of_mode(const uint8_t **qp, const uint8_t *e, int64_t *x, size_t i, size_t 
             k = tok >> 1;
             if (k == 0 || k > n - i) return -1;
         } else {
-            d = unzz(tok >> 1);
+            d = store_unzz(tok >> 1);
         }
         if ((tok & 1) && (mode == 0 || (mode == 1 && d == 0)) && k <= RUN_SLACK &&
             i + RUN_SLACK <= room) {
@@ -267,9 +256,9 @@ static int get_packed_grid(const uint8_t *p, size_t len, size_t *pos, int64_t *x
     size_t nb = ((n - 1) * bits + 7) / 8;
     if (nb > len - *pos) return -1;
     const uint8_t *q = p + *pos;
-    uint64_t step = unzz(zs), base = unzz(z0), mask = (1u << bits) - 1;
+    uint64_t step = store_unzz(zs), base = store_unzz(z0), mask = (1u << bits) - 1;
     x[0] = (int64_t)base;
-    base += step + unzz(zl);
+    base += step + store_unzz(zl);
     size_t i = 1;
     for (; i < n && !bits; i++, base += step) x[i] = (int64_t)base;
     /* eight bytes a load while they are there: every residual that lies
@@ -316,9 +305,9 @@ static int put_packed_grid(store_buf *b, const int64_t *x, size_t n)
     size_t nb = ((n - 1) * bits + 7) / 8;
     if (store_buf_reserve(b, 32 + nb) < 0) return -1;
     b->p[b->n++] = 4;
-    store_buf_varint(b, zz(step));
-    store_buf_varint(b, zz((uint64_t)x[0]));
-    store_buf_varint(b, zz((uint64_t)lo));
+    store_buf_varint(b, store_zz(step));
+    store_buf_varint(b, store_zz((uint64_t)x[0]));
+    store_buf_varint(b, store_zz((uint64_t)lo));
     b->p[b->n++] = (uint8_t)bits;
     uint8_t *q = b->p + b->n;
     memset(q, 0, nb);
@@ -345,13 +334,13 @@ static int get_ints(const uint8_t *p, size_t len, size_t *pos, int64_t *x, size_
     if (mode == 3) {
         uint64_t z;
         if (store_get_varint(p, len, pos, &z) < 0) return -1;
-        step = unzz(z);
+        step = store_unzz(z);
     }
     const uint8_t *q = p + *pos, *e = p + len;
     if (n == 0) return 0;
     uint64_t tok;
     if (next_token(&q, e, &tok) < 0 || (tok & 1)) return -1; /* nothing to repeat yet */
-    uint64_t d = unzz(tok >> 1);
+    uint64_t d = store_unzz(tok >> 1);
     x[0] = (int64_t)d;
     int rc;
     switch (mode) { /* a constant mode each: the loops are specialised */
@@ -379,9 +368,9 @@ static int decimal_scale(const double *v, size_t n)
     for (int k = 0; k < 10; k++) {
         size_t i;
         for (i = 0; i < n; i++) {
-            double m = v[i] * p10[k];
+            double m = v[i] * store_p10[k];
             if (!(fabs(m) <= VALUE_LIMIT)) return -1;
-            double back = (double)(int64_t)nearbyint(m) / p10[k];
+            double back = (double)(int64_t)nearbyint(m) / store_p10[k];
             if (memcmp(&back, &v[i], sizeof back) != 0) break;
         }
         if (i == n) return k;
@@ -651,7 +640,7 @@ int store_val_encode(const double *val, size_t n, int zlevel, store_buf *out)
         body.oom = 1;
     } else if (k >= 0) {
         body.p[body.n++] = (uint8_t)k;
-        for (size_t i = 0; i < n; i++) iv[i] = (int64_t)nearbyint(val[i] * p10[k]);
+        for (size_t i = 0; i < n; i++) iv[i] = (int64_t)nearbyint(val[i] * store_p10[k]);
         put_ints(&body, iv, n, zlevel);
     } else {
         body.p[body.n++] = 0x10;
@@ -701,7 +690,7 @@ int store_parts_decode(const uint8_t *tp, size_t tl, const uint8_t *vp, size_t v
         /* the integers are decoded in place over the doubles' storage */
         int64_t *iv = (int64_t *)(void *)v;
         if (get_ints(b, blen, &pos, iv, cnt, *cap - *n) < 0) goto out;
-        double sc = p10[mode];
+        double sc = store_p10[mode];
         if (mode == 0)
             for (size_t i = 0; i < cnt; i++) v[i] = (double)iv[i];
         else

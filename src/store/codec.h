@@ -55,4 +55,18 @@ int store_unzstd(const uint8_t *p, size_t n, size_t raw, store_buf *out);
 
 uint32_t store_crc32c(uint32_t crc, const void *p, size_t n);
 
+/* The numbers every coding of the store shares: powers of ten for the
+ * decimals (a value x / 10^k, k <= 9), and zigzag for signed steps, in
+ * unsigned arithmetic (a step that wraps is no undefined behaviour). */
+static const double store_p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+
+static inline uint64_t store_zz(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+static inline uint64_t store_unzz(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+}
+
 #endif

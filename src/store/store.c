@@ -462,12 +462,13 @@ store *store_open(const store_config *c, char *err, size_t errlen)
             char where[4200];
             int moved = store_wal_set_aside(s, segs[i], where, sizeof where) == 0;
             s->damaged_segments++;
-            s->damaged_lost += rs.lost_points;
-            char lost[96] = "";
-            if (rs.lost_points)
+            s->damaged_lost += rs.lost_points + rs.refused;
+            char lost[160] = "";
+            if (rs.lost_points || rs.refused)
                 snprintf(lost, sizeof lost,
-                         " (lost: %" PRIu64 " points whose series record was damaged)",
-                         rs.lost_points);
+                         " (lost: %" PRIu64 " points whose series record was damaged, %" PRIu64
+                         " points out of range)",
+                         rs.lost_points, rs.refused);
             store_log(
                 s,
                 "log segment %s/wal/%016" PRIu64 ".wal is damaged: %zu bytes in %d place(s) "

@@ -54,16 +54,6 @@ enum { REC_SERIES = 1, REC_POINTS = 2, REC_NOP = 3, REC_ZSTD = 4, REC_POINTS_C =
  * 0..9 is kept as x (the heads, store_head.c; the log's POINTS_C records,
  * store_wal.c): a few bytes instead of the double's eight. */
 #define HEAD_RAW 0xff /* a value that is no such decimal: the double's bits */
-static const double store_p10[10] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
-
-static inline uint64_t store_zz(uint64_t d)
-{
-    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-}
-static inline uint64_t store_unzz(uint64_t z)
-{
-    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
-}
 
 /* x with v == x / 10^k exactly (bit for bit), or 0 and -1. */
 static inline int store_to_scaled(double v, int k, int64_t *x)
@@ -348,6 +338,8 @@ typedef struct wal_replay {
     size_t bad_bytes;     /* how many */
     int places;           /* in how many stretches */
     uint64_t lost_points; /* points of series whose own record was damaged */
+    uint64_t refused;     /* points no put takes (a time out of range, a value
+                           * not finite) in records that check out: not kept */
 } wal_replay;
 int store_wal_replay(store *s, uint64_t seg, wal_replay *rs);
 int store_wal_set_aside(store *s, uint64_t seg, char *where, size_t wlen);

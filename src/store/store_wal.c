@@ -443,7 +443,8 @@ static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wa
                     rp = len;
                     break;
                 }
-                prev += (int64_t)store_unzz(z);
+                /* wrapping: a hostile log's steps are no undefined behaviour */
+                prev = (int64_t)((uint64_t)prev + store_unzz(z));
                 if (k == 15) { /* the double's bytes */
                     if (rp + 8 > len) {
                         rp = len;
@@ -461,7 +462,10 @@ static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wa
                 }
                 if (!se)
                     rs->lost_points++; /* its series record was damaged */
-                else if (store_head_add(s, se, prev, v, seg) < 0)
+                else if (!isfinite(v) || prev <= -STORE_TS_LIMIT || prev >= STORE_TS_LIMIT) {
+                    rs->refused++; /* no jobscope wrote it: the segment is set aside */
+                    rs->damaged = 1;
+                } else if (store_head_add(s, se, prev, v, seg) < 0)
                     return -1;
             }
         }

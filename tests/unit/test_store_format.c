@@ -14,23 +14,27 @@ static sqlite3 *old_store(const char *sub, const char *sql, char *path, size_t p
     snprintf(path, plen, "%s/chunks.db", dir);
     sqlite3 *db;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;",
-                                  NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(
+            db, "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;",
+            NULL, NULL, NULL),
+        SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     return db;
 }
 
 /* Formats 4 and 5: a rowid table of chunks and an index of it by series. */
-#define ROWID_CHUNKS(format)                                                                         \
-    "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"                                                 \
-    "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"                       \
-    "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"      \
-    "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL," \
-    " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"     \
-    "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"         \
-    "CREATE INDEX chunks_by_series ON chunks(series, t_end);"                                        \
-    "CREATE INDEX times_by_hash ON times(hash);"                                                     \
-    "INSERT INTO meta VALUES('format', '" format "');"                                               \
+#define ROWID_CHUNKS(format)                                                                       \
+    "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"                                               \
+    "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"                     \
+    "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tags BLOB NOT NULL);"    \
+    "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT "    \
+    "NULL,"                                                                                        \
+    " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"   \
+    "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"       \
+    "CREATE INDEX chunks_by_series ON chunks(series, t_end);"                                      \
+    "CREATE INDEX times_by_hash ON times(hash);"                                                   \
+    "INSERT INTO meta VALUES('format', '" format "');"                                             \
     "INSERT INTO metrics VALUES(7, 'old.m');"
 
 /* A store of format 4, as main wrote it (timestamp parts of modes 0..3,
@@ -48,19 +52,26 @@ static void test_a_format_4_store_reads_as_before(void **st)
                                      "\x00\xfb\xe4\xea";
     int64_t ts[100];
     double v[100];
-    for (int i = 0; i < 100; i++) { ts[i] = 1600000000000LL + i * 1000 + (i * 7) % 4; v[i] = i * 0.25; }
+    for (int i = 0; i < 100; i++) {
+        ts[i] = 1600000000000LL + i * 1000 + (i * 7) % 4;
+        v[i] = i * 0.25;
+    }
     store_buf vb = {0};
     assert_int_equal(store_val_encode(v, 100, 9, &vb), 0);
     sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series VALUES(5, 7, ?)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series VALUES(5, 7, ?)", -1, &q, NULL),
+                     SQLITE_OK);
     sqlite3_bind_blob(q, 1, tags, sizeof tags - 1, SQLITE_STATIC);
     assert_int_equal(sqlite3_step(q), SQLITE_DONE);
     sqlite3_finalize(q);
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(1, 0, ?)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(1, 0, ?)", -1, &q, NULL),
+                     SQLITE_OK);
     sqlite3_bind_blob(q, 1, main_ts, sizeof main_ts - 1, SQLITE_STATIC);
     assert_int_equal(sqlite3_step(q), SQLITE_DONE);
     sqlite3_finalize(q);
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(1, 5, ?, ?, 100, 1, ?)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(1, 5, ?, ?, 100, 1, ?)", -1, &q, NULL),
+        SQLITE_OK);
     sqlite3_bind_int64(q, 1, ts[0]);
     sqlite3_bind_int64(q, 2, ts[99]);
     sqlite3_bind_blob(q, 3, vb.p, (int)vb.n, SQLITE_STATIC);
@@ -109,11 +120,17 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
     /* rowid order = age: 1 (series 5, partition 0, 100 points), 2 (series 6),
      * 3 (series 5, partition 0, ten of chunk 1's timestamps with new values:
      * it ends earlier than 1), 4 (series 5, the next partition) */
-    struct { int64_t series, t0; int n, first; double off; } ch[] = {
-        {5, base, 100, 0, 0}, {6, base, 100, 0, 500}, {5, base, 10, 50, 1000},
-        {5, base + 7200000, 20, 0, 2000}};
+    struct {
+        int64_t series, t0;
+        int n, first;
+        double off;
+    } ch[] = {{5, base, 100, 0, 0},
+              {6, base, 100, 0, 500},
+              {5, base, 10, 50, 1000},
+              {5, base + 7200000, 20, 0, 2000}};
     sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series VALUES(?, 7, ?)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series VALUES(?, 7, ?)", -1, &q, NULL),
+                     SQLITE_OK);
     for (int k = 0; k < 2; k++) {
         sqlite3_bind_int(q, 1, 5 + k);
         sqlite3_bind_blob(q, 2, k ? tags_b : tags_a, (int)sizeof tags_a - 1, SQLITE_STATIC);
@@ -131,12 +148,16 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
         store_buf tb = {0}, vb = {0};
         assert_int_equal(store_ts_encode(ts, (size_t)ch[c].n, 3, &tb), 0);
         assert_int_equal(store_val_encode(v, (size_t)ch[c].n, 3, &vb), 0);
-        assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(?1, 0, ?2)", -1, &q, NULL), SQLITE_OK);
+        assert_int_equal(
+            sqlite3_prepare_v2(db, "INSERT INTO times VALUES(?1, 0, ?2)", -1, &q, NULL), SQLITE_OK);
         sqlite3_bind_int(q, 1, c + 1);
         sqlite3_bind_blob(q, 2, tb.p, (int)tb.n, SQLITE_STATIC);
         assert_int_equal(sqlite3_step(q), SQLITE_DONE);
         sqlite3_finalize(q);
-        assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(?1, ?2, ?3, ?4, ?5, ?1, ?6)", -1, &q, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "INSERT INTO chunks VALUES(?1, ?2, ?3, ?4, ?5, ?1, ?6)",
+                                            -1, &q, NULL),
+                         SQLITE_OK);
         sqlite3_bind_int(q, 1, c + 1);
         sqlite3_bind_int64(q, 2, ch[c].series);
         sqlite3_bind_int64(q, 3, ts[0]);
@@ -153,7 +174,8 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
         logged[0] = 0;
         store *s = open_logged("v5", 0);
         if (round == 0)
-            assert_true(strstr(logged, "from format 5 to 6") && strstr(logged, "from format 6 to 7"));
+            assert_true(strstr(logged, "from format 5 to 6") &&
+                        strstr(logged, "from format 6 to 7"));
         else
             assert_null(strstr(logged, "format"));
         assert_int_equal(series_id(s, "old.m", "a"), 5);
@@ -164,7 +186,8 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
             assert_true(p.ts[i] == base + i * 1000LL &&
                         p.val[i] == (i >= 50 && i < 60 ? 1000 : 0) + i * 0.25);
         for (int i = 0; i < 20; i++)
-            assert_true(p.ts[100 + i] == base + 7200000 + i * 1000LL && p.val[100 + i] == 2000 + i * 0.25);
+            assert_true(p.ts[100 + i] == base + 7200000 + i * 1000LL &&
+                        p.val[100 + i] == 2000 + i * 0.25);
         p.n = 0; /* a range within the second partition */
         assert_int_equal(store_read(s, 5, base + 7200000 + 5000, base + 7200000 + 9000, &p), 0);
         assert_int_equal(p.n, 5);
@@ -186,13 +209,19 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
     }
     /* format 7 on disk (6's tables): no index of chunks, seq 1.. within (series, partition) */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT v FROM meta WHERE k='format'), (SELECT count(*) FROM "
-        "sqlite_schema WHERE type='index' AND tbl_name='chunks'), (SELECT group_concat(series || ':' || seq) "
-        "FROM chunks)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT (SELECT v FROM meta WHERE k='format'), (SELECT count(*) FROM "
+                           "sqlite_schema WHERE type='index' AND tbl_name='chunks'), (SELECT "
+                           "group_concat(series || ':' || seq) "
+                           "FROM chunks)",
+                           -1, &q, NULL),
+        SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     assert_string_equal((const char *)sqlite3_column_text(q, 0), "7");
     assert_int_equal(sqlite3_column_int(q, 1), 0);
-    assert_string_equal((const char *)sqlite3_column_text(q, 2), "5:1,5:1,6:1"); /* partition 0 merged */
+    assert_string_equal((const char *)sqlite3_column_text(q, 2),
+                        "5:1,5:1,6:1"); /* partition 0 merged */
     sqlite3_finalize(q);
     sqlite3_close(db);
 }
@@ -203,12 +232,15 @@ static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
 {
     (void)st;
     char path[500];
-    sqlite3 *db = old_store("v3",
+    sqlite3 *db = old_store(
+        "v3",
         "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);"
         "CREATE TABLE metrics(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
         "CREATE TABLE tagsets(id INTEGER PRIMARY KEY, tags BLOB NOT NULL UNIQUE);"
-        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset INTEGER NOT NULL);"
-        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT NULL,"
+        "CREATE TABLE series(id INTEGER PRIMARY KEY, metric INTEGER NOT NULL, tagset INTEGER NOT "
+        "NULL);"
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t_start INTEGER NOT "
+        "NULL,"
         " t_end INTEGER NOT NULL, n INTEGER NOT NULL, ts_ref INTEGER NOT NULL, data BLOB NOT NULL);"
         "CREATE TABLE times(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data BLOB NOT NULL);"
         "CREATE INDEX chunks_by_series ON chunks(series, t_end);"
@@ -217,25 +249,33 @@ static void test_a_format_3_store_is_converted_and_reads_as_before(void **st)
         "CREATE INDEX times_by_hash ON times(hash);"
         "INSERT INTO meta VALUES('format', '3');"
         "INSERT INTO metrics VALUES(7, 'old.m');",
-                            path, sizeof path);
+        path, sizeof path);
     static const uint8_t tags[] = "host\0n1\0job\0old\0";
     int64_t ts[100];
     double v[100];
-    for (int i = 0; i < 100; i++) { ts[i] = 1600000000000LL + i * 1000; v[i] = i * 0.25; }
+    for (int i = 0; i < 100; i++) {
+        ts[i] = 1600000000000LL + i * 1000;
+        v[i] = i * 0.25;
+    }
     store_buf tb = {0}, vb = {0};
     assert_int_equal(store_ts_encode(ts, 100, 3, &tb), 0);
     assert_int_equal(store_val_encode(v, 100, 3, &vb), 0);
     sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO tagsets VALUES(3, ?)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO tagsets VALUES(3, ?)", -1, &q, NULL),
+                     SQLITE_OK);
     sqlite3_bind_blob(q, 1, tags, sizeof tags - 1, SQLITE_STATIC);
     assert_int_equal(sqlite3_step(q), SQLITE_DONE);
     sqlite3_finalize(q);
-    assert_int_equal(sqlite3_exec(db, "INSERT INTO series VALUES(5, 7, 3)", NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(1, 0, ?)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO series VALUES(5, 7, 3)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO times VALUES(1, 0, ?)", -1, &q, NULL),
+                     SQLITE_OK);
     sqlite3_bind_blob(q, 1, tb.p, (int)tb.n, SQLITE_STATIC);
     assert_int_equal(sqlite3_step(q), SQLITE_DONE);
     sqlite3_finalize(q);
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(1, 5, ?, ?, 100, 1, ?)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "INSERT INTO chunks VALUES(1, 5, ?, ?, 100, 1, ?)", -1, &q, NULL),
+        SQLITE_OK);
     sqlite3_bind_int64(q, 1, ts[0]);
     sqlite3_bind_int64(q, 2, ts[99]);
     sqlite3_bind_blob(q, 3, vb.p, (int)vb.n, SQLITE_STATIC);
@@ -289,17 +329,16 @@ static void log_record(FILE *f, const store_buf *payload)
     assert_int_equal(fwrite(payload->p, 1, payload->n, f), payload->n);
 }
 
-/* A store of format 6 whose log, as format 6 wrote it, holds POINTS records
- * (values as 8-byte doubles; format 7 writes decimals): relabelled 7 with one
- * line, and its log replays bit for bit. */
-static void test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays(void **st)
+/* A store at SUB labelled FORMAT whose log is one new segment holding only
+ * the SERIES record of series 1, old.m{job=a}: the segment, open to append
+ * more records. */
+static FILE *log_of_one_series(const char *sub, const char *format)
 {
-    (void)st;
     char path[500], cmd[1000];
-    store_labelled("v6", "6"); /* 6's tables (7 has the same) */
-    snprintf(cmd, sizeof cmd, "rm -f %s/v6/wal/*.wal", tmpdir);
+    store_labelled(sub, format);
+    snprintf(cmd, sizeof cmd, "rm -f %s/%s/wal/*.wal", tmpdir, sub);
     assert_int_equal(system(cmd), 0);
-    snprintf(path, sizeof path, "%s/v6/wal/0000000000000001.wal", tmpdir);
+    snprintf(path, sizeof path, "%s/%s/wal/0000000000000001.wal", tmpdir, sub);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     static const uint8_t key[] = "old.m\0job\0a\0";
@@ -311,21 +350,39 @@ static void test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays(v
     memcpy(r.p + r.n, key, sizeof key - 1);
     r.n += sizeof key - 1;
     log_record(f, &r);
-    const double v[] = {0.25, -0.0, 1e300, 0.1 + 0.2, 7, 5e-324};
-    const int nv = (int)(sizeof v / sizeof v[0]);
-    const int64_t t0 = 1700000000000LL;
-    r.n = 0;
+    store_buf_free(&r);
+    return f;
+}
+
+/* A POINTS record (format 6's: values as 8-byte doubles) of series 1 appended
+ * to f: n points from t0 a step apart. */
+static void log_points_of_doubles(FILE *f, int64_t t0, int64_t step, const double *v, int n)
+{
+    store_buf r = {0};
     store_buf_varint(&r, 2); /* POINTS: type, id, count, (zigzag(ts step), f64)... */
     store_buf_varint(&r, 1);
-    store_buf_varint(&r, (uint64_t)nv);
-    for (int i = 0; i < nv; i++) {
-        store_buf_varint(&r, i ? 2000 : (uint64_t)t0 << 1); /* steps of +1000 */
+    store_buf_varint(&r, (uint64_t)n);
+    for (int i = 0; i < n; i++) {
+        store_buf_varint(&r, store_zz((uint64_t)(i ? step : t0)));
         assert_int_equal(store_buf_reserve(&r, 8), 0);
         memcpy(r.p + r.n, &v[i], 8);
         r.n += 8;
     }
     log_record(f, &r);
     store_buf_free(&r);
+}
+
+/* A store of format 6 whose log, as format 6 wrote it, holds POINTS records
+ * (values as 8-byte doubles; format 7 writes decimals): relabelled 7 with one
+ * line, and its log replays bit for bit. */
+static void test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays(void **st)
+{
+    (void)st;
+    FILE *f = log_of_one_series("v6", "6"); /* 6's tables (7 has the same) */
+    const double v[] = {0.25, -0.0, 1e300, 0.1 + 0.2, 7, 5e-324};
+    const int nv = (int)(sizeof v / sizeof v[0]);
+    const int64_t t0 = 1700000000000LL;
+    log_points_of_doubles(f, t0, 1000, v, nv);
     assert_int_equal(fclose(f), 0);
     for (int round = 0; round < 2; round++) { /* replayed and relabelled; then reopened */
         logged[0] = 0;
@@ -345,6 +402,48 @@ static void test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays(v
     }
 }
 
+/* A log record that checks out (its CRC is right) but was written by no
+ * jobscope: timestamp steps that wrap around 2^64, a time out of range, a
+ * value that is not finite.  Replay reads it in wrapping arithmetic (no
+ * undefined behaviour: the ASan/UBSan run holds it to that), keeps every
+ * point a put would take, says how many it did not, and sets the segment
+ * aside. */
+static void test_a_hostile_log_record_keeps_the_points_a_put_would_take(void **st)
+{
+    (void)st;
+    FILE *f = log_of_one_series("bad", "7");
+    const int64_t t0 = 1700000000000LL;
+    store_buf r = {0};
+    store_buf_varint(&r, 5); /* POINTS_C: type, id, count<<4 | k, (zz(ts step), zz(x step))... */
+    store_buf_varint(&r, 1);
+    store_buf_varint(&r, 4u << 4 | 0);
+    store_buf_varint(&r, store_zz((uint64_t)t0)), store_buf_varint(&r, store_zz(5));
+    /* past 2^63: out of range (this addition overflowed int64 before) */
+    store_buf_varint(&r, store_zz((uint64_t)INT64_MAX)), store_buf_varint(&r, store_zz(1));
+    /* and back: t0 + 1000, kept */
+    store_buf_varint(&r, store_zz((uint64_t)(-INT64_MAX + 1000))),
+        store_buf_varint(&r, store_zz(1));
+    store_buf_varint(&r, store_zz((uint64_t)INT64_MIN)),
+        store_buf_varint(&r, store_zz((uint64_t)INT64_MIN));
+    log_record(f, &r);
+    store_buf_free(&r);
+    const double v[] = {NAN, INFINITY, 2.5};
+    log_points_of_doubles(f, t0 + 2000, 1000, v, 3);
+    assert_int_equal(fclose(f), 0);
+    logged[0] = 0;
+    store *s = open_logged("bad", 0);
+    assert_non_null(strstr(logged, "4 points out of range"));
+    assert_non_null(strstr(logged, "is damaged"));
+    store_points p = {0};
+    assert_int_equal(store_read(s, series_id(s, "old.m", "a"), INT64_MIN, INT64_MAX, &p), 0);
+    assert_int_equal(p.n, 3);
+    assert_true(p.ts[0] == t0 && p.val[0] == 5);
+    assert_true(p.ts[1] == t0 + 1000 && p.val[1] == 7);
+    assert_true(p.ts[2] == t0 + 4000 && p.val[2] == 2.5);
+    store_points_free(&p);
+    store_close(s);
+}
+
 /* A store of a format this jobscope does not know (a later one) is refused
  * with one line, untouched: its log may hold records it would misread. */
 static void test_a_store_of_a_later_format_is_refused(void **st)
@@ -359,15 +458,19 @@ static void test_a_store_of_a_later_format_is_refused(void **st)
     assert_null(strchr(err, '\n'));
 }
 
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_format_3_store_is_converted_and_reads_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_format_3_store_is_converted_and_reads_as_before,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_format_4_store_reads_as_before, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_format_5_store_is_converted_keeping_the_age_of_chunks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_format_5_store_is_converted_keeping_the_age_of_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_store_of_a_later_format_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_hostile_log_record_keeps_the_points_a_put_would_take,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
