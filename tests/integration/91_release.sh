@@ -48,7 +48,7 @@ test_the_debian_package_builds_installs_and_runs_a_job() {
         echo "    skip: a jobscope package is installed already" >&2; return 77
     fi
     mkdir src && (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 tar cf -) | tar xf - -C src
-    (cd src && dpkg-buildpackage -us -uc -b >"$T/build.log" 2>&1) || { tail -20 "$T/build.log" >&2; fail "dpkg-buildpackage failed"; return 1; }
+    (cd src && dpkg-buildpackage -us -uc -b -J"$(nproc)" >"$T/build.log" 2>&1) || { tail -20 "$T/build.log" >&2; fail "dpkg-buildpackage failed"; return 1; }
     ls jobscope_*.deb libjobscope-dev_*.deb >/dev/null || fail "packages missing" || return 1
     dpkg -c jobscope_*.deb | grep -q "usr/lib/jobscope/jobscope-net.so" || fail "plugin not packaged" || return 1
     dpkg -c libjobscope-dev_*.deb | grep -q "usr/include/jobscope.h" || fail "header not packaged" || return 1
