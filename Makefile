@@ -117,7 +117,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/helpers/%)
 BENCH_SRCS  := $(sort $(wildcard bench/*.c))
 BENCH_BINS  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all check test unit helpers deps demo asan clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man valgrind
+.PHONY: all check test unit helpers deps demo asan asan-bins clean install bench bench-bins fake-nvml lib fuzz fuzz-bins man valgrind
 all: $(BUILD)/jobscope $(BUILD)/jobscope-serve lib man
 
 # -rdynamic: the plugin calls back into the core (publisher, spool, JSON writer).
@@ -287,9 +287,11 @@ demo: all
 
 # ASAN_TESTS: name patterns of the tests to run (default: all); CI runs the
 # unit tests and the core integration tests (.ci/run).
-asan:
+asan-bins:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 	        LDFLAGS="-fsanitize=address,undefined" all unit helpers fake-nvml
+
+asan: asan-bins
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	        BUILD=build-asan tests/run.sh $(ASAN_TESTS)
 
