@@ -42,6 +42,12 @@ typedef struct put_batch {
     int last_own; /* nonzero: the batch's last point has these (a point
                    * refused in between was dropped: the one before is last) */
     size_t last_kl[MAX_TAGS_PER_POINT], last_vl[MAX_TAGS_PER_POINT];
+    /* the reader's recent metrics (put_point_text's metric_slot and
+     * metric_gen), each checked and interned once */
+    struct {
+        unsigned gen; /* 0: none */
+        const char *name;
+    } metric[PUT_READER_METRICS];
 } put_batch;
 
 /* The batch's copy of s[0..n) (each distinct string once). */
@@ -52,8 +58,8 @@ static const char *own(put_batch *b, const char *s, size_t n)
     return c;
 }
 
-/* Starts a point; its tags follow with batch_tag; batch_end fixes it. */
-static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms, double v)
+/* Starts a point named by the batch's copy of its metric (own()). */
+static void batch_point_named(put_batch *b, const char *name, int64_t ts_ms, double v)
 {
     size_t cap = b->cap;
     b->pts = grow_array(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
@@ -65,10 +71,16 @@ static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t t
         }
         b->tag_off = t;
     }
-    if (b->oom) return;
-    b->pts[b->n] = (store_point){own(b, metric, mlen), NULL, 0, ts_ms, v};
+    if (b->oom || !name) return;
+    b->pts[b->n] = (store_point){name, NULL, 0, ts_ms, v};
     b->tag_off[b->n] = b->ntags;
     b->n++;
+}
+
+/* Starts a point; its tags follow with batch_tag; batch_end fixes it. */
+static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms, double v)
+{
+    batch_point_named(b, own(b, metric, mlen), ts_ms, v);
 }
 
 static void batch_tag(put_batch *b, const char *k, size_t kl, const char *v, size_t vl)
@@ -83,11 +95,10 @@ static void batch_tag(put_batch *b, const char *k, size_t kl, const char *v, siz
 
 /* Starts a point whose tags are those of the point before it (the same
  * array: the store and the live values see one run of one tag set). */
-static void batch_point_same_tags(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms,
-                                  double v)
+static void batch_point_same_tags(put_batch *b, const char *name, int64_t ts_ms, double v)
 {
     size_t prev = b->n - 1;
-    batch_point(b, metric, mlen, ts_ms, v);
+    batch_point_named(b, name, ts_ms, v);
     if (b->oom) return;
     b->tag_off[b->n - 1] = b->tag_off[prev];
     b->pts[b->n - 1].ntags = b->pts[prev].ntags;
@@ -262,7 +273,12 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
 {
     if (dp->not_object) return "Data point is not an object";
     if (dp->metric.kind != JV_STRING || !dp->metric.n) return "Missing metric";
-    if (!series_name_valid(dp->metric.s, dp->metric.n))
+    /* a metric the reader has seen at this place and generation was checked
+     * and interned then */
+    int slot = dp->metric_slot;
+    const char *name =
+        slot >= 0 && b->metric[slot].gen == dp->metric_gen ? b->metric[slot].name : NULL;
+    if (!name && !series_name_valid(dp->metric.s, dp->metric.n))
         return "Invalid metric name: only a-z A-Z 0-9 - _ . / and Unicode letters are allowed";
     int64_t ms = default_ts_ms;
     const jread_value *t = &dp->timestamp;
@@ -294,11 +310,15 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
     if (!dp->has_tags || dp->tags_not_object || dp->ntags == 0)
         return "Missing tags: at least one tag is required";
     if (dp->ntags > MAX_TAGS_PER_POINT) return "Too many tags";
+    if (!name && (name = own(b, dp->metric.s, dp->metric.n)) && slot >= 0) {
+        b->metric[slot].gen = dp->metric_gen;
+        b->metric[slot].name = name;
+    }
     if (same_tags_as_last(b, dp)) {
-        batch_point_same_tags(b, dp->metric.s, dp->metric.n, ms, v);
+        batch_point_same_tags(b, name, ms, v);
         return NULL;
     }
-    batch_point(b, dp->metric.s, dp->metric.n, ms, v);
+    batch_point_named(b, name, ms, v);
     size_t kl[MAX_TAGS_PER_POINT], vl[MAX_TAGS_PER_POINT]; /* last_kl, last_vl once it passed */
     for (int i = 0; i < dp->ntags; i++) {
         char num[64];

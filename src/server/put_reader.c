@@ -59,6 +59,46 @@ static int guessed_scalar(put_reader *r, const char **pp, jread_value *v, put_gu
     return 0;
 }
 
+/* The metric at p: first among the recent ones (the one after the last
+ * one, as in a cycle; the last one, as in a run of one metric; then the
+ * others, but not after misses in a row, so that a body of ever new
+ * metrics pays two compares a point), else read and kept in the next
+ * place.  dp gets its place and generation. */
+static int metric_scalar(put_reader *r, const char **pp, jread_value *v, put_point_text *dp)
+{
+    const char *p = *pp, *end = r->jr.end, *q;
+    dp->metric_slot = -1;
+    if (p < end && *p == '"' && r->mused) {
+        int n = r->mused, next = r->mlast + 1 < n ? r->mlast + 1 : 0;
+        int tries = r->mmiss >= 4 && n > 2 ? 2 : n; /* each place once */
+        for (int i = 0; i < tries; i++) {
+            int at = i == 0 ? next : i == 1 ? r->mlast : (next + i - 1) % n;
+            const put_guess *g = &r->metric[at];
+            if ((q = guessed(p + 1, end, g))) {
+                memset(v, 0, sizeof *v);
+                v->kind = JV_STRING;
+                v->s = p + 1;
+                v->n = g->n;
+                *pp = q;
+                r->mlast = dp->metric_slot = at;
+                r->mmiss = 0;
+                dp->metric_gen = r->metric_gen[at];
+                return 0;
+            }
+        }
+    }
+    if (jread_scalar(&r->jr, pp, v) < 0) return -1;
+    r->mmiss++;
+    if (v->kind != JV_STRING || v->s < r->jr.body || v->s >= end) return 0; /* unescaped: no span */
+    int at = r->mnext;
+    r->mnext = (at + 1) % PUT_READER_METRICS;
+    if (r->mused < PUT_READER_METRICS) r->mused++;
+    r->metric[at] = (put_guess){v->s, v->n};
+    r->mlast = dp->metric_slot = at;
+    dp->metric_gen = ++r->metric_gen[at];
+    return 0;
+}
+
 /* The members a data point knows, read without a scan when written plainly. */
 enum { K_OTHER, K_METRIC, K_TIMESTAMP, K_VALUE, K_TAGS };
 static const put_guess known_keys[] = {
@@ -163,6 +203,7 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
     dp->len = 0;
     dp->not_object = dp->has_tags = dp->tags_not_object = 0;
     dp->metric = dp->timestamp = dp->value = none;
+    dp->metric_slot = -1;
     dp->ntags = 0;
     if (p >= end) return jread_fail(&r->jr, p, "premature end of input");
     if (*p != '{') {
@@ -195,7 +236,7 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
                                         : key == K_TIMESTAMP ? &dp->timestamp
                                         : key == K_VALUE     ? &dp->value
                                                              : &other;
-                if (key == K_METRIC ? guessed_scalar(r, &p, v, &r->metric) < 0
+                if (key == K_METRIC ? metric_scalar(r, &p, v, dp) < 0
                                     : jread_scalar(&r->jr, &p, v) < 0)
                     return -1;
                 if (key == K_TAGS) {

@@ -22,6 +22,12 @@ typedef struct put_point_text {
     size_t len;
     int not_object;
     jread_value metric, timestamp, value;
+    /* the metric's place among the reader's recent ones (-1: none, an
+     * escaped string) and that place's generation: the same pair is the
+     * same string, so a caller may keep what it made of it (checked name,
+     * interned copy) by place and generation */
+    int metric_slot;
+    unsigned metric_gen;
     int has_tags, tags_not_object;
     put_tag_text tags[PUT_READER_MAX_TAGS];
     int ntags; /* may exceed PUT_READER_MAX_TAGS: only that many are kept */
@@ -37,12 +43,20 @@ typedef struct put_guess {
     size_t n;
 } put_guess;
 
+/* Metrics come round in a cycle (a client sends a host's metrics, then the
+ * next host's): the last PUT_READER_METRICS distinct ones are kept, and
+ * the one after the last hit is tried first. */
+#define PUT_READER_METRICS 16
+
 typedef struct put_reader {
     jread jr; /* the text, the scratch arena, the first error (jr.err) */
     const char *pos;
     int array, done, not_points;
     size_t count;
-    put_guess metric, tag_k[PUT_READER_GUESS], tag_v[PUT_READER_GUESS];
+    put_guess tag_k[PUT_READER_GUESS], tag_v[PUT_READER_GUESS];
+    put_guess metric[PUT_READER_METRICS];
+    unsigned metric_gen[PUT_READER_METRICS];
+    int mused, mnext, mlast, mmiss; /* slots used, next to refill, last hit, misses in a row */
 } put_reader;
 
 /* Starts reading body; -1 with r->jr.err on a syntax error at its start.

@@ -386,11 +386,79 @@ static void a_guess_that_is_a_prefix_or_an_escape_is_not_taken(void **st)
         compare(bodies[i], strlen(bodies[i]));
 }
 
+/* The metric's place and generation name one string: api_ingest.c checks
+ * and interns a metric once per pair.  Bodies of metrics drawn from a pool
+ * (more than the reader keeps, names that are prefixes of each other, the
+ * same name escaped, a duplicate "metric" member), in cycles, runs and at
+ * random: two points with the same pair have the same metric, and a cycle
+ * of up to PUT_READER_METRICS names, or a run of one, is found again (the
+ * pair repeats) once it has been read. */
+static void a_metric_s_place_and_generation_name_one_string(void **st)
+{
+    (void)st;
+    static const char *const pool[] = {
+        "m.a", "m.ab", "m.a\\u0062", "m.abc", "m.b", "m.c", "m.d", "m.e", "m.f", "m.g", "m.h",
+        "m.i", "m.j", "m.k", "m.l", "m.m", "m.n", "m.o", "m.p", "m.q", "m.r", "m.s"};
+    const int npool = (int)(sizeof pool / sizeof pool[0]);
+    unsigned seed = 7;
+    for (int round = 0; round < 400; round++) {
+        int mode = round % 4, cycle = 1 + (int)(rnd(&seed) % (PUT_READER_METRICS + 4)), n = 200;
+        int pick[200];
+        text t = {0};
+        put(&t, "[");
+        for (int i = 0; i < n; i++) {
+            pick[i] = mode == 0   ? i % cycle                                  /* a cycle */
+                      : mode == 1 ? (i / 10) % npool                           /* runs */
+                      : mode == 2 ? (int)(rnd(&seed) % (unsigned)npool)        /* at random */
+                                  : (i % cycle + (int)(rnd(&seed) % 2)) % npool; /* a loose cycle */
+            pick[i] %= npool;
+            if (i) put(&t, ",");
+            if (i % 37 == 5) /* the first member is overridden, as jansson reads it */
+                put(&t, "{\"metric\":\"m.zz\",\"metric\":\"%s\",\"value\":1}", pool[pick[i]]);
+            else
+                put(&t, "{\"metric\":\"%s\",\"value\":1}", pool[pick[i]]);
+        }
+        put(&t, "]");
+        put_reader r;
+        put_point_text *dp = malloc(sizeof *dp);
+        assert_non_null(dp);
+        assert_int_equal(put_reader_start(&r, t.p, t.n), 0);
+        int slot[200];
+        unsigned gen[200];
+        char *name[200];
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(put_reader_next(&r, dp), 1);
+            slot[i] = dp->metric_slot;
+            gen[i] = dp->metric_gen;
+            name[i] = strndup(dp->metric.s, dp->metric.n);
+            assert_true(slot[i] >= -1 && slot[i] < PUT_READER_METRICS);
+            for (int j = 0; j < i; j++)
+                if (slot[i] >= 0 && slot[j] == slot[i] && gen[j] == gen[i])
+                    assert_string_equal(name[j], name[i]);
+        }
+        assert_int_equal(put_reader_next(&r, dp), 0);
+        if (mode == 0 && cycle <= PUT_READER_METRICS) /* after the first round: found again */
+            for (int i = 2 * cycle; i < n; i++)
+                if (i % 37 != 5 && strchr(pool[pick[i]], '\\') == NULL)
+                    assert_true(slot[i] == slot[i - cycle] && gen[i] == gen[i - cycle]);
+        if (mode == 1)
+            for (int i = 1; i < n; i++)
+                if (pick[i] == pick[i - 1] && i % 37 != 5 && (i - 1) % 37 != 5 &&
+                    strchr(pool[pick[i]], '\\') == NULL)
+                    assert_true(slot[i] == slot[i - 1] && gen[i] == gen[i - 1]);
+        for (int i = 0; i < n; i++) free(name[i]);
+        put_reader_free(&r);
+        free(dp);
+        free(t.p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_body_reads_as_jansson_reads_it_guessed_or_not),
         cmocka_unit_test(a_guess_that_is_a_prefix_or_an_escape_is_not_taken),
+        cmocka_unit_test(a_metric_s_place_and_generation_name_one_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
