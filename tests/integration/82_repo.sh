@@ -13,7 +13,8 @@ serve_up() {   # serve_up [OPTIONS...]
     "$JS" serve --listen 127.0.0.1:$PORT --store "$T/store" --socket "$SOCK" --node-interval 0 "$@" \
         > "$T/serve.log" 2>&1 &
     SERVE_PID=$!
-    _js_add_trap 'kill $SERVE_PID 2>/dev/null; wait $SERVE_PID 2>/dev/null' 
+    # this server's pid, as it is now: a test may start two (84_summary)
+    _js_add_trap "kill $SERVE_PID 2>/dev/null; wait $SERVE_PID 2>/dev/null"
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/api/version" >/dev/null && return 0; sleep 0.1; done
     fail "serve did not start: $(cat "$T/serve.log")"
 }
