@@ -21,7 +21,7 @@
 
 #define VALUE_LIMIT 9007199254740992.0 /* 2^53: integers beyond are not exact */
 
-int store_buf_reserve(store_buf *b, size_t more)
+int store_buf_grow(store_buf *b, size_t more)
 {
     if (b->n + more <= b->cap) return b->oom ? -1 : 0;
     size_t c = b->cap ? b->cap : 256;
@@ -40,16 +40,6 @@ void store_buf_free(store_buf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
-}
-
-void store_buf_varint(store_buf *b, uint64_t v)
-{
-    if (store_buf_reserve(b, 10) < 0) return;
-    while (v >= 0x80) {
-        b->p[b->n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->n++] = (uint8_t)v;
 }
 
 int store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v)
@@ -86,8 +76,16 @@ static void diffs(const int64_t *x, size_t n, int mode, uint64_t step, uint64_t 
     }
 }
 
+/* The tokens of d: a value's zigzag << 1, or a run of repeats' length << 1
+ * | 1; written into room reserved once for the worst case (a token per
+ * value, ten bytes each). */
 static void put_tokens(store_buf *b, const uint64_t *d, size_t n)
 {
+    if (n > SIZE_MAX / 10 || store_buf_reserve(b, n * 10) < 0) {
+        b->oom = 1;
+        return;
+    }
+    uint8_t *o = b->p + b->n;
     for (size_t i = 0; i < n;) {
         if (i > 0 && d[i] == d[i - 1]) {
             uint64_t r = 0;
@@ -96,12 +94,13 @@ static void put_tokens(store_buf *b, const uint64_t *d, size_t n)
                 r++;
                 i++;
             }
-            store_buf_varint(b, r << 1 | 1);
+            o = store_varint_at(o, r << 1 | 1);
         } else {
-            store_buf_varint(b, store_zz(d[i]) << 1);
+            o = store_varint_at(o, store_zz(d[i]) << 1);
             i++;
         }
     }
+    b->n = (size_t)(o - b->p);
 }
 
 /* What zstd's entropy stage would make of these bytes, roughly (bits). */

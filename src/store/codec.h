@@ -27,9 +27,31 @@ typedef struct store_buf {
     int oom;
 } store_buf;
 
-int store_buf_reserve(store_buf *b, size_t more); /* 0, or -1 (and oom set) */
+/* Grows b to hold more bytes beyond b->n: 0, or -1 (and oom set). */
+int store_buf_grow(store_buf *b, size_t more);
+/* Room for more bytes beyond b->n: 0, or -1 (and oom set).  Inline: the
+ * encoders ask before every varint, and a call cost more than the check. */
+static inline int store_buf_reserve(store_buf *b, size_t more)
+{
+    if (b->n + more <= b->cap) return b->oom ? -1 : 0;
+    return store_buf_grow(b, more);
+}
 void store_buf_free(store_buf *b);
-void store_buf_varint(store_buf *b, uint64_t v);
+/* Writes v as a varint at o (at most 10 bytes); returns the byte after. */
+static inline uint8_t *store_varint_at(uint8_t *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    return o;
+}
+static inline void store_buf_varint(store_buf *b, uint64_t v)
+{
+    if (store_buf_reserve(b, 10) < 0) return;
+    b->n = (size_t)(store_varint_at(b->p + b->n, v) - b->p);
+}
 /* 0 and advances *pos, or -1 when the input ends early. */
 int store_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v);
 
