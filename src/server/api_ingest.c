@@ -77,6 +77,19 @@ static void batch_point_named(put_batch *b, const char *name, int64_t ts_ms, dou
     b->n++;
 }
 
+/* Room for n points at once (a body's worth, so that the arrays are not
+ * copied as they double point by point). */
+static void batch_reserve(put_batch *b, size_t n)
+{
+    if (n <= b->cap) return;
+    b->pts = grow_array(b->pts, &b->cap, n, sizeof *b->pts, &b->oom);
+    size_t *t = b->oom ? NULL : realloc(b->tag_off, b->cap * sizeof *t);
+    if (t)
+        b->tag_off = t;
+    else
+        b->oom = 1;
+}
+
 /* Starts a point; its tags follow with batch_tag; batch_end fixes it. */
 static void batch_point(put_batch *b, const char *metric, size_t mlen, int64_t ts_ms, double v)
 {
@@ -125,6 +138,29 @@ static void batch_free(put_batch *b)
     memset(b, 0, sizeof *b);
 }
 
+/* x rounded half away from zero, as llround, for 0 <= x < 2^52 (the
+ * milliseconds of a timestamp): x - trunc(x) is exact there.  Inline: the
+ * library's call cost a tenth of what /api/put checks in a point. */
+static inline int64_t round_ms(double x)
+{
+    int64_t r = (int64_t)x;
+    return x - (double)r >= 0.5 ? r + 1 : r;
+}
+
+/* Seconds (up to 10 digits) or milliseconds (13), OpenTSDB's rule, into
+ * *ms: NULL, or why not. */
+static const char *ts_ms_of(double v, int64_t *ms)
+{
+    if (!(v > 0) || !isfinite(v)) return "Invalid timestamp";
+    if (v < 1e10)
+        *ms = round_ms(v * 1000);
+    else if (v < 1e13)
+        *ms = round_ms(v);
+    else
+        return "Invalid timestamp: more than 13 digits";
+    return NULL;
+}
+
 /* Seconds (up to 10 digits) or milliseconds (13): OpenTSDB's rule. */
 static int ts_from_json(json_t *t, int64_t *ms, const char **why)
 {
@@ -145,19 +181,8 @@ static int ts_from_json(json_t *t, int64_t *ms, const char **why)
         *why = "Missing timestamp";
         return -1;
     }
-    if (!(v > 0) || !isfinite(v)) {
-        *why = "Invalid timestamp";
-        return -1;
-    }
-    if (v < 1e10)
-        *ms = (int64_t)llround(v * 1000);
-    else if (v < 1e13)
-        *ms = (int64_t)llround(v);
-    else {
-        *why = "Invalid timestamp: more than 13 digits";
-        return -1;
-    }
-    return 0;
+    *why = ts_ms_of(v, ms);
+    return *why ? -1 : 0;
 }
 
 static int value_from_json(json_t *x, double *v, const char **why)
@@ -290,13 +315,8 @@ static const char *put_point_text_into(put_batch *b, const put_point_text *dp,
             if (jread_number_value(t->s, t->n, &v) < 0) return "Invalid timestamp";
         } else
             return "Missing timestamp";
-        if (!(v > 0) || !isfinite(v)) return "Invalid timestamp";
-        if (v < 1e10)
-            ms = (int64_t)llround(v * 1000);
-        else if (v < 1e13)
-            ms = (int64_t)llround(v);
-        else
-            return "Invalid timestamp: more than 13 digits";
+        const char *why = ts_ms_of(v, &ms);
+        if (why) return why;
     }
     double v;
     const jread_value *x = &dp->value;
@@ -384,6 +404,9 @@ static void h_put(server *s, const server_request *r, server_response *w, void *
                            "expected a data point or an array of them");
         goto out;
     }
+    /* a point as clients write it takes ~110 bytes; fewer points than
+     * that are reserved, more grow the arrays */
+    if (rc == 0) batch_reserve(&b, r->body_len / 128);
     while (rc == 0 && !b.oom && (rc = put_reader_next(&rd, dp)) > 0) {
         rc = 0;
         n++;

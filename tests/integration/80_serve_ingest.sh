@@ -86,6 +86,22 @@ PY
     assert_match "$r" '"timestamp":1346846402000,"value":"1000"' "last point" || return 1
 }
 
+test_put_rounds_fractional_seconds_to_the_nearest_millisecond_half_away_from_zero() {
+    serve_start || return 1
+    local r h ts want
+    # seconds below 1e10 are scaled to milliseconds and rounded as llround
+    # does (a half goes up); 13 digits are milliseconds already
+    for h in "a 1346846400.0005 1346846400001" "b 1346846400.0004 1346846400000" \
+             "c 1346846400.9996 1346846401000" "d 0.0015 2" "e 1346846400000.5 1346846400001" \
+             "f 1346846400123.49 1346846400123"; do
+        set -- $h
+        r=$(http POST /api/put "{\"metric\":\"r.ms\",\"timestamp\":$2,\"value\":1,\"tags\":{\"h\":\"$1\"}}")
+        assert_eq "$r" "204 " "timestamp $2" || return 1
+        r=$(curl -s "$SERVE_URL/api/query/last?timeseries=r.ms%7Bh=$1%7D")
+        assert_match "$r" "\"timestamp\":$3," "timestamp $2 stored as $3 ms" || return 1
+    done
+}
+
 test_put_refuses_malformed_bodies_with_opentsdb_errors() {
     serve_start || return 1
     local body r
