@@ -360,6 +360,46 @@ static void every_body_reads_as_jansson_reads_it_guessed_or_not(void **st)
 
 /* The guess is a span of the body compared byte for byte: the same bytes
  * followed by something other than the closing quote are another string. */
+/* A number of n random digits, some of them not digits at all when bad. */
+static void put_digits(text *t, unsigned *s, int n, int bad)
+{
+    for (int i = 0; i < n; i++) {
+        char c = (char)('0' + rnd(s) % 10);
+        if (bad && rnd(s) % 12 == 0) c = "/:a.-+ eE\x7f\xb0"[rnd(s) % 11];
+        put(t, "%c", c);
+    }
+}
+
+static void a_number_reads_as_jansson_reads_it_at_every_length(void **st)
+{
+    (void)st;
+    /* integer parts of 1 to 24 digits and fractions of 0 to 21, read eight
+     * digits at a time where there are eight: every run of digits crosses
+     * that step, the 2^53 and 18-digit limits and the body's end, and some
+     * hold a byte that is not a digit (a byte just outside '0'..'9' in the
+     * eight read at once, a letter, a sign) */
+    unsigned s = 7;
+    for (int i = 0; i < 6000; i++) {
+        text t = {0};
+        int bad = i % 3 == 0;
+        put(&t, "[{\"metric\": \"m\", \"tags\": {\"h\": \"x\"}, \"value\": ");
+        if (rnd(&s) % 4 == 0) put(&t, "-");
+        put_digits(&t, &s, 1 + (int)(rnd(&s) % 24), bad);
+        if (rnd(&s) % 2) {
+            put(&t, ".");
+            put_digits(&t, &s, (int)(rnd(&s) % 22), bad);
+        }
+        if (rnd(&s) % 8 == 0) put(&t, "e%d", (int)(rnd(&s) % 40) - 20);
+        size_t whole = t.n;
+        put(&t, ", \"timestamp\": ");
+        put_digits(&t, &s, 1 + (int)(rnd(&s) % 14), 0);
+        put(&t, "}]");
+        compare(t.p, t.n);
+        compare(t.p, whole); /* the number ends the body */
+        free(t.p);
+    }
+}
+
 static void a_guess_that_is_a_prefix_or_an_escape_is_not_taken(void **st)
 {
     (void)st;
@@ -458,6 +498,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_body_reads_as_jansson_reads_it_guessed_or_not),
         cmocka_unit_test(a_guess_that_is_a_prefix_or_an_escape_is_not_taken),
+        cmocka_unit_test(a_number_reads_as_jansson_reads_it_at_every_length),
         cmocka_unit_test(a_metric_s_place_and_generation_name_one_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
