@@ -76,11 +76,10 @@ void jread_scratch_reset(jread *r)
     arena_reset(&r->scratch);
 }
 
-/* p past the plain bytes of a string: printable ASCII other than '"' and
- * '\\' (eight at a time where the machine allows: the first byte that is
- * not plain is found exactly, the lowest flagged byte of each test being a
- * true match). */
-static const char *plain_run(const char *p, const char *end)
+/* (json_read.h) Eight at a time where the machine allows: the first byte
+ * that is not plain is found exactly, the lowest flagged byte of each test
+ * being a true match. */
+const char *jread_plain_run(const char *p, const char *end)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
@@ -110,7 +109,7 @@ int jread_string(jread *r, const char **pp, const char **s, size_t *n)
 {
     const char *p = *pp, *end = r->end, *start = p;
     /* the common case: no escape, plain ASCII or valid UTF-8 */
-    while ((p = plain_run(p, end)) < end) {
+    while ((p = jread_plain_run(p, end)) < end) {
         unsigned char c = (unsigned char)*p;
         if (c == '"') {
             *s = start;
@@ -328,43 +327,19 @@ int jread_skip(jread *r, const char **pp, int depth)
     return 0;
 }
 
-static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+const double jread_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 int jread_number_valued(jread *r, const char **pp, const char **s, size_t *n, int *is_int,
                         double *d)
 {
-    /* the usual form, [-]digits[.digits] with at most 18 digits (no
-     * overflow, and no 64-bit check for an integer) whose mantissa is at
-     * most 2^53, in one pass: the value jread_number_value gives it (one
-     * correctly rounded division); anything else the two calls */
-    const char *p = *pp, *end = r->end, *st = p;
-    int neg = p < end && *p == '-';
-    p += neg;
-    uint64_t m = 0;
-    int frac = 0;
-    const char *d0 = p;
-    if (p < end && *p == '0')
-        p++;
-    else
-        while (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (unsigned)(*p++ - '0');
-    int ok = p > d0;
-    if (ok && p < end && *p == '.') {
-        const char *f0 = ++p;
-        while (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (unsigned)(*p++ - '0');
-        frac = (int)(p - f0);
-        ok = frac > 0;
-    }
-    if (ok && p - d0 - (frac > 0) <= 18 && m <= (1ull << 53) &&
-        !(p < end && ((unsigned)(*p - '0') < 10 || *p == '.' || *p == 'e' || *p == 'E'))) {
-        double x = (double)m;
-        if (frac) x /= pow10_tab[frac];
-        *d = neg ? -x : x;
-        *is_int = !frac;
-        *s = st;
-        *n = (size_t)(p - st);
-        *pp = p;
+    jread_value v;
+    if (jread_number_usual(pp, r->end, &v)) {
+        *d = v.d;
+        *is_int = v.kind == JV_INT;
+        *s = v.s;
+        *n = v.n;
         return 0;
     }
     if (jread_number(r, pp, s, n, is_int) < 0) return -1;
@@ -380,11 +355,13 @@ int jread_scalar(jread *r, const char **pp, jread_value *v)
         v->kind = JV_STRING;
         if (jread_string(r, &p, &v->s, &v->n) < 0) return -1;
     } else if (p < r->end && (*p == '-' || (*p >= '0' && *p <= '9'))) {
-        int isint, rc = jread_number_valued(r, &p, &v->s, &v->n, &isint, &v->d);
-        if (rc == -1) return -1;
-        if (rc < 0) return jread_fail(r, v->s, "real number overflow");
-        v->kind = isint ? JV_INT : JV_REAL;
-        if (isint && v->d == 0) v->d = 0; /* "-0" is the integer 0 */
+        if (!jread_number_usual(&p, r->end, v)) {
+            int isint, rc = jread_number_valued(r, &p, &v->s, &v->n, &isint, &v->d);
+            if (rc == -1) return -1;
+            if (rc < 0) return jread_fail(r, v->s, "real number overflow");
+            v->kind = isint ? JV_INT : JV_REAL;
+        }
+        if (v->kind == JV_INT && v->d == 0) v->d = 0; /* "-0" is the integer 0 */
     } else {
         const char *st = p;
         if (jread_skip(r, &p, 1) < 0) return -1;
@@ -417,7 +394,7 @@ int jread_number_value(const char *s, size_t n, double *out)
     }
     if (i == n && digits && m <= (1ull << 53) && frac <= 22) {
         double x = (double)m;
-        if (frac > 0) x /= pow10_tab[frac];
+        if (frac > 0) x /= jread_pow10[frac];
         *out = neg ? -x : x;
         return 0;
     }

@@ -89,12 +89,63 @@ static inline int jread_same_bytes(const char *a, const char *b, size_t n)
     return 1;
 }
 
+/* p past the plain bytes of a string: printable ASCII other than '"' and
+ * '\\' (a string of only those is its own text, no escape to undo). */
+const char *jread_plain_run(const char *p, const char *end);
 /* A string at *pp, just after its opening quote: *s, *n its value (a span
  * of the text, or of the scratch arena); *pp moves past the closing quote.
  * 0, or -1 with the error. */
 int jread_string(jread *r, const char **pp, const char **s, size_t *n);
 /* A number at *pp: its span; *is_int when it has no fraction or exponent. */
 int jread_number(jread *r, const char **pp, const char **s, size_t *n, int *is_int);
+/* Powers of ten, exact: 1e0 .. 1e22. */
+extern const double jread_pow10[23];
+
+/* The usual number at *pp, [-]digits[.digits] with at most 18 digits (no
+ * overflow, and no 64-bit check for an integer) whose mantissa is at most
+ * 2^53, read in one pass with the value jread_number_value gives it (one
+ * correctly rounded division): 1 with *v (kind, text, value; "-0" as
+ * written, -0.0) and *pp past it; 0, nothing changed, for any other form,
+ * valid or not.  Inline: the readers call it for every number. */
+static inline int jread_number_usual(const char **pp, const char *end, jread_value *v)
+{
+    const char *p = *pp, *st = p;
+    int neg = p < end && *p == '-';
+    p += neg;
+    const char *d0 = p;
+    uint64_t m = 0;
+    unsigned c;
+    if (p < end && *p == '0')
+        p++;
+    else
+        while (p < end && (c = (unsigned)(unsigned char)*p - '0') < 10) {
+            m = m * 10 + c;
+            p++;
+        }
+    if (p == d0) return 0;
+    int frac = 0;
+    if (p < end && *p == '.') {
+        const char *f0 = ++p;
+        while (p < end && (c = (unsigned)(unsigned char)*p - '0') < 10) {
+            m = m * 10 + c;
+            p++;
+        }
+        if (!(frac = (int)(p - f0))) return 0;
+    }
+    if (p - d0 - (frac > 0) > 18 || m > (1ull << 53) ||
+        (p < end &&
+         ((unsigned)(unsigned char)*p - '0' < 10 || *p == '.' || *p == 'e' || *p == 'E')))
+        return 0;
+    double x = (double)m;
+    if (frac) x /= jread_pow10[frac];
+    v->kind = frac ? JV_REAL : JV_INT;
+    v->s = st;
+    v->n = (size_t)(p - st);
+    v->d = neg ? -x : x;
+    *pp = p;
+    return 1;
+}
+
 /* jread_number and jread_number_value in one pass where the form is the
  * usual one (the same value): 0, -1 with jread_number's error, -2 when the
  * value overflows (no error recorded). */

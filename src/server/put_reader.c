@@ -11,7 +11,12 @@
  * nesting up to 2048), so the
  * answers and errors of /api/put are those of the tree-building reader it
  * replaces: a syntax error anywhere refuses the whole body, a bad data
- * point only itself. */
+ * point only itself.
+ *
+ * A client's serializer writes every point alike, so each point is first
+ * read by the shape of the one before (put_reader.h): the text between its
+ * values compared, only the values read, in their usual forms; a point not
+ * written alike is read in full, and gives the next one its shape. */
 #include "put_reader.h"
 
 #include <stddef.h>
@@ -59,44 +64,161 @@ static int guessed_scalar(put_reader *r, const char **pp, jread_value *v, put_gu
     return 0;
 }
 
-/* The metric at p: first among the recent ones (the one after the last
- * one, as in a cycle; the last one, as in a run of one metric; then the
- * others, but not after misses in a row, so that a body of ever new
- * metrics pays two compares a point), else read and kept in the next
- * place.  dp gets its place and generation. */
-static int metric_scalar(put_reader *r, const char **pp, jread_value *v, put_point_text *dp)
+/* The place among the recent metrics whose string is the one at p (just
+ * after its opening quote), or -1: the one after the last one first (a
+ * cycle), then the last one (a run of one metric), then the others, but
+ * not after misses in a row, so that a body of ever new metrics pays two
+ * compares a point. */
+static int metric_ring_find(const put_reader *r, const char *p)
 {
-    const char *p = *pp, *end = r->jr.end, *q;
-    dp->metric_slot = -1;
-    if (p < end && *p == '"' && r->mused) {
-        int n = r->mused, next = r->mlast + 1 < n ? r->mlast + 1 : 0;
-        int tries = r->mmiss >= 4 && n > 2 ? 2 : n; /* each place once */
-        for (int i = 0; i < tries; i++) {
-            int at = i == 0 ? next : i == 1 ? r->mlast : (next + i - 1) % n;
-            const put_guess *g = &r->metric[at];
-            if ((q = guessed(p + 1, end, g))) {
-                memset(v, 0, sizeof *v);
-                v->kind = JV_STRING;
-                v->s = p + 1;
-                v->n = g->n;
-                *pp = q;
-                r->mlast = dp->metric_slot = at;
-                r->mmiss = 0;
-                dp->metric_gen = r->metric_gen[at];
-                return 0;
-            }
-        }
+    int n = r->mused;
+    if (!n) return -1;
+    int next = r->mlast + 1 < n ? r->mlast + 1 : 0;
+    int tries = r->mmiss >= 4 && n > 2 ? 2 : n; /* each place once */
+    for (int i = 0; i < tries; i++) {
+        int at = i == 0 ? next : i == 1 ? r->mlast : (next + i - 1) % n;
+        if (guessed(p, r->jr.end, &r->metric[at])) return at;
     }
-    if (jread_scalar(&r->jr, pp, v) < 0) return -1;
+    return -1;
+}
+
+/* dp's metric is the one at place at. */
+static void metric_ring_hit(put_reader *r, int at, put_point_text *dp)
+{
+    r->mlast = dp->metric_slot = at;
+    r->mmiss = 0;
+    dp->metric_gen = r->metric_gen[at];
+}
+
+/* dp's metric v was not among the recent ones: kept in the next place
+ * when it is a span of the text (an unescaped string). */
+static void metric_ring_add(put_reader *r, const jread_value *v, put_point_text *dp)
+{
     r->mmiss++;
-    if (v->kind != JV_STRING || v->s < r->jr.body || v->s >= end) return 0; /* unescaped: no span */
+    if (v->kind != JV_STRING || v->s < r->jr.body || v->s >= r->jr.end) return;
     int at = r->mnext;
     r->mnext = (at + 1) % PUT_READER_METRICS;
     if (r->mused < PUT_READER_METRICS) r->mused++;
     r->metric[at] = (put_guess){v->s, v->n};
     r->mlast = dp->metric_slot = at;
     dp->metric_gen = ++r->metric_gen[at];
+}
+
+/* The metric at p: first among the recent ones, else read and kept in the
+ * next place.  dp gets its place and generation. */
+static int metric_scalar(put_reader *r, const char **pp, jread_value *v, put_point_text *dp)
+{
+    const char *p = *pp;
+    int at;
+    dp->metric_slot = -1;
+    if (p < r->jr.end && *p == '"' && (at = metric_ring_find(r, p + 1)) >= 0) {
+        memset(v, 0, sizeof *v);
+        v->kind = JV_STRING;
+        v->s = p + 1;
+        v->n = r->metric[at].n;
+        *pp = p + 1 + v->n + 1;
+        metric_ring_hit(r, at, dp);
+        return 0;
+    }
+    if (jread_scalar(&r->jr, pp, v) < 0) return -1;
+    metric_ring_add(r, v, dp);
     return 0;
+}
+
+/* --- the shape of a point (put_reader.h) ----------------------------------- */
+
+/* Notes a value of the point being read in full: its field, where it
+ * starts and ends in the text (simple: a string read without an escape,
+ * or a number; else the point has no shape). */
+static void learn(put_reader *r, int field, const jread_value *v, int simple)
+{
+    put_shape *l = &r->learning;
+    if (l->n < 0) return;
+    if (!simple || l->n >= PUT_SHAPE_VALUES) {
+        l->n = -1;
+        return;
+    }
+    l->part[l->n] = (put_shape_part){v->s, 0, field, v->s + v->n};
+    l->n++;
+}
+
+/* Whether v is a string that is a span of the text (no escape undone). */
+static int text_string(const put_reader *r, const jread_value *v)
+{
+    return v->kind == JV_STRING && v->s >= r->jr.body && v->s < r->jr.end;
+}
+
+/* The point just read in full, dp, gives the shape of the next one (or
+ * none when it was not simple). */
+static void learned(put_reader *r, const put_point_text *dp)
+{
+    put_shape *l = &r->learning;
+    if (l->n <= 0 || dp->not_object) {
+        r->shape.n = 0;
+        return;
+    }
+    const char *prev = dp->text;
+    for (int i = 0; i < l->n; i++) {
+        const char *start = l->part[i].lit;
+        l->part[i].lit = prev;
+        l->part[i].litn = (size_t)(start - prev);
+        prev = l->part[i].end;
+    }
+    l->tail = prev;
+    l->tailn = (size_t)(dp->text + dp->len - prev);
+    l->ntags = dp->ntags;
+    r->shape = *l;
+}
+
+/* The point at p read by the shape of the one before: the end of its text,
+ * or NULL when it is not written alike (then nothing of the reader has
+ * changed and no error is recorded: the point is read in full).  The text
+ * between the values is compared; the values are read as the full reading
+ * reads them (a string must be plain: printable ASCII, no escape). */
+static const char *shape_read(put_reader *r, const char *p, put_point_text *dp)
+{
+    const put_shape *sh = &r->shape;
+    const char *end = r->jr.end, *p0 = p;
+    int mat = -2; /* the metric's place among the recent ones, -1 new, -2 none */
+    for (int i = 0; i < sh->n; i++) {
+        const put_shape_part *pt = &sh->part[i];
+        if ((size_t)(end - p) < pt->litn || !jread_same_bytes(p, pt->lit, pt->litn)) return NULL;
+        p += pt->litn;
+        const char *q;
+        if (pt->field == PUT_SHAPE_TIMESTAMP || pt->field == PUT_SHAPE_VALUE) {
+            jread_value *v = pt->field == PUT_SHAPE_VALUE ? &dp->value : &dp->timestamp;
+            q = p;
+            if (!jread_number_usual(&q, end, v)) return NULL; /* read in full */
+            if (v->kind == JV_INT && v->d == 0) v->d = 0;     /* as jread_scalar: "-0" is 0 */
+        } else {
+            int at = pt->field == PUT_SHAPE_METRIC ? metric_ring_find(r, p) : -1;
+            if (at >= 0)
+                q = p + r->metric[at].n;
+            else if ((q = jread_plain_run(p, end)) >= end || *q != '"')
+                return NULL;
+            jread_value v = {JV_STRING, p, (size_t)(q - p), 0};
+            if (pt->field == PUT_SHAPE_METRIC) {
+                dp->metric = v;
+                mat = at;
+            } else {
+                dp->tags[pt->field].k = sh->tag_k[pt->field];
+                dp->tags[pt->field].kl = sh->tag_kl[pt->field];
+                dp->tags[pt->field].v = v;
+            }
+        }
+        p = q;
+    }
+    if ((size_t)(end - p) < sh->tailn || !jread_same_bytes(p, sh->tail, sh->tailn)) return NULL;
+    p += sh->tailn;
+    if (mat >= 0)
+        metric_ring_hit(r, mat, dp);
+    else if (mat == -1)
+        metric_ring_add(r, &dp->metric, dp);
+    dp->has_tags = sh->has_tags;
+    dp->ntags = sh->ntags;
+    dp->len = (size_t)(p - p0);
+    r->shaped++;
+    return p;
 }
 
 /* The members a data point knows, read without a scan when written plainly. */
@@ -170,7 +292,14 @@ static int tags(put_reader *r, const char **pp, put_point_text *dp)
             if (dp->tags[i].kl == kl && jread_same_bytes(dp->tags[i].k, k, kl)) break;
         if (i < dp->ntags) {
             dp->tags[i].v = *v;
+            r->learning.n = -1; /* a duplicate key: no shape */
         } else {
+            int simple = at < PUT_READER_GUESS && k >= r->jr.body && k < end && text_string(r, v);
+            if (simple) {
+                r->learning.tag_k[at] = k;
+                r->learning.tag_kl[at] = kl;
+            }
+            learn(r, at, v, simple);
             if (dp->ntags < PUT_READER_MAX_TAGS) {
                 dp->tags[dp->ntags].k = k;
                 dp->tags[dp->ntags].kl = kl;
@@ -192,12 +321,12 @@ static int tags(put_reader *r, const char **pp, put_point_text *dp)
 
 /* One element of the body: a data point object, or any other value (which
  * the caller answers "Data point is not an object"). */
-static int element(put_reader *r, const char **pp, put_point_text *dp)
+/* dp emptied for the element at p: the fields before the tags, one by one
+ * (the tags' 3 KB are read only up to ntags: clearing them cost a tenth of
+ * the reading; a memset of the 130 bytes before them, a `rep stos`, still
+ * 2%). */
+static inline void point_start(put_point_text *dp, const char *p)
 {
-    const char *p = jread_ws(*pp, r->jr.end), *end = r->jr.end;
-    /* the fields before the tags, one by one (the tags' 3 KB are read
-     * only up to ntags: clearing them cost a tenth of the reading; a
-     * memset of the 130 bytes before them, a `rep stos`, still 2%) */
     static const jread_value none = {0};
     dp->text = p;
     dp->len = 0;
@@ -205,12 +334,22 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
     dp->metric = dp->timestamp = dp->value = none;
     dp->metric_slot = -1;
     dp->ntags = 0;
+}
+
+static int element(put_reader *r, const char **pp, put_point_text *dp)
+{
+    const char *p = jread_ws(*pp, r->jr.end), *end = r->jr.end;
+    point_start(dp, p);
+    r->learning.n = 0;
+    r->learning.has_tags = 0;
+    r->seen = 0;
     if (p >= end) return jread_fail(&r->jr, p, "premature end of input");
     if (*p != '{') {
         if (jread_skip(&r->jr, &p, 1) < 0) return -1;
         dp->not_object = 1;
         dp->len = (size_t)(p - dp->text);
         *pp = p;
+        learned(r, dp);
         return 0;
     }
     p = jread_ws(p + 1, end);
@@ -225,11 +364,14 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
             size_t kl;
             int key = member_key(r, &p, &k, &kl);
             if (key < 0) return -1;
+            if (key == K_OTHER || (r->seen & 1u << key)) r->learning.n = -1;
+            r->seen |= 1u << key;
             p = jread_ws(p, end);
             if (p >= end || *p != ':') return jread_fail(&r->jr, p, "':' expected");
             p = jread_ws(p + 1, end);
             if (key == K_TAGS && p < end && *p == '{') {
                 dp->ntags = 0;
+                r->learning.has_tags = 1;
                 if (tags(r, &p, dp) < 0) return -1;
             } else {
                 jread_value other, *v = key == K_METRIC      ? &dp->metric
@@ -239,7 +381,12 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
                 if (key == K_METRIC ? metric_scalar(r, &p, v, dp) < 0
                                     : jread_scalar(&r->jr, &p, v) < 0)
                     return -1;
+                if (key == K_METRIC) learn(r, PUT_SHAPE_METRIC, v, text_string(r, v));
+                if (key == K_TIMESTAMP || key == K_VALUE)
+                    learn(r, key == K_VALUE ? PUT_SHAPE_VALUE : PUT_SHAPE_TIMESTAMP, v,
+                          v->kind == JV_INT || v->kind == JV_REAL);
                 if (key == K_TAGS) {
+                    r->learning.n = -1;
                     dp->has_tags = v->kind != JV_NONE;
                     dp->tags_not_object = 1;
                     dp->ntags = 0;
@@ -258,6 +405,7 @@ static int element(put_reader *r, const char **pp, put_point_text *dp)
         }
     dp->len = (size_t)(p - dp->text);
     *pp = p;
+    learned(r, dp);
     return 0;
 }
 
@@ -291,10 +439,18 @@ int put_reader_start(put_reader *r, const char *body, size_t len)
 int put_reader_next(put_reader *r, put_point_text *dp)
 {
     if (r->done || r->not_points) return 0;
-    const char *p = r->pos;
+    const char *p = r->pos, *q = NULL;
     jread_scratch_reset(
-        &r->jr); /* the previous point's unescaped strings are not needed any more */
-    if (element(r, &p, dp) < 0) return -1;
+        &r->jr);      /* the previous point's unescaped strings are not needed any more */
+    if (r->shape.n) { /* first as one written like the point before */
+        p = jread_ws(p, r->jr.end);
+        point_start(dp, p);
+        if (p < r->jr.end && *p == '{') q = shape_read(r, p, dp);
+    }
+    if (q)
+        p = q;
+    else if (element(r, &p, dp) < 0)
+        return -1;
     p = jread_ws(p, r->jr.end);
     if (r->array) {
         if (p < r->jr.end && *p == ',') {

@@ -45,8 +45,34 @@ typedef struct put_guess {
 
 /* Metrics come round in a cycle (a client sends a host's metrics, then the
  * next host's): the last PUT_READER_METRICS distinct ones are kept, and
- * the one after the last hit is tried first. */
+ * the one after the last metric read is tried first. */
 #define PUT_READER_METRICS 16
+
+/* The shape of a point: its text cut at its values (the metric, timestamp
+ * and value, each tag's value), in the order written.  A client's
+ * serializer writes every point alike, so the next point is first read as
+ * one of the same shape: the text between the values compared, only the
+ * values read.  Learned from a point read in full whose members are the
+ * known ones once each, its metric and tag values strings without an
+ * escape, its timestamp and value numbers, its tags an object of at most
+ * PUT_READER_GUESS distinct keys. */
+enum { PUT_SHAPE_METRIC = -1, PUT_SHAPE_TIMESTAMP = -2, PUT_SHAPE_VALUE = -3 };
+#define PUT_SHAPE_VALUES (3 + PUT_READER_GUESS)
+typedef struct put_shape_part {
+    const char *lit; /* the text before the value (a span of the body) */
+    size_t litn;
+    int field;       /* PUT_SHAPE_*, or the index of a tag */
+    const char *end; /* where the value ended (learning only) */
+} put_shape_part;
+typedef struct put_shape {
+    int n; /* values; 0: no shape */
+    put_shape_part part[PUT_SHAPE_VALUES];
+    const char *tail; /* the text after the last value */
+    size_t tailn;
+    int has_tags, ntags;
+    const char *tag_k[PUT_READER_GUESS]; /* the tag keys (spans of the body) */
+    size_t tag_kl[PUT_READER_GUESS];
+} put_shape;
 
 typedef struct put_reader {
     jread jr; /* the text, the scratch arena, the first error (jr.err) */
@@ -57,6 +83,10 @@ typedef struct put_reader {
     put_guess metric[PUT_READER_METRICS];
     unsigned metric_gen[PUT_READER_METRICS];
     int mused, mnext, mlast, mmiss; /* slots used, next to refill, last hit, misses in a row */
+    put_shape shape;                /* of the last point read in full */
+    put_shape learning; /* of the point being read in full; learning.n < 0: not simple */
+    unsigned seen;      /* the known members met in the point being read */
+    size_t shaped;      /* points read by their shape (for the tests) */
 } put_reader;
 
 /* Starts reading body; -1 with r->jr.err on a syntax error at its start.

@@ -92,6 +92,8 @@ static void tree_value(text *t, json_t *v)
 }
 
 /* The body as the reader reads it: one line an element, or "error". */
+static size_t shaped; /* points by_reader read by the shape of the one before */
+
 static char *by_reader(const char *body, size_t len)
 {
     text t = {0};
@@ -126,6 +128,7 @@ static char *by_reader(const char *body, size_t len)
         }
         put(&t, "\n");
     }
+    shaped += r.shaped;
     put_reader_free(&r);
     free(dp);
     if (rc < 0) {
@@ -336,6 +339,7 @@ static void every_body_reads_as_jansson_reads_it_guessed_or_not(void **st)
 {
     (void)st;
     unsigned seed = 25;
+    size_t shaped_before = shaped;
     for (int round = 0; round < 8000; round++) {
         text t = {0};
         put(&t, "");
@@ -356,10 +360,10 @@ static void every_body_reads_as_jansson_reads_it_guessed_or_not(void **st)
         compare(t.p, cut);
         free(t.p);
     }
+    /* a third of the bodies are of regular points: read by their shape */
+    assert_true(shaped - shaped_before > 8000 / 3);
 }
 
-/* The guess is a span of the body compared byte for byte: the same bytes
- * followed by something other than the closing quote are another string. */
 /* A number of n random digits, some of them not digits at all when bad. */
 static void put_digits(text *t, unsigned *s, int n, int bad)
 {
@@ -400,6 +404,108 @@ static void a_number_reads_as_jansson_reads_it_at_every_length(void **st)
     }
 }
 
+/* How many points of body the reader read by the shape of the one before
+ * (after checking, with compare, that it reads the body as jansson does). */
+static size_t shaped_in(const char *body)
+{
+    size_t before = shaped;
+    compare(body, strlen(body));
+    return shaped - before;
+}
+
+static void a_point_written_like_the_one_before_is_read_by_its_shape(void **st)
+{
+    (void)st;
+    const char *first = "[{\"metric\": \"m.a\", \"timestamp\": 1700000000, \"value\": 1.5, "
+                        "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}, ";
+    /* a second point and whether it is read by the first one's shape */
+    static const struct {
+        const char *point;
+        size_t by_shape;
+    } second[] = {
+        {"{\"metric\": \"m.b\", \"timestamp\": 1700000001, \"value\": 2.25, "
+         "\"tags\": {\"host\": \"n10\", \"job_id\": \"\"}}",
+         1},
+        {"{\"metric\": \"m.a\", \"timestamp\": -0, \"value\": -0.0, "
+         "\"tags\": {\"host\": \"n\", \"job_id\": \"j\"}}",
+         1},
+        {"{\"metric\": \"m.a\", \"timestamp\": 0, \"value\": 9007199254740992, "
+         "\"tags\": {\"host\": \"n\", \"job_id\": \"j\"}}",
+         1},
+        /* forms the shape leaves to the full reading: */
+        {"{\"metric\": \"m.a\", \"timestamp\": 1700000001, \"value\": 1e3, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1700000001, \"value\": 9007199254740993, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1700000001, \"value\": 123456789012345678901, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1700000001, \"value\": \"9.5\", "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.\\u0061\", \"timestamp\": 1700000001, \"value\": 1, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1700000001, \"value\": 1, "
+         "\"tags\": {\"host\": \"n\xc3\xbc\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1700000001, \"value\": 1, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\", \"x\": \"y\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1700000001,  \"value\": 1, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"value\": 1, \"timestamp\": 1700000001, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        /* errors, found where the full reading finds them */
+        {"{\"metric\": \"m.a\", \"timestamp\": 01, \"value\": 1, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1., \"value\": 1, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1, \"value\": 1, "
+         "\"tags\": {\"host\": \"n\x01\", \"job_id\": \"j1\"}}",
+         0},
+        {"{\"metric\": \"m.a\", \"timestamp\": 1, \"value\": 1, "
+         "\"tags\": {\"host\": \"n1\", \"job_id\": \"j1\"}]",
+         0},
+    };
+    for (size_t i = 0; i < sizeof second / sizeof second[0]; i++) {
+        text t = {0};
+        put(&t, "%s%s]", first, second[i].point);
+        if (shaped_in(t.p) != second[i].by_shape)
+            fail_msg("point %zu: read %s its shape: %s", i, second[i].by_shape ? "without" : "by",
+                     second[i].point);
+        /* the same second point cut short at every byte */
+        for (size_t cut = strlen(first); cut < t.n; cut++) compare(t.p, cut);
+        free(t.p);
+    }
+    /* a point of another shape is learned in turn; a duplicate tag key or
+     * an unknown member leave no shape */
+    assert_int_equal(
+        shaped_in("[{\"metric\": \"a\", \"value\": 1, \"timestamp\": 2, \"tags\": {\"h\": \"x\"}},"
+                  "{\"metric\": \"b\", \"value\": 1, \"timestamp\": 2, \"tags\": {\"h\": \"y\"}},"
+                  "{\"value\": 1, \"metric\": \"a\", \"timestamp\": 2, \"tags\": {\"h\": \"x\"}},"
+                  "{\"value\": 3, \"metric\": \"c\", \"timestamp\": 4, \"tags\": {\"h\": \"z\"}}]"),
+        2);
+    assert_int_equal(shaped_in("[{\"metric\": \"a\", \"value\": 1, \"timestamp\": 2, \"tags\": "
+                               "{\"h\": \"x\", \"h\": \"z\"}},"
+                               "{\"metric\": \"a\", \"value\": 1, \"timestamp\": 2, \"tags\": "
+                               "{\"h\": \"x\", \"h\": \"z\"}}]"),
+                     0);
+    assert_int_equal(shaped_in("[{\"metric\": \"a\", \"value\": 1, \"timestamp\": 2, \"x\": 1, "
+                               "\"tags\": {\"h\": \"x\"}},"
+                               "{\"metric\": \"a\", \"value\": 1, \"timestamp\": 2, \"x\": 1, "
+                               "\"tags\": {\"h\": \"x\"}}]"),
+                     0);
+}
+
+/* The guess is a span of the body compared byte for byte: the same bytes
+ * followed by something other than the closing quote are another string. */
 static void a_guess_that_is_a_prefix_or_an_escape_is_not_taken(void **st)
 {
     (void)st;
@@ -438,7 +544,7 @@ static void a_metric_s_place_and_generation_name_one_string(void **st)
     (void)st;
     static const char *const pool[] = {
         "m.a", "m.ab", "m.a\\u0062", "m.abc", "m.b", "m.c", "m.d", "m.e", "m.f", "m.g", "m.h",
-        "m.i", "m.j", "m.k", "m.l", "m.m", "m.n", "m.o", "m.p", "m.q", "m.r", "m.s"};
+        "m.i", "m.j",  "m.k",        "m.l",   "m.m", "m.n", "m.o", "m.p", "m.q", "m.r", "m.s"};
     const int npool = (int)(sizeof pool / sizeof pool[0]);
     unsigned seed = 7;
     for (int round = 0; round < 400; round++) {
@@ -447,9 +553,9 @@ static void a_metric_s_place_and_generation_name_one_string(void **st)
         text t = {0};
         put(&t, "[");
         for (int i = 0; i < n; i++) {
-            pick[i] = mode == 0   ? i % cycle                                  /* a cycle */
-                      : mode == 1 ? (i / 10) % npool                           /* runs */
-                      : mode == 2 ? (int)(rnd(&seed) % (unsigned)npool)        /* at random */
+            pick[i] = mode == 0   ? i % cycle                                    /* a cycle */
+                      : mode == 1 ? (i / 10) % npool                             /* runs */
+                      : mode == 2 ? (int)(rnd(&seed) % (unsigned)npool)          /* at random */
                                   : (i % cycle + (int)(rnd(&seed) % 2)) % npool; /* a loose cycle */
             pick[i] %= npool;
             if (i) put(&t, ",");
@@ -499,6 +605,7 @@ int main(void)
         cmocka_unit_test(every_body_reads_as_jansson_reads_it_guessed_or_not),
         cmocka_unit_test(a_guess_that_is_a_prefix_or_an_escape_is_not_taken),
         cmocka_unit_test(a_number_reads_as_jansson_reads_it_at_every_length),
+        cmocka_unit_test(a_point_written_like_the_one_before_is_read_by_its_shape),
         cmocka_unit_test(a_metric_s_place_and_generation_name_one_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
