@@ -25,6 +25,13 @@
 #include "util/series_name.h"
 
 #define MAX_TAGS_PER_POINT 64
+/* the most points a body's length reserves at once (see api_put) */
+#define PUT_RESERVE_MAX 65536
+
+static inline size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
 
 /* A batch of points parsed from one request; strings are owned here. */
 typedef struct put_batch {
@@ -58,27 +65,8 @@ static const char *own(put_batch *b, const char *s, size_t n)
     return c;
 }
 
-/* Starts a point named by the batch's copy of its metric (own()). */
-static void batch_point_named(put_batch *b, const char *name, int64_t ts_ms, double v)
-{
-    size_t cap = b->cap;
-    b->pts = grow_array(b->pts, &b->cap, b->n + 1, sizeof *b->pts, &b->oom);
-    if (!b->oom && b->cap != cap) {
-        size_t *t = realloc(b->tag_off, b->cap * sizeof *t);
-        if (!t) {
-            b->oom = 1;
-            return;
-        }
-        b->tag_off = t;
-    }
-    if (b->oom || !name) return;
-    b->pts[b->n] = (store_point){name, NULL, 0, ts_ms, v};
-    b->tag_off[b->n] = b->ntags;
-    b->n++;
-}
-
 /* Room for n points at once (a body's worth, so that the arrays are not
- * copied as they double point by point). */
+ * copied as they double point by point): pts and tag_off grow together. */
 static void batch_reserve(put_batch *b, size_t n)
 {
     if (n <= b->cap) return;
@@ -88,6 +76,16 @@ static void batch_reserve(put_batch *b, size_t n)
         b->tag_off = t;
     else
         b->oom = 1;
+}
+
+/* Starts a point named by the batch's copy of its metric (own()). */
+static void batch_point_named(put_batch *b, const char *name, int64_t ts_ms, double v)
+{
+    batch_reserve(b, b->n + 1);
+    if (b->oom || !name) return;
+    b->pts[b->n] = (store_point){name, NULL, 0, ts_ms, v};
+    b->tag_off[b->n] = b->ntags;
+    b->n++;
 }
 
 /* Starts a point; its tags follow with batch_tag; batch_end fixes it. */
@@ -405,8 +403,10 @@ static void h_put(server *s, const server_request *r, server_response *w, void *
         goto out;
     }
     /* a point as clients write it takes ~110 bytes; fewer points than
-     * that are reserved, more grow the arrays */
-    if (rc == 0) batch_reserve(&b, r->body_len / 128);
+     * that are reserved, more grow the arrays. The reservation stops at
+     * PUT_RESERVE_MAX points (3 MB): a large body of whitespace must not
+     * allocate what --body-memory does not count */
+    if (rc == 0) batch_reserve(&b, min_size(r->body_len / 128, PUT_RESERVE_MAX));
     while (rc == 0 && !b.oom && (rc = put_reader_next(&rd, dp)) > 0) {
         rc = 0;
         n++;

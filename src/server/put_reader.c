@@ -319,8 +319,6 @@ static int tags(put_reader *r, const char **pp, put_point_text *dp)
     }
 }
 
-/* One element of the body: a data point object, or any other value (which
- * the caller answers "Data point is not an object"). */
 /* dp emptied for the element at p: the fields before the tags, one by one
  * (the tags' 3 KB are read only up to ntags: clearing them cost a tenth of
  * the reading; a memset of the 130 bytes before them, a `rep stos`, still
@@ -336,6 +334,8 @@ static inline void point_start(put_point_text *dp, const char *p)
     dp->ntags = 0;
 }
 
+/* One element of the body: a data point object, or any other value (which
+ * the caller answers "Data point is not an object"). */
 static int element(put_reader *r, const char **pp, put_point_text *dp)
 {
     const char *p = jread_ws(*pp, r->jr.end), *end = r->jr.end;
