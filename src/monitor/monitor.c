@@ -814,6 +814,7 @@ int monitor_run(monitor *m)
     if (!m->opt.quiet && isatty(STDERR_FILENO)) monitor_print_summary(m, m->default_path);
     for (int i = 0; i < m->nsources; i++) m->sources[i]->ops->close(m->sources[i]);
     emitter_close(&m->em, m->opt.flush_timeout);
+    monitor_auto_end(m);
     if (m->parked.close) m->parked.close(m->parked.ctx);
     proctree_free(m->tree);
     monitor_free(m);

@@ -90,10 +90,11 @@ struct monitor {
     int bpf_pinned;  /* the sampler is pinned on this node: no load to pay */
     uint64_t bpf_payback_ns;
     double sampler_switch_ts;
-    int bpf_trial;          /* switched: measuring whether BPF is cheaper */
-    int procfs_trial;       /* pinned: measuring whether procfs is cheaper (a small tree) */
-    proctree_reader parked; /* pinned: the BPF reader while procfs runs, kept open */
-    uint32_t chosen_procs;  /* the tree's size when auto last chose procfs */
+    int bpf_trial;             /* switched: measuring whether BPF is cheaper */
+    int procfs_trial;          /* pinned: measuring whether procfs is cheaper (a small tree) */
+    proctree_reader parked;    /* pinned: the BPF reader while procfs runs, kept open */
+    struct auto_load *loading; /* BPF loading on a thread while procfs samples */
+    uint32_t chosen_procs;     /* the tree's size when auto last chose procfs */
     sampler_cost cost_procfs, cost_bpf;
     double sampler_revert_ts;
     /* refresh_exe: the tree when the main process's link was last read */
@@ -112,6 +113,7 @@ void monitor_auto_switch(monitor *m);
 void monitor_auto_revert(monitor *m, uint32_t procs);
 void monitor_auto_keep_procfs(monitor *m);
 void monitor_auto_retry_bpf(monitor *m, uint32_t procs);
+void monitor_auto_end(monitor *m);
 int monitor_exit_status(const monitor *m);
 void monitor_emit_record(monitor *m);
 void monitor_print_summary(const monitor *m, const char *events_path);
