@@ -61,8 +61,9 @@ typedef struct ingest_batch {
     server_member *members; /* the lines' fields for the event hooks */
     size_t nmembers, capmembers;
     ev_view view;
-    jread jr;   /* the streaming reader's scratch */
-    arena line; /* jansson's paths and integers, per line */
+    jread jr;       /* the streaming reader's scratch */
+    ev_shape shape; /* ... and the shape of the line before */
+    arena line;     /* jansson's paths and integers, per line */
     int oom;
     /* the metric of the last event's i-th value, by its raw name: the
      * next event mostly has the same members in the same order */
@@ -294,7 +295,7 @@ static int line_points(ingest_batch *b, const char *p, size_t l, int64_t now_ms,
     ev_view_reset(v);
     const char *job_end = NULL;
     int rc, streamed = 0;
-    if (!(flags & INGEST_JANSSON_ONLY) && event_reader_read(&b->jr, p, l, v) == 1) {
+    if (!(flags & INGEST_JANSSON_ONLY) && event_reader_next(&b->shape, &b->jr, p, l, v) == 1) {
         rc = view_points(b, v, now_ms, &job_end);
         streamed = 1;
     } else {

@@ -89,6 +89,32 @@ int ev_not_a_value(const char *key, size_t klen);
  * here); the view's spans point into the line or into jr. */
 int event_reader_read(jread *jr, const char *p, size_t len, ev_view *v);
 
+/* The shape of the last event line read in full (event_reader.c): its
+ * text between its values, and what each value is to the view. */
+#define EV_SHAPE_TEXT   4096
+#define EV_SHAPE_VALUES 160
+typedef struct ev_shape_value {
+    uint16_t before;   /* bytes of text before it (after the value before) */
+    uint8_t kind;      /* a string, a number, an array, the custom tags */
+    uint8_t role;      /* a number's: ts, rank, id, a value... */
+    uint16_t key_back; /* its key begins this many bytes before it */
+    uint16_t key_len;
+    int32_t slot; /* a string's field in ev_view (an offset), or -1 */
+} ev_shape_value;
+typedef struct ev_shape {
+    int ok, nval;
+    uint16_t tail; /* the text after the last value */
+    unsigned unused, rest;
+    uint64_t shaped, learned; /* lines read by a shape, shapes learned */
+    ev_shape_value val[EV_SHAPE_VALUES];
+    char text[EV_SHAPE_TEXT];
+} ev_shape;
+
+/* The line as event_reader_read reads it, the same view and answer: by
+ * the shape of the line before where its text between the values is the
+ * same, else in full (and its shape learned).  sh starts zeroed. */
+int event_reader_next(ev_shape *sh, jread *jr, const char *p, size_t len, ev_view *v);
+
 /* jansson's reading (event_json.c) of the line [p, p+len) into *v: 0, -1
  * valid JSON but not an object, -2 not JSON (err: jansson's message).
  * The view's spans point into *doc, freed with event_json_free after its

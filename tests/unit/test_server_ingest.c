@@ -215,6 +215,182 @@ static void events_of_the_known_shapes_are_read_without_jansson(void **st)
     jread_free(&jr);
 }
 
+/* ---- a line read by the shape of the one before ---- */
+
+static int same_span(ev_span a, ev_span b)
+{
+    return a.n == b.n && (a.n == 0 || !memcmp(a.s, b.s, a.n));
+}
+
+/* The two views hold the same: every field, value, custom tag and string
+ * member, in the same order. */
+static void same_view(const char *line, const ev_view *a, const ev_view *b)
+{
+    int same = same_span(a->event, b->event) && a->has_ts == b->has_ts &&
+               !memcmp(&a->ts, &b->ts, sizeof a->ts) && same_span(a->hostname, b->hostname) &&
+               same_span(a->host, b->host) && same_span(a->uuid, b->uuid) &&
+               same_span(a->job_id, b->job_id) && same_span(a->rank, b->rank) &&
+               same_span(a->gpu, b->gpu) && same_span(a->mname, b->mname) &&
+               a->has_mvalue == b->has_mvalue && !memcmp(&a->mvalue, &b->mvalue, 8) &&
+               a->nvals == b->nvals && a->nctags == b->nctags && a->nstrs == b->nstrs;
+    for (int i = 0; same && i < EV_NANNOT; i++) same = same_span(a->annot[i], b->annot[i]);
+    for (size_t i = 0; same && i < a->nvals; i++)
+        same = same_span(a->vals[i].key, b->vals[i].key) &&
+               same_span(a->vals[i].field, b->vals[i].field) &&
+               same_span(a->vals[i].label, b->vals[i].label) &&
+               same_span(a->vals[i].itext, b->vals[i].itext) &&
+               !memcmp(&a->vals[i].v, &b->vals[i].v, 8);
+    for (size_t i = 0; same && i < a->nctags; i++)
+        same = same_span(a->ctags[i].k, b->ctags[i].k) && same_span(a->ctags[i].v, b->ctags[i].v) &&
+               a->ctags[i].is_num == b->ctags[i].is_num &&
+               !memcmp(&a->ctags[i].num, &b->ctags[i].num, 8);
+    for (size_t i = 0; same && i < a->nstrs; i++)
+        same = same_span(a->strs[i].k, b->strs[i].k) && same_span(a->strs[i].v, b->strs[i].v);
+    if (!same) fail_msg("%.400s\nthe shape's view differs from the full reading's", line);
+}
+
+/* Lines as clients write them, one shape each: flat, with a catalogue
+ * group's rows, with literals and an array, with custom tags. */
+static const char *const shaped[] = {
+    "{\"event\": \"kickstart.inv.online\", \"ts\": 1795927842, \"hostname\": \"node001\", "
+    "\"job_id\": \"j0\", \"rss\": 7, \"vm\": 14, \"utime\": 2.3333333333333335, \"stime\": "
+    "1.0, \"rchar\": 35, \"wchar\": 21, \"threads\": 4, \"procs\": 2, \"iowait\": 0.5, "
+    "\"load\": 1.25}",
+    "{\"event\":\"kickstart.inv.online\",\"ts\":1795632457.718640,\"hostname\":\"vm\",\"site\":"
+    "\"\",\"rank\":0,\"job_id\":\"vm-5367\",\"pid\":5370,\"exe\":\"/usr/bin/dash\",\"rss\":3288,"
+    "\"cg_io\":[{\"dev\":\"254:0\",\"rbytes\":4096000,\"wbytes\":8192000,\"rios\":100,"
+    "\"wios\":200},{\"dev\":\"253:0\",\"rbytes\":1000,\"wbytes\":2000}],\"id\":3,\"seq\":3}",
+    "{\"event\":\"kickstart.inv.online.gpu.stats\",\"ts\":1700000001,\"hostname\":\"n1\","
+    "\"id\":1,\"uuid\":\"GPU-x\",\"name\":\"A100\",\"temp\":41,\"job_sm_util\":null,\"on\":true,"
+    "\"procs\":[{\"pid\":1,\"mem\":2}],\"seq\":4}",
+    "{\"event\":\"jobscope.metric\",\"ts\":1700000001.5,\"hostname\":\"n1\",\"job_id\":\"j1\","
+    "\"rank\":0,\"name\":\"loss\",\"value\":0.5,\"level\":1,\"tags\":{\"phase\":\"train\","
+    "\"epoch\":3,\"lr\":0.001,\"ok\":true}}",
+};
+#define NSHAPED (sizeof shaped / sizeof shaped[0])
+
+/* Reads line after the shape's line: the answer and the view are the full
+ * reading's; returns whether the shape read it. */
+static int read_after(const char *first, const char *line, ev_view *va, ev_view *vb)
+{
+    ev_shape *sh = calloc(1, sizeof *sh);
+    jread ja, jb;
+    jread_init(&ja, "", 0);
+    jread_init(&jb, "", 0);
+    ev_view_reset(va);
+    assert_int_equal(event_reader_next(sh, &ja, first, strlen(first), va), 1);
+    ev_view_reset(va);
+    ev_view_reset(vb);
+    size_t n = strlen(line);
+    int ra = event_reader_next(sh, &ja, line, n, va), rb = event_reader_read(&jb, line, n, vb);
+    if (ra != rb) fail_msg("%.400s\nread %d after a shape, %d in full", line, ra, rb);
+    if (ra == 1) same_view(line, va, vb);
+    int by_shape = sh->shaped == 1;
+    jread_free(&ja);
+    jread_free(&jb);
+    free(sh);
+    return by_shape;
+}
+
+static void a_line_written_like_the_one_before_is_read_by_its_shape(void **st)
+{
+    (void)st;
+    ev_view va = {0}, vb = {0};
+    /* each line again, and with other values of the same forms */
+    for (size_t i = 0; i < NSHAPED; i++) assert_true(read_after(shaped[i], shaped[i], &va, &vb));
+    assert_true(read_after(shaped[0],
+                           "{\"event\": \"kickstart.inv.online\", \"ts\": 1795927843.25, "
+                           "\"hostname\": \"node002\", \"job_id\": \"j17\", \"rss\": -0, \"vm\": "
+                           "1e3, \"utime\": 1234567890123456789.5, \"stime\": -0.0, \"rchar\": "
+                           "9007199254740993, \"wchar\": 0, \"threads\": 4.5, \"procs\": 2, "
+                           "\"iowait\": 0.5E-2, \"load\": 1.25}",
+                           &va, &vb));
+    /* read in full: a string with an escape or a byte outside ASCII,
+     * another member, one space more, a value of another kind */
+    static const char *const in_full[] = {
+        "{\"event\": \"kickstart.inv.online\", \"ts\": 1795927842, \"hostname\": \"node\\u0031\", "
+        "\"job_id\": \"j0\", \"rss\": 7, \"vm\": 14, \"utime\": 2.3, \"stime\": 1.0, \"rchar\": "
+        "35, \"wchar\": 21, \"threads\": 4, \"procs\": 2, \"iowait\": 0.5, \"load\": 1.25}",
+        "{\"event\": \"kickstart.inv.online\", \"ts\": 1795927842, \"hostname\": \"n\xc3\xa9\", "
+        "\"job_id\": \"j0\", \"rss\": 7, \"vm\": 14, \"utime\": 2.3, \"stime\": 1.0, \"rchar\": "
+        "35, \"wchar\": 21, \"threads\": 4, \"procs\": 2, \"iowait\": 0.5, \"load\": 1.25}",
+        "{\"event\": \"kickstart.inv.online\", \"ts\": 1795927842, \"hostname\": \"node001\", "
+        "\"job_id\": \"j0\", \"rss\": 7, \"vm\": 14, \"utime\": 2.3, \"stime\": 1.0, \"rchar\": "
+        "35, \"wchar\": 21, \"threads\": 4, \"procs\": 2, \"iowait\": 0.5, \"load\": 1.25, "
+        "\"gpus\": 1}",
+        "{\"event\": \"kickstart.inv.online\", \"ts\": 1795927842, \"hostname\": \"node001\", "
+        "\"job_id\": \"j0\", \"rss\": 7, \"vm\": 14, \"utime\": 2.3, \"stime\": 1.0, \"rchar\": "
+        "35, \"wchar\": 21, \"threads\": 4, \"procs\": 2, \"iowait\": 0.5, \"load\":  1.25}",
+        "{\"event\": \"kickstart.inv.online\", \"ts\": \"1795927842\", \"hostname\": \"node001\", "
+        "\"job_id\": \"j0\", \"rss\": 7, \"vm\": 14, \"utime\": 2.3, \"stime\": 1.0, \"rchar\": "
+        "35, \"wchar\": 21, \"threads\": 4, \"procs\": 2, \"iowait\": 0.5, \"load\": 1.25}",
+        "{\"event\": \"kickstart.inv.online\", \"ts\": 1795927842, \"hostname\": \"node001\", "
+        "\"job_id\": \"j0\", \"rss\": 7, \"vm\": 14, \"utime\": 2.3, \"stime\": 1.0, \"rchar\": "
+        "35, \"wchar\": 21, \"threads\": 4, \"procs\": 2, \"iowait\": 0.5, \"load\": 1.25} ",
+        "{\"event\": \"kickstart.inv.online\", \"ts\": 1795927842, \"hostname\": \"node001\", "
+        "\"job_id\": \"j0\", \"rss\": 7, \"vm\": 14, \"utime\": 2.3, \"stime\": 1.0, \"rchar\": "
+        "35, \"wchar\": 21, \"threads\": 4, \"procs\": 2, \"iowait\": 0.5, \"load\": 1.25",
+    };
+    for (size_t i = 0; i < sizeof in_full / sizeof *in_full; i++)
+        assert_false(read_after(shaped[0], in_full[i], &va, &vb));
+    /* a group's rows, custom tags and arrays of other lengths and values */
+    assert_true(read_after(shaped[1],
+                           "{\"event\":\"kickstart.inv.online\",\"ts\":1795632458,\"hostname\":"
+                           "\"vm\",\"site\":\"x\",\"rank\":1,\"job_id\":\"vm-5367\",\"pid\":5370,"
+                           "\"exe\":\"/usr/bin/dash\",\"rss\":3300,\"cg_io\":[{\"dev\":\"8:0\","
+                           "\"rbytes\":1}],\"id\":5,\"seq\":4}",
+                           &va, &vb));
+    assert_int_equal(va.nvals, 3); /* pid, rss, the one row's rbytes */
+    assert_true(same_span(va.gpu, (ev_span){"5", 1}));
+    assert_true(read_after(shaped[3],
+                           "{\"event\":\"jobscope.metric\",\"ts\":1700000002,\"hostname\":\"n1\","
+                           "\"job_id\":\"j1\",\"rank\":1.5,\"name\":\"acc\",\"value\":-0,"
+                           "\"level\":2,\"tags\":{\"phase\":\"eval\"}}",
+                           &va, &vb));
+    assert_false(read_after(shaped[3],
+                            "{\"event\":\"jobscope.metric\",\"ts\":1700000002,\"hostname\":\"n1\","
+                            "\"job_id\":\"j1\",\"rank\":1,\"name\":\"acc\",\"value\":1,"
+                            "\"level\":2,\"tags\":{\"phase\":\"eval\",\"phase\":\"x\"}}",
+                            &va, &vb));
+
+    /* every line a byte from a shaped one: replaced (often by a digit, so
+     * that the shape reads many), dropped or doubled */
+    static const char pick[] = "{}[]\",:.-+eE0123456789 \\u\tntf\x01\xc3";
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    char line[4096];
+    int by_shape = 0, n = 0;
+    for (int it = 0; it < 20000; it++, n++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        const char *src = shaped[(seed >> 33) % NSHAPED];
+        size_t len = strlen(src), at = (size_t)(seed >> 20) % len;
+        memcpy(line, src, len + 1);
+        int op = (int)((seed >> 8) % 4);
+        if (op == 0)
+            line[at] = pick[(seed >> 40) % (sizeof pick - 1)];
+        else if (op == 1)
+            memmove(line + at, line + at + 1, len - at);
+        else if (op == 2) {
+            memmove(line + at + 1, line + at, len - at + 1);
+        } else if (line[at] >= '0' && line[at] <= '9')
+            line[at] = (char)('0' + (seed >> 40) % 10);
+        by_shape += read_after(src, line, &va, &vb);
+    }
+    /* a digit changed reads by the shape: a quarter of the lines or so */
+    if (by_shape < n / 10) fail_msg("only %d of %d lines read by their shape", by_shape, n);
+    ev_view_free(&va);
+    ev_view_free(&vb);
+
+    /* bodies of a shape's lines, with others among them: the points and
+     * the errors are jansson's */
+    char body[65536] = "";
+    for (int k = 0; k < 40; k++) {
+        strcat(body, shaped[k % 7 == 3 ? 3 : 0]);
+        strcat(body, k % 11 == 5 ? " \n" : "\n");
+        if (k % 13 == 7) strcat(body, "{\"event\":\"e\",\"ts\":1,\"x\":1,\"x\":2}\n");
+    }
+    same_points(body, strlen(body));
+}
+
 /* The reading pieces' fast paths (json_read.c): a number valued in one
  * pass is the number jread_number and jread_number_value give, span,
  * kind, value and error alike; a string read eight bytes at a time is
@@ -534,6 +710,7 @@ int main(void)
         cmocka_unit_test(each_point_is_tagged_by_its_own_event),
         cmocka_unit_test(events_of_the_known_shapes_are_read_without_jansson),
         cmocka_unit_test(numbers_and_strings_read_fast_read_as_before),
+        cmocka_unit_test(a_line_written_like_the_one_before_is_read_by_its_shape),
         cmocka_unit_test(event_hooks_get_the_members_the_streaming_reader_read),
         cmocka_unit_test(every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says),
     };
