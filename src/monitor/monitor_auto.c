@@ -114,7 +114,8 @@ void monitor_auto_switch(monitor *m)
      * past its first (which opens every file), for the comparison after */
     if (m->bpf_pinned && m->cost_procfs.seen < 3) return;
     if (!m->bpf_pinned && load_start(m, (double)spent / 1e9) == 0) return;
-    /* pinned: opening it is a few bpf(2) calls, done here */
+    /* pinned (opening it is a few bpf(2) calls), or no thread could be
+     * made for the load: here and now */
     m->bpf_pending = 0;
     proctree_reader r;
     char err[512], note[512];

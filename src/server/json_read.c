@@ -371,6 +371,88 @@ int jread_scalar(jread *r, const char **pp, jread_value *v)
     return 0;
 }
 
+/* w / 10^f (f <= 19), correctly rounded to the nearest double, ties to
+ * even, as strtod rounds: one exact division (128 by 64 bits) gives the 54
+ * leading bits of the quotient and whether a remainder is left, which is
+ * all that rounding needs.  For the decimals that miss the one-division
+ * path (a mantissa past 2^53: the 17 digits of a float printed whole, as
+ * Python's json writes 1/3), at a fraction of strtod's cost. */
+static double div_pow10(uint64_t w, int f)
+{
+    typedef unsigned __int128 u128;
+    static const uint64_t p10[20] = {1ull,
+                                     10ull,
+                                     100ull,
+                                     1000ull,
+                                     10000ull,
+                                     100000ull,
+                                     1000000ull,
+                                     10000000ull,
+                                     100000000ull,
+                                     1000000000ull,
+                                     10000000000ull,
+                                     100000000000ull,
+                                     1000000000000ull,
+                                     10000000000000ull,
+                                     100000000000000ull,
+                                     1000000000000000ull,
+                                     10000000000000000ull,
+                                     100000000000000000ull,
+                                     1000000000000000000ull,
+                                     10000000000000000000ull};
+    uint64_t d = p10[f];
+    int bw = 64 - __builtin_clzll(w), bd = 64 - __builtin_clzll(d);
+    /* w * 2^s / d lies in [2^53, 2^54) for s = 53 + bd - bw or one more */
+    int s = 53 + bd - bw;
+    u128 num, q;
+    for (;;) {
+        num = s >= 0 ? (u128)w << s : (u128)(w >> -s); /* s < 0: w's low bits, below */
+        q = num / d;
+        if (q >> 53) break;
+        s++;
+    }
+    /* what is left: exact, w's bits shifted out included */
+    int rest = num != q * d || (s < 0 && (w & ((1ull << -s) - 1)));
+    uint64_t m = (uint64_t)(q >> 1);
+    if ((q & 1) && (rest || (m & 1))) m++; /* past half, or half and odd */
+    int e = 1 - s;                         /* the value is m * 2^e */
+    if (m >> 53) {
+        m >>= 1;
+        e++;
+    }
+    uint64_t bits = ((uint64_t)(e + 52 + 1023) << 52) | (m & ((1ull << 52) - 1));
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+/* [+-]digits[.digits] with at most 19 significant digits and 19 decimals:
+ * 1 with its value exactly; 0 for any other form. */
+static int decimal_exact(const char *s, size_t n, double *out)
+{
+    size_t i = 0;
+    int neg = 0, sig = 0, f = -1, any = 0;
+    uint64_t w = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+    for (; i < n; i++) {
+        unsigned c = (unsigned char)s[i] - '0';
+        if (c < 10) {
+            any = 1;
+            if (f >= 0) f++;
+            if (!w && !c) continue; /* a leading zero */
+            if (++sig > 19) return 0;
+            w = w * 10 + c;
+        } else if (s[i] == '.' && f < 0)
+            f = 0;
+        else
+            return 0;
+    }
+    if (!any || !w || f > 19) return 0;
+    double x = f > 0 ? div_pow10(w, f) : (double)w;
+    *out = neg ? -x : x;
+    return 1;
+}
+
 int jread_number_value(const char *s, size_t n, double *out)
 {
     /* the usual form exactly without strtod: [-]digits[.digits] with a
@@ -398,6 +480,7 @@ int jread_number_value(const char *s, size_t n, double *out)
         *out = neg ? -x : x;
         return 0;
     }
+    if (decimal_exact(s, n, out)) return 0;
     char buf[1100];
     if (n >= sizeof buf) return -1;
     memcpy(buf, s, n);

@@ -481,6 +481,56 @@ static void numbers_and_strings_read_fast_read_as_before(void **st)
     }
 }
 
+/* A decimal of up to 19 significant digits and 21 decimals (the 17 digits
+ * of a float printed whole, as Python's json writes 1/3) is valued exactly
+ * without strtod: the double strtod gives, to the bit, ties to even
+ * included. */
+static void a_long_decimal_is_valued_as_strtod_values_it(void **st)
+{
+    (void)st;
+    uint64_t seed = 0x853c49e6748fea9bull;
+    char text[64];
+    int n = 0;
+    for (int k = 0; k < 600000; k++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t r = seed >> 11;
+        size_t o = 0;
+        if (r % 5 == 0) text[o++] = '-';
+        if (k % 3 == 0) {
+            /* at a tie between two doubles past 2^53 (2^53 + an odd
+             * number, written with a decimal: ".0"), or a little either
+             * side of it (".4", ".6") */
+            uint64_t odd = (1ull << 53) + 2 * ((r >> 8) % (1ull << 40)) + 1;
+            unsigned tenth = (unsigned)((r >> 3) % 3);
+            o += (size_t)snprintf(text + o, sizeof text - o, "%llu.%u", (unsigned long long)odd,
+                                  tenth == 0   ? 0
+                                  : tenth == 1 ? 4
+                                               : 6);
+        } else {
+            int ni = (int)((r >> 4) % 21), nf = (int)((r >> 9) % 23);
+            for (int i = 0; i < ni; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                text[o++] = (char)('0' + (i == 0 && (seed >> 60) < 4 ? 0 : (seed >> 33) % 10));
+            }
+            if (nf || !ni) {
+                text[o++] = '.';
+                for (int i = 0; i < nf; i++) {
+                    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                    text[o++] = (char)('0' + (seed >> 33) % 10);
+                }
+            }
+        }
+        text[o] = 0;
+        char *end;
+        double want = strtod(text, &end), got;
+        if (*end || end == text) continue;
+        n++;
+        if (jread_number_value(text, o, &got) != 0 || memcmp(&got, &want, sizeof got))
+            fail_msg("'%s': %.17g against strtod's %.17g", text, got, want);
+    }
+    assert_true(n > 500000);
+}
+
 /* ---- the event hooks get what the streaming reader read ---- */
 
 /* The fields of the events of a body, one a line: "-" for none. */
@@ -711,6 +761,7 @@ int main(void)
         cmocka_unit_test(events_of_the_known_shapes_are_read_without_jansson),
         cmocka_unit_test(numbers_and_strings_read_fast_read_as_before),
         cmocka_unit_test(a_line_written_like_the_one_before_is_read_by_its_shape),
+        cmocka_unit_test(a_long_decimal_is_valued_as_strtod_values_it),
         cmocka_unit_test(event_hooks_get_the_members_the_streaming_reader_read),
         cmocka_unit_test(every_catalogue_field_is_stored_queried_and_exposed_as_the_catalogue_says),
     };
