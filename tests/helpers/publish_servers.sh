@@ -22,11 +22,28 @@ make_cert() {
 
 # rmq_start: RabbitMQ with the management plugin.  Sets RMQ_PORT (AMQP),
 # RMQ_MGMT (HTTP API), RMQ_NODE; returns 77 (skip) when not installed.
+# Its four ports are picked free, but any connection on the machine may take
+# one before the broker binds it (they are in the ephemeral range): a broker
+# that stops for a port in use is started again on four others, three times
+# at most (seen once in CI: "could not bind to distribution port").
 rmq_start() {
     need rabbitmq-server || return 77
     need rabbitmqctl || return 77
     RMQ_DIR=$T/rmq
     chmod o+x "$T"          # the broker runs as user rabbitmq
+    local try
+    for try in 1 2 3; do
+        _rmq_start_once && return 0
+        [ $? = 2 ] || break
+        echo "    rabbitmq: a port was taken before the broker bound it; again on others" >&2
+    done
+    echo "rabbitmq did not start:"; tail -20 "$RMQ_DIR/server.log"
+    return 1
+}
+
+# One start: 0 up, 2 stopped for a port in use, 1 otherwise.
+_rmq_start_once() {
+    rm -rf "$RMQ_DIR"
     mkdir -p "$RMQ_DIR" && chmod 777 "$RMQ_DIR"
     RMQ_PORT=$(free_port); RMQ_MGMT=$(free_port); RMQ_DIST=$(free_port); RMQ_TLS=$(free_port)
     RMQ_NODE="js$RANDOM$$@localhost"
@@ -63,7 +80,10 @@ CONF
         kill -0 "$RMQ_PID" 2>/dev/null || break
         sleep 0.5
     done
-    echo "rabbitmq did not start:"; tail -20 "$RMQ_DIR/server.log"
+    if grep -Eqi 'already_used|eaddrinuse|could not bind' "$RMQ_DIR/server.log"; then
+        rmq_stop
+        return 2
+    fi
     return 1
 }
 rmq_ctl() { rabbitmqctl -q -n "$RMQ_NODE" "$@"; }
