@@ -119,18 +119,27 @@ rmq_queue() {
 
 # vm_start: VictoriaMetrics with Influx (/write) and OpenTSDB (/api/put) input.
 # Sets VM_PORT, VM_TSDB; `vm_start again` restarts on the same ports and data.
+# New ports (picked free, but in the ephemeral range) are picked again when
+# one was taken before VictoriaMetrics bound it, three times at most.
 vm_start() {
     need victoria-metrics || return 77
-    [ "${1:-}" = again ] || { VM_PORT=$(free_port); VM_TSDB=$(free_port); }
-    victoria-metrics -storageDataPath="$T/vm" -httpListenAddr=127.0.0.1:$VM_PORT \
-        -opentsdbHTTPListenAddr=127.0.0.1:$VM_TSDB -retentionPeriod=100y \
-        -search.latencyOffset=0s >>"$T/vm.log" 2>&1 &
-    VM_PID=$!
-    _js_add_trap vm_stop
-    local i
-    for i in $(seq 1 60); do
-        [ "$(curl -sf http://127.0.0.1:$VM_PORT/health 2>/dev/null)" = OK ] && return 0
-        sleep 0.25
+    local try i from
+    for try in 1 2 3; do
+        [ "${1:-}" = again ] || { VM_PORT=$(free_port); VM_TSDB=$(free_port); }
+        from=$(($(stat -c %s "$T/vm.log" 2>/dev/null || echo 0) + 1))
+        victoria-metrics -storageDataPath="$T/vm" -httpListenAddr=127.0.0.1:$VM_PORT \
+            -opentsdbHTTPListenAddr=127.0.0.1:$VM_TSDB -retentionPeriod=100y \
+            -search.latencyOffset=0s >>"$T/vm.log" 2>&1 &
+        VM_PID=$!
+        _js_add_trap vm_stop
+        for i in $(seq 1 60); do
+            [ "$(curl -sf http://127.0.0.1:$VM_PORT/health 2>/dev/null)" = OK ] && return 0
+            kill -0 "$VM_PID" 2>/dev/null || break
+            sleep 0.25
+        done
+        [ "${1:-}" != again ] && ! kill -0 "$VM_PID" 2>/dev/null &&
+            tail -c +"$from" "$T/vm.log" | grep -qi 'address already in use' || break
+        echo "    victoria-metrics: a port was taken before it bound it; again on others" >&2
     done
     echo "victoria-metrics did not start:"; tail -20 "$T/vm.log"
     return 1

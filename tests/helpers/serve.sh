@@ -6,17 +6,33 @@ source "$ROOT/tests/helpers/publish_servers.sh"
 # serve_start [NAME] [ARGS...]: sets SERVE_PORT, SERVE_PID, SERVE_URL, SERVE_STORE,
 # SERVE_SOCK (for NAME, default "s"); the log is $T/NAME.log.  Extra ARGS go to serve;
 # $SERVE_WRAP, when set, is a command line put before it (prlimit --as=2G).
+# The port is picked free, but another connection may take it before serve
+# binds it (the ephemeral range): a server that stops at once for an
+# address in use is started again on another port, three times at most.
 serve_start() {
     local name=${1:-s}; [ $# -gt 0 ] && shift
-    SERVE_PORT=$(free_port)
     SERVE_STORE=$T/$name.store
     SERVE_SOCK=$T/$name.rt/serve.sock
-    SERVE_URL=http://127.0.0.1:$SERVE_PORT
-    ${SERVE_WRAP:-} "$JS" serve --store "$SERVE_STORE" --listen "127.0.0.1:$SERVE_PORT" --socket "$SERVE_SOCK" \
-        --node-interval 0 "$@" >>"$T/$name.log" 2>&1 &
-    SERVE_PID=$!
-    _js_add_trap "kill -9 $SERVE_PID 2>/dev/null"
-    serve_wait "$SERVE_URL" || { cat "$T/$name.log" >&2; return 1; }
+    local try i from
+    for try in 1 2 3; do
+        SERVE_PORT=$(free_port)
+        SERVE_URL=http://127.0.0.1:$SERVE_PORT
+        from=$(($(stat -c %s "$T/$name.log" 2>/dev/null || echo 0) + 1))
+        ${SERVE_WRAP:-} "$JS" serve --store "$SERVE_STORE" --listen "127.0.0.1:$SERVE_PORT" --socket "$SERVE_SOCK" \
+            --node-interval 0 "$@" >>"$T/$name.log" 2>&1 &
+        SERVE_PID=$!
+        _js_add_trap "kill -9 $SERVE_PID 2>/dev/null"
+        for i in $(seq 100); do
+            case $(curl -s -o /dev/null -w '%{http_code}' "$SERVE_URL/api/version") in 200 | 401) return 0 ;; esac
+            kill -0 "$SERVE_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -0 "$SERVE_PID" 2>/dev/null && break
+        tail -c +"$from" "$T/$name.log" | grep -q -- "--listen 127.0.0.1:$SERVE_PORT: Address already in use" || break
+        echo "    serve: port $SERVE_PORT was taken before serve bound it; again on another" >&2
+    done
+    cat "$T/$name.log" >&2
+    fail "server at $SERVE_URL did not answer"
 }
 
 # serve_wait URL: until URL/api/version answers (10 s; 401 without a token counts).
