@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "query/tsq_internal.h"
+#include "util/pow10.h"
 
 /* Two digits a division (the timestamps and digits of an answer's 30,000
  * points were a sixteenth of a query's time, a digit a division). */
@@ -46,30 +47,9 @@ int tsq_fmt_i64(char *t, int64_t v)
 
 typedef unsigned __int128 u128;
 
-static const uint64_t p10[20] = {1,
-                                 10,
-                                 100,
-                                 1000,
-                                 10000,
-                                 100000,
-                                 1000000,
-                                 10000000,
-                                 100000000,
-                                 1000000000,
-                                 10000000000ull,
-                                 100000000000ull,
-                                 1000000000000ull,
-                                 10000000000000ull,
-                                 100000000000000ull,
-                                 1000000000000000ull,
-                                 10000000000000000ull,
-                                 100000000000000000ull,
-                                 1000000000000000000ull,
-                                 10000000000000000000ull};
-
 static u128 pow10_128(int q) /* q <= 21 */
 {
-    return q < 20 ? p10[q] : (u128)p10[q - 2] * 100;
+    return q < 20 ? util_pow10[q] : (u128)util_pow10[q - 2] * 100;
 }
 
 /* v = m * 2^e (m < 2^53, e < 0) times 10^q: its integer part *fl, and *n
@@ -105,7 +85,7 @@ static int fmt_exact(char *t, double v)
     int e = ex - 53;
     int x0 = (int)floor(log10(fabs(v)));
     for (int prec = 15; prec <= 17; prec++) {
-        uint64_t n = 0, fl = 0, lo = p10[prec - 1];
+        uint64_t n = 0, fl = 0, lo = util_pow10[prec - 1];
         int back = 0, x = x0;
         /* x: 10^x <= |v| < 10^(x+1), exactly (log10 is an estimate) */
         for (int tries = 0;; tries++) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/arena.h"
+#include "util/pow10.h"
 
 void jread_init(jread *r, const char *body, size_t len)
 {
@@ -380,27 +381,7 @@ int jread_scalar(jread *r, const char **pp, jread_value *v)
 static double div_pow10(uint64_t w, int f)
 {
     typedef unsigned __int128 u128;
-    static const uint64_t p10[20] = {1ull,
-                                     10ull,
-                                     100ull,
-                                     1000ull,
-                                     10000ull,
-                                     100000ull,
-                                     1000000ull,
-                                     10000000ull,
-                                     100000000ull,
-                                     1000000000ull,
-                                     10000000000ull,
-                                     100000000000ull,
-                                     1000000000000ull,
-                                     10000000000000ull,
-                                     100000000000000ull,
-                                     1000000000000000ull,
-                                     10000000000000000ull,
-                                     100000000000000000ull,
-                                     1000000000000000000ull,
-                                     10000000000000000000ull};
-    uint64_t d = p10[f];
+    uint64_t d = util_pow10[f];
     int bw = 64 - __builtin_clzll(w), bd = 64 - __builtin_clzll(d);
     /* w * 2^s / d lies in [2^53, 2^54) for s = 53 + bd - bw or one more */
     int s = 53 + bd - bw;
