@@ -6,14 +6,21 @@
  * job's first event in the batch), written when the job's row is; id and
  * last are the ids of its first and last event, ts and ts_last its least
  * and greatest time, name, wf, job, host and run what each of its events'
- * row in events would say, data the events one after the other: an int64
- * id, a double ts, a uint32 length and the text as received (native byte
- * order).  Events and blocks share one sequence of ids (repo.c's
- * insert_event takes the next one too), so that a read merges them into
- * the order it had when every event was a row: a row of its own cost every
- * sample an insert and two index entries, a block costs it a copy.
- * A block's ids span at most REPO_BLOCK_SPAN, so that GET /api/events finds
- * the blocks that may hold an id after `after` by their first id. */
+ * row in events would say, data the events one after the other (native
+ * byte order), in one of two forms:
+ *   whole (written before blocks were coded): an int64 id, a double ts, a
+ *     uint32 length and the text as received;
+ *   coded: the int64 BLOCK_CODED (no event's id is negative), then for each
+ *     event an int64 id, a double ts, a uint32 length of its text, a uint32
+ *     length of its code and the code: its text as its difference from the
+ *     event's before it in the block (repo_delta.c; the first one's from
+ *     nothing).
+ * Events and blocks share one sequence of ids (repo.c's insert_event takes
+ * the next one too), so that a read merges them into the order it had when
+ * every event was a row: a row of its own cost every sample an insert and
+ * two index entries, a block costs it a copy.  A block's ids span at most
+ * REPO_BLOCK_SPAN, so that GET /api/events finds the blocks that may hold
+ * an id after `after` by their first id. */
 #include "repo/repo_priv.h"
 
 #include <math.h>
@@ -22,7 +29,9 @@
 #include <string.h>
 
 #define REPO_BLOCK_BYTES (64 * 1024)
-#define REPO_BLOCK_HEAD  (8 + 8 + 4)
+#define REPO_BLOCK_HEAD  (8 + 8 + 4)     /* whole: id, ts, length */
+#define BLOCK_CODED      (-2LL)          /* a coded block's first 8 bytes */
+#define BLOCK_CODED_HEAD (8 + 8 + 4 + 4) /* coded: id, ts, length, code's length */
 
 struct repo_block {
     long long run, first, last;
@@ -30,6 +39,8 @@ struct repo_block {
     char *host;
     unsigned char *data;
     size_t len, cap;
+    char *prev; /* the text of the block's last event (its next one's base) */
+    size_t nprev, prevcap;
 };
 
 static void block_write(repo *r, repo_batch_job *e, struct repo_block *b)
@@ -55,6 +66,7 @@ void repo_block_write(repo *r, repo_batch_job *e)
         block_write(r, e, &e->blk[i]);
         free(e->blk[i].host);
         free(e->blk[i].data);
+        free(e->blk[i].prev);
     }
     free(e->blk);
     e->blk = NULL;
@@ -87,21 +99,38 @@ void repo_block_add(repo *r, repo_batch_job *e, long long run, long long id, dou
         b->host = h;
         b->first = id;
         b->tmin = b->tmax = ts;
+        b->nprev = 0;
     }
-    if (b->len + REPO_BLOCK_HEAD + n > b->cap) {
-        size_t cap = (b->len + REPO_BLOCK_HEAD + n) * 2;
+    size_t need = 8 + BLOCK_CODED_HEAD + n + REPO_DELTA_SLACK;
+    if (b->len + need > b->cap) {
+        size_t cap = (b->len + need) * 2;
         unsigned char *d = realloc(b->data, cap);
         if (!d) return;
         b->data = d;
         b->cap = cap;
     }
+    if (n > b->prevcap) {
+        char *p = realloc(b->prev, n * 2);
+        if (!p) return;
+        b->prev = p;
+        b->prevcap = n * 2;
+    }
+    if (!b->len) {
+        int64_t coded = BLOCK_CODED;
+        memcpy(b->data, &coded, 8);
+        b->len = 8;
+    }
+    unsigned char *at = b->data + b->len;
+    size_t code = repo_delta_encode(b->prev, b->nprev, body, n, at + BLOCK_CODED_HEAD);
     int64_t i64 = id;
-    uint32_t u32 = (uint32_t)n;
-    memcpy(b->data + b->len, &i64, 8);
-    memcpy(b->data + b->len + 8, &ts, 8);
-    memcpy(b->data + b->len + 16, &u32, 4);
-    memcpy(b->data + b->len + REPO_BLOCK_HEAD, body, n);
-    b->len += REPO_BLOCK_HEAD + n;
+    uint32_t u32 = (uint32_t)n, c32 = (uint32_t)code;
+    memcpy(at, &i64, 8);
+    memcpy(at + 8, &ts, 8);
+    memcpy(at + 16, &u32, 4);
+    memcpy(at + 20, &c32, 4);
+    b->len += BLOCK_CODED_HEAD + code;
+    memcpy(b->prev, body, n);
+    b->nprev = n;
     b->last = id;
     if (ts < b->tmin) b->tmin = ts;
     if (ts > b->tmax) b->tmax = ts;
@@ -143,24 +172,59 @@ static void push_row(repo_evs *e, sqlite3_stmt *st)
 }
 
 /* A block's events (its run, its data in column col) with id > after and,
- * since finite, ts >= since. */
+ * since finite, ts >= since.  A block that is not what a block says stops
+ * where it stops being one. */
 static void push_block(repo_evs *e, sqlite3_stmt *st, long long run, int col, long long after,
                        double since)
 {
     const unsigned char *d = sqlite3_column_blob(st, col);
     size_t len = (size_t)sqlite3_column_bytes(st, col), at = 0;
-    while (d && at + REPO_BLOCK_HEAD <= len) {
+    int64_t first;
+    if (!d || len < 8) return;
+    memcpy(&first, d, 8);
+    if (first != BLOCK_CODED) {
+        while (at + REPO_BLOCK_HEAD <= len) {
+            int64_t id;
+            double ts;
+            uint32_t n;
+            memcpy(&id, d + at, 8);
+            memcpy(&ts, d + at + 8, 8);
+            memcpy(&n, d + at + 16, 4);
+            if (n > len - at - REPO_BLOCK_HEAD) break;
+            if (id > after && (!isfinite(since) || ts >= since))
+                evs_push(e, id, run, ts, (const char *)d + at + REPO_BLOCK_HEAD, n);
+            at += REPO_BLOCK_HEAD + n;
+        }
+        return;
+    }
+    /* coded: each text from the one before; two buffers, turn about */
+    char *buf[2] = {NULL, NULL};
+    size_t cap[2] = {0, 0}, nprev = 0;
+    int cur = 0;
+    for (at = 8; at + BLOCK_CODED_HEAD <= len;) {
         int64_t id;
         double ts;
-        uint32_t n;
+        uint32_t n, c;
         memcpy(&id, d + at, 8);
         memcpy(&ts, d + at + 8, 8);
         memcpy(&n, d + at + 16, 4);
-        if (at + REPO_BLOCK_HEAD + n > len) break;
-        if (id > after && (!isfinite(since) || ts >= since))
-            evs_push(e, id, run, ts, (const char *)d + at + REPO_BLOCK_HEAD, n);
-        at += REPO_BLOCK_HEAD + n;
+        memcpy(&c, d + at + 20, 4);
+        if (c > len - at - BLOCK_CODED_HEAD || n > nprev + c) break; /* (copies + literals) */
+        if (n + 1 > cap[cur]) {
+            char *p = realloc(buf[cur], n + 1);
+            if (!p) break;
+            buf[cur] = p;
+            cap[cur] = n + 1;
+        }
+        if (repo_delta_decode(buf[!cur], nprev, d + at + BLOCK_CODED_HEAD, c, buf[cur], n) < 0)
+            break;
+        if (id > after && (!isfinite(since) || ts >= since)) evs_push(e, id, run, ts, buf[cur], n);
+        nprev = n;
+        cur = !cur;
+        at += BLOCK_CODED_HEAD + c;
     }
+    free(buf[0]);
+    free(buf[1]);
 }
 
 /* SQL's ascending order of a REAL that may be NULL (NULL first). */

@@ -167,6 +167,14 @@ int repo_flat_of(const struct server_event_fields *e, repo_flat *f);
 #define REPO_BLOCK_SPAN 65536 /* the most ids from a block's first to its last */
 void repo_block_add(repo *r, repo_batch_job *e, long long run, long long id, double ts,
                     const char *host, const char *body);
+/* A sample's text c[0..nc) as its difference from the text p[0..np) before
+ * it (repo_delta.c): the code's length, written to out, which must hold
+ * nc + REPO_DELTA_SLACK bytes.  Decoding gives the n bytes of the text to
+ * out: 0, or -1 for a code that is not one (nothing read outside). */
+#define REPO_DELTA_SLACK 64
+size_t repo_delta_encode(const char *p, size_t np, const char *c, size_t nc, uint8_t *out);
+int repo_delta_decode(const char *p, size_t np, const uint8_t *code, size_t ncode, char *out,
+                      size_t n);
 /* Writes the job's pending blocks (repo_batch_write does). */
 void repo_block_write(repo *r, repo_batch_job *e);
 /* An event read back: from events or expanded from a block. */
