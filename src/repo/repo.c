@@ -1,6 +1,7 @@
 /* repo.c — the events repository in SQLite (see repo.h, docs/views.md):
  * opening it (schema, migration of older files), storing events and keeping
- * the jobs and workflows tables current.  Every read is repo_query.c.
+ * the jobs and workflows tables current.  Every read is repo_query.c; the
+ * queue that gathers events into batches, and its writer, repo_queue.c.
  *
  * events(id, ts, name, wf, job, host, body): every event, body = its JSON
  *   text as received, but the samples a batch folds: those are kept as
@@ -36,25 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static void *writer_main(void *arg)
-{
-    repo *r = arg;
-    pthread_mutex_lock(&r->qmu);
-    while (!r->stop) {
-        if (!r->qn) {
-            pthread_cond_wait(&r->qcond, &r->qmu);
-            continue;
-        }
-        pthread_mutex_unlock(&r->qmu);
-        struct timespec ts = {0, 20 * 1000000}; /* let a batch gather */
-        nanosleep(&ts, NULL);
-        repo_flush(r);
-        pthread_mutex_lock(&r->qmu);
-    }
-    pthread_mutex_unlock(&r->qmu);
-    return NULL;
-}
 
 static const char *const schema =
     "PRAGMA journal_mode=WAL;"
@@ -216,9 +198,7 @@ repo *repo_open(const char *path, char *err, size_t errlen)
         r->next_id = sqlite3_column_int64(st, 0) + 1;
     sqlite3_finalize(st);
     pthread_mutex_init(&r->mu, NULL);
-    pthread_mutex_init(&r->qmu, NULL);
-    pthread_cond_init(&r->qcond, NULL);
-    r->has_writer = pthread_create(&r->writer, NULL, writer_main, r) == 0;
+    repo_queue_start(r);
     return r;
 }
 
@@ -233,21 +213,11 @@ void repo_set_retention(repo *r, double seconds)
 void repo_close(repo *r)
 {
     if (!r) return;
-    pthread_mutex_lock(&r->qmu);
-    r->stop = 1;
-    pthread_cond_signal(&r->qcond);
-    pthread_mutex_unlock(&r->qmu);
-    if (r->has_writer) pthread_join(r->writer, NULL);
-    repo_flush(r);
+    repo_queue_stop(r); /* (the queue written) */
     repo_batch_forget(&r->batch);
     for (int i = 0; i < r->ncache; i++) sqlite3_finalize(r->cache[i].st);
     sqlite3_close(r->db);
     pthread_mutex_destroy(&r->mu);
-    pthread_mutex_destroy(&r->qmu);
-    pthread_cond_destroy(&r->qcond);
-    free(r->q);
-    free(r->qlen);
-    free(r->qf);
     free(r);
 }
 
@@ -701,71 +671,60 @@ static int add_locked(repo *r, json_t *ev, const char *raw, repo_batch *b)
     return 0;
 }
 
-/* Writes every queued event in one transaction. */
-void repo_flush(repo *r)
+/* Writes the n queued events (texts q with lengths ql, samples qf: see
+ * repo_queue.c) in one transaction, and frees them; the caller holds
+ * r->mu.  Prunes by --retention every 10,000 events. */
+void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size_t n)
 {
-    pthread_mutex_lock(&r->mu);
-    pthread_mutex_lock(&r->qmu);
-    char **q = r->q;
-    repo_flat **qf = r->qf;
-    size_t *ql = r->qlen, n = r->qn;
-    r->q = NULL, r->qlen = NULL, r->qf = NULL, r->qn = r->qcap = 0;
-    pthread_mutex_unlock(&r->qmu);
-    if (n) {
-        jread jr;
-        repo_flat flat;
-        jread_init(&jr, NULL, 0);
-        sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
-        for (size_t i = 0; i < n; i++) {
-            /* a sample of a job already in the batch: read from the
-             * server's fields (or from its text) and folded; anything else
-             * through jansson as ever */
-            const repo_flat *fl = qf[i] ? qf[i] : &flat;
-            if ((!qf[i] && !repo_flat_read(&jr, q[i], ql[i], &flat)) ||
-                add_flat(r, fl, q[i], &r->batch)) {
-                json_error_t je;
-                json_t *ev = json_loadb(q[i], ql[i], 0, &je);
-                if (ev) add_locked(r, ev, q[i], &r->batch);
-                json_decref(ev);
-            }
-            free(qf[i] ? (void *)qf[i] : q[i]); /* (one block: the sample, then its text) */
+    jread jr;
+    repo_flat flat;
+    jread_init(&jr, NULL, 0);
+    sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
+    for (size_t i = 0; i < n; i++) {
+        /* a sample of a job already in the batch: read from the
+         * server's fields (or from its text) and folded; anything else
+         * through jansson as ever */
+        const repo_flat *fl = qf[i] ? qf[i] : &flat;
+        if ((!qf[i] && !repo_flat_read(&jr, q[i], ql[i], &flat)) ||
+            add_flat(r, fl, q[i], &r->batch)) {
+            json_error_t je;
+            json_t *ev = json_loadb(q[i], ql[i], 0, &je);
+            if (ev) add_locked(r, ev, q[i], &r->batch);
+            json_decref(ev);
         }
-        repo_batch_end(r, &r->batch);
-        repo_batch_wf_write(r, NULL);
-        jread_free(&jr);
-        if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-            js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
-        r->version++;
-        r->since_prune += n;
-        if (r->retention_s > 0 && r->since_prune >= 10000) {
-            /* --retention: events, jobs and workflows last seen before it go */
-            double cut = (double)time(NULL) - r->retention_s;
-            r->since_prune = 0;
-            sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
-            repo_evs_prune(r, cut);
-            RUN(r,
-                "DELETE FROM job_views WHERE id IN (SELECT id FROM jobs"
-                " WHERE coalesce(last, end, start, 0) < ?1)",
-                "d", cut);
-            RUN(r,
-                "DELETE FROM job_warnings WHERE id IN (SELECT id FROM jobs"
-                " WHERE coalesce(last, end, start, 0) < ?1)",
-                "d", cut);
-            RUN(r,
-                "DELETE FROM runs WHERE jobid IN (SELECT id FROM jobs"
-                " WHERE coalesce(last, end, start, 0) < ?1)",
-                "d", cut);
-            RUN(r, "DELETE FROM jobs WHERE coalesce(last, end, start, 0) < ?1", "d", cut);
-            memset(r->runcache, 0, sizeof r->runcache);
-            repo_batch_forget(&r->batch);
-            RUN(r, "DELETE FROM workflows WHERE coalesce(last, 0) < ?1", "d", cut);
-            sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
-        }
+        free(qf[i] ? (void *)qf[i] : q[i]); /* (one block: the sample, then its text) */
     }
-    pthread_mutex_unlock(&r->mu);
-    free(q);
-    free(ql);
-    free(qf);
+    repo_batch_end(r, &r->batch);
+    repo_batch_wf_write(r, NULL);
+    jread_free(&jr);
+    if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
+    r->version++;
+    r->since_prune += n;
+    if (r->retention_s > 0 && r->since_prune >= 10000) {
+        /* --retention: events, jobs and workflows last seen before it go */
+        double cut = (double)time(NULL) - r->retention_s;
+        r->since_prune = 0;
+        sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL);
+        repo_evs_prune(r, cut);
+        RUN(r,
+            "DELETE FROM job_views WHERE id IN (SELECT id FROM jobs"
+            " WHERE coalesce(last, end, start, 0) < ?1)",
+            "d", cut);
+        RUN(r,
+            "DELETE FROM job_warnings WHERE id IN (SELECT id FROM jobs"
+            " WHERE coalesce(last, end, start, 0) < ?1)",
+            "d", cut);
+        RUN(r,
+            "DELETE FROM runs WHERE jobid IN (SELECT id FROM jobs"
+            " WHERE coalesce(last, end, start, 0) < ?1)",
+            "d", cut);
+        RUN(r, "DELETE FROM jobs WHERE coalesce(last, end, start, 0) < ?1", "d", cut);
+        memset(r->runcache, 0, sizeof r->runcache);
+        repo_batch_forget(&r->batch);
+        RUN(r, "DELETE FROM workflows WHERE coalesce(last, 0) < ?1", "d", cut);
+        sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+    }
 }
 
 int repo_add(repo *r, json_t *ev)
@@ -780,71 +739,4 @@ int repo_add(repo *r, json_t *ev)
     r->version++;
     pthread_mutex_unlock(&r->mu);
     return rc;
-}
-
-/* The sample f read from the server's fields as add_flat may take it (a
- * kickstart.inv.online of a job and host, with a time), copied with the
- * text after it in one block; NULL: not such a sample (only the text is
- * queued: repo_flush reads it as ever). */
-static repo_flat *queued_sample(const struct server_event_fields *e, const char *json, size_t len,
-                                char **text)
-{
-    repo_flat f;
-    if (!e || !repo_flat_of(e, &f) || !f.name || strcmp(f.name, "kickstart.inv.online") || !f.job ||
-        !isfinite(f.s.ts) || !f.s.host)
-        return NULL;
-    size_t head = offsetof(repo_flat, buf) + f.used;
-    repo_flat *c = malloc(head + len + 1);
-    if (!c) return NULL;
-    memcpy(c, &f, head);
-#define MOVED(p) ((p) ? c->buf + ((p)-f.buf) : NULL)
-    c->name = MOVED(f.name), c->wf = MOVED(f.wf), c->job = MOVED(f.job);
-    c->label = MOVED(f.label), c->step = MOVED(f.step), c->task = MOVED(f.task);
-    c->s.host = MOVED(f.s.host), c->s.exe = MOVED(f.s.exe);
-    c->s.xformation = MOVED(f.s.xformation), c->s.batch_id = MOVED(f.s.batch_id);
-#undef MOVED
-    *text = (char *)c + head;
-    memcpy(*text, json, len);
-    (*text)[len] = 0;
-    return c;
-}
-
-int repo_add_json(repo *r, const char *json, size_t len)
-{
-    return repo_add_fields(r, json, len, NULL);
-}
-
-int repo_add_fields(repo *r, const char *json, size_t len, const struct server_event_fields *e)
-{
-    char *copy = NULL;
-    repo_flat *f = queued_sample(e, json, len, &copy);
-    if (!f && (copy = malloc(len + 1))) {
-        memcpy(copy, json, len);
-        copy[len] = 0;
-    }
-    if (!copy) return -1;
-    pthread_mutex_lock(&r->qmu);
-    if (r->qn == r->qcap) {
-        size_t cap = r->qcap ? r->qcap * 2 : 256;
-        char **a = realloc(r->q, cap * sizeof *a);
-        size_t *b = a ? realloc(r->qlen, cap * sizeof *b) : NULL;
-        repo_flat **c = b ? realloc(r->qf, cap * sizeof *c) : NULL;
-        if (a) r->q = a;
-        if (b) r->qlen = b;
-        if (!c) {
-            pthread_mutex_unlock(&r->qmu);
-            free(f ? (void *)f : copy);
-            return -1;
-        }
-        r->qf = c;
-        r->qcap = cap;
-    }
-    r->q[r->qn] = copy;
-    r->qf[r->qn] = f;
-    r->qlen[r->qn++] = len;
-    int full = r->qn >= 2000 || !r->has_writer;
-    pthread_cond_signal(&r->qcond);
-    pthread_mutex_unlock(&r->qmu);
-    if (full) repo_flush(r); /* back-pressure on a fast producer */
-    return 0;
 }

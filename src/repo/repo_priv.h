@@ -155,6 +155,14 @@ typedef struct repo_flat {
     char buf[4096];
 } repo_flat;
 int repo_flat_read(struct jread *jr, const char *text, size_t len, repo_flat *f);
+/* The queue (repo_queue.c): its writer thread started by repo_open, and
+ * stopped by repo_close once the queue is written. */
+void repo_queue_start(repo *r);
+void repo_queue_stop(repo *r);
+/* Writes n queued events in one transaction and frees them (repo.c): the
+ * texts q[i] of lengths ql[i], each with the sample qf[i] the server read
+ * of it (one block with its text) or NULL.  Under r->mu. */
+void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size_t n);
 /* The same from the fields the server's streaming reader handed over
  * (server.h; they describe valid JSON with no key given twice): 1 and *f
  * as repo_flat_read gives it from the event's text, or 0 (the text is
