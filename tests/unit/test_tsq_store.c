@@ -234,7 +234,7 @@ static void read_many_intact(const char *metric, int others)
         snprintf(vals[s], sizeof vals[s], "%04d", s);
         tags[s][0] = (store_tag){ "job", vals[s] };
         for (int o = 0; o < others; o++) { /* series of another metric first */
-            char on[16];
+            char on[24];
             snprintf(on, sizeof on, "other%d", o);
             store_point q = { on, tags[s], 1, S(0), o };
             assert_int_equal(store_put(st_, &q, 1, err, sizeof err), 0);
