@@ -129,7 +129,7 @@ void repo_block_add(repo *r, repo_batch_job *e, long long run, long long id, dou
     memcpy(at + 16, &u32, 4);
     memcpy(at + 20, &c32, 4);
     b->len += BLOCK_CODED_HEAD + code;
-    memcpy(b->prev, body, n);
+    if (n) memcpy(b->prev, body, n); /* (an empty text leaves prev NULL) */
     b->nprev = n;
     b->last = id;
     if (ts < b->tmin) b->tmin = ts;
