@@ -16,7 +16,8 @@
  * All state is in struct monitor (monitor_priv.h; no globals): several
  * monitors could run in one process.  Sources are listed below with their
  * part of the config.  `--sampler auto`'s choices are monitor_auto.c's, the
- * end record and the closing summary monitor_record.c's. */
+ * end record and the closing summary monitor_record.c's, the job's process
+ * (spawning, reaping, signals) monitor_child.c's. */
 #include "monitor_priv.h"
 
 /* Optional sources, in the order they are called, each with its own part
@@ -37,8 +38,6 @@ static const struct source_entry {
 };
 _Static_assert(sizeof source_table / sizeof source_table[0] <= MONITOR_SOURCES,
                "struct monitor has room for every source");
-
-static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 /* The job's own cgroup directory, for the BPF sampler's cgroup walk: the
  * one jobscope made, or the one named by `attach --cgroup PATH` (the user
@@ -316,150 +315,6 @@ static void sample_and_emit(monitor *m)
     emit_sample(m, s);
 }
 
-/* ---- children and signals ---------------------------------------------- */
-
-static void reap_children(monitor *m)
-{
-    for (;;) {
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) break;
-        pid_t pid = si.si_pid;
-        /* the zombie still shows its final I/O, its reaped children's included */
-        proc_io io;
-        int have_io = 0;
-        char path[48], buf[512];
-        snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            ssize_t n = read(fd, buf, sizeof buf - 1);
-            if (n > 0) {
-                buf[n] = 0;
-                have_io = procread_io(buf, (size_t)n, &io) == 0;
-            }
-            close(fd);
-        }
-        /* not root: the zombie's io is root's; its I/O is what wait4 adds
-         * to jobscope's own counters (proc/reapio.h) */
-        if (!have_io) reapio_before(&m->reapio);
-        int status;
-        struct rusage ru;
-        pid_t r = wait4(pid, &status, WNOHANG, &ru);
-        if (r != pid) break;
-        if (!have_io) {
-            reapio_after(&m->reapio, &io);
-            have_io = 1;
-        }
-        proctree_reaped(m->tree, pid, &ru, have_io ? &io : NULL);
-        m->last_reap_ts = now_epoch();
-        if (pid == m->root) {
-            m->status = status;
-            m->root_ru = ru;
-            m->root_done = 1;
-            m->end_ts = now_epoch();
-        }
-    }
-}
-
-static void handle_signal(monitor *m, const struct signalfd_siginfo *si)
-{
-    int sig = (int)si->ssi_signo;
-    if (sig == SIGCHLD) {
-        if (!m->opt.attach) reap_children(m);
-        return;
-    }
-    if (m->opt.attach) { /* attach: a signal ends the watch */
-        m->stop_signal = sig;
-        return;
-    }
-    /* A signal from the terminal (^C, ^\, hangup) already reached the job when
-     * it shares our process group: forwarding it would deliver it twice. */
-    if (si->ssi_code == SI_KERNEL && getpgid(m->root) == getpgrp()) return;
-    if (!m->root_done) kill(m->root, sig);
-}
-
-static void monitor_request_kill(monitor_ctx *ctx, const char *reason)
-{
-    monitor *m = ctx->monitor;
-    if (m->kill_reason[0]) return;
-    snprintf(m->kill_reason, sizeof m->kill_reason, "%s", reason ? reason : "limit");
-    js_log(m->opt.verbose, NULL, "stopping the job: %s", m->kill_reason);
-    if (!m->root_done) kill(m->root, SIGTERM);
-    proctree_kill(m->tree, SIGTERM);
-    m->kill_deadline = now_mono() + m->opt.kill_grace;
-}
-
-/* Every signal the job should start with at SIG_DFL: all of them, glibc's
- * internal ones (32, 33, which its posix_spawn would leave ignored) included,
- * except those our caller had ignored (nohup): a shell gives the job the same. */
-static void default_signals(sigset_t *set)
-{
-    sigemptyset(set);
-    for (int sig = 1; sig < SIGRTMIN; sig++) {
-        struct sigaction sa;
-        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) continue;
-        if (sigaddset(set, sig) != 0) /* internal to glibc: set the bit itself */
-            ((unsigned long *)set)[(sig - 1) / (8 * sizeof(unsigned long))] |=
-                1UL << ((sig - 1) % (8 * sizeof(unsigned long)));
-    }
-    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
-        struct sigaction sa;
-        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) continue;
-        sigaddset(set, sig);
-    }
-}
-
-static int spawn_job(monitor *m)
-{
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t sigdef;
-    default_signals(&sigdef);
-    posix_spawnattr_setsigdefault(&attr, &sigdef);
-    sigset_t dflt;
-    sigemptyset(&dflt);
-    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
-        sigaddset(&dflt, forwarded_signals[i]);
-    sigaddset(&dflt, SIGCHLD);
-    sigaddset(&dflt, SIGPIPE);
-    /* the mask back as it was; dispositions as a shell gives them (above) */
-    posix_spawnattr_setsigmask(&attr, &m->orig_mask);
-    posix_spawnattr_setflags(&attr,
-                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_USEVFORK);
-    /* custom metrics: JOBSCOPE_SOCKET in the job's environment and, with
-     * --scan-output, pipes on its stdout/stderr; both unchanged otherwise */
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    for (int fd = 0; m->opt.set_job_stdio && fd < 3; fd++)
-        if (m->opt.job_stdio[fd] != fd)
-            posix_spawn_file_actions_adddup2(&fa, m->opt.job_stdio[fd], fd);
-    char **env = environ;
-    for (int i = 0; i < m->nsources; i++)
-        if (m->sources[i]->ops->spawn)
-            env = m->sources[i]->ops->spawn(m->sources[i], &m->ctx, &fa, env);
-    cgroup_source_spawning(&m->ctx); /* the BPF process count follows from here */
-    int rc = posix_spawnp(&m->root, m->opt.argv[0], &fa, &attr, m->opt.argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (m->opt.result) {
-        m->opt.result->spawn_error = rc;
-        if (rc == 0) __atomic_store_n(&m->opt.result->pid, m->root, __ATOMIC_RELEASE);
-    }
-    if (rc == 0) return 0;
-    fprintf(stderr, "jobscope: %s: %s\n", m->opt.argv[0],
-            rc == ENOENT ? "command not found" : strerror(rc));
-    return rc == ENOENT ? JS_EXIT_NOTFOUND : JS_EXIT_NOEXEC;
-}
-
-static void raise_fd_limit(void)
-{
-    struct rlimit r;
-    if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
-        r.rlim_cur = r.rlim_max > 65536 ? 65536 : r.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &r);
-    }
-}
-
 /* ---- main loop ----------------------------------------------------------- */
 
 #define KILL_WAIT_S 5.0
@@ -535,7 +390,7 @@ static void await_exit_status(monitor *m)
             struct signalfd_siginfo si[8];
             ssize_t n = read(m->sigfd, si, sizeof si);
             for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof si[0]; i++)
-                handle_signal(m, &si[i]);
+                monitor_handle_signal(m, &si[i]);
         }
     }
 }
@@ -563,7 +418,7 @@ static void loop(monitor *m)
              * that exits runs, so the next sample is not still) */
             if (!m->opt.attach && now - m->reap_checked >= 1.0 && !m->last.still) {
                 m->reap_checked = now;
-                reap_children(m);
+                monitor_reap_children(m);
             }
             if (tree_finished(m) || m->stop_signal) break;
             sample_and_emit(m);
@@ -591,7 +446,7 @@ static void loop(monitor *m)
             int sig = sigtimedwait(&m->sigs, &info, &ts);
             if (sig > 0) {
                 struct signalfd_siginfo si = {.ssi_signo = (uint32_t)sig, .ssi_code = info.si_code};
-                handle_signal(m, &si);
+                monitor_handle_signal(m, &si);
                 if (m->root_done && tree_finished(m)) break;
                 if (m->stop_signal) break;
             }
@@ -608,7 +463,7 @@ static void loop(monitor *m)
             struct signalfd_siginfo si[8];
             ssize_t n = read(m->sigfd, si, sizeof si);
             for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof si[0]; i++)
-                handle_signal(m, &si[i]);
+                monitor_handle_signal(m, &si[i]);
             if (m->root_done && tree_finished(m)) break;
             if (m->stop_signal) break;
         }
@@ -686,8 +541,7 @@ int monitor_run(monitor *m)
      * spawn so none is lost, and give the job the original mask back. */
     sigset_t mask;
     sigemptyset(&mask);
-    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
-        sigaddset(&mask, forwarded_signals[i]);
+    monitor_forwarded_signals(&mask);
     sigaddset(&mask, SIGCHLD);
     sigaddset(&mask, SIGPIPE); /* a closed output is an error, not death */
     pthread_sigmask(SIG_BLOCK, &mask, &m->orig_mask);
@@ -749,7 +603,7 @@ int monitor_run(monitor *m)
     m->start_mono = now_mono();
     if (rc == 0 && !attach) {
         prctl(PR_SET_CHILD_SUBREAPER, 1);
-        rc = spawn_job(m);
+        rc = monitor_spawn_job(m);
     }
     if (rc != 0) { /* no job runs: undo what was opened */
         if (reader.close) reader.close(reader.ctx);
@@ -759,7 +613,7 @@ int monitor_run(monitor *m)
         monitor_free(m);
         return rc;
     }
-    raise_fd_limit();
+    monitor_raise_fd_limit();
     m->tree = proctree_new(NULL, attach ? PROCTREE_ATTACH : PROCTREE_RUN, m->root, m->opt.interval);
     if (reader.read) proctree_set_reader(m->tree, &reader);
     m->ctx.tree = m->tree;
@@ -786,7 +640,7 @@ int monitor_run(monitor *m)
 
     emit_start(m);
     sample_and_emit(m);
-    if (!attach) reap_children(m);
+    if (!attach) monitor_reap_children(m);
     loop(m);
     await_exit_status(m);
 
@@ -799,7 +653,7 @@ int monitor_run(monitor *m)
             m->root_done = 1;
         }
     }
-    if (!attach) reap_children(m);
+    if (!attach) monitor_reap_children(m);
     /* --wait-all: the job ended when the last process of the tree did */
     if (m->opt.wait_all && !attach && m->last_reap_ts > m->end_ts) m->end_ts = m->last_reap_ts;
     if (m->end_ts == 0 || (m->opt.wait_all && attach)) m->end_ts = now_epoch();

@@ -118,5 +118,15 @@ int monitor_exit_status(const monitor *m);
 void monitor_emit_record(monitor *m);
 void monitor_print_summary(const monitor *m, const char *events_path);
 void monitor_fill_result(const monitor *m, monitor_result *r);
+/* The job's process (monitor_child.c): the signals forwarded to it added to
+ * set; spawning it (0, or the exit status after a line on stderr); reaping
+ * what has ended of its tree; one signal from the signalfd; a limit's stop
+ * (monitor_ctx.request_kill); the open-file limit raised for large trees. */
+void monitor_forwarded_signals(sigset_t *set);
+int monitor_spawn_job(monitor *m);
+void monitor_reap_children(monitor *m);
+void monitor_handle_signal(monitor *m, const struct signalfd_siginfo *si);
+void monitor_request_kill(monitor_ctx *ctx, const char *reason);
+void monitor_raise_fd_limit(void);
 
 #endif
