@@ -304,8 +304,10 @@ static void every_read_of_blocks_answers_as_rows_of_their_own(void **state)
 }
 
 /* Rewrites every block of the file at path in the form written before
- * blocks were coded (src/repo/repo_block.c: each event whole); the bytes
- * of the events' texts, and *coded those of the blocks as they were. */
+ * blocks were coded (src/repo/repo_block.c: each event whole).  Of the
+ * events after the first of their block (coded against the one before;
+ * where blocks begin depends on when the writer's batches end), the bytes
+ * of their texts, and *coded those of their codes. */
 static size_t blocks_written_whole(const char *path, size_t *coded)
 {
     sqlite3 *db = NULL;
@@ -325,7 +327,6 @@ static size_t blocks_written_whole(const char *path, size_t *coded)
         int64_t magic;
         memcpy(&magic, d, 8);
         assert_int_equal(magic, -2); /* coded, as every block is written now */
-        *coded += len;
         unsigned char *whole = malloc(len * 20 + 1024);
         char prev[4096], cur[4096];
         while (at < len) { /* id, ts, text's length, code's length, code */
@@ -336,7 +337,8 @@ static size_t blocks_written_whole(const char *path, size_t *coded)
             assert_int_equal(repo_delta_decode(prev, nprev, d + at + 24, c, cur, n), 0);
             memcpy(whole + o, d + at, 20); /* id, ts, length: as before */
             memcpy(whole + o + 20, cur, n);
-            o += 20 + n, at += 24 + c, text += n;
+            if (nprev) text += n, *coded += c; /* (the first: nprev 0) */
+            o += 20 + n, at += 24 + c;
             memcpy(prev, cur, n);
             nprev = n;
         }
@@ -366,9 +368,9 @@ static void blocks_keep_samples_as_differences_and_whole_ones_still_read(void **
     repo_close(batch);
     size_t coded, text = blocks_written_whole(p2, &coded);
     assert_true(text > 100000);
-    /* ids and times included, though a fifth of these samples have a long
-     * note and the one before them in their block none (58% here) */
-    assert_true(coded * 10 < text * 7);
+    /* a fifth of these samples have a long note where the one before them
+     * in their block has none, or none where it has one */
+    assert_true(coded * 2 < text); /* 38% here, 38.5% under valgrind's smaller batches */
     batch = open_at(p2);
     const char *const jobs[] = {"a", "b", "c", NULL}, *const wfs[] = {"W1", "W2", NULL},
                       *const hosts[] = {"h2", "h4"};
