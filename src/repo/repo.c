@@ -5,8 +5,9 @@
  *
  * events(id, ts, name, wf, job, host, body): every event, body = its JSON
  *   text as received, but the samples a batch folds: those are kept as
- *   blocks (evblocks, repo_block.c), a run's samples of one batch a row,
- *   and every read merges both.
+ *   blocks (evblocks, repo_block.c), up to 64 KiB of a run's samples a
+ *   row, pending and logged until written (repo_pending.c), and every read
+ *   merges both.
  * jobs(wf, job, ...): one row per job, kept up to date from jobscope's
  *   start/samples/end and from stampede job events; the end-of-job record
  *   triggers a full summary (jobdata) with its warnings.
@@ -73,7 +74,10 @@ static const char *const schema =
     "  start REAL, end REAL, state TEXT, submit_host TEXT, user TEXT, body TEXT);"
     "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, jobid INTEGER NOT NULL,"
     "  key TEXT NOT NULL, base TEXT NOT NULL, pid INTEGER, started INTEGER DEFAULT 0,"
-    "  ended INTEGER DEFAULT 0, host TEXT, part TEXT, UNIQUE(jobid, base, key));";
+    "  ended INTEGER DEFAULT 0, host TEXT, part TEXT, UNIQUE(jobid, base, key));"
+    /* the repository's own facts: the pending log's generation written
+     * (repo_pending.c) */
+    "CREATE TABLE IF NOT EXISTS repo_meta(k TEXT PRIMARY KEY, v);";
 
 /* After the migration (an older file's events have no run column yet). */
 /* A job's events, and a run's within it: one index for both (a run's
@@ -168,6 +172,7 @@ repo *repo_open(const char *path, char *err, size_t errlen)
 {
     repo *r = calloc(1, sizeof *r);
     if (!r) return NULL;
+    r->pfd = -1;
     if (sqlite3_open_v2(path, &r->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK) {
@@ -198,6 +203,7 @@ repo *repo_open(const char *path, char *err, size_t errlen)
         r->next_id = sqlite3_column_int64(st, 0) + 1;
     sqlite3_finalize(st);
     pthread_mutex_init(&r->mu, NULL);
+    repo_pending_open(r, path); /* (what a crash left pending, written) */
     repo_queue_start(r);
     return r;
 }
@@ -213,7 +219,8 @@ void repo_set_retention(repo *r, double seconds)
 void repo_close(repo *r)
 {
     if (!r) return;
-    repo_queue_stop(r); /* (the queue written) */
+    repo_queue_stop(r); /* (the queue and what is pending written) */
+    repo_pending_close(r);
     repo_batch_forget(&r->batch);
     for (int i = 0; i < r->ncache; i++) sqlite3_finalize(r->cache[i].st);
     sqlite3_close(r->db);
@@ -598,7 +605,7 @@ static void insert_event(repo *r, double ts, const char *name, const char *wf, c
 /* A sample read from its text (repo_flat.c) of a job and run already seen
  * in this batch: inserted and folded, 0; 1 when it is not such a sample
  * (nothing written: add_locked writes it). */
-static int add_flat(repo *r, const repo_flat *f, const char *raw, repo_batch *b)
+static int add_flat(repo *r, const repo_flat *f, const char *raw, size_t len, repo_batch *b)
 {
     const repo_sample *s = &f->s;
     if (!f->name || strcmp(f->name, "kickstart.inv.online") || !f->job || !isfinite(s->ts) ||
@@ -612,9 +619,12 @@ static int add_flat(repo *r, const repo_flat *f, const char *raw, repo_batch *b)
     jobset_base_key(s->host, f->step, f->task, f->has_rank ? f->rank : 0, base, sizeof base);
     long long run = repo_run_cached_key(r, jobid, base, f->has_pid ? f->pid : -1);
     if (run < 0) return 1;
+    if (repo_pending_logged(r) && repo_block_splits(bj, run, r->next_id, s->host, len))
+        repo_pending_write(r); /* (a block is written only with all that is pending) */
     repo_block_add(r, bj, run, r->next_id++, s->ts, s->host, raw);
     if (f->wf && !repo_batch_wf_fold(r, f->wf, s->ts, f->label)) wf_seen(r, f->wf, s->ts, f->label);
     repo_batch_fold(bj, s);
+    repo_pending_note(r, raw, len);
     return 0;
 }
 
@@ -645,7 +655,9 @@ static int add_locked(repo *r, json_t *ev, const char *raw, repo_batch *b)
             fold = 1;
             jobid = repo_batch_jobid(bj, &nruns);
         } else {
-            if (bj) repo_batch_write(r, bj); /* the row as the samples before left it */
+            /* the row as the samples before left it: written with all
+             * that is pending (its samples leave the log together) */
+            if (bj && (bj->n || bj->nblk)) repo_pending_write(r);
             jobid = job_row(r, ev, wf ? wf : "", job, host, ts, &nruns);
             if (jobid >= 0) run = repo_run_of(r, jobid, ev, name, &nruns);
         }
@@ -674,7 +686,7 @@ static int add_locked(repo *r, json_t *ev, const char *raw, repo_batch *b)
 /* Writes the n queued events (texts q with lengths ql, samples qf: see
  * repo_queue.c) in one transaction, and frees them; the caller holds
  * r->mu.  Prunes by --retention every 10,000 events. */
-void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size_t n)
+void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size_t n, int all)
 {
     jread jr;
     repo_flat flat;
@@ -686,7 +698,7 @@ void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size
          * through jansson as ever */
         const repo_flat *fl = qf[i] ? qf[i] : &flat;
         if ((!qf[i] && !repo_flat_read(&jr, q[i], ql[i], &flat)) ||
-            add_flat(r, fl, q[i], &r->batch)) {
+            add_flat(r, fl, q[i], ql[i], &r->batch)) {
             json_error_t je;
             json_t *ev = json_loadb(q[i], ql[i], 0, &je);
             if (ev) add_locked(r, ev, q[i], &r->batch);
@@ -694,14 +706,19 @@ void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size
         }
         free(qf[i] ? (void *)qf[i] : q[i]); /* (one block: the sample, then its text) */
     }
-    repo_batch_end(r, &r->batch);
-    repo_batch_wf_write(r, NULL);
     jread_free(&jr);
-    if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
+    /* what the batches folded stays pending until due (repo_pending.c); the
+     * job entries stay for the next batch until the table is half full */
+    int prune = r->retention_s > 0 && r->since_prune + n >= 10000;
+    int full = r->batch.n >= REPO_BATCH_SLOTS / 2;
+    if (all || prune || full || repo_pending_due(r)) repo_pending_write(r);
+    if (full) repo_batch_forget(&r->batch);
+    int ok = sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    if (!ok) js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
+    repo_pending_committed(r, ok);
     r->version++;
     r->since_prune += n;
-    if (r->retention_s > 0 && r->since_prune >= 10000) {
+    if (prune) {
         /* --retention: events, jobs and workflows last seen before it go */
         double cut = (double)time(NULL) - r->retention_s;
         r->since_prune = 0;

@@ -1,16 +1,15 @@
-/* repo_batch.c — a job's samples folded within one batch of the repository
- * (repo.c's repo_flush): the first event of a job in a batch makes or finds
- * its row as ever; its later samples (kickstart.inv.online of a run already
- * known) only insert their event and are folded here, and the job's row is
- * updated once with what they say — before any other event of that job in
- * the batch, and before the batch's COMMIT.  The row ends as the samples
- * one by one would have left it (maxima, last values, counts), in the same
- * transaction as the events: nothing that was durable before is deferred
- * past the commit.  One UPDATE per job and batch instead of an upsert, a
- * lookup and an UPDATE per sample.  A job's entry outlives its batch (its
- * row id and runs: only this batch's events change them, and repo_add and
- * the retention forget them all), so that the next batch folds its first
- * samples as well. */
+/* repo_batch.c — a job's samples folded by the repository's batches
+ * (repo.c's repo_write_queued): the first event of a job makes or finds its
+ * row as ever; its later samples (kickstart.inv.online of a run already
+ * known) only go to their run's block and are folded here, and the job's
+ * row is updated once with what they say when what is pending is written
+ * (repo_pending.c: before any other event of that job, at a read, or when
+ * due), with their blocks, in one transaction.  The row ends as the samples
+ * one by one would have left it (maxima, last values, counts).  One UPDATE
+ * per job and write instead of an upsert, a lookup and an UPDATE per
+ * sample.  A job's entry outlives its batch (its row id and runs: only
+ * its own events change them, and repo_add and the retention forget them
+ * all), so that the next batch folds its first samples as well. */
 #include "repo/repo_priv.h"
 #include "util/hash.h"
 
@@ -57,7 +56,7 @@ void repo_batch_put(repo *r, repo_batch *b, const char *wf, const char *job, lon
     repo_batch_job *e = b->slot[i];
     if (!e) {
         if (b->n >= REPO_BATCH_SLOTS / 2) { /* full: write all, start again */
-            repo_batch_end(r, b);
+            repo_pending_write(r);
             repo_batch_forget(b);
         }
         i = slot_of(b, wf, job);
@@ -162,16 +161,6 @@ void repo_batch_write(repo *r, repo_batch_job *e)
         repo_done(r, st);
     }
     clear(e);
-}
-
-void repo_batch_end(repo *r, repo_batch *b)
-{
-    for (size_t i = 0; i < REPO_BATCH_SLOTS; i++)
-        if (b->slot[i]) repo_batch_write(r, b->slot[i]);
-    /* the entries stay, each its job's row id and runs, for the next batch
-     * (whose first sample of a known job and run is then folded too), until
-     * the table fills */
-    if (b->n >= REPO_BATCH_SLOTS / 2) repo_batch_forget(b);
 }
 
 int repo_batch_wf_fold(repo *r, const char *wf, double ts, const char *label)

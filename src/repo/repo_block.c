@@ -1,9 +1,10 @@
-/* repo_block.c — a run's samples of one batch kept as one row (see
- * repo_priv.h), and every read of events that expands them.
+/* repo_block.c — a run's samples kept as one row (see repo_priv.h), and
+ * every read of events that expands them.
  *
  * evblocks(id, last, ts, ts_last, name, wf, job, host, run, data): the
- * samples of one run that the batch folded (repo_batch.c: those after the
- * job's first event in the batch), written when the job's row is; id and
+ * samples of one run that batches folded (repo_batch.c: those after the
+ * job's first event) while pending (repo_pending.c), written when the job's
+ * row is; id and
  * last are the ids of its first and last event, ts and ts_last its least
  * and greatest time, name, wf, job, host and run what each of its events'
  * row in events would say, data the events one after the other (native
@@ -73,12 +74,31 @@ void repo_block_write(repo *r, repo_batch_job *e)
     e->nblk = 0;
 }
 
+static struct repo_block *block_of(const repo_batch_job *e, long long run)
+{
+    for (size_t i = 0; i < e->nblk; i++)
+        if (e->blk[i].run == run) return &e->blk[i];
+    return NULL;
+}
+
+/* one host a block (a run is one host's), a bounded span and size */
+static int splits(const struct repo_block *b, long long id, const char *host, size_t n)
+{
+    return b && b->len &&
+           (strcmp(b->host, host) || id - b->first >= REPO_BLOCK_SPAN ||
+            b->len + n > REPO_BLOCK_BYTES);
+}
+
+int repo_block_splits(const repo_batch_job *e, long long run, long long id, const char *host,
+                      size_t n)
+{
+    return splits(block_of(e, run), id, host, n);
+}
+
 void repo_block_add(repo *r, repo_batch_job *e, long long run, long long id, double ts,
                     const char *host, const char *body)
 {
-    struct repo_block *b = NULL;
-    for (size_t i = 0; i < e->nblk && !b; i++)
-        if (e->blk[i].run == run) b = &e->blk[i];
+    struct repo_block *b = block_of(e, run);
     if (!b) {
         struct repo_block *a = realloc(e->blk, (e->nblk + 1) * sizeof *a);
         if (!a) return;
@@ -88,10 +108,7 @@ void repo_block_add(repo *r, repo_batch_job *e, long long run, long long id, dou
         b->run = run;
     }
     size_t n = strlen(body);
-    /* one host a block (a run is one host's), a bounded span and size */
-    if (b->len && (strcmp(b->host, host) || id - b->first >= REPO_BLOCK_SPAN ||
-                   b->len + n > REPO_BLOCK_BYTES))
-        block_write(r, e, b);
+    if (splits(b, id, host, n)) block_write(r, e, b);
     if (!b->len) {
         char *h = strdup(host);
         if (!h) return;

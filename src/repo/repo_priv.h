@@ -78,6 +78,19 @@ struct repo {
     } wfp[REPO_WF_PENDING];
     int nwfp;
     char last_wf[128], last_job[256];
+    /* the samples folded and not yet written, and their log (repo_pending.c) */
+    int pfd;        /* the log (-1: none: every batch writes what it folded) */
+    int pbroken;    /* a write to it failed: as if none, from then on */
+    int pdue;       /* write what is pending at this batch's end */
+    int preset;     /* written in this transaction: the log starts again after it */
+    int pstale;     /* the log holds a replayed generation not yet marked written */
+    int idle_due;   /* the writer writes what is pending once the queue idles */
+    char *ppath;    /* <repository>-pending */
+    long long pgen; /* the log's generation */
+    size_t pfile;   /* its bytes */
+    char *pbuf;     /* this batch's records, appended after its COMMIT */
+    size_t plen, pcap;
+    size_t npending; /* samples folded and not yet written */
 };
 
 /* Prepares (once, then reuses) constant sql and binds the arguments: 's'
@@ -87,8 +100,10 @@ sqlite3_stmt *repo_prep(repo *r, const char *sql, const char *types, ...);
 /* The same for SQL built at run time: finalized by repo_done. */
 sqlite3_stmt *repo_prep_dyn(repo *r, const char *sql);
 void repo_done(repo *r, sqlite3_stmt *st);
-/* Writes what is queued (takes r->mu itself). */
+/* Writes what is queued and what is pending (takes r->mu itself): what a
+ * read does first.  The writer's batches leave what they fold pending. */
 void repo_flush(repo *r);
+void repo_flush_queue(repo *r, int all);
 /* A column as JSON (integer, real, text, null). */
 json_t *repo_col_json(sqlite3_stmt *st, int i);
 /* The job read back from its events (jobdata_finish done; the caller
@@ -161,20 +176,45 @@ void repo_queue_start(repo *r);
 void repo_queue_stop(repo *r);
 /* Writes n queued events in one transaction and frees them (repo.c): the
  * texts q[i] of lengths ql[i], each with the sample qf[i] the server read
- * of it (one block with its text) or NULL.  Under r->mu. */
-void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size_t n);
+ * of it (one block with its text) or NULL; all: what is pending too (else
+ * only when due).  Under r->mu. */
+void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size_t n, int all);
+/* The pending samples and their log (repo_pending.c).  Opening replays
+ * what a crash left in the log (after the queue's start); closing removes
+ * it once all is written.  Locked (r->mu) but open and close. */
+#define REPO_PENDING_BYTES  (8u << 20) /* the log's size that has it written */
+#define REPO_PENDING_IDLE_S 1          /* the queue's idle time that has it written */
+void repo_pending_open(repo *r, const char *path);
+void repo_pending_close(repo *r);
+/* Whether folded samples may stay pending past their batch (a log). */
+int repo_pending_logged(const repo *r);
+/* A sample was folded: its text goes to the log after the COMMIT. */
+void repo_pending_note(repo *r, const char *text, size_t len);
+/* Something is pending; it is due to be written at this batch's end. */
+int repo_pending_any(const repo *r);
+int repo_pending_due(const repo *r);
+/* Writes every pending job row, block and workflow row, and marks the
+ * log's records written, in the current transaction. */
+void repo_pending_write(repo *r);
+/* After the COMMIT (ok: it succeeded): the log started again if it was
+ * written, and this batch's records appended. */
+void repo_pending_committed(repo *r, int ok);
 /* The same from the fields the server's streaming reader handed over
  * (server.h; they describe valid JSON with no key given twice): 1 and *f
  * as repo_flat_read gives it from the event's text, or 0 (the text is
  * read then).  The used part of f (up to buf + used) is all it needs. */
 struct server_event_fields;
 int repo_flat_of(const struct server_event_fields *e, repo_flat *f);
-/* Blocks (repo_block.c): a run's samples folded in one batch are kept as
+/* Blocks (repo_block.c): a run's samples folded while pending are kept as
  * one row of evblocks, not a row each; every read expands them.  The job's
  * pending block of run gets the sample (its id, ts, host and text). */
 #define REPO_BLOCK_SPAN 65536 /* the most ids from a block's first to its last */
 void repo_block_add(repo *r, repo_batch_job *e, long long run, long long id, double ts,
                     const char *host, const char *body);
+/* Whether adding a text of n bytes to the run's block writes the block
+ * first (a new host, a span or a size reached). */
+int repo_block_splits(const repo_batch_job *e, long long run, long long id, const char *host,
+                      size_t n);
 /* A sample's text c[0..nc) as its difference from the text p[0..np) before
  * it (repo_delta.c): the code's length, written to out, which must hold
  * nc + REPO_DELTA_SLACK bytes.  Decoding gives the n bytes of the text to
@@ -215,9 +255,6 @@ void repo_batch_write(repo *r, repo_batch_job *e);
  * any other event of that workflow (wf) or before COMMIT (NULL: all). */
 int repo_batch_wf_fold(repo *r, const char *wf, double ts, const char *label);
 void repo_batch_wf_write(repo *r, const char *wf);
-/* Writes every pending row (before COMMIT); the jobs' entries stay for
- * the next batch unless the table is half full. */
-void repo_batch_end(repo *r, repo_batch *b);
 /* Forgets every entry (written first: after repo_batch_end), when a job's
  * row id or runs may change outside the batch (repo_add, the retention). */
 void repo_batch_forget(repo_batch *b);

@@ -4,10 +4,13 @@
  * read of it, copied in one block), never waiting on SQLite; the writer
  * writes what gathered in one transaction 20 ms after the first event
  * (repo.c's repo_write_queued), or the producer does it at once when
- * 2,000 are queued (back-pressure on a fast one).  Every read writes the
- * queue first (repo_flush), so that it sees every event handed over. */
+ * 2,000 are queued (back-pressure on a fast one).  What the batches fold
+ * stays pending (repo_pending.c) until a read, which writes the queue and
+ * it first (repo_flush) so that it sees every event handed over, or until
+ * the queue idles REPO_PENDING_IDLE_S. */
 #include "repo/repo_priv.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -22,6 +25,20 @@ static void *writer_main(void *arg)
     repo *r = arg;
     pthread_mutex_lock(&r->qmu);
     while (!r->stop) {
+        if (!r->qn && r->idle_due) {
+            /* what the batches left pending, written once the queue idles */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += REPO_PENDING_IDLE_S;
+            if (pthread_cond_timedwait(&r->qcond, &r->qmu, &until) == ETIMEDOUT && !r->qn &&
+                !r->stop) {
+                r->idle_due = 0;
+                pthread_mutex_unlock(&r->qmu);
+                repo_flush(r);
+                pthread_mutex_lock(&r->qmu);
+            }
+            continue;
+        }
         if (!r->qn) {
             pthread_cond_wait(&r->qcond, &r->qmu);
             continue;
@@ -29,7 +46,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&r->qmu);
         struct timespec ts = {0, QUEUE_GATHER_NS}; /* let a batch gather */
         nanosleep(&ts, NULL);
-        repo_flush(r);
+        repo_flush_queue(r, 0);
         pthread_mutex_lock(&r->qmu);
     }
     pthread_mutex_unlock(&r->qmu);
@@ -55,8 +72,8 @@ void repo_queue_stop(repo *r)
     pthread_cond_destroy(&r->qcond);
 }
 
-/* Writes every queued event in one transaction. */
-void repo_flush(repo *r)
+/* Writes every queued event in one transaction, and (all) what is pending. */
+void repo_flush_queue(repo *r, int all)
 {
     pthread_mutex_lock(&r->mu);
     pthread_mutex_lock(&r->qmu);
@@ -65,11 +82,20 @@ void repo_flush(repo *r)
     size_t *ql = r->qlen, n = r->qn;
     r->q = NULL, r->qlen = NULL, r->qf = NULL, r->qn = r->qcap = 0;
     pthread_mutex_unlock(&r->qmu);
-    if (n) repo_write_queued(r, q, ql, qf, n);
+    if (n || (all && repo_pending_any(r))) repo_write_queued(r, q, ql, qf, n, all);
+    int pending = repo_pending_any(r);
+    pthread_mutex_lock(&r->qmu);
+    r->idle_due = pending;
+    pthread_mutex_unlock(&r->qmu);
     pthread_mutex_unlock(&r->mu);
     free(q);
     free(ql);
     free(qf);
+}
+
+void repo_flush(repo *r)
+{
+    repo_flush_queue(r, 1);
 }
 
 /* The sample f read from the server's fields as add_flat may take it (a
@@ -135,6 +161,6 @@ int repo_add_fields(repo *r, const char *json, size_t len, const struct server_e
     int full = r->qn >= QUEUE_BATCH || !r->has_writer;
     pthread_cond_signal(&r->qcond);
     pthread_mutex_unlock(&r->qmu);
-    if (full) repo_flush(r); /* back-pressure on a fast producer */
+    if (full) repo_flush_queue(r, 0); /* back-pressure on a fast producer */
     return 0;
 }

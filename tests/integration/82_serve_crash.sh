@@ -84,6 +84,43 @@ test_a_run_streaming_to_the_local_server_loses_nothing_when_it_crashes_and_resta
     assert_eq "$got" 1 "the end record" || return 1
 }
 
+# The repository's copy of events: samples folded by its batches stay pending across them (a
+# log beside repo.sqlite, docs/views.md); after kill -9 and a restart every sample acknowledged
+# and committed is in the job's row and its events exactly once.
+test_repository_samples_pending_at_kill_9_are_there_once_after_a_restart() {
+    serve_start || return 1
+    local store=$SERVE_STORE
+    python3 - "$SERVE_PORT" <<'PY' || return 1
+import http.client, json, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+lines = [json.dumps({"event": "jobscope.start", "ts": 1700000000, "hostname": "n1", "job_id": "kj",
+                     "pid": 9, "exe": "/bin/x"})]
+lines += [json.dumps({"event": "kickstart.inv.online", "ts": 1700000001 + i, "hostname": "n1",
+                      "job_id": "kj", "pid": 9, "rss": 1000 + i, "utime": i * 0.5})
+          for i in range(3000)]
+for k in range(0, len(lines), 500):
+    c.request("POST", "/api/events", "\n".join(lines[k:k + 500]) + "\n",
+              {"Content-Type": "application/x-ndjson"})
+    r = c.getresponse(); r.read()
+    assert r.status in (200, 204), r.status
+PY
+    sleep 0.3 # the last batch committed (20 ms), well before the idle write (1 s)
+    local log=$store/repo.sqlite-pending
+    [ -s "$log" ] && [ "$(stat -c %s "$log")" -gt 100000 ] ||
+        fail "the samples were not pending: $(ls -l "$store")" || return 1
+    kill -9 "$SERVE_PID"
+    wait "$SERVE_PID" 2>/dev/null
+    serve_start s2 --store "$store" || return 1
+    grep -q "samples not yet in the repository at the last stop written" "$T/s2.log" ||
+        fail "the restart did not say it replayed: $(cat "$T/s2.log")" || return 1
+    local got
+    got=$(curl -s "$SERVE_URL/api/jobs?job=kj" | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["samples"])')
+    assert_eq "$got" 3000 "the job's samples after kill -9 and a restart" || return 1
+    got=$(curl -s "$SERVE_URL/api/jobs/kj/events" |
+          python3 -c 'import json,sys; e=json.load(sys.stdin); e=e.get("events", e) if isinstance(e, dict) else e; print(len([x for x in e if x.get("event") == "kickstart.inv.online"]), len(set(x.get("rss") for x in e if "rss" in x)))')
+    assert_eq "$got" "3000 3000" "the job's samples, each once" || return 1
+}
+
 # Issue 23.8: one flipped byte at offset 12 of a log segment after three
 # acknowledged puts and kill -9 lost all three batches silently.  Every record
 # that checks out is kept, the damaged segment is set aside, and the log and
