@@ -85,6 +85,7 @@ void repo_flush_queue(repo *r, int all)
     if (n || (all && repo_pending_any(r))) repo_write_queued(r, q, ql, qf, n, all);
     int pending = repo_pending_any(r);
     pthread_mutex_lock(&r->qmu);
+    if (pending && !r->idle_due) pthread_cond_signal(&r->qcond); /* (the writer may be waiting) */
     r->idle_due = pending;
     pthread_mutex_unlock(&r->qmu);
     pthread_mutex_unlock(&r->mu);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +95,8 @@ static void feed(repo *r, int from, int to, int pad, int one_at_a_time)
     free(note);
 }
 
-/* A process that stores n events in batches and is killed (_exit: no
- * close, no write of what is pending) once they are committed. */
+/* A process that stores n events in batches and is killed with SIGKILL
+ * (no close, no write of what is pending) once they are committed. */
 static void crash_after(const char *path, int n)
 {
     pid_t pid = fork();
@@ -106,11 +107,12 @@ static void crash_after(const char *path, int n)
         if (!r) _exit(3);
         feed(r, 0, n, 0, 0);
         repo_flush_queue(r, 0); /* the writer's batch: what it folds stays pending */
-        _exit(0);
+        kill(getpid(), SIGKILL);
+        _exit(4);
     }
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 }
 
 static void assert_same_json(json_t *a, json_t *b, const char *what)
