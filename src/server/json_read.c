@@ -15,7 +15,7 @@ void jread_init(jread *r, const char *body, size_t len)
 {
     memset(r, 0, sizeof *r);
     r->body = body;
-    r->end = body + len;
+    r->end = body ? body + len : NULL; /* (no arithmetic on NULL: a reader started empty) */
 }
 
 void jread_free(jread *r)
