@@ -714,7 +714,11 @@ void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size
     if (all || prune || full || repo_pending_due(r)) repo_pending_write(r);
     if (full) repo_batch_forget(&r->batch);
     int ok = sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
-    if (!ok) js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
+    if (!ok) {
+        js_log(1, "repository", "%s", sqlite3_errmsg(r->db));
+        /* (SQLite may leave it open: the next batch starts afresh) */
+        if (!sqlite3_get_autocommit(r->db)) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+    }
     repo_pending_committed(r, ok);
     r->version++;
     r->since_prune += n;

@@ -232,7 +232,18 @@ int repo_pending_any(const repo *r)
 void repo_pending_committed(repo *r, int ok)
 {
     if (r->pfd < 0) return;
-    if (r->preset && ok) restart(r, r->pgen + 1);
+    if (r->preset && !ok) {
+        /* what was pending is neither in SQLite nor marked written: the log
+         * holds it, kept for the next start; no log from now on */
+        js_log(1, "repository", "%s: kept for the next start; samples are written every batch",
+               r->ppath);
+        close(r->pfd);
+        r->pfd = -1;
+        r->preset = 0;
+        r->plen = 0;
+        return;
+    }
+    if (r->preset) restart(r, r->pgen + 1);
     r->preset = 0;
     if (!r->plen || r->pbroken) {
         r->plen = 0;
