@@ -4,11 +4,10 @@
  * evblocks(id, last, ts, ts_last, name, wf, job, host, run, data): the
  * samples of one run that batches folded (repo_batch.c: those after the
  * job's first event) while pending (repo_pending.c), written when the job's
- * row is; id and
- * last are the ids of its first and last event, ts and ts_last its least
- * and greatest time, name, wf, job, host and run what each of its events'
- * row in events would say, data the events one after the other (native
- * byte order), in one of two forms:
+ * row is; id and last are the ids of its first and last event, ts and
+ * ts_last its least and greatest time, name, wf, job, host and run what
+ * each of its events' row in events would say, data the events one after
+ * the other (native byte order), in one of two forms:
  *   whole (written before blocks were coded): an int64 id, a double ts, a
  *     uint32 length and the text as received;
  *   coded: the int64 BLOCK_CODED (no event's id is negative), then for each

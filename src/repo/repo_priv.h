@@ -180,8 +180,9 @@ void repo_queue_stop(repo *r);
  * only when due).  Under r->mu. */
 void repo_write_queued(repo *r, char **q, const size_t *ql, repo_flat **qf, size_t n, int all);
 /* The pending samples and their log (repo_pending.c).  Opening replays
- * what a crash left in the log (after the queue's start); closing removes
- * it once all is written.  Locked (r->mu) but open and close. */
+ * what a crash left in the log (before the queue starts, in one
+ * transaction); closing removes it once all is written.  Locked (r->mu)
+ * but open and close. */
 #define REPO_PENDING_BYTES  (8u << 20) /* the log's size that has it written */
 #define REPO_PENDING_IDLE_S 1          /* the queue's idle time that has it written */
 void repo_pending_open(repo *r, const char *path);
@@ -255,7 +256,7 @@ void repo_batch_write(repo *r, repo_batch_job *e);
  * any other event of that workflow (wf) or before COMMIT (NULL: all). */
 int repo_batch_wf_fold(repo *r, const char *wf, double ts, const char *label);
 void repo_batch_wf_write(repo *r, const char *wf);
-/* Forgets every entry (written first: after repo_batch_end), when a job's
+/* Forgets every entry (written first: after repo_pending_write), when a job's
  * row id or runs may change outside the batch (repo_add, the retention). */
 void repo_batch_forget(repo_batch *b);
 
