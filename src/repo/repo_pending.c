@@ -69,38 +69,54 @@ static int restart(repo *r, long long gen)
     return 0;
 }
 
+/* The log left as it is for the next start, and none from now on. */
+static void keep(repo *r)
+{
+    js_log(1, "repository", "%s: kept for the next start; samples are written every batch",
+           r->ppath);
+    close(r->pfd);
+    r->pfd = -1;
+    r->pstale = 0;
+}
+
 /* The records of a log's body d[0..n) written as received, in one
  * transaction that also marks the log written (their events were not in
- * SQLite: all or none of them are now); the number written. */
+ * SQLite: all or none of them are now); the number written.  Out of
+ * memory, nothing is written and the log is kept. */
 static size_t replay(repo *r, const char *d, size_t n)
 {
     size_t at = 0, count = 0, cap = 0;
     char **q = NULL;
     size_t *ql = NULL;
-    while (n - at >= 4) {
+    repo_flat **qf = NULL;
+    int oom = 0;
+    while (n - at >= 4 && !oom) {
         uint32_t len;
         memcpy(&len, d + at, 4);
         if (len > n - at - 4) break; /* torn: the write that was cut */
         if (count == cap) {
-            cap = cap ? cap * 2 : 1024;
-            char **a = realloc(q, cap * sizeof *a);
+            size_t c = cap ? cap * 2 : 1024;
+            char **a = realloc(q, c * sizeof *a);
             if (a) q = a;
-            size_t *b = a ? realloc(ql, cap * sizeof *b) : NULL;
-            if (!b) break;
-            ql = b;
+            size_t *b = a ? realloc(ql, c * sizeof *b) : NULL;
+            if (b) ql = b, cap = c;
+            if (!b) oom = 1;
         }
-        if (!(q[count] = malloc((size_t)len + 1))) break;
+        if (!oom && !(q[count] = malloc((size_t)len + 1))) oom = 1;
+        if (oom) break;
         memcpy(q[count], d + at + 4, len);
         q[count][len] = 0;
         ql[count++] = len;
         at += 4 + (size_t)len;
     }
-    if (at < n) js_log(1, "repository", "%s: %zu bytes of a cut record dropped", r->ppath, n - at);
-    repo_flat **qf = count ? calloc(count, sizeof *qf) : NULL;
-    if (count && !qf) {
+    if (!oom && count && !(qf = calloc(count, sizeof *qf))) oom = 1;
+    if (oom) {
         for (size_t i = 0; i < count; i++) free(q[i]);
-        count = 0;
+        free(q), free(ql);
+        keep(r);
+        return 0;
     }
+    if (at < n) js_log(1, "repository", "%s: %zu bytes of a cut record dropped", r->ppath, n - at);
     pthread_mutex_lock(&r->mu);
     repo_write_queued(r, q, ql, qf, count, 1); /* (frees the texts) */
     pthread_mutex_unlock(&r->mu);
@@ -145,11 +161,8 @@ void repo_pending_open(repo *r, const char *path)
         r->pstale = 1;
         size_t queued = replay(r, nl + 1, len - (size_t)(nl + 1 - d));
         free(d);
-        if (r->pgen == gen) { /* not committed: kept for the next start */
-            js_log(1, "repository", "%s: could not be written; kept, and not used", r->ppath);
-            close(fd);
-            r->pfd = -1;
-        } else if (queued)
+        /* (not written: kept by replay or repo_pending_committed) */
+        if (r->pfd >= 0 && queued)
             js_log(1, "repository",
                    "%s: %zu samples not yet in the repository at the last stop written from it",
                    r->ppath, queued);
@@ -234,11 +247,8 @@ void repo_pending_committed(repo *r, int ok)
     if (r->pfd < 0) return;
     if (r->preset && !ok) {
         /* what was pending is neither in SQLite nor marked written: the log
-         * holds it, kept for the next start; no log from now on */
-        js_log(1, "repository", "%s: kept for the next start; samples are written every batch",
-               r->ppath);
-        close(r->pfd);
-        r->pfd = -1;
+         * holds it, kept for the next start */
+        keep(r);
         r->preset = 0;
         r->plen = 0;
         return;
