@@ -174,6 +174,13 @@ int store_wal_checkpoint(store *s, uint64_t keep)
             return -1;
     }
     if (store_flush_pending(s) < 0) return -1;
+    /* SQLite's own log back to zero bytes when no reader holds it (no wait:
+     * a reader's snapshot leaves it for the next time) */
+    pthread_mutex_lock(&s->wmu);
+    sqlite3_busy_timeout(s->db, 0);
+    sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    sqlite3_busy_timeout(s->db, 30000);
+    pthread_mutex_unlock(&s->wmu);
     uint64_t *segs;
     size_t n;
     if (store_wal_segments(s, &segs, &n) < 0) return -1;
@@ -331,21 +338,26 @@ int store_wal_wait_durable(store *s, uint64_t seq)
         } else {
             s->synced_seq = upto;
             s->seg_bytes += off;
-            /* a rotation cuts every head holding points of the old segment
-             * into a chunk: with many series, segments grow with them (64
-             * bytes a series), so that a million heads are not cut into tiny
-             * chunks every few seconds */
+            /* a rotation cuts heads into chunks: with many series, segments
+             * grow with them (64 bytes a series), so that a million heads
+             * are not cut into tiny chunks every few seconds */
+            int many = s->nseries * 64 > s->seg_limit;
             uint64_t limit = s->seg_limit;
-            if (!s->seg_limit_fixed && s->nseries * 64 > limit) limit = s->nseries * 64;
+            if (!s->seg_limit_fixed && many) limit = s->nseries * 64;
             if (s->seg_bytes >= limit) {
-                /* the buffer written from now on goes to the next segment */
+                /* the buffer written from now on goes to the next segment.
+                 * With few series a segment gives each a good chunk (tens to
+                 * thousands of points): every head is cut and the whole log
+                 * retired, so that at most one segment is on disk.  With
+                 * many, heads started in the old segment stay until the next
+                 * rotation (two segments on disk). */
                 uint64_t old = s->seg;
                 if (store_wal_open_segment(s, old + 1) < 0) {
                     snprintf(s->broken_msg, sizeof s->broken_msg,
                              "store: cannot write the log: cannot start a segment: %s",
                              strerror(errno));
                     wal_failed(s);
-                } else if (store_wal_checkpoint(s, old) < 0) {
+                } else if (store_wal_checkpoint(s, many ? old : old + 1) < 0) {
                     /* the old segments stay until a checkpoint succeeds */
                     snprintf(s->broken_msg, sizeof s->broken_msg,
                              "store: cannot write the log: cannot retire old segments: %s",

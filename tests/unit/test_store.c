@@ -428,21 +428,47 @@ static void test_size_limit_counts_only_what_trimming_can_free(void **st)
     store_close(s);
 }
 
-static void test_log_rotation_keeps_every_point(void **st)
+/* The log segments of store `name` on disk. */
+static int log_segments(const char *name)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "exit $(ls %s/%s/wal | wc -l)", tmpdir, name);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* A segment of SEGMENT_BYTES with nseries series: the points of a grid
+ * (rotations on the way) are all read back, before and after a restart;
+ * the segments on disk after the puts are returned. */
+static int grid_through_rotations(const char *name, const char *segment_bytes, int nseries)
+{
+    setenv("JOBSCOPE_STORE_SEGMENT_BYTES", segment_bytes, 1);
+    store *s = open_at(name, 0, 0);
+    unsetenv("JOBSCOPE_STORE_SEGMENT_BYTES");
+    put_grid(s, nseries, 900, 1700000000000LL, 1000);
+    check_grid(s, nseries, 900, 1700000000000LL, 1000);
+    int segs = log_segments(name);
+    store_close(s);
+    s = open_at(name, 0, 0);
+    check_grid(s, nseries, 900, 1700000000000LL, 1000);
+    store_close(s);
+    return segs;
+}
+
+static void test_log_rotation_with_few_series_retires_the_whole_log(void **st)
 {
     (void)st;
-    setenv("JOBSCOPE_STORE_SEGMENT_BYTES", "20000", 1);
-    store *s = open_at("rot", 0, 0);
-    unsetenv("JOBSCOPE_STORE_SEGMENT_BYTES");
-    put_grid(s, 60, 900, 1700000000000LL, 1000);
-    check_grid(s, 60, 900, 1700000000000LL, 1000);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "test $(ls %s/rot/wal | wc -l) -le 3", tmpdir);
-    assert_int_equal(system(cmd), 0);           /* old segments were retired */
-    store_close(s);
-    s = open_at("rot", 0, 0);
-    check_grid(s, 60, 900, 1700000000000LL, 1000);
-    store_close(s);
+    /* 60 series x 64 bytes fit a segment many times: every head is cut at a
+     * rotation, so one segment is on disk */
+    assert_int_equal(grid_through_rotations("rot", "20000", 60), 1);
+}
+
+static void test_log_rotation_with_many_series_keeps_the_segment_before(void **st)
+{
+    (void)st;
+    /* 60 series x 64 bytes are more than a segment: heads started in the
+     * segment before are not cut into tiny chunks, so it stays */
+    assert_int_equal(grid_through_rotations("rot2", "2000", 60), 2);
 }
 
 static void test_bad_points_reject_the_whole_batch(void **st)
@@ -647,7 +673,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retention_by_size_keeps_the_newest_points_under_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_size_limit_never_drops_the_newest_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_size_limit_counts_only_what_trimming_can_free, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_log_rotation_keeps_every_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_log_rotation_with_few_series_retires_the_whole_log, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_log_rotation_with_many_series_keeps_the_segment_before,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_points_reject_the_whole_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_writers_and_readers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_with_a_tag_reads_only_the_series_that_have_it, setup, teardown),
