@@ -284,7 +284,7 @@ static int load_series(store *s, char *err, size_t errlen)
         store_tag tags[MAX_TAGS];
         int nt;
         if (store_key_parse(k.p, k.n, &metric, tags, &nt) < 0) continue;
-        series *se = store_series_add(s, id, metric, tags, nt, k.p, k.n, store_hash(k.p, k.n));
+        series *se = store_series_add(s, id, metric, tags, nt, k.p, k.n, store_key_hash(k.p, k.n));
         if (!se) rc = -1;
     }
     sqlite3_finalize(st);

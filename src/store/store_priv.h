@@ -266,6 +266,21 @@ static inline uint64_t store_hash(const void *p, size_t n)
     return h ^ (h >> 32);
 }
 
+/* The hash of a series key (metric NUL (k NUL v NUL)*): its metric's and
+ * its tag part's hashes combined, so that a put hashes a tag set shared by
+ * many points once (store_put.c), not with every point's key. */
+static inline uint64_t store_key_hash_parts(uint64_t metric_h, uint64_t tags_h)
+{
+    return metric_h * 0x9e3779b97f4a7c15ULL ^ tags_h;
+}
+
+static inline uint64_t store_key_hash(const uint8_t *key, size_t len)
+{
+    const uint8_t *nul = memchr(key, 0, len);
+    size_t ml = nul ? (size_t)(nul - key) : len;
+    return store_key_hash_parts(store_hash(key, ml), store_hash(key + ml, len - ml));
+}
+
 static inline int64_t store_part_of(int64_t ts)
 {
     int64_t q = ts / PART_MS;

@@ -235,6 +235,15 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
     uint64_t *kh = malloc(SLICE * sizeof *kh);
     series **ser = malloc(SLICE * sizeof *ser);
     store_tag sorted[MAX_TAGS];
+    /* the hashes of the tag set and of recent metric names: the fields of a
+     * line share their tags, and a put names few metrics, many times (a
+     * point's strings do not change during the put) */
+    uint64_t tagh = 0;
+    struct {
+        const char *name;
+        size_t len;
+        uint64_t h;
+    } mc[16] = {{0}};
     ptags = NULL;
     pnt = -1;
     uint64_t my = 0;
@@ -258,16 +267,23 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
                         sorted[b - 1] = t;
                     }
                 store_key_make(&tagpart, "", sorted, p->ntags); /* NUL (k NUL v NUL)* */
+                tagh = tagpart.oom ? 0 : store_hash(tagpart.p, tagpart.n);
                 ptags = p->tags;
                 pnt = p->ntags;
             }
-            size_t ml = strlen(p->metric);
+            size_t c = ((uintptr_t)p->metric >> 3) & 15;
+            if (mc[c].name != p->metric) {
+                mc[c].name = p->metric;
+                mc[c].len = strlen(p->metric);
+                mc[c].h = store_hash(p->metric, mc[c].len);
+            }
+            size_t ml = mc[c].len;
             koff[i] = keys.n;
             if (tagpart.oom || store_buf_reserve(&keys, ml + tagpart.n) < 0) break;
             memcpy(keys.p + keys.n, p->metric, ml);
             memcpy(keys.p + keys.n + ml, tagpart.p, tagpart.n);
             keys.n += ml + tagpart.n;
-            kh[i] = store_hash(keys.p + koff[i], keys.n - koff[i]);
+            kh[i] = store_key_hash_parts(mc[c].h, tagh); /* store_key_hash of the key */
         }
         koff[m] = keys.n;
         if (keys.oom || tagpart.oom) {

@@ -432,7 +432,7 @@ static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wa
             kl > len - rp || id == 0 || id > UINT32_MAX)
             return 0;
         if (!store_series_by_id(s, id) && store_key_parse(r + rp, kl, &metric, tags, &nt) == 0 &&
-            !store_series_add(s, id, metric, tags, nt, r + rp, kl, store_hash(r + rp, kl)))
+            !store_series_add(s, id, metric, tags, nt, r + rp, kl, store_key_hash(r + rp, kl)))
             return -1;
     } else if (r[0] == REC_POINTS || r[0] == REC_POINTS_C) {
         int compact = r[0] == REC_POINTS_C;

@@ -438,8 +438,9 @@ static int log_segments(const char *name)
 }
 
 /* A segment of SEGMENT_BYTES with nseries series: the points of a grid
- * (rotations on the way) are all read back, before and after a restart;
- * the segments on disk after the puts are returned. */
+ * (rotations on the way) are all read back, before and after a restart,
+ * and put again after it into the same series; the segments on disk after
+ * the first puts are returned. */
 static int grid_through_rotations(const char *name, const char *segment_bytes, int nseries)
 {
     setenv("JOBSCOPE_STORE_SEGMENT_BYTES", segment_bytes, 1);
@@ -450,6 +451,13 @@ static int grid_through_rotations(const char *name, const char *segment_bytes, i
     int segs = log_segments(name);
     store_close(s);
     s = open_at(name, 0, 0);
+    check_grid(s, nseries, 900, 1700000000000LL, 1000);
+    /* the same points again find their series (keys hash alike at a put
+     * and at an open): none is added */
+    put_grid(s, nseries, 900, 1700000000000LL, 1000);
+    store_stats sst;
+    store_stats_get(s, &sst);
+    assert_int_equal(sst.series, nseries);
     check_grid(s, nseries, 900, 1700000000000LL, 1000);
     store_close(s);
     return segs;
