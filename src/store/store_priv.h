@@ -29,7 +29,7 @@
 #define MAX_TAGS        64
 #define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
 
-#define STORE_FORMAT "7" /* meta 'format' of chunks.db (docs/store.md) */
+#define STORE_FORMAT "8" /* meta 'format' of chunks.db (docs/store.md) */
 /* A chunk's value part is kept in its row up to VAL_INLINE_MAX bytes; a
  * larger one is a row of `vals` and the chunk's data the integer id of that
  * row (chunks is a WITHOUT ROWID table: a large row there would spill into
@@ -179,7 +179,7 @@ struct store {
     pthread_cond_t synced_cv;
     sqlite3 *db;
     sqlite3_stmt *ins_chunk, *ins_series, *ins_time, *sel_time, *ins_val;
-    sqlite3_stmt *ins_name, *sel_name;
+    sqlite3_stmt *ins_name, *sel_name, *ins_tagkey, *sel_tagkey;
     sqlite3 **pool;
     int npool, cappool;
     int lock_fd;

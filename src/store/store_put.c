@@ -89,12 +89,48 @@ static sqlite3_int64 name_ref(sqlite3_stmt *ins, sqlite3_stmt *sel, const void *
     return id;
 }
 
+/* The row of a tag key in `tagkeys`, kept in its entry of the index's tag
+ * keys (strent.val) once known.  0 when it cannot be had.  Under mu, wmu. */
+static sqlite3_int64 tagkey_ref(store *s, const char *key)
+{
+    size_t kl = strlen(key);
+    strent *e = store_strmap_find(&s->tagks, key, store_hash(key, kl), 0);
+    if (e && e->val) return (sqlite3_int64)(uintptr_t)e->val;
+    sqlite3_int64 id = name_ref(s->ins_tagkey, s->sel_tagkey, key, kl, 1);
+    if (e && id > 0) e->val = (void *)(uintptr_t)id;
+    return id;
+}
+
+/* A series' tags as its row keeps them (format 8, store.c CONVERT_7): 0,
+ * then (varint key id, value NUL)*; no tags, no bytes.  0, or -1.  Under
+ * mu, wmu. */
+static int tags_row(store *s, const series *se, store_buf *out)
+{
+    store_tag tags[MAX_TAGS];
+    int nt;
+    out->n = 0;
+    if (store_key_tags(store_series_tags(s, se), se->keylen, tags, &nt) < 0) return -1;
+    if (nt == 0) return 0;
+    if (store_buf_reserve(out, 1) < 0) return -1;
+    out->p[out->n++] = 0;
+    for (int i = 0; i < nt; i++) {
+        sqlite3_int64 id = tagkey_ref(s, tags[i].key);
+        size_t vl = strlen(tags[i].value) + 1;
+        if (id <= 0 || store_buf_reserve(out, 10 + vl) < 0) return -1;
+        store_buf_varint(out, (uint64_t)id);
+        memcpy(out->p + out->n, tags[i].value, vl);
+        out->n += vl;
+    }
+    return 0;
+}
+
 /* Commits every new series and every frozen chunk to SQLite.  Under mu. */
 int store_flush_pending(store *s)
 {
     if (!s->pend_first && s->persisted_below >= s->next_id) return 0;
     pthread_mutex_lock(&s->wmu);
     int rc = store_db_exec(s->db, "BEGIN IMMEDIATE", NULL, 0);
+    store_buf row = {0};
     for (uint64_t id = s->persisted_below; rc == 0 && id < s->next_id; id++) {
         series *se = store_series_by_id(s, id);
         if (!se) continue;
@@ -104,13 +140,18 @@ int store_flush_pending(store *s)
             rc = -1;
             break;
         }
+        if (tags_row(s, se, &row) < 0) {
+            rc = -1;
+            break;
+        }
         sqlite3_bind_int64(s->ins_series, 1, (sqlite3_int64)se->id);
         sqlite3_bind_int64(s->ins_series, 2, l->dbid);
-        sqlite3_bind_blob(s->ins_series, 3, store_series_tags(s, se), (int)se->keylen,
+        sqlite3_bind_blob(s->ins_series, 3, row.n ? row.p : (const void *)"", (int)row.n,
                           SQLITE_STATIC);
         if (sqlite3_step(s->ins_series) != SQLITE_DONE) rc = -1;
         sqlite3_reset(s->ins_series);
     }
+    store_buf_free(&row);
     uint64_t pts = 0, nch = 0;
     for (frozen *f = s->pend_first; rc == 0 && f; f = f->next_p) {
         rc = store_chunk_insert(s, f->se->id, f->t0, f->t1, f->n, f->tdata, f->tlen, f->vdata,
@@ -125,6 +166,7 @@ int store_flush_pending(store *s)
                  sqlite3_errmsg(s->db));
         store_db_exec(s->db, "ROLLBACK", NULL, 0);
         for (size_t i = 0; i < s->nmets; i++) s->mets[i]->dbid = 0; /* maybe rolled back */
+        for (size_t i = 0; i < s->tagks.cap; i++) s->tagks.slots[i].val = NULL;
         pthread_mutex_unlock(&s->wmu);
         return -1;
     }

@@ -207,7 +207,8 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
         store_points_free(&p);
         store_close(s);
     }
-    /* format 7 on disk (6's tables): no index of chunks, seq 1.. within (series, partition) */
+    /* format 8 on disk (6's tables and tagkeys): no index of chunks, seq 1.. within (series,
+     * partition) */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(
         sqlite3_prepare_v2(db,
@@ -218,7 +219,7 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
                            -1, &q, NULL),
         SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(q, 0), "7");
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "8");
     assert_int_equal(sqlite3_column_int(q, 1), 0);
     assert_string_equal((const char *)sqlite3_column_text(q, 2),
                         "5:1,5:1,6:1"); /* partition 0 merged */
@@ -444,17 +445,82 @@ static void test_a_hostile_log_record_keeps_the_points_a_put_would_take(void **s
     store_close(s);
 }
 
+/* A store of format 7 (a series row's tags as (key NUL value NUL)*, no
+ * tagkeys table) is relabelled 8 with its rows as they are: its series keep
+ * their tags, their points and their ids, a put of one finds it, and a new
+ * series' row names its keys by number; both kinds read after a reopen. */
+static void test_a_format_7_store_keeps_its_series_rows_and_adds_rows_with_keys_by_number(void **st)
+{
+    (void)st;
+    char path[500];
+    store *s = open_at("v7", 0, 0);
+    store_tag t[] = {{"host", "n1"}, {"job", "j1"}};
+    store_point p = {"old.m", t, 2, 1700000000000LL, 1.5};
+    char err[256];
+    assert_int_equal(store_put(s, &p, 1, err, sizeof err), 0);
+    store_close(s);
+    /* back to what format 7 wrote */
+    snprintf(path, sizeof path, "%s/v7/chunks.db", tmpdir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE series SET tags = CAST('host' || char(0) || 'n1' || "
+                                  "char(0) || 'job' || char(0) || 'j1' || char(0) AS BLOB);"
+                                  "DROP TABLE tagkeys; UPDATE meta SET v='7' WHERE k='format'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    for (int round = 0; round < 2; round++) { /* converted, a series added; then reopened */
+        logged[0] = 0;
+        s = open_logged("v7", 0);
+        if (round == 0) assert_non_null(strstr(logged, "from format 7 to 8"));
+        else assert_null(strstr(logged, "format"));
+        uint64_t id = series_id(s, "old.m", "j1");
+        assert_int_equal(id, 1);
+        store_points pts = {0};
+        assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &pts), 0);
+        assert_int_equal(pts.n, round == 0 ? 1 : 2);
+        store_points_free(&pts);
+        if (round == 0) {
+            store_point more[] = {{"old.m", t, 2, 1700000001000LL, 2.5},
+                                  {"new.m", t, 2, 1700000001000LL, 3.5}};
+            assert_int_equal(store_put(s, more, 2, err, sizeof err), 0);
+        }
+        store_stats sst;
+        store_stats_get(s, &sst);
+        assert_int_equal(sst.series, 2);
+        uint64_t nid = series_id(s, "new.m", "j1");
+        assert_int_equal(nid, 2);
+        assert_int_equal(store_read(s, nid, INT64_MIN, INT64_MAX, &pts), 0);
+        assert_true(pts.n == 1 && pts.val[0] == 3.5);
+        store_points_free(&pts);
+        store_close(s);
+    }
+    /* the old row as it was, the new one: 0, key 'host' by number, n1, key 'job', j1 */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT hex(tags) FROM series ORDER BY id", -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "686F7374006E31006A6F62006A3100");
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "00016E3100026A3100");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 /* A store of a format this jobscope does not know (a later one) is refused
  * with one line, untouched: its log may hold records it would misread. */
 static void test_a_store_of_a_later_format_is_refused(void **st)
 {
     (void)st;
     char dir[400], err[256] = "";
-    store_labelled("v8", "8");
-    snprintf(dir, sizeof dir, "%s/v8", tmpdir);
+    store_labelled("v9", "9");
+    snprintf(dir, sizeof dir, "%s/v9", tmpdir);
     store_config c = {dir, 0, 0, 0, NULL, NULL};
     assert_null(store_open(&c, err, sizeof err));
-    assert_non_null(strstr(err, "has format 8; this jobscope reads format 7"));
+    assert_non_null(strstr(err, "has format 9; this jobscope reads format 8"));
     assert_null(strchr(err, '\n'));
 }
 
@@ -468,6 +534,9 @@ int main(void)
             test_a_format_5_store_is_converted_keeping_the_age_of_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_format_7_store_keeps_its_series_rows_and_adds_rows_with_keys_by_number, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_a_store_of_a_later_format_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_hostile_log_record_keeps_the_points_a_put_would_take,
                                         setup, teardown),
