@@ -151,7 +151,7 @@ static const char *CONVERT_5 =
 static const char *CONVERT_6 = "UPDATE meta SET v='7' WHERE k='format';";
 
 /* Format 7 to 8: a series row's tags may name their keys by number, rows of
- * `tagkeys` (store_series_tags_encode): 0, then (varint key id, value NUL)*,
+ * `tagkeys` (store_put.c tags_row): 0, then (varint key id, value NUL)*,
  * ~10 bytes a series less at a site collector's million.  Rows as format 7
  * wrote them ((key NUL value NUL)*, never starting with NUL) read as
  * before; a jobscope reading format 7 would misread the new ones: the new
