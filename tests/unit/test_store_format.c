@@ -510,6 +510,41 @@ static void test_a_format_7_store_keeps_its_series_rows_and_adds_rows_with_keys_
     sqlite3_close(db);
 }
 
+/* Series rows no jobscope wrote (a key number with no row in tagkeys, a
+ * value without its NUL, a varint that runs off the row) are not series:
+ * the store opens without them, and the good rows keep theirs. */
+static void test_series_rows_that_do_not_decode_are_left_out_at_open(void **st)
+{
+    (void)st;
+    char path[500], err[256];
+    store *s = open_at("hostile", 0, 0);
+    store_tag t[] = {{"host", "n1"}, {"job", "j1"}};
+    store_point p = {"good.m", t, 2, 1700000000000LL, 1.5};
+    assert_int_equal(store_put(s, &p, 1, err, sizeof err), 0);
+    store_close(s);
+    snprintf(path, sizeof path, "%s/hostile/chunks.db", tmpdir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO series VALUES(2, 1, X'00096E3100');" /* key 9 */
+                                  "INSERT INTO series VALUES(3, 1, X'00016E31');"   /* no NUL */
+                                  "INSERT INTO series VALUES(4, 1, X'0081');",      /* varint */
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    s = open_at("hostile", 0, 0);
+    store_stats sst;
+    store_stats_get(s, &sst);
+    assert_int_equal(sst.series, 1);
+    uint64_t id = series_id(s, "good.m", "j1");
+    assert_int_equal(id, 1);
+    store_points pts = {0};
+    assert_int_equal(store_read(s, id, INT64_MIN, INT64_MAX, &pts), 0);
+    assert_true(pts.n == 1 && pts.val[0] == 1.5);
+    store_points_free(&pts);
+    store_close(s);
+}
+
 /* A store of a format this jobscope does not know (a later one) is refused
  * with one line, untouched: its log may hold records it would misread. */
 static void test_a_store_of_a_later_format_is_refused(void **st)
@@ -537,6 +572,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_format_7_store_keeps_its_series_rows_and_adds_rows_with_keys_by_number, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_series_rows_that_do_not_decode_are_left_out_at_open,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_store_of_a_later_format_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_hostile_log_record_keeps_the_points_a_put_would_take,
                                         setup, teardown),
