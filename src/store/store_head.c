@@ -433,6 +433,13 @@ int store_head_add(store *s, series *se, int64_t ts, double v, uint64_t seg)
             val[lo] = v;
             n++;
         }
+        /* a coding that holds every value: one of more digits may not hold
+         * an earlier large one (x past 2^53): then the doubles' bits */
+        for (uint32_t i = 0; i < n && mode != HEAD_RAW; i++)
+            if (store_to_scaled(val[i], mode, &x) < 0) {
+                mode = mode < 9 ? store_mode_for(val[i], mode + 1) : HEAD_RAW;
+                i = UINT32_MAX; /* those before are checked again at it */
+            }
         int rc = encode_all(s, se, t, val, n, mode);
         free(t);
         free(val);
