@@ -161,6 +161,11 @@ static const char *CONVERT_7 = "BEGIN IMMEDIATE;"
                                "UPDATE meta SET v='8' WHERE k='format';"
                                "COMMIT;";
 
+/* Format 8 to 9: the tables are the same; the log may now hold POINTS_G
+ * records (store_priv.h), which a jobscope reading format 8 would take for
+ * damage and set aside: the new number makes it refuse the store instead. */
+static const char *CONVERT_8 = "UPDATE meta SET v='9' WHERE k='format';";
+
 /* The store's format ("4"), NULL for a new database (malloc'ed). */
 static char *db_format(sqlite3 *db)
 {
@@ -525,7 +530,8 @@ store *store_open(const store_config *c, char *err, size_t errlen)
                           "decimals; an older jobscope refuses the store)",
                           s->dir);
         }
-        if (ok && fmt && (before7 || !strcmp(fmt, "7"))) {
+        int before8 = before7 || (fmt && !strcmp(fmt, "7"));
+        if (ok && before8) {
             ok = store_db_exec(s->db, CONVERT_7, err, errlen) == 0;
             if (ok)
                 store_log(s,
@@ -534,6 +540,14 @@ store *store_open(const store_config *c, char *err, size_t errlen)
                           s->dir);
             else
                 store_db_exec(s->db, "ROLLBACK", NULL, 0);
+        }
+        if (ok && fmt && (before8 || !strcmp(fmt, "8"))) {
+            ok = store_db_exec(s->db, CONVERT_8, err, errlen) == 0;
+            if (ok)
+                store_log(s,
+                          "converted %s/chunks.db from format 8 to 9 (a group commit's points "
+                          "logged by series; an older jobscope refuses the store)",
+                          s->dir);
         } else if (ok && fmt && strcmp(fmt, STORE_FORMAT) != 0) {
             snprintf(err, errlen,
                      "store: %s/chunks.db has format %s; this jobscope reads format %s", s->dir,
@@ -666,6 +680,7 @@ void store_close(store *s)
     store_index_free(s);
     free(s->dirty);
     store_buf_free(&s->wbuf);
+    store_wal_group_free(&s->wgroup);
     if (s->lock_fd >= 0) close(s->lock_fd);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->wmu);

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #define SEG_LIMIT       (8u << 20)          /* log segment size before rotation */
+#define SEG_MIN         (1u << 20)          /* ... or, when every head filled once, at least this */
 #define PART_MS         (2LL * 3600 * 1000) /* time partition of chunks */
 #define HEAD_BUDGET     8000000 /* head points over all series (encoded: ~3 bytes a point) */
 #define HEAD_MIN        32
@@ -29,7 +30,7 @@
 #define MAX_TAGS        64
 #define SETTLE_MAX_WAIT 64 /* chunks a busy group may gather before it is merged anyway */
 
-#define STORE_FORMAT "8" /* meta 'format' of chunks.db (docs/store.md) */
+#define STORE_FORMAT "9" /* meta 'format' of chunks.db (docs/store.md) */
 /* A chunk's value part is kept in its row up to VAL_INLINE_MAX bytes; a
  * larger one is a row of `vals` and the chunk's data the integer id of that
  * row (chunks is a WITHOUT ROWID table: a large row there would spill into
@@ -43,9 +44,18 @@
  * when a failed log comes back, skipped by replay; ZSTD: records as written
  * by one group commit (up to ZREC_RAW bytes), compressed.  No record is
  * longer than REC_MAX: a series key is at most ~530 KB, a put's slice ~170 KB.
- * POINTS_C (written since format 7) is POINTS with a run's values as
- * decimals (store_wal_run); replay reads both. */
-enum { REC_SERIES = 1, REC_POINTS = 2, REC_NOP = 3, REC_ZSTD = 4, REC_POINTS_C = 5 };
+ * POINTS_C (written by format 7 and 8) is POINTS with a run's values as
+ * decimals; POINTS_G (format 9) is POINTS_C with a run's timestamps before
+ * its values (store_wal_run), and a group commit's runs gathered by series
+ * (store_wal_group.c); replay reads all three. */
+enum {
+    REC_SERIES = 1,
+    REC_POINTS = 2,
+    REC_NOP = 3,
+    REC_ZSTD = 4,
+    REC_POINTS_C = 5,
+    REC_POINTS_G = 6
+};
 #define ZREC_RAW (1u << 20)
 #define REC_MAX  (1u << 20)
 
@@ -172,6 +182,22 @@ typedef struct headslab {
     uint32_t left;
 } headslab;
 
+/* store_wal_group.c: a frame's runs gathered by series (scratch kept
+ * between group commits; used by the committing thread only) */
+typedef struct store_wal_group {
+    void *pts; /* the frame's points, as gathered */
+    size_t n, cap;
+    uint32_t *next; /* the next point of the same series */
+    size_t capnext;
+    void *groups; /* a series each, in the order they first come */
+    size_t ngroups, capgroups;
+    uint32_t *tab; /* series id -> group + 1 (open addressing) */
+    size_t tabcap;
+    void *sorted; /* one series' points, in order */
+    size_t capsorted;
+    store_buf raw; /* the frame as it is compressed */
+} store_wal_group;
+
 struct store {
     char *dir;
     store_config cfg;
@@ -202,7 +228,9 @@ struct store {
     /* log */
     int wal_fd;
     uint64_t seg, seg_bytes;
+    uint64_t seg_points; /* points put since the segment began */
     store_buf wbuf;
+    store_wal_group wgroup; /* the committer's (syncing) */
     uint64_t put_seq, synced_seq;
     uint64_t seg_limit;
     int seg_limit_fixed; /* set by JOBSCOPE_STORE_SEGMENT_BYTES (tests): not grown with the series
@@ -335,6 +363,12 @@ void store_head_slabs_free(store *s);
 int store_chunk_insert(store *s, uint64_t series_id, int64_t t0, int64_t t1, size_t n,
                        const uint8_t *tp, size_t tl, const uint8_t *vp, size_t vl);
 int store_flush_pending(store *s);
+
+/* store_wal_group.c: the records p[0..n) (whole ones, as the log buffer holds them) appended
+ * to out with the POINTS_G runs gathered into one run a series, after the
+ * other records: 0, or -1 when it would not be smaller (out as it was). */
+int store_wal_gather(store_wal_group *g, const uint8_t *p, size_t n, store_buf *out);
+void store_wal_group_free(store_wal_group *g);
 
 /* store_wal.c */
 int store_wal_segments(const store *s, uint64_t **out, size_t *n);

@@ -374,7 +374,7 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
             rc = -1;
             break;
         }
-        size_t at = store_wal_begin(&s->wbuf, REC_POINTS_C);
+        size_t at = store_wal_begin(&s->wbuf, REC_POINTS_G);
         int64_t pts_prev = 0;
         uint8_t *wb = s->wbuf.p;
         size_t wn = s->wbuf.n;
@@ -392,6 +392,7 @@ int store_put_nowait(store *s, const store_point *pts, size_t n, uint64_t *ticke
         for (size_t i = 0; i < m; i++)
             if (store_head_add(s, ser[i], sp[i].ts_ms, sp[i].value, s->seg) < 0) lost++;
         my = ++s->put_seq;
+        s->seg_points += m;
         s->last_put_ms = store_now_ms();
         s->idle_settled = 0;
         if (lost) {

@@ -85,6 +85,7 @@ int store_wal_open_segment(store *s, uint64_t seg)
     s->wal_fd = fd;
     s->seg = seg;
     s->seg_bytes = 0;
+    s->seg_points = 0;
     return 0;
 }
 
@@ -120,13 +121,16 @@ void store_wal_log_series(store *s, const series *se)
     store_wal_end(&s->wbuf, at);
 }
 
-/* A run of points of one series in a POINTS_C record at b[n] (room for 20
- * bytes a point and 20 more): varint id, varint count << 4 | k, then per
- * point varint zigzag(ts - the record's previous ts) and, k in 0..9, the
- * value as x / 10^k: zigzag(x) for the first, zigzag(x - previous x) after
- * (a counter's steps); k 15: the doubles' 8 bytes.  k is the fewest digits
- * from `guess` (the head's: the series' usual coding) up at which every value
- * of the run is such a decimal, else 15.  The new n. */
+/* A run of points of one series in a POINTS_G record at b[n] (room for 20
+ * bytes a point and 20 more): varint id, varint count << 4 | k, then the
+ * run's timestamps, each a varint zigzag(ts - the record's previous ts),
+ * then its values: k in 0..9, each x / 10^k as zigzag(x) for the first and
+ * zigzag(x - previous x) after (a counter's steps); k 15: the doubles' 8
+ * bytes.  Timestamps apart from values: the fields of one line share theirs,
+ * and zstd finds a column again where it would not find it interleaved.  k
+ * is the fewest digits from `guess` (the head's: the series' usual coding)
+ * up at which every value of the run is such a decimal, else 15.  The new
+ * n. */
 size_t store_wal_run(uint8_t *b, size_t n, uint64_t id, const store_point *p, size_t count,
                      int guess, int64_t *ts_prev)
 {
@@ -144,6 +148,8 @@ size_t store_wal_run(uint8_t *b, size_t n, uint64_t id, const store_point *p, si
     for (size_t i = 0; i < count; i++) {
         n = store_put_varint(b, n, store_zz((uint64_t)p[i].ts_ms - (uint64_t)t));
         t = p[i].ts_ms;
+    }
+    for (size_t i = 0; i < count; i++) {
         if (k == HEAD_RAW) {
             memcpy(b + n, &p[i].value, 8);
             n += 8;
@@ -261,7 +267,7 @@ int store_wal_retire(store *s)
  * records of up to ZREC_RAW bytes of records each, in z: 0, or -1 when
  * compressing does not pay or fails (then b is written as it is).  zstd's
  * fastest level: the log is written once and read only after a crash. */
-static int wal_compress(const store_buf *b, store_buf *z)
+static int wal_compress(store *s, const store_buf *b, store_buf *z)
 {
     if (b->n < 256) return -1;
     for (size_t pos = 0; pos < b->n;) {
@@ -272,12 +278,22 @@ static int wal_compress(const store_buf *b, store_buf *z)
             if (end > pos && end + 8 + len - pos > ZREC_RAW) break;
             end += 8 + (size_t)len;
         }
+        /* gathered by series when that is smaller (never larger: the
+         * replay's bound on a frame holds) */
+        store_buf *g = &s->wgroup.raw;
+        g->n = 0;
+        const uint8_t *raw = b->p + pos;
+        size_t nraw = end - pos;
+        if (store_wal_gather(&s->wgroup, raw, nraw, g) == 0) {
+            raw = g->p;
+            nraw = g->n;
+        }
         size_t at = z->n;
         if (store_buf_reserve(z, 32) < 0) return -1;
         z->n += 8;
         z->p[z->n++] = REC_ZSTD;
-        store_buf_varint(z, end - pos);
-        if (store_zstd(b->p + pos, end - pos, 1, z) < 0 || z->n - at - 8 > REC_MAX) return -1;
+        store_buf_varint(z, nraw);
+        if (store_zstd(raw, nraw, 1, z) < 0 || z->n - at - 8 > REC_MAX) return -1;
         uint32_t len = (uint32_t)(z->n - at - 8);
         uint32_t crc = store_crc32c(0, z->p + at + 8, len);
         memcpy(z->p + at, &len, 4);
@@ -302,7 +318,7 @@ int store_wal_wait_durable(store *s, uint64_t seq)
         int fd = s->wal_fd;
         pthread_mutex_unlock(&s->mu);
         store_buf z = {0};
-        const store_buf *out = wal_compress(&b, &z) == 0 ? &z : &b;
+        const store_buf *out = wal_compress(s, &b, &z) == 0 ? &z : &b;
         int rc = 0;
         size_t off = 0;
         while (off < out->n) {
@@ -344,7 +360,12 @@ int store_wal_wait_durable(store *s, uint64_t seq)
             int many = s->nseries * 64 > s->seg_limit;
             uint64_t limit = s->seg_limit;
             if (!s->seg_limit_fixed && many) limit = s->nseries * 64;
-            if (s->seg_bytes >= limit) {
+            /* with few series, also once the segment logged as many points
+             * as the heads hold (every head filled about once): past that,
+             * heads cut for their size are in chunks and in the log both */
+            int full = !many && !s->seg_limit_fixed && s->seg_bytes >= SEG_MIN &&
+                       s->seg_points >= (uint64_t)s->nseries * s->head_max / 8 * 7;
+            if (s->seg_bytes >= limit || full) {
                 /* the buffer written from now on goes to the next segment.
                  * With few series a segment gives each a good chunk (tens to
                  * thousands of points): every head is cut and the whole log
@@ -384,7 +405,7 @@ static size_t valid_record(const uint8_t *buf, size_t got, size_t pos)
     memcpy(&crc, buf + pos + 4, 4);
     if (len == 0 || len > REC_MAX || len > got - pos - 8) return 0;
     uint8_t type = buf[pos + 8];
-    if (type < REC_SERIES || type > REC_POINTS_C) return 0;
+    if (type < REC_SERIES || type > REC_POINTS_G) return 0;
     return store_crc32c(0, buf + pos + 8, len) == crc ? 8 + (size_t)len : 0;
 }
 
@@ -434,8 +455,8 @@ static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wa
         if (!store_series_by_id(s, id) && store_key_parse(r + rp, kl, &metric, tags, &nt) == 0 &&
             !store_series_add(s, id, metric, tags, nt, r + rp, kl, store_key_hash(r + rp, kl)))
             return -1;
-    } else if (r[0] == REC_POINTS || r[0] == REC_POINTS_C) {
-        int compact = r[0] == REC_POINTS_C;
+    } else if (r[0] == REC_POINTS || r[0] == REC_POINTS_C || r[0] == REC_POINTS_G) {
+        int compact = r[0] != REC_POINTS, columns = r[0] == REC_POINTS_G;
         int64_t prev = 0;
         while (rp < len) {
             uint64_t id, n, k = 15;
@@ -446,27 +467,36 @@ static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wa
                 n >>= 4;
                 if (k > 9 && k != 15) break; /* no run this jobscope wrote */
             }
+            /* the cursors of timestamps and values: one for interleaved
+             * runs; in a POINTS_G run the values follow the n timestamps */
+            size_t vpos = rp, *tc = &rp, *vc = columns ? &vpos : &rp;
+            uint64_t skip;
+            for (uint64_t i = 0; columns && i < n; i++)
+                if (store_get_varint(r, len, &vpos, &skip) < 0) {
+                    vpos = len;
+                    break;
+                }
             series *se = store_series_by_id(s, id);
             int64_t x = 0;
             for (uint64_t i = 0; i < n; i++) {
                 uint64_t z, d;
                 double v;
-                if (store_get_varint(r, len, &rp, &z) < 0) {
-                    rp = len;
+                if (store_get_varint(r, len, tc, &z) < 0) {
+                    *vc = len;
                     break;
                 }
                 /* wrapping: a hostile log's steps are no undefined behaviour */
                 prev = (int64_t)((uint64_t)prev + store_unzz(z));
                 if (k == 15) { /* the double's bytes */
-                    if (rp + 8 > len) {
-                        rp = len;
+                    if (*vc + 8 > len) {
+                        *vc = len;
                         break;
                     }
-                    memcpy(&v, r + rp, 8);
-                    rp += 8;
+                    memcpy(&v, r + *vc, 8);
+                    *vc += 8;
                 } else {
-                    if (store_get_varint(r, len, &rp, &d) < 0) {
-                        rp = len;
+                    if (store_get_varint(r, len, vc, &d) < 0) {
+                        *vc = len;
                         break;
                     }
                     x = (int64_t)((uint64_t)x + store_unzz(d));
@@ -480,6 +510,7 @@ static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wa
                 } else if (store_head_add(s, se, prev, v, seg) < 0)
                     return -1;
             }
+            rp = *vc;
         }
     }
     return 0;

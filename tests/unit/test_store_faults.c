@@ -518,11 +518,78 @@ static void test_every_value_replays_bit_for_bit_from_the_log(void **st)
 }
 
 
+/* Puts of one point to each of eight series, the shape of a line's fields,
+ * made without waiting and made durable by one sync: one group commit,
+ * whose points the log gathers into one run a series (store_wal_group.c).
+ * The runs gathered had different codings: decimals of more digits in some
+ * (scaled up), a double's bits in some, a decimal past 2^53 once scaled
+ * (doubles then), and a timestamp put twice (the later value kept).  After
+ * kill -9 every series reads back bit for bit as the store had it. */
+#define N_LINES 240
+static double line_value(int series, int i)
+{
+    switch (series) {
+    case 0: return odd_value(0, i);                  /* every kind, in turn */
+    case 1: return odd_value(2, i);                  /* decimals and doubles */
+    case 2: return odd_value(3, i);                  /* 0.001 steps: 1 to 3 digits */
+    case 3: return i % 2 ? 0.5 : 5e15 + i;           /* scaled past 2^53 */
+    case 4: return (double)(i * 7919 % 1000003);     /* integers: one coding */
+    case 5: return i % 3 ? i * 0.25 : i;             /* 0 and 2 digits */
+    case 6: return i;                                /* every timestamp twice */
+    default: return i % 10 ? 1.0 : -1.5;
+    }
+}
+static int64_t line_ts(int series, int i) { return series == 6 ? 1000LL * (i / 2) : 1000LL * i; }
+
+static int line_puts(store *s)
+{
+    char err[256];
+    static char jobs[8][16];
+    static store_tag tg[8][1];
+    for (int j = 0; j < 8; j++) {
+        snprintf(jobs[j], sizeof jobs[j], "l%d", j);
+        tg[j][0] = (store_tag){"job", jobs[j]};
+    }
+    uint64_t ticket = 0;
+    for (int i = 0; i < N_LINES; i++) {
+        store_point p[8];
+        for (int j = 0; j < 8; j++) p[j] = (store_point){"line.m", tg[j], 1, line_ts(j, i), line_value(j, i)};
+        if (store_put_nowait(s, p, 8, &ticket, err, sizeof err) != 0) return -1;
+    }
+    return store_sync(s, ticket, err, sizeof err);
+}
+
+static void test_a_group_commit_gathered_by_series_replays_bit_for_bit(void **st)
+{
+    (void)st;
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/lines", tmpdir);
+    puts_then_kill_9(dir, line_puts);
+    store *s = open_at("lines", 0, 0);
+    for (int j = 0; j < 8; j++) {
+        char job[16];
+        snprintf(job, sizeof job, "l%d", j);
+        store_points p = {0};
+        assert_int_equal(store_read(s, series_id(s, "line.m", job), INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, j == 6 ? N_LINES / 2 : N_LINES);
+        for (int i = 0; i < (int)p.n; i++) {
+            int k = j == 6 ? 2 * i + 1 : i; /* the later of the two */
+            double want = line_value(j, k);
+            if (p.ts[i] != line_ts(j, k) || memcmp(&p.val[i], &want, sizeof want) != 0)
+                fail_msg("series %d, point %d: %lld %.17g, put %lld %.17g", j, i, (long long)p.ts[i],
+                         p.val[i], (long long)line_ts(j, k), want);
+        }
+        store_points_free(&p);
+    }
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kill_9_loses_no_acknowledged_point, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_value_replays_bit_for_bit_from_the_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_group_commit_gathered_by_series_replays_bit_for_bit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_log_tail_replays_every_whole_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_memory_fails_the_put_and_the_store_goes_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_damaged_log_record_loses_only_what_it_held, setup, teardown),

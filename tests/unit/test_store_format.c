@@ -207,7 +207,7 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
         store_points_free(&p);
         store_close(s);
     }
-    /* format 8 on disk (6's tables and tagkeys): no index of chunks, seq 1.. within (series,
+    /* format 9 on disk (8's tables): no index of chunks, seq 1.. within (series,
      * partition) */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(
@@ -219,7 +219,7 @@ static void test_a_format_5_store_is_converted_keeping_the_age_of_chunks(void **
                            -1, &q, NULL),
         SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(q, 0), "8");
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "9");
     assert_int_equal(sqlite3_column_int(q, 1), 0);
     assert_string_equal((const char *)sqlite3_column_text(q, 2),
                         "5:1,5:1,6:1"); /* partition 0 merged */
@@ -403,6 +403,51 @@ static void test_a_format_6_store_is_relabelled_and_its_log_of_doubles_replays(v
     }
 }
 
+/* A store of format 8 whose log, as format 8 wrote it, holds POINTS_C
+ * records (a run's timestamps and values interleaved; format 9 writes the
+ * timestamps first): relabelled 9 with one line, and its log replays bit
+ * for bit, decimals and doubles. */
+static void test_a_format_8_store_is_relabelled_and_its_interleaved_log_replays(void **st)
+{
+    (void)st;
+    FILE *f = log_of_one_series("v8", "8");
+    const int64_t t0 = 1700000000000LL;
+    store_buf r = {0};
+    store_buf_varint(&r, 5); /* POINTS_C: type, id, count<<4 | k, (zz(ts step), zz(x step))... */
+    store_buf_varint(&r, 1);
+    store_buf_varint(&r, 3u << 4 | 2); /* 1.25, 1.5, 0.75 as hundredths */
+    store_buf_varint(&r, store_zz((uint64_t)t0)), store_buf_varint(&r, store_zz(125));
+    store_buf_varint(&r, store_zz(1000)), store_buf_varint(&r, store_zz(25));
+    store_buf_varint(&r, store_zz(1000)), store_buf_varint(&r, store_zz((uint64_t)-75));
+    store_buf_varint(&r, 1); /* a run of doubles: 0.1 + 0.2 */
+    store_buf_varint(&r, 1u << 4 | 15);
+    store_buf_varint(&r, store_zz(1000));
+    const double odd = 0.1 + 0.2;
+    assert_int_equal(store_buf_reserve(&r, 8), 0);
+    memcpy(r.p + r.n, &odd, 8);
+    r.n += 8;
+    log_record(f, &r);
+    store_buf_free(&r);
+    assert_int_equal(fclose(f), 0);
+    const double want[] = {1.25, 1.5, 0.75, 0.1 + 0.2};
+    for (int round = 0; round < 2; round++) { /* replayed and relabelled; then reopened */
+        logged[0] = 0;
+        store *s = open_logged("v8", 0);
+        if (round == 0)
+            assert_non_null(strstr(logged, "from format 8 to 9"));
+        else
+            assert_null(strstr(logged, "format"));
+        assert_null(strstr(logged, "damaged"));
+        store_points p = {0};
+        assert_int_equal(store_read(s, series_id(s, "old.m", "a"), INT64_MIN, INT64_MAX, &p), 0);
+        assert_int_equal(p.n, 4);
+        for (int i = 0; i < 4; i++)
+            assert_true(p.ts[i] == t0 + 1000 * i && memcmp(&p.val[i], &want[i], 8) == 0);
+        store_points_free(&p);
+        store_close(s);
+    }
+}
+
 /* A log record that checks out (its CRC is right) but was written by no
  * jobscope: timestamp steps that wrap around 2^64, a time out of range, a
  * value that is not finite.  Replay reads it in wrapping arithmetic (no
@@ -551,11 +596,11 @@ static void test_a_store_of_a_later_format_is_refused(void **st)
 {
     (void)st;
     char dir[400], err[256] = "";
-    store_labelled("v9", "9");
-    snprintf(dir, sizeof dir, "%s/v9", tmpdir);
+    store_labelled("v10", "10");
+    snprintf(dir, sizeof dir, "%s/v10", tmpdir);
     store_config c = {dir, 0, 0, 0, NULL, NULL};
     assert_null(store_open(&c, err, sizeof err));
-    assert_non_null(strstr(err, "has format 9; this jobscope reads format 8"));
+    assert_non_null(strstr(err, "has format 10; this jobscope reads format 9"));
     assert_null(strchr(err, '\n'));
 }
 
@@ -575,6 +620,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_series_rows_that_do_not_decode_are_left_out_at_open,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_store_of_a_later_format_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_format_8_store_is_relabelled_and_its_interleaved_log_replays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_hostile_log_record_keeps_the_points_a_put_would_take,
                                         setup, teardown),
     };
