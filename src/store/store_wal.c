@@ -412,7 +412,8 @@ static size_t valid_record(const uint8_t *buf, size_t got, size_t pos)
 static int apply_record(store *s, const uint8_t *r, size_t len, uint64_t seg, wal_replay *rs);
 
 /* The records inside a ZSTD record: applied in order; a damaged inner
- * record (which its outer CRC makes nearly impossible) ends them. */
+ * record (which its outer CRC makes nearly impossible: a writer's bug)
+ * ends them, and is damage (the segment is set aside, the log says so). */
 static int apply_zstd(store *s, const uint8_t *r, size_t len, uint64_t seg, wal_replay *rs)
 {
     size_t rp = 1;
@@ -429,11 +430,17 @@ static int apply_zstd(store *s, const uint8_t *r, size_t len, uint64_t seg, wal_
         return 0;
     }
     int rc = 0;
-    for (size_t pos = 0; pos < b.n && rc == 0;) {
+    size_t pos = 0;
+    while (pos < b.n && rc == 0) {
         size_t l = valid_record(b.p, b.n, pos);
         if (!l || b.p[pos + 8] == REC_ZSTD) break;
         rc = apply_record(s, b.p + pos + 8, l - 8, seg, rs);
         pos += l;
+    }
+    if (rc == 0 && pos < b.n) { /* the rest does not check out: damage, said so */
+        rs->damaged = 1;
+        rs->places++;
+        rs->bad_bytes += b.n - pos;
     }
     store_buf_free(&b);
     return rc;

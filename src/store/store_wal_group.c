@@ -13,6 +13,7 @@
  * come once each (a site collector's million) is left as it is. */
 #include "store/store_priv.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,7 +208,7 @@ int store_wal_gather(store_wal_group *g, const uint8_t *p, size_t n, store_buf *
     /* runs of at most RUN_MAX points, records of at most REC_BYTES: far
      * under REC_MAX at 20 bytes a point */
     enum { RUN_MAX = 8192, REC_BYTES = 256 * 1024 };
-    size_t at = 0;
+    size_t at = SIZE_MAX; /* the open record's start (0 is one: no other record came first) */
     int64_t ts_prev = 0;
     for (size_t gi = 0; gi < g->ngroups; gi++) {
         ggroup *gr = (ggroup *)g->groups + gi;
@@ -218,18 +219,18 @@ int store_wal_gather(store_wal_group *g, const uint8_t *p, size_t n, store_buf *
         for (size_t o = 0; o < m; o += RUN_MAX) {
             size_t c = m - o < RUN_MAX ? m - o : RUN_MAX;
             if (store_buf_reserve(out, 9 + 20 + c * 20) < 0) goto keep;
-            if (at && out->n - at > REC_BYTES) {
+            if (at != SIZE_MAX && out->n - at > REC_BYTES) {
                 store_wal_end(out, at);
-                at = 0;
+                at = SIZE_MAX;
             }
-            if (!at) {
+            if (at == SIZE_MAX) {
                 at = store_wal_begin(out, REC_POINTS_G);
                 ts_prev = 0;
             }
             out->n = run_out(out->p, out->n, gr, sp + o, c, &ts_prev);
         }
     }
-    if (at) store_wal_end(out, at);
+    if (at != SIZE_MAX) store_wal_end(out, at);
     if (out->oom || out->n - start >= n) goto keep;
     return 0;
 keep:

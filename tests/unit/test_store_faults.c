@@ -519,8 +519,10 @@ static void test_every_value_replays_bit_for_bit_from_the_log(void **st)
 
 
 /* Puts of one point to each of eight series, the shape of a line's fields,
- * made without waiting and made durable by one sync: one group commit,
- * whose points the log gathers into one run a series (store_wal_group.c).
+ * made without waiting and made durable by a sync after each half: two
+ * group commits (the first with the series' records, the second of points
+ * alone), whose points the log gathers into one run a series
+ * (store_wal_group.c).
  * The runs gathered had different codings: decimals of more digits in some
  * (scaled up), a double's bits in some, a decimal past 2^53 once scaled
  * (doubles then), and a timestamp put twice (the later value kept).  After
@@ -555,6 +557,8 @@ static int line_puts(store *s)
         store_point p[8];
         for (int j = 0; j < 8; j++) p[j] = (store_point){"line.m", tg[j], 1, line_ts(j, i), line_value(j, i)};
         if (store_put_nowait(s, p, 8, &ticket, err, sizeof err) != 0) return -1;
+        /* two commits: the second has no new series (its records are points only) */
+        if (i == N_LINES / 2 - 1 && store_sync(s, ticket, err, sizeof err) != 0) return -1;
     }
     return store_sync(s, ticket, err, sizeof err);
 }
