@@ -190,6 +190,13 @@ repo *repo_open(const char *path, char *err, size_t errlen)
         free(r);
         return NULL;
     }
+    /* the log SQLite keeps after a checkpoint: at most 1 MiB, and none
+     * at open (creating the schema leaves ~300 KB of it on a new file); no
+     * wait when another process reads */
+    sqlite3_exec(r->db, "PRAGMA journal_size_limit=1048576", NULL, NULL, NULL);
+    sqlite3_busy_timeout(r->db, 0);
+    sqlite3_exec(r->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    sqlite3_busy_timeout(r->db, 5000);
     /* the next event's id: after the last of events and of blocks (whose
      * last ids are within REPO_BLOCK_SPAN of their first) */
     sqlite3_stmt *st = NULL;
