@@ -491,7 +491,7 @@ store *store_open(const store_config *c, char *err, size_t errlen)
     if (store_db_exec(s->db,
                       "PRAGMA page_size=32768; PRAGMA auto_vacuum=INCREMENTAL;"
                       "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                      "PRAGMA wal_autocheckpoint=32; PRAGMA journal_size_limit=1048576;"
+                      "PRAGMA wal_autocheckpoint=8; PRAGMA journal_size_limit=0;"
                       "PRAGMA cache_size=-2048;",
                       err, errlen) < 0)
         goto fail;
