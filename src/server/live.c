@@ -235,6 +235,13 @@ void live_update(live_table *p, const store_point *pts, size_t n, int64_t now)
     store_tag sorted[32];
     sbuf key = {0};
     unsigned long long left_out = 0;
+    /* the hashes of recent metric names, by pointer (a batch names few
+     * metrics, many times; its strings do not change during the call): a
+     * set's values are told apart by hash before any strcmp */
+    struct {
+        const char *m;
+        uint64_t h;
+    } mc[16] = {{0}};
     pthread_mutex_lock(&p->lock);
     for (size_t i = 0; i < n; i++, k++) {
         const store_point *pt = &pts[i];
@@ -266,12 +273,18 @@ void live_update(live_table *p, const store_point *pts, size_t n, int64_t now)
         if (!key.len) continue;
         live_val *v = NULL;
         if (set) {
+            size_t c = ((uintptr_t)pt->metric >> 3) & 15;
+            if (mc[c].m != pt->metric) {
+                mc[c].m = pt->metric;
+                mc[c].h = hash_bytes(pt->metric, strlen(pt->metric));
+            }
+            uint64_t mh = mc[c].h;
             live_val *vals = set_vals(set);
-            if (k < set->nvals && !strcmp(vals[k].name->s, pt->metric))
+            if (k < set->nvals && vals[k].name->h == mh && !strcmp(vals[k].name->s, pt->metric))
                 v = &vals[k];
             else {
                 for (size_t j = 0; j < set->nvals; j++)
-                    if (!strcmp(vals[j].name->s, pt->metric)) {
+                    if (vals[j].name->h == mh && !strcmp(vals[j].name->s, pt->metric)) {
                         v = &vals[j];
                         break;
                     }
